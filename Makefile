@@ -1,0 +1,137 @@
+# ferry: see README.md. `make help` lists the targets.
+
+VARIANT ?= release
+CC ?= cc
+DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
+	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
+	rsync zstd time python3 iproute2 procps
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
+
+ifeq ($(VARIANT),asan)
+  OUT := build/asan
+  BINDIR := build/asan/bin
+  VFLAGS := -O1 -g -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+  AGENT_LDFLAGS := -fsanitize=address,undefined
+  AGENT_LIBS := -luv -lzstd -lpthread
+else
+  OUT := build/release
+  BINDIR := bin
+  VFLAGS := -O2 -g
+  # The agent runs on bare boxes (a fresh Ubuntu container has none of
+  # our libraries): link it statically, glibc included.
+  AGENT_LDFLAGS := -static -Wl,--gc-sections
+  AGENT_LIBS := /usr/lib/x86_64-linux-gnu/libuv_a.a -lzstd -lpthread -ldl
+endif
+
+CFLAGS := $(BASE_CFLAGS) $(VFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS_CLIENT := $(VFLAGS)
+CLIENT_LIBS := -lssh2 -lcrypto -luv -lzstd -lpthread
+
+COMMON_SRC := $(wildcard common/*.c)
+PROTO_SRC := $(wildcard proto/*.c)
+ENGINE_SRC := $(wildcard engine/*.c)
+CLIENT_SRC := $(wildcard client/*.c)
+SERVER_SRC := $(wildcard server/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+
+obj = $(patsubst %.c,$(OUT)/%.o,$(1))
+LIB_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) $(ENGINE_SRC))
+
+FERRY := $(BINDIR)/ferry
+AGENT := $(BINDIR)/ferry-agent
+UNIT := $(OUT)/tests/test-unit
+TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
+
+.PHONY: all deps test check unit integration e2e asan demo bench \
+	bench-quick fuzz clean help
+
+## all: build bin/ferry and bin/ferry-agent
+all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
+
+$(OUT)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
+
+$(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_LDFLAGS) -pthread -o $@ $^ $(AGENT_LIBS) 2>&1 | \
+		{ grep -v 'statically linked applications requires' || true; }
+	@test -x $@
+
+$(UNIT): $(LIB_OBJ) $(call obj,$(UNIT_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -luv -lzstd -lpthread
+
+$(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -luv -lzstd -lpthread
+
+## deps: install missing Debian packages (idempotent, quick when present)
+deps:
+	@sh tests/deps.sh $(DEB_PACKAGES)
+
+## test: unit, integration (local:) and end-to-end (loopback sshd) tests
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory check-run
+
+check: test
+
+check-run:
+	$(UNIT)
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh integration e2e
+
+## unit: only the unit tests
+unit: all
+	$(UNIT)
+
+## integration: only the local: integration tests
+integration: all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh integration
+
+## e2e: only the tests against a loopback sshd
+e2e: all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh e2e
+
+## asan: build with ASan+UBSan and run the unit and integration tests
+asan: deps
+	@$(MAKE) --no-print-directory VARIANT=asan all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		build/asan/tests/test-unit
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	FERRY_BIN=build/asan/bin FERRY_TOOLS=build/asan/tests \
+		sh tests/run.sh integration
+
+## demo: push a generated dataset, change it, push again, pull it back
+demo: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/demo.sh
+
+## bench: ferry side by side with rsync, scp and tar|ssh (minutes)
+bench: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/bench/bench.sh full
+
+## bench-quick: every bench scenario at small sizes (under a minute)
+bench-quick: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/bench/bench.sh quick
+
+## clean: remove build outputs
+clean:
+	rm -rf build bin
+
+## help: list targets
+help:
+	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
+-include $(shell find build -name '*.d' 2>/dev/null)

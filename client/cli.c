@@ -1,0 +1,363 @@
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/log.h"
+#include "../proto/limits.h"
+
+void
+cli_usage(FILE *f)
+{
+    fprintf(f,
+"usage: ferry push [options] SRC... [user@]host:DEST\n"
+"       ferry pull [options] [user@]host:SRC... DEST\n"
+"       ferry --version\n"
+"\n"
+"Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"
+"this machine). \"dir\" copies the directory, \"dir/\" its contents.\n"
+"\n"
+"options:\n"
+"  -c, --checksum        skip files by content hash, not size and mtime\n"
+"      --json            print NDJSON events on stdout\n"
+"  -q, --quiet           no progress and no summary\n"
+"  -v, --verbose         more diagnostics (repeat for more)\n"
+"      --progress        always show progress; --no-progress never\n"
+"      --block-size N    block size (64K..4M, power of two; default 1M)\n"
+"      --agent PATH      ferry-agent on the remote side\n"
+"      --no-bootstrap    do not upload an agent to the remote host\n"
+"  -e, --ssh-cmd CMD     use this OpenSSH command as the transport\n"
+"  -F FILE               ssh config file (default ~/.ssh/config)\n"
+"  -p PORT, -l USER, -i IDENTITY, -o Key=Value   as for ssh\n");
+}
+
+void
+remote_cleanup(struct remote *r)
+{
+    xfree(r->user);
+    xfree(r->host);
+    xfree(r->path);
+    memset(r, 0, sizeof(*r));
+}
+
+int
+cli_parse_remote(const char *word, struct remote *out)
+{
+    const char *colon, *slash, *at, *host, *hend;
+
+    memset(out, 0, sizeof(*out));
+    if (strncmp(word, "local:", 6) == 0) {
+        out->local = 1;
+        out->path = xstrdup(word[6] ? word + 6 : ".");
+        return out->path == NULL ? FERRY_ERR_NOMEM : 0;
+    }
+    at = NULL;
+    host = word;
+    /* user@ ends at the last '@' before the host part. */
+    colon = strchr(word, ':');
+    slash = strchr(word, '/');
+    if (colon == NULL || (slash != NULL && slash < colon))
+        return FERRY_ERR_USAGE;
+    at = memchr(word, '@', (size_t)(colon - word));
+    if (at != NULL)
+        host = at + 1;
+    if (host[0] == '[') {
+        hend = strchr(host, ']');
+        if (hend == NULL || hend[1] != ':')
+            return FERRY_ERR_USAGE;
+        colon = hend + 1;
+        out->host = xstrndup(host + 1, (size_t)(hend - host - 1));
+    } else {
+        colon = strchr(host, ':');
+        if (colon == NULL)
+            return FERRY_ERR_USAGE;
+        out->host = xstrndup(host, (size_t)(colon - host));
+    }
+    if (at != NULL)
+        out->user = xstrndup(word, (size_t)(at - word));
+    out->path = xstrdup(colon[1] ? colon + 1 : ".");
+    if (out->host == NULL || out->path == NULL ||
+        (at != NULL && out->user == NULL)) {
+        remote_cleanup(out);
+        return FERRY_ERR_NOMEM;
+    }
+    if (out->host[0] == '\0' || out->host[0] == '-') {
+        remote_cleanup(out);
+        return FERRY_ERR_USAGE;
+    }
+    return 0;
+}
+
+static int
+cli_size(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+
+    if (end == s)
+        return FERRY_ERR_USAGE;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    if (*end != '\0' || v < PROTO_MIN_BLOCK || v > PROTO_MAX_BLOCK ||
+        (v & (v - 1)) != 0)
+        return FERRY_ERR_USAGE;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int FERRY_PRINTF(1, 2)
+cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "ferry: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see ferry --help)\n");
+    return FERRY_ERR_USAGE;
+}
+
+/* Takes the value of an option given as "-x V", "-xV", "--opt V" or
+ * "--opt=V". */
+static int
+cli_value(int argc, char **argv, int *i, const char *arg, size_t namelen,
+    const char **val)
+{
+    if (arg[namelen] == '=' && arg[1] == '-') {
+        *val = arg + namelen + 1;
+        return 0;
+    }
+    if (arg[namelen] != '\0' && arg[1] != '-') {
+        *val = arg + namelen;
+        return 0;
+    }
+    if (*i + 1 >= argc)
+        return cli_fail("option %s needs a value", arg);
+    *val = argv[++*i];
+    return 0;
+}
+
+static int
+cli_opt(const char *arg, const char *shrt, const char *lng, size_t *namelen)
+{
+    size_t n;
+
+    if (shrt != NULL && strncmp(arg, shrt, 2) == 0) {
+        *namelen = 2;
+        return 1;
+    }
+    if (lng != NULL) {
+        n = strlen(lng);
+        if (strncmp(arg, lng, n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+            *namelen = n;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int
+cli_parse(struct cli *c, int argc, char **argv)
+{
+    char **words;
+    int nwords = 0, i, r, options_done = 0;
+    const char *v;
+    size_t nl;
+
+    memset(c, 0, sizeof(*c));
+    c->progress = -1;
+    c->block_size = PROTO_DEFAULT_BLOCK;
+    if (argc < 2) {
+        cli_usage(stderr);
+        return FERRY_ERR_USAGE;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        c->cmd = CMD_VERSION;
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        c->cmd = CMD_HELP;
+        return 0;
+    }
+    if (strcmp(argv[1], "push") == 0)
+        c->cmd = CMD_PUSH;
+    else if (strcmp(argv[1], "pull") == 0)
+        c->cmd = CMD_PULL;
+    else
+        return cli_fail("unknown command '%s'", argv[1]);
+    if ((words = xcalloc((size_t)argc, sizeof(*words))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (options_done || a[0] != '-' || a[1] == '\0') {
+            words[nwords++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            options_done = 1;
+        } else if (strcmp(a, "-c") == 0 || strcmp(a, "--checksum") == 0) {
+            c->checksum = 1;
+        } else if (strcmp(a, "--json") == 0) {
+            c->json = 1;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            c->quiet = 1;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            c->verbose++;
+        } else if (strcmp(a, "-vv") == 0) {
+            c->verbose += 2;
+        } else if (strcmp(a, "--progress") == 0) {
+            c->progress = 1;
+        } else if (strcmp(a, "--no-progress") == 0) {
+            c->progress = 0;
+        } else if (strcmp(a, "--no-bootstrap") == 0) {
+            c->no_bootstrap = 1;
+        } else if (cli_opt(a, NULL, "--block-size", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (cli_size(v, &c->block_size) != 0) {
+                r = cli_fail("--block-size %s: want a power of two from "
+                    "64K to 4M", v);
+                goto fail;
+            }
+        } else if (cli_opt(a, NULL, "--agent", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &c->agent_path)) != 0)
+                goto fail;
+        } else if (cli_opt(a, "-e", "--ssh-cmd", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &c->ssh_cmd)) != 0)
+                goto fail;
+        } else if (cli_opt(a, "-F", NULL, &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &c->ssh_config)) != 0)
+                goto fail;
+        } else if (cli_opt(a, "-p", "--port", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &c->port)) != 0)
+                goto fail;
+        } else if (cli_opt(a, "-l", "--login", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &c->login)) != 0)
+                goto fail;
+        } else if (cli_opt(a, "-i", "--identity", &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (c->nidentities == CLI_MAX_OPTS) {
+                r = cli_fail("too many %s options", "-i");
+                goto fail;
+            }
+            c->identities[c->nidentities++] = v;
+        } else if (cli_opt(a, "-o", NULL, &nl)) {
+            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (c->nssh_opts == CLI_MAX_OPTS) {
+                r = cli_fail("too many %s options", "-o");
+                goto fail;
+            }
+            c->ssh_opts[c->nssh_opts++] = v;
+        } else {
+            r = cli_fail("unknown option '%s'", a);
+            goto fail;
+        }
+    }
+    if (nwords < 2) {
+        r = cli_fail("%s needs at least one source and a destination",
+            c->cmd == CMD_PUSH ? "push" : "pull");
+        goto fail;
+    }
+    if (c->cmd == CMD_PUSH) {
+        struct remote rm;
+
+        for (i = 0; i < nwords - 1; i++) {
+            if (cli_parse_remote(words[i], &rm) == 0) {
+                remote_cleanup(&rm);
+                r = cli_fail("push: source '%s' is remote; use ferry pull "
+                    "to copy from a remote host", words[i]);
+                goto fail;
+            }
+        }
+        if ((r = cli_parse_remote(words[nwords - 1], &c->remote)) != 0) {
+            if (r == FERRY_ERR_USAGE)
+                r = cli_fail("push: destination '%s' is not remote "
+                    "(write host:PATH or local:PATH)", words[nwords - 1]);
+            goto fail;
+        }
+        c->local_paths = words;
+        c->nlocal = nwords - 1;
+        words = NULL;
+    } else {
+        struct remote rm;
+
+        if (cli_parse_remote(words[nwords - 1], &rm) == 0) {
+            remote_cleanup(&rm);
+            r = cli_fail("pull: destination '%s' must be local",
+                words[nwords - 1]);
+            goto fail;
+        }
+        if ((c->remote_paths = xcalloc((size_t)nwords,
+            sizeof(char *))) == NULL) {
+            r = FERRY_ERR_NOMEM;
+            goto fail;
+        }
+        for (i = 0; i < nwords - 1; i++) {
+            if ((r = cli_parse_remote(words[i], &rm)) != 0) {
+                if (r == FERRY_ERR_USAGE)
+                    r = cli_fail("pull: source '%s' is not remote "
+                        "(write host:PATH or local:PATH)", words[i]);
+                goto fail;
+            }
+            if (i == 0) {
+                c->remote = rm;
+                c->remote_paths[c->nremote++] = xstrdup(rm.path);
+            } else {
+                int same = rm.local == c->remote.local &&
+                    (rm.local || (strcmp(rm.host, c->remote.host) == 0 &&
+                    ((rm.user == NULL && c->remote.user == NULL) ||
+                    (rm.user != NULL && c->remote.user != NULL &&
+                    strcmp(rm.user, c->remote.user) == 0))));
+
+                c->remote_paths[c->nremote++] = xstrdup(rm.path);
+                remote_cleanup(&rm);
+                if (!same) {
+                    r = cli_fail("pull: all sources must be on one host "
+                        "('%s' is not)", words[i]);
+                    goto fail;
+                }
+            }
+            if (c->remote_paths[c->nremote - 1] == NULL) {
+                r = FERRY_ERR_NOMEM;
+                goto fail;
+            }
+        }
+        words[0] = words[nwords - 1];
+        c->local_paths = words;
+        c->nlocal = 1;
+        words = NULL;
+    }
+    if (c->nremote > (int)PROTO_MAX_OPEN_PATHS) {
+        r = cli_fail("too many sources (at most %u)", PROTO_MAX_OPEN_PATHS);
+        goto fail;
+    }
+    return 0;
+fail:
+    xfree(words);
+    cli_cleanup(c);
+    return r;
+}
+
+void
+cli_cleanup(struct cli *c)
+{
+    int i;
+
+    remote_cleanup(&c->remote);
+    xfree(c->local_paths);
+    for (i = 0; i < c->nremote; i++)
+        xfree(c->remote_paths[i]);
+    xfree(c->remote_paths);
+    c->local_paths = c->remote_paths = NULL;
+    c->nlocal = c->nremote = 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * cli.h: the command line of ferry.
+ *
+ *     ferry push [options] SRC... DEST     DEST is remote
+ *     ferry pull [options] SRC... DEST     every SRC is remote
+ *
+ * A remote location is local:PATH (a ferry-agent child on this machine)
+ * or [user@]host:PATH (SSH). As with rsync and scp, a word whose first ':'
+ * comes after a '/' is a local path.
+ */
+#ifndef FERRY_CLIENT_CLI_H
+#define FERRY_CLIENT_CLI_H
+
+#include <stdint.h>
+
+#include <stdio.h>
+
+#include "../common/err.h"
+
+enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_VERSION, CMD_HELP };
+
+struct remote {
+    int local;         /* local: transport */
+    char *user;        /* NULL if not given */
+    char *host;        /* NULL for local */
+    char *path;        /* never NULL; "." when empty */
+};
+
+#define CLI_MAX_OPTS 64
+
+struct cli {
+    enum cli_cmd cmd;
+    struct remote remote;     /* the remote side */
+    char **local_paths;       /* push: sources; pull: [0] = destination */
+    int nlocal;
+    char **remote_paths;      /* pull: sources on the remote host */
+    int nremote;
+    int checksum;
+    int json;
+    int quiet;
+    int verbose;
+    int progress;             /* -1 auto (TTY), 0 off, 1 on */
+    uint32_t block_size;
+    const char *agent_path;   /* --agent */
+    const char *ssh_cmd;      /* --ssh-cmd */
+    const char *ssh_config;   /* -F */
+    const char *port;         /* -p */
+    const char *login;        /* -l */
+    const char *identities[CLI_MAX_OPTS];  /* -i */
+    int nidentities;
+    const char *ssh_opts[CLI_MAX_OPTS];    /* -o Key=Value */
+    int nssh_opts;
+    int no_bootstrap;
+};
+
+/*
+ * Parses argv. Returns 0, or FERRY_ERR_USAGE after printing one line that
+ * says what is wrong. Strings borrow from argv or are owned by cli (free
+ * with cli_cleanup).
+ */
+int cli_parse(struct cli *c, int argc, char **argv) FERRY_WUR;
+void cli_cleanup(struct cli *c);
+void cli_usage(FILE *f);
+
+/* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
+ * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it
+ * is a local path. */
+int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
+void remote_cleanup(struct remote *r);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * alloc.h: the one place memory is allocated.
+ *
+ * Every allocation in ferry goes through these so that a debug build can make
+ * the Nth allocation fail (FERRY_FAIL_ALLOC=N in the environment), which the
+ * mutation tests use to prove that out-of-memory paths clean up.
+ */
+#ifndef FERRY_COMMON_ALLOC_H
+#define FERRY_COMMON_ALLOC_H
+
+#include <stddef.h>
+
+/* malloc/calloc/realloc that return NULL on failure (or on injected failure). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Copies len bytes and adds a NUL. Returns NULL on failure. */
+char *xstrndup(const char *s, size_t len);
+char *xstrdup(const char *s);
+void xfree(void *p);
+
+/* Makes allocation number n (counting from 1 after this call) fail; 0 turns
+ * injection off. Used by tests only. */
+void alloc_fail_at(unsigned long n);
+
+#endif

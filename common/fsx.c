@@ -1,0 +1,264 @@
+#include "fsx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+
+int
+fsx_path_check(const char *p, size_t len)
+{
+    size_t i, start = 0;
+
+    if (len == 0 || len > FSX_PATH_MAX || p[0] == '/')
+        return FERRY_ERR_BAD_PATH;
+    for (i = 0; i <= len; i++) {
+        if (i < len && p[i] == '\0')
+            return FERRY_ERR_BAD_PATH;
+        if (i == len || p[i] == '/') {
+            size_t n = i - start;
+
+            if (n == 0 || n > FSX_NAME_MAX ||
+                (n == 1 && p[start] == '.') ||
+                (n == 2 && p[start] == '.' && p[start + 1] == '.'))
+                return FERRY_ERR_BAD_PATH;
+            start = i + 1;
+        }
+    }
+    return 0;
+}
+
+static int
+fsx_open_component(int dirfd, const char *name, int create, int *out)
+{
+    int fd;
+
+    for (;;) {
+        fd = openat(dirfd, name,
+            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            *out = fd;
+            return 0;
+        }
+        if (errno != ENOENT || !create)
+            break;
+        if (mkdirat(dirfd, name, 0755) != 0 && errno != EEXIST)
+            break;
+        create = 0;  /* one attempt: a racing creator is fine, a loop not */
+    }
+    /* A symlink where a directory should be comes back as ELOOP or
+     * ENOTDIR; both mean "not a directory we will enter". */
+    return errno == ELOOP ? FERRY_ERR_NOT_DIR : -errno;
+}
+
+static int
+fsx_walk(int rootfd, const char *rel, size_t len, int create, int *out)
+{
+    char name[FSX_NAME_MAX + 1];
+    size_t start = 0, i;
+    int cur = -1, next = -1, r;
+
+    *out = -1;
+    if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0)) < 0)
+        return -errno;
+    for (i = 0; i <= len && len > 0; i++) {
+        if (i < len && rel[i] != '/')
+            continue;
+        memcpy(name, rel + start, i - start);
+        name[i - start] = '\0';
+        r = fsx_open_component(cur, name, create, &next);
+        close(cur);
+        if (r != 0)
+            return r;
+        cur = next;
+        start = i + 1;
+    }
+    *out = cur;
+    return 0;
+}
+
+int
+fsx_open_dir(int rootfd, const char *rel, int create, int *out)
+{
+    size_t len = strlen(rel);
+    int r;
+
+    *out = -1;
+    if (len > 0 && (r = fsx_path_check(rel, len)) != 0)
+        return r;
+    return fsx_walk(rootfd, rel, len, create, out);
+}
+
+int
+fsx_open_parent(int rootfd, const char *rel, int create, int *dirfd,
+    const char **name)
+{
+    size_t len = strlen(rel);
+    const char *slash;
+    int r;
+
+    *dirfd = -1;
+    *name = NULL;
+    if ((r = fsx_path_check(rel, len)) != 0)
+        return r;
+    slash = strrchr(rel, '/');
+    if ((r = fsx_walk(rootfd, rel, slash == NULL ? 0 : (size_t)(slash - rel),
+        create, dirfd)) != 0)
+        return r;
+    *name = slash == NULL ? rel : slash + 1;
+    return 0;
+}
+
+int
+fsx_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    const uint8_t *u = p;
+
+    while (n > 0) {
+        ssize_t k = pwrite(fd, u, n, (off_t)off);
+
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            return -EIO;
+        u += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
+    }
+    return 0;
+}
+
+int
+fsx_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *u = p;
+
+    while (n > 0) {
+        ssize_t k = write(fd, u, n);
+
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            return -EIO;
+        u += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int
+fsx_pread_full(int fd, void *p, size_t n, uint64_t off, size_t *got)
+{
+    uint8_t *u = p;
+    size_t done = 0;
+
+    *got = 0;
+    while (done < n) {
+        ssize_t k = pread(fd, u + done, n - done, (off_t)(off + done));
+
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        done += (size_t)k;
+    }
+    *got = done;
+    return 0;
+}
+
+int
+fsx_fsync(int fd)
+{
+    return fsync(fd) == 0 ? 0 : -errno;
+}
+
+int
+fsx_fdatasync(int fd)
+{
+#ifdef __APPLE__
+    return fsx_fsync(fd);
+#else
+    return fdatasync(fd) == 0 ? 0 : -errno;
+#endif
+}
+
+int
+fsx_mkdir_p(const char *path, mode_t mode)
+{
+    char *tmp = xstrdup(path);
+    struct stat st;
+    size_t i, len;
+    int r = 0;
+
+    if (tmp == NULL)
+        return FERRY_ERR_NOMEM;
+    len = strlen(tmp);
+    while (len > 1 && tmp[len - 1] == '/')
+        tmp[--len] = '\0';
+    for (i = 1; i <= len; i++) {
+        if (tmp[i] != '/' && tmp[i] != '\0')
+            continue;
+        tmp[i] = '\0';
+        if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
+            r = -errno;
+            break;
+        }
+        if (i < len)
+            tmp[i] = '/';
+    }
+    if (r == 0 && stat(tmp, &st) != 0)
+        r = -errno;
+    else if (r == 0 && !S_ISDIR(st.st_mode))
+        r = -ENOTDIR;
+    xfree(tmp);
+    return r;
+}
+
+int
+fsx_set_mtime(int fd, int dirfd, const char *name, int64_t sec, uint32_t nsec)
+{
+    struct timespec ts[2];
+
+    ts[0].tv_sec = ts[1].tv_sec = (time_t)sec;
+    ts[0].tv_nsec = ts[1].tv_nsec = (long)nsec;
+    if (fd >= 0)
+        return futimens(fd, ts) == 0 ? 0 : -errno;
+    return utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+}
+
+int
+fsx_split(const char *path, char **dir, char **base)
+{
+    size_t len = strlen(path);
+    const char *slash;
+
+    *dir = *base = NULL;
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    slash = memrchr(path, '/', len);
+    if (slash == NULL) {
+        *dir = xstrdup(".");
+        *base = xstrndup(path, len);
+    } else {
+        size_t dlen = (size_t)(slash - path);
+
+        *dir = dlen == 0 ? xstrdup("/") : xstrndup(path, dlen);
+        *base = xstrndup(slash + 1, len - dlen - 1);
+    }
+    if (*dir == NULL || *base == NULL) {
+        xfree(*dir);
+        xfree(*base);
+        *dir = *base = NULL;
+        return FERRY_ERR_NOMEM;
+    }
+    return 0;
+}

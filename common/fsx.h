@@ -1,0 +1,70 @@
+/*
+ * fsx.h: file system helpers that are safe against hostile names.
+ *
+ * Paths that come from the other side are relative, '/'-separated, and are
+ * only ever resolved beneath a directory fd, one component at a time with
+ * O_NOFOLLOW: a symlink anywhere in the path is refused, so nothing (a link
+ * made earlier in the same transfer, a swap between check and open) can
+ * lead a write outside the root.
+ */
+#ifndef FERRY_COMMON_FSX_H
+#define FERRY_COMMON_FSX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Longest relative path and component we accept. */
+#define FSX_PATH_MAX 4095
+#define FSX_NAME_MAX 255
+
+/*
+ * Checks a relative path from the wire: 1..FSX_PATH_MAX bytes, no NUL, not
+ * absolute, no empty, "." or ".." component, no trailing '/', components at
+ * most FSX_NAME_MAX bytes. Returns 0 or FERRY_ERR_BAD_PATH.
+ */
+int fsx_path_check(const char *p, size_t len) FERRY_WUR;
+
+/*
+ * Opens the directory rel (NUL-terminated, checked with fsx_path_check, or
+ * "" for the root itself) beneath rootfd without following any symlink.
+ * With create, missing directories are made with mode 0755 (umask applies).
+ * On success *out is a new O_DIRECTORY fd the caller closes.
+ */
+int fsx_open_dir(int rootfd, const char *rel, int create, int *out) FERRY_WUR;
+
+/*
+ * Opens the parent directory of rel beneath rootfd as fsx_open_dir does and
+ * points *name at rel's last component (inside rel).
+ */
+int fsx_open_parent(int rootfd, const char *rel, int create, int *dirfd,
+    const char **name) FERRY_WUR;
+
+/* pwrite / pread loops; fsx_pread_full stops early only at end of file and
+ * reports what it got in *got. */
+int fsx_pwrite_all(int fd, const void *p, size_t n, uint64_t off) FERRY_WUR;
+int fsx_pread_full(int fd, void *p, size_t n, uint64_t off,
+    size_t *got) FERRY_WUR;
+int fsx_write_all(int fd, const void *p, size_t n) FERRY_WUR;
+
+/* fsync / fdatasync returning -errno. */
+int fsx_fsync(int fd) FERRY_WUR;
+int fsx_fdatasync(int fd) FERRY_WUR;
+
+/* mkdir -p for a user-given local path (symlinks are followed: the user
+ * named it). Returns 0 if it exists as a directory afterwards. */
+int fsx_mkdir_p(const char *path, mode_t mode) FERRY_WUR;
+
+/* Sets atime and mtime of fd (or of name beneath dirfd without following a
+ * link when fd < 0) to the given mtime. Callers that treat metadata as
+ * best effort may ignore the result. */
+int fsx_set_mtime(int fd, int dirfd, const char *name, int64_t sec,
+    uint32_t nsec);
+
+/* Splits a path at its last '/' into dir and base (both new strings, dir
+ * "." when there is none). Trailing slashes are ignored. */
+int fsx_split(const char *path, char **dir, char **base) FERRY_WUR;
+
+#endif

@@ -1,0 +1,183 @@
+#include "hash.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "alloc.h"
+
+struct hash_file {
+    XXH3_state_t *st;
+};
+
+static void
+hash_from_xxh(XXH128_hash_t h, struct hash128 *out)
+{
+    XXH128_canonical_t c;
+
+    XXH128_canonicalFromHash(&c, h);
+    memcpy(out->b, c.digest, HASH_LEN);
+}
+
+void
+hash_block(const void *p, size_t n, struct hash128 *out)
+{
+    hash_from_xxh(XXH3_128bits(p, n), out);
+}
+
+/* Never written: the pages stay the kernel's shared zero page. */
+static uint8_t hash_zeros[HASH_MAX_ZERO_BLOCK];
+
+int
+hash_is_zero(const void *p, size_t n)
+{
+    const uint8_t *u = p;
+
+    while (n > 0) {
+        size_t k = n < 65536 ? n : 65536;
+
+        if (memcmp(u, hash_zeros, k) != 0)
+            return 0;
+        u += k;
+        n -= k;
+    }
+    return 1;
+}
+
+static pthread_mutex_t hash_zero_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t hash_zero_cached_n;
+static struct hash128 hash_zero_cached;
+
+void
+hash_zero_block(size_t n, struct hash128 *out)
+{
+    assert(n <= HASH_MAX_ZERO_BLOCK);
+    pthread_mutex_lock(&hash_zero_lock);
+    if (hash_zero_cached_n != n || n == 0) {
+        hash_block(hash_zeros, n, &hash_zero_cached);
+        hash_zero_cached_n = n;
+    }
+    *out = hash_zero_cached;
+    pthread_mutex_unlock(&hash_zero_lock);
+}
+
+uint64_t
+hash_name64(const void *p, size_t n)
+{
+    return XXH3_64bits(p, n);
+}
+
+int
+hash_equal(const struct hash128 *a, const struct hash128 *b)
+{
+    return memcmp(a->b, b->b, HASH_LEN) == 0;
+}
+
+void
+hash_hex(const struct hash128 *h, char out[2 * HASH_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i;
+
+    for (i = 0; i < HASH_LEN; i++) {
+        out[2 * i] = hex[h->b[i] >> 4];
+        out[2 * i + 1] = hex[h->b[i] & 15];
+    }
+    out[2 * HASH_LEN] = '\0';
+}
+
+struct hash_file *
+hash_file_new(uint64_t size, uint32_t block_size)
+{
+    struct hash_file *hf = xcalloc(1, sizeof(*hf));
+    uint8_t hdr[12];
+    int i;
+
+    if (hf == NULL)
+        return NULL;
+    if ((hf->st = XXH3_createState()) == NULL) {
+        xfree(hf);
+        return NULL;
+    }
+    XXH3_128bits_reset(hf->st);
+    for (i = 0; i < 8; i++)
+        hdr[i] = (uint8_t)(size >> (56 - 8 * i));
+    for (i = 0; i < 4; i++)
+        hdr[8 + i] = (uint8_t)(block_size >> (24 - 8 * i));
+    XXH3_128bits_update(hf->st, hdr, sizeof(hdr));
+    return hf;
+}
+
+void
+hash_file_free(struct hash_file *hf)
+{
+    if (hf == NULL)
+        return;
+    XXH3_freeState(hf->st);
+    xfree(hf);
+}
+
+void
+hash_file_add(struct hash_file *hf, const struct hash128 *block)
+{
+    XXH3_128bits_update(hf->st, block->b, HASH_LEN);
+}
+
+void
+hash_file_final(struct hash_file *hf, struct hash128 *out)
+{
+    hash_from_xxh(XXH3_128bits_digest(hf->st), out);
+}
+
+int
+hash_fd(int fd, uint64_t size, uint32_t block_size, struct hash128 *out)
+{
+    struct hash_file *hf = NULL;
+    struct hash128 bh;
+    uint8_t *blk = NULL;
+    uint64_t off = 0;
+    int r = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (block_size == 0)
+        return FERRY_ERR_USAGE;
+    if ((hf = hash_file_new(size, block_size)) == NULL ||
+        (blk = xmalloc(block_size)) == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto out;
+    }
+    while (off < size) {
+        size_t want = size - off < block_size ? (size_t)(size - off) :
+            block_size;
+        size_t got = 0;
+
+        while (got < want) {
+            ssize_t n = pread(fd, blk + got, want - got, (off_t)(off + got));
+
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                r = -errno;
+                goto out;
+            }
+            if (n == 0) {
+                r = FERRY_ERR_CHANGED;
+                goto out;
+            }
+            got += (size_t)n;
+        }
+        hash_block(blk, want, &bh);
+        hash_file_add(hf, &bh);
+        off += want;
+    }
+    hash_file_final(hf, out);
+out:
+    xfree(blk);
+    hash_file_free(hf);
+    return r;
+}

@@ -1,0 +1,64 @@
+#include "log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *log_prog = "ferry";
+static enum log_level log_level = LOG_WARN;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+log_init(const char *prog, enum log_level level)
+{
+    log_prog = prog;
+    log_level = level;
+}
+
+void
+log_set_level(enum log_level level)
+{
+    log_level = level;
+}
+
+enum log_level
+log_get_level(void)
+{
+    return log_level;
+}
+
+void
+log_msg(enum log_level level, const char *func, int r, const char *fmt, ...)
+{
+    char line[2048];
+    size_t n;
+    va_list ap;
+    int k;
+
+    if (level > log_level)
+        return;
+    k = snprintf(line, sizeof(line), "%s: ", log_prog);
+    n = k > 0 ? (size_t)k : 0;
+    if (log_level >= LOG_DEBUG && n < sizeof(line)) {
+        k = snprintf(line + n, sizeof(line) - n, "%s: ", func);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    if (n < sizeof(line)) {
+        va_start(ap, fmt);
+        k = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+        va_end(ap);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    if (r != 0 && n < sizeof(line)) {
+        k = snprintf(line + n, sizeof(line) - n, ": %s", ferry_strerror(r));
+        n += k > 0 ? (size_t)k : 0;
+    }
+    if (n >= sizeof(line) - 1)
+        n = sizeof(line) - 2;
+    line[n++] = '\n';
+    pthread_mutex_lock(&log_lock);
+    fwrite(line, 1, n, stderr);
+    fflush(stderr);
+    pthread_mutex_unlock(&log_lock);
+}

@@ -1,0 +1,29 @@
+/*
+ * text.h: making untrusted strings safe to print.
+ *
+ * Names come from the other side of the connection and from users' trees
+ * (newlines, escape sequences, invalid UTF-8). Before they reach a terminal
+ * or a JSON line they pass through one of these.
+ */
+#ifndef FERRY_COMMON_TEXT_H
+#define FERRY_COMMON_TEXT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/*
+ * Copies s into out (of size outlen, always NUL-terminated) with control
+ * characters, backslash and bytes that are not valid UTF-8 written as
+ * \n, \\, \xHH. Truncates with "..." when out is too small. Returns out.
+ */
+char *text_escape(const char *s, size_t len, char *out, size_t outlen);
+
+/* Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes
+ * become U+FFFD. */
+int text_json_string(struct buf *b, const char *s, size_t len) FERRY_WUR;
+
+/* Formats a byte count as "1.23 GiB" into out. Returns out. */
+char *text_bytes(double bytes, char *out, size_t outlen);
+
+#endif

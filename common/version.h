@@ -1,0 +1,6 @@
+#ifndef FERRY_COMMON_VERSION_H
+#define FERRY_COMMON_VERSION_H
+
+#define FERRY_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,393 @@
+#include "conn.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/log.h"
+#include "../proto/frame.h"
+#include "../proto/limits.h"
+
+#define CONN_READ_CHUNK (256u << 10)
+#define CONN_CLOSE_GRACE_MS 5000
+
+struct conn_write {
+    uv_write_t req;
+    struct conn *c;
+    uint8_t *mem;
+    size_t len;
+};
+
+static void conn_kick(struct conn *c);
+static void conn_finish(struct conn *c);
+
+static void
+conn_fail(struct conn *c, int err)
+{
+    if (c->err == 0)
+        c->err = err;
+    conn_finish(c);
+}
+
+/* Runs on_close once every handle is closed and no step is running. */
+static void
+conn_maybe_released(struct conn *c)
+{
+    if (c->handles_open > 0 || c->job_running || c->released)
+        return;
+    c->released = 1;
+    buf_cleanup(&c->inbox);
+    buf_cleanup(&c->job_in);
+    buf_cleanup(&c->job_out);
+    if (c->on_close != NULL)
+        c->on_close(c, c->err);
+}
+
+static void
+conn_handle_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+
+    c->handles_open--;
+    conn_maybe_released(c);
+}
+
+static void
+conn_close_handles(struct conn *c)
+{
+    int i;
+
+    if (c->closing)
+        return;
+    c->closing = 1;
+    for (i = 0; i < c->npipes; i++)
+        uv_close((uv_handle_t *)&c->pipes[i], conn_handle_closed);
+    uv_close((uv_handle_t *)&c->wake, conn_handle_closed);
+}
+
+static void
+conn_shutdown_done(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->data;
+
+    (void)status;
+    conn_close_handles(c);
+}
+
+static void
+conn_close_timeout(uv_timer_t *t)
+{
+    conn_close_handles(t->data);
+}
+
+/* The write side is shut down once queued writes have drained, so the
+ * peer reads all of them (an ERROR frame included) and then EOF. A peer
+ * that stops reading gets CONN_CLOSE_GRACE_MS, and a broken transport
+ * none. */
+static void
+conn_begin_close(struct conn *c)
+{
+    c->shutdown_req.data = c;
+    if (c->err == FERRY_ERR_CLOSED || c->err == FERRY_ERR_CONNECT ||
+        c->err == FERRY_ERR_INTERRUPTED ||
+        uv_shutdown(&c->shutdown_req, c->ws, conn_shutdown_done) != 0) {
+        conn_close_handles(c);
+        return;
+    }
+    uv_timer_start(&c->wake, conn_close_timeout, CONN_CLOSE_GRACE_MS, 0);
+}
+
+/* Stops stepping and closes once the running step (if any) returns. */
+static void
+conn_finish(struct conn *c)
+{
+    if (c->finishing)
+        return;
+    c->finishing = 1;
+    if (c->reading) {
+        uv_read_stop(c->rs);
+        c->reading = 0;
+    }
+    uv_timer_stop(&c->wake);
+    if (!c->job_running)
+        conn_begin_close(c);
+}
+
+static void
+conn_alloc(uv_handle_t *h, size_t hint, uv_buf_t *out)
+{
+    struct conn *c = h->data;
+    uint8_t *p;
+
+    (void)hint;
+    if (buf_reserve(&c->inbox, CONN_READ_CHUNK, &p) != 0) {
+        out->base = NULL;
+        out->len = 0;
+        return;
+    }
+    out->base = (char *)p;
+    out->len = CONN_READ_CHUNK;
+}
+
+/* Length of the prefix of (p, n) made of whole frames, or an error for a
+ * frame over the limit. */
+static int
+conn_whole_frames(const uint8_t *p, size_t n, size_t *whole)
+{
+    struct frame f;
+    size_t used, off = 0;
+    int r;
+
+    while ((r = frame_parse(p + off, n - off, &f, &used)) == 0)
+        off += used;
+    *whole = off;
+    return r == FERRY_ERR_SHORT ? 0 : r;
+}
+
+static void
+conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+    struct conn *c = s->data;
+
+    if (b->base != NULL)
+        buf_unreserve(&c->inbox, CONN_READ_CHUNK - (nread > 0 ?
+            (size_t)nread : 0));
+    if (nread == UV_ENOBUFS) {
+        conn_fail(c, FERRY_ERR_NOMEM);
+        return;
+    }
+    if (nread < 0) {
+        uv_read_stop(s);
+        c->reading = 0;
+        c->eof = 1;
+        if (nread != UV_EOF)
+            log_debug("transport read: %s", uv_strerror((int)nread));
+        conn_kick(c);
+        return;
+    }
+    c->bytes_in += (uint64_t)nread;
+    if (buf_used(&c->inbox) > CONN_INBOX_HIGH && c->reading) {
+        uv_read_stop(s);
+        c->reading = 0;
+    }
+    conn_kick(c);
+}
+
+static void
+conn_write_done(uv_write_t *req, int status)
+{
+    struct conn_write *w = req->data;
+    struct conn *c = w->c;
+
+    c->tx_pending -= w->len;
+    xfree(w->mem);
+    xfree(w);
+    if (status < 0 && !c->finishing) {
+        log_debug("transport write: %s", uv_strerror(status));
+        conn_fail(c, FERRY_ERR_CLOSED);
+        return;
+    }
+    conn_kick(c);
+}
+
+/* Hands the bytes of b to libuv without copying and leaves b empty. */
+static int
+conn_send(struct conn *c, struct buf *b)
+{
+    struct conn_write *w;
+    uv_buf_t ub;
+    int r;
+
+    if (buf_used(b) == 0)
+        return 0;
+    if ((w = xcalloc(1, sizeof(*w))) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (b->off > 0)
+        memmove(b->data, b->data + b->off, buf_used(b));
+    w->c = c;
+    w->len = buf_used(b);
+    w->mem = b->data;
+    w->req.data = w;
+    b->data = NULL;
+    b->off = b->len = b->cap = 0;
+    ub = uv_buf_init((char *)w->mem, (unsigned)w->len);
+    if ((r = uv_write(&w->req, c->ws, &ub, 1, conn_write_done)) != 0) {
+        xfree(w->mem);
+        xfree(w);
+        return FERRY_ERR_CLOSED;
+    }
+    c->tx_pending += w->len;
+    c->bytes_out += w->len;
+    return 0;
+}
+
+static void
+conn_work(uv_work_t *req)
+{
+    struct conn *c = req->data;
+    struct conn_step st;
+
+    memset(&st, 0, sizeof(st));
+    st.in = buf_ptr(&c->job_in);
+    st.in_len = buf_used(&c->job_in);
+    st.eof = c->eof_delivered;
+    st.out = &c->job_out;
+    c->job_result = c->step(c->role, &st);
+    c->job_more = st.more;
+    c->job_done = st.done;
+    c->job_wake = st.wake_ms;
+}
+
+static void
+conn_wake_fired(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+
+    c->wake_due = 1;
+    conn_kick(c);
+}
+
+static void
+conn_after_work(uv_work_t *req, int status)
+{
+    struct conn *c = req->data;
+    int r;
+
+    (void)status;
+    c->job_running = 0;
+    buf_reset(&c->job_in);
+    if (c->finishing) {
+        /* Aborted while the step ran: its output is dropped. */
+        buf_reset(&c->job_out);
+        conn_begin_close(c);
+        return;
+    }
+    r = conn_send(c, &c->job_out);
+    if (c->job_result == 0)
+        c->job_result = r;
+    if (c->job_result != 0 && c->err == 0)
+        c->err = c->job_result;
+    if (c->job_result != 0 || c->job_done) {
+        /* A role that finished (or failed) has said what it had to say;
+         * closing starts once its last frames are on their way. */
+        conn_finish(c);
+        return;
+    }
+    if (c->job_wake > 0 && !c->job_more)
+        uv_timer_start(&c->wake, conn_wake_fired, c->job_wake, 0);
+    if (!c->reading && !c->eof && buf_used(&c->inbox) <= CONN_INBOX_HIGH) {
+        if (uv_read_start(c->rs, conn_alloc, conn_read) == 0)
+            c->reading = 1;
+    }
+    conn_kick(c);
+}
+
+/* Starts a step if there is something for it to do. */
+static void
+conn_kick(struct conn *c)
+{
+    size_t whole;
+    int r, has_frames, deliver_eof;
+
+    if (c->job_running || c->finishing)
+        return;
+    if ((r = conn_whole_frames(buf_ptr(&c->inbox), buf_used(&c->inbox),
+        &whole)) != 0) {
+        log_error("peer sent a frame over %u bytes", PROTO_MAX_FRAME);
+        conn_fail(c, r);
+        return;
+    }
+    has_frames = whole > 0;
+    deliver_eof = c->eof && !c->eof_delivered &&
+        whole == buf_used(&c->inbox);
+    if (!has_frames && !deliver_eof && !c->wake_due &&
+        !(c->job_more && c->tx_pending < CONN_TX_HIGH))
+        return;
+    if (c->job_more && c->tx_pending >= CONN_TX_HIGH && !has_frames &&
+        !deliver_eof)
+        return;
+    /* Hand the whole frames to the job; keep a partial one. */
+    if (has_frames) {
+        struct buf tmp = c->job_in;
+
+        c->job_in = c->inbox;
+        c->inbox = tmp;
+        buf_reset(&c->inbox);
+        if (buf_used(&c->job_in) > whole) {
+            if (buf_put(&c->inbox, buf_ptr(&c->job_in) + whole,
+                buf_used(&c->job_in) - whole) != 0) {
+                conn_fail(c, FERRY_ERR_NOMEM);
+                return;
+            }
+            buf_unreserve(&c->job_in, buf_used(&c->job_in) - whole);
+        }
+    }
+    if (deliver_eof)
+        c->eof_delivered = 1;
+    c->wake_due = 0;
+    c->job_more = 0;
+    uv_timer_stop(&c->wake);
+    c->job_running = 1;
+    if (uv_queue_work(c->loop, &c->work, conn_work, conn_after_work) != 0) {
+        c->job_running = 0;
+        conn_fail(c, FERRY_ERR_NOMEM);
+    }
+}
+
+int
+conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
+    conn_step_fn *step, void *role, conn_close_fn *on_close)
+{
+    void *data = c->data;
+    int r, i, n = rfd == wfd ? 1 : 2;
+
+    memset(c, 0, sizeof(*c));
+    c->data = data;
+    c->loop = loop;
+    c->step = step;
+    c->role = role;
+    c->on_close = on_close;
+    c->work.data = c;
+    /* Whole frames plus one read chunk beyond the high mark. */
+    buf_init(&c->inbox, CONN_INBOX_HIGH + PROTO_MAX_FRAME + 2 *
+        CONN_READ_CHUNK);
+    buf_init(&c->job_in, CONN_INBOX_HIGH + PROTO_MAX_FRAME + 2 *
+        CONN_READ_CHUNK);
+    buf_init(&c->job_out, CONN_STEP_BUDGET + 4 * PROTO_MAX_FRAME);
+    if ((r = uv_timer_init(loop, &c->wake)) != 0)
+        return FERRY_ERR_NOMEM;
+    c->wake.data = c;
+    c->handles_open = 1;
+    for (i = 0; i < n; i++) {
+        int fd = i == 0 ? rfd : wfd;
+
+        if ((r = uv_pipe_init(loop, &c->pipes[i], 0)) != 0)
+            break;
+        c->pipes[i].data = c;
+        c->npipes++;
+        c->handles_open++;
+        if ((r = uv_pipe_open(&c->pipes[i], fd)) != 0)
+            break;
+    }
+    c->rs = (uv_stream_t *)&c->pipes[0];
+    c->ws = (uv_stream_t *)&c->pipes[c->npipes - 1];
+    if (r == 0 && (r = uv_read_start(c->rs, conn_alloc, conn_read)) == 0)
+        c->reading = 1;
+    if (r != 0) {
+        /* on_close reports it, as for any other failure. */
+        log_error("transport: %s", uv_strerror(r));
+        conn_fail(c, FERRY_ERR_CONNECT);
+        return 0;
+    }
+    c->wake_due = 1;  /* the first step runs with no input */
+    conn_kick(c);
+    return 0;
+}
+
+void
+conn_abort(struct conn *c, int err)
+{
+    conn_fail(c, err);
+}

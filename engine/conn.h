@@ -1,0 +1,89 @@
+/*
+ * conn.h: one protocol connection driven by a libuv loop.
+ *
+ * A conn moves bytes between a pair of libuv streams (a pipe to a child
+ * agent, a socketpair to an SSH pump thread, or the agent's stdin/stdout)
+ * and a role: the sender or receiver state machine. The role never touches
+ * a socket. Its step function runs in libuv's thread pool with a batch of
+ * whole frames and returns the frames to send, so disk reads, hashing and
+ * fsync overlap with the network without the role knowing about either:
+ *
+ *     loop thread:  read -> frames -> [step in worker] -> uv_write
+ *
+ * Steps of one conn never run concurrently, so role state needs no lock.
+ * Back-pressure: reading stops while CONN_INBOX_HIGH bytes of frames wait,
+ * and a role that has more to say is only stepped again while fewer than
+ * CONN_TX_HIGH bytes wait to be written.
+ */
+#ifndef FERRY_ENGINE_CONN_H
+#define FERRY_ENGINE_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "../common/buf.h"
+
+#define CONN_INBOX_HIGH (16u << 20)
+#define CONN_TX_HIGH (8u << 20)
+/* Most a step should append to out before it returns with more = 1. */
+#define CONN_STEP_BUDGET (4u << 20)
+
+struct conn_step {
+    const uint8_t *in;  /* whole frames, each header + payload */
+    size_t in_len;
+    int eof;            /* the peer closed: no input will follow */
+    struct buf *out;    /* frames to send */
+    int more;           /* out: step again even without input */
+    int done;           /* out: close after sending out */
+    unsigned wake_ms;   /* out: step again after this long if idle */
+};
+
+/* Returns 0 or a fatal error (the conn then sends what is in out and
+ * closes). Runs in a worker thread. */
+typedef int conn_step_fn(void *role, struct conn_step *st);
+
+struct conn;
+
+/* Called once on the loop thread after the conn has closed; err is 0 on a
+ * clean finish. */
+typedef void conn_close_fn(struct conn *c, int err);
+
+struct conn {
+    void *data;               /* public: for the owner */
+    uint64_t bytes_in;        /* read-only: bytes read from the transport */
+    uint64_t bytes_out;       /* read-only: bytes written to it */
+    int err;                  /* read-only: first fatal error */
+    /* private */
+    uv_loop_t *loop;
+    uv_stream_t *rs, *ws;
+    uv_pipe_t pipes[2];
+    int npipes, handles_open;
+    struct buf inbox, job_in, job_out;
+    uv_work_t work;
+    uv_timer_t wake;
+    uv_shutdown_t shutdown_req;
+    int job_running, job_result, job_more, job_done;
+    unsigned job_wake;
+    int reading, eof, eof_delivered, wake_due, finishing, closing, released;
+    size_t tx_pending;
+    conn_step_fn *step;
+    void *role;
+    conn_close_fn *on_close;
+};
+
+/*
+ * Starts a conn over the fds rfd (read) and wfd (write), which may be the
+ * same socket. The conn takes ownership of the fds. Steps begin at once
+ * with an empty input, so a role can speak first. Returns an error only
+ * if nothing was set up; any later failure, including a bad fd, is
+ * reported through on_close.
+ */
+int conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
+    conn_step_fn *step, void *role, conn_close_fn *on_close) FERRY_WUR;
+
+/* Closes the conn now (e.g. on SIGINT); on_close follows with err. */
+void conn_abort(struct conn *c, int err);
+
+#endif

@@ -1,0 +1,345 @@
+#include "manifest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../proto/msg.h"
+
+/* The receiver keeps its state in this directory at the top of a
+ * destination; a source directory that holds one is such a destination,
+ * and its state is not data. */
+#define MANIFEST_STATE_DIR ".ferry"
+
+void
+manifest_init(struct manifest *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
+void
+manifest_cleanup(struct manifest *m)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++) {
+        xfree(m->v[i].rel);
+        xfree(m->v[i].local);
+        xfree(m->v[i].target);
+    }
+    for (i = 0; i < m->nnotices; i++) {
+        xfree(m->notices[i].path);
+        xfree(m->notices[i].text);
+    }
+    xfree(m->v);
+    xfree(m->notices);
+    memset(m, 0, sizeof(*m));
+}
+
+int
+manifest_notice(struct manifest *m, int code, const char *path,
+    const char *text)
+{
+    struct mnotice *nv;
+
+    if (m->nnotices == m->notices_cap) {
+        size_t ncap = m->notices_cap ? m->notices_cap * 2 : 8;
+
+        if ((nv = xrealloc(m->notices, ncap * sizeof(*nv))) == NULL)
+            return FERRY_ERR_NOMEM;
+        m->notices = nv;
+        m->notices_cap = ncap;
+    }
+    nv = &m->notices[m->nnotices];
+    nv->code = code;
+    nv->path = xstrdup(path);
+    nv->text = xstrdup(text);
+    if (nv->path == NULL || nv->text == NULL) {
+        xfree(nv->path);
+        xfree(nv->text);
+        return FERRY_ERR_NOMEM;
+    }
+    m->nnotices++;
+    return 0;
+}
+
+static int
+manifest_notice_r(struct manifest *m, int r, const char *path)
+{
+    return manifest_notice(m, r, path, ferry_strerror(r));
+}
+
+static char *
+path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p;
+
+    if (la == 0)
+        return xstrdup(b);
+    if ((p = xmalloc(la + 1 + lb + 1)) == NULL)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+/* Adds an entry for local path `local` named `rel` on the wire, from its
+ * lstat result. Symlink targets are read here. */
+static int
+manifest_add(struct manifest *m, const char *rel, const char *local,
+    const struct stat *st, int *added)
+{
+    struct mentry *e;
+    char linkbuf[PROTO_MAX_LINK + 1];
+    ssize_t n = 0;
+
+    *added = 0;
+    if (m->n >= MANIFEST_MAX_ENTRIES)
+        return FERRY_ERR_TOO_LARGE;
+    if (fsx_path_check(rel, strlen(rel)) != 0)
+        return manifest_notice(m, FERRY_ERR_BAD_PATH, local,
+            "name cannot be sent (too long or invalid)");
+    if (S_ISLNK(st->st_mode)) {
+        n = readlink(local, linkbuf, sizeof(linkbuf));
+        if (n < 0)
+            return manifest_notice_r(m, -errno, local);
+        if (n == 0 || (size_t)n > PROTO_MAX_LINK)
+            return manifest_notice(m, FERRY_ERR_TOO_LARGE, local,
+                "symlink target too long");
+        linkbuf[n] = '\0';
+    } else if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
+        return manifest_notice(m, 0, local,
+            "skipping: not a regular file, directory or symlink");
+    }
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        struct mentry *nv = xrealloc(m->v, ncap * sizeof(*nv));
+
+        if (nv == NULL)
+            return FERRY_ERR_NOMEM;
+        m->v = nv;
+        m->cap = ncap;
+    }
+    e = &m->v[m->n];
+    memset(e, 0, sizeof(*e));
+    e->rel = xstrdup(rel);
+    e->local = xstrdup(local);
+    e->target = S_ISLNK(st->st_mode) ? xstrndup(linkbuf, (size_t)n) : NULL;
+    if (e->rel == NULL || e->local == NULL ||
+        (S_ISLNK(st->st_mode) && e->target == NULL)) {
+        xfree(e->rel);
+        xfree(e->local);
+        xfree(e->target);
+        return FERRY_ERR_NOMEM;
+    }
+    e->kind = S_ISREG(st->st_mode) ? ENTRY_FILE :
+        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK;
+    e->mode = st->st_mode & 07777;
+    e->size = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0;
+    e->mtime_sec = st->st_mtim.tv_sec;
+    e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+    m->n++;
+    if (e->kind == ENTRY_FILE) {
+        m->files++;
+        m->bytes += e->size;
+    }
+    *added = 1;
+    return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists the names in directory `local` (sorted), without "." and "..". */
+static int
+list_dir(const char *local, char ***names, size_t *count)
+{
+    DIR *d;
+    struct dirent *de;
+    char **v = NULL, **nv;
+    size_t n = 0, cap = 0, i;
+    int r = 0;
+
+    *names = NULL;
+    *count = 0;
+    if ((d = opendir(local)) == NULL)
+        return -errno;
+    for (;;) {
+        errno = 0;
+        if ((de = readdir(d)) == NULL) {
+            r = -errno;
+            break;
+        }
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            if ((nv = xrealloc(v, cap * sizeof(*v))) == NULL) {
+                r = FERRY_ERR_NOMEM;
+                break;
+            }
+            v = nv;
+        }
+        if ((v[n] = xstrdup(de->d_name)) == NULL) {
+            r = FERRY_ERR_NOMEM;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (r != 0) {
+        for (i = 0; i < n; i++)
+            xfree(v[i]);
+        xfree(v);
+        return r;
+    }
+    qsort(v, n, sizeof(*v), name_cmp);
+    *names = v;
+    *count = n;
+    return 0;
+}
+
+static int
+is_state_dir(const char *local)
+{
+    char *marker = path_join(local, "FERRY-STATE");
+    struct stat st;
+    int yes;
+
+    if (marker == NULL)
+        return 0;
+    yes = lstat(marker, &st) == 0;
+    xfree(marker);
+    return yes;
+}
+
+static int
+scan_dir(struct manifest *m, const char *rel, const char *local, int depth)
+{
+    char **names = NULL;
+    size_t n = 0, i;
+    int r;
+
+    if (depth > 1000)
+        return manifest_notice(m, FERRY_ERR_TOO_LARGE, local,
+            "directory tree too deep");
+    if ((r = list_dir(local, &names, &n)) != 0) {
+        if (r == FERRY_ERR_NOMEM)
+            return r;
+        return manifest_notice_r(m, r, local);
+    }
+    for (i = 0; i < n && r == 0; i++) {
+        char *crel = path_join(rel, names[i]);
+        char *cloc = path_join(local, names[i]);
+        struct stat st;
+        int added;
+
+        if (crel == NULL || cloc == NULL) {
+            r = FERRY_ERR_NOMEM;
+        } else if (lstat(cloc, &st) != 0) {
+            /* Vanished between readdir and lstat: rsync calls this a
+             * vanished file; it is a warning, not a failure. */
+            r = errno == ENOENT ? 0 : manifest_notice_r(m, -errno, cloc);
+        } else if (S_ISDIR(st.st_mode) && rel[0] == '\0' &&
+            strcmp(names[i], MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
+            r = 0;
+        } else if ((r = manifest_add(m, crel, cloc, &st, &added)) == 0 &&
+            added && S_ISDIR(st.st_mode)) {
+            r = scan_dir(m, crel, cloc, depth + 1);
+        }
+        xfree(crel);
+        xfree(cloc);
+    }
+    for (i = 0; i < n; i++)
+        xfree(names[i]);
+    xfree(names);
+    return r;
+}
+
+int
+manifest_scan(struct manifest *m, const char *src)
+{
+    size_t len = strlen(src);
+    int contents = len > 1 && src[len - 1] == '/';
+    char *dir = NULL, *base = NULL, *local = NULL;
+    struct stat st;
+    int r, added;
+
+    /* "dir/." means the same as "dir/". */
+    if (len >= 2 && strcmp(src + len - 2, "/.") == 0)
+        contents = 1;
+    if ((local = xstrdup(src)) == NULL)
+        return FERRY_ERR_NOMEM;
+    while (len > 1 && local[len - 1] == '/')
+        local[--len] = '\0';
+    if (len >= 2 && strcmp(local + len - 2, "/.") == 0)
+        local[len -= 2] = '\0';
+    if (strcmp(local, ".") == 0 || strcmp(local, "..") == 0 ||
+        (len >= 3 && strcmp(local + len - 3, "/..") == 0))
+        contents = 1;  /* no name to give the top entry */
+    if (lstat(local, &st) != 0) {
+        r = manifest_notice_r(m, -errno, src);
+        goto out;
+    }
+    if (contents && S_ISDIR(st.st_mode)) {
+        r = scan_dir(m, "", local, 0);
+        m->ntop++;
+        m->contents = 1;
+        goto out;
+    }
+    if (S_ISLNK(st.st_mode) && contents) {
+        /* "link/" names the directory the link points to, as in rsync. */
+        if (stat(local, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            r = manifest_notice_r(m, -ENOTDIR, src);
+            goto out;
+        }
+        r = scan_dir(m, "", local, 0);
+        m->ntop++;
+        m->contents = 1;
+        goto out;
+    }
+    if ((r = fsx_split(local, &dir, &base)) != 0)
+        goto out;
+    if ((r = manifest_add(m, base, local, &st, &added)) != 0 || !added)
+        goto out;
+    m->ntop++;
+    if (S_ISDIR(st.st_mode))
+        r = scan_dir(m, base, local, 0);
+out:
+    xfree(dir);
+    xfree(base);
+    xfree(local);
+    return r;
+}
+
+int
+manifest_single_file(const struct manifest *m)
+{
+    return m->ntop == 1 && !m->contents && m->n == 1 &&
+        m->v[0].kind != ENTRY_DIR;
+}
+
+int
+manifest_rename_top(struct manifest *m, const char *name)
+{
+    char *n;
+
+    if (m->n != 1 || m->v[0].kind == ENTRY_DIR)
+        return FERRY_ERR_USAGE;
+    if ((n = xstrdup(name)) == NULL)
+        return FERRY_ERR_NOMEM;
+    xfree(m->v[0].rel);
+    m->v[0].rel = n;
+    return 0;
+}

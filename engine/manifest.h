@@ -1,0 +1,77 @@
+/*
+ * manifest.h: the list of entries a sender offers, built by scanning
+ * source paths.
+ *
+ * Sources follow rsync's trailing-slash rule: "dir" sends the directory
+ * itself (entries "dir", "dir/a", ...), "dir/" sends its contents ("a",
+ * ...). Directory children are sorted bytewise and listed depth first, so a
+ * directory always comes before what it holds.
+ */
+#ifndef FERRY_ENGINE_MANIFEST_H
+#define FERRY_ENGINE_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/err.h"
+#include "../common/hash.h"
+
+struct mentry {
+    char *rel;       /* wire path, '/'-separated, checked */
+    char *local;     /* where the sender reads it */
+    char *target;    /* symlink target, else NULL */
+    uint64_t size;
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    uint32_t mode;   /* permission bits */
+    uint8_t kind;    /* enum msg_entry_kind */
+    uint8_t has_hash;
+    struct hash128 hash;
+};
+
+/* A problem met while scanning, reported to the other side as a NOTICE. */
+struct mnotice {
+    int code;        /* 0 for a warning that does not fail the transfer */
+    char *path;
+    char *text;
+};
+
+struct manifest {
+    struct mentry *v;  /* read-only */
+    size_t n;          /* read-only */
+    size_t cap;        /* private */
+    struct mnotice *notices;  /* read-only */
+    size_t nnotices;          /* read-only */
+    size_t notices_cap;       /* private */
+    uint32_t ntop;     /* read-only: top-level entries */
+    int contents;      /* read-only: some source was "dir/" */
+    uint64_t files;    /* read-only: regular files */
+    uint64_t bytes;    /* read-only: their total size */
+};
+
+void manifest_init(struct manifest *m);
+void manifest_cleanup(struct manifest *m);
+
+/*
+ * Scans one source path and appends its entries. A missing or unreadable
+ * source, an unreadable directory and files of other types (sockets,
+ * devices) become notices; the scan goes on. Fails only on allocation
+ * failure or a tree over the limits (FERRY_ERR_TOO_LARGE).
+ */
+int manifest_scan(struct manifest *m, const char *src) FERRY_WUR;
+
+/* Adds a notice (copies path and text). */
+int manifest_notice(struct manifest *m, int code, const char *path,
+    const char *text) FERRY_WUR;
+
+/* 1 if the manifest is one file or symlink named by its own source, so a
+ * destination that is not a directory can be its new name. */
+int manifest_single_file(const struct manifest *m);
+
+/* Replaces the wire name of the single top-level entry (a file). */
+int manifest_rename_top(struct manifest *m, const char *name) FERRY_WUR;
+
+/* Entries in one transfer: ids are u32 and an id may not be reused. */
+#define MANIFEST_MAX_ENTRIES 100000000u
+
+#endif

@@ -1,0 +1,521 @@
+#include "sender.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../common/log.h"
+#include "../proto/frame.h"
+#include "../proto/msg.h"
+
+enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
+    SND_DONE };
+
+/* Per-entry progress. */
+enum { E_NEW, E_OFFERED, E_WANTED, E_SENT, E_ABORTED, E_FINISHED };
+
+struct sender {
+    struct manifest mf;
+    struct xfer *x;
+    uint32_t block_size;
+    uint32_t flags;
+    enum snd_state state;
+    uint8_t *est;           /* E_* per entry */
+    size_t next_entry;      /* next to offer */
+    size_t inflight;        /* offered and not finished */
+    size_t notices_sent;
+    uint32_t *wantq;        /* ring of ids waiting for data */
+    size_t wq_head, wq_len;
+    /* The file being sent. */
+    int fd;
+    uint32_t cur;
+    uint64_t cur_off;
+    struct hash_file *hf;
+};
+
+struct sender *
+sender_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
+    struct xfer *x)
+{
+    struct sender *s = xcalloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->est = xcalloc(mf->n ? mf->n : 1, 1);
+    s->wantq = xcalloc(mf->n ? mf->n : 1, sizeof(*s->wantq));
+    if (s->est == NULL || s->wantq == NULL) {
+        xfree(s->est);
+        xfree(s->wantq);
+        xfree(s);
+        return NULL;
+    }
+    s->mf = *mf;
+    manifest_init(mf);
+    s->x = x;
+    s->block_size = block_size;
+    s->flags = flags;
+    s->fd = -1;
+    xfer_add(&x->st.entries_total, s->mf.n);
+    xfer_add(&x->st.files_total, s->mf.files);
+    xfer_add(&x->st.bytes_total, s->mf.bytes);
+    return s;
+}
+
+static void
+sender_close_file(struct sender *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    hash_file_free(s->hf);
+    s->hf = NULL;
+}
+
+void
+sender_free(struct sender *s)
+{
+    if (s == NULL)
+        return;
+    sender_close_file(s);
+    manifest_cleanup(&s->mf);
+    xfree(s->est);
+    xfree(s->wantq);
+    xfree(s);
+}
+
+/* An entry left the window. */
+static void
+sender_finish_entry(struct sender *s, uint32_t id)
+{
+    s->est[id] = E_FINISHED;
+    s->inflight--;
+}
+
+static int
+sender_peer_error(struct sender *s, const struct frame *f)
+{
+    struct msg_error m;
+    int r;
+
+    if ((r = msg_error_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    snprintf(s->x->peer_error, sizeof(s->x->peer_error), "%.*s",
+        (int)m.text.len, m.text.p);
+    s->x->peer_error_code = proto_err_from_wire(m.code);
+    return FERRY_ERR_PEER;
+}
+
+static int
+sender_on_reply(struct sender *s, const struct frame *f)
+{
+    struct msg_reply m;
+    struct mentry *e;
+    char text[PROTO_MAX_MESSAGE + 1];
+    int r;
+
+    if ((r = msg_reply_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    if (m.id >= s->next_entry || s->est[m.id] != E_OFFERED)
+        return FERRY_ERR_PROTOCOL;
+    e = &s->mf.v[m.id];
+    switch (m.action) {
+    case REPLY_SKIP:
+        if (e->kind == ENTRY_FILE) {
+            xfer_add(&s->x->st.files_skipped, 1);
+            xfer_add(&s->x->st.bytes_done, e->size);
+            xfer_file(s->x, e->rel, "skipped", e->size);
+        }
+        sender_finish_entry(s, m.id);
+        break;
+    case REPLY_WANT:
+        /* Resume offsets come with the resume capability. */
+        if (e->kind != ENTRY_FILE || m.offset != 0)
+            return FERRY_ERR_PROTOCOL;
+        s->est[m.id] = E_WANTED;
+        s->wantq[(s->wq_head + s->wq_len) % s->mf.n] = m.id;
+        s->wq_len++;
+        xfer_add(&s->x->st.bytes_payload, e->size);
+        break;
+    default:
+        snprintf(text, sizeof(text), "%.*s", (int)m.text.len, m.text.p);
+        xfer_problem(s->x, SIDE_DEST, e->rel, proto_err_from_wire(m.code),
+            text);
+        if (e->kind == ENTRY_FILE)
+            xfer_add(&s->x->st.bytes_done, e->size);
+        sender_finish_entry(s, m.id);
+        break;
+    }
+    return 0;
+}
+
+static int
+sender_on_file_done(struct sender *s, const struct frame *f)
+{
+    struct msg_file_done m;
+    struct mentry *e;
+    char text[PROTO_MAX_MESSAGE + 1];
+    int r;
+
+    if ((r = msg_file_done_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    if (m.id >= s->next_entry ||
+        (s->est[m.id] != E_SENT && s->est[m.id] != E_ABORTED))
+        return FERRY_ERR_PROTOCOL;
+    e = &s->mf.v[m.id];
+    if (s->est[m.id] == E_ABORTED) {
+        /* Already reported when we gave up on it. */
+    } else if (m.code != 0) {
+        snprintf(text, sizeof(text), "%.*s", (int)m.text.len, m.text.p);
+        xfer_problem(s->x, SIDE_DEST, e->rel, proto_err_from_wire(m.code),
+            text);
+    } else {
+        xfer_add(&s->x->st.files_sent, 1);
+        xfer_file(s->x, e->rel, "sent", e->size);
+    }
+    sender_finish_entry(s, m.id);
+    return 0;
+}
+
+static int
+sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
+{
+    struct msg_ready ready;
+    char name[FSX_NAME_MAX + 1];
+    int r;
+
+    if (f->type == MSG_ERROR)
+        return sender_peer_error(s, f);
+    switch (s->state) {
+    case SND_WAIT_READY:
+        if (f->type != MSG_READY)
+            break;
+        if ((r = msg_ready_decode(f->payload, f->len, &ready)) != 0)
+            return r;
+        if (ready.rename.len > 0) {
+            if (!manifest_single_file(&s->mf))
+                return FERRY_ERR_PROTOCOL;
+            memcpy(name, ready.rename.p, ready.rename.len);
+            name[ready.rename.len] = '\0';
+            if ((r = manifest_rename_top(&s->mf, name)) != 0)
+                return r;
+        }
+        s->state = SND_RUN;
+        return 0;
+    case SND_RUN:
+    case SND_WAIT_SUMMARY:
+        if (f->type == MSG_REPLY && s->state == SND_RUN)
+            return sender_on_reply(s, f);
+        if (f->type == MSG_FILE_DONE && s->state == SND_RUN)
+            return sender_on_file_done(s, f);
+        if (f->type == MSG_SUMMARY && s->state == SND_WAIT_SUMMARY) {
+            struct msg_summary sum;
+
+            if ((r = msg_summary_decode(f->payload, f->len, &sum)) != 0)
+                return r;
+            s->state = SND_DONE;
+            st->done = 1;
+            return 0;
+        }
+        break;
+    default:
+        break;
+    }
+    log_debug("unexpected %s from receiver", msg_type_name(f->type));
+    return FERRY_ERR_PROTOCOL;
+}
+
+static int
+sender_offer(struct sender *s, struct buf *out)
+{
+    struct mentry *e = &s->mf.v[s->next_entry];
+    struct msg_entry m;
+    int r, fd;
+
+    memset(&m, 0, sizeof(m));
+    if ((s->flags & OPEN_F_CHECKSUM) && e->kind == ENTRY_FILE &&
+        !e->has_hash) {
+        fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || (r = hash_fd(fd, e->size, s->block_size,
+            &e->hash)) != 0)
+            r = fd < 0 ? -errno : r;
+        else
+            e->has_hash = 1;
+        if (fd >= 0)
+            close(fd);
+        if (!e->has_hash) {
+            /* Offer it anyway without a hash: the receiver then wants it
+             * and the read error is reported when the data is read. */
+            log_debug("hash %s: %s", e->local, ferry_strerror(r));
+        }
+    }
+    m.id = (uint32_t)s->next_entry;
+    m.kind = e->kind;
+    m.mode = e->mode;
+    m.size = e->size;
+    m.mtime_sec = e->mtime_sec;
+    m.mtime_nsec = e->mtime_nsec;
+    m.has_hash = e->has_hash;
+    m.hash = e->hash;
+    m.path.p = e->rel;
+    m.path.len = strlen(e->rel);
+    m.target.p = e->target;
+    m.target.len = e->target != NULL ? strlen(e->target) : 0;
+    if ((r = msg_entry_encode(out, &m)) != 0)
+        return r;
+    s->est[s->next_entry++] = E_OFFERED;
+    s->inflight++;
+    return 0;
+}
+
+/* Gives up on the current file: tells the receiver and reports it. */
+static int
+sender_abort_file(struct sender *s, struct buf *out, int code)
+{
+    struct mentry *e = &s->mf.v[s->cur];
+    struct msg_file_end m;
+    const char *text = ferry_strerror(code);
+
+    memset(&m, 0, sizeof(m));
+    m.id = s->cur;
+    m.code = proto_err_to_wire(code);
+    m.text.p = text;
+    m.text.len = strlen(text);
+    xfer_problem(s->x, SIDE_SOURCE, e->local, code, NULL);
+    xfer_add(&s->x->st.bytes_done, e->size > s->cur_off ?
+        e->size - s->cur_off : 0);
+    s->est[s->cur] = E_ABORTED;
+    sender_close_file(s);
+    return msg_file_end_encode(out, &m);
+}
+
+static int
+sender_same_file(const struct mentry *e, const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && (uint64_t)st->st_size == e->size &&
+        st->st_mtim.tv_sec == e->mtime_sec &&
+        (uint32_t)st->st_mtim.tv_nsec == e->mtime_nsec;
+}
+
+static int
+sender_open_next(struct sender *s, struct buf *out)
+{
+    struct mentry *e;
+    struct stat st;
+
+    s->cur = s->wantq[s->wq_head];
+    s->wq_head = (s->wq_head + 1) % s->mf.n;
+    s->wq_len--;
+    s->cur_off = 0;
+    e = &s->mf.v[s->cur];
+    s->fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (s->fd < 0)
+        return sender_abort_file(s, out, errno == ELOOP ?
+            FERRY_ERR_CHANGED : -errno);
+    if (fstat(s->fd, &st) != 0)
+        return sender_abort_file(s, out, -errno);
+    if (!sender_same_file(e, &st))
+        return sender_abort_file(s, out, FERRY_ERR_CHANGED);
+    if ((s->hf = hash_file_new(e->size, s->block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    return 0;
+}
+
+/* 1 if [off, off + len) lies in a hole of the file. */
+static int
+sender_in_hole(int fd, uint64_t off, uint64_t len)
+{
+#ifdef SEEK_DATA
+    off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+
+    if (d < 0)
+        return errno == ENXIO;  /* no data after off */
+    return (uint64_t)d >= off + len;
+#else
+    (void)fd; (void)off; (void)len;
+    return 0;
+#endif
+}
+
+static int
+sender_end_file(struct sender *s, struct buf *out)
+{
+    struct mentry *e = &s->mf.v[s->cur];
+    struct msg_file_end m;
+    struct stat st;
+    int r;
+
+    if (fstat(s->fd, &st) != 0)
+        return sender_abort_file(s, out, -errno);
+    if (!sender_same_file(e, &st))
+        return sender_abort_file(s, out, FERRY_ERR_CHANGED);
+    memset(&m, 0, sizeof(m));
+    m.id = s->cur;
+    hash_file_final(s->hf, &m.hash);
+    if ((r = msg_file_end_encode(out, &m)) != 0)
+        return r;
+    s->est[s->cur] = E_SENT;
+    sender_close_file(s);
+    return 0;
+}
+
+/* Appends the next block of the current file to out. */
+static int
+sender_send_block(struct sender *s, struct buf *out)
+{
+    struct mentry *e = &s->mf.v[s->cur];
+    uint64_t left = e->size - s->cur_off;
+    size_t len = left < s->block_size ? (size_t)left : s->block_size;
+    struct msg_block m;
+    uint8_t *data;
+    size_t mark, got;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.id = s->cur;
+    m.offset = s->cur_off;
+    m.raw_len = (uint32_t)len;
+    if (sender_in_hole(s->fd, s->cur_off, len)) {
+        m.flags = BLOCK_F_ZERO;
+        hash_zero_block(len, &m.hash);
+        if ((r = msg_block_encode(out, &m)) != 0)
+            return r;
+        xfer_add(&s->x->st.bytes_sparse, len);
+    } else {
+        if ((r = msg_block_reserve(out, len, &mark, &data)) != 0)
+            return r;
+        if ((r = fsx_pread_full(s->fd, data, len, s->cur_off, &got)) != 0 ||
+            got != len) {
+            buf_unreserve(out, buf_used(out) - mark);
+            return sender_abort_file(s, out, r != 0 ? r :
+                FERRY_ERR_CHANGED);
+        }
+        hash_block(data, len, &m.hash);
+        if (hash_is_zero(data, len)) {
+            m.flags = BLOCK_F_ZERO;
+            xfer_add(&s->x->st.bytes_sparse, len);
+        } else {
+            m.data = data;
+            m.data_len = len;
+            xfer_add(&s->x->st.bytes_literal, len);
+        }
+        if ((r = msg_block_commit(out, mark, len, &m)) != 0)
+            return r;
+    }
+    hash_file_add(s->hf, &m.hash);
+    s->cur_off += len;
+    xfer_add(&s->x->st.bytes_done, len);
+    return 0;
+}
+
+static int
+sender_send_notices(struct sender *s, struct buf *out)
+{
+    int r;
+
+    while (s->notices_sent < s->mf.nnotices) {
+        struct mnotice *n = &s->mf.notices[s->notices_sent];
+        struct msg_notice m;
+
+        m.code = proto_err_to_wire(n->code);
+        m.path.p = n->path;
+        m.path.len = strlen(n->path);
+        if (m.path.len > PROTO_MAX_PATH)
+            m.path.len = PROTO_MAX_PATH;
+        m.text.p = n->text;
+        m.text.len = strlen(n->text);
+        if (m.text.len > PROTO_MAX_MESSAGE)
+            m.text.len = PROTO_MAX_MESSAGE;
+        if ((r = msg_notice_encode(out, &m)) != 0)
+            return r;
+        /* The side that scanned reports its own problems. */
+        xfer_problem(s->x, SIDE_SOURCE, n->path, n->code, n->text);
+        s->notices_sent++;
+    }
+    return 0;
+}
+
+static int
+sender_produce(struct sender *s, struct conn_step *st)
+{
+    struct buf *out = st->out;
+    struct msg_plan plan;
+    int r;
+
+    if (s->state == SND_PLAN) {
+        memset(&plan, 0, sizeof(plan));
+        plan.flags = manifest_single_file(&s->mf) ? PLAN_F_SINGLE_FILE : 0;
+        plan.ntop = s->mf.ntop;
+        plan.entries_total = s->mf.n;
+        plan.files_total = s->mf.files;
+        plan.bytes_total = s->mf.bytes;
+        if ((r = msg_plan_encode(out, &plan)) != 0)
+            return r;
+        s->state = SND_WAIT_READY;
+        return 0;
+    }
+    if (s->state != SND_RUN)
+        return 0;
+    if ((r = sender_send_notices(s, out)) != 0)
+        return r;
+    while (buf_used(out) < CONN_STEP_BUDGET) {
+        if (s->next_entry < s->mf.n && s->inflight < SENDER_WINDOW) {
+            if ((r = sender_offer(s, out)) != 0)
+                return r;
+            continue;
+        }
+        if (s->fd < 0 && s->wq_len > 0) {
+            if ((r = sender_open_next(s, out)) != 0)
+                return r;
+            continue;
+        }
+        if (s->fd < 0)
+            break;
+        if (s->cur_off < s->mf.v[s->cur].size)
+            r = sender_send_block(s, out);
+        else
+            r = sender_end_file(s, out);
+        if (r != 0)
+            return r;
+    }
+    if (buf_used(out) >= CONN_STEP_BUDGET) {
+        st->more = 1;
+        return 0;
+    }
+    if (s->next_entry == s->mf.n && s->inflight == 0) {
+        if ((r = msg_end_encode(out)) != 0)
+            return r;
+        s->state = SND_WAIT_SUMMARY;
+    }
+    return 0;
+}
+
+int
+sender_step(void *role, struct conn_step *st)
+{
+    struct sender *s = role;
+    struct frame f;
+    size_t off = 0, used;
+    int r;
+
+    while (off < st->in_len) {
+        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
+            &used)) != 0)
+            return r;
+        off += used;
+        if ((r = sender_on_frame(s, &f, st)) != 0)
+            return r;
+    }
+    if (s->state == SND_DONE)
+        return 0;
+    if (st->eof)
+        return FERRY_ERR_CLOSED;
+    return sender_produce(s, st);
+}

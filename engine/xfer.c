@@ -1,0 +1,44 @@
+#include "xfer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "../common/err.h"
+
+void
+xfer_file(struct xfer *x, const char *path, const char *action,
+    uint64_t bytes)
+{
+    if (x->ev.file != NULL)
+        x->ev.file(x->ev.ctx, path, action, bytes);
+}
+
+void
+xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
+    int code, const char *text)
+{
+    int zero = 0;
+
+    if (code != 0) {
+        xfer_add(&x->st.files_failed, 1);
+        xfer_add(side == SIDE_SOURCE ? &x->st.failed_source :
+            &x->st.failed_dest, 1);
+        atomic_compare_exchange_strong(&x->st.worst_error, &zero, code);
+    }
+    if (x->ev.problem != NULL)
+        x->ev.problem(x->ev.ctx, side, path, code,
+            text != NULL ? text : ferry_strerror(code));
+}
+
+int
+xfer_fail(struct xfer *x, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (x->local_error[0] == '\0') {
+        va_start(ap, fmt);
+        vsnprintf(x->local_error, sizeof(x->local_error), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}

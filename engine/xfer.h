@@ -1,0 +1,79 @@
+/*
+ * xfer.h: what one side of a transfer counts and reports.
+ *
+ * Roles run in worker threads and update these counters with relaxed
+ * atomics; the loop thread reads them for the progress line. Events go to
+ * callbacks that must be thread-safe (the client's output module locks).
+ */
+#ifndef FERRY_ENGINE_XFER_H
+#define FERRY_ENGINE_XFER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Which side a per-file failure belongs to; it picks the exit code. */
+enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
+
+struct xfer_stats {
+    atomic_uint_fast64_t entries_total;
+    atomic_uint_fast64_t files_total;
+    atomic_uint_fast64_t bytes_total;
+    atomic_uint_fast64_t files_sent;     /* committed at the destination */
+    atomic_uint_fast64_t files_skipped;  /* already up to date */
+    atomic_uint_fast64_t files_failed;
+    atomic_uint_fast64_t failed_source;  /* failures on the reading side */
+    atomic_uint_fast64_t failed_dest;    /* failures on the writing side */
+    atomic_uint_fast64_t bytes_done;     /* progress: sent + skipped sizes */
+    atomic_uint_fast64_t bytes_payload;  /* sizes of files that were sent */
+    atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
+    atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
+    atomic_uint_fast64_t bytes_sparse;   /* zero blocks sent as holes */
+    atomic_uint_fast64_t resumed_bytes;
+    atomic_int worst_error;              /* first per-file error code */
+};
+
+struct xfer_events {
+    /* A file finished: action is "sent", "skipped" or "failed". */
+    void (*file)(void *ctx, const char *path, const char *action,
+        uint64_t bytes);
+    /* A per-file or scan problem; code 0 is a warning. */
+    void (*problem)(void *ctx, enum xfer_side side, const char *path,
+        int code, const char *text);
+    void *ctx;
+};
+
+struct xfer {
+    struct xfer_stats st;
+    struct xfer_events ev;  /* callbacks may be NULL */
+    /* Set by the role on a fatal error reported by the peer: its text,
+     * shown to the user as is (after escaping). */
+    char peer_error[1024];
+    int peer_error_code;
+    /* Set by a role on a fatal error of its own ("path: reason"); the
+     * session sends it to the peer and the program shows it. */
+    char local_error[1024];
+};
+
+static inline void
+xfer_add(atomic_uint_fast64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static inline uint64_t
+xfer_get(atomic_uint_fast64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* Records a fatal error of this side and returns code. */
+int xfer_fail(struct xfer *x, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void xfer_file(struct xfer *x, const char *path, const char *action,
+    uint64_t bytes);
+/* Counts a failure (code != 0) on side and reports it. */
+void xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
+    int code, const char *text);
+
+#endif

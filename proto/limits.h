@@ -1,0 +1,34 @@
+/*
+ * limits.h: every bound the decoders enforce, in one place.
+ *
+ * A length read from the wire is compared with its limit here before
+ * anything is allocated or read. Changing a limit is a protocol change:
+ * raise PROTO_VERSION with it.
+ */
+#ifndef FERRY_PROTO_LIMITS_H
+#define FERRY_PROTO_LIMITS_H
+
+#define PROTO_MAGIC "FRY1"
+#define PROTO_VERSION_MIN 1
+#define PROTO_VERSION_MAX 1
+
+/* Frame: u32 payload length, u8 type, payload. */
+#define PROTO_FRAME_HEADER 5
+/* Largest block of file data in one message, and the default. */
+#define PROTO_MAX_BLOCK (4u << 20)
+#define PROTO_MIN_BLOCK (64u << 10)
+#define PROTO_DEFAULT_BLOCK (1u << 20)
+/* A block message carries at most a block plus its fixed fields. */
+#define PROTO_MAX_FRAME (PROTO_MAX_BLOCK + 1024u)
+/* Paths are relative, '/'-separated; see fsx_path_check. */
+#define PROTO_MAX_PATH 4095u
+#define PROTO_MAX_LINK 4095u
+/* Paths in one OPEN (sources of a pull). */
+#define PROTO_MAX_OPEN_PATHS 1024u
+/* Bytes of path data in one OPEN. */
+#define PROTO_MAX_OPEN_BYTES (256u << 10)
+#define PROTO_MAX_MESSAGE 1024u
+#define PROTO_MAX_SOFTWARE 64u
+#define PROTO_TRANSFER_ID_LEN 16u
+
+#endif

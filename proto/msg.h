@@ -1,0 +1,250 @@
+/*
+ * msg.h: protocol v1 messages, one encode/decode pair each.
+ *
+ * Encoders append one whole frame to a buf. Decoders take a frame payload,
+ * fill a plain struct whose byte fields borrow from the payload (valid as
+ * long as the payload), read every field, fail with FERRY_ERR_TRAILING on
+ * leftovers and then check meaning (enums, flag combinations, paths). See
+ * proto/PROTOCOL.md for the conversation these make up.
+ */
+#ifndef FERRY_PROTO_MSG_H
+#define FERRY_PROTO_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/hash.h"
+#include "limits.h"
+
+enum msg_type {
+    MSG_HELLO = 1,
+    MSG_OPEN = 2,
+    MSG_OPEN_OK = 3,
+    MSG_ERROR = 4,
+    MSG_PLAN = 5,
+    MSG_READY = 6,
+    MSG_ENTRY = 7,
+    MSG_REPLY = 8,
+    MSG_BLOCK = 9,
+    MSG_FILE_END = 10,
+    MSG_FILE_DONE = 11,
+    MSG_NOTICE = 12,
+    MSG_END = 13,
+    MSG_SUMMARY = 14,
+    MSG_TYPE_MAX = 14
+};
+
+/* Returns "HELLO", "BLOCK", ... or "?" for logs. */
+const char *msg_type_name(uint8_t type);
+
+/* Capability bits in HELLO. Unknown bits are ignored; the agreed set is
+ * the intersection of both sides' bits. */
+#define PROTO_CAP_SPARSE (1u << 0)   /* ZERO blocks */
+#define PROTO_CAP_RESUME (1u << 1)   /* REPLY offsets > 0 */
+#define PROTO_CAP_DELTA (1u << 2)    /* reserved */
+#define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
+#define PROTO_CAP_STREAMS (1u << 4)  /* reserved */
+#define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
+
+/* A borrowed byte string from a payload (not NUL-terminated). */
+struct msg_str {
+    const char *p;
+    size_t len;
+};
+
+struct msg_hello {
+    uint16_t version_min;
+    uint16_t version_max;
+    uint64_t caps;
+    struct msg_str software;  /* "ferry 0.1.0", at most PROTO_MAX_SOFTWARE */
+};
+
+enum msg_open_op {
+    OPEN_PUSH = 1,  /* the agent receives into paths[0] */
+    OPEN_PULL = 2,  /* the agent sends paths[0..n) */
+};
+
+#define OPEN_F_CHECKSUM (1u << 0)  /* compare content hashes, not mtimes */
+#define OPEN_F_DEST_DIR (1u << 1)  /* push: the destination was written
+                                      with a trailing '/' */
+#define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR)
+
+struct msg_open {
+    uint8_t op;
+    uint32_t flags;
+    uint32_t block_size;  /* power of two in [PROTO_MIN_BLOCK, MAX_BLOCK] */
+    uint8_t transfer_id[PROTO_TRANSFER_ID_LEN];
+    uint16_t npaths;      /* 1..PROTO_MAX_OPEN_PATHS */
+    /* The decoder points paths at an array it cannot allocate, so it
+     * records where the list starts; iterate with msg_open_path. */
+    const uint8_t *paths_raw;
+    size_t paths_len;
+};
+
+struct msg_open_ok {
+    struct msg_str root;  /* for messages: where the agent works */
+};
+
+struct msg_error {
+    int32_t code;         /* a ferry error code (see proto_err_*) */
+    struct msg_str text;  /* at most PROTO_MAX_MESSAGE */
+};
+
+#define PLAN_F_SINGLE_FILE (1u << 0)  /* one source, not a directory */
+
+struct msg_plan {
+    uint32_t flags;
+    uint32_t ntop;  /* top-level entries */
+    uint64_t entries_total;
+    uint64_t files_total;
+    uint64_t bytes_total;
+};
+
+struct msg_ready {
+    struct msg_str rename;  /* empty, or a single component replacing the
+                               name of the only top-level entry */
+};
+
+enum msg_entry_kind { ENTRY_FILE = 1, ENTRY_DIR = 2, ENTRY_SYMLINK = 3 };
+
+struct msg_entry {
+    uint32_t id;
+    uint8_t kind;
+    uint32_t mode;  /* permission bits only (07777) */
+    uint64_t size;
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;  /* < 1e9 */
+    uint8_t has_hash;
+    struct hash128 hash;    /* content hash, when has_hash */
+    struct msg_str path;    /* checked with fsx_path_check */
+    struct msg_str target;  /* symlinks only, 1..PROTO_MAX_LINK bytes */
+};
+
+enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
+
+struct msg_reply {
+    uint32_t id;
+    uint8_t action;
+    uint64_t offset;  /* WANT: send from here (resume); block-aligned */
+    int32_t code;     /* FAIL */
+    struct msg_str text;
+};
+
+#define BLOCK_F_ZERO (1u << 0)  /* all zero bytes; no data follows */
+#define BLOCK_F_ZSTD (1u << 1)  /* data is a zstd frame of raw_len bytes */
+#define BLOCK_F_KNOWN (BLOCK_F_ZERO | BLOCK_F_ZSTD)
+
+struct msg_block {
+    uint32_t id;
+    uint64_t offset;
+    uint8_t flags;
+    uint32_t raw_len;  /* 1..PROTO_MAX_BLOCK */
+    struct hash128 hash;  /* of the raw bytes */
+    const uint8_t *data;
+    size_t data_len;
+};
+
+struct msg_file_end {
+    uint32_t id;
+    int32_t code;         /* 0, or why the sender gave up on the file */
+    struct hash128 hash;  /* file hash (hash.h) when code == 0 */
+    struct msg_str text;
+};
+
+struct msg_file_done {
+    uint32_t id;
+    int32_t code;
+    struct msg_str text;
+};
+
+struct msg_notice {
+    int32_t code;
+    struct msg_str path;
+    struct msg_str text;
+};
+
+struct msg_summary {
+    uint64_t files_committed;
+    uint64_t files_skipped;
+    uint64_t files_failed;
+    uint64_t bytes_written;
+};
+
+/* Encoders: append one frame to b. Fail with TOO_LARGE / NOMEM from the
+ * buf, or FERRY_ERR_USAGE if a field is out of range (a caller's bug). */
+int msg_hello_encode(struct buf *b, const struct msg_hello *m) FERRY_WUR;
+int msg_open_encode(struct buf *b, const struct msg_open *m,
+    const char *const *paths) FERRY_WUR;
+int msg_open_ok_encode(struct buf *b, const struct msg_open_ok *m) FERRY_WUR;
+int msg_error_encode(struct buf *b, const struct msg_error *m) FERRY_WUR;
+int msg_plan_encode(struct buf *b, const struct msg_plan *m) FERRY_WUR;
+int msg_ready_encode(struct buf *b, const struct msg_ready *m) FERRY_WUR;
+int msg_entry_encode(struct buf *b, const struct msg_entry *m) FERRY_WUR;
+int msg_reply_encode(struct buf *b, const struct msg_reply *m) FERRY_WUR;
+int msg_block_encode(struct buf *b, const struct msg_block *m) FERRY_WUR;
+int msg_file_end_encode(struct buf *b, const struct msg_file_end *m)
+    FERRY_WUR;
+int msg_file_done_encode(struct buf *b, const struct msg_file_done *m)
+    FERRY_WUR;
+int msg_notice_encode(struct buf *b, const struct msg_notice *m) FERRY_WUR;
+int msg_end_encode(struct buf *b) FERRY_WUR;
+int msg_summary_encode(struct buf *b, const struct msg_summary *m) FERRY_WUR;
+
+/*
+ * Reserves room for a BLOCK frame whose data the caller writes in place
+ * (zero copy from pread). *data points at data_cap bytes; finish with
+ * msg_block_commit, which writes the header fields and trims the frame to
+ * m->data_len bytes of data.
+ */
+int msg_block_reserve(struct buf *b, size_t data_cap, size_t *mark,
+    uint8_t **data) FERRY_WUR;
+int msg_block_commit(struct buf *b, size_t mark, size_t data_cap,
+    const struct msg_block *m) FERRY_WUR;
+
+/* Decoders: payload of a frame of the matching type. */
+int msg_hello_decode(const uint8_t *p, size_t n, struct msg_hello *m)
+    FERRY_WUR;
+int msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
+    FERRY_WUR;
+int msg_open_ok_decode(const uint8_t *p, size_t n, struct msg_open_ok *m)
+    FERRY_WUR;
+int msg_error_decode(const uint8_t *p, size_t n, struct msg_error *m)
+    FERRY_WUR;
+int msg_plan_decode(const uint8_t *p, size_t n, struct msg_plan *m)
+    FERRY_WUR;
+int msg_ready_decode(const uint8_t *p, size_t n, struct msg_ready *m)
+    FERRY_WUR;
+int msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
+    FERRY_WUR;
+int msg_reply_decode(const uint8_t *p, size_t n, struct msg_reply *m)
+    FERRY_WUR;
+int msg_block_decode(const uint8_t *p, size_t n, struct msg_block *m)
+    FERRY_WUR;
+int msg_file_end_decode(const uint8_t *p, size_t n, struct msg_file_end *m)
+    FERRY_WUR;
+int msg_file_done_decode(const uint8_t *p, size_t n,
+    struct msg_file_done *m) FERRY_WUR;
+int msg_notice_decode(const uint8_t *p, size_t n, struct msg_notice *m)
+    FERRY_WUR;
+int msg_end_decode(const uint8_t *p, size_t n) FERRY_WUR;
+int msg_summary_decode(const uint8_t *p, size_t n, struct msg_summary *m)
+    FERRY_WUR;
+
+/*
+ * Iterates the paths of a decoded OPEN: *pos starts at 0; each call yields
+ * the next path. Returns 0, or FERRY_ERR_SHORT after the last one. Paths
+ * were length-checked by the decoder.
+ */
+int msg_open_path(const struct msg_open *m, size_t *pos, struct msg_str *out)
+    FERRY_WUR;
+
+/*
+ * Error codes cross machines with different errno numbers: these map our
+ * codes (-errno or FERRY_ERR_*) to wire codes and back. Unknown values map
+ * to FERRY_ERR_PEER.
+ */
+int32_t proto_err_to_wire(int r);
+int proto_err_from_wire(int32_t code);
+
+#endif
