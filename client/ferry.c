@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "../common/alloc.h"
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
@@ -83,6 +84,7 @@ exit_for_code(int code, enum xfer_side side)
     case FERRY_ERR_TRAILING:
     case FERRY_ERR_PROTOCOL:
     case FERRY_ERR_PEER:
+    case FERRY_ERR_BAD_PATH:
         return EXIT_PROTOCOL;
     default:
         return side == SIDE_SOURCE ? EXIT_SOURCE : EXIT_DEST;
@@ -146,7 +148,7 @@ run_result(struct run *rn, char *msg, size_t msglen)
         SIDE_SOURCE;
     enum xfer_side local_side = rn->cli->cmd == CMD_PUSH ? SIDE_SOURCE :
         SIDE_DEST;
-    int err = rn->conn_err;
+    int err = rn->conn_err, code;
 
     msg[0] = '\0';
     if (rn->interrupted) {
@@ -165,10 +167,21 @@ run_result(struct run *rn, char *msg, size_t msglen)
                 run_host(rn));
         return rn->tp.exit_status == 127 ? EXIT_AGENT : EXIT_CONNECT;
     }
+    code = exit_for_code(err, local_side);
+    if (code == EXIT_PROTOCOL) {
+        /* The agent's frames made no sense: name it, and the likely
+         * reason when it is the very first thing it said. */
+        snprintf(msg, msglen, "%s: protocol error from the agent (%s)%s",
+            run_host(rn), rn->x.local_error[0] ? rn->x.local_error :
+            ferry_strerror(err), session_peer_software(rn->sess)[0] ? "" :
+            "; is something printing to stdout in the remote shell's "
+            "startup files?");
+        return code;
+    }
     if (err != 0) {
         snprintf(msg, msglen, "%s", rn->x.local_error[0] ?
             rn->x.local_error : ferry_strerror(err));
-        return exit_for_code(err, local_side);
+        return code;
     }
     if (atomic_load(&st->worst_error) == FERRY_ERR_HASH_MISMATCH)
         return EXIT_INTEGRITY;
@@ -191,6 +204,41 @@ run_start_transport(struct run *rn, uv_loop_t *loop)
     log_error("%s: SSH transport not built yet; use local:PATH",
         rn->cli->remote.host);
     return FERRY_ERR_UNSUPPORTED;
+}
+
+/* A pull accepts only what its sources name (see receiver_expect_tops). */
+static int
+run_expect_tops(struct run *rn)
+{
+    struct cli *cli = rn->cli;
+    char **names, *local, *dir, *base;
+    int i, contents, r = 0, n = 0;
+
+    if ((names = xcalloc((size_t)cli->nremote, sizeof(*names))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < cli->nremote && r == 0; i++) {
+        if ((r = manifest_source(cli->remote_paths[i], &local,
+            &contents)) != 0)
+            break;
+        if (contents) {
+            /* A "dir/" source may hold any name: no restriction. */
+            xfree(local);
+            n = -1;
+            break;
+        }
+        if ((r = fsx_split(local, &dir, &base)) == 0) {
+            names[n++] = base;
+            xfree(dir);
+        }
+        xfree(local);
+    }
+    if (r == 0 && n > 0)
+        r = receiver_expect_tops(rn->rcv, (const char *const *)names,
+            (size_t)n);
+    for (i = 0; i < cli->nremote; i++)
+        xfree(names[i]);
+    xfree(names);
+    return r;
 }
 
 static char *
@@ -281,8 +329,12 @@ run(struct cli *cli)
         dest_prefix = join_prefix(dest, "", "");
         rn.out.dest_prefix = dest_prefix;
         if ((rn.rcv = receiver_new(dest, so.flags, cli->block_size,
-            &rn.x)) == NULL)
+            &rn.x)) == NULL || (r = run_expect_tops(&rn)) != 0) {
+            receiver_free(rn.rcv);
+            xfree(source_prefix);
+            xfree(dest_prefix);
             return EXIT_DEST;
+        }
     }
     /* Prefixes end with the separator the path needs. */
     if (dest_prefix != NULL && dest_prefix[strlen(dest_prefix) - 1] != '/' &&

@@ -126,8 +126,8 @@ output_problem(void *ctx, enum xfer_side side, const char *path, int code,
         return;
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
-    fprintf(stderr, "ferry: %s%s%s: %s%s\n", prefix ? prefix : "",
-        prefix ? "/" : "", text_escape(path, strlen(path), esc, sizeof(esc)),
+    fprintf(stderr, "ferry: %s%s: %s%s\n", prefix ? prefix : "",
+        text_escape(path, strlen(path), esc, sizeof(esc)),
         text_escape(text, strlen(text), etext, sizeof(etext)),
         code == 0 ? " (warning)" : "");
     pthread_mutex_unlock(&o->lock);
@@ -337,7 +337,10 @@ output_summary(struct output *o, const struct output_summary *s)
         }
         buf_cleanup(&b);
     }
-    if (o->quiet || o->json)
+    /* After a fatal error the error line says it all, unless some files
+     * made it. */
+    if (o->quiet || o->json || (!s->ok && s->error != NULL &&
+        xfer_get(&st->files_sent) == 0))
         return;
     text_bytes((double)payload, a, sizeof(a));
     text_bytes(elapsed > 0 ? (double)payload / elapsed : 0, rate,

@@ -21,8 +21,9 @@ struct output {
     int progress;       /* public: draw the progress line */
     int quiet;          /* public */
     int verbose;        /* public */
-    /* public: how to name paths of each side in messages, e.g. "box:/ws"
-     * for the remote destination; NULL names paths as they are. */
+    /* public: put before paths of each side in messages, separator
+     * included, e.g. "box:/ws/" for the remote destination; NULL names
+     * paths as they are. */
     const char *source_prefix;
     const char *dest_prefix;
     /* private */

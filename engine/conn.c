@@ -295,7 +295,7 @@ conn_kick(struct conn *c)
         return;
     if ((r = conn_whole_frames(buf_ptr(&c->inbox), buf_used(&c->inbox),
         &whole)) != 0) {
-        log_error("peer sent a frame over %u bytes", PROTO_MAX_FRAME);
+        log_debug("peer sent a frame over %u bytes", PROTO_MAX_FRAME);
         conn_fail(c, r);
         return;
     }

@@ -268,42 +268,51 @@ scan_dir(struct manifest *m, const char *rel, const char *local, int depth)
 }
 
 int
-manifest_scan(struct manifest *m, const char *src)
+manifest_source(const char *src, char **local, int *contents)
 {
     size_t len = strlen(src);
-    int contents = len > 1 && src[len - 1] == '/';
+    char *p;
+
+    *local = NULL;
+    *contents = len > 1 && src[len - 1] == '/';
+    if ((p = xstrdup(src)) == NULL)
+        return FERRY_ERR_NOMEM;
+    while (len > 1 && p[len - 1] == '/')
+        p[--len] = '\0';
+    /* "dir/." means the same as "dir/". */
+    if (len >= 2 && strcmp(p + len - 2, "/.") == 0) {
+        p[len -= 2] = '\0';
+        *contents = 1;
+    }
+    /* ".", ".." and "x/..": no name to give the top entry. */
+    if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0 ||
+        (len >= 3 && strcmp(p + len - 3, "/..") == 0))
+        *contents = 1;
+    *local = p;
+    return 0;
+}
+
+int
+manifest_scan(struct manifest *m, const char *src)
+{
     char *dir = NULL, *base = NULL, *local = NULL;
     struct stat st;
-    int r, added;
+    int r, added, contents;
 
-    /* "dir/." means the same as "dir/". */
-    if (len >= 2 && strcmp(src + len - 2, "/.") == 0)
-        contents = 1;
-    if ((local = xstrdup(src)) == NULL)
-        return FERRY_ERR_NOMEM;
-    while (len > 1 && local[len - 1] == '/')
-        local[--len] = '\0';
-    if (len >= 2 && strcmp(local + len - 2, "/.") == 0)
-        local[len -= 2] = '\0';
-    if (strcmp(local, ".") == 0 || strcmp(local, "..") == 0 ||
-        (len >= 3 && strcmp(local + len - 3, "/..") == 0))
-        contents = 1;  /* no name to give the top entry */
+    if ((r = manifest_source(src, &local, &contents)) != 0)
+        return r;
     if (lstat(local, &st) != 0) {
         r = manifest_notice_r(m, -errno, src);
         goto out;
     }
-    if (contents && S_ISDIR(st.st_mode)) {
-        r = scan_dir(m, "", local, 0);
-        m->ntop++;
-        m->contents = 1;
-        goto out;
-    }
-    if (S_ISLNK(st.st_mode) && contents) {
+    if (contents && S_ISLNK(st.st_mode)) {
         /* "link/" names the directory the link points to, as in rsync. */
         if (stat(local, &st) != 0 || !S_ISDIR(st.st_mode)) {
             r = manifest_notice_r(m, -ENOTDIR, src);
             goto out;
         }
+    }
+    if (contents && S_ISDIR(st.st_mode)) {
         r = scan_dir(m, "", local, 0);
         m->ntop++;
         m->contents = 1;

@@ -60,6 +60,13 @@ void manifest_cleanup(struct manifest *m);
  */
 int manifest_scan(struct manifest *m, const char *src) FERRY_WUR;
 
+/*
+ * Applies the trailing-slash rule to a source as written: *local is the
+ * path to read (new string), *contents 1 when the source's contents are
+ * sent rather than the source itself (so it gives no top-level name).
+ */
+int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
+
 /* Adds a notice (copies path and text). */
 int manifest_notice(struct manifest *m, int code, const char *path,
     const char *text) FERRY_WUR;

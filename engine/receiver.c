@@ -64,6 +64,8 @@ struct receiver {
     char *pc_path;
     int pc_fd;
     struct msg_summary sum;
+    char **tops;           /* accepted top-level names; NULL: any */
+    size_t ntops;
 };
 
 struct receiver *
@@ -83,6 +85,40 @@ receiver_new(const char *dest, uint32_t flags, uint32_t block_size,
     rc->block_size = block_size;
     rc->rootfd = rc->statefd = rc->partfd = rc->pc_fd = -1;
     return rc;
+}
+
+int
+receiver_expect_tops(struct receiver *rc, const char *const *names,
+    size_t n)
+{
+    size_t i;
+
+    if (n == 0)
+        return 0;
+    if ((rc->tops = xcalloc(n, sizeof(*rc->tops))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        if ((rc->tops[i] = xstrdup(names[i])) == NULL)
+            return FERRY_ERR_NOMEM;
+        rc->ntops = i + 1;
+    }
+    return 0;
+}
+
+/* 1 if path is under a top-level name we asked for. */
+static int
+receiver_requested(const struct receiver *rc, const char *path)
+{
+    size_t n = strcspn(path, "/"), i;
+
+    if (rc->tops == NULL)
+        return 1;
+    if (rc->rename != NULL)
+        return strlen(rc->rename) == n && memcmp(rc->rename, path, n) == 0;
+    for (i = 0; i < rc->ntops; i++)
+        if (strlen(rc->tops[i]) == n && memcmp(rc->tops[i], path, n) == 0)
+            return 1;
+    return 0;
 }
 
 const char *
@@ -140,6 +176,9 @@ receiver_free(struct receiver *rc)
     receiver_tidy_state(rc);
     for (i = 0; i < rc->ndirs; i++)
         xfree(rc->dirs[i].path);
+    for (i = 0; i < rc->ntops; i++)
+        xfree(rc->tops[i]);
+    xfree(rc->tops);
     if (rc->pc_fd >= 0)
         close(rc->pc_fd);
     if (rc->rootfd >= 0)
@@ -578,6 +617,11 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
     rc->next_id++;
     memcpy(path, m.path.p, m.path.len);
     path[m.path.len] = '\0';
+    if (!receiver_requested(rc, path)) {
+        /* Not ours to take; a well-behaved sender never does this. */
+        return xfer_fail(rc->x, FERRY_ERR_PROTOCOL,
+            "peer sent an entry that was not requested");
+    }
     if (receiver_top_is_state(path)) {
         xfer_problem(rc->x, SIDE_DEST, path, FERRY_ERR_BAD_PATH,
             "name reserved for ferry's state");

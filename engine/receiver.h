@@ -38,6 +38,15 @@ struct receiver *receiver_new(const char *dest, uint32_t flags,
     uint32_t block_size, struct xfer *x);
 void receiver_free(struct receiver *rc);
 
+/*
+ * Accept only entries under these top-level names (scp's lesson: a
+ * server must not send what was not asked for). n = 0 accepts any name,
+ * as a "dir/" source does. A single file renamed by the destination is
+ * accepted under its new name. Copies the names.
+ */
+int receiver_expect_tops(struct receiver *rc, const char *const *names,
+    size_t n) FERRY_WUR;
+
 /* conn_step_fn for the receiver. */
 int receiver_step(void *role, struct conn_step *st) FERRY_WUR;
 

@@ -1,0 +1,78 @@
+# Bad input gets one clear line naming the path or host, a documented exit
+# status, and nothing half-written under a final name.
+. "$(dirname "$0")/../lib/common.sh"
+
+mkdir -p "$T/src/sub" "$T/dst"
+echo one >"$T/src/one"
+echo two >"$T/src/sub/two"
+
+# A missing source: exit 2, its name in the message, nothing sent.
+expect_rc 2 "$FERRY" push "$T/nope" "local:$T/dst"
+expect_err "$T/nope: No such file or directory"
+# One missing among others: the others still go, exit 2.
+expect_rc 2 "$FERRY" push "$T/nope" "$T/src" "local:$T/dst"
+[ -f "$T/dst/src/sub/two" ] || fail "present source not sent"
+
+# The destination is a file where a directory is needed: exit 3.
+echo x >"$T/afile"
+expect_rc 3 "$FERRY" push "$T/src" "local:$T/afile"
+expect_err "$T/afile"
+expect_err "Not a directory"
+
+# An unwritable destination: exit 3 naming it. Root may write anywhere,
+# so as root the test runs ferry as nobody.
+mkdir -p "$T/locked"
+if [ "$(id -u)" -eq 0 ]; then
+    chmod 0755 "$T" "$T/locked"
+    chmod -R a+rX "$T/src"
+    as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+    chmod 0555 "$T/locked"
+    as_user=""
+fi
+expect_rc 3 $as_user "$FERRY" push "$T/src" "local:$T/locked"
+expect_err "$T/locked: Permission denied"
+[ -z "$(ls -A "$T/locked")" ] || fail "something was written to locked"
+
+# A full disk: exit 3, and no partial file under its final name.
+head -c 3000000 /dev/urandom >"$T/src/big"
+unshare_args="-m"
+[ "$(id -u)" -eq 0 ] || unshare_args="-rm"
+expect_rc 3 unshare $unshare_args sh -c "
+    mount -t tmpfs -o size=1m tmpfs '$T/dst' &&
+    '$FERRY' push '$T/src/' 'local:$T/dst'; rc=\$?
+    ls -A '$T/dst' >'$T/full.ls'
+    exit \$rc"
+expect_err "No space left on device"
+! grep -qx big "$T/full.ls" || fail "partial 'big' under its final name"
+
+# The agent cannot be found: exit 8 naming it.
+expect_rc 8 "$FERRY" push --agent "$T/no-agent" "$T/src" "local:$T/dst"
+expect_err "$T/no-agent"
+
+# A file that changes while it is read: exit 2, the file is not
+# committed, the rest is. b is read after the big file a, and changes
+# while a is on its way.
+mkdir -p "$T/chg"
+head -c 200000000 /dev/zero | tr '\0' 'a' >"$T/chg/a"
+echo "before" >"$T/chg/b"
+touch -d '2020-01-01' "$T/chg/b"
+set +e
+"$FERRY" push --json --block-size 64K "$T/chg/" "local:$T/chgdst" \
+    >"$T/last.out" 2>"$T/last.err" &
+pid=$!
+set -e
+# As soon as the plan is out (entries are being offered), change b.
+for _ in $(seq 1 200); do
+    [ -e "$T/chgdst/.ferry" ] && break
+    sleep 0.01
+done
+echo "after, and longer" >"$T/chg/b"
+set +e
+wait $pid
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc, want 2"; }
+expect_err "$T/chg/b: file changed while being read"
+[ ! -e "$T/chgdst/b" ] || fail "changed file was committed"
+cmp -s "$T/chg/a" "$T/chgdst/a" || fail "the unchanged file was not sent"

@@ -1,0 +1,89 @@
+# Sourced by every integration and e2e test (bash).
+#
+# Gives: $FERRY, $AGENT, $TOOLS, a scratch dir $T removed on exit, and
+# helpers to run commands expecting an exit status and to compare trees.
+set -eu
+
+: "${FERRY_BIN:=bin}"
+: "${FERRY_TOOLS:=build/release/tests}"
+case $FERRY_BIN in /*) ;; *) FERRY_BIN=$(pwd)/$FERRY_BIN ;; esac
+case $FERRY_TOOLS in /*) ;; *) FERRY_TOOLS=$(pwd)/$FERRY_TOOLS ;; esac
+FERRY=$FERRY_BIN/ferry
+AGENT=$FERRY_BIN/ferry-agent
+TOOLS=$FERRY_TOOLS
+TESTS_DIR=$(cd "$(dirname "$0")/.." && pwd)
+export FERRY_AGENT="$AGENT"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/ferry-test.XXXXXX")
+CLEANUP_HOOKS=""
+cleanup() {
+    for h in $CLEANUP_HOOKS; do "$h" || true; done
+    chmod -R u+rwx "$T" 2>/dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+at_exit() { CLEANUP_HOOKS="$CLEANUP_HOOKS $1"; }
+
+fail() {
+    echo "FAIL: $(basename "$0"): $*" >&2
+    exit 1
+}
+
+note() { [ -n "${VERBOSE:-}" ] && echo "  $*" >&2 || true; }
+
+# expect_rc STATUS CMD...: runs CMD, fails the test unless it exits STATUS.
+# Its stderr is kept in $T/last.err and stdout in $T/last.out.
+expect_rc() {
+    want=$1
+    shift
+    set +e
+    "$@" >"$T/last.out" 2>"$T/last.err"
+    rc=$?
+    set -e
+    if [ "$rc" -ne "$want" ]; then
+        echo "--- stderr:" >&2
+        tail -n 20 "$T/last.err" >&2
+        fail "expected exit $want, got $rc from: $*"
+    fi
+}
+
+# expect_err TEXT: the last command's stderr contains TEXT.
+expect_err() {
+    grep -qF -- "$1" "$T/last.err" ||
+        { cat "$T/last.err" >&2; fail "stderr lacks '$1'"; }
+}
+
+# json_field NAME: value of NAME in the summary event of $T/last.out.
+json_field() {
+    grep '"event":"summary"' "$T/last.out" | tail -n 1 |
+        sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"
+}
+
+expect_field() {
+    got=$(json_field "$1")
+    [ "$got" = "$2" ] || fail "summary $1 = '$got', expected '$2'"
+}
+
+# tree_same A B: same names, types, modes, mtimes, sizes, link targets and
+# file contents (see treecmp.py).
+tree_same() {
+    python3 "$TESTS_DIR/lib/treecmp.py" "$1" "$2" ||
+        fail "trees differ: $1 vs $2"
+}
+
+# no_partial_names DIR REF: every regular file under DIR (outside .ferry)
+# is byte-identical to the same path under REF, or absent there.
+no_partial_names() {
+    (cd "$1" && find . -path ./.ferry -prune -o -type f -print0) |
+    while IFS= read -r -d '' f; do
+        if [ -e "$2/$f" ]; then
+            cmp -s "$1/$f" "$2/$f" || { echo "partial: $f"; return 1; }
+        fi
+    done
+}
+
+# free_port: a TCP port the kernel considers free on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
