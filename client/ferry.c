@@ -5,6 +5,7 @@
  * and an exit status (see README.md, "Exit status").
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,10 @@
 #include "../proto/limits.h"
 #include "../proto/msg.h"
 #include "cli.h"
+#include "digest.h"
 #include "output.h"
+#include "ssh.h"
+#include "sshcfg.h"
 #include "transport.h"
 
 /* Exit statuses: keep in step with README.md. */
@@ -48,14 +52,28 @@ struct run {
     struct cli *cli;
     struct xfer x;
     struct output out;
+    struct session_open so;
+    struct sender *snd;
+    struct receiver *rcv;
+    /* The remote side, kept across attempts. */
+    struct sshcfg cfg;
+    int have_cfg;
+    struct ssh_conn *ssh;
+    int use_cmd;             /* the ssh program is the transport */
+    char agent_local[PATH_MAX];
+    char agent_hash[65];     /* sha256 of agent_local, "" if none */
+    int use_cached;          /* run the uploaded agent */
+    /* One attempt. */
     struct transport tp;
     struct conn conn;
     struct session *sess;
-    struct sender *snd;
-    struct receiver *rcv;
     uv_signal_t sigint, sigterm;
     uv_timer_t kill_timer;
     int conn_done, conn_err, interrupted;
+    int exit_status;         /* of the remote command, -1 if unknown */
+    int tp_code;
+    char tp_err[256];
+    uint64_t wire_out, wire_in;
 };
 
 static int
@@ -78,6 +96,8 @@ exit_for_code(int code, enum xfer_side side)
         return EXIT_INTEGRITY;
     case FERRY_ERR_INTERRUPTED:
         return EXIT_INTERRUPTED;
+    case FERRY_ERR_USAGE:
+        return EXIT_USAGE;
     case FERRY_ERR_SHORT:
     case FERRY_ERR_TOO_LARGE:
     case FERRY_ERR_FORMAT:
@@ -89,16 +109,6 @@ exit_for_code(int code, enum xfer_side side)
     default:
         return side == SIDE_SOURCE ? EXIT_SOURCE : EXIT_DEST;
     }
-}
-
-static void
-run_maybe_stop(struct run *rn)
-{
-    if (!rn->conn_done)
-        return;
-    uv_signal_stop(&rn->sigint);
-    uv_signal_stop(&rn->sigterm);
-    output_stop(&rn->out);
 }
 
 static void
@@ -116,10 +126,10 @@ run_conn_closed(struct conn *c, int err)
 
     rn->conn_done = 1;
     rn->conn_err = err;
+    rn->wire_out += c->bytes_out;
+    rn->wire_in += c->bytes_in;
     /* The agent exits on EOF; one that does not is stopped. */
     uv_timer_start(&rn->kill_timer, run_kill_child, 3000, 0);
-    uv_unref((uv_handle_t *)&rn->kill_timer);
-    run_maybe_stop(rn);
 }
 
 static void
@@ -130,7 +140,8 @@ run_signal(uv_signal_t *s, int signum)
     (void)signum;
     if (rn->interrupted++ > 0)
         _exit(EXIT_INTERRUPTED);  /* second Ctrl-C: no more waiting */
-    conn_abort(&rn->conn, FERRY_ERR_INTERRUPTED);
+    if (!rn->conn_done)
+        conn_abort(&rn->conn, FERRY_ERR_INTERRUPTED);
 }
 
 /* The name to print for the remote host. */
@@ -159,13 +170,21 @@ run_result(struct run *rn, char *msg, size_t msglen)
         snprintf(msg, msglen, "%s: %s", run_host(rn), rn->x.peer_error);
         return exit_for_code(rn->x.peer_error_code, remote_side);
     }
+    if (err == FERRY_ERR_CLOSED && rn->tp_code != 0) {
+        snprintf(msg, msglen, "%s", rn->tp_err);
+        return exit_for_code(rn->tp_code, local_side);
+    }
     if (err == FERRY_ERR_CLOSED) {
-        if (rn->tp.proc_exited && rn->tp.exit_status == 127)
-            snprintf(msg, msglen, "%s: ferry-agent not found", run_host(rn));
-        else
-            snprintf(msg, msglen, "%s: connection closed by the agent",
-                run_host(rn));
-        return rn->tp.exit_status == 127 ? EXIT_AGENT : EXIT_CONNECT;
+        if (rn->exit_status == 127 || rn->exit_status == 126) {
+            snprintf(msg, msglen, "%s: ferry-agent not found%s",
+                run_host(rn), rn->cli->remote.local ? "" : " on the remote "
+                "side (install it there, give --agent PATH, or let ferry "
+                "upload it: leave out --no-bootstrap)");
+            return EXIT_AGENT;
+        }
+        snprintf(msg, msglen, "%s: connection closed by the agent%s",
+            run_host(rn), rn->exit_status > 0 ? " (it failed)" : "");
+        return EXIT_CONNECT;
     }
     code = exit_for_code(err, local_side);
     if (code == EXIT_PROTOCOL) {
@@ -179,8 +198,9 @@ run_result(struct run *rn, char *msg, size_t msglen)
         return code;
     }
     if (err != 0) {
-        snprintf(msg, msglen, "%s", rn->x.local_error[0] ?
-            rn->x.local_error : ferry_strerror(err));
+        snprintf(msg, msglen, "%s%s%s", err == FERRY_ERR_VERSION ?
+            run_host(rn) : "", err == FERRY_ERR_VERSION ? ": " : "",
+            rn->x.local_error[0] ? rn->x.local_error : ferry_strerror(err));
         return code;
     }
     if (atomic_load(&st->worst_error) == FERRY_ERR_HASH_MISMATCH)
@@ -190,20 +210,6 @@ run_result(struct run *rn, char *msg, size_t msglen)
     if (xfer_get(&st->failed_source) > 0)
         return EXIT_SOURCE;
     return EXIT_OK;
-}
-
-static int
-run_start_transport(struct run *rn, uv_loop_t *loop)
-{
-    int r;
-
-    if (rn->cli->remote.local)
-        return transport_start_local(&rn->tp, loop, rn->cli->agent_path,
-            rn->cli->verbose);
-    (void)r;
-    log_error("%s: SSH transport not built yet; use local:PATH",
-        rn->cli->remote.host);
-    return FERRY_ERR_UNSUPPORTED;
 }
 
 /* A pull accepts only what its sources name (see receiver_expect_tops). */
@@ -252,21 +258,395 @@ join_prefix(const char *a, const char *b, const char *c)
     return p;
 }
 
+/* "sh -c '<script>'": the remote login shell may not be a POSIX one. */
+static int
+run_sh_c(const char *script, char *out, size_t n)
+{
+    char q[16384];
+    int r;
+
+    if ((r = ssh_shell_quote(script, q, sizeof(q))) != 0)
+        return r;
+    return (size_t)snprintf(out, n, "sh -c %s", q) < n ? 0 :
+        FERRY_ERR_TOO_LARGE;
+}
+
+/* The command that starts the agent on the remote side. A hash-named
+ * agent uploaded earlier is the same build as this client, so it goes
+ * first; then the one given with --agent or found on PATH. */
+static int
+run_agent_command(struct run *rn, char *out, size_t n)
+{
+    const char *v = rn->cli->verbose >= 2 ? " -v" : "";
+    char script[4 * PATH_MAX + 256], q[4 * PATH_MAX + 16];
+    int r;
+
+    if (rn->use_cached) {
+        snprintf(script, sizeof(script), "exec \"$HOME/.cache/ferry/"
+            "ferry-agent-%.16s\" serve%s", rn->agent_hash, v);
+        return run_sh_c(script, out, n);
+    }
+    if (rn->cli->agent_path != NULL) {
+        if ((r = ssh_shell_quote(rn->cli->agent_path, q, sizeof(q))) != 0)
+            return r;
+        snprintf(script, sizeof(script), "exec %s serve%s", q, v);
+        return run_sh_c(script, out, n);
+    }
+    if (rn->agent_hash[0] != '\0' && !rn->cli->no_bootstrap) {
+        snprintf(script, sizeof(script), "A=\"$HOME/.cache/ferry/"
+            "ferry-agent-%.16s\"; [ -x \"$A\" ] || "
+            "A=$(command -v ferry-agent) || exit 127; "
+            "exec \"$A\" serve%s", rn->agent_hash, v);
+        return run_sh_c(script, out, n);
+    }
+    snprintf(script, sizeof(script), "exec ferry-agent serve%s", v);
+    return run_sh_c(script, out, n);
+}
+
+/* argv for --ssh-cmd: sh -c 'CMD "$@"' with ssh's own options and the
+ * host, so CMD may hold options of its own ("ssh -o ..."). */
+static int
+run_cmd_argv(struct run *rn, const char *remote_command, char **argv,
+    size_t max, char *script, size_t scriptlen, char *host, size_t hostlen)
+{
+    struct cli *cli = rn->cli;
+    size_t n = 0;
+    int i;
+
+    if (max < 16 + 2 * (size_t)(cli->nidentities + cli->nssh_opts))
+        return FERRY_ERR_TOO_LARGE;
+    snprintf(script, scriptlen, "%s \"$@\"", cli->ssh_cmd ? cli->ssh_cmd :
+        "ssh");
+    if (cli->remote.user)
+        snprintf(host, hostlen, "%s@%s", cli->remote.user, cli->remote.host);
+    else
+        snprintf(host, hostlen, "%s", cli->remote.host);
+    argv[n++] = "/bin/sh";
+    argv[n++] = "-c";
+    argv[n++] = script;
+    argv[n++] = "ferry-ssh";
+    if (cli->ssh_config) {
+        argv[n++] = "-F";
+        argv[n++] = (char *)cli->ssh_config;
+    }
+    if (cli->port) {
+        argv[n++] = "-p";
+        argv[n++] = (char *)cli->port;
+    }
+    if (cli->login) {
+        argv[n++] = "-l";
+        argv[n++] = (char *)cli->login;
+    }
+    for (i = 0; i < cli->nidentities; i++) {
+        argv[n++] = "-i";
+        argv[n++] = (char *)cli->identities[i];
+    }
+    for (i = 0; i < cli->nssh_opts; i++) {
+        argv[n++] = "-o";
+        argv[n++] = (char *)cli->ssh_opts[i];
+    }
+    argv[n++] = "--";
+    argv[n++] = host;
+    argv[n++] = (char *)remote_command;
+    argv[n] = NULL;
+    return 0;
+}
+
+/* Resolves the SSH settings and, unless the ssh program is the
+ * transport, connects and authenticates. */
+static int
+run_connect(struct run *rn, char *msg, size_t msglen)
+{
+    struct cli *cli = rn->cli;
+    struct sshcfg_overrides ov;
+    struct ssh_conn_opts so;
+    const char *local;
+    int r;
+
+    if ((local = transport_local_agent(rn->agent_local,
+        sizeof(rn->agent_local))) != NULL) {
+        if (local != rn->agent_local)
+            snprintf(rn->agent_local, sizeof(rn->agent_local), "%s", local);
+        if (digest_sha256_file(rn->agent_local, rn->agent_hash) != 0)
+            rn->agent_hash[0] = '\0';
+    }
+    if (cli->remote.local)
+        return 0;
+    if (cli->ssh_cmd != NULL) {
+        rn->use_cmd = 1;
+        return 0;
+    }
+    memset(&ov, 0, sizeof(ov));
+    ov.config_file = cli->ssh_config;
+    ov.port = cli->port;
+    ov.user = cli->login ? cli->login : cli->remote.user;
+    ov.identities = cli->identities;
+    ov.nidentities = cli->nidentities;
+    ov.options = cli->ssh_opts;
+    ov.noptions = cli->nssh_opts;
+    if ((r = sshcfg_resolve(cli->remote.host, &ov, &rn->cfg, msg,
+        msglen)) != 0) {
+        if (r == FERRY_ERR_USAGE && msg[0] != '\0') {
+            char tmp[512];
+
+            snprintf(tmp, sizeof(tmp), "%s: ssh config: %s",
+                cli->remote.host, msg);
+            snprintf(msg, msglen, "%s", tmp);
+        } else {
+            snprintf(msg, msglen, "%s: cannot resolve the ssh config: %s",
+                cli->remote.host, ferry_strerror(r));
+        }
+        return r;
+    }
+    rn->have_cfg = 1;
+    if (rn->cfg.proxy != NULL) {
+        /* libssh2 cannot hop; OpenSSH can. */
+        log_info("%s: uses ProxyJump/ProxyCommand: running it through ssh",
+            cli->remote.host);
+        rn->use_cmd = 1;
+        return 0;
+    }
+    if ((r = ssh_global_init()) != 0) {
+        snprintf(msg, msglen, "cannot initialise libssh2");
+        return r;
+    }
+    memset(&so, 0, sizeof(so));
+    so.cfg = &rn->cfg;
+    so.display = cli->remote.host;
+    so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    return ssh_conn_open(&so, &rn->ssh, msg, msglen);
+}
+
+static int
+run_read_file(const char *path, uint8_t **data, size_t *len)
+{
+    FILE *f = fopen(path, "rbe");
+    long n;
+    int r = 0;
+
+    *data = NULL;
+    *len = 0;
+    if (f == NULL)
+        return -errno;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return -EIO;
+    }
+    if ((*data = xmalloc((size_t)n)) == NULL)
+        r = FERRY_ERR_NOMEM;
+    else if (fread(*data, 1, (size_t)n, f) != (size_t)n)
+        r = -EIO;
+    fclose(f);
+    if (r != 0) {
+        xfree(*data);
+        *data = NULL;
+    } else {
+        *len = (size_t)n;
+    }
+    return r;
+}
+
+/* Uploads this client's agent to ~/.cache/ferry/ferry-agent-<hash> on
+ * the remote side, checked there with sha256sum when it exists. */
+static int
+run_bootstrap(struct run *rn, char *msg, size_t msglen)
+{
+    char script[2048], cmd[16384], shscript[256], host[512], *argv[300];
+    uint8_t *bin = NULL;
+    size_t len = 0;
+    int r, status = -1;
+
+    snprintf(script, sizeof(script),
+        "set -e; d=\"$HOME/.cache/ferry\"; mkdir -p \"$d\"; chmod 700 \"$d\"; "
+        "case \"$(uname -m)\" in x86_64|amd64) ;; *) echo \"ferry: this is "
+        "a $(uname -m) machine; the bundled agent is x86_64: install "
+        "ferry-agent here\" >&2; exit 90;; esac; "
+        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; "
+        "if command -v sha256sum >/dev/null 2>&1; then "
+        "echo \"%s  $t\" | sha256sum -c --status || "
+        "{ echo 'ferry: the uploaded agent is corrupt' >&2; exit 91; }; fi; "
+        "chmod 700 \"$t\"; mv -f \"$t\" \"$d/ferry-agent-%.16s\"; "
+        "trap - EXIT", rn->agent_hash, rn->agent_hash);
+    if ((r = run_sh_c(script, cmd, sizeof(cmd))) != 0)
+        return r;
+    output_note(&rn->out, "%s: no compatible ferry-agent there; uploading "
+        "this one to ~/.cache/ferry", run_host(rn));
+    if (rn->use_cmd) {
+        if ((r = run_cmd_argv(rn, cmd, argv, 300, shscript,
+            sizeof(shscript), host, sizeof(host))) != 0 ||
+            (r = transport_run_sync(argv, rn->agent_local, &status)) != 0) {
+            snprintf(msg, msglen, "%s: cannot run %s: %s", run_host(rn),
+                rn->cli->ssh_cmd ? rn->cli->ssh_cmd : "ssh",
+                ferry_strerror(r));
+            return FERRY_ERR_AGENT;
+        }
+    } else {
+        if ((r = run_read_file(rn->agent_local, &bin, &len)) != 0) {
+            snprintf(msg, msglen, "%.900s: %s", rn->agent_local,
+                ferry_strerror(r));
+            return FERRY_ERR_AGENT;
+        }
+        r = ssh_conn_run(rn->ssh, cmd, bin, len, &status, msg, msglen);
+        xfree(bin);
+        if (r != 0)
+            return r;
+    }
+    if (status != 0) {
+        snprintf(msg, msglen, "%s: uploading the agent failed (exit %d)",
+            run_host(rn), status);
+        return FERRY_ERR_AGENT;
+    }
+    rn->use_cached = 1;
+    return 0;
+}
+
+/* One connection to an agent, from start to close. */
+static int
+run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
+{
+    char command[16384], shscript[16500], host[512], *argv[300];
+    int r;
+
+    rn->conn_done = 0;
+    rn->conn_err = 0;
+    rn->exit_status = -1;
+    rn->tp_code = 0;
+    rn->tp_err[0] = '\0';
+    memset(&rn->tp, 0, sizeof(rn->tp));
+    rn->tp.fd = -1;
+    if ((rn->sess = session_client_new(&rn->so, rn->snd != NULL ?
+        sender_step : receiver_step, rn->snd != NULL ? (void *)rn->snd :
+        (void *)rn->rcv, &rn->x)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (rn->cli->remote.local) {
+        r = transport_start_local(&rn->tp, loop, rn->cli->agent_path,
+            rn->cli->verbose);
+    } else if ((r = run_agent_command(rn, command, sizeof(command))) != 0) {
+        snprintf(msg, msglen, "%s: agent command too long", run_host(rn));
+    } else if (rn->use_cmd) {
+        if ((r = run_cmd_argv(rn, command, argv, 300, shscript,
+            sizeof(shscript), host, sizeof(host))) == 0)
+            r = transport_start_cmd(&rn->tp, loop, argv);
+    } else {
+        r = transport_start_ssh(&rn->tp, rn->ssh, command, msg, msglen);
+    }
+    if (r != 0)
+        return r;
+    rn->conn.data = rn;
+    if ((r = conn_start_fds(&rn->conn, loop, rn->tp.fd, rn->tp.fd,
+        session_step, rn->sess, run_conn_closed)) != 0)
+        return r;
+    uv_run(loop, UV_RUN_DEFAULT);
+    rn->tp_code = transport_finish(&rn->tp, &rn->exit_status, rn->tp_err,
+        sizeof(rn->tp_err));
+    uv_timer_stop(&rn->kill_timer);
+    transport_close(&rn->tp);
+    uv_run(loop, UV_RUN_NOWAIT);
+    return 0;
+}
+
+/* The agent is missing, or speaks another protocol version: worth an
+ * upload (once). */
+static int
+run_wants_bootstrap(const struct run *rn)
+{
+    if (rn->cli->remote.local || rn->cli->no_bootstrap || rn->use_cached ||
+        rn->interrupted || rn->agent_hash[0] == '\0')
+        return 0;
+    if (rn->conn_err == FERRY_ERR_VERSION)
+        return 1;
+    return rn->conn_err == FERRY_ERR_CLOSED &&
+        session_peer_software(rn->sess)[0] == '\0' &&
+        (rn->exit_status == 127 || rn->exit_status == 126);
+}
+
+/* Scans the sources of a push or prepares the receiver of a pull. Returns
+ * an exit status, or -1 to go on. */
+static int
+run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
+    char **source_prefix)
+{
+    struct cli *cli = rn->cli;
+    struct output_summary sum;
+    size_t i;
+    int r;
+
+    if (cli->cmd == CMD_PUSH) {
+        const char *dest = cli->remote.path;
+        size_t dl = strlen(dest);
+
+        for (i = 0; i < (size_t)cli->nlocal; i++)
+            if ((r = manifest_scan(mf, cli->local_paths[i])) != 0) {
+                output_fatal(&rn->out, cli->local_paths[i], r,
+                    ferry_strerror(r));
+                return EXIT_SOURCE;
+            }
+        if (mf->n == 0 && mf->nnotices > 0) {
+            /* Nothing can be sent: say why without connecting. */
+            for (i = 0; i < mf->nnotices; i++)
+                xfer_problem(&rn->x, SIDE_SOURCE, mf->notices[i].path,
+                    mf->notices[i].code, mf->notices[i].text);
+            memset(&sum, 0, sizeof(sum));
+            sum.exit_code = EXIT_SOURCE;
+            sum.error = "no source could be read";
+            output_summary(&rn->out, &sum);
+            return EXIT_SOURCE;
+        }
+        if (dl > 0 && dest[dl - 1] == '/')
+            rn->so.flags |= OPEN_F_DEST_DIR;
+        rn->so.op = OPEN_PUSH;
+        rn->so.paths = (const char *const *)&cli->remote.path;
+        rn->so.npaths = 1;
+        *dest_prefix = join_prefix(run_host(rn), ":", dest);
+        if ((rn->snd = sender_new(mf, cli->block_size, rn->so.flags,
+            &rn->x)) == NULL)
+            return EXIT_SOURCE;
+    } else {
+        const char *dest = cli->local_paths[0];
+        size_t dl = strlen(dest);
+
+        if (dl > 0 && dest[dl - 1] == '/')
+            rn->so.flags |= OPEN_F_DEST_DIR;
+        rn->so.op = OPEN_PULL;
+        rn->so.paths = (const char *const *)cli->remote_paths;
+        rn->so.npaths = (uint16_t)cli->nremote;
+        *source_prefix = join_prefix(run_host(rn), ":", "");
+        *dest_prefix = join_prefix(dest, "", "");
+        if ((rn->rcv = receiver_new(dest, rn->so.flags, cli->block_size,
+            &rn->x)) == NULL || run_expect_tops(rn) != 0)
+            return EXIT_DEST;
+    }
+    /* Prefixes end with the separator the path needs. */
+    if (*dest_prefix != NULL) {
+        size_t n = strlen(*dest_prefix);
+
+        if (n > 0 && (*dest_prefix)[n - 1] != '/' &&
+            (*dest_prefix)[n - 1] != ':') {
+            char *p = join_prefix(*dest_prefix, "/", "");
+
+            xfree(*dest_prefix);
+            *dest_prefix = p;
+        }
+    }
+    rn->out.dest_prefix = *dest_prefix;
+    rn->out.source_prefix = *source_prefix;
+    return -1;
+}
+
 static int
 run(struct cli *cli)
 {
     uv_loop_t *loop = uv_default_loop();
-    struct session_open so;
     struct manifest mf;
     struct run rn;
     struct output_summary sum;
     char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
-    const char *const *paths;
-    int r, code, fd;
-    size_t i;
+    int r, code, attempt;
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
+    rn.exit_status = -1;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
@@ -274,130 +654,78 @@ run(struct cli *cli)
         !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
-    memset(&so, 0, sizeof(so));
-    so.flags = cli->checksum ? OPEN_F_CHECKSUM : 0;
-    so.block_size = cli->block_size;
-    uv_random(NULL, NULL, so.transfer_id, sizeof(so.transfer_id), 0, NULL);
+    rn.so.flags = cli->checksum ? OPEN_F_CHECKSUM : 0;
+    rn.so.block_size = cli->block_size;
+    uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
+        NULL);
+    msg[0] = '\0';
+    if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix)) >= 0)
+        goto out_early;
 
-    if (cli->cmd == CMD_PUSH) {
-        const char *dest = cli->remote.path;
-        size_t dl = strlen(dest);
-
-        for (i = 0; i < (size_t)cli->nlocal; i++)
-            if ((r = manifest_scan(&mf, cli->local_paths[i])) != 0) {
-                output_fatal(&rn.out, cli->local_paths[i], r,
-                    ferry_strerror(r));
-                manifest_cleanup(&mf);
-                return EXIT_SOURCE;
-            }
-        if (mf.n == 0 && mf.nnotices > 0) {
-            /* Nothing can be sent: say why without connecting. */
-            for (i = 0; i < mf.nnotices; i++)
-                xfer_problem(&rn.x, SIDE_SOURCE, mf.notices[i].path,
-                    mf.notices[i].code, mf.notices[i].text);
-            manifest_cleanup(&mf);
-            memset(&sum, 0, sizeof(sum));
-            sum.exit_code = EXIT_SOURCE;
-            sum.error = "no source could be read";
-            output_summary(&rn.out, &sum);
-            return EXIT_SOURCE;
-        }
-        if (dl > 0 && dest[dl - 1] == '/')
-            so.flags |= OPEN_F_DEST_DIR;
-        so.op = OPEN_PUSH;
-        so.paths = (const char *const *)&cli->remote.path;
-        so.npaths = 1;
-        dest_prefix = join_prefix(run_host(&rn), ":", dest);
-        rn.out.dest_prefix = dest_prefix;
-        if ((rn.snd = sender_new(&mf, cli->block_size, so.flags,
-            &rn.x)) == NULL) {
-            manifest_cleanup(&mf);
-            return EXIT_SOURCE;
-        }
-    } else {
-        const char *dest = cli->local_paths[0];
-        size_t dl = strlen(dest);
-
-        if (dl > 0 && dest[dl - 1] == '/')
-            so.flags |= OPEN_F_DEST_DIR;
-        so.op = OPEN_PULL;
-        paths = (const char *const *)cli->remote_paths;
-        so.paths = paths;
-        so.npaths = (uint16_t)cli->nremote;
-        source_prefix = join_prefix(run_host(&rn), ":", "");
-        rn.out.source_prefix = source_prefix;
-        dest_prefix = join_prefix(dest, "", "");
-        rn.out.dest_prefix = dest_prefix;
-        if ((rn.rcv = receiver_new(dest, so.flags, cli->block_size,
-            &rn.x)) == NULL || (r = run_expect_tops(&rn)) != 0) {
-            receiver_free(rn.rcv);
-            xfree(source_prefix);
-            xfree(dest_prefix);
-            return EXIT_DEST;
-        }
-    }
-    /* Prefixes end with the separator the path needs. */
-    if (dest_prefix != NULL && dest_prefix[strlen(dest_prefix) - 1] != '/' &&
-        dest_prefix[strlen(dest_prefix) - 1] != ':') {
-        char *p = join_prefix(dest_prefix, "/", "");
-
-        xfree(dest_prefix);
-        dest_prefix = p;
-        rn.out.dest_prefix = p;
-    }
-
-    rn.sess = session_client_new(&so, rn.snd != NULL ? sender_step :
-        receiver_step, rn.snd != NULL ? (void *)rn.snd : (void *)rn.rcv,
-        &rn.x);
     uv_timer_init(loop, &rn.kill_timer);
     rn.kill_timer.data = &rn;
-    if (rn.sess == NULL) {
-        r = FERRY_ERR_NOMEM;
-        goto fail;
-    }
-    if ((r = run_start_transport(&rn, loop)) != 0)
-        goto fail;
-    fd = rn.tp.fd;
-    rn.conn.data = &rn;
-    if ((r = conn_start_fds(&rn.conn, loop, fd, fd, session_step, rn.sess,
-        run_conn_closed)) != 0)
-        goto fail;
+    uv_unref((uv_handle_t *)&rn.kill_timer);
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
     rn.sigint.data = rn.sigterm.data = &rn;
     uv_signal_start(&rn.sigint, run_signal, SIGINT);
     uv_signal_start(&rn.sigterm, run_signal, SIGTERM);
+    uv_unref((uv_handle_t *)&rn.sigint);
+    uv_unref((uv_handle_t *)&rn.sigterm);
     output_start(&rn.out, loop);
-    uv_run(loop, UV_RUN_DEFAULT);
 
+    if ((r = run_connect(&rn, msg, sizeof(msg))) != 0) {
+        code = exit_for_code(r, SIDE_DEST);
+        goto out_fatal;
+    }
+    for (attempt = 0; attempt < 2; attempt++) {
+        if (attempt > 0) {
+            session_free(rn.sess);
+            rn.sess = NULL;
+            if ((r = run_bootstrap(&rn, msg, sizeof(msg))) != 0) {
+                code = exit_for_code(r, SIDE_DEST);
+                goto out_fatal;
+            }
+        }
+        if ((r = run_attempt(&rn, loop, msg, sizeof(msg))) != 0) {
+            code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
+                exit_for_code(r, SIDE_DEST);
+            if (msg[0] == '\0')
+                snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
+                    ferry_strerror(r));
+            goto out_fatal;
+        }
+        if (!run_wants_bootstrap(&rn))
+            break;
+    }
     code = run_result(&rn, msg, sizeof(msg));
     if (msg[0] != '\0' && !rn.interrupted)
         output_fatal(&rn.out, NULL, rn.conn_err, msg);
     if (rn.interrupted)
         output_note(&rn.out, "interrupted; nothing partial was left under "
             "a final name");
+    goto out_summary;
+out_fatal:
+    output_fatal(&rn.out, NULL, r, msg);
+out_summary:
+    output_stop(&rn.out);
     memset(&sum, 0, sizeof(sum));
     sum.ok = code == EXIT_OK;
     sum.exit_code = code;
-    sum.bytes_wire_out = rn.conn.bytes_out;
-    sum.bytes_wire_in = rn.conn.bytes_in;
+    sum.bytes_wire_out = rn.ssh ? ssh_conn_wire_out(rn.ssh) : rn.wire_out;
+    sum.bytes_wire_in = rn.ssh ? ssh_conn_wire_in(rn.ssh) : rn.wire_in;
     sum.streams = 1;
     sum.error = msg[0] ? msg : NULL;
     output_summary(&rn.out, &sum);
-    goto out;
-fail:
-    code = r == FERRY_ERR_AGENT ? EXIT_AGENT : exit_for_code(r, SIDE_DEST);
-    if (r == FERRY_ERR_UNSUPPORTED)
-        code = EXIT_USAGE;
-out:
     uv_close((uv_handle_t *)&rn.kill_timer, NULL);
-    if (rn.sigint.data != NULL) {
-        uv_close((uv_handle_t *)&rn.sigint, NULL);
-        uv_close((uv_handle_t *)&rn.sigterm, NULL);
-    }
-    transport_close(&rn.tp);
+    uv_close((uv_handle_t *)&rn.sigint, NULL);
+    uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
     (void)uv_loop_close(loop);
+out_early:
+    ssh_conn_close(rn.ssh);
+    if (rn.have_cfg)
+        sshcfg_cleanup(&rn.cfg);
     session_free(rn.sess);
     sender_free(rn.snd);
     receiver_free(rn.rcv);

@@ -4,13 +4,18 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "../common/log.h"
+#include "ssh.h"
 
 static void
 transport_exited(uv_process_t *p, int64_t status, int sig)
@@ -81,6 +86,18 @@ transport_agent_beside_me(char *out, size_t n)
     return access(out, X_OK);
 }
 
+const char *
+transport_local_agent(char *buf, size_t n)
+{
+    const char *env = getenv("FERRY_AGENT");
+
+    if (env != NULL && env[0] != '\0')
+        return env;
+    if (transport_agent_beside_me(buf, n) == 0)
+        return buf;
+    return NULL;
+}
+
 int
 transport_start_local(struct transport *t, uv_loop_t *loop,
     const char *agent, int verbose)
@@ -90,9 +107,7 @@ transport_start_local(struct transport *t, uv_loop_t *loop,
     int r, i = 0;
 
     if (agent == NULL)
-        agent = getenv("FERRY_AGENT");
-    if (agent == NULL && transport_agent_beside_me(path, sizeof(path)) == 0)
-        agent = path;
+        agent = transport_local_agent(path, sizeof(path));
     if (agent == NULL)
         agent = "ferry-agent";
     argv[i++] = (char *)agent;
@@ -101,11 +116,56 @@ transport_start_local(struct transport *t, uv_loop_t *loop,
         argv[i++] = "-v";
     argv[i] = NULL;
     r = transport_start_cmd(t, loop, argv);
-    snprintf(t->where, sizeof(t->where), "local");
     if (r == FERRY_ERR_AGENT)
         log_error("local: cannot start %s: not found or not executable",
             agent);
     return r;
+}
+
+int
+transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
+    const char *command, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof(*t));
+    t->fd = -1;
+    t->ssh = ssh;
+    return ssh_conn_exec_pump(ssh, command, &t->fd, err, errlen);
+}
+
+int
+transport_finish(struct transport *t, int *exit_status, char *err,
+    size_t errlen)
+{
+    err[0] = '\0';
+    *exit_status = -1;
+    if (t->ssh != NULL)
+        return ssh_conn_pump_wait(t->ssh, exit_status, err, errlen);
+    if (t->has_proc && t->proc_exited && t->term_signal == 0)
+        *exit_status = (int)t->exit_status;
+    return 0;
+}
+
+int
+transport_run_sync(char *const *argv, const char *in_path, int *exit_status)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int r, st;
+
+    *exit_status = -1;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null",
+        O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (r != 0)
+        return -r;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    *exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return 0;
 }
 
 void

@@ -14,16 +14,20 @@
 
 #include <uv.h>
 
+#include <stddef.h>
+
 #include "../common/err.h"
+
+struct ssh_conn;
 
 struct transport {
     int fd;              /* read-only: our end, handed to the conn */
-    char where[256];     /* read-only: "local" or the host, for messages */
     /* private */
     uv_process_t proc;
     int has_proc, proc_exited;
     int64_t exit_status;
     int term_signal;
+    struct ssh_conn *ssh;  /* borrowed: the session a pump runs on */
 };
 
 /*
@@ -41,6 +45,31 @@ int transport_start_local(struct transport *t, uv_loop_t *loop,
  */
 int transport_start_cmd(struct transport *t, uv_loop_t *loop,
     char *const *argv) FERRY_WUR;
+
+/* Runs command over an open SSH session (see ssh.h); *t->fd is the
+ * engine's end. */
+int transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
+    const char *command, char *err, size_t errlen) FERRY_WUR;
+
+/*
+ * After the conn has closed: waits for the remote command (SSH pump) and
+ * reports its exit status (-1 if unknown) and any transport error (with a
+ * message in err). For child processes the status comes from the loop.
+ */
+int transport_finish(struct transport *t, int *exit_status, char *err,
+    size_t errlen);
+
+/*
+ * Runs argv to completion with stdin read from the file in_path (or
+ * /dev/null when NULL); stdout is discarded, stderr shared. Returns 0 and
+ * its exit status, or -errno if it could not be started.
+ */
+int transport_run_sync(char *const *argv, const char *in_path,
+    int *exit_status) FERRY_WUR;
+
+/* Where ferry-agent is on this machine ($FERRY_AGENT, next to this
+ * executable, or NULL). */
+const char *transport_local_agent(char *buf, size_t n);
 
 /* Kills the child if it is still running (after the conn has closed and a
  * grace period passed). */

@@ -1,0 +1,77 @@
+/*
+ * ssh.h: the libssh2 transport (the only user of libssh2).
+ *
+ * One ssh_conn is one TCP connection and one SSH session: connect (bounded
+ * by ConnectTimeout), host key check against known_hosts, authentication
+ * (ssh-agent, then identity files), then one exec channel at a time.
+ *
+ * A running channel is moved by a pump thread between the channel and one
+ * end of a socketpair; the engine gets the other end, like any other
+ * transport. The pump is the only thread that touches the session while it
+ * runs (libssh2 sessions are single-threaded), so encryption for each
+ * stream runs on its own core. It also sends keepalives and declares the
+ * connection dead after ServerAliveInterval x ServerAliveCountMax seconds
+ * without a byte from the server.
+ */
+#ifndef FERRY_CLIENT_SSH_H
+#define FERRY_CLIENT_SSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/err.h"
+#include "sshcfg.h"
+
+struct ssh_conn;
+
+struct ssh_conn_opts {
+    const struct sshcfg *cfg;
+    const char *display;   /* the host as the user wrote it */
+    int interactive;       /* may prompt on /dev/tty */
+};
+
+/* Calls libssh2_init; once, before any thread uses libssh2. */
+int ssh_global_init(void) FERRY_WUR;
+
+/*
+ * Connects, checks the host key and authenticates. Blocking. Returns 0, or
+ * FERRY_ERR_CONNECT / TIMEOUT / HOSTKEY / AUTH / SSH with one line for the
+ * user in err (host named, reason, what to do).
+ */
+int ssh_conn_open(const struct ssh_conn_opts *o, struct ssh_conn **out,
+    char *err, size_t errlen) FERRY_WUR;
+
+/*
+ * Runs command on a new channel and starts the pump; *fd is the engine's
+ * end of the byte pipe (the caller owns it). One pump per conn at a time.
+ */
+int ssh_conn_exec_pump(struct ssh_conn *c, const char *command, int *fd,
+    char *err, size_t errlen) FERRY_WUR;
+
+/*
+ * Waits for the pump to end, which it does once the engine has closed its
+ * end and the remote command has finished. *exit_status is the command's
+ * status (-1 if unknown). Returns 0, or the pump's own error (a dead or
+ * broken connection) with a message in err.
+ */
+int ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
+    size_t errlen);
+
+/*
+ * Runs command with in (inlen bytes) as its stdin and waits for it to
+ * finish; its stderr is copied to ours. Blocking; no pump may run.
+ */
+int ssh_conn_run(struct ssh_conn *c, const char *command, const void *in,
+    size_t inlen, int *exit_status, char *err, size_t errlen) FERRY_WUR;
+
+/* Bytes written to / read from the TCP connection, SSH framing included. */
+uint64_t ssh_conn_wire_out(const struct ssh_conn *c);
+uint64_t ssh_conn_wire_in(const struct ssh_conn *c);
+
+/* Disconnects (bounded time) and frees. NULL is a no-op. */
+void ssh_conn_close(struct ssh_conn *c);
+
+/* Quotes s for a POSIX shell ('...' with '\'' for quotes) into out. */
+int ssh_shell_quote(const char *s, char *out, size_t outlen) FERRY_WUR;
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * sshcfg.h: the SSH settings for a host, as OpenSSH itself resolves them.
+ *
+ * We ask the user's own ssh for them (`ssh -G [-F file] [-p port] [-l user]
+ * [-i key]... [-o K=V]... host`), which applies ~/.ssh/config exactly as ssh
+ * would: Host and Match blocks, Include, first-value-wins, tokens,
+ * canonicalisation. Limits: it needs the ssh program (without it we fall
+ * back to plain defaults), it runs any "Match exec" commands, and it lists
+ * defaults as if set (e.g. the stock identity files), which is harmless
+ * because only files that exist are tried.
+ */
+#ifndef FERRY_CLIENT_SSHCFG_H
+#define FERRY_CLIENT_SSHCFG_H
+
+#include <stddef.h>
+
+#include "../common/err.h"
+
+enum sshcfg_strict {
+    STRICT_YES = 1,     /* refuse unknown hosts */
+    STRICT_ACCEPT_NEW,  /* add unknown hosts, refuse changed keys */
+    STRICT_NO,          /* accept unknown hosts (changed keys: refused) */
+    STRICT_ASK          /* ask on a terminal, else as yes */
+};
+
+#define SSHCFG_MAX_FILES 32
+
+struct sshcfg {
+    char *hostname;
+    unsigned port;
+    char *user;
+    char *identity_files[SSHCFG_MAX_FILES];  /* ~ expanded */
+    size_t nidentity;
+    int identities_only;
+    char *known_hosts[SSHCFG_MAX_FILES];     /* ~ expanded */
+    size_t nknown;
+    enum sshcfg_strict strict;
+    unsigned connect_timeout;  /* seconds; 0: none given */
+    unsigned alive_interval;   /* seconds; 0: none given */
+    unsigned alive_count;
+    char *proxy;               /* ProxyJump or ProxyCommand, if any */
+    char *host_key_alias;
+    int batch_mode;
+};
+
+/* The command-line settings that override the config, as for ssh. */
+struct sshcfg_overrides {
+    const char *config_file;   /* -F */
+    const char *port;          /* -p */
+    const char *user;          /* -l, or user@ */
+    const char *const *identities;  /* -i */
+    int nidentities;
+    const char *const *options;     /* -o Key=Value */
+    int noptions;
+};
+
+/*
+ * Parses `ssh -G` output (lines "key value") into c. Unknown keys are
+ * ignored; values are bounded. Returns 0 or FERRY_ERR_FORMAT/NOMEM.
+ */
+int sshcfg_parse(const char *text, size_t len, struct sshcfg *c) FERRY_WUR;
+
+/*
+ * Resolves host with `ssh -G`. On failure of ssh itself (bad config,
+ * unknown option) returns FERRY_ERR_USAGE with its first error line in
+ * err. Without an ssh program, fills in defaults.
+ */
+int sshcfg_resolve(const char *host, const struct sshcfg_overrides *o,
+    struct sshcfg *c, char *err, size_t errlen) FERRY_WUR;
+
+void sshcfg_cleanup(struct sshcfg *c);
+
+/* "~/x" -> "$HOME/x" (new string). */
+char *sshcfg_expand_home(const char *path);
+
+#endif
