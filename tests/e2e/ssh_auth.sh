@@ -1,0 +1,46 @@
+# Authentication: ssh-agent first, then identity files; failures say what
+# was tried, and RSA keys get advice (exit 6).
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/sshd.sh"
+sshd_start
+
+mkdir -p "$T/src"
+echo data >"$T/src/f"
+cfg="$T/cfg"
+cat >"$cfg" <<CONF
+Host box
+    HostName 127.0.0.1
+    Port $SSHD_PORT
+    User $(id -un)
+    IdentityFile $T/nokey
+    UserKnownHostsFile $SSHD_DIR/known_hosts
+    StrictHostKeyChecking yes
+CONF
+
+# No usable key at all.
+env -u SSH_AUTH_SOCK "$FERRY" push -F "$cfg" --agent "$AGENT" \
+    "$T/src" "box:$T/d0" 2>"$T/last.err" && fail "auth should fail"
+expect_err "authentication failed"
+
+# Through ssh-agent, with the key only in the agent.
+eval "$(ssh-agent -a "$T/agent.sock" -s)" >/dev/null
+stop_agent() { kill "$SSH_AGENT_PID" 2>/dev/null || true; }
+at_exit stop_agent
+ssh-add -q "$SSH_KEY" 2>/dev/null
+expect_rc 0 "$FERRY" push -F "$cfg" --agent "$AGENT" "$T/src" "box:$T/d1"
+[ -f "$T/d1/src/f" ] || fail "agent auth"
+ssh-add -q -D 2>/dev/null
+
+# An identity file the server does not accept: exit 6, file named.
+ssh-keygen -q -t ed25519 -N '' -f "$T/stranger"
+expect_rc 6 "$FERRY" push -F "$cfg" --agent "$AGENT" -i "$T/stranger" \
+    "$T/src" "box:$T/d2"
+expect_err "$T/stranger"
+
+# An RSA key, even an authorized one, cannot sign in a way OpenSSH 8.8+
+# accepts: the message says to use ed25519.
+ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/rsa"
+cat "$T/rsa.pub" >>"$SSHD_DIR/authorized_keys"
+expect_rc 6 "$FERRY" push -F "$cfg" --agent "$AGENT" -i "$T/rsa" \
+    "$T/src" "box:$T/d3"
+expect_err "ed25519"

@@ -1,0 +1,34 @@
+# Push and pull through a real sshd on 127.0.0.1, awkward names included,
+# into a remote path with spaces, quotes, '$', ';' and a newline.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/trees.sh"
+. "$TESTS_DIR/lib/sshd.sh"
+sshd_start
+
+awkward_tree "$T/src"
+rm -f "$T/src/big.sparse"   # covered over local:; keeps this test quick
+dest="$T/remote dir/it's \$HOME; rm -rf x
+second line"
+
+expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json \
+    "$T/src/" "ferry-test:$dest"
+tree_same "$T/src" "$dest"
+expect_field files_failed 0
+wire=$(json_field bytes_wire)
+[ "$wire" -gt 3000000 ] || fail "bytes_wire $wire: should count SSH bytes"
+
+expect_rc 0 "$FERRY" pull -F "$SSH_CONFIG" --agent "$AGENT" --json \
+    "ferry-test:$dest/" "$T/back"
+tree_same "$T/src" "$T/back"
+wire_in=$(json_field bytes_wire_in)
+[ "$wire_in" -gt 3000000 ] || fail "bytes_wire_in $wire_in"
+
+# Unchanged: nothing sent.
+expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json \
+    "$T/src/" "ferry-test:$dest"
+expect_field files_sent 0
+
+# A remote path under ~ is the remote account's home.
+expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" \
+    "$T/src/exec.sh" "ferry-test:~/exec-copy.sh"
+cmp -s "$T/src/exec.sh" "$SSHD_HOME/exec-copy.sh" || fail "~ not expanded"
