@@ -11,7 +11,7 @@ case $FERRY_TOOLS in /*) ;; *) FERRY_TOOLS=$(pwd)/$FERRY_TOOLS ;; esac
 FERRY=$FERRY_BIN/ferry
 AGENT=$FERRY_BIN/ferry-agent
 TOOLS=$FERRY_TOOLS
-TESTS_DIR=$(cd "$(dirname "$0")/.." && pwd)
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export FERRY_AGENT="$AGENT"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ferry-test.XXXXXX")

@@ -45,6 +45,7 @@ PermitRootLogin yes
 MaxStartups 64:30:128
 MaxSessions 32
 LogLevel ERROR
+Subsystem sftp internal-sftp
 SetEnv HOME=$SSHD_HOME PATH=/usr/local/bin:/usr/bin:/bin
 CONF
     /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
