@@ -12,6 +12,7 @@
 #include "../common/log.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "partial.h"
 
 #define RECEIVER_PART_DIR "part"
 #define RECEIVER_MARKER "FERRY-STATE"
@@ -27,10 +28,11 @@ struct rfile {
     int64_t mtime_sec;
     uint32_t mtime_nsec;
     uint64_t next_off;
-    int fd;
+    uint64_t resume_off;   /* where the sender was asked to start */
+    int started;           /* a block or FILE_END has come */
     int failed;            /* first local error; the rest is ignored */
     struct hash_file *hf;
-    char tmp[32];          /* name in the part directory, "" if none */
+    struct partial *pt;    /* the part file and journal, once open */
 };
 
 struct rdir {
@@ -64,6 +66,7 @@ struct receiver {
     char *pc_path;
     int pc_fd;
     struct msg_summary sum;
+    int state_checked;     /* looked for an existing state directory */
     char **tops;           /* accepted top-level names; NULL: any */
     size_t ntops;
 };
@@ -127,15 +130,13 @@ receiver_root(const struct receiver *rc)
     return rc->root != NULL ? rc->root : rc->dest;
 }
 
+/* Ends a wanted file's life here: its partial kept for a resume, thrown
+ * away, or done (renamed into place). */
 static void
-rfile_discard(struct receiver *rc, struct rfile *f)
+rfile_end(struct receiver *rc, struct rfile *f, enum partial_end how)
 {
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (f->tmp[0] != '\0' && rc->partfd >= 0)
-        (void)unlinkat(rc->partfd, f->tmp, 0);
-    f->tmp[0] = '\0';
+    partial_close(f->pt, rc->partfd, how);
+    f->pt = NULL;
     hash_file_free(f->hf);
     f->hf = NULL;
     xfree(f->path);
@@ -167,12 +168,13 @@ receiver_free(struct receiver *rc)
 
     if (rc == NULL)
         return;
-    /* Anything still staged is incomplete: no partial file survives
-     * under any name. */
+    /* Whatever arrived stays, with its journal, for the next run to
+     * resume; none of it has a final name. */
     for (i = 0; i < rc->fifo_len; i++)
-        rfile_discard(rc, &rc->fifo[(rc->fifo_head + i) % rc->fifo_cap]);
+        rfile_end(rc, &rc->fifo[(rc->fifo_head + i) % rc->fifo_cap],
+            PARTIAL_KEEP);
     for (i = 0; i < rc->batch_len; i++)
-        rfile_discard(rc, &rc->batch[i]);
+        rfile_end(rc, &rc->batch[i], PARTIAL_KEEP);
     receiver_tidy_state(rc);
     for (i = 0; i < rc->ndirs; i++)
         xfree(rc->dirs[i].path);
@@ -201,12 +203,16 @@ receiver_fatal_errno(int r)
         r == -EFBIG;
 }
 
+static int receiver_find_state(struct receiver *rc);
+
 static int
 receiver_open_state(struct receiver *rc)
 {
     int fd, r;
 
     if (rc->partfd >= 0)
+        return 0;
+    if (receiver_find_state(rc))
         return 0;
     if (mkdirat(rc->rootfd, RECEIVER_STATE_DIR, 0700) != 0 &&
         errno != EEXIST)
@@ -232,6 +238,37 @@ fail:
     r = -errno;
     return xfer_fail(rc->x, r, "%s/%s: %s", rc->root, RECEIVER_STATE_DIR,
         ferry_strerror(r));
+}
+
+/* Opens an existing state directory (never makes one). Returns 1 if
+ * there is one. The first time, partials past their expiry go. */
+static int
+receiver_find_state(struct receiver *rc)
+{
+    struct partial_info *v;
+    size_t n;
+    int sfd, pfd;
+
+    if (rc->partfd >= 0)
+        return 1;
+    if (rc->state_checked)
+        return 0;
+    rc->state_checked = 1;
+    sfd = openat(rc->rootfd, RECEIVER_STATE_DIR,
+        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sfd < 0)
+        return 0;
+    pfd = openat(sfd, RECEIVER_PART_DIR,
+        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0) {
+        close(sfd);
+        return 0;
+    }
+    rc->statefd = sfd;
+    rc->partfd = pfd;
+    if (partial_list(pfd, 1, &v, &n) == 0)
+        partial_list_free(v, n);
+    return 1;
 }
 
 /* Opens (and caches) the parent directory of path. */
@@ -287,6 +324,21 @@ reply(struct buf *out, uint32_t id, uint8_t action, int code)
     m.code = proto_err_to_wire(code);
     m.text.p = text;
     m.text.len = strlen(text);
+    return msg_reply_encode(out, &m);
+}
+
+static int
+reply_want(struct buf *out, uint32_t id, uint64_t offset,
+    const struct hash128 *prefix)
+{
+    struct msg_reply m;
+
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.action = REPLY_WANT;
+    m.offset = offset;
+    m.prefix = *prefix;
+    m.text.p = "";
     return msg_reply_encode(out, &m);
 }
 
@@ -404,10 +456,12 @@ receiver_fix_meta(int pfd, const char *name, const struct stat *st,
 
 static int
 receiver_want(struct receiver *rc, const struct msg_entry *m,
-    const char *path)
+    const char *path, uint64_t *offset, struct hash128 *prefix)
 {
     struct rfile *f;
 
+    *offset = 0;
+    memset(prefix, 0, sizeof(*prefix));
     if (rc->fifo_len >= RECEIVER_MAX_PENDING)
         return FERRY_ERR_PROTOCOL;
     if (rc->fifo_len == rc->fifo_cap) {
@@ -436,8 +490,22 @@ receiver_want(struct receiver *rc, const struct msg_entry *m,
     f->mode = m->mode;
     f->mtime_sec = m->mtime_sec;
     f->mtime_nsec = m->mtime_nsec;
-    f->fd = -1;
     rc->fifo_len++;
+    /* What an earlier run left of this very version of the file. */
+    if ((rc->x->caps & PROTO_CAP_RESUME) && m->size > 0 &&
+        receiver_find_state(rc)) {
+        struct partial_id id = { f->path, f->size, f->mtime_sec,
+            f->mtime_nsec, f->mode, rc->block_size };
+        uint64_t blocks = partial_probe(rc->partfd, &id, f->hf, prefix);
+
+        if (blocks > 0) {
+            f->resume_off = blocks * (uint64_t)rc->block_size;
+            if (f->resume_off > f->size)
+                f->resume_off = f->size;
+            f->next_off = f->resume_off;
+        }
+    }
+    *offset = f->resume_off;
     return 0;
 }
 
@@ -445,9 +513,10 @@ static int
 receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
     const char *path, struct buf *out)
 {
+    struct hash128 h, prefix;
     const char *name;
     struct stat st;
-    struct hash128 h;
+    uint64_t off;
     int r, pfd, fd;
 
     if ((r = receiver_parent(rc, path, &pfd, &name)) != 0)
@@ -483,10 +552,15 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
         r = -errno;
         goto fail;
     }
-    if ((r = receiver_want(rc, m, path)) != 0)
+    if ((r = receiver_want(rc, m, path, &off, &prefix)) != 0)
         return r;
     xfer_add(&rc->x->st.bytes_payload, m->size);
-    return reply(out, m->id, REPLY_WANT, 0);
+    if (off > 0) {
+        xfer_add(&rc->x->st.resumed_bytes, off);
+        xfer_add(&rc->x->st.bytes_matched, off);
+        xfer_add(&rc->x->st.bytes_done, off);
+    }
+    return reply_want(out, m->id, off, &prefix);
 fail:
     if (r == FERRY_ERR_NOMEM)
         return r;
@@ -615,6 +689,8 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
     if (m.id != rc->next_id || m.id >= rc->entries_total)
         return FERRY_ERR_PROTOCOL;
     rc->next_id++;
+    /* setuid and setgid bits are not taken from the other side. */
+    m.mode &= 01777;
     memcpy(path, m.path.p, m.path.len);
     path[m.path.len] = '\0';
     if (!receiver_requested(rc, path)) {
@@ -649,23 +725,39 @@ receiver_head(struct receiver *rc, uint32_t id)
 }
 
 static int
-receiver_open_tmp(struct receiver *rc, struct rfile *f)
+receiver_open_partial(struct receiver *rc, struct rfile *f)
 {
+    struct partial_id id = { f->path, f->size, f->mtime_sec, f->mtime_nsec,
+        f->mode, rc->block_size };
+    uint64_t blocks = (f->resume_off + rc->block_size - 1) / rc->block_size;
     int r;
 
-    if (f->fd >= 0)
+    if (f->pt != NULL)
         return 0;
     if ((r = receiver_open_state(rc)) != 0)
         return r;
-    snprintf(f->tmp, sizeof(f->tmp), "%016llx.part",
-        (unsigned long long)hash_name64(f->path, strlen(f->path)));
-    f->fd = openat(rc->partfd, f->tmp,
-        O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (f->fd < 0) {
-        r = -errno;
-        f->tmp[0] = '\0';
+    return partial_open(rc->partfd, &id, blocks, &f->pt);
+}
+
+/* The sender did not accept our resume point (its data differs from
+ * what we have): start this file over, and take back the progress the
+ * resume had counted. */
+static int
+receiver_restart_file(struct receiver *rc, struct rfile *f)
+{
+    struct hash_file *hf = hash_file_new(f->size, rc->block_size);
+    int r;
+
+    if (hf == NULL)
+        return FERRY_ERR_NOMEM;
+    hash_file_free(f->hf);
+    f->hf = hf;
+    xfer_sub(&rc->x->st.resumed_bytes, f->resume_off);
+    xfer_sub(&rc->x->st.bytes_matched, f->resume_off);
+    xfer_sub(&rc->x->st.bytes_done, f->resume_off);
+    f->resume_off = f->next_off = 0;
+    if (f->pt != NULL && (r = partial_reset(f->pt)) != 0)
         return r;
-    }
     return 0;
 }
 
@@ -695,10 +787,16 @@ receiver_on_block(struct receiver *rc, const struct frame *f)
 
     if ((r = msg_block_decode(f->payload, f->len, &m)) != 0)
         return r;
-    if ((rf = receiver_head(rc, m.id)) == NULL || m.offset != rf->next_off)
+    if ((rf = receiver_head(rc, m.id)) == NULL)
         return FERRY_ERR_PROTOCOL;
+    if (!rf->started && m.offset == 0 && rf->resume_off > 0 &&
+        (r = receiver_restart_file(rc, rf)) != 0 &&
+        (r = receiver_file_error(rc, rf, r)) != 0)
+        return r;
+    rf->started = 1;
     left = rf->size - rf->next_off;
-    if (m.raw_len != (left < rc->block_size ? left : rc->block_size))
+    if (m.offset != rf->next_off ||
+        m.raw_len != (left < rc->block_size ? left : rc->block_size))
         return FERRY_ERR_PROTOCOL;
     if (m.flags & BLOCK_F_ZSTD)
         return FERRY_ERR_PROTOCOL;  /* not negotiated */
@@ -716,16 +814,21 @@ receiver_on_block(struct receiver *rc, const struct frame *f)
     hash_file_add(rf->hf, &h);
     if (rf->failed != 0)
         return 0;
-    if ((r = receiver_open_tmp(rc, rf)) != 0)
+    if ((r = receiver_open_partial(rc, rf)) != 0)
         return receiver_file_error(rc, rf, r);
     if (m.flags & BLOCK_F_ZERO) {
-        /* A fresh file reads as zeros here: ftruncate at the end leaves a
-         * hole rather than writing them. */
+        /* The part file reads as zeros there: it is new, or was cut back
+         * to what the journal holds. ftruncate at the end leaves a hole
+         * rather than writing zeros. */
         xfer_add(&rc->x->st.bytes_sparse, m.raw_len);
-        return 0;
+    } else {
+        xfer_add(&rc->x->st.bytes_literal, m.data_len);
+        if ((r = fsx_pwrite_all(partial_fd(rf->pt), m.data, m.data_len,
+            m.offset)) != 0)
+            return receiver_file_error(rc, rf, r);
     }
-    xfer_add(&rc->x->st.bytes_literal, m.data_len);
-    if ((r = fsx_pwrite_all(rf->fd, m.data, m.data_len, m.offset)) != 0)
+    if ((r = partial_add(rf->pt, m.offset / rc->block_size, &h,
+        m.flags & BLOCK_F_ZERO ? 0 : m.data_len)) != 0)
         return receiver_file_error(rc, rf, r);
     return 0;
 }
@@ -769,7 +872,7 @@ receiver_sync(struct receiver *rc)
     int r;
 
     for (i = 0; i < rc->batch_len; i++)
-        if ((r = fsx_fsync(rc->batch[i].fd)) != 0)
+        if ((r = fsx_fsync(partial_fd(rc->batch[i].pt))) != 0)
             return r;
     return fsx_fsync(rc->rootfd);
 #endif
@@ -792,16 +895,11 @@ receiver_flush(struct receiver *rc, struct buf *out)
     for (i = 0; i < rc->batch_len; i++) {
         struct rfile *f = &rc->batch[i];
 
-        close(f->fd);
-        f->fd = -1;
         r = receiver_parent(rc, f->path, &pfd, &name);
-        if (r == 0 && renameat(rc->partfd, f->tmp, pfd, name) != 0)
-            r = -errno;
-        if (r == 0) {
-            f->tmp[0] = '\0';
-        } else {
+        if (r == 0)
+            r = partial_rename(f->pt, rc->partfd, pfd, name);
+        if (r != 0)
             f->failed = r;
-        }
     }
     if ((r = receiver_sync(rc)) != 0)
         return xfer_fail(rc->x, r, "%s: sync: %s", rc->root,
@@ -818,9 +916,11 @@ receiver_flush(struct receiver *rc, struct buf *out)
             rc->sum.files_committed++;
             rc->sum.bytes_written += f->size;
         }
-        if ((r = file_done(out, f->id, f->failed)) != 0)
+        rfile_end(rc, f, f->failed ? PARTIAL_DISCARD : PARTIAL_DONE);
+        if ((r = file_done(out, f->id, f->failed)) != 0) {
+            rc->batch_len = 0;
             return r;
-        rfile_discard(rc, f);
+        }
     }
     rc->batch_len = 0;
     rc->batch_bytes = 0;
@@ -831,18 +931,19 @@ static int
 receiver_finish_file(struct receiver *rc, struct rfile *f)
 {
     struct stat st;
-    int r;
+    int r, fd;
 
-    if ((r = receiver_open_tmp(rc, f)) != 0)
+    if ((r = receiver_open_partial(rc, f)) != 0)
         return r;
-    if (fstat(f->fd, &st) != 0)
+    fd = partial_fd(f->pt);
+    if (fstat(fd, &st) != 0)
         return -errno;
     if ((uint64_t)st.st_size != f->size &&
-        ftruncate(f->fd, (off_t)f->size) != 0)
+        ftruncate(fd, (off_t)f->size) != 0)
         return -errno;
-    if (fchmod(f->fd, f->mode) != 0)
+    if (fchmod(fd, f->mode) != 0)
         return -errno;
-    if ((r = fsx_set_mtime(f->fd, -1, NULL, f->mtime_sec,
+    if ((r = fsx_set_mtime(fd, -1, NULL, f->mtime_sec,
         f->mtime_nsec)) != 0)
         return r;
     return 0;
@@ -871,7 +972,7 @@ receiver_on_file_end(struct receiver *rc, const struct frame *fr,
         xfer_add(&rc->x->st.bytes_done, f->size - f->next_off);
         rc->sum.files_failed++;
         r = file_done(out, f->id, code);
-        rfile_discard(rc, f);
+        rfile_end(rc, f, PARTIAL_DISCARD);
         receiver_pop_head(rc);
         return r;
     }
@@ -887,18 +988,14 @@ receiver_on_file_end(struct receiver *rc, const struct frame *fr,
         xfer_problem(rc->x, SIDE_DEST, f->path, f->failed, NULL);
         rc->sum.files_failed++;
         r = file_done(out, f->id, f->failed);
-        rfile_discard(rc, f);
+        rfile_end(rc, f, PARTIAL_DISCARD);
         receiver_pop_head(rc);
         return r;
     }
-#ifndef __linux__
-    if ((r = fsx_fsync(f->fd)) != 0)
-        return receiver_file_error(rc, f, r);
-#endif
     copy = *f;
     receiver_pop_head(rc);
     if ((r = receiver_batch_add(rc, &copy)) != 0) {
-        rfile_discard(rc, &copy);
+        rfile_end(rc, &copy, PARTIAL_KEEP);
         return r;
     }
     if (rc->batch_len >= RECEIVER_BATCH_FILES ||

@@ -19,6 +19,13 @@ enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
 /* Per-entry progress. */
 enum { E_NEW, E_OFFERED, E_WANTED, E_SENT, E_ABORTED, E_FINISHED };
 
+/* A file the receiver wants, from where. */
+struct want {
+    uint32_t id;
+    uint64_t offset;
+    struct hash128 prefix;
+};
+
 struct sender {
     struct manifest mf;
     struct xfer *x;
@@ -29,8 +36,9 @@ struct sender {
     size_t next_entry;      /* next to offer */
     size_t inflight;        /* offered and not finished */
     size_t notices_sent;
-    uint32_t *wantq;        /* ring of ids waiting for data */
+    struct want *wantq;     /* ring of SENDER_WINDOW wanted files */
     size_t wq_head, wq_len;
+    uint8_t *scratch;       /* a block, for checking a resume point */
     /* The file being sent. */
     int fd;
     uint32_t cur;
@@ -47,7 +55,7 @@ sender_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     if (s == NULL)
         return NULL;
     s->est = xcalloc(mf->n ? mf->n : 1, 1);
-    s->wantq = xcalloc(mf->n ? mf->n : 1, sizeof(*s->wantq));
+    s->wantq = xcalloc(SENDER_WINDOW, sizeof(*s->wantq));
     if (s->est == NULL || s->wantq == NULL) {
         xfree(s->est);
         xfree(s->wantq);
@@ -85,6 +93,7 @@ sender_free(struct sender *s)
     manifest_cleanup(&s->mf);
     xfree(s->est);
     xfree(s->wantq);
+    xfree(s->scratch);
     xfree(s);
 }
 
@@ -115,6 +124,7 @@ sender_on_reply(struct sender *s, const struct frame *f)
 {
     struct msg_reply m;
     struct mentry *e;
+    struct want *w;
     char text[PROTO_MAX_MESSAGE + 1];
     int r;
 
@@ -133,11 +143,16 @@ sender_on_reply(struct sender *s, const struct frame *f)
         sender_finish_entry(s, m.id);
         break;
     case REPLY_WANT:
-        /* Resume offsets come with the resume capability. */
-        if (e->kind != ENTRY_FILE || m.offset != 0)
+        if (e->kind != ENTRY_FILE || m.offset > e->size ||
+            (m.offset % s->block_size != 0 && m.offset != e->size) ||
+            (m.offset > 0 && !(s->x->caps & PROTO_CAP_RESUME)) ||
+            s->wq_len >= SENDER_WINDOW)
             return FERRY_ERR_PROTOCOL;
         s->est[m.id] = E_WANTED;
-        s->wantq[(s->wq_head + s->wq_len) % s->mf.n] = m.id;
+        w = &s->wantq[(s->wq_head + s->wq_len) % SENDER_WINDOW];
+        w->id = m.id;
+        w->offset = m.offset;
+        w->prefix = m.prefix;
         s->wq_len++;
         xfer_add(&s->x->st.bytes_payload, e->size);
         break;
@@ -301,15 +316,87 @@ sender_same_file(const struct mentry *e, const struct stat *st)
         (uint32_t)st->st_mtim.tv_nsec == e->mtime_nsec;
 }
 
+static int sender_in_hole(int fd, uint64_t off, uint64_t len);
+
+/* Hashes the block at off as sender_send_block would send it. */
+static int
+sender_hash_at(struct sender *s, uint64_t off, size_t len,
+    struct hash128 *h)
+{
+    size_t got;
+    int r;
+
+    if (sender_in_hole(s->fd, off, len)) {
+        hash_zero_block(len, h);
+        return 0;
+    }
+    if ((r = fsx_pread_full(s->fd, s->scratch, len, off, &got)) != 0)
+        return r;
+    if (got != len)
+        return FERRY_ERR_CHANGED;
+    hash_block(s->scratch, len, h);
+    return 0;
+}
+
+/*
+ * The receiver has the first w->offset bytes from an earlier run. Resume
+ * there only if our file gives the same blocks: read and hash them (this
+ * costs local reading, not the network), and feed their hashes to the
+ * file hash. Otherwise send the file from the start; the receiver sees a
+ * first block at 0 and starts over.
+ */
+static int
+sender_check_resume(struct sender *s, const struct want *w)
+{
+    struct mentry *e = &s->mf.v[s->cur];
+    struct hash_file *pre;
+    struct hash128 h, got;
+    uint64_t off;
+    int r = 0;
+
+    if (s->scratch == NULL &&
+        (s->scratch = xmalloc(s->block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if ((pre = hash_file_new(w->offset, s->block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (off = 0; off < w->offset && r == 0; off += s->block_size) {
+        size_t len = w->offset - off < s->block_size ?
+            (size_t)(w->offset - off) : s->block_size;
+
+        if ((r = sender_hash_at(s, off, len, &h)) == 0) {
+            hash_file_add(pre, &h);
+            hash_file_add(s->hf, &h);
+        }
+    }
+    if (r == 0) {
+        hash_file_final(pre, &got);
+        if (hash_equal(&got, &w->prefix)) {
+            s->cur_off = w->offset;
+            xfer_add(&s->x->st.resumed_bytes, w->offset);
+            xfer_add(&s->x->st.bytes_matched, w->offset);
+            xfer_add(&s->x->st.bytes_done, w->offset);
+        } else {
+            /* Not the data the receiver holds: all of it again. */
+            hash_file_free(s->hf);
+            if ((s->hf = hash_file_new(e->size, s->block_size)) == NULL)
+                r = FERRY_ERR_NOMEM;
+        }
+    }
+    hash_file_free(pre);
+    return r;
+}
+
 static int
 sender_open_next(struct sender *s, struct buf *out)
 {
+    struct want w = s->wantq[s->wq_head];
     struct mentry *e;
     struct stat st;
+    int r;
 
-    s->cur = s->wantq[s->wq_head];
-    s->wq_head = (s->wq_head + 1) % s->mf.n;
+    s->wq_head = (s->wq_head + 1) % SENDER_WINDOW;
     s->wq_len--;
+    s->cur = w.id;
     s->cur_off = 0;
     e = &s->mf.v[s->cur];
     s->fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -325,6 +412,8 @@ sender_open_next(struct sender *s, struct buf *out)
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
+    if (w.offset > 0 && (r = sender_check_resume(s, &w)) != 0)
+        return r == FERRY_ERR_NOMEM ? r : sender_abort_file(s, out, r);
     return 0;
 }
 

@@ -13,7 +13,7 @@
 #include "receiver.h"
 #include "sender.h"
 
-#define SESSION_CAPS PROTO_CAP_SPARSE
+#define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME)
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
@@ -120,6 +120,7 @@ session_on_hello(struct session *s, const struct frame *f)
         return r;
     snprintf(s->peer_software, sizeof(s->peer_software), "%.*s",
         (int)h.software.len, h.software.p);
+    s->x->caps = h.caps & SESSION_CAPS;
     if (h.version_max < PROTO_VERSION_MIN ||
         h.version_min > PROTO_VERSION_MAX)
         return xfer_fail(s->x, FERRY_ERR_VERSION,

@@ -44,6 +44,7 @@ struct xfer_events {
 
 struct xfer {
     struct xfer_stats st;
+    uint64_t caps;          /* capabilities both sides have (HELLO) */
     struct xfer_events ev;  /* callbacks may be NULL */
     /* Set by the role on a fatal error reported by the peer: its text,
      * shown to the user as is (after escaping). */
@@ -58,6 +59,13 @@ static inline void
 xfer_add(atomic_uint_fast64_t *c, uint64_t n)
 {
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* Takes back what was counted (a resume point the sender refused). */
+static inline void
+xfer_sub(atomic_uint_fast64_t *c, uint64_t n)
+{
+    atomic_fetch_sub_explicit(c, n, memory_order_relaxed);
 }
 
 static inline uint64_t

@@ -481,6 +481,8 @@ msg_reply_encode(struct buf *b, const struct msg_reply *m)
     if (r == 0)
         r = buf_put_u64(b, m->offset);
     if (r == 0)
+        r = put_hash(b, &m->prefix);
+    if (r == 0)
         r = buf_put_u32(b, (uint32_t)m->code);
     if (r == 0)
         r = put_str(b, &t, PROTO_MAX_MESSAGE);
@@ -498,6 +500,7 @@ msg_reply_decode(const uint8_t *p, size_t n, struct msg_reply *m)
     if ((e = rd_u32(&r, &m->id)) != 0 ||
         (e = rd_u8(&r, &m->action)) != 0 ||
         (e = rd_u64(&r, &m->offset)) != 0 ||
+        (e = get_hash(&r, &m->prefix)) != 0 ||
         (e = get_i32(&r, &m->code)) != 0 ||
         (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
         (e = rd_end(&r)) != 0)

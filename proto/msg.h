@@ -127,6 +127,10 @@ struct msg_reply {
     uint32_t id;
     uint8_t action;
     uint64_t offset;  /* WANT: send from here (resume); block-aligned */
+    /* WANT with offset > 0: the file hash (hash.h) the receiver's blocks
+     * before offset give for a file of offset bytes; the sender resumes
+     * only if its own data gives the same. */
+    struct hash128 prefix;
     int32_t code;     /* FAIL */
     struct msg_str text;
 };
