@@ -29,6 +29,9 @@ cli_usage(FILE *f)
 "      --block-size N    block size (64K..4M, power of two; default 1M)\n"
 "      --agent PATH      ferry-agent on the remote side\n"
 "      --no-bootstrap    do not upload an agent to the remote host\n"
+"      --retries N       reconnect after a lost connection up to N times\n"
+"                        in a row without progress (default 8; 0: never)\n"
+"      --retry-wait S    longest pause between reconnects (default 30 s)\n"
 "  -e, --ssh-cmd CMD     use this OpenSSH command as the transport\n"
 "  -F FILE               ssh config file (default ~/.ssh/config)\n"
 "  -p PORT, -l USER, -i IDENTITY, -o Key=Value   as for ssh\n");
@@ -173,6 +176,8 @@ cli_parse(struct cli *c, int argc, char **argv)
     memset(c, 0, sizeof(*c));
     c->progress = -1;
     c->block_size = PROTO_DEFAULT_BLOCK;
+    c->retries = CLI_DEFAULT_RETRIES;
+    c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
     if (argc < 2) {
         cli_usage(stderr);
         return FERRY_ERR_USAGE;
@@ -227,6 +232,21 @@ cli_parse(struct cli *c, int argc, char **argv)
                     "64K to 4M", v);
                 goto fail;
             }
+        } else if (cli_opt(a, NULL, "--retries", &nl) ||
+            cli_opt(a, NULL, "--retry-wait", &nl)) {
+            int *dst = strncmp(a, "--retries", 9) == 0 ? &c->retries :
+                &c->retry_wait;
+            char *end;
+            long n;
+
+            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            n = strtol(v, &end, 10);
+            if (end == v || *end != '\0' || n < 0 || n > 100000) {
+                r = cli_fail("%.*s %s: want a number", (int)nl, a, v);
+                goto fail;
+            }
+            *dst = (int)n;
         } else if (cli_opt(a, NULL, "--agent", &nl)) {
             if ((r = cli_value(argc, argv, &i, a, nl, &c->agent_path)) != 0)
                 goto fail;

@@ -51,7 +51,12 @@ struct cli {
     const char *ssh_opts[CLI_MAX_OPTS];    /* -o Key=Value */
     int nssh_opts;
     int no_bootstrap;
+    int retries;              /* --retries: reconnects without progress */
+    int retry_wait;           /* --retry-wait: longest pause, seconds */
 };
+
+#define CLI_DEFAULT_RETRIES 8
+#define CLI_DEFAULT_RETRY_WAIT 30
 
 /*
  * Parses argv. Returns 0, or FERRY_ERR_USAGE after printing one line that

@@ -74,6 +74,10 @@ struct run {
     int tp_code;
     char tp_err[256];
     uint64_t wire_out, wire_in;
+    /* Retries. */
+    uv_timer_t retry_timer;
+    int failures, waiting;
+    uint64_t progress_mark;
 };
 
 static int
@@ -140,7 +144,9 @@ run_signal(uv_signal_t *s, int signum)
     (void)signum;
     if (rn->interrupted++ > 0)
         _exit(EXIT_INTERRUPTED);  /* second Ctrl-C: no more waiting */
-    if (!rn->conn_done)
+    if (rn->waiting)
+        uv_timer_stop(&rn->retry_timer);
+    else if (!rn->conn_done)
         conn_abort(&rn->conn, FERRY_ERR_INTERRUPTED);
 }
 
@@ -352,14 +358,12 @@ run_cmd_argv(struct run *rn, const char *remote_command, char **argv,
     return 0;
 }
 
-/* Resolves the SSH settings and, unless the ssh program is the
- * transport, connects and authenticates. */
+/* Finds the agent to upload and resolves the SSH settings. */
 static int
-run_connect(struct run *rn, char *msg, size_t msglen)
+run_setup(struct run *rn, char *msg, size_t msglen)
 {
     struct cli *cli = rn->cli;
     struct sshcfg_overrides ov;
-    struct ssh_conn_opts so;
     const char *local;
     int r;
 
@@ -410,9 +414,20 @@ run_connect(struct run *rn, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot initialise libssh2");
         return r;
     }
+    return 0;
+}
+
+/* Opens the libssh2 session, if that is the transport and none is open. */
+static int
+run_ssh_open(struct run *rn, char *msg, size_t msglen)
+{
+    struct ssh_conn_opts so;
+
+    if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL)
+        return 0;
     memset(&so, 0, sizeof(so));
     so.cfg = &rn->cfg;
-    so.display = cli->remote.host;
+    so.display = rn->cli->remote.host;
     so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
     return ssh_conn_open(&so, &rn->ssh, msg, msglen);
 }
@@ -561,6 +576,87 @@ run_wants_bootstrap(const struct run *rn)
         (rn->exit_status == 127 || rn->exit_status == 126);
 }
 
+/* Failures of the link, not of either side's data: worth a new
+ * connection. */
+static int
+run_retryable(int err)
+{
+    return err == FERRY_ERR_CLOSED || err == FERRY_ERR_TIMEOUT ||
+        err == FERRY_ERR_CONNECT || err == FERRY_ERR_SSH;
+}
+
+static void
+run_retry_fired(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* Progress so far: what a retry must beat to reset the count. */
+static uint64_t
+run_progress(struct run *rn)
+{
+    return xfer_get(&rn->x.st.bytes_done) + xfer_get(&rn->x.st.files_sent) +
+        xfer_get(&rn->x.st.files_skipped);
+}
+
+/*
+ * After an attempt: if the link failed (and not because the agent is
+ * missing, nor by Ctrl-C), waits with exponential backoff and prepares
+ * the roles and the connection for another attempt. Counts only attempts
+ * in a row that made no progress, so a long transfer over a flaky link
+ * keeps going. Returns 1 to try again.
+ */
+static int
+run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
+    uv_loop_t *loop)
+{
+    int err = start_err != 0 ? start_err : rn->conn_err;
+    unsigned delay;
+    uint64_t now = run_progress(rn);
+    char why[1200];
+
+    if (rn->interrupted || !run_retryable(err) ||
+        (rn->conn_err == FERRY_ERR_CLOSED && rn->sess != NULL &&
+        session_peer_software(rn->sess)[0] == '\0' &&
+        (rn->exit_status == 127 || rn->exit_status == 126)))
+        return 0;
+    if (now > rn->progress_mark)
+        rn->failures = 0;
+    rn->progress_mark = now;
+    if (rn->failures >= rn->cli->retries)
+        return 0;
+    rn->failures++;
+    delay = rn->failures >= 6 ? (unsigned)rn->cli->retry_wait :
+        1u << (rn->failures - 1);
+    if (delay > (unsigned)rn->cli->retry_wait)
+        delay = (unsigned)rn->cli->retry_wait;
+    if (start_err != 0)
+        snprintf(why, sizeof(why), "%s", msg[0] ? msg : ferry_strerror(err));
+    else
+        (void)run_result(rn, why, sizeof(why));
+    output_retry(&rn->out, rn->failures, rn->cli->retries, delay, why);
+    msg[0] = '\0';
+    (void)msglen;
+    rn->waiting = 1;
+    uv_timer_start(&rn->retry_timer, run_retry_fired, delay * 1000ull, 0);
+    uv_run(loop, UV_RUN_DEFAULT);
+    rn->waiting = 0;
+    if (rn->interrupted)
+        return 0;
+    /* The old session is dead; a new one is made by the next attempt. */
+    ssh_conn_close(rn->ssh);
+    rn->ssh = NULL;
+    session_free(rn->sess);
+    rn->sess = NULL;
+    memset(&rn->x.local_error, 0, sizeof(rn->x.local_error));
+    memset(&rn->x.peer_error, 0, sizeof(rn->x.peer_error));
+    if (rn->snd != NULL)
+        sender_restart(rn->snd);
+    else
+        receiver_restart(rn->rcv);
+    return 1;
+}
+
 /* Scans the sources of a push or prepares the receiver of a pull. Returns
  * an exit status, or -1 to go on. */
 static int
@@ -642,7 +738,7 @@ run(struct cli *cli)
     struct run rn;
     struct output_summary sum;
     char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
-    int r, code, attempt;
+    int r, code;
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
@@ -665,6 +761,8 @@ run(struct cli *cli)
     uv_timer_init(loop, &rn.kill_timer);
     rn.kill_timer.data = &rn;
     uv_unref((uv_handle_t *)&rn.kill_timer);
+    uv_timer_init(loop, &rn.retry_timer);
+    rn.retry_timer.data = &rn;
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
     rn.sigint.data = rn.sigterm.data = &rn;
@@ -674,20 +772,14 @@ run(struct cli *cli)
     uv_unref((uv_handle_t *)&rn.sigterm);
     output_start(&rn.out, loop);
 
-    if ((r = run_connect(&rn, msg, sizeof(msg))) != 0) {
+    if ((r = run_setup(&rn, msg, sizeof(msg))) != 0) {
         code = exit_for_code(r, SIDE_DEST);
         goto out_fatal;
     }
-    for (attempt = 0; attempt < 2; attempt++) {
-        if (attempt > 0) {
-            session_free(rn.sess);
-            rn.sess = NULL;
-            if ((r = run_bootstrap(&rn, msg, sizeof(msg))) != 0) {
-                code = exit_for_code(r, SIDE_DEST);
-                goto out_fatal;
-            }
-        }
-        if ((r = run_attempt(&rn, loop, msg, sizeof(msg))) != 0) {
+    for (;;) {
+        if ((r = run_ssh_open(&rn, msg, sizeof(msg))) == 0)
+            r = run_attempt(&rn, loop, msg, sizeof(msg));
+        if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
                 exit_for_code(r, SIDE_DEST);
             if (msg[0] == '\0')
@@ -695,15 +787,25 @@ run(struct cli *cli)
                     ferry_strerror(r));
             goto out_fatal;
         }
-        if (!run_wants_bootstrap(&rn))
+        if (r == 0 && run_wants_bootstrap(&rn)) {
+            session_free(rn.sess);
+            rn.sess = NULL;
+            if ((r = run_bootstrap(&rn, msg, sizeof(msg))) != 0) {
+                code = exit_for_code(r, SIDE_DEST);
+                goto out_fatal;
+            }
+            continue;
+        }
+        if (!run_should_retry(&rn, r, msg, sizeof(msg), loop))
             break;
     }
     code = run_result(&rn, msg, sizeof(msg));
     if (msg[0] != '\0' && !rn.interrupted)
         output_fatal(&rn.out, NULL, rn.conn_err, msg);
     if (rn.interrupted)
-        output_note(&rn.out, "interrupted; nothing partial was left under "
-            "a final name");
+        output_note(&rn.out, "interrupted: what arrived is kept; run the "
+            "same command again to resume (nothing partial is under a "
+            "final name)");
     goto out_summary;
 out_fatal:
     output_fatal(&rn.out, NULL, r, msg);
@@ -718,6 +820,7 @@ out_summary:
     sum.error = msg[0] ? msg : NULL;
     output_summary(&rn.out, &sum);
     uv_close((uv_handle_t *)&rn.kill_timer, NULL);
+    uv_close((uv_handle_t *)&rn.retry_timer, NULL);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);

@@ -274,6 +274,35 @@ output_note(struct output *o, const char *fmt, ...)
 }
 
 void
+output_retry(struct output *o, int attempt, int max, unsigned delay_s,
+    const char *why)
+{
+    char esc[1024];
+    struct buf b;
+
+    if (o->json) {
+        buf_init(&b, 1 << 16);
+        if (json_begin(&b, "retry") == 0 &&
+            json_kv_num(&b, "attempt", (uint64_t)attempt) == 0 &&
+            json_kv_num(&b, "retries", (uint64_t)max) == 0 &&
+            json_kv_num(&b, "delay_s", delay_s) == 0 &&
+            json_kv_str(&b, "error", why) == 0 &&
+            buf_put_u8(&b, '}') == 0) {
+            pthread_mutex_lock(&o->lock);
+            output_json_line(o, &b);
+            pthread_mutex_unlock(&o->lock);
+        }
+        buf_cleanup(&b);
+    }
+    pthread_mutex_lock(&o->lock);
+    output_clear_line(o);
+    fprintf(stderr, "ferry: %s; retrying in %u s (%d/%d)\n",
+        text_escape(why, strlen(why), esc, sizeof(esc)), delay_s, attempt,
+        max);
+    pthread_mutex_unlock(&o->lock);
+}
+
+void
 output_summary(struct output *o, const struct output_summary *s)
 {
     struct xfer_stats *st = &o->x->st;

@@ -50,6 +50,11 @@ void output_fatal(struct output *o, const char *where, int code,
 void output_note(struct output *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A lost connection about to be retried: a line on stderr and a "retry"
+ * event. */
+void output_retry(struct output *o, int attempt, int max, unsigned delay_s,
+    const char *why);
+
 struct output_summary {
     int ok;
     int exit_code;

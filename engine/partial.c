@@ -24,6 +24,7 @@ struct partial {
     size_t header_len;
     uint64_t blocks;    /* records in the journal */
     uint64_t unsynced;  /* data bytes written since the last sync */
+    uint64_t synced_ms; /* when the journal was last synced */
     struct buf pending; /* encoded records waiting for the sync */
 };
 
@@ -32,6 +33,15 @@ partial_key(const char *path, char key[17])
 {
     snprintf(key, 17, "%016llx",
         (unsigned long long)hash_name64(path, strlen(path)));
+}
+
+static uint64_t
+partial_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -241,6 +251,7 @@ partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
         }
     }
     p->blocks = blocks;
+    p->synced_ms = partial_now_ms();
     *out = p;
     return 0;
 fail:
@@ -271,6 +282,7 @@ partial_sync(struct partial *p)
     p->blocks += buf_used(&p->pending) / JOURNAL_RECORD_LEN;
     buf_reset(&p->pending);
     p->unsynced = 0;
+    p->synced_ms = partial_now_ms();
     return 0;
 }
 
@@ -291,7 +303,8 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
     if (r != 0)
         return r;
     p->unsynced += n;
-    if (p->unsynced >= PARTIAL_SYNC_BYTES)
+    if (p->unsynced >= PARTIAL_SYNC_BYTES ||
+        partial_now_ms() - p->synced_ms >= PARTIAL_SYNC_MS)
         return partial_sync(p);
     return 0;
 }

@@ -4,9 +4,9 @@
  * While a file arrives it lives in DEST/.ferry/part/<key>.part, and
  * <key>.jnl records which blocks of it are on disk with their hashes (see
  * proto/journal.h). The journal is appended only after an fdatasync of
- * the part file, in batches of PARTIAL_SYNC_BYTES, so after a crash of
- * any kind it claims nothing that is not durable; at most the last batch
- * is sent again. A later run that offers the same file (same path, size,
+ * the part file, in batches (PARTIAL_SYNC_BYTES or PARTIAL_SYNC_MS), so
+ * after a crash of any kind it claims nothing that is not durable; at
+ * most the last batch is sent again. A later run that offers the same file (same path, size,
  * mtime, block size) resumes after the blocks the journal holds, without
  * reading them: their hashes are in the journal.
  */
@@ -19,8 +19,10 @@
 #include "../common/hash.h"
 #include "../proto/journal.h"
 
-/* Data written between two journal syncs. */
+/* The journal is synced after this much data or this much time, which
+ * bounds what a crash of the receiver costs to send again. */
 #define PARTIAL_SYNC_BYTES (64u << 20)
+#define PARTIAL_SYNC_MS 1000
 /* Partial state untouched this long is removed by the next transfer into
  * the same destination. */
 #define PARTIAL_EXPIRE_S (30 * 24 * 3600)

@@ -51,8 +51,15 @@ struct receiver {
     char *root;            /* resolved destination directory */
     char *rename;          /* new name of a single file, or NULL */
     int rootfd, statefd, partfd;
-    uint32_t next_id;      /* ENTRY ids arrive in order */
+    uint32_t next_id;      /* ENTRY ids only go up */
+    uint64_t received;     /* entries over this connection */
     uint64_t entries_total;
+    int planned;           /* the destination is resolved */
+    /* Hashes of the paths finished over earlier connections of this run,
+     * so a file sent before a reconnect is not counted again as up to
+     * date (open addressing; 0 is empty). */
+    uint64_t *done;
+    size_t done_cap, done_len;
     /* Wanted files in the order their data will come. */
     struct rfile *fifo;
     size_t fifo_head, fifo_len, fifo_cap;
@@ -181,6 +188,7 @@ receiver_free(struct receiver *rc)
     for (i = 0; i < rc->ntops; i++)
         xfree(rc->tops[i]);
     xfree(rc->tops);
+    xfree(rc->done);
     if (rc->pc_fd >= 0)
         close(rc->pc_fd);
     if (rc->rootfd >= 0)
@@ -238,6 +246,61 @@ fail:
     r = -errno;
     return xfer_fail(rc->x, r, "%s/%s: %s", rc->root, RECEIVER_STATE_DIR,
         ferry_strerror(r));
+}
+
+static uint64_t
+receiver_path_key(const char *path)
+{
+    uint64_t k = hash_name64(path, strlen(path));
+
+    return k == 0 ? 1 : k;
+}
+
+/* Remembers that path finished in this run (see done). Best effort: out
+ * of memory only means a retry may count it twice. */
+static void
+receiver_mark_done(struct receiver *rc, const char *path)
+{
+    uint64_t k = receiver_path_key(path), *nv;
+    size_t i;
+
+    if (rc->done_len + 1 > rc->done_cap / 2) {
+        size_t ncap = rc->done_cap ? rc->done_cap * 2 : 1024;
+
+        if ((nv = xcalloc(ncap, sizeof(*nv))) == NULL)
+            return;
+        for (i = 0; i < rc->done_cap; i++) {
+            size_t j;
+
+            if (rc->done[i] == 0)
+                continue;
+            for (j = rc->done[i] % ncap; nv[j] != 0; j = (j + 1) % ncap)
+                ;
+            nv[j] = rc->done[i];
+        }
+        xfree(rc->done);
+        rc->done = nv;
+        rc->done_cap = ncap;
+    }
+    for (i = k % rc->done_cap; rc->done[i] != 0; i = (i + 1) % rc->done_cap)
+        if (rc->done[i] == k)
+            return;
+    rc->done[i] = k;
+    rc->done_len++;
+}
+
+static int
+receiver_was_done(const struct receiver *rc, const char *path)
+{
+    uint64_t k = receiver_path_key(path);
+    size_t i;
+
+    if (rc->done_cap == 0)
+        return 0;
+    for (i = k % rc->done_cap; rc->done[i] != 0; i = (i + 1) % rc->done_cap)
+        if (rc->done[i] == k)
+            return 1;
+    return 0;
 }
 
 /* Opens an existing state directory (never makes one). Returns 1 if
@@ -371,6 +434,16 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
     if ((r = msg_plan_decode(f->payload, f->len, &plan)) != 0)
         return r;
     rc->entries_total = plan.entries_total;
+    if (rc->planned) {
+        /* A new connection of the same run: same destination. */
+        memset(&ready, 0, sizeof(ready));
+        if (rc->rename != NULL) {
+            ready.rename.p = rc->rename;
+            ready.rename.len = strlen(rc->rename);
+        }
+        rc->state = RCV_RUN;
+        return msg_ready_encode(out, &ready);
+    }
     xfer_add(&rc->x->st.entries_total, plan.entries_total);
     xfer_add(&rc->x->st.files_total, plan.files_total);
     xfer_add(&rc->x->st.bytes_total, plan.bytes_total);
@@ -420,6 +493,7 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
     if ((r = msg_ready_encode(out, &ready)) != 0)
         goto out;
     rc->state = RCV_RUN;
+    rc->planned = 1;
 out:
     xfree(dir);
     xfree(base);
@@ -541,10 +615,13 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
             }
             if (same) {
                 receiver_fix_meta(pfd, name, &st, m);
-                xfer_add(&rc->x->st.files_skipped, 1);
-                xfer_add(&rc->x->st.bytes_done, m->size);
-                xfer_file(rc->x, path, "skipped", m->size);
                 rc->sum.files_skipped++;
+                if (!receiver_was_done(rc, path)) {
+                    xfer_add(&rc->x->st.files_skipped, 1);
+                    xfer_add(&rc->x->st.bytes_done, m->size);
+                    xfer_file(rc->x, path, "skipped", m->size);
+                    receiver_mark_done(rc, path);
+                }
                 return reply(out, m->id, REPLY_SKIP, 0);
             }
         }
@@ -686,9 +763,12 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
 
     if ((r = msg_entry_decode(f->payload, f->len, &m)) != 0)
         return r;
-    if (m.id != rc->next_id || m.id >= rc->entries_total)
+    /* Ids only go up; a sender that resumes a transfer leaves out what
+     * it finished before. */
+    if (m.id < rc->next_id || rc->received >= rc->entries_total)
         return FERRY_ERR_PROTOCOL;
-    rc->next_id++;
+    rc->next_id = m.id + 1;
+    rc->received++;
     /* setuid and setgid bits are not taken from the other side. */
     m.mode &= 01777;
     memcpy(path, m.path.p, m.path.len);
@@ -912,6 +992,7 @@ receiver_flush(struct receiver *rc, struct buf *out)
             rc->sum.files_failed++;
         } else {
             xfer_add(&rc->x->st.files_sent, 1);
+            receiver_mark_done(rc, f->path);
             xfer_file(rc->x, f->path, "sent", f->size);
             rc->sum.files_committed++;
             rc->sum.bytes_written += f->size;
@@ -1029,7 +1110,7 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
 {
     int r;
 
-    if (rc->fifo_len != 0 || rc->next_id != rc->entries_total)
+    if (rc->fifo_len != 0 || rc->received != rc->entries_total)
         return FERRY_ERR_PROTOCOL;
     if ((r = receiver_flush(rc, st->out)) != 0)
         return r;
@@ -1086,6 +1167,36 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         log_debug("unexpected %s from sender", msg_type_name(f->type));
         return FERRY_ERR_PROTOCOL;
     }
+}
+
+void
+receiver_restart(struct receiver *rc)
+{
+    size_t i;
+
+    /* What arrived stays for the new connection's resume; the progress
+     * it counted is taken back until the new sender's plan says. */
+    for (i = 0; i < rc->fifo_len; i++) {
+        struct rfile *f = &rc->fifo[(rc->fifo_head + i) % rc->fifo_cap];
+
+        xfer_sub(&rc->x->st.bytes_done, f->next_off);
+        xfer_sub(&rc->x->st.bytes_payload, f->size);
+        rfile_end(rc, f, PARTIAL_KEEP);
+    }
+    for (i = 0; i < rc->batch_len; i++) {
+        xfer_sub(&rc->x->st.bytes_done, rc->batch[i].size);
+        xfer_sub(&rc->x->st.bytes_payload, rc->batch[i].size);
+        rfile_end(rc, &rc->batch[i], PARTIAL_KEEP);
+    }
+    rc->fifo_len = rc->fifo_head = 0;
+    rc->batch_len = 0;
+    rc->batch_bytes = 0;
+    for (i = 0; i < rc->ndirs; i++)
+        xfree(rc->dirs[i].path);
+    rc->ndirs = 0;
+    rc->next_id = 0;
+    rc->received = 0;
+    rc->state = RCV_WAIT_PLAN;
 }
 
 int

@@ -47,6 +47,13 @@ void receiver_free(struct receiver *rc);
 int receiver_expect_tops(struct receiver *rc, const char *const *names,
     size_t n) FERRY_WUR;
 
+/*
+ * Prepares for a new connection of the same run after the last one
+ * failed: partial files are kept (their journals synced) for the new
+ * sender to resume, and files finished so far are not counted again.
+ */
+void receiver_restart(struct receiver *rc);
+
 /* conn_step_fn for the receiver. */
 int receiver_step(void *role, struct conn_step *st) FERRY_WUR;
 

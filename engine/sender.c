@@ -16,8 +16,10 @@
 enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
     SND_DONE };
 
-/* Per-entry progress. */
-enum { E_NEW, E_OFFERED, E_WANTED, E_SENT, E_ABORTED, E_FINISHED };
+/* Per-entry progress. E_PRIOR: finished over an earlier connection, so
+ * not offered again (directories are, for their final mode and mtime). */
+enum { E_NEW, E_OFFERED, E_WANTED, E_SENT, E_ABORTED, E_FINISHED,
+    E_PRIOR };
 
 /* A file the receiver wants, from where. */
 struct want {
@@ -33,6 +35,7 @@ struct sender {
     uint32_t flags;
     enum snd_state state;
     uint8_t *est;           /* E_* per entry */
+    uint64_t *counted;      /* progress bytes counted per entry */
     size_t next_entry;      /* next to offer */
     size_t inflight;        /* offered and not finished */
     size_t notices_sent;
@@ -55,9 +58,11 @@ sender_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     if (s == NULL)
         return NULL;
     s->est = xcalloc(mf->n ? mf->n : 1, 1);
+    s->counted = xcalloc(mf->n ? mf->n : 1, sizeof(*s->counted));
     s->wantq = xcalloc(SENDER_WINDOW, sizeof(*s->wantq));
-    if (s->est == NULL || s->wantq == NULL) {
+    if (s->est == NULL || s->wantq == NULL || s->counted == NULL) {
         xfree(s->est);
+        xfree(s->counted);
         xfree(s->wantq);
         xfree(s);
         return NULL;
@@ -92,9 +97,48 @@ sender_free(struct sender *s)
     sender_close_file(s);
     manifest_cleanup(&s->mf);
     xfree(s->est);
+    xfree(s->counted);
     xfree(s->wantq);
     xfree(s->scratch);
     xfree(s);
+}
+
+void
+sender_restart(struct sender *s)
+{
+    size_t i;
+
+    sender_close_file(s);
+    for (i = 0; i < s->mf.n; i++) {
+        if (s->est[i] == E_FINISHED || s->est[i] == E_ABORTED ||
+            s->est[i] == E_PRIOR) {
+            s->est[i] = E_PRIOR;
+            continue;
+        }
+        /* Unfinished: what the new receiver has decides its progress. */
+        xfer_sub(&s->x->st.bytes_done, s->counted[i]);
+        s->counted[i] = 0;
+        s->est[i] = E_NEW;
+    }
+    s->state = SND_PLAN;
+    s->next_entry = 0;
+    s->inflight = 0;
+    s->wq_head = s->wq_len = 0;
+}
+
+/* Progress for entry id, remembered so a restart can take it back. */
+static void
+sender_count(struct sender *s, uint32_t id, uint64_t n)
+{
+    s->counted[id] += n;
+    xfer_add(&s->x->st.bytes_done, n);
+}
+
+/* 1 if entry i is offered over this connection. */
+static int
+sender_offers(const struct sender *s, size_t i)
+{
+    return s->est[i] != E_PRIOR || s->mf.v[i].kind == ENTRY_DIR;
 }
 
 /* An entry left the window. */
@@ -137,7 +181,7 @@ sender_on_reply(struct sender *s, const struct frame *f)
     case REPLY_SKIP:
         if (e->kind == ENTRY_FILE) {
             xfer_add(&s->x->st.files_skipped, 1);
-            xfer_add(&s->x->st.bytes_done, e->size);
+            sender_count(s, m.id, e->size);
             xfer_file(s->x, e->rel, "skipped", e->size);
         }
         sender_finish_entry(s, m.id);
@@ -161,7 +205,7 @@ sender_on_reply(struct sender *s, const struct frame *f)
         xfer_problem(s->x, SIDE_DEST, e->rel, proto_err_from_wire(m.code),
             text);
         if (e->kind == ENTRY_FILE)
-            xfer_add(&s->x->st.bytes_done, e->size);
+            sender_count(s, m.id, e->size);
         sender_finish_entry(s, m.id);
         break;
     }
@@ -301,8 +345,7 @@ sender_abort_file(struct sender *s, struct buf *out, int code)
     m.text.p = text;
     m.text.len = strlen(text);
     xfer_problem(s->x, SIDE_SOURCE, e->local, code, NULL);
-    xfer_add(&s->x->st.bytes_done, e->size > s->cur_off ?
-        e->size - s->cur_off : 0);
+    sender_count(s, s->cur, e->size > s->cur_off ? e->size - s->cur_off : 0);
     s->est[s->cur] = E_ABORTED;
     sender_close_file(s);
     return msg_file_end_encode(out, &m);
@@ -374,7 +417,7 @@ sender_check_resume(struct sender *s, const struct want *w)
             s->cur_off = w->offset;
             xfer_add(&s->x->st.resumed_bytes, w->offset);
             xfer_add(&s->x->st.bytes_matched, w->offset);
-            xfer_add(&s->x->st.bytes_done, w->offset);
+            sender_count(s, s->cur, w->offset);
         } else {
             /* Not the data the receiver holds: all of it again. */
             hash_file_free(s->hf);
@@ -500,7 +543,7 @@ sender_send_block(struct sender *s, struct buf *out)
     }
     hash_file_add(s->hf, &m.hash);
     s->cur_off += len;
-    xfer_add(&s->x->st.bytes_done, len);
+    sender_count(s, s->cur, len);
     return 0;
 }
 
@@ -539,11 +582,15 @@ sender_produce(struct sender *s, struct conn_step *st)
     int r;
 
     if (s->state == SND_PLAN) {
+        size_t i, n = 0;
+
+        for (i = 0; i < s->mf.n; i++)
+            n += sender_offers(s, i);
         memset(&plan, 0, sizeof(plan));
         plan.flags = manifest_single_file(&s->mf) ? PLAN_F_SINGLE_FILE : 0;
         plan.ntop = s->mf.ntop;
-        plan.entries_total = s->mf.n;
-        plan.files_total = s->mf.files;
+        plan.entries_total = n;
+        plan.files_total = s->mf.files < n ? s->mf.files : n;
         plan.bytes_total = s->mf.bytes;
         if ((r = msg_plan_encode(out, &plan)) != 0)
             return r;
@@ -555,6 +602,8 @@ sender_produce(struct sender *s, struct conn_step *st)
     if ((r = sender_send_notices(s, out)) != 0)
         return r;
     while (buf_used(out) < CONN_STEP_BUDGET) {
+        while (s->next_entry < s->mf.n && !sender_offers(s, s->next_entry))
+            s->next_entry++;
         if (s->next_entry < s->mf.n && s->inflight < SENDER_WINDOW) {
             if ((r = sender_offer(s, out)) != 0)
                 return r;

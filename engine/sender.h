@@ -27,6 +27,14 @@ struct sender *sender_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
 void sender_free(struct sender *s);
 
+/*
+ * Prepares for a new connection after the last one failed: entries that
+ * finished are not offered again (but directories are), the rest start
+ * over, their progress taken back; the new receiver's resume points
+ * decide what is sent.
+ */
+void sender_restart(struct sender *s);
+
 /* conn_step_fn for the sender. The first call sends PLAN. */
 int sender_step(void *role, struct conn_step *st) FERRY_WUR;
 

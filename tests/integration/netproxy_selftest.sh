@@ -36,7 +36,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ -x "$NP" ] || { echo "netproxy_selftest: no $NP (run make all)" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "netproxy_selftest: needs python3" >&2; exit 1; }
+command -v python3 >/dev/null ||
+    { echo "netproxy_selftest: needs python3" >&2; exit 1; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/netproxy_selftest.XXXXXX") || exit 1
 
 # The echo server and the clients. Every socket has a timeout, so nothing
@@ -75,10 +76,12 @@ def connect(port):
     return s
 
 # Sends src (then FIN) while writing every echoed byte to out. Prints
-# "eof BYTES SECONDS" for a clean end, or "reset BYTES SECONDS".
+# "eof BYTES SECONDS" for a clean end, or "reset BYTES SECONDS". A RST is
+# reported to only one of the two threads, so either may notice it.
 def stream(port, src, out):
     s = connect(port)
     t0 = time.monotonic()
+    send_failed = []
     def sender():
         try:
             with open(src, "rb") as f:
@@ -89,7 +92,7 @@ def stream(port, src, out):
                     s.sendall(b)
             s.shutdown(socket.SHUT_WR)
         except OSError:
-            pass
+            send_failed.append(1)
     th = threading.Thread(target=sender, daemon=True)
     th.start()
     n, how = 0, "eof"
@@ -103,6 +106,9 @@ def stream(port, src, out):
                 n += len(b)
         except OSError:
             how = "reset"
+    th.join(5)
+    if send_failed:
+        how = "reset"
     print("%s %d %.3f" % (how, n, time.monotonic() - t0))
 
 # Prints the fastest of three 1-byte request/response round trips in ms.
@@ -199,8 +205,8 @@ PIDS="$PIDS $IDLE_PID"
 # 3. Delay: 100 ms each way, so a round trip takes at least 200 ms.
 start_proxy delay --delay-ms 100
 ms=$(python3 "$T/helper.py" rtt "$PORT") || fail "delay: client failed"
-awk -v m="$ms" 'BEGIN { exit !(m >= 200 && m < 400) }' ||
-    fail "delay: round trip took $ms ms, expected 200..400"
+awk -v m="$ms" 'BEGIN { exit !(m >= 200 && m < 600) }' ||
+    fail "delay: round trip took $ms ms, expected 200..600"
 stop_proxy delay
 echo "netproxy_selftest: ok: --delay-ms 100 round trip $ms ms"
 
@@ -211,8 +217,8 @@ res=$(python3 "$T/helper.py" stream "$PORT" "$T/20m" "$T/20m.out") ||
 [ "$(field 1 "$res")" = eof ] || fail "rate: connection ended: $res"
 [ "$(field 2 "$res")" -eq $((20 << 20)) ] || fail "rate: short echo: $res"
 s=$(field 3 "$res")
-awk -v s="$s" 'BEGIN { exit !(s >= 1.8 && s < 4) }' ||
-    fail "rate: 20 MiB took $s s, expected 1.8..4"
+awk -v s="$s" 'BEGIN { exit !(s >= 1.8 && s < 6) }' ||
+    fail "rate: 20 MiB took $s s, expected 1.8..6"
 stop_proxy rate
 echo "netproxy_selftest: ok: --rate 80 moved 20 MiB in $s s"
 

@@ -1,0 +1,101 @@
+# Resume: an interrupted transfer continues from what arrived. Re-runs
+# send only what is missing (bytes_literal, bytes_wire), a lost agent is
+# replaced by an automatic retry, a source changed between runs restarts
+# its file, and progress counts what was already there.
+. "$(dirname "$0")/../lib/common.sh"
+
+mkdir -p "$T/src"
+head -c 60000000 /dev/urandom >"$T/src/big"
+echo small >"$T/src/small"
+export FERRY_AGENT_REAL="$AGENT"
+export SLOW_AGENT_RATE=30000000
+slow="$TESTS_DIR/lib/slow_agent.py"
+size=60000000
+
+# wait_bytes DIR N: until the part files under DIR hold N bytes.
+wait_bytes() {
+    for _ in $(seq 1 500); do
+        got=$(find "$1/.ferry/part" -name '*.part' -printf '%s\n' \
+            2>/dev/null | sort -n | tail -n 1)
+        [ "${got:-0}" -ge "$2" ] && return 0
+        sleep 0.01
+    done
+    fail "transfer never reached $2 bytes"
+}
+
+# 1. kill -9 of the client at about half, then the same command again.
+"$FERRY" push --agent "$slow" "$T/src/" "local:$T/d1" 2>/dev/null &
+pid=$!
+wait_bytes "$T/d1" 30000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+sleep 0.3
+[ ! -e "$T/d1/big" ] || fail "partial data under the final name"
+expect_rc 0 "$FERRY" push --json "$T/src/" "local:$T/d1"
+tree_same "$T/src" "$T/d1"
+resumed=$(json_field resumed_bytes)
+literal=$(json_field bytes_literal)
+[ "$resumed" -ge 20000000 ] || fail "resumed only $resumed bytes"
+[ $((resumed + literal)) -eq $((size + 6)) ] ||
+    fail "resumed $resumed + sent $literal != $size + 6"
+[ ! -e "$T/d1/.ferry" ] || fail "state left after the resumed run"
+
+# 2. The same for a pull, with the client killed.
+SLOW_AGENT_DIR=down "$FERRY" pull --agent "$slow" "local:$T/src/" \
+    "$T/d2" 2>/dev/null &
+pid=$!
+# The receiver itself dies here: what it journaled (synced every second)
+# is what survives.
+wait_bytes "$T/d2" 45000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+[ ! -e "$T/d2/big" ] || fail "pull: partial data under the final name"
+expect_rc 0 "$FERRY" pull --json "local:$T/src/" "$T/d2"
+tree_same "$T/src" "$T/d2"
+[ "$(json_field resumed_bytes)" -ge 10000000 ] || fail "pull did not resume"
+
+# 3. kill -9 of the agent: the client reconnects by itself and resumes.
+export SLOW_AGENT_PIDFILE="$T/agent.pid"
+"$FERRY" push --json --agent "$slow" "$T/src/" "local:$T/d3" \
+    >"$T/last.out" 2>"$T/last.err" &
+pid=$!
+wait_bytes "$T/d3" 45000000
+kill -9 "$(cat "$T/agent.pid")"
+set +e
+wait $pid
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "retry: exit $rc"; }
+grep -q '"event":"retry"' "$T/last.out" || fail "no retry event"
+expect_err "retrying in"
+tree_same "$T/src" "$T/d3"
+[ "$(json_field resumed_bytes)" -ge 10000000 ] || fail "retry did not resume"
+[ "$(json_field files_sent)" -eq 2 ] || fail "files counted twice"
+unset SLOW_AGENT_PIDFILE
+
+# 4. The source changes between runs (same size, new mtime): the file
+# starts over and the result is the new version, never a mix.
+"$FERRY" push --agent "$slow" "$T/src/" "local:$T/d4" 2>/dev/null &
+pid=$!
+wait_bytes "$T/d4" 30000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+printf 'CHANGED' | dd of="$T/src/big" bs=1 seek=100 conv=notrunc status=none
+expect_rc 0 "$FERRY" push --json "$T/src/" "local:$T/d4"
+tree_same "$T/src" "$T/d4"
+expect_field resumed_bytes 0
+
+# 5. Same size and mtime but other content in the part that arrived: the
+# sender sees that its data differs and sends the whole file again.
+touch -d '2021-01-01' "$T/src/big"
+"$FERRY" push --agent "$slow" "$T/src/" "local:$T/d5" 2>/dev/null &
+pid=$!
+wait_bytes "$T/d5" 30000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+printf 'AGAIN' | dd of="$T/src/big" bs=1 seek=200 conv=notrunc status=none
+touch -d '2021-01-01' "$T/src/big"
+expect_rc 0 "$FERRY" push --json "$T/src/" "local:$T/d5"
+tree_same "$T/src" "$T/d5"
+expect_field resumed_bytes 0
+expect_field bytes_literal $((size + 6))
