@@ -119,12 +119,81 @@ demo: deps
 ## bench: ferry side by side with rsync, scp and tar|ssh (minutes)
 bench: deps
 	@$(MAKE) --no-print-directory all
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/bench/bench.sh full
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
 
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/bench/bench.sh quick
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh quick
+
+## fuzz: run each libFuzzer target for FUZZ_SECONDS s (clang-14)
+# The targets (tests/fuzz/fuzz_<t>.c, seeds in tests/fuzz/corpus/<t>/) are
+# built apart from the variants, with clang's libFuzzer, ASan and UBSan;
+# the library sources get -fsanitize=fuzzer-no-link so that coverage
+# guides the fuzzer through the decoders. New inputs go to
+# build/fuzz/corpus/<t>/ and crashes to build/fuzz/crash-<t>-*: once the
+# bug is fixed, copy the crash into tests/fuzz/corpus/<t>/.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_DEB := clang-14 libclang-rt-14-dev
+FUZZ_TARGETS := frame msg
+FUZZ_OUT := build/fuzz
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c
+FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
+# The replay drivers and the corpus generator use the variant's compiler.
+FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
+	tests/fuzz/fuzz_common.c)
+REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
+
+.PHONY: fuzz-replay fuzz-corpus
+# Objects made through the pattern rules below are not intermediate files
+# to delete after the link: keep them for the next incremental build.
+.SECONDARY: $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_LIB_SRC)) \
+	$(patsubst %,$(FUZZ_OUT)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS)) \
+	$(call obj,tests/fuzz/replay.c \
+	$(patsubst %,tests/fuzz/fuzz_%.c,$(FUZZ_TARGETS)))
+
+fuzz:
+	@sh tests/deps.sh $(FUZZ_DEB)
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_OUT)/corpus/$$t || exit 1; \
+		echo "fuzz: $$t, $(FUZZ_SECONDS) s, log $(FUZZ_OUT)/$$t.log"; \
+		$(FUZZ_OUT)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+			-artifact_prefix=$(FUZZ_OUT)/crash-$$t- \
+			$(FUZZ_OUT)/corpus/$$t tests/fuzz/corpus/$$t \
+			>$(FUZZ_OUT)/$$t.log 2>&1 || \
+			{ tail -n 40 $(FUZZ_OUT)/$$t.log; exit 1; }; \
+		grep '^Done' $(FUZZ_OUT)/$$t.log || true; \
+	done
+
+$(FUZZ_OUT)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/tests/fuzz/fuzz_%.o \
+		$(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_LIB_SRC))
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lpthread
+
+## fuzz-replay: replay tests/fuzz/corpus through the targets, without clang
+fuzz-replay: $(REPLAY_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		$(OUT)/tests/fuzz/replay_$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+$(OUT)/tests/fuzz/replay_%: $(call obj,tests/fuzz/replay.c) \
+		$(OUT)/tests/fuzz/fuzz_%.o $(FUZZ_TEST_OBJ)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lzstd -lpthread
+
+## fuzz-corpus: rewrite the seed files in tests/fuzz/corpus (wire changes)
+fuzz-corpus: $(OUT)/tests/fuzz/gen_corpus
+	$(OUT)/tests/fuzz/gen_corpus tests/fuzz/corpus
+
+$(OUT)/tests/fuzz/gen_corpus: $(call obj,tests/fuzz/gen_corpus.c \
+		tests/fuzz/fuzz_seed.c) $(FUZZ_TEST_OBJ)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lzstd -lpthread
 
 ## clean: remove build outputs
 clean:

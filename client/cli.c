@@ -15,6 +15,8 @@ cli_usage(FILE *f)
     fprintf(f,
 "usage: ferry push [options] SRC... [user@]host:DEST\n"
 "       ferry pull [options] [user@]host:SRC... DEST\n"
+"       ferry status [options] [[user@]host:]DEST   unfinished transfers\n"
+"       ferry clean [options] [[user@]host:]DEST    remove them\n"
 "       ferry --version\n"
 "\n"
 "Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"
@@ -195,6 +197,10 @@ cli_parse(struct cli *c, int argc, char **argv)
         c->cmd = CMD_PUSH;
     else if (strcmp(argv[1], "pull") == 0)
         c->cmd = CMD_PULL;
+    else if (strcmp(argv[1], "status") == 0)
+        c->cmd = CMD_STATUS;
+    else if (strcmp(argv[1], "clean") == 0)
+        c->cmd = CMD_CLEAN;
     else
         return cli_fail("unknown command '%s'", argv[1]);
     if ((words = xcalloc((size_t)argc, sizeof(*words))) == NULL)
@@ -282,6 +288,21 @@ cli_parse(struct cli *c, int argc, char **argv)
             r = cli_fail("unknown option '%s'", a);
             goto fail;
         }
+    }
+    if (c->cmd == CMD_STATUS || c->cmd == CMD_CLEAN) {
+        if (nwords != 1) {
+            r = cli_fail("%s needs one destination",
+                c->cmd == CMD_STATUS ? "status" : "clean");
+            goto fail;
+        }
+        r = cli_parse_remote(words[0], &c->remote);
+        if (r == 0)
+            c->has_remote = 1;
+        else if (r != FERRY_ERR_USAGE)
+            goto fail;
+        c->local_paths = words;
+        c->nlocal = 1;
+        return 0;
     }
     if (nwords < 2) {
         r = cli_fail("%s needs at least one source and a destination",

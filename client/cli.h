@@ -3,6 +3,7 @@
  *
  *     ferry push [options] SRC... DEST     DEST is remote
  *     ferry pull [options] SRC... DEST     every SRC is remote
+ *     ferry status|clean [options] DEST    unfinished transfers in DEST
  *
  * A remote location is local:PATH (a ferry-agent child on this machine)
  * or [user@]host:PATH (SSH). As with rsync and scp, a word whose first ':'
@@ -17,7 +18,8 @@
 
 #include "../common/err.h"
 
-enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_VERSION, CMD_HELP };
+enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_STATUS, CMD_CLEAN, CMD_VERSION,
+    CMD_HELP };
 
 struct remote {
     int local;         /* local: transport */
@@ -31,7 +33,9 @@ struct remote {
 struct cli {
     enum cli_cmd cmd;
     struct remote remote;     /* the remote side */
-    char **local_paths;       /* push: sources; pull: [0] = destination */
+    int has_remote;           /* status/clean on a remote destination */
+    char **local_paths;       /* push: sources; pull and status/clean:
+                                 [0] = destination */
     int nlocal;
     char **remote_paths;      /* pull: sources on the remote host */
     int nremote;

@@ -31,6 +31,7 @@
 #include "output.h"
 #include "ssh.h"
 #include "sshcfg.h"
+#include "status.h"
 #include "transport.h"
 
 /* Exit statuses: keep in step with README.md. */
@@ -55,6 +56,9 @@ struct run {
     struct session_open so;
     struct sender *snd;
     struct receiver *rcv;
+    struct status status;
+    conn_step_fn *role_step;
+    void *role;
     /* The remote side, kept across attempts. */
     struct sshcfg cfg;
     int have_cfg;
@@ -73,10 +77,12 @@ struct run {
     int exit_status;         /* of the remote command, -1 if unknown */
     int tp_code;
     char tp_err[256];
-    uint64_t wire_out, wire_in;
+    uint64_t wire_out, wire_in;      /* over pipes (local:, --ssh-cmd) */
+    uint64_t ssh_out, ssh_in;        /* over closed SSH sessions */
+    int used_ssh;
     /* Retries. */
     uv_timer_t retry_timer;
-    int failures, waiting;
+    int failures, waiting, connected_once;
     uint64_t progress_mark;
 };
 
@@ -161,10 +167,10 @@ static int
 run_result(struct run *rn, char *msg, size_t msglen)
 {
     struct xfer_stats *st = &rn->x.st;
-    enum xfer_side remote_side = rn->cli->cmd == CMD_PUSH ? SIDE_DEST :
-        SIDE_SOURCE;
-    enum xfer_side local_side = rn->cli->cmd == CMD_PUSH ? SIDE_SOURCE :
+    enum xfer_side remote_side = rn->cli->cmd == CMD_PULL ? SIDE_SOURCE :
         SIDE_DEST;
+    enum xfer_side local_side = rn->cli->cmd == CMD_PULL ? SIDE_DEST :
+        SIDE_SOURCE;
     int err = rn->conn_err, code;
 
     msg[0] = '\0';
@@ -391,9 +397,9 @@ run_setup(struct run *rn, char *msg, size_t msglen)
     if ((r = sshcfg_resolve(cli->remote.host, &ov, &rn->cfg, msg,
         msglen)) != 0) {
         if (r == FERRY_ERR_USAGE && msg[0] != '\0') {
-            char tmp[512];
+            char tmp[600];
 
-            snprintf(tmp, sizeof(tmp), "%s: ssh config: %s",
+            snprintf(tmp, sizeof(tmp), "%.200s: ssh config: %.300s",
                 cli->remote.host, msg);
             snprintf(msg, msglen, "%s", tmp);
         } else {
@@ -530,9 +536,8 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
     rn->tp_err[0] = '\0';
     memset(&rn->tp, 0, sizeof(rn->tp));
     rn->tp.fd = -1;
-    if ((rn->sess = session_client_new(&rn->so, rn->snd != NULL ?
-        sender_step : receiver_step, rn->snd != NULL ? (void *)rn->snd :
-        (void *)rn->rcv, &rn->x)) == NULL)
+    if ((rn->sess = session_client_new(&rn->so, rn->role_step, rn->role,
+        &rn->x)) == NULL)
         return FERRY_ERR_NOMEM;
     if (rn->cli->remote.local) {
         r = transport_start_local(&rn->tp, loop, rn->cli->agent_path,
@@ -553,6 +558,11 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
         session_step, rn->sess, run_conn_closed)) != 0)
         return r;
     uv_run(loop, UV_RUN_DEFAULT);
+    if (!rn->conn_done) {
+        /* The loop ran dry with the connection open: never a success. */
+        conn_abort(&rn->conn, FERRY_ERR_CLOSED);
+        uv_run(loop, UV_RUN_DEFAULT);
+    }
     rn->tp_code = transport_finish(&rn->tp, &rn->exit_status, rn->tp_err,
         sizeof(rn->tp_err));
     uv_timer_stop(&rn->kill_timer);
@@ -574,6 +584,18 @@ run_wants_bootstrap(const struct run *rn)
     return rn->conn_err == FERRY_ERR_CLOSED &&
         session_peer_software(rn->sess)[0] == '\0' &&
         (rn->exit_status == 127 || rn->exit_status == 126);
+}
+
+static void
+run_ssh_close(struct run *rn)
+{
+    if (rn->ssh == NULL)
+        return;
+    rn->ssh_out += ssh_conn_wire_out(rn->ssh);
+    rn->ssh_in += ssh_conn_wire_in(rn->ssh);
+    rn->used_ssh = 1;
+    ssh_conn_close(rn->ssh);
+    rn->ssh = NULL;
 }
 
 /* Failures of the link, not of either side's data: worth a new
@@ -615,7 +637,11 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
     uint64_t now = run_progress(rn);
     char why[1200];
 
-    if (rn->interrupted || !run_retryable(err) ||
+    /* Only a link that worked and then failed is retried: a host that
+     * cannot be reached at all is reported at once, as ssh does. */
+    if (rn->sess != NULL && session_peer_software(rn->sess)[0] != '\0')
+        rn->connected_once = 1;
+    if (rn->interrupted || !run_retryable(err) || !rn->connected_once ||
         (rn->conn_err == FERRY_ERR_CLOSED && rn->sess != NULL &&
         session_peer_software(rn->sess)[0] == '\0' &&
         (rn->exit_status == 127 || rn->exit_status == 126)))
@@ -644,7 +670,7 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
     if (rn->interrupted)
         return 0;
     /* The old session is dead; a new one is made by the next attempt. */
-    ssh_conn_close(rn->ssh);
+    run_ssh_close(rn);
     rn->ssh = NULL;
     session_free(rn->sess);
     rn->sess = NULL;
@@ -652,8 +678,12 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
     memset(&rn->x.peer_error, 0, sizeof(rn->x.peer_error));
     if (rn->snd != NULL)
         sender_restart(rn->snd);
-    else
+    else if (rn->rcv != NULL)
         receiver_restart(rn->rcv);
+    else {
+        status_cleanup(&rn->status);
+        status_init(&rn->status, &rn->x);
+    }
     return 1;
 }
 
@@ -668,6 +698,15 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     size_t i;
     int r;
 
+    if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
+        rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
+        rn->so.paths = (const char *const *)&cli->remote.path;
+        rn->so.npaths = 1;
+        status_init(&rn->status, &rn->x);
+        rn->role_step = status_step;
+        rn->role = &rn->status;
+        return -1;
+    }
     if (cli->cmd == CMD_PUSH) {
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
@@ -698,6 +737,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if ((rn->snd = sender_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
             return EXIT_SOURCE;
+        rn->role_step = sender_step;
+        rn->role = rn->snd;
     } else {
         const char *dest = cli->local_paths[0];
         size_t dl = strlen(dest);
@@ -712,6 +753,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if ((rn->rcv = receiver_new(dest, rn->so.flags, cli->block_size,
             &rn->x)) == NULL || run_expect_tops(rn) != 0)
             return EXIT_DEST;
+        rn->role_step = receiver_step;
+        rn->role = rn->rcv;
     }
     /* Prefixes end with the separator the path needs. */
     if (*dest_prefix != NULL) {
@@ -796,10 +839,26 @@ run(struct cli *cli)
             }
             continue;
         }
-        if (!run_should_retry(&rn, r, msg, sizeof(msg), loop))
+        if (!run_should_retry(&rn, r, msg, sizeof(msg), loop)) {
+            if (r != 0) {
+                /* The last try could not even connect. */
+                code = exit_for_code(r, SIDE_DEST);
+                if (msg[0] == '\0')
+                    snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
+                        ferry_strerror(r));
+                goto out_fatal;
+            }
             break;
+        }
     }
     code = run_result(&rn, msg, sizeof(msg));
+    if (code == EXIT_OK && rn.role == &rn.status) {
+        char where[1200];
+
+        snprintf(where, sizeof(where), "%s:%s", run_host(&rn),
+            cli->remote.path);
+        status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
+    }
     if (msg[0] != '\0' && !rn.interrupted)
         output_fatal(&rn.out, NULL, rn.conn_err, msg);
     if (rn.interrupted)
@@ -814,11 +873,13 @@ out_summary:
     memset(&sum, 0, sizeof(sum));
     sum.ok = code == EXIT_OK;
     sum.exit_code = code;
-    sum.bytes_wire_out = rn.ssh ? ssh_conn_wire_out(rn.ssh) : rn.wire_out;
-    sum.bytes_wire_in = rn.ssh ? ssh_conn_wire_in(rn.ssh) : rn.wire_in;
+    run_ssh_close(&rn);
+    sum.bytes_wire_out = rn.used_ssh ? rn.ssh_out : rn.wire_out;
+    sum.bytes_wire_in = rn.used_ssh ? rn.ssh_in : rn.wire_in;
     sum.streams = 1;
     sum.error = msg[0] ? msg : NULL;
-    output_summary(&rn.out, &sum);
+    if (rn.role != &rn.status || code != EXIT_OK)
+        output_summary(&rn.out, &sum);
     uv_close((uv_handle_t *)&rn.kill_timer, NULL);
     uv_close((uv_handle_t *)&rn.retry_timer, NULL);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
@@ -832,10 +893,37 @@ out_early:
     session_free(rn.sess);
     sender_free(rn.snd);
     receiver_free(rn.rcv);
+    status_cleanup(&rn.status);
     manifest_cleanup(&mf);
     xfree(dest_prefix);
     xfree(source_prefix);
     return code;
+}
+
+/* status/clean of a local destination: no agent needed. */
+static int
+run_local_status(struct cli *cli)
+{
+    const char *dest = cli->local_paths[0];
+    struct output out;
+    struct status st;
+    struct xfer x;
+    int r;
+
+    memset(&x, 0, sizeof(x));
+    memset(&out, 0, sizeof(out));
+    out.json = cli->json;
+    out.quiet = cli->quiet;
+    output_init(&out, &x);
+    status_init(&st, &x);
+    if ((r = partial_dest_state(dest, cli->cmd == CMD_CLEAN, &st.v,
+        &st.n)) != 0) {
+        output_fatal(&out, dest, r, ferry_strerror(r));
+        return r == -ENOENT || r == -ENOTDIR ? EXIT_USAGE : EXIT_DEST;
+    }
+    status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
+    status_cleanup(&st);
+    return EXIT_OK;
 }
 
 int
@@ -863,7 +951,10 @@ main(int argc, char **argv)
         log_set_level(LOG_ERROR);
     if (cli.verbose >= 1)
         log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
-    code = run(&cli);
+    if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
+        code = run_local_status(&cli);
+    else
+        code = run(&cli);
     cli_cleanup(&cli);
     return code;
 }

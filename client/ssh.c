@@ -858,8 +858,8 @@ pump_ssh(struct pump *p)
         } else if (n == LIBSSH2_ERROR_EAGAIN) {
             pump_eagain(p, OP_WRITE);
         } else if (n < 0) {
-            pump_fail(c, FERRY_ERR_CLOSED, "%s: %s", c->display,
-                ssh_last_error(c));
+            pump_fail(c, FERRY_ERR_CLOSED, "%s: connection lost (%s)",
+                c->display, ssh_last_error(c));
             return -1;
         }
     }
@@ -888,8 +888,8 @@ pump_ssh(struct pump *p)
         } else if (n == 0 || libssh2_channel_eof(c->ch)) {
             p->ch_eof = libssh2_channel_eof(c->ch);
         } else if (n < 0) {
-            pump_fail(c, FERRY_ERR_CLOSED, "%s: %s", c->display,
-                ssh_last_error(c));
+            pump_fail(c, FERRY_ERR_CLOSED, "%s: connection lost (%s)",
+                c->display, ssh_last_error(c));
             return -1;
         }
         if (n <= 0 && libssh2_channel_eof(c->ch))

@@ -70,7 +70,9 @@ buf_reserve(struct buf *b, size_t n, uint8_t **p)
         *p = NULL;
     if ((r = buf_make_room(b, n)) != 0)
         return r;
-    if (p != NULL)
+    /* An empty reservation in a buf that never allocated has no storage:
+     * NULL + 0 is undefined behaviour (UBSan reports it under clang). */
+    if (p != NULL && b->data != NULL)
         *p = b->data + b->len;
     b->len += n;
     return 0;

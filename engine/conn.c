@@ -300,8 +300,9 @@ conn_kick(struct conn *c)
         return;
     }
     has_frames = whole > 0;
-    deliver_eof = c->eof && !c->eof_delivered &&
-        whole == buf_used(&c->inbox);
+    /* At EOF, a partial frame left over is a cut stream: the role hears
+     * of the EOF with the whole frames before it. */
+    deliver_eof = c->eof && !c->eof_delivered;
     if (!has_frames && !deliver_eof && !c->wake_due &&
         !(c->job_more && c->tx_pending < CONN_TX_HIGH))
         return;

@@ -26,7 +26,7 @@
 #include "../common/buf.h"
 
 #define CONN_INBOX_HIGH (16u << 20)
-#define CONN_TX_HIGH (8u << 20)
+#define CONN_TX_HIGH (4u << 20)
 /* Most a step should append to out before it returns with more = 1. */
 #define CONN_STEP_BUDGET (4u << 20)
 

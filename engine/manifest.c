@@ -11,11 +11,12 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../proto/msg.h"
+#include "partial.h"
 
 /* The receiver keeps its state in this directory at the top of a
  * destination; a source directory that holds one is such a destination,
  * and its state is not data. */
-#define MANIFEST_STATE_DIR ".ferry"
+#define MANIFEST_STATE_DIR PARTIAL_STATE_DIR
 
 void
 manifest_init(struct manifest *m)
@@ -204,7 +205,8 @@ list_dir(const char *local, char ***names, size_t *count)
         xfree(v);
         return r;
     }
-    qsort(v, n, sizeof(*v), name_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), name_cmp);
     *names = v;
     *count = n;
     return 0;
@@ -213,7 +215,7 @@ list_dir(const char *local, char ***names, size_t *count)
 static int
 is_state_dir(const char *local)
 {
-    char *marker = path_join(local, "FERRY-STATE");
+    char *marker = path_join(local, PARTIAL_MARKER);
     struct stat st;
     int yes;
 

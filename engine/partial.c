@@ -208,7 +208,7 @@ partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
 {
     char part[32], jnl[32];
     struct partial *p;
-    int r, flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    int r = 0, flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
 
     *out = NULL;
     if ((p = xcalloc(1, sizeof(*p))) == NULL)
@@ -396,6 +396,8 @@ partial_list(int partfd, int expire, struct partial_info **out, size_t *n)
         close(dfd);
         return -errno;
     }
+    /* The dup shares its offset with partfd: start from the top. */
+    rewinddir(d);
     if ((hdr = xmalloc(PARTIAL_HEADER_MAX)) == NULL) {
         closedir(d);
         return FERRY_ERR_NOMEM;
@@ -465,4 +467,58 @@ partial_list_free(struct partial_info *v, size_t n)
     for (i = 0; i < n; i++)
         xfree(v[i].path);
     xfree(v);
+}
+
+/* Removes every file in the part directory: ours alone lives there. */
+static void
+partial_clear_dir(int partfd)
+{
+    struct dirent *de;
+    DIR *d;
+    int dfd = fcntl(partfd, F_DUPFD_CLOEXEC, 0);
+
+    if (dfd < 0 || (d = fdopendir(dfd)) == NULL) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    rewinddir(d);
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            (void)unlinkat(partfd, de->d_name, 0);
+    closedir(d);
+}
+
+int
+partial_dest_state(const char *dest, int clean, struct partial_info **out,
+    size_t *n)
+{
+    int rootfd, statefd = -1, partfd = -1, r = 0;
+
+    *out = NULL;
+    *n = 0;
+    if ((rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -errno;
+    statefd = openat(rootfd, PARTIAL_STATE_DIR,
+        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (statefd >= 0)
+        partfd = openat(statefd, PARTIAL_PART_DIR,
+            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (partfd >= 0)
+        r = partial_list(partfd, 0, out, n);
+    if (r == 0 && clean && statefd >= 0) {
+        if (partfd >= 0)
+            partial_clear_dir(partfd);
+        (void)unlinkat(statefd, PARTIAL_PART_DIR, AT_REMOVEDIR);
+        (void)unlinkat(statefd, PARTIAL_MARKER, 0);
+        if (unlinkat(rootfd, PARTIAL_STATE_DIR, AT_REMOVEDIR) != 0 &&
+            errno != ENOENT)
+            r = -errno;
+    }
+    if (partfd >= 0)
+        close(partfd);
+    if (statefd >= 0)
+        close(statefd);
+    close(rootfd);
+    return r;
 }

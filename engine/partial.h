@@ -19,6 +19,12 @@
 #include "../common/hash.h"
 #include "../proto/journal.h"
 
+/* Where a destination keeps its state: DEST/.ferry/part/, and a marker
+ * file that tells a scan of a source tree that .ferry is ours. */
+#define PARTIAL_STATE_DIR ".ferry"
+#define PARTIAL_PART_DIR "part"
+#define PARTIAL_MARKER "FERRY-STATE"
+
 /* The journal is synced after this much data or this much time, which
  * bounds what a crash of the receiver costs to send again. */
 #define PARTIAL_SYNC_BYTES (64u << 20)
@@ -109,5 +115,13 @@ struct partial_info {
 int partial_list(int partfd, int expire, struct partial_info **out,
     size_t *n) FERRY_WUR;
 void partial_list_free(struct partial_info *v, size_t n);
+
+/*
+ * The unfinished files kept under the destination directory dest (in
+ * dest/.ferry/part). With clean, they are removed, and the state
+ * directory with them. A destination without state gives an empty list.
+ */
+int partial_dest_state(const char *dest, int clean,
+    struct partial_info **out, size_t *n) FERRY_WUR;
 
 #endif

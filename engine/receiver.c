@@ -13,9 +13,10 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "partial.h"
+#include "pathset.h"
 
-#define RECEIVER_PART_DIR "part"
-#define RECEIVER_MARKER "FERRY-STATE"
+#define RECEIVER_PART_DIR PARTIAL_PART_DIR
+#define RECEIVER_MARKER PARTIAL_MARKER
 
 enum rcv_state { RCV_WAIT_PLAN, RCV_RUN, RCV_DONE };
 
@@ -29,6 +30,7 @@ struct rfile {
     uint32_t mtime_nsec;
     uint64_t next_off;
     uint64_t resume_off;   /* where the sender was asked to start */
+    int resume_counted;    /* resume_off is in resumed_bytes */
     int started;           /* a block or FILE_END has come */
     int failed;            /* first local error; the rest is ignored */
     struct hash_file *hf;
@@ -55,11 +57,10 @@ struct receiver {
     uint64_t received;     /* entries over this connection */
     uint64_t entries_total;
     int planned;           /* the destination is resolved */
-    /* Hashes of the paths finished over earlier connections of this run,
-     * so a file sent before a reconnect is not counted again as up to
-     * date (open addressing; 0 is empty). */
-    uint64_t *done;
-    size_t done_cap, done_len;
+    /* Over the connections of one run: files finished (not counted
+     * again as up to date after a reconnect) and files wanted (a resume
+     * of what this run sent is not counted as resumed). */
+    struct pathset done, wanted;
     /* Wanted files in the order their data will come. */
     struct rfile *fifo;
     size_t fifo_head, fifo_len, fifo_cap;
@@ -188,7 +189,8 @@ receiver_free(struct receiver *rc)
     for (i = 0; i < rc->ntops; i++)
         xfree(rc->tops[i]);
     xfree(rc->tops);
-    xfree(rc->done);
+    pathset_free(&rc->done);
+    pathset_free(&rc->wanted);
     if (rc->pc_fd >= 0)
         close(rc->pc_fd);
     if (rc->rootfd >= 0)
@@ -246,61 +248,6 @@ fail:
     r = -errno;
     return xfer_fail(rc->x, r, "%s/%s: %s", rc->root, RECEIVER_STATE_DIR,
         ferry_strerror(r));
-}
-
-static uint64_t
-receiver_path_key(const char *path)
-{
-    uint64_t k = hash_name64(path, strlen(path));
-
-    return k == 0 ? 1 : k;
-}
-
-/* Remembers that path finished in this run (see done). Best effort: out
- * of memory only means a retry may count it twice. */
-static void
-receiver_mark_done(struct receiver *rc, const char *path)
-{
-    uint64_t k = receiver_path_key(path), *nv;
-    size_t i;
-
-    if (rc->done_len + 1 > rc->done_cap / 2) {
-        size_t ncap = rc->done_cap ? rc->done_cap * 2 : 1024;
-
-        if ((nv = xcalloc(ncap, sizeof(*nv))) == NULL)
-            return;
-        for (i = 0; i < rc->done_cap; i++) {
-            size_t j;
-
-            if (rc->done[i] == 0)
-                continue;
-            for (j = rc->done[i] % ncap; nv[j] != 0; j = (j + 1) % ncap)
-                ;
-            nv[j] = rc->done[i];
-        }
-        xfree(rc->done);
-        rc->done = nv;
-        rc->done_cap = ncap;
-    }
-    for (i = k % rc->done_cap; rc->done[i] != 0; i = (i + 1) % rc->done_cap)
-        if (rc->done[i] == k)
-            return;
-    rc->done[i] = k;
-    rc->done_len++;
-}
-
-static int
-receiver_was_done(const struct receiver *rc, const char *path)
-{
-    uint64_t k = receiver_path_key(path);
-    size_t i;
-
-    if (rc->done_cap == 0)
-        return 0;
-    for (i = k % rc->done_cap; rc->done[i] != 0; i = (i + 1) % rc->done_cap)
-        if (rc->done[i] == k)
-            return 1;
-    return 0;
 }
 
 /* Opens an existing state directory (never makes one). Returns 1 if
@@ -579,6 +526,7 @@ receiver_want(struct receiver *rc, const struct msg_entry *m,
             f->next_off = f->resume_off;
         }
     }
+    f->resume_counted = 1;
     *offset = f->resume_off;
     return 0;
 }
@@ -616,11 +564,10 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
             if (same) {
                 receiver_fix_meta(pfd, name, &st, m);
                 rc->sum.files_skipped++;
-                if (!receiver_was_done(rc, path)) {
+                if (pathset_add(&rc->done, path)) {
                     xfer_add(&rc->x->st.files_skipped, 1);
                     xfer_add(&rc->x->st.bytes_done, m->size);
                     xfer_file(rc->x, path, "skipped", m->size);
-                    receiver_mark_done(rc, path);
                 }
                 return reply(out, m->id, REPLY_SKIP, 0);
             }
@@ -632,10 +579,15 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
     if ((r = receiver_want(rc, m, path, &off, &prefix)) != 0)
         return r;
     xfer_add(&rc->x->st.bytes_payload, m->size);
-    if (off > 0) {
+    xfer_add(&rc->x->st.bytes_done, off);
+    if (pathset_add(&rc->wanted, path)) {
+        /* Data from an earlier run; a reconnect's resume point is data
+         * this run sent, counted as literal already. */
         xfer_add(&rc->x->st.resumed_bytes, off);
         xfer_add(&rc->x->st.bytes_matched, off);
-        xfer_add(&rc->x->st.bytes_done, off);
+    } else {
+        rc->fifo[(rc->fifo_head + rc->fifo_len - 1) %
+            rc->fifo_cap].resume_counted = 0;
     }
     return reply_want(out, m->id, off, &prefix);
 fail:
@@ -832,8 +784,10 @@ receiver_restart_file(struct receiver *rc, struct rfile *f)
         return FERRY_ERR_NOMEM;
     hash_file_free(f->hf);
     f->hf = hf;
-    xfer_sub(&rc->x->st.resumed_bytes, f->resume_off);
-    xfer_sub(&rc->x->st.bytes_matched, f->resume_off);
+    if (f->resume_counted) {
+        xfer_sub(&rc->x->st.resumed_bytes, f->resume_off);
+        xfer_sub(&rc->x->st.bytes_matched, f->resume_off);
+    }
     xfer_sub(&rc->x->st.bytes_done, f->resume_off);
     f->resume_off = f->next_off = 0;
     if (f->pt != NULL && (r = partial_reset(f->pt)) != 0)
@@ -992,7 +946,7 @@ receiver_flush(struct receiver *rc, struct buf *out)
             rc->sum.files_failed++;
         } else {
             xfer_add(&rc->x->st.files_sent, 1);
-            receiver_mark_done(rc, f->path);
+            (void)pathset_add(&rc->done, f->path);
             xfer_file(rc->x, f->path, "sent", f->size);
             rc->sum.files_committed++;
             rc->sum.bytes_written += f->size;

@@ -16,10 +16,11 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "partial.h"
 #include "xfer.h"
 
 /* Name of the state directory at the top of a destination. */
-#define RECEIVER_STATE_DIR ".ferry"
+#define RECEIVER_STATE_DIR PARTIAL_STATE_DIR
 
 /* Files wanted and not yet ended; a sender past this is broken. */
 #define RECEIVER_MAX_PENDING (1u << 16)

@@ -36,6 +36,7 @@ struct sender {
     enum snd_state state;
     uint8_t *est;           /* E_* per entry */
     uint64_t *counted;      /* progress bytes counted per entry */
+    uint8_t *wanted_before; /* wanted over an earlier connection */
     size_t next_entry;      /* next to offer */
     size_t inflight;        /* offered and not finished */
     size_t notices_sent;
@@ -59,10 +60,13 @@ sender_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
         return NULL;
     s->est = xcalloc(mf->n ? mf->n : 1, 1);
     s->counted = xcalloc(mf->n ? mf->n : 1, sizeof(*s->counted));
+    s->wanted_before = xcalloc(mf->n ? mf->n : 1, 1);
     s->wantq = xcalloc(SENDER_WINDOW, sizeof(*s->wantq));
-    if (s->est == NULL || s->wantq == NULL || s->counted == NULL) {
+    if (s->est == NULL || s->wantq == NULL || s->counted == NULL ||
+        s->wanted_before == NULL) {
         xfree(s->est);
         xfree(s->counted);
+        xfree(s->wanted_before);
         xfree(s->wantq);
         xfree(s);
         return NULL;
@@ -98,6 +102,7 @@ sender_free(struct sender *s)
     manifest_cleanup(&s->mf);
     xfree(s->est);
     xfree(s->counted);
+    xfree(s->wanted_before);
     xfree(s->wantq);
     xfree(s->scratch);
     xfree(s);
@@ -116,6 +121,8 @@ sender_restart(struct sender *s)
             continue;
         }
         /* Unfinished: what the new receiver has decides its progress. */
+        if (s->est[i] >= E_WANTED)
+            s->wanted_before[i] = 1;
         xfer_sub(&s->x->st.bytes_done, s->counted[i]);
         s->counted[i] = 0;
         s->est[i] = E_NEW;
@@ -415,8 +422,12 @@ sender_check_resume(struct sender *s, const struct want *w)
         hash_file_final(pre, &got);
         if (hash_equal(&got, &w->prefix)) {
             s->cur_off = w->offset;
-            xfer_add(&s->x->st.resumed_bytes, w->offset);
-            xfer_add(&s->x->st.bytes_matched, w->offset);
+            if (!s->wanted_before[s->cur]) {
+                /* From an earlier run: after a reconnect it is data this
+                 * run sent, already counted as literal. */
+                xfer_add(&s->x->st.resumed_bytes, w->offset);
+                xfer_add(&s->x->st.bytes_matched, w->offset);
+            }
             sender_count(s, s->cur, w->offset);
         } else {
             /* Not the data the receiver holds: all of it again. */

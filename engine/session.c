@@ -10,6 +10,7 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "manifest.h"
+#include "partial.h"
 #include "receiver.h"
 #include "sender.h"
 
@@ -18,7 +19,7 @@
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
     S_AGENT_WAIT_HELLO, S_AGENT_WAIT_OPEN,
-    S_RUN
+    S_RUN, S_DONE
 };
 
 struct session {
@@ -165,6 +166,48 @@ session_expand_home(const char *p, size_t len)
     return xstrndup(p, len);
 }
 
+/* STATUS and CLEAN: the unfinished files under a destination, listed
+ * (and removed) right away. */
+static int
+session_agent_state(struct session *s, const struct msg_open *o,
+    struct buf *out)
+{
+    struct partial_info *v = NULL;
+    struct msg_open_ok ok;
+    struct msg_partial mp;
+    struct msg_str p;
+    size_t pos = 0, n = 0, i;
+    char *dest;
+    int r;
+
+    if ((r = msg_open_path(o, &pos, &p)) != 0)
+        return r;
+    if ((dest = session_expand_home(p.p, p.len)) == NULL)
+        return FERRY_ERR_NOMEM;
+    r = partial_dest_state(dest, o->op == OPEN_CLEAN, &v, &n);
+    if (r != 0) {
+        r = xfer_fail(s->x, r, "%s: %s", dest, ferry_strerror(r));
+        xfree(dest);
+        return r;
+    }
+    xfree(dest);
+    memset(&ok, 0, sizeof(ok));
+    r = msg_open_ok_encode(out, &ok);
+    for (i = 0; r == 0 && i < n; i++) {
+        mp.path.p = v[i].path;
+        mp.path.len = strlen(v[i].path);
+        mp.size = v[i].size;
+        mp.done = v[i].done;
+        mp.age_s = v[i].age_s < 0 ? 0 : v[i].age_s;
+        r = msg_partial_encode(out, &mp);
+    }
+    if (r == 0)
+        r = msg_end_encode(out);
+    partial_list_free(v, n);
+    s->state = S_DONE;
+    return r;
+}
+
 static int
 session_agent_open(struct session *s, const struct frame *f,
     struct buf *out)
@@ -179,6 +222,8 @@ session_agent_open(struct session *s, const struct frame *f,
 
     if ((r = msg_open_decode(f->payload, f->len, &o)) != 0)
         return r;
+    if (o.op == OPEN_STATUS || o.op == OPEN_CLEAN)
+        return session_agent_state(s, &o, out);
     manifest_init(&mf);
     if (o.op == OPEN_PUSH) {
         if ((r = msg_open_path(&o, &pos, &p)) != 0)
@@ -242,7 +287,7 @@ session_handshake(struct session *s, struct conn_step *st, size_t *used)
             return r;
         s->state = S_CLIENT_WAIT_HELLO;
     }
-    while (s->state != S_RUN && off < st->in_len) {
+    while (s->state != S_RUN && s->state != S_DONE && off < st->in_len) {
         if ((r = frame_parse(st->in + off, st->in_len - off, &f, &n)) != 0)
             return r;
         off += n;
@@ -304,7 +349,9 @@ session_step(void *sess, struct conn_step *st)
     int r;
 
     r = session_handshake(s, st, &used);
-    if (r == 0 && s->state == S_RUN) {
+    if (r == 0 && s->state == S_DONE) {
+        st->done = 1;
+    } else if (r == 0 && s->state == S_RUN) {
         rst = *st;
         rst.in = st->in + used;
         rst.in_len = st->in_len - used;

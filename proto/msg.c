@@ -12,7 +12,7 @@ msg_type_name(uint8_t type)
 {
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
-        "NOTICE", "END", "SUMMARY" };
+        "NOTICE", "END", "SUMMARY", "PARTIAL" };
 
     return type <= MSG_TYPE_MAX ? names[type] : "?";
 }
@@ -201,9 +201,9 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
     }
     if ((e = rd_end(&r)) != 0)
         goto fail;
-    if ((m->op != OPEN_PUSH && m->op != OPEN_PULL) ||
+    if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN ||
         (m->flags & ~OPEN_F_KNOWN) != 0 || !block_size_valid(m->block_size) ||
-        (m->op == OPEN_PUSH && m->npaths != 1)) {
+        (m->op != OPEN_PULL && m->npaths != 1)) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }
@@ -805,6 +805,55 @@ msg_summary_decode(const uint8_t *p, size_t n, struct msg_summary *m)
         return e;
     }
     return 0;
+}
+
+/* PARTIAL */
+
+int
+msg_partial_encode(struct buf *b, const struct msg_partial *m)
+{
+    size_t mark;
+    int r;
+
+    if (m->done > m->size || m->age_s < 0)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_PARTIAL, &mark)) != 0)
+        return r;
+    r = put_str(b, &m->path, PROTO_MAX_PATH);
+    if (r == 0)
+        r = buf_put_u64(b, m->size);
+    if (r == 0)
+        r = buf_put_u64(b, m->done);
+    if (r == 0)
+        r = buf_put_u64(b, (uint64_t)m->age_s);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
+{
+    uint64_t age;
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
+        (e = rd_u64(&r, &m->size)) != 0 ||
+        (e = rd_u64(&r, &m->done)) != 0 ||
+        (e = rd_u64(&r, &age)) != 0 ||
+        (e = rd_end(&r)) != 0)
+        goto fail;
+    m->age_s = (int64_t)age;
+    if (m->done > m->size || m->age_s < 0 ||
+        fsx_path_check(m->path.p, m->path.len) != 0) {
+        e = FERRY_ERR_FORMAT;
+        goto fail;
+    }
+    return 0;
+fail:
+    memset(m, 0, sizeof(*m));
+    return e;
 }
 
 /*

@@ -32,7 +32,8 @@ enum msg_type {
     MSG_NOTICE = 12,
     MSG_END = 13,
     MSG_SUMMARY = 14,
-    MSG_TYPE_MAX = 14
+    MSG_PARTIAL = 15,
+    MSG_TYPE_MAX = 15
 };
 
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
@@ -63,6 +64,8 @@ struct msg_hello {
 enum msg_open_op {
     OPEN_PUSH = 1,  /* the agent receives into paths[0] */
     OPEN_PULL = 2,  /* the agent sends paths[0..n) */
+    OPEN_STATUS = 3,  /* the agent lists unfinished files in paths[0] */
+    OPEN_CLEAN = 4,   /* ... and removes them */
 };
 
 #define OPEN_F_CHECKSUM (1u << 0)  /* compare content hashes, not mtimes */
@@ -175,6 +178,14 @@ struct msg_summary {
     uint64_t bytes_written;
 };
 
+/* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
+struct msg_partial {
+    struct msg_str path;
+    uint64_t size;
+    uint64_t done;    /* bytes on disk, <= size */
+    int64_t age_s;    /* since it last changed */
+};
+
 /* Encoders: append one frame to b. Fail with TOO_LARGE / NOMEM from the
  * buf, or FERRY_ERR_USAGE if a field is out of range (a caller's bug). */
 int msg_hello_encode(struct buf *b, const struct msg_hello *m) FERRY_WUR;
@@ -194,6 +205,7 @@ int msg_file_done_encode(struct buf *b, const struct msg_file_done *m)
 int msg_notice_encode(struct buf *b, const struct msg_notice *m) FERRY_WUR;
 int msg_end_encode(struct buf *b) FERRY_WUR;
 int msg_summary_encode(struct buf *b, const struct msg_summary *m) FERRY_WUR;
+int msg_partial_encode(struct buf *b, const struct msg_partial *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -233,6 +245,8 @@ int msg_notice_decode(const uint8_t *p, size_t n, struct msg_notice *m)
     FERRY_WUR;
 int msg_end_decode(const uint8_t *p, size_t n) FERRY_WUR;
 int msg_summary_decode(const uint8_t *p, size_t n, struct msg_summary *m)
+    FERRY_WUR;
+int msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
     FERRY_WUR;
 
 /*

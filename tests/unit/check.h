@@ -53,6 +53,10 @@
 #define CHECK_EQ_STR(a, b)                                                   \
     check_eq_str(__FILE__, __LINE__, #a, #b, (a), (b))
 
+/* A string literal as the two arguments (bytes, length), its NUL left out
+ * but any embedded NUL kept: LIT("a\0b") is 3 bytes. */
+#define LIT(s) s, sizeof(s) - 1
+
 /* Prints "file:line: " and the message (plus the current note), then ends
  * the test with exit status 1. */
 void check_fail(const char *file, int line, const char *fmt, ...)

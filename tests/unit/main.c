@@ -214,6 +214,9 @@ main(int argc, char **argv)
     size_t i;
     int c, j;
 
+    /* Line buffered even into a pipe, so that our lines and the
+     * children's messages on stderr come out in order. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     memset(&t, 0, sizeof(t));
     if (env != NULL && atoi(env) > 0)
         o.timeout = (unsigned)atoi(env);

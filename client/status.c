@@ -1,0 +1,139 @@
+#include "status.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/text.h"
+#include "../proto/frame.h"
+#include "../proto/msg.h"
+
+void
+status_init(struct status *s, struct xfer *x)
+{
+    memset(s, 0, sizeof(*s));
+    s->x = x;
+}
+
+void
+status_cleanup(struct status *s)
+{
+    partial_list_free(s->v, s->n);
+    memset(s, 0, sizeof(*s));
+}
+
+static int
+status_add(struct status *s, const struct msg_partial *m)
+{
+    struct partial_info *nv;
+
+    if (s->n == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 16;
+
+        if ((nv = xrealloc(s->v, ncap * sizeof(*nv))) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->v = nv;
+        s->cap = ncap;
+    }
+    nv = &s->v[s->n];
+    if ((nv->path = xstrndup(m->path.p, m->path.len)) == NULL)
+        return FERRY_ERR_NOMEM;
+    nv->size = m->size;
+    nv->done = m->done;
+    nv->age_s = m->age_s;
+    s->n++;
+    return 0;
+}
+
+int
+status_step(void *role, struct conn_step *st)
+{
+    struct status *s = role;
+    struct msg_partial m;
+    struct msg_error e;
+    struct frame f;
+    size_t off = 0, used;
+    int r;
+
+    while (off < st->in_len) {
+        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
+            &used)) != 0)
+            return r;
+        off += used;
+        switch (f.type) {
+        case MSG_PARTIAL:
+            if ((r = msg_partial_decode(f.payload, f.len, &m)) != 0 ||
+                (r = status_add(s, &m)) != 0)
+                return r;
+            break;
+        case MSG_END:
+            st->done = 1;
+            return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
+        case MSG_ERROR:
+            if ((r = msg_error_decode(f.payload, f.len, &e)) != 0)
+                return r;
+            snprintf(s->x->peer_error, sizeof(s->x->peer_error), "%.*s",
+                (int)e.text.len, e.text.p);
+            s->x->peer_error_code = proto_err_from_wire(e.code);
+            return FERRY_ERR_PEER;
+        default:
+            return FERRY_ERR_PROTOCOL;
+        }
+    }
+    return st->eof ? FERRY_ERR_CLOSED : 0;
+}
+
+static void
+status_age(int64_t s, char *out, size_t n)
+{
+    if (s < 120)
+        snprintf(out, n, "%" PRId64 " s ago", s);
+    else if (s < 7200)
+        snprintf(out, n, "%" PRId64 " min ago", s / 60);
+    else if (s < 172800)
+        snprintf(out, n, "%" PRId64 " h ago", s / 3600);
+    else
+        snprintf(out, n, "%" PRId64 " days ago", s / 86400);
+}
+
+void
+status_print(const struct status *s, struct output *o, const char *where,
+    int cleaned)
+{
+    char a[32], b[32], age[32], esc[1024], ew[1024];
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        const struct partial_info *p = &s->v[i];
+
+        if (o->json) {
+            printf("{\"event\":\"partial\",\"path\":");
+            fflush(stdout);
+            {
+                struct buf jb;
+
+                buf_init(&jb, 1 << 16);
+                if (text_json_string(&jb, p->path, strlen(p->path)) == 0)
+                    fwrite(buf_ptr(&jb), 1, buf_used(&jb), stdout);
+                buf_cleanup(&jb);
+            }
+            printf(",\"size\":%" PRIu64 ",\"done\":%" PRIu64
+                ",\"age_s\":%" PRId64 ",\"removed\":%s}\n", p->size, p->done,
+                p->age_s, cleaned ? "true" : "false");
+            continue;
+        }
+        text_bytes((double)p->done, a, sizeof(a));
+        text_bytes((double)p->size, b, sizeof(b));
+        status_age(p->age_s, age, sizeof(age));
+        printf("%s%10s / %-10s %3.0f%%  %-12s  %s\n", cleaned ? "removed " :
+            "", a, b, p->size ? 100.0 * (double)p->done / (double)p->size :
+            100.0, age, text_escape(p->path, strlen(p->path), esc,
+            sizeof(esc)));
+    }
+    if (!o->json && !o->quiet)
+        fprintf(stderr, "ferry: %s: %zu unfinished file%s%s\n",
+            text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
+            s->n == 1 ? "" : "s", cleaned ? " removed" : s->n ?
+            "; the same transfer run again resumes them" : "");
+}

@@ -1,0 +1,31 @@
+/*
+ * status.h: `ferry status` and `ferry clean`: the unfinished transfers
+ * kept under a destination for resuming, listed or removed.
+ */
+#ifndef FERRY_CLIENT_STATUS_H
+#define FERRY_CLIENT_STATUS_H
+
+#include <stddef.h>
+
+#include "../engine/conn.h"
+#include "../engine/partial.h"
+#include "../engine/xfer.h"
+#include "output.h"
+
+/* Collects the agent's PARTIAL messages (the client side's role). */
+struct status {
+    struct xfer *x;
+    struct partial_info *v;  /* read-only */
+    size_t n, cap;           /* read-only */
+};
+
+void status_init(struct status *s, struct xfer *x);
+void status_cleanup(struct status *s);
+int status_step(void *role, struct conn_step *st) FERRY_WUR;
+
+/* Prints the list for where (the destination as written): a line each on
+ * stdout, or "partial" events with --json. */
+void status_print(const struct status *s, struct output *o,
+    const char *where, int cleaned);
+
+#endif

@@ -1,0 +1,764 @@
+#!/usr/bin/env bash
+# bench.sh quick|full: ferry side by side with rsync, scp and tar|zstd|ssh,
+# on loopback and through an emulated WAN (tests/tools/netproxy).
+#
+# Starts the test sshd on 127.0.0.1 (tests/lib/sshd.sh), generates seeded
+# data in a temp dir, runs every scenario with every tool (alternating,
+# median of REPS runs), checks each copy against its source and prints a
+# table. Writes build/bench/results-<date>.json and build/bench/latest.json;
+# a full run also rewrites the results section of docs/BENCHMARKS.md.
+# Exits 1 if a row failed or a copy differs ("not built" rows are fine).
+# See docs/BENCHMARKS.md for what is measured and how.
+#
+# Environment:
+#   FERRY_BIN, FERRY_TOOLS     where ferry/ferry-agent and netproxy are
+#   FERRY_BENCH_TRANSPORT      ssh (default) or local: ferry rows use local:
+#                              (no sshd, no WAN rows), to develop the harness
+#   FERRY_BENCH_ONLY           scenario ids to run, e.g. "big small"
+#   FERRY_BENCH_REPS           repetitions (default 3 full, 1 quick)
+#   FERRY_BENCH_OUT            output directory (default build/bench)
+#   FERRY_BENCH_DOCS           1/0: update docs/BENCHMARKS.md (default: full)
+#   FERRY_BENCH_DROP_CACHES    1/0: drop the page cache before each run
+#                              (default: full mode, if permitted)
+#   FERRY_BENCH_WAN_BIG_MIB    size of the WAN big file (default 256 full)
+set -eu
+
+# What ferry can do today. Rows whose feature is "no" still run (ferry then
+# re-sends whole files) and say so in their notes; flip these as they land.
+FEATURE_DELTA=no      # rsync-style block matching of changed files
+FEATURE_RESUME=no     # a killed transfer continues from .ferry/part
+FEATURE_COMPRESS=no   # zstd on the wire for compressible data
+
+MODE=${1:-}
+case $MODE in
+quick | full) ;;
+*)
+    echo "usage: bench.sh quick|full" >&2
+    exit 2
+    ;;
+esac
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+: "${FERRY_BIN:=$ROOT/bin}"
+: "${FERRY_TOOLS:=$ROOT/build/release/tests}"
+case $FERRY_BIN in /*) ;; *) FERRY_BIN=$ROOT/$FERRY_BIN ;; esac
+case $FERRY_TOOLS in /*) ;; *) FERRY_TOOLS=$ROOT/$FERRY_TOOLS ;; esac
+cd "$ROOT"
+# common.sh: $FERRY, $AGENT, $TOOLS, scratch dir $T (removed on exit),
+# at_exit hooks; sshd.sh: sshd_start.
+. "$ROOT/tests/lib/common.sh"
+. "$ROOT/tests/lib/sshd.sh"
+set -o pipefail
+
+START_S=$(date +%s)
+TRANSPORT=${FERRY_BENCH_TRANSPORT:-ssh}
+case $TRANSPORT in ssh | local) ;; *) fail "FERRY_BENCH_TRANSPORT: ssh or local" ;; esac
+OUT_DIR=${FERRY_BENCH_OUT:-$ROOT/build/bench}
+NETPROXY=$TOOLS/netproxy
+MIB=1048576
+
+# Sizes. The WAN big file is smaller than the loopback one: OpenSSH's
+# 2 MiB channel window caps the peers at ~35 MB/s over a 50 ms RTT, and
+# 1 GiB x 3 peers x 3 runs would take most of the 10 minute budget.
+if [ "$MODE" = full ]; then
+    REPS=${FERRY_BENCH_REPS:-3}
+    CMD_TIMEOUT=300
+    BIG=$((1024 * MIB))
+    SMALL_N=20000
+    TEXT=$((200 * MIB))
+    CKPT=$((512 * MIB))
+    WAN_BIG=$((${FERRY_BENCH_WAN_BIG_MIB:-256} * MIB))
+    SCP_SAMPLE=40
+    SLOW_MBIT=1000
+    DOCS=${FERRY_BENCH_DOCS:-1}
+    DROP=${FERRY_BENCH_DROP_CACHES:-1}
+else
+    REPS=${FERRY_BENCH_REPS:-1}
+    CMD_TIMEOUT=60
+    BIG=$((32 * MIB))
+    SMALL_N=500
+    TEXT=$((8 * MIB))
+    CKPT=$((32 * MIB))
+    WAN_BIG=$((${FERRY_BENCH_WAN_BIG_MIB:-16} * MIB))
+    SCP_SAMPLE=4
+    SLOW_MBIT=100
+    DOCS=${FERRY_BENCH_DOCS:-0}
+    DROP=${FERRY_BENCH_DROP_CACHES:-0}
+fi
+WAN_DELAY_MS=25 # one way, each direction: 50 ms RTT
+WAN_MBIT=1000
+SEED=20240501
+ONLY=${FERRY_BENCH_ONLY:-}
+
+# The interpreter itself, not a version manager's shim: the harness starts
+# Python a few times per run and a shim costs ~0.1 s each time.
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+RUNS=$T/runs.ndjson
+: >"$RUNS"
+mkdir -p "$T/data" "$T/dst" "$T/bin" "$T/rss"
+RSS_AGENT=$T/rss/agent
+
+log() { printf '[bench %3ds] %s\n' "$(($(date +%s) - START_S))" "$*" >&2; }
+
+# q WORD: WORD quoted for a remote shell.
+q() { printf '%q' "$1"; }
+
+record() { "$PY" "$BENCH_DIR/report.py" record "$RUNS" "$@"; }
+
+wanted() {
+    [ -z "$ONLY" ] && return 0
+    case " $ONLY " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
+# ---------------------------------------------------------------- setup
+
+check_prereqs() {
+    local c
+    for c in rsync scp ssh zstd tar python3 ss stdbuf /usr/bin/time \
+        /usr/sbin/sshd openssl; do
+        command -v "$c" >/dev/null || fail "missing $c (make deps)"
+    done
+    [ -x "$FERRY" ] || fail "no $FERRY (make all)"
+    [ -x "$AGENT" ] || fail "no $AGENT (make all)"
+}
+
+# Wrappers that record the peak RSS of the remote side into $RSS_AGENT:
+# ferry's agent (given to ferry with --agent) and the sftp-server behind
+# scp. rsync and tar get theirs through the remote command line.
+make_wrappers() {
+    cat >"$T/bin/ferry-agent-timed" <<EOF
+#!/bin/sh
+exec /usr/bin/time -a -o $(q "$RSS_AGENT") -f %M $(q "$AGENT") "\$@"
+EOF
+    local sftp=/usr/lib/openssh/sftp-server
+    [ -x "$sftp" ] || sftp=/usr/libexec/openssh/sftp-server
+    [ -x "$sftp" ] || sftp=/usr/libexec/sftp-server
+    [ -x "$sftp" ] || fail "no sftp-server found (scp needs it)"
+    cat >"$T/bin/sftp-server-timed" <<EOF
+#!/bin/sh
+exec /usr/bin/time -a -o $(q "$RSS_AGENT") -f %M $sftp "\$@"
+EOF
+    # tar | zstd | ssh, both directions. $1 local dir, $2 ssh config,
+    # $3 host, $4 remote dir, $5 RSS file.
+    cat >"$T/bin/tar-push" <<'EOF'
+#!/usr/bin/env bash
+set -eu -o pipefail
+remote="mkdir -p $(printf %q "$4") && zstd -dq | tar -C $(printf %q "$4") -xf -"
+tar -C "$1" -cf - . | zstd -q -T0 |
+    ssh -F "$2" "$3" "/usr/bin/time -a -o $(printf %q "$5") -f %M sh -c $(printf %q "$remote")"
+EOF
+    cat >"$T/bin/tar-pull" <<'EOF'
+#!/usr/bin/env bash
+set -eu -o pipefail
+remote="tar -C $(printf %q "$4") -cf - . | zstd -q -T0"
+mkdir -p "$1"
+ssh -F "$2" "$3" "/usr/bin/time -a -o $(printf %q "$5") -f %M sh -c $(printf %q "$remote")" |
+    zstd -dq | tar -C "$1" -xf -
+EOF
+    chmod +x "$T/bin/"*
+}
+
+# The test sshd, restarted with its sftp subsystem (scp uses SFTP by
+# default since OpenSSH 9.0) replaced by sftp-server behind the RSS
+# wrapper.
+start_sshd() {
+    sshd_start
+    local old=$SSHD_PID
+    sshd_stop
+    wait "$old" 2>/dev/null || true
+    sed -i '/^Subsystem[[:space:]]\{1,\}sftp[[:space:]]/d' "$SSHD_DIR/sshd_config"
+    printf 'Subsystem sftp %s\n' "$T/bin/sftp-server-timed" \
+        >>"$SSHD_DIR/sshd_config"
+    /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
+    SSHD_PID=$!
+    local i
+    for i in $(seq 1 100); do
+        if ssh -F "$SSH_CONFIG" -o BatchMode=yes ferry-test true \
+            2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    cat "$SSHD_DIR/sshd.log" >&2
+    fail "sshd did not restart"
+}
+
+PROXY_PIDS=""
+stop_proxies() {
+    local p
+    for p in $PROXY_PIDS; do kill "$p" 2>/dev/null || true; done
+    PROXY_PIDS=""
+}
+
+# start_proxy NAME ARGS...: a netproxy in front of sshd; sets PROXY_PORT
+# and adds "Host NAME" to the bench ssh config.
+start_proxy() {
+    local name=$1 i
+    shift
+    rm -f "$T/$name.port"
+    "$NETPROXY" -q --port-file "$T/$name.port" --lifetime 3600 "$@" \
+        "127.0.0.1:$SSHD_PORT" 2>"$T/$name.log" &
+    PROXY_PIDS="$PROXY_PIDS $!"
+    for i in $(seq 1 100); do
+        [ -s "$T/$name.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/$name.port" ] || { cat "$T/$name.log" >&2; fail "netproxy $name did not start"; }
+    PROXY_PORT=$(cat "$T/$name.port")
+    sed -e "s/^Host ferry-test\$/Host $name/" \
+        -e "s/^\\( *Port \\)$SSHD_PORT\$/\\1$PROXY_PORT/" \
+        "$SSH_CONFIG" >>"$CFG"
+    printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
+        "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
+        >>"$SSHD_DIR/known_hosts"
+    ssh -F "$CFG" -o BatchMode=yes "$name" true ||
+        fail "ssh through netproxy $name failed"
+}
+
+HAVE_PROXY=0
+setup_network() {
+    CFG=$T/ssh_config
+    cp "$SSH_CONFIG" "$CFG"
+    at_exit stop_proxies
+    if [ -x "$NETPROXY" ]; then
+        HAVE_PROXY=1
+        start_proxy ferry-wan --delay-ms "$WAN_DELAY_MS" --rate "$WAN_MBIT"
+        start_proxy ferry-slow --rate "$SLOW_MBIT"
+    else
+        log "no $NETPROXY: WAN rows not run (make all builds it)"
+    fi
+}
+
+DROP_OK=0
+check_drop_caches() {
+    if [ "$DROP" = 1 ] && sync &&
+        (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
+        DROP_OK=1
+    fi
+}
+
+drop_caches() {
+    if [ "$DROP_OK" = 1 ]; then
+        sync
+        echo 3 >/proc/sys/vm/drop_caches
+    fi
+}
+
+# ---------------------------------------------------------- wire bytes
+#
+# TCP payload bytes of the sshd side of every connection, taken from the
+# kernel's tcp_info when each socket is destroyed (ss -E listens to
+# sock_diag destroy events). Same method for every tool, nothing in the
+# data path; works for WAN rows too (the proxy's connection to sshd).
+
+SS_PID=""
+WIRE_OK=0
+BG_PID=""
+stop_bg() { [ -z "$BG_PID" ] || kill -9 "$BG_PID" 2>/dev/null || true; }
+stop_ss() {
+    if [ -n "$SS_PID" ]; then
+        kill "$SS_PID" 2>/dev/null || true
+        wait "$SS_PID" 2>/dev/null || true
+        SS_PID=""
+    fi
+}
+
+# sshd_idle: waits (up to 15 s) until no connection to sshd is open or
+# closing; TIME-WAIT sockets are already destroyed and counted.
+sshd_idle() {
+    local i open
+    for i in $(seq 1 300); do
+        open=$(ss -tanH "( sport = :$SSHD_PORT )" |
+            awk '$1 != "LISTEN" && $1 != "TIME-WAIT"' | wc -l)
+        [ "$open" -eq 0 ] && return 0
+        sleep 0.05
+    done
+    log "warning: connections to sshd still open after 15 s"
+}
+
+wire_begin() {
+    : >"$T/ss.log"
+    stdbuf -oL ss -tinHE "( sport = :$SSHD_PORT )" >"$T/ss.log" 2>/dev/null &
+    SS_PID=$!
+    sleep 0.05
+}
+
+# wire_end: sets WIRE_UP (client to server), WIRE_DOWN, WIRE_CONNS.
+wire_end() {
+    sshd_idle
+    sleep 0.05
+    stop_ss
+    read -r WIRE_UP WIRE_DOWN WIRE_CONNS < <(awk -v port=":$SSHD_PORT" '
+        /^[^ \t]/ {
+            mine = substr($4, length($4) - length(port) + 1) == port
+            if (mine) conns++
+            next
+        }
+        mine {
+            for (i = 1; i <= NF; i++) {
+                split($i, kv, ":")
+                if (kv[1] == "bytes_received") up += kv[2]
+                if (kv[1] == "bytes_sent") down += kv[2]
+            }
+            mine = 0
+        }
+        END { printf "%d %d %d\n", up, down, conns }' "$T/ss.log")
+}
+
+check_wire() {
+    wire_begin
+    ssh -F "$CFG" ferry-test true
+    wire_end
+    if [ "$WIRE_CONNS" -ge 1 ] && [ "$WIRE_UP" -gt 0 ]; then
+        WIRE_OK=1
+    else
+        log "ss -E sees no socket events: wire bytes not measured"
+    fi
+}
+
+# ------------------------------------------------------------- data
+
+gen() { "$PY" "$BENCH_DIR/gen.py" "$@"; }
+
+make_data() {
+    local d=$T/data
+    log "generating data (seed $SEED)"
+    mkdir -p "$d/big" "$d/small" "$d/text" "$d/ckpt" "$d/rewrite" \
+        "$d/insert" "$d/wan_big"
+    gen random "$d/big/dataset.bin" "$BIG" "$SEED-big"
+    gen small "$d/small" "$SMALL_N" "$SEED"
+    gen text "$d/text" "$TEXT" "$SEED"
+    gen random "$d/ckpt/model.ckpt" "$CKPT" "$SEED-ckpt"
+    touch -d '2024-05-01 12:00:00' "$d/ckpt/model.ckpt"
+    # The next version of the checkpoint: 1% rewritten in place, or 4 KiB
+    # inserted at the start. Newer mtime, so rsync does not skip it.
+    cp --reflink=auto "$d/ckpt/model.ckpt" "$d/rewrite/model.ckpt"
+    gen rewrite "$d/rewrite/model.ckpt" 1 "$SEED"
+    gen insert "$d/ckpt/model.ckpt" "$d/insert/model.ckpt" 4096 "$SEED"
+    touch -d '2024-05-02 12:00:00' "$d/rewrite/model.ckpt" \
+        "$d/insert/model.ckpt"
+    gen random "$d/wan_big/dataset.bin" "$WAN_BIG" "$SEED-wan"
+    mkdir -p "$d/sample1" "$d/sampleN"
+    gen sample "$d/small" "$d/sample1" 1
+    gen sample "$d/small" "$d/sampleN" "$SCP_SAMPLE"
+}
+
+# tree_bytes DIR: total size of the regular files under DIR.
+tree_bytes() {
+    { find "$1" -type f -printf '%s\n' 2>/dev/null || true; } |
+        awk '{ s += $1 } END { print s + 0 }'
+}
+
+# last_line FILE: the last non-blank line of FILE, cut to 120 characters.
+last_line() {
+    awk 'NF { l = $0 } END { print substr(l, 1, 120) }' "$1" 2>/dev/null || true
+}
+
+tree_files() { find "$1" -type f | wc -l; }
+
+# ------------------------------------------------------------ tools
+
+tool_name() {
+    case $1 in
+    ferry) echo "ferry" ;;
+    rsync) echo "rsync -a" ;;
+    rsync_z) echo "rsync -az" ;;
+    rsync_partial) echo "rsync -a --partial" ;;
+    scp | scp_sample) echo "scp -r" ;;
+    tar) echo "tar|zstd|ssh" ;;
+    esac
+}
+
+# build_cmd TOOL DIR HOST SRC DEST: sets CMD (an array). DIR is push or
+# pull; for a push SRC is local and DEST remote, for a pull the reverse.
+# Every tool copies the contents of SRC into DEST.
+build_cmd() {
+    local tool=$1 dir=$2 host=$3 src=$4 dest=$5
+    local rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
+    local f
+    case $tool in
+    ferry)
+        local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
+        [ "$TRANSPORT" = local ] &&
+            remote=(--agent "$T/bin/ferry-agent-timed") && host=local
+        if [ "$dir" = push ]; then
+            CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
+        else
+            CMD=("$FERRY" pull --json "${remote[@]}" "$host:$src/" "$dest")
+        fi
+        ;;
+    rsync | rsync_z | rsync_partial)
+        f=-a
+        [ "$tool" = rsync_z ] && f=-az
+        CMD=(rsync "$f")
+        [ "$tool" = rsync_partial ] && CMD+=(--partial)
+        CMD+=(-e "ssh -F '$CFG'" --rsync-path="$rpath")
+        if [ "$dir" = push ]; then
+            CMD+=("$src/" "$host:$dest/")
+        else
+            CMD+=("$host:$src/" "$dest/")
+        fi
+        ;;
+    scp | scp_sample)
+        # scp -r SRC/* DEST/ into an existing DEST (made by prepare_dest).
+        if [ "$dir" = push ]; then
+            CMD=(scp -q -r -F "$CFG" "$src"/* "$host:$dest/")
+        else
+            CMD=(scp -q -r -F "$CFG" "$host:$src/*" "$dest/")
+        fi
+        ;;
+    tar)
+        if [ "$dir" = push ]; then
+            CMD=("$T/bin/tar-push" "$src" "$CFG" "$host" "$dest" "$RSS_AGENT")
+        else
+            CMD=("$T/bin/tar-pull" "$dest" "$CFG" "$host" "$src" "$RSS_AGENT")
+        fi
+        ;;
+    *) fail "unknown tool $tool" ;;
+    esac
+}
+
+tool_notes() {
+    local tool=$1 scen=$2
+    case $tool in
+    ferry)
+        case $scen in
+        delta_*) [ "$FEATURE_DELTA" = yes ] ||
+            echo "delta not built yet: whole file re-sent" ;;
+        resume) [ "$FEATURE_RESUME" = yes ] ||
+            echo "resume not built yet: starts from 0" ;;
+        text) [ "$FEATURE_COMPRESS" = yes ] ||
+            echo "compression not built yet" ;;
+        esac
+        if [ "$TRANSPORT" = local ]; then
+            echo "local: transport, wire = ferry's own count"
+        fi
+        ;;
+    rsync_z) echo "zlib" ;;
+    scp | scp_sample) echo "SFTP mode, mtimes not kept" ;;
+    tar) echo "zstd -3 -T0" ;;
+    esac
+}
+
+# ----------------------------------------------------------- measure
+
+# prepare_dest HOW DEST TOOL: fresh (empty; scp needs it to exist), old
+# (a copy of the old checkpoint, for the delta rows) or keep (resume).
+prepare_dest() {
+    local how=$1 dest=$2 tool=$3
+    case $how in
+    keep) return 0 ;;
+    esac
+    chmod -R u+rwx "$dest" 2>/dev/null || true
+    rm -rf "$dest"
+    case $how in
+    fresh) [ "$tool" != scp ] && [ "$tool" != scp_sample ] || mkdir -p "$dest" ;;
+    old) cp -a --reflink=auto "$T/data/ckpt" "$dest" ;;
+    esac
+}
+
+# max_int FILE: the largest integer line in FILE, or nothing.
+max_int() {
+    [ -f "$1" ] || return 0
+    awk '/^[0-9]+$/ { if ($1 > m) m = $1 } END { if (m) print m }' "$1"
+}
+
+# run_once TOOL DIR HOST SRC DEST CHECK_SRC: runs one measured command
+# and checks DEST against CHECK_SRC. Sets R_STATUS, R_REASON, R_RSS_AGENT
+# and wire counters; runcmd.py's result is in $T/run.json.
+run_once() {
+    local tool=$1 dir=$2 host=$3 src=$4 dest=$5 check=$6 rc
+    build_cmd "$tool" "$dir" "$host" "$src" "$dest"
+    rm -f "$RSS_AGENT"
+    drop_caches
+    wire_begin
+    "$PY" "$BENCH_DIR/runcmd.py" --timeout "$CMD_TIMEOUT" \
+        --result "$T/run.json" --stdout "$T/run.out" --stderr "$T/run.err" \
+        -- "${CMD[@]}"
+    wire_end
+    rc=$(sed -n 's/.*"rc": *\(-*[0-9]*\).*/\1/p' "$T/run.json")
+    R_REASON=""
+    if [ "$rc" = 0 ]; then
+        local cmp=("$TESTS_DIR/lib/treecmp.py")
+        [ "$tool" = ferry ] || cmp=("$BENCH_DIR/treecmp.py" --content)
+        if "$PY" "${cmp[@]}" "$check" "$dest" 2>"$T/cmp.err"; then
+            R_STATUS=ok
+        else
+            R_STATUS=mismatch
+            R_REASON=$(awk 'NR == 1 { print substr($0, 1, 120) }' "$T/cmp.err")
+            sed 's/^/    /' "$T/cmp.err" | head -n 5 >&2
+        fi
+    else
+        R_REASON="exit $rc: $(last_line "$T/run.err")"
+        if grep -q "not built yet" "$T/run.err"; then
+            R_STATUS=not-built
+        elif [ "$rc" = 124 ]; then
+            R_STATUS=timeout
+            R_REASON="over ${CMD_TIMEOUT}s"
+        else
+            R_STATUS=failed
+            tail -n 5 "$T/run.err" | sed 's/^/    /' >&2
+        fi
+    fi
+    R_RSS_AGENT=$(max_int "$RSS_AGENT")
+    if [ "$tool" = ferry ] && [ "$TRANSPORT" = local ]; then
+        # No TCP to count: use ferry's own bytes_wire / bytes_wire_in.
+        local s
+        s=$(grep '"event":"summary"' "$T/run.out" | tail -n 1 || true)
+        WIRE_UP=$(printf '%s' "$s" | sed -n 's/.*"bytes_wire":\([0-9]*\).*/\1/p')
+        WIRE_DOWN=$(printf '%s' "$s" | sed -n 's/.*"bytes_wire_in":\([0-9]*\).*/\1/p')
+        WIRE_CONNS=0
+    elif [ "$WIRE_OK" != 1 ]; then
+        WIRE_UP="" WIRE_DOWN="" WIRE_CONNS=""
+    fi
+}
+
+# record_run SCEN TOOL REP [NOTES]: records the last run_once.
+record_run() {
+    local scen=$1 tool=$2 rep=$3 notes=${4:-}
+    local tn
+    tn=$(tool_notes "$tool" "$scen" | paste -sd ';' - | sed 's/;/; /g')
+    [ -n "$notes" ] && tn="${tn:+$tn; }$notes"
+    record kind=run scenario="$scen" tool="$(tool_name "$tool")" rep="$rep" \
+        status="$R_STATUS" reason="$R_REASON" rss_agent_kib="$R_RSS_AGENT" \
+        wire_up="$WIRE_UP" wire_down="$WIRE_DOWN" conns="$WIRE_CONNS" \
+        notes="$tn" --run-json "$T/run.json" --ferry-out "$T/run.out"
+    local wall
+    wall=$(sed -n 's/.*"wall_s": *\([0-9.]*\).*/\1/p' "$T/run.json")
+    log "$scen: $(tool_name "$tool") #$rep: $R_STATUS ${wall}s${R_REASON:+ ($R_REASON)}"
+}
+
+# scenario ID TITLE BYTES BASELINE: declares a scenario for the report.
+scenario() {
+    record kind=scenario id="$1" title="$2" bytes="$3" baseline="$4"
+    log "scenario $1: $2"
+}
+
+# not_run SCEN TOOL REASON
+not_run() {
+    record kind=run scenario="$1" tool="$(tool_name "$2")" rep=0 \
+        status=not-run reason="$3"
+}
+
+# run_scenario ID DIR HOST SRC PREP TOOLS...: REPS rounds, each running
+# every tool once, in turn.
+run_scenario() {
+    local id=$1 dir=$2 host=$3 src=$4 prep=$5
+    shift 5
+    local rep tool dest
+    for rep in $(seq 1 "$REPS"); do
+        for tool in "$@"; do
+            if [ "$dir" = push ]; then dest=$T/dst/remote-$id; else dest=$T/dst/local-$id; fi
+            if [ "$tool" = ferry ] && [ "$TRANSPORT" = local ] &&
+                [ "$host" != ferry-test ]; then
+                [ "$rep" = 1 ] && not_run "$id" ferry "no network with FERRY_BENCH_TRANSPORT=local"
+                continue
+            fi
+            prepare_dest "$prep" "$dest" "$tool"
+            run_once "$tool" "$dir" "$host" "$src" "$dest" "$src"
+            record_run "$id" "$tool" "$rep"
+            prepare_dest none "$dest" "$tool"
+        done
+    done
+}
+
+# scp over the WAN copies one file per several round trips (SFTP open,
+# write, close): 20,000 files would take over an hour. It runs on a
+# 1-file and an N-file sample; the row is the straight line through them,
+# extrapolated to the full count.
+run_scp_sample() {
+    local id=$1 host=$2 rep=$3 total=$4
+    local dest=$T/dst/remote-$id w1 wn u1 un d1 dn
+    prepare_dest fresh "$dest" scp
+    run_once scp push "$host" "$T/data/sample1" "$dest" "$T/data/sample1"
+    w1=$(sed -n 's/.*"wall_s": *\([0-9.]*\).*/\1/p' "$T/run.json")
+    u1=${WIRE_UP:-0} d1=${WIRE_DOWN:-0}
+    if [ "$R_STATUS" = ok ]; then
+        prepare_dest fresh "$dest" scp
+        run_once scp push "$host" "$T/data/sampleN" "$dest" "$T/data/sampleN"
+    fi
+    prepare_dest none "$dest" scp
+    if [ "$R_STATUS" = ok ]; then
+        wn=$(sed -n 's/.*"wall_s": *\([0-9.]*\).*/\1/p' "$T/run.json")
+        un=${WIRE_UP:-0} dn=${WIRE_DOWN:-0}
+        # x(n) = x1 + (xN - x1) * (total - 1) / (N - 1)
+        local k
+        k=$(awk -v n="$SCP_SAMPLE" -v t="$total" 'BEGIN { print (t - 1) / (n - 1) }')
+        "$PY" - "$T/run.json" "$w1" "$wn" "$k" <<'PY'
+import json, sys
+p, w1, wn, k = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+r = json.load(open(p))
+r["wall_s"] = round(w1 + (wn - w1) * k, 3)
+json.dump(r, open(p, "w"))
+PY
+        if [ -n "$WIRE_UP" ]; then
+            WIRE_UP=$(awk -v a="$u1" -v b="$un" -v k="$k" 'BEGIN { printf "%d", a + (b - a) * k }')
+            WIRE_DOWN=$(awk -v a="$d1" -v b="$dn" -v k="$k" 'BEGIN { printf "%d", a + (b - a) * k }')
+        fi
+    fi
+    record_run "$id" scp_sample "$rep" \
+        "extrapolated from 1- and $SCP_SAMPLE-file runs (${w1}s, ${wn:-?}s)"
+}
+
+# Resume: start the transfer through a rate-limited proxy (so that it can
+# be caught in the middle), kill -9 the client once about half the bytes
+# are in the destination (in .ferry/part for ferry, the partial file for
+# rsync), then time the second run at full speed.
+run_resume() {
+    local id=resume src=$T/data/ckpt rep tool pid got kept
+    local dest=$T/dst/remote-$id half=$((CKPT / 2)) slow=ferry-test
+    [ "$HAVE_PROXY" = 1 ] && slow=ferry-slow
+    for rep in $(seq 1 "$REPS"); do
+        for tool in "$@"; do
+            prepare_dest fresh "$dest" "$tool"
+            local via=$slow
+            [ "$tool" = ferry ] && [ "$TRANSPORT" = local ] && via=ferry-test
+            build_cmd "$tool" push "$via" "$src" "$dest"
+            "${CMD[@]}" >/dev/null 2>"$T/kill.err" </dev/null &
+            pid=$!
+            BG_PID=$pid
+            got=0
+            local deadline=$((SECONDS + CMD_TIMEOUT))
+            while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+                got=$(tree_bytes "$dest")
+                [ "$got" -ge "$half" ] && break
+                sleep 0.02
+            done
+            kill -9 "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+            BG_PID=""
+            sshd_idle
+            sleep 0.3
+            kept=$(tree_bytes "$dest")
+            run_once "$tool" push ferry-test "$src" "$dest" "$src"
+            record_run "$id" "$tool" "$rep" "killed at $((got / MIB)) MiB of $((CKPT / MIB)), $((kept / MIB)) MiB kept"
+            prepare_dest none "$dest" "$tool"
+        done
+    done
+}
+
+# ------------------------------------------------------------- meta
+
+collect_meta() {
+    local cipher ferry_v
+    cipher=$(ssh -v -F "$CFG" ferry-test true 2>&1 |
+        awk '/kex: client->server cipher:/ && !c { c = $5 } END { print c }' || true)
+    ferry_v=$("$FERRY" --version 2>/dev/null | awk 'NR == 1 { print $NF }' || true)
+    local sizes
+    sizes="big file $((BIG / MIB)) MiB; $SMALL_N small files ($(($(tree_bytes "$T/data/small") / MIB)) MiB)"
+    sizes="$sizes; text tree $(($(tree_bytes "$T/data/text") / MIB)) MiB in $(tree_files "$T/data/text") files"
+    sizes="$sizes; checkpoint $((CKPT / MIB)) MiB (1% rewritten as 256 KiB regions / 4 KiB inserted at the start)"
+    sizes="$sizes; WAN: $((WAN_BIG / MIB)) MiB file and the $SMALL_N small files, ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s"
+    record kind=meta mode="$MODE" reps="$REPS" \
+        date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
+        git="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo ?)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo +dirty)" \
+        ferry_version="${ferry_v:-?}" \
+        nproc="$(nproc)" \
+        cpu="$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1)" \
+        mem_gib="$(awk '/^MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" \
+        kernel="$(uname -sr)" \
+        os="$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}")" \
+        rsync_version="$(rsync --version | head -n 1 | awk '{ print "rsync " $3 }')" \
+        ssh_version="$(ssh -V 2>&1 | cut -d, -f1)" \
+        zstd_version="zstd $(zstd --version | sed -n 's/.* v\([0-9.]*\).*/\1/p')" \
+        tar_version="$(tar --version | head -n 1)" \
+        python_version="$("$PY" --version)" \
+        ssh_cipher="${cipher:-?}" \
+        transport="$TRANSPORT" \
+        drop_caches="$([ "$DROP_OK" = 1 ] && echo yes || echo "no (data warm for all tools alike)")" \
+        wire_method="$([ "$WIRE_OK" = 1 ] && echo "TCP payload both ways on the sshd side, from tcp_info at socket close (ss -E)" || echo "not measured (ss -E unavailable)")" \
+        sizes="$sizes" \
+        wan="delay_ms=$WAN_DELAY_MS rate_mbit=$WAN_MBIT" \
+        features="delta=$FEATURE_DELTA resume=$FEATURE_RESUME compress=$FEATURE_COMPRESS"
+}
+
+# ------------------------------------------------------------- main
+
+main() {
+    check_prereqs
+    make_wrappers
+    at_exit stop_ss
+    at_exit stop_bg
+    start_sshd
+    setup_network
+    check_drop_caches
+    check_wire
+    make_data
+    collect_meta
+    log "mode $MODE: $REPS run(s) per row, timeout ${CMD_TIMEOUT}s, transport $TRANSPORT"
+
+    local d=$T/data tools="ferry rsync scp tar"
+    if wanted big; then
+        scenario big "$((BIG / MIB)) MiB incompressible file" "$BIG" "rsync -a"
+        run_scenario big push ferry-test "$d/big" fresh $tools
+    fi
+    if wanted small; then
+        scenario small "$SMALL_N small files (0-8 KiB)" "$(tree_bytes "$d/small")" "rsync -a"
+        run_scenario small push ferry-test "$d/small" fresh $tools
+    fi
+    if wanted text; then
+        scenario text "compressible text tree, $(($(tree_bytes "$d/text") / MIB)) MiB" \
+            "$(tree_bytes "$d/text")" "rsync -a"
+        run_scenario text push ferry-test "$d/text" fresh ferry rsync rsync_z scp tar
+    fi
+    if wanted delta_rewrite; then
+        scenario delta_rewrite "delta: 1% of a $((CKPT / MIB)) MiB checkpoint rewritten in place" \
+            "$CKPT" "rsync -a"
+        run_scenario delta_rewrite push ferry-test "$d/rewrite" old $tools
+    fi
+    if wanted delta_insert; then
+        scenario delta_insert "delta: 4 KiB inserted at the start of a $((CKPT / MIB)) MiB checkpoint" \
+            "$((CKPT + 4096))" "rsync -a"
+        run_scenario delta_insert push ferry-test "$d/insert" old $tools
+    fi
+    if wanted resume; then
+        scenario resume "resume a $((CKPT / MIB)) MiB push killed at half (second run)" \
+            "$CKPT" "rsync -a --partial"
+        run_resume ferry rsync_partial
+    fi
+    if wanted pull; then
+        scenario pull "pull a $((CKPT / MIB)) MiB checkpoint" "$CKPT" "rsync -a"
+        run_scenario pull pull ferry-test "$d/ckpt" fresh $tools
+    fi
+    if wanted wan_big; then
+        scenario wan_big "WAN (50 ms RTT, 1 Gbit/s): $((WAN_BIG / MIB)) MiB file" "$WAN_BIG" "rsync -a"
+        if [ "$HAVE_PROXY" = 1 ]; then
+            run_scenario wan_big push ferry-wan "$d/wan_big" fresh $tools
+        else
+            for t in $tools; do not_run wan_big "$t" "no netproxy"; done
+        fi
+    fi
+    if wanted wan_small; then
+        scenario wan_small "WAN (50 ms RTT, 1 Gbit/s): $SMALL_N small files" \
+            "$(tree_bytes "$d/small")" "rsync -a"
+        if [ "$HAVE_PROXY" = 1 ]; then
+            local rep
+            run_scenario wan_small push ferry-wan "$d/small" fresh ferry rsync tar
+            for rep in $(seq 1 "$REPS"); do
+                run_scp_sample wan_small ferry-wan "$rep" "$SMALL_N"
+            done
+        else
+            for t in $tools; do not_run wan_small "$t" "no netproxy"; done
+        fi
+    fi
+
+    record kind=meta duration_s="$(($(date +%s) - START_S))"
+    local stamp args
+    stamp=$(date -u +%Y%m%d-%H%M%S)
+    args=(--json "$OUT_DIR/results-$stamp-$MODE.json" --json "$OUT_DIR/latest.json")
+    [ "$DOCS" = 1 ] && args+=(--docs "$ROOT/docs/BENCHMARKS.md")
+    echo
+    echo "ferry bench ($MODE, $REPS run(s) per row, median; wall time of the"
+    echo "second run for resume; x rsync = wall / wall of the rsync row):"
+    echo
+    local rc=0
+    "$PY" "$BENCH_DIR/report.py" render "$RUNS" "${args[@]}" --strict || rc=$?
+    echo
+    log "results: $OUT_DIR/results-$stamp-$MODE.json$([ "$DOCS" = 1 ] && echo ", docs/BENCHMARKS.md")"
+    return "$rc"
+}
+
+main

@@ -1,0 +1,616 @@
+#include "fuzz_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/alloc.h"
+#include "../../common/buf.h"
+#include "../../common/fsx.h"
+#include "../../proto/frame.h"
+#include "../../proto/msg.h"
+
+#define FUZZ_MAX_INPUT (64u << 20)
+
+union fuzz_msg {
+    struct msg_hello hello;
+    struct msg_open open;
+    struct msg_open_ok open_ok;
+    struct msg_error error;
+    struct msg_plan plan;
+    struct msg_ready ready;
+    struct msg_entry entry;
+    struct msg_reply reply;
+    struct msg_block block;
+    struct msg_file_end file_end;
+    struct msg_file_done file_done;
+    struct msg_notice notice;
+    struct msg_summary summary;
+    struct msg_partial partial;
+};
+
+/*
+ * What fuzz_decode needs to know about one message type. The decode and
+ * encode members wrap the typed msg_* functions so one generic driver can
+ * call them; check returns NULL or the broken invariant.
+ */
+struct fuzz_type {
+    size_t size;  /* of the decoded struct; 0 for END, which has none */
+    int (*decode)(const uint8_t *p, size_t n, void *m);
+    const char *(*check)(const void *m, const uint8_t *p, size_t n);
+    int (*encode)(struct buf *b, const void *m);
+};
+
+/* The wrappers for the message types whose functions have the usual
+ * shape: msg_x_decode(p, n, struct msg_x *), msg_x_encode(b, const *). */
+#define FUZZ_WRAP(name)                                                      \
+    static int                                                               \
+    fuzz_##name##_decode(const uint8_t *p, size_t n, void *m)                \
+    {                                                                        \
+        return msg_##name##_decode(p, n, m);                                 \
+    }                                                                        \
+    static int                                                               \
+    fuzz_##name##_encode(struct buf *b, const void *m)                       \
+    {                                                                        \
+        return msg_##name##_encode(b, m);                                    \
+    }
+
+FUZZ_WRAP(hello)
+FUZZ_WRAP(open_ok)
+FUZZ_WRAP(error)
+FUZZ_WRAP(plan)
+FUZZ_WRAP(ready)
+FUZZ_WRAP(entry)
+FUZZ_WRAP(reply)
+FUZZ_WRAP(block)
+FUZZ_WRAP(file_end)
+FUZZ_WRAP(file_done)
+FUZZ_WRAP(notice)
+FUZZ_WRAP(summary)
+FUZZ_WRAP(partial)
+
+#undef FUZZ_WRAP
+
+/* 1 if (q, len) lies inside the payload (p, n). Compared as integers:
+ * a stray pointer would make a pointer comparison undefined. */
+static int
+fuzz_inside(const void *q, size_t len, const uint8_t *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)q, lo = (uintptr_t)p;
+
+    if (len == 0)
+        return 1;
+    return q != NULL && a >= lo && len <= n && a - lo <= n - len;
+}
+
+/* 1 if s is at most max bytes and borrowed from the payload. */
+static int
+fuzz_str_ok(const struct msg_str *s, size_t max, const uint8_t *p, size_t n)
+{
+    return s->len <= max && fuzz_inside(s->p, s->len, p, n);
+}
+
+static const char *
+fuzz_hello_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_hello *m = v;
+
+    if (m->version_min == 0 || m->version_min > m->version_max)
+        return "HELLO: bad version range";
+    if (!fuzz_str_ok(&m->software, PROTO_MAX_SOFTWARE, p, n))
+        return "HELLO: software string";
+    return NULL;
+}
+
+static int
+fuzz_block_size_ok(uint32_t bs)
+{
+    return bs >= PROTO_MIN_BLOCK && bs <= PROTO_MAX_BLOCK &&
+        (bs & (bs - 1)) == 0;
+}
+
+static const char *
+fuzz_open_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_open *m = v;
+    struct msg_str s;
+    size_t pos = 0, i;
+
+    if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN)
+        return "OPEN: op out of range";
+    if ((m->flags & ~OPEN_F_KNOWN) != 0)
+        return "OPEN: unknown flags";
+    if (!fuzz_block_size_ok(m->block_size))
+        return "OPEN: block size";
+    if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
+        (m->op != OPEN_PULL && m->npaths != 1))
+        return "OPEN: path count";
+    if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
+        !fuzz_inside(m->paths_raw, m->paths_len, p, n))
+        return "OPEN: path list";
+    for (i = 0; i < m->npaths; i++) {
+        if (msg_open_path(m, &pos, &s) != 0)
+            return "OPEN: fewer paths than npaths";
+        if (s.len == 0 || !fuzz_str_ok(&s, PROTO_MAX_PATH, p, n) ||
+            memchr(s.p, '\0', s.len) != NULL)
+            return "OPEN: bad path";
+    }
+    if (msg_open_path(m, &pos, &s) != FERRY_ERR_SHORT ||
+        pos != m->paths_len)
+        return "OPEN: more paths than npaths";
+    return NULL;
+}
+
+/* OPEN's encoder takes NUL-terminated paths: copy them out of m. */
+static int
+fuzz_open_encode(struct buf *b, const void *v)
+{
+    const struct msg_open *m = v;
+    struct msg_str s;
+    char **paths;
+    size_t pos = 0, i, got = 0;
+    int r = FERRY_ERR_NOMEM;
+
+    if ((paths = xcalloc(m->npaths, sizeof(*paths))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (got = 0; got < m->npaths; got++) {
+        if ((r = msg_open_path(m, &pos, &s)) != 0)
+            goto out;
+        if ((paths[got] = xstrndup(s.p, s.len)) == NULL) {
+            r = FERRY_ERR_NOMEM;
+            goto out;
+        }
+    }
+    r = msg_open_encode(b, m, (const char *const *)paths);
+out:
+    for (i = 0; i < got; i++)
+        xfree(paths[i]);
+    xfree(paths);
+    return r;
+}
+
+static int
+fuzz_open_decode(const uint8_t *p, size_t n, void *m)
+{
+    return msg_open_decode(p, n, m);
+}
+
+static const char *
+fuzz_open_ok_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_open_ok *m = v;
+
+    return fuzz_str_ok(&m->root, PROTO_MAX_PATH, p, n) ? NULL :
+        "OPEN_OK: root";
+}
+
+static const char *
+fuzz_error_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_error *m = v;
+
+    return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
+        "ERROR: text";
+}
+
+static const char *
+fuzz_plan_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_plan *m = v;
+
+    (void)p;
+    (void)n;
+    if ((m->flags & ~PLAN_F_SINGLE_FILE) != 0)
+        return "PLAN: unknown flags";
+    if (m->files_total > m->entries_total)
+        return "PLAN: more files than entries";
+    if ((m->flags & PLAN_F_SINGLE_FILE) && m->ntop != 1)
+        return "PLAN: single file with ntop != 1";
+    return NULL;
+}
+
+static const char *
+fuzz_ready_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_ready *m = v;
+    const struct msg_str *s = &m->rename;
+
+    if (!fuzz_str_ok(s, FSX_NAME_MAX, p, n))
+        return "READY: rename";
+    if (s->len > 0 && (fsx_path_check(s->p, s->len) != 0 ||
+        memchr(s->p, '/', s->len) != NULL))
+        return "READY: rename is not one component";
+    return NULL;
+}
+
+static const char *
+fuzz_entry_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_entry *m = v;
+
+    if (m->kind < ENTRY_FILE || m->kind > ENTRY_SYMLINK)
+        return "ENTRY: kind out of range";
+    if ((m->mode & ~07777u) != 0)
+        return "ENTRY: mode has more than permission bits";
+    if (m->mtime_nsec >= 1000000000u)
+        return "ENTRY: mtime_nsec >= 1e9";
+    if (m->has_hash > 1 || (m->kind != ENTRY_FILE && m->has_hash))
+        return "ENTRY: has_hash";
+    if (m->size > (uint64_t)INT64_MAX ||
+        (m->kind != ENTRY_FILE && m->size != 0))
+        return "ENTRY: size";
+    if (!fuzz_str_ok(&m->path, PROTO_MAX_PATH, p, n) ||
+        fsx_path_check(m->path.p, m->path.len) != 0)
+        return "ENTRY: path fails fsx_path_check";
+    if (!fuzz_str_ok(&m->target, PROTO_MAX_LINK, p, n) ||
+        (m->kind == ENTRY_SYMLINK) != (m->target.len > 0) ||
+        (m->target.len > 0 && memchr(m->target.p, '\0', m->target.len)))
+        return "ENTRY: target";
+    return NULL;
+}
+
+static const char *
+fuzz_reply_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_reply *m = v;
+
+    if (m->action < REPLY_SKIP || m->action > REPLY_FAIL)
+        return "REPLY: action out of range";
+    if (m->action != REPLY_WANT && m->offset != 0)
+        return "REPLY: offset without WANT";
+    if ((m->action == REPLY_FAIL) != (m->code != 0))
+        return "REPLY: code and FAIL disagree";
+    return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
+        "REPLY: text";
+}
+
+static const char *
+fuzz_block_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_block *m = v;
+
+    if (m->raw_len == 0 || m->raw_len > PROTO_MAX_BLOCK)
+        return "BLOCK: raw_len";
+    if ((m->flags & ~BLOCK_F_KNOWN) != 0)
+        return "BLOCK: unknown flags";
+    if (m->offset > (uint64_t)INT64_MAX - m->raw_len)
+        return "BLOCK: offset + raw_len overflows";
+    if (!fuzz_inside(m->data, m->data_len, p, n))
+        return "BLOCK: data outside the payload";
+    if (m->flags & BLOCK_F_ZERO)
+        return m->flags == BLOCK_F_ZERO && m->data_len == 0 ? NULL :
+            "BLOCK: ZERO with data or other flags";
+    if (m->flags & BLOCK_F_ZSTD)
+        return m->data_len > 0 && m->data_len <= PROTO_MAX_BLOCK ? NULL :
+            "BLOCK: ZSTD data length";
+    return m->data_len == m->raw_len ? NULL : "BLOCK: data_len != raw_len";
+}
+
+static const char *
+fuzz_file_end_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_file_end *m = v;
+
+    return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
+        "FILE_END: text";
+}
+
+static const char *
+fuzz_file_done_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_file_done *m = v;
+
+    return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
+        "FILE_DONE: text";
+}
+
+static const char *
+fuzz_notice_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_notice *m = v;
+
+    if (!fuzz_str_ok(&m->path, PROTO_MAX_PATH, p, n))
+        return "NOTICE: path";
+    return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
+        "NOTICE: text";
+}
+
+static const char *
+fuzz_partial_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_partial *m = v;
+
+    if (!fuzz_str_ok(&m->path, PROTO_MAX_PATH, p, n) ||
+        fsx_path_check(m->path.p, m->path.len) != 0)
+        return "PARTIAL: path fails fsx_path_check";
+    if (m->done > m->size)
+        return "PARTIAL: done > size";
+    return m->age_s >= 0 ? NULL : "PARTIAL: negative age";
+}
+
+/* Messages with no invariant beyond their fixed layout. */
+static const char *
+fuzz_no_check(const void *v, const uint8_t *p, size_t n)
+{
+    (void)v;
+    (void)p;
+    (void)n;
+    return NULL;
+}
+
+static int
+fuzz_end_decode(const uint8_t *p, size_t n, void *m)
+{
+    (void)m;
+    return msg_end_decode(p, n);
+}
+
+static int
+fuzz_end_encode(struct buf *b, const void *m)
+{
+    (void)m;
+    return msg_end_encode(b);
+}
+
+#define FUZZ_TYPE(name, check)                                               \
+    { sizeof(struct msg_##name), fuzz_##name##_decode, check,                \
+        fuzz_##name##_encode }
+
+static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
+    [MSG_HELLO] = FUZZ_TYPE(hello, fuzz_hello_check),
+    [MSG_OPEN] = FUZZ_TYPE(open, fuzz_open_check),
+    [MSG_OPEN_OK] = FUZZ_TYPE(open_ok, fuzz_open_ok_check),
+    [MSG_ERROR] = FUZZ_TYPE(error, fuzz_error_check),
+    [MSG_PLAN] = FUZZ_TYPE(plan, fuzz_plan_check),
+    [MSG_READY] = FUZZ_TYPE(ready, fuzz_ready_check),
+    [MSG_ENTRY] = FUZZ_TYPE(entry, fuzz_entry_check),
+    [MSG_REPLY] = FUZZ_TYPE(reply, fuzz_reply_check),
+    [MSG_BLOCK] = FUZZ_TYPE(block, fuzz_block_check),
+    [MSG_FILE_END] = FUZZ_TYPE(file_end, fuzz_file_end_check),
+    [MSG_FILE_DONE] = FUZZ_TYPE(file_done, fuzz_file_done_check),
+    [MSG_NOTICE] = FUZZ_TYPE(notice, fuzz_notice_check),
+    [MSG_END] = { 0, fuzz_end_decode, fuzz_no_check, fuzz_end_encode },
+    [MSG_SUMMARY] = FUZZ_TYPE(summary, fuzz_no_check),
+    [MSG_PARTIAL] = FUZZ_TYPE(partial, fuzz_partial_check),
+};
+
+#undef FUZZ_TYPE
+
+/* 1 if the n bytes at p are all zero. */
+static int
+fuzz_all_zero(const void *p, size_t n)
+{
+    const uint8_t *u = p;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (u[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* Encodes m again and compares the frame with (type, p, n). */
+static const char *
+fuzz_reencode(const struct fuzz_type *t, uint8_t type, const void *m,
+    const uint8_t *p, size_t n)
+{
+    const char *why = NULL;
+    struct frame f;
+    struct buf b;
+    size_t used;
+
+    buf_init(&b, PROTO_FRAME_HEADER + PROTO_MAX_FRAME);
+    if (t->encode(&b, m) != 0)
+        why = "the encoder refuses what the decoder accepted";
+    else if (frame_parse(buf_ptr(&b), buf_used(&b), &f, &used) != 0 ||
+        used != buf_used(&b) || f.type != type)
+        why = "the encoder wrote a bad frame";
+    else if (f.len != n || (n > 0 && memcmp(f.payload, p, n) != 0))
+        why = "encoding the decoded message changes its bytes";
+    buf_cleanup(&b);
+    return why;
+}
+
+const char *
+fuzz_decode(uint8_t type, const uint8_t *p, size_t n, int *rc)
+{
+    const struct fuzz_type *t;
+    union fuzz_msg m;
+    const char *why;
+
+    *rc = FERRY_ERR_PROTOCOL;
+    if (type == 0 || type > MSG_TYPE_MAX)
+        return NULL;
+    t = &fuzz_types[type];
+    /* A type added to msg.h but not to the table above. */
+    if (t->decode == NULL)
+        return "no fuzz_types entry for this type in fuzz_common.c";
+    /* Garbage first, so that fields a decoder forgot to set show up. */
+    memset(&m, 0xa5, sizeof(m));
+    *rc = t->decode(p, n, &m);
+    if (*rc != 0)
+        return fuzz_all_zero(&m, t->size) ? NULL :
+            "a failed decoder left fields set";
+    if ((why = t->check(&m, p, n)) != NULL)
+        return why;
+    return fuzz_reencode(t, type, &m, p, n);
+}
+
+static void fuzz_abort(const char *what, const char *why)
+    __attribute__((noreturn));
+
+static void
+fuzz_abort(const char *what, const char *why)
+{
+    fprintf(stderr, "fuzz: %s: %s\n", what, why);
+    abort();
+}
+
+static void
+fuzz_check_payload(uint8_t type, const uint8_t *p, size_t n)
+{
+    const char *why;
+    int rc;
+
+    if ((why = fuzz_decode(type, p, n, &rc)) != NULL)
+        fuzz_abort(msg_type_name(type), why);
+}
+
+/* Checks frame_parse's result r on (p, n) against the frame format. */
+static void
+fuzz_check_frame(int r, const uint8_t *p, size_t n, const struct frame *f,
+    size_t used)
+{
+    uint32_t len = n >= PROTO_FRAME_HEADER ? (uint32_t)p[0] << 24 |
+        (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] : 0;
+    int want;
+
+    if (n < PROTO_FRAME_HEADER)
+        want = FERRY_ERR_SHORT;
+    else if (len > PROTO_MAX_FRAME)
+        want = FERRY_ERR_TOO_LARGE;
+    else if (n - PROTO_FRAME_HEADER < len)
+        want = FERRY_ERR_SHORT;
+    else
+        want = 0;
+    if (r != want)
+        fuzz_abort("frame", "frame_parse returned the wrong result");
+    if (r != 0 && (f->type != 0 || f->payload != NULL || f->len != 0 ||
+        used != 0))
+        fuzz_abort("frame", "frame_parse failed but left fields set");
+    if (r == 0 && (f->type != p[4] || f->payload != p + PROTO_FRAME_HEADER ||
+        f->len != len || used != PROTO_FRAME_HEADER + (size_t)len))
+        fuzz_abort("frame", "frame_parse misread the header");
+}
+
+int
+fuzz_frame_one(const uint8_t *p, size_t n)
+{
+    for (;;) {
+        struct frame f;
+        size_t used;
+        uint8_t *copy;
+        int r = frame_parse(p, n, &f, &used);
+
+        fuzz_check_frame(r, p, n, &f, used);
+        if (r != 0)
+            return 0;
+        /* The payload is followed by the next frame: decode a copy of
+         * exactly its size so that reads past its end are caught. */
+        if ((copy = malloc(f.len)) == NULL && f.len > 0)
+            abort();
+        if (f.len > 0)
+            memcpy(copy, f.payload, f.len);
+        fuzz_check_payload(f.type, copy, f.len);
+        free(copy);
+        p += used;
+        n -= used;
+    }
+}
+
+int
+fuzz_msg_one(const uint8_t *p, size_t n)
+{
+    if (n > 0)
+        fuzz_check_payload(p[0], p + 1, n - 1);
+    return 0;
+}
+
+const struct fuzz_target fuzz_targets[] = {
+    { "frame", fuzz_frame_one },
+    { "msg", fuzz_msg_one },
+    { NULL, NULL },
+};
+
+/* Reads the whole file at path into a new heap block of exactly its size
+ * (NULL when it is empty). */
+static int
+fuzz_read_file(const char *path, uint8_t **out, size_t *len)
+{
+    struct stat st;
+    uint8_t *p = NULL;
+    size_t got = 0;
+    int fd, r = 0;
+
+    *out = NULL;
+    *len = 0;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0) {
+        r = -errno;
+        goto out;
+    }
+    if (st.st_size > (off_t)FUZZ_MAX_INPUT) {
+        r = FERRY_ERR_TOO_LARGE;
+        goto out;
+    }
+    if (st.st_size > 0 && (p = malloc((size_t)st.st_size)) == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto out;
+    }
+    if ((r = fsx_pread_full(fd, p, (size_t)st.st_size, 0, &got)) != 0)
+        goto out;
+    if (got != (size_t)st.st_size)
+        r = FERRY_ERR_CHANGED;
+out:
+    close(fd);
+    if (r != 0) {
+        free(p);
+        return r;
+    }
+    *out = p;
+    *len = got;
+    return 0;
+}
+
+static int
+fuzz_replay_file(const char *path, fuzz_fn *fn, size_t *count)
+{
+    uint8_t *p;
+    size_t n;
+    int r;
+
+    if ((r = fuzz_read_file(path, &p, &n)) != 0)
+        return r;
+    fn(p, n);
+    free(p);
+    (*count)++;
+    return 0;
+}
+
+static int
+fuzz_skip_dotfile(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+int
+fuzz_replay(const char *path, fuzz_fn *fn, size_t *count)
+{
+    struct dirent **names = NULL;
+    char sub[4096];
+    struct stat st;
+    int i, n, r = 0;
+
+    if (stat(path, &st) != 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return fuzz_replay_file(path, fn, count);
+    if ((n = scandir(path, &names, fuzz_skip_dotfile, alphasort)) < 0)
+        return -errno;
+    for (i = 0; i < n; i++) {
+        if (r == 0 && snprintf(sub, sizeof(sub), "%s/%s", path,
+            names[i]->d_name) >= (int)sizeof(sub))
+            r = -ENAMETOOLONG;
+        if (r == 0)
+            r = fuzz_replay_file(sub, fn, count);
+        free(names[i]);
+    }
+    free(names);
+    return r;
+}

@@ -1,0 +1,67 @@
+/*
+ * fuzz_common.h: the decode checks behind every fuzz target.
+ *
+ * One copy serves three users: the libFuzzer targets (fuzz_frame.c,
+ * fuzz_msg.c), the plain replay driver (replay.c), and the unit tests,
+ * which replay tests/fuzz/corpus/ and run the mutation tests through
+ * fuzz_decode so that they check the same invariants as the fuzzers.
+ */
+#ifndef FERRY_TESTS_FUZZ_FUZZ_COMMON_H
+#define FERRY_TESTS_FUZZ_FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/err.h"
+
+/* The libFuzzer entry point: each fuzz_<target>.c defines it, and
+ * replay.c calls it without libFuzzer. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * Decodes (p, n) as the payload of a message of the given type with the
+ * matching msg_*_decode and stores its result in *rc. Then checks what the
+ * decoder promises: on failure every field is zero; on success the fields
+ * keep the invariants msg.h documents (enum ranges, lengths, paths that
+ * pass fsx_path_check, byte fields borrowed from inside the payload), and
+ * encoding the struct again gives back exactly the payload.
+ *
+ * Returns NULL if all holds, or a static text naming the first broken
+ * promise. A type with no decoder (0, > MSG_TYPE_MAX) sets *rc to
+ * FERRY_ERR_PROTOCOL and returns NULL.
+ */
+const char *fuzz_decode(uint8_t type, const uint8_t *p, size_t n, int *rc);
+
+/*
+ * Target bodies; both return 0 and abort() with a message on stderr when
+ * fuzz_decode finds a broken promise, which is how libFuzzer and the unit
+ * tests notice.
+ *
+ * fuzz_frame_one: (p, n) is a byte stream, cut into frames with
+ * frame_parse (whose own results are checked too) and each payload decoded
+ * by its type. fuzz_msg_one: the first byte is the message type and the
+ * rest its payload.
+ */
+int fuzz_frame_one(const uint8_t *p, size_t n);
+int fuzz_msg_one(const uint8_t *p, size_t n);
+
+typedef int fuzz_fn(const uint8_t *p, size_t n);
+
+struct fuzz_target {
+    const char *name;  /* tests/fuzz/fuzz_<name>.c, corpus/<name>/ */
+    fuzz_fn *fn;
+};
+
+/* Every target, ending with { NULL, NULL }. */
+extern const struct fuzz_target fuzz_targets[];
+
+/*
+ * Feeds the file at path to fn, or every file in it (sorted by name,
+ * dotfiles skipped) if it is a directory. Each input sits in a heap block
+ * of exactly its size, so AddressSanitizer catches reads past its end.
+ * Adds the number of files to *count. Returns 0, -errno, or
+ * FERRY_ERR_TOO_LARGE for a file over 64 MiB.
+ */
+int fuzz_replay(const char *path, fuzz_fn *fn, size_t *count) FERRY_WUR;
+
+#endif

@@ -1,0 +1,219 @@
+#include "fuzz_seed.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/fsx.h"
+#include "../../proto/msg.h"
+
+#define SEED_STR(lit) { lit, sizeof(lit) - 1 }
+#define SEED_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * A path of PROTO_MAX_PATH bytes made of FSX_NAME_MAX-byte components, and
+ * a name of FSX_NAME_MAX bytes: the longest strings the decoders accept.
+ * Static initializers cannot spell them, so seed_fill writes them before
+ * the first use; the seeds below point into them.
+ */
+static char seed_long[PROTO_MAX_PATH + 1];
+static char seed_name[FSX_NAME_MAX + 1];
+
+static void
+seed_fill(void)
+{
+    size_t i;
+
+    if (seed_long[0] != '\0')
+        return;
+    for (i = 0; i < PROTO_MAX_PATH; i++)
+        seed_long[i] = i % (FSX_NAME_MAX + 1) == FSX_NAME_MAX ? '/' :
+            (char)('a' + i % 26);
+    memset(seed_name, 'n', FSX_NAME_MAX);
+}
+
+/* A macro, not a const object: C initializers cannot copy an object. */
+#define SEED_HASH { {                                                        \
+    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,                          \
+    0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff,                          \
+} }
+
+static const struct msg_hello seed_hello[] = {
+    { .version_min = 1, .version_max = 1,
+      .caps = PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD,
+      .software = SEED_STR("ferry 0.1.0") },
+    { .version_min = 1, .version_max = 0xffff, .caps = UINT64_MAX },
+    { .version_min = 2, .version_max = 3,
+      .software = { seed_long, PROTO_MAX_SOFTWARE } },
+};
+
+static const char *const seed_push_paths[] = { "backup/dest" };
+static const char *const seed_pull_paths[] = { "src", "a/b c", "/abs/p" };
+static const char *const seed_long_paths[] = { seed_long, "~/x" };
+
+static const struct {
+    struct msg_open m;
+    const char *const *paths;
+} seed_open[] = {
+    { { .op = OPEN_PUSH, .flags = OPEN_F_DEST_DIR,
+        .block_size = PROTO_DEFAULT_BLOCK,
+        .transfer_id = "0123456789abcdef", .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_PULL, .flags = OPEN_F_CHECKSUM,
+        .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
+    { { .op = OPEN_PULL, .flags = OPEN_F_KNOWN,
+        .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
+    { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
+        .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_CLEAN, .block_size = PROTO_DEFAULT_BLOCK,
+        .npaths = 1 }, seed_push_paths },
+};
+
+static const struct msg_open_ok seed_open_ok[] = {
+    { .root = SEED_STR("/home/user/backup") },
+    { .root = { NULL, 0 } },
+};
+
+static const struct msg_error seed_error[] = {
+    { .code = -2, .text = SEED_STR("src: No such file or directory") },
+    { .code = FERRY_ERR_VERSION },
+    { .code = FERRY_ERR_PROTOCOL, .text = { seed_long, PROTO_MAX_MESSAGE } },
+};
+
+static const struct msg_plan seed_plan[] = {
+    { .ntop = 3, .entries_total = 10, .files_total = 7,
+      .bytes_total = 123456789 },
+    { .flags = PLAN_F_SINGLE_FILE, .ntop = 1, .entries_total = 1,
+      .files_total = 1, .bytes_total = UINT64_MAX },
+    { .ntop = 0 },
+};
+
+static const struct msg_ready seed_ready[] = {
+    { .rename = { NULL, 0 } },
+    { .rename = SEED_STR("renamed.txt") },
+    { .rename = { seed_name, FSX_NAME_MAX } },
+};
+
+static const struct msg_entry seed_entry[] = {
+    { .id = 1, .kind = ENTRY_FILE, .mode = 0644, .size = 5000000,
+      .mtime_sec = 1700000000, .mtime_nsec = 123456789, .has_hash = 1,
+      .hash = SEED_HASH, .path = SEED_STR("dir/file.txt") },
+    { .id = 2, .kind = ENTRY_FILE, .mode = 07777, .size = INT64_MAX,
+      .mtime_sec = -1, .mtime_nsec = 999999999,
+      .path = { seed_long, PROTO_MAX_PATH } },
+    { .id = 3, .kind = ENTRY_DIR, .mode = 0755, .mtime_sec = INT64_MIN,
+      .path = SEED_STR("dir") },
+    { .id = UINT32_MAX, .kind = ENTRY_SYMLINK, .mode = 0777,
+      .path = SEED_STR("dir/link"), .target = SEED_STR("../elsewhere") },
+    { .id = 5, .kind = ENTRY_SYMLINK, .path = SEED_STR("l"),
+      .target = { seed_long, PROTO_MAX_LINK } },
+};
+
+static const struct msg_reply seed_reply[] = {
+    { .id = 1, .action = REPLY_SKIP },
+    { .id = 2, .action = REPLY_WANT, .offset = 1u << 20,
+      .prefix = SEED_HASH },
+    { .id = 3, .action = REPLY_FAIL, .code = -13,
+      .text = SEED_STR("dir/file.txt: Permission denied") },
+};
+
+static const struct msg_block seed_block[] = {
+    { .id = 1, .offset = 0, .raw_len = 64, .hash = SEED_HASH,
+      .data = (const uint8_t *)seed_long, .data_len = 64 },
+    { .id = 2, .offset = 4u << 20, .flags = BLOCK_F_ZERO,
+      .raw_len = PROTO_MAX_BLOCK, .hash = SEED_HASH },
+    { .id = 3, .offset = 1u << 20, .flags = BLOCK_F_ZSTD, .raw_len = 65536,
+      .hash = SEED_HASH, .data = (const uint8_t *)seed_long,
+      .data_len = 40 },
+    { .id = 4, .offset = INT64_MAX - 1, .raw_len = 1,
+      .data = (const uint8_t *)"x", .data_len = 1 },
+};
+
+static const struct msg_file_end seed_file_end[] = {
+    { .id = 1, .hash = SEED_HASH },
+    { .id = 2, .code = -5, .text = SEED_STR("read: Input/output error") },
+};
+
+static const struct msg_file_done seed_file_done[] = {
+    { .id = 1 },
+    { .id = 2, .code = FERRY_ERR_HASH_MISMATCH,
+      .text = SEED_STR("content hash mismatch") },
+};
+
+static const struct msg_notice seed_notice[] = {
+    { .code = -13, .path = SEED_STR("dir/secret"),
+      .text = SEED_STR("skipped: Permission denied") },
+    { .code = 0 },
+};
+
+static const struct msg_summary seed_summary[] = {
+    { 10, 2, 1, 123456789 },
+    { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+};
+
+static const struct msg_partial seed_partial[] = {
+    { .path = SEED_STR("dir/big.iso"), .size = 10u << 20, .done = 4u << 20,
+      .age_s = 3600 },
+    { .path = { seed_long, PROTO_MAX_PATH }, .size = UINT64_MAX,
+      .done = UINT64_MAX, .age_s = INT64_MAX },
+    { .path = SEED_STR("f") },
+};
+
+size_t
+fuzz_seed_count(uint8_t type)
+{
+    switch (type) {
+    case MSG_HELLO: return SEED_COUNT(seed_hello);
+    case MSG_OPEN: return SEED_COUNT(seed_open);
+    case MSG_OPEN_OK: return SEED_COUNT(seed_open_ok);
+    case MSG_ERROR: return SEED_COUNT(seed_error);
+    case MSG_PLAN: return SEED_COUNT(seed_plan);
+    case MSG_READY: return SEED_COUNT(seed_ready);
+    case MSG_ENTRY: return SEED_COUNT(seed_entry);
+    case MSG_REPLY: return SEED_COUNT(seed_reply);
+    case MSG_BLOCK: return SEED_COUNT(seed_block);
+    case MSG_FILE_END: return SEED_COUNT(seed_file_end);
+    case MSG_FILE_DONE: return SEED_COUNT(seed_file_done);
+    case MSG_NOTICE: return SEED_COUNT(seed_notice);
+    case MSG_END: return 1;
+    case MSG_SUMMARY: return SEED_COUNT(seed_summary);
+    case MSG_PARTIAL: return SEED_COUNT(seed_partial);
+    default: return 0;
+    }
+}
+
+int
+fuzz_seed(uint8_t type, size_t i, struct buf *b)
+{
+    if (i >= fuzz_seed_count(type))
+        return FERRY_ERR_USAGE;
+    seed_fill();
+    switch (type) {
+    case MSG_HELLO: return msg_hello_encode(b, &seed_hello[i]);
+    case MSG_OPEN:
+        return msg_open_encode(b, &seed_open[i].m, seed_open[i].paths);
+    case MSG_OPEN_OK: return msg_open_ok_encode(b, &seed_open_ok[i]);
+    case MSG_ERROR: return msg_error_encode(b, &seed_error[i]);
+    case MSG_PLAN: return msg_plan_encode(b, &seed_plan[i]);
+    case MSG_READY: return msg_ready_encode(b, &seed_ready[i]);
+    case MSG_ENTRY: return msg_entry_encode(b, &seed_entry[i]);
+    case MSG_REPLY: return msg_reply_encode(b, &seed_reply[i]);
+    case MSG_BLOCK: return msg_block_encode(b, &seed_block[i]);
+    case MSG_FILE_END: return msg_file_end_encode(b, &seed_file_end[i]);
+    case MSG_FILE_DONE: return msg_file_done_encode(b, &seed_file_done[i]);
+    case MSG_NOTICE: return msg_notice_encode(b, &seed_notice[i]);
+    case MSG_END: return msg_end_encode(b);
+    case MSG_SUMMARY: return msg_summary_encode(b, &seed_summary[i]);
+    case MSG_PARTIAL: return msg_partial_encode(b, &seed_partial[i]);
+    default: return FERRY_ERR_USAGE;
+    }
+}
+
+void
+fuzz_seed_name(uint8_t type, size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    size_t k;
+
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-%s-%zu", msg_type_name(type), i);
+    for (k = 0; out[k] != '\0'; k++)
+        out[k] = (char)tolower((unsigned char)out[k]);
+}

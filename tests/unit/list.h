@@ -1,0 +1,119 @@
+/*
+ * list.h: every unit test case, registered once (after libuv's
+ * test/test-list.h).
+ *
+ * TEST_LIST(X) expands X(name) for each case, in the order they run: the
+ * lower layers first, so that the first failure points at the cause. A
+ * case is defined in tests/unit/test_<module>.c with TEST(name) (check.h)
+ * and named <module>_<what>, which groups the runner's output by module.
+ * From this one list come the prototypes below, the enum that TEST()
+ * checks a name against (a case missing here does not compile), and the
+ * runner's table in main.c.
+ */
+#ifndef FERRY_TESTS_UNIT_LIST_H
+#define FERRY_TESTS_UNIT_LIST_H
+
+#define TEST_LIST(X) \
+    /* test_buf.c */ \
+    X(buf_put_ints) \
+    X(buf_growth) \
+    X(buf_max) \
+    X(buf_consume) \
+    X(buf_unreserve_reset) \
+    X(buf_str) \
+    X(buf_nomem) \
+    /* test_rd.c */ \
+    X(rd_ints) \
+    X(rd_short) \
+    X(rd_bytes) \
+    X(rd_str16) \
+    X(rd_str32) \
+    X(rd_sub) \
+    /* test_text.c */ \
+    X(text_escape) \
+    X(text_escape_truncation) \
+    X(text_json_string) \
+    X(text_bytes) \
+    /* test_hash.c */ \
+    X(hash_fd_tree) \
+    X(hash_fd_errors) \
+    X(hash_zero_block) \
+    X(hash_is_zero) \
+    X(hash_hex) \
+    /* test_fsx.c */ \
+    X(fsx_path_check) \
+    X(fsx_open_dir) \
+    X(fsx_open_dir_symlink) \
+    X(fsx_open_parent) \
+    X(fsx_io) \
+    X(fsx_split) \
+    X(fsx_mkdir_p) \
+    /* test_frame.c */ \
+    X(frame_parse_prefix) \
+    X(frame_parse_limits) \
+    X(frame_finish_limit) \
+    X(frame_after_consume) \
+    /* test_msg.c */ \
+    X(msg_hello_roundtrip) \
+    X(msg_open_roundtrip) \
+    X(msg_open_ok_roundtrip) \
+    X(msg_error_roundtrip) \
+    X(msg_plan_roundtrip) \
+    X(msg_ready_roundtrip) \
+    X(msg_entry_roundtrip) \
+    X(msg_reply_roundtrip) \
+    X(msg_block_roundtrip) \
+    X(msg_file_end_roundtrip) \
+    X(msg_file_done_roundtrip) \
+    X(msg_notice_roundtrip) \
+    X(msg_end_roundtrip) \
+    X(msg_summary_roundtrip) \
+    X(msg_partial_roundtrip) \
+    X(msg_hello_mutate) \
+    X(msg_open_mutate) \
+    X(msg_open_ok_mutate) \
+    X(msg_error_mutate) \
+    X(msg_plan_mutate) \
+    X(msg_ready_mutate) \
+    X(msg_entry_mutate) \
+    X(msg_reply_mutate) \
+    X(msg_block_mutate) \
+    X(msg_file_end_mutate) \
+    X(msg_file_done_mutate) \
+    X(msg_notice_mutate) \
+    X(msg_end_mutate) \
+    X(msg_summary_mutate) \
+    X(msg_partial_mutate) \
+    X(msg_types_covered) \
+    X(msg_alloc_fail) \
+    X(msg_encode_usage) \
+    X(msg_block_reserve) \
+    X(msg_entry_paths) \
+    X(msg_entry_fields) \
+    X(msg_reply_fields) \
+    X(msg_block_fields) \
+    X(msg_hello_fields) \
+    X(msg_open_fields) \
+    X(msg_open_bytes_limit) \
+    X(msg_open_path_iter) \
+    X(msg_ready_fields) \
+    X(msg_plan_fields) \
+    X(msg_partial_fields) \
+    X(msg_err_wire) \
+    X(msg_type_names) \
+    /* test_corpus.c */ \
+    X(corpus_replay) \
+    X(corpus_seeds_current)
+
+#define TEST_DECLARE(name) void test_##name(void);
+TEST_LIST(TEST_DECLARE)
+#undef TEST_DECLARE
+
+enum test_id {
+#define TEST_ID(name) TEST_ID_##name,
+    TEST_LIST(TEST_ID)
+#undef TEST_ID
+    TEST_ID_COUNT
+};
+
+#endif
