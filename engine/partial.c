@@ -19,8 +19,10 @@
 
 struct partial {
     int fd;             /* part file */
-    int jfd;            /* journal */
+    int jfd;            /* journal, -1 for a light partial */
+    int light;          /* small file: no journal, no resume */
     char key[17];
+    char part[48];      /* the part file's name */
     size_t header_len;
     uint64_t blocks;    /* records in the journal */
     uint64_t unsynced;  /* data bytes written since the last sync */
@@ -120,6 +122,8 @@ partial_probe(int partfd, const struct partial_id *id, struct hash_file *hf,
 
     if (prefix != NULL)
         memset(prefix, 0, sizeof(*prefix));
+    if (id->size < PARTIAL_JOURNAL_MIN)
+        return 0;
     partial_key(id->path, key);
     partial_names(key, part, jnl);
     if (fstatat(partfd, part, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -218,6 +222,20 @@ partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
         PROTO_MIN_BLOCK + 16));
     partial_key(id->path, p->key);
     partial_names(p->key, part, jnl);
+    snprintf(p->part, sizeof(p->part), "%s", part);
+    if (id->size < PARTIAL_JOURNAL_MIN) {
+        /* Sending a small file again costs less than journaling it. The
+         * name carries our pid, so no other agent writes it. */
+        p->light = 1;
+        snprintf(p->part, sizeof(p->part), "%s.%ld.tmp", p->key,
+            (long)getpid());
+        if ((p->fd = openat(partfd, p->part, flags | O_TRUNC, 0600)) < 0) {
+            r = -errno;
+            goto fail;
+        }
+        *out = p;
+        return 0;
+    }
     if ((p->jfd = openat(partfd, jnl, flags, 0600)) < 0 ||
         (r = partial_lock(p->jfd)) != 0) {
         r = p->jfd < 0 ? -errno : r;
@@ -255,7 +273,8 @@ partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
     *out = p;
     return 0;
 fail:
-    partial_close(p, partfd, blocks > 0 ? PARTIAL_KEEP : PARTIAL_DISCARD);
+    partial_close(p, partfd, blocks > 0 && !p->light ? PARTIAL_KEEP :
+        PARTIAL_DISCARD);
     return r;
 }
 
@@ -271,7 +290,7 @@ partial_sync(struct partial *p)
     uint64_t off;
     int r;
 
-    if (buf_used(&p->pending) == 0)
+    if (p->light || buf_used(&p->pending) == 0)
         return 0;
     if ((r = fsx_fdatasync(p->fd)) != 0)
         return r;
@@ -293,6 +312,8 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
     struct journal_record jr;
     int r;
 
+    if (p->light)
+        return 0;
     jr.index = index;
     jr.hash = *h;
     if ((r = journal_record_encode(&p->pending, &jr)) == FERRY_ERR_TOO_LARGE) {
@@ -316,7 +337,7 @@ partial_reset(struct partial *p)
     p->unsynced = 0;
     p->blocks = 0;
     if (ftruncate(p->fd, 0) != 0 ||
-        ftruncate(p->jfd, (off_t)p->header_len) != 0)
+        (!p->light && ftruncate(p->jfd, (off_t)p->header_len) != 0))
         return -errno;
     return 0;
 }
@@ -324,10 +345,7 @@ partial_reset(struct partial *p)
 int
 partial_rename(struct partial *p, int partfd, int dirfd, const char *name)
 {
-    char part[32], jnl[32];
-
-    partial_names(p->key, part, jnl);
-    return renameat(partfd, part, dirfd, name) == 0 ? 0 : -errno;
+    return renameat(partfd, p->part, dirfd, name) == 0 ? 0 : -errno;
 }
 
 void
@@ -338,13 +356,15 @@ partial_close(struct partial *p, int partfd, enum partial_end how)
     if (p == NULL)
         return;
     partial_names(p->key, part, jnl);
+    if (p->light && how == PARTIAL_KEEP)
+        how = PARTIAL_DISCARD;  /* nothing to resume from */
     if (how == PARTIAL_KEEP && p->fd >= 0 && p->jfd >= 0 &&
         partial_sync(p) != 0) {
         /* Unsynced blocks are simply not claimed; they are sent again. */
     }
     if (how == PARTIAL_DISCARD)
-        (void)unlinkat(partfd, part, 0);
-    if (how != PARTIAL_KEEP)
+        (void)unlinkat(partfd, p->part, 0);
+    if (how != PARTIAL_KEEP && !p->light)
         (void)unlinkat(partfd, jnl, 0);
     if (p->fd >= 0)
         close(p->fd);
@@ -411,6 +431,15 @@ partial_list(int partfd, int expire, struct partial_info **out, size_t *n)
         int64_t age;
         int jfd;
 
+        if (expire && len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) {
+            struct stat ts;
+
+            /* A small file's temp from an agent that died. */
+            if (fstatat(partfd, de->d_name, &ts, AT_SYMLINK_NOFOLLOW) == 0 &&
+                (int64_t)time(NULL) - ts.st_mtim.tv_sec > PARTIAL_TMP_EXPIRE_S)
+                (void)unlinkat(partfd, de->d_name, 0);
+            continue;
+        }
         if (len != 20 || strcmp(de->d_name + 16, ".jnl") != 0)
             continue;
         jfd = openat(partfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

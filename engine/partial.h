@@ -32,6 +32,12 @@
 /* Partial state untouched this long is removed by the next transfer into
  * the same destination. */
 #define PARTIAL_EXPIRE_S (30 * 24 * 3600)
+/* Files smaller than this are not journaled: sending one again costs less
+ * than the journal's syscalls, and thousands of small files are common. */
+#define PARTIAL_JOURNAL_MIN (8u << 20)
+/* A small file's temp untouched this long belongs to a dead agent. */
+#define PARTIAL_TMP_EXPIRE_S 3600
+
 /* How long to wait for a partial another agent still holds. */
 #define PARTIAL_LOCK_WAIT_MS 10000
 

@@ -30,6 +30,7 @@ struct rfile {
     uint32_t mtime_nsec;
     uint64_t next_off;
     uint64_t resume_off;   /* where the sender was asked to start */
+    uint64_t written_end;  /* the part file's length so far */
     int resume_counted;    /* resume_off is in resumed_bytes */
     int started;           /* a block or FILE_END has come */
     int failed;            /* first local error; the rest is ignored */
@@ -523,7 +524,7 @@ receiver_want(struct receiver *rc, const struct msg_entry *m,
             f->resume_off = blocks * (uint64_t)rc->block_size;
             if (f->resume_off > f->size)
                 f->resume_off = f->size;
-            f->next_off = f->resume_off;
+            f->next_off = f->written_end = f->resume_off;
         }
     }
     f->resume_counted = 1;
@@ -789,7 +790,7 @@ receiver_restart_file(struct receiver *rc, struct rfile *f)
         xfer_sub(&rc->x->st.bytes_matched, f->resume_off);
     }
     xfer_sub(&rc->x->st.bytes_done, f->resume_off);
-    f->resume_off = f->next_off = 0;
+    f->resume_off = f->next_off = f->written_end = 0;
     if (f->pt != NULL && (r = partial_reset(f->pt)) != 0)
         return r;
     return 0;
@@ -860,6 +861,7 @@ receiver_on_block(struct receiver *rc, const struct frame *f)
         if ((r = fsx_pwrite_all(partial_fd(rf->pt), m.data, m.data_len,
             m.offset)) != 0)
             return receiver_file_error(rc, rf, r);
+        rf->written_end = m.offset + m.data_len;
     }
     if ((r = partial_add(rf->pt, m.offset / rc->block_size, &h,
         m.flags & BLOCK_F_ZERO ? 0 : m.data_len)) != 0)
@@ -965,16 +967,14 @@ receiver_flush(struct receiver *rc, struct buf *out)
 static int
 receiver_finish_file(struct receiver *rc, struct rfile *f)
 {
-    struct stat st;
     int r, fd;
 
     if ((r = receiver_open_partial(rc, f)) != 0)
         return r;
     fd = partial_fd(f->pt);
-    if (fstat(fd, &st) != 0)
-        return -errno;
-    if ((uint64_t)st.st_size != f->size &&
-        ftruncate(fd, (off_t)f->size) != 0)
+    /* Trailing zero blocks were not written: the length makes them a
+     * hole. */
+    if (f->written_end < f->size && ftruncate(fd, (off_t)f->size) != 0)
         return -errno;
     if (fchmod(fd, f->mode) != 0)
         return -errno;

@@ -45,6 +45,7 @@ struct sender {
     uint8_t *scratch;       /* a block, for checking a resume point */
     /* The file being sent. */
     int fd;
+    int sparse;             /* it has holes worth looking for */
     uint32_t cur;
     uint64_t cur_off;
     struct hash_file *hf;
@@ -376,7 +377,7 @@ sender_hash_at(struct sender *s, uint64_t off, size_t len,
     size_t got;
     int r;
 
-    if (sender_in_hole(s->fd, off, len)) {
+    if (s->sparse && sender_in_hole(s->fd, off, len)) {
         hash_zero_block(len, h);
         return 0;
     }
@@ -461,10 +462,13 @@ sender_open_next(struct sender *s, struct buf *out)
         return sender_abort_file(s, out, -errno);
     if (!sender_same_file(e, &st))
         return sender_abort_file(s, out, FERRY_ERR_CHANGED);
+    /* Fewer blocks allocated than the size needs: it has holes. */
+    s->sparse = (uint64_t)st.st_blocks * 512 < e->size;
     if ((s->hf = hash_file_new(e->size, s->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
 #ifdef POSIX_FADV_SEQUENTIAL
-    (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (e->size > s->block_size)
+        (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
     if (w.offset > 0 && (r = sender_check_resume(s, &w)) != 0)
         return r == FERRY_ERR_NOMEM ? r : sender_abort_file(s, out, r);
@@ -525,7 +529,7 @@ sender_send_block(struct sender *s, struct buf *out)
     m.id = s->cur;
     m.offset = s->cur_off;
     m.raw_len = (uint32_t)len;
-    if (sender_in_hole(s->fd, s->cur_off, len)) {
+    if (s->sparse && sender_in_hole(s->fd, s->cur_off, len)) {
         m.flags = BLOCK_F_ZERO;
         hash_zero_block(len, &m.hash);
         if ((r = msg_block_encode(out, &m)) != 0)
