@@ -934,6 +934,8 @@ main(int argc, char **argv)
 
     log_init("ferry", LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
+    /* A file size limit must fail the write (EFBIG), not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
     if ((r = cli_parse(&cli, argc, argv)) != 0)
         return EXIT_USAGE;
     switch (cli.cmd) {

@@ -94,6 +94,8 @@ main(int argc, char **argv)
 
     log_init("ferry-agent", level);
     signal(SIGPIPE, SIG_IGN);
+    /* A file size limit must fail the write (EFBIG), not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
         printf("ferry-agent %s protocol %d-%d\n", FERRY_VERSION,
             PROTO_VERSION_MIN, PROTO_VERSION_MAX);
