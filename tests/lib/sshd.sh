@@ -2,7 +2,8 @@
 # benchmarks (bash; source after common.sh). Never touches the machine's
 # own ~/.ssh, host keys or port 22: everything lives in $SSHD_DIR.
 #
-# sshd_start           starts sshd on a free port; sets SSHD_PORT, SSHD_DIR,
+# sshd_start           starts sshd on a free port ($SSHD_EXTRA, if set, is
+#                      added to its config); sets SSHD_PORT, SSHD_DIR,
 #                      SSH_CONFIG (a client config with Host ferry-test),
 #                      SSH_KEY (the user key), SSHD_HOME (the session's HOME)
 # sshd_stop            stops it (registered with at_exit by sshd_start)
@@ -47,6 +48,7 @@ MaxSessions 32
 LogLevel ERROR
 Subsystem sftp internal-sftp
 SetEnv HOME=$SSHD_HOME PATH=/usr/local/bin:/usr/bin:/bin
+${SSHD_EXTRA:-}
 CONF
     /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
     SSHD_PID=$!
