@@ -24,6 +24,7 @@ cli_usage(FILE *f)
 "\n"
 "options:\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
+"  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -216,6 +217,8 @@ cli_parse(struct cli *c, int argc, char **argv)
             options_done = 1;
         } else if (strcmp(a, "-c") == 0 || strcmp(a, "--checksum") == 0) {
             c->checksum = 1;
+        } else if (strcmp(a, "-z") == 0 || strcmp(a, "--compress") == 0) {
+            c->compress = 1;
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {

@@ -40,6 +40,7 @@ struct cli {
     char **remote_paths;      /* pull: sources on the remote host */
     int nremote;
     int checksum;
+    int compress;
     int json;
     int quiet;
     int verbose;

@@ -342,6 +342,9 @@ output_summary(struct output *o, const struct output_summary *s)
         if (r == 0)
             r = json_kv_num(&b, "bytes_sparse", xfer_get(&st->bytes_sparse));
         if (r == 0)
+            r = json_kv_num(&b, "bytes_compressed_saved",
+                xfer_get(&st->bytes_compressed));
+        if (r == 0)
             r = json_kv_num(&b, "bytes_wire", s->bytes_wire_out);
         if (r == 0)
             r = json_kv_num(&b, "bytes_wire_in", s->bytes_wire_in);

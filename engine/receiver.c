@@ -10,6 +10,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "../common/zst.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "partial.h"
@@ -76,6 +77,8 @@ struct receiver {
     int pc_fd;
     struct msg_summary sum;
     int state_checked;     /* looked for an existing state directory */
+    struct zst *zst;       /* for compressed blocks */
+    uint8_t *scratch;      /* one block, inflated */
     char **tops;           /* accepted top-level names; NULL: any */
     size_t ntops;
 };
@@ -192,6 +195,8 @@ receiver_free(struct receiver *rc)
     xfree(rc->tops);
     pathset_free(&rc->done);
     pathset_free(&rc->wanted);
+    zst_free(rc->zst);
+    xfree(rc->scratch);
     if (rc->pc_fd >= 0)
         close(rc->pc_fd);
     if (rc->rootfd >= 0)
@@ -833,8 +838,26 @@ receiver_on_block(struct receiver *rc, const struct frame *f)
     if (m.offset != rf->next_off ||
         m.raw_len != (left < rc->block_size ? left : rc->block_size))
         return FERRY_ERR_PROTOCOL;
-    if (m.flags & BLOCK_F_ZSTD)
-        return FERRY_ERR_PROTOCOL;  /* not negotiated */
+    if (m.flags & BLOCK_F_ZSTD) {
+        if (!(rc->x->caps & PROTO_CAP_ZSTD))
+            return FERRY_ERR_PROTOCOL;  /* not negotiated */
+        if ((rc->zst == NULL && (rc->zst = zst_new()) == NULL) ||
+            (rc->scratch == NULL &&
+            (rc->scratch = xmalloc(rc->block_size)) == NULL))
+            return FERRY_ERR_NOMEM;
+        /* A frame that does not inflate to exactly raw_len is as bad as
+         * a wrong hash: it fails the file. */
+        if (zst_decompress(rc->zst, rc->scratch, m.raw_len, m.data,
+            m.data_len) != 0) {
+            rf->next_off += m.raw_len;
+            if (rf->failed == 0)
+                rf->failed = FERRY_ERR_HASH_MISMATCH;
+            return 0;
+        }
+        xfer_add(&rc->x->st.bytes_compressed, m.raw_len - m.data_len);
+        m.data = rc->scratch;
+        m.data_len = m.raw_len;
+    }
     if (m.flags & BLOCK_F_ZERO)
         hash_zero_block(m.raw_len, &h);
     else

@@ -10,6 +10,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "../common/zst.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 
@@ -42,7 +43,9 @@ struct sender {
     size_t notices_sent;
     struct want *wantq;     /* ring of SENDER_WINDOW wanted files */
     size_t wq_head, wq_len;
-    uint8_t *scratch;       /* a block, for checking a resume point */
+    uint8_t *scratch;       /* a block: resume checks, compression */
+    struct zst *zst;        /* with OPEN_F_COMPRESS */
+    int zst_misses;         /* blocks of this file that did not shrink */
     /* The file being sent. */
     int fd;
     int sparse;             /* it has holes worth looking for */
@@ -106,6 +109,7 @@ sender_free(struct sender *s)
     xfree(s->wanted_before);
     xfree(s->wantq);
     xfree(s->scratch);
+    zst_free(s->zst);
     xfree(s);
 }
 
@@ -453,6 +457,7 @@ sender_open_next(struct sender *s, struct buf *out)
     s->wq_len--;
     s->cur = w.id;
     s->cur_off = 0;
+    s->zst_misses = 0;
     e = &s->mf.v[s->cur];
     s->fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (s->fd < 0)
@@ -514,6 +519,39 @@ sender_end_file(struct sender *s, struct buf *out)
 }
 
 /* Appends the next block of the current file to out. */
+/* Blocks of a file that may fail to shrink before we stop trying: data
+ * that is already compressed (checkpoints, images) costs nothing then. */
+#define SENDER_ZST_TRIES 4
+
+/*
+ * Replaces the len raw bytes at data with their zstd form when that is at
+ * least 1/16 smaller. Returns the bytes to send and sets BLOCK_F_ZSTD.
+ */
+static size_t
+sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
+    size_t len)
+{
+    size_t clen;
+
+    if (!(s->flags & OPEN_F_COMPRESS) || !(s->x->caps & PROTO_CAP_ZSTD) ||
+        s->zst_misses >= SENDER_ZST_TRIES || len < 4096)
+        return len;
+    if ((s->zst == NULL && (s->zst = zst_new()) == NULL) ||
+        (s->scratch == NULL &&
+        (s->scratch = xmalloc(s->block_size)) == NULL))
+        return len;
+    if (zst_compress(s->zst, s->scratch, len - len / 16, data, len,
+        &clen) != 0) {
+        s->zst_misses++;
+        return len;
+    }
+    s->zst_misses = 0;
+    memcpy(data, s->scratch, clen);
+    m->flags |= BLOCK_F_ZSTD;
+    xfer_add(&s->x->st.bytes_compressed, len - clen);
+    return clen;
+}
+
 static int
 sender_send_block(struct sender *s, struct buf *out)
 {
@@ -550,7 +588,7 @@ sender_send_block(struct sender *s, struct buf *out)
             xfer_add(&s->x->st.bytes_sparse, len);
         } else {
             m.data = data;
-            m.data_len = len;
+            m.data_len = sender_compress(s, &m, data, len);
             xfer_add(&s->x->st.bytes_literal, len);
         }
         if ((r = msg_block_commit(out, mark, len, &m)) != 0)

@@ -14,7 +14,7 @@
 #include "receiver.h"
 #include "sender.h"
 
-#define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME)
+#define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD)
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,

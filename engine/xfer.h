@@ -28,6 +28,7 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
     atomic_uint_fast64_t bytes_sparse;   /* zero blocks sent as holes */
+    atomic_uint_fast64_t bytes_compressed;  /* saved by compression */
     atomic_uint_fast64_t resumed_bytes;
     atomic_int worst_error;              /* first per-file error code */
 };

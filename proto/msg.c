@@ -531,7 +531,7 @@ block_valid(const struct msg_block *m)
     if (m->flags & BLOCK_F_ZERO)
         return m->flags == BLOCK_F_ZERO && m->data_len == 0;
     if (m->flags & BLOCK_F_ZSTD)
-        return m->data_len > 0 && m->data_len <= PROTO_MAX_BLOCK;
+        return m->data_len > 0 && m->data_len < m->raw_len;
     return m->data_len == m->raw_len;
 }
 

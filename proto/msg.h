@@ -71,7 +71,9 @@ enum msg_open_op {
 #define OPEN_F_CHECKSUM (1u << 0)  /* compare content hashes, not mtimes */
 #define OPEN_F_DEST_DIR (1u << 1)  /* push: the destination was written
                                       with a trailing '/' */
-#define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR)
+#define OPEN_F_COMPRESS (1u << 2)  /* the sender compresses blocks that
+                                      shrink (with PROTO_CAP_ZSTD) */
+#define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS)
 
 struct msg_open {
     uint8_t op;
@@ -139,7 +141,8 @@ struct msg_reply {
 };
 
 #define BLOCK_F_ZERO (1u << 0)  /* all zero bytes; no data follows */
-#define BLOCK_F_ZSTD (1u << 1)  /* data is a zstd frame of raw_len bytes */
+#define BLOCK_F_ZSTD (1u << 1)  /* data is a zstd frame of raw_len bytes,
+                                   shorter than raw_len */
 #define BLOCK_F_KNOWN (BLOCK_F_ZERO | BLOCK_F_ZSTD)
 
 struct msg_block {
