@@ -24,6 +24,18 @@
 #define AGENT_EXIT_USAGE 2
 
 static int agent_result;
+static struct conn *agent_conn;
+
+/* SIGTERM or SIGHUP (sshd ending the session): stop like a lost
+ * connection, so journals are synced and partial files kept. */
+static void
+agent_signal(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    uv_signal_stop(h);
+    if (agent_conn != NULL)
+        conn_abort(agent_conn, FERRY_ERR_INTERRUPTED);
+}
 
 static void
 agent_closed(struct conn *c, int err)
@@ -47,6 +59,7 @@ static int
 agent_serve(void)
 {
     uv_loop_t *loop = uv_default_loop();
+    uv_signal_t sigterm, sighup;
     struct xfer x;
     struct session *s;
     struct conn c;
@@ -65,6 +78,17 @@ agent_serve(void)
         session_free(s);
         return AGENT_EXIT_FAIL;
     }
+    agent_conn = &c;
+    uv_signal_init(loop, &sigterm);
+    uv_signal_init(loop, &sighup);
+    uv_signal_start(&sigterm, agent_signal, SIGTERM);
+    uv_signal_start(&sighup, agent_signal, SIGHUP);
+    uv_unref((uv_handle_t *)&sigterm);
+    uv_unref((uv_handle_t *)&sighup);
+    uv_run(loop, UV_RUN_DEFAULT);
+    agent_conn = NULL;
+    uv_close((uv_handle_t *)&sigterm, NULL);
+    uv_close((uv_handle_t *)&sighup, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
     session_free(s);
     (void)uv_loop_close(loop);
