@@ -17,7 +17,7 @@ struct conn_write {
     uv_write_t req;
     struct conn *c;
     uint8_t *mem;
-    size_t len;
+    size_t len, cap;
 };
 
 static void conn_kick(struct conn *c);
@@ -41,6 +41,8 @@ conn_maybe_released(struct conn *c)
     buf_cleanup(&c->inbox);
     buf_cleanup(&c->job_in);
     buf_cleanup(&c->job_out);
+    while (c->nspare > 0)
+        xfree(c->spare[--c->nspare]);
     if (c->on_close != NULL)
         c->on_close(c, c->err);
 }
@@ -182,7 +184,14 @@ conn_write_done(uv_write_t *req, int status)
     struct conn *c = w->c;
 
     c->tx_pending -= w->len;
-    xfree(w->mem);
+    /* Keep the memory for a later step: a fresh multi-MiB buffer per step
+     * costs a page fault per 4 KiB, more than the copy into it. */
+    if (c->nspare < CONN_SPARES && !c->released) {
+        c->spare[c->nspare] = w->mem;
+        c->spare_cap[c->nspare++] = w->cap;
+    } else {
+        xfree(w->mem);
+    }
     xfree(w);
     if (status < 0 && !c->finishing) {
         log_debug("transport write: %s", uv_strerror(status));
@@ -208,6 +217,7 @@ conn_send(struct conn *c, struct buf *b)
         memmove(b->data, b->data + b->off, buf_used(b));
     w->c = c;
     w->len = buf_used(b);
+    w->cap = b->cap;
     w->mem = b->data;
     w->req.data = w;
     b->data = NULL;
@@ -327,6 +337,12 @@ conn_kick(struct conn *c)
     }
     if (deliver_eof)
         c->eof_delivered = 1;
+    if (c->job_out.data == NULL && c->nspare > 0) {
+        c->nspare--;
+        c->job_out.data = c->spare[c->nspare];
+        c->job_out.cap = c->spare_cap[c->nspare];
+        c->job_out.off = c->job_out.len = 0;
+    }
     c->wake_due = 0;
     c->job_more = 0;
     uv_timer_stop(&c->wake);

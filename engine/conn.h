@@ -29,6 +29,7 @@
 #define CONN_TX_HIGH (4u << 20)
 /* Most a step should append to out before it returns with more = 1. */
 #define CONN_STEP_BUDGET (4u << 20)
+#define CONN_SPARES 4
 
 struct conn_step {
     const uint8_t *in;  /* whole frames, each header + payload */
@@ -71,6 +72,9 @@ struct conn {
     conn_step_fn *step;
     void *role;
     conn_close_fn *on_close;
+    uint8_t *spare[CONN_SPARES];  /* buffers of finished writes, reused */
+    size_t spare_cap[CONN_SPARES];
+    int nspare;
 };
 
 /*
