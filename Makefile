@@ -136,7 +136,7 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg
+FUZZ_TARGETS := frame msg journal
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined

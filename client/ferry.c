@@ -937,8 +937,11 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
-    if ((r = cli_parse(&cli, argc, argv)) != 0)
+    if ((r = cli_parse(&cli, argc, argv)) != 0) {
+        if (r == FERRY_ERR_NOMEM)
+            fprintf(stderr, "ferry: out of memory\n");
         return EXIT_USAGE;
+    }
     switch (cli.cmd) {
     case CMD_VERSION:
         printf("ferry %s (protocol %d-%d)\n", FERRY_VERSION,

@@ -108,19 +108,20 @@ status_print(const struct status *s, struct output *o, const char *where,
         const struct partial_info *p = &s->v[i];
 
         if (o->json) {
-            printf("{\"event\":\"partial\",\"path\":");
-            fflush(stdout);
-            {
-                struct buf jb;
+            struct buf jb;
+            char tail[160];
+            int n = snprintf(tail, sizeof(tail), ",\"size\":%" PRIu64
+                ",\"done\":%" PRIu64 ",\"age_s\":%" PRId64
+                ",\"removed\":%s}\n", p->size, p->done, p->age_s,
+                cleaned ? "true" : "false");
 
-                buf_init(&jb, 1 << 16);
-                if (text_json_string(&jb, p->path, strlen(p->path)) == 0)
-                    fwrite(buf_ptr(&jb), 1, buf_used(&jb), stdout);
-                buf_cleanup(&jb);
-            }
-            printf(",\"size\":%" PRIu64 ",\"done\":%" PRIu64
-                ",\"age_s\":%" PRId64 ",\"removed\":%s}\n", p->size, p->done,
-                p->age_s, cleaned ? "true" : "false");
+            /* One whole line or none. */
+            buf_init(&jb, 1 << 16);
+            if (buf_put(&jb, "{\"event\":\"partial\",\"path\":", 26) == 0 &&
+                text_json_string(&jb, p->path, strlen(p->path)) == 0 &&
+                buf_put(&jb, tail, (size_t)n) == 0)
+                fwrite(buf_ptr(&jb), 1, buf_used(&jb), stdout);
+            buf_cleanup(&jb);
             continue;
         }
         text_bytes((double)p->done, a, sizeof(a));

@@ -1,16 +1,43 @@
 #include "alloc.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Allocations left before the one that fails; 0: none fails. */
 static atomic_ulong alloc_countdown;
+static pthread_once_t alloc_env_once = PTHREAD_ONCE_INIT;
+
+/* Arms the countdown from FERRY_FAIL_ALLOC, a decimal number; anything else
+ * (unset, empty, a sign, trailing junk, out of range) leaves it off. */
+static void
+alloc_read_env(void)
+{
+    const char *s = getenv("FERRY_FAIL_ALLOC");
+    unsigned long n;
+    char *end;
+
+    if (s == NULL || *s < '0' || *s > '9')
+        return;
+    errno = 0;
+    n = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return;
+    atomic_store(&alloc_countdown, n);
+}
 
 static int
 alloc_should_fail(void)
 {
-    unsigned long n = atomic_load(&alloc_countdown);
+    unsigned long n;
 
+    /* Read lazily so that no constructor or init call is needed; a
+     * once-control keeps threads that race to the first allocation from
+     * reading it twice. */
+    (void)pthread_once(&alloc_env_once, alloc_read_env);
+    n = atomic_load(&alloc_countdown);
     while (n != 0) {
         if (atomic_compare_exchange_weak(&alloc_countdown, &n, n - 1))
             return n == 1;
@@ -21,6 +48,9 @@ alloc_should_fail(void)
 void
 alloc_fail_at(unsigned long n)
 {
+    /* The environment is read first, so that it cannot override this call
+     * at a later first allocation. */
+    (void)pthread_once(&alloc_env_once, alloc_read_env);
     atomic_store(&alloc_countdown, n);
 }
 

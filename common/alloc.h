@@ -1,16 +1,21 @@
 /*
  * alloc.h: the one place memory is allocated.
  *
- * Every allocation in ferry goes through these so that a debug build can make
- * the Nth allocation fail (FERRY_FAIL_ALLOC=N in the environment), which the
- * mutation tests use to prove that out-of-memory paths clean up.
+ * Every allocation in ferry goes through these so that the Nth allocation
+ * can be made to fail (curl's torture mode): the unit tests call
+ * alloc_fail_at to prove that out-of-memory paths clean up, and any binary
+ * run with FERRY_FAIL_ALLOC=N in the environment fails its Nth allocation
+ * (counting from 1 at process start; 0 or a value that is not a plain
+ * decimal number turns this off). The variable is read once, at the first
+ * allocation.
  */
 #ifndef FERRY_COMMON_ALLOC_H
 #define FERRY_COMMON_ALLOC_H
 
 #include <stddef.h>
 
-/* malloc/calloc/realloc that return NULL on failure (or on injected failure). */
+/* malloc/calloc/realloc that return NULL on failure (or on injected
+ * failure). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
@@ -20,7 +25,7 @@ char *xstrdup(const char *s);
 void xfree(void *p);
 
 /* Makes allocation number n (counting from 1 after this call) fail; 0 turns
- * injection off. Used by tests only. */
+ * injection off. Overrides FERRY_FAIL_ALLOC. Used by tests only. */
 void alloc_fail_at(unsigned long n);
 
 #endif

@@ -39,11 +39,12 @@ void buf_cleanup(struct buf *b);
 void buf_reset(struct buf *b);
 
 /* Bytes held and their start. The pointer is valid until the next call that
- * changes the buffer. */
+ * changes the buffer; it is NULL for a buf that never held storage (NULL + 0
+ * would be undefined behaviour, which clang's UBSan reports). */
 static inline size_t buf_used(const struct buf *b) { return b->len - b->off; }
 static inline const uint8_t *buf_ptr(const struct buf *b)
 {
-    return b->data + b->off;
+    return b->data != NULL ? b->data + b->off : NULL;
 }
 
 /* Appends n bytes, returning a pointer to fill them in *p. Fails with

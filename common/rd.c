@@ -25,8 +25,12 @@ rd_bytes(struct rd *r, size_t n, const uint8_t **ptr)
         return FERRY_ERR_SHORT;
     if (ptr != NULL)
         *ptr = r->p;
-    r->p += n;
-    r->len -= n;
+    /* A reader over NULL (no bytes) stays put: NULL + 0 is undefined
+     * behaviour, which clang's UBSan reports. */
+    if (n > 0) {
+        r->p += n;
+        r->len -= n;
+    }
     return 0;
 }
 

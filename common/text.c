@@ -38,7 +38,7 @@ char *
 text_escape(const char *s, size_t len, char *out, size_t outlen)
 {
     const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, o = 0, n;
+    size_t i = 0, o = 0, cut = 0, n, t;
     char tmp[8];
 
     if (outlen == 0)
@@ -62,19 +62,26 @@ text_escape(const char *s, size_t len, char *out, size_t outlen)
             else
                 snprintf(tmp, sizeof(tmp), "\\x%02x", u[i]);
         }
-        if (o + strlen(tmp) + 4 > outlen) {
+        /* The last boundary between whole pieces that leaves room for
+         * "..." and the NUL: where a cut goes if the rest does not fit. */
+        if (o + 4 <= outlen)
+            cut = o;
+        t = strlen(tmp);
+        if (t > outlen - 1 - o) {
+            /* Too little room for all of it: cut at a boundary, so that
+             * no escape or UTF-8 sequence is split, and say so. */
+            o = 0;
             if (outlen >= 4) {
-                o = o + 4 > outlen ? outlen - 4 : o;
-                memcpy(out + o, "...", 3);
-                o += 3;
+                memcpy(out + cut, "...", 3);
+                o = cut + 3;
             }
             break;
         }
-        memcpy(out + o, tmp, strlen(tmp));
-        o += strlen(tmp);
+        memcpy(out + o, tmp, t);
+        o += t;
         i += n;
     }
-    out[o < outlen ? o : outlen - 1] = '\0';
+    out[o] = '\0';
     return out;
 }
 
@@ -82,7 +89,7 @@ int
 text_json_string(struct buf *b, const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, n;
+    size_t start = buf_used(b), i = 0, n;
     char esc[8];
     int r;
 
@@ -106,10 +113,15 @@ text_json_string(struct buf *b, const char *s, size_t len)
             r = buf_put_u8(b, u[i]);
         }
         if (r != 0)
-            return r;
+            break;
         i += n;
     }
-    return buf_put_u8(b, '"');
+    if (r == 0)
+        r = buf_put_u8(b, '"');
+    /* No half-written string is left behind. */
+    if (r != 0)
+        buf_unreserve(b, buf_used(b) - start);
+    return r;
 }
 
 char *

@@ -15,12 +15,15 @@
 /*
  * Copies s into out (of size outlen, always NUL-terminated) with control
  * characters, backslash and bytes that are not valid UTF-8 written as
- * \n, \\, \xHH. Truncates with "..." when out is too small. Returns out.
+ * \n, \\, \xHH. An escape that fits (with its NUL) is copied whole;
+ * one that does not is cut after whole escapes and ends with "..." (or is
+ * "" when outlen < 4). Returns out.
  */
 char *text_escape(const char *s, size_t len, char *out, size_t outlen);
 
 /* Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes
- * become U+FFFD. */
+ * become U+FFFD. Fails with the buf's TOO_LARGE or NOMEM, and then leaves
+ * b as it was (no half-written string). */
 int text_json_string(struct buf *b, const char *s, size_t len) FERRY_WUR;
 
 /* Formats a byte count as "1.23 GiB" into out. Returns out. */

@@ -253,7 +253,7 @@ scan_dir(struct manifest *m, const char *rel, const char *local, int depth)
             /* Vanished between readdir and lstat: rsync calls this a
              * vanished file; it is a warning, not a failure. */
             r = errno == ENOENT ? 0 : manifest_notice_r(m, -errno, cloc);
-        } else if (S_ISDIR(st.st_mode) && rel[0] == '\0' &&
+        } else if (S_ISDIR(st.st_mode) && depth == 0 &&
             strcmp(names[i], MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
             r = 0;
         } else if ((r = manifest_add(m, crel, cloc, &st, &added)) == 0 &&

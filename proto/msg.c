@@ -182,9 +182,13 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
         (e = rd_u16(&r, &m->npaths)) != 0)
         goto fail;
-    if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
-        r.len > PROTO_MAX_OPEN_BYTES) {
+    /* Over a limit is TOO_LARGE; no path at all is malformed. */
+    if (m->npaths > PROTO_MAX_OPEN_PATHS || r.len > PROTO_MAX_OPEN_BYTES) {
         e = FERRY_ERR_TOO_LARGE;
+        goto fail;
+    }
+    if (m->npaths == 0) {
+        e = FERRY_ERR_FORMAT;
         goto fail;
     }
     paths = r;
@@ -845,11 +849,13 @@ msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
         (e = rd_end(&r)) != 0)
         goto fail;
     m->age_s = (int64_t)age;
-    if (m->done > m->size || m->age_s < 0 ||
-        fsx_path_check(m->path.p, m->path.len) != 0) {
+    if (m->done > m->size || m->age_s < 0) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }
+    /* A bad path is BAD_PATH, as in ENTRY. */
+    if ((e = fsx_path_check(m->path.p, m->path.len)) != 0)
+        goto fail;
     return 0;
 fail:
     memset(m, 0, sizeof(*m));

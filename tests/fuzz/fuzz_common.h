@@ -2,9 +2,10 @@
  * fuzz_common.h: the decode checks behind every fuzz target.
  *
  * One copy serves three users: the libFuzzer targets (fuzz_frame.c,
- * fuzz_msg.c), the plain replay driver (replay.c), and the unit tests,
- * which replay tests/fuzz/corpus/ and run the mutation tests through
- * fuzz_decode so that they check the same invariants as the fuzzers.
+ * fuzz_msg.c, fuzz_journal.c), the plain replay driver (replay.c), and the
+ * unit tests, which replay tests/fuzz/corpus/ and run the mutation tests
+ * through fuzz_decode and fuzz_journal so that they check the same
+ * invariants as the fuzzers.
  */
 #ifndef FERRY_TESTS_FUZZ_FUZZ_COMMON_H
 #define FERRY_TESTS_FUZZ_FUZZ_COMMON_H
@@ -44,6 +45,25 @@ const char *fuzz_decode(uint8_t type, const uint8_t *p, size_t n, int *rc);
  */
 int fuzz_frame_one(const uint8_t *p, size_t n);
 int fuzz_msg_one(const uint8_t *p, size_t n);
+
+/*
+ * Checks what proto/journal.h promises for (p, n) as a whole resume
+ * journal: journal_header_decode fails with SHORT, FORMAT or TOO_LARGE
+ * (TOO_LARGE for any path length over the limit) and leaves every field
+ * zero, or succeeds with a power-of-two block size in range, a path that
+ * passes fsx_path_check (borrowed from p), mtime_nsec < 1e9, mode <=
+ * 07777 and *used the header's length within n, and encoding the header
+ * gives back its bytes. Each whole record after it decodes to FORMAT
+ * with zeroed fields or re-encodes to its bytes; the torn tail is SHORT.
+ * The same checks then run on a copy whose check fields are recomputed,
+ * so that fuzzing reaches the field validation behind the XXH3 checks.
+ *
+ * *rc gets the header's result for (p, n) as given. Returns NULL if all
+ * holds, or a static text naming the first broken promise.
+ * fuzz_journal_one is the target body (the input is the journal file).
+ */
+const char *fuzz_journal(const uint8_t *p, size_t n, int *rc);
+int fuzz_journal_one(const uint8_t *p, size_t n);
 
 typedef int fuzz_fn(const uint8_t *p, size_t n);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../common/fsx.h"
+#include "../../proto/journal.h"
 #include "../../proto/msg.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
@@ -216,4 +217,76 @@ fuzz_seed_name(uint8_t type, size_t i, char out[FUZZ_SEED_NAME_MAX])
     snprintf(out, FUZZ_SEED_NAME_MAX, "seed-%s-%zu", msg_type_name(type), i);
     for (k = 0; out[k] != '\0'; k++)
         out[k] = (char)tolower((unsigned char)out[k]);
+}
+
+/*
+ * Journal seeds (proto/journal.h): whole journal files, a header and the
+ * records after it. Records are for blocks 0, 1, 2... as the receiver
+ * writes them; "torn" ends in part of a record, as a crash leaves it.
+ */
+static const struct journal_header seed_jheader[] = {
+    { .block_size = PROTO_DEFAULT_BLOCK, .size = 10u << 20,
+      .mtime_sec = 1700000000, .mtime_nsec = 123456789, .mode = 0644,
+      .path = "dir/big.iso", .path_len = 11 },
+    { .block_size = PROTO_MIN_BLOCK, .size = INT64_MAX, .mtime_sec = -1,
+      .mtime_nsec = 999999999, .mode = 07777 },  /* path: seed_long */
+    { .block_size = PROTO_MAX_BLOCK, .size = 0, .mtime_sec = INT64_MIN,
+      .path = "f", .path_len = 1 },
+};
+
+static const struct {
+    const char *name;
+    size_t header;   /* index in seed_jheader */
+    size_t records;  /* whole records after the header */
+    size_t torn;     /* bytes of one more record */
+} seed_journal[] = {
+    { "header", 0, 0, 0 },
+    { "records", 0, 3, 0 },
+    { "torn", 0, 2, JOURNAL_RECORD_LEN / 2 + 3 },
+    { "long", 1, 1, 0 },
+    { "edges", 2, 2, JOURNAL_RECORD_LEN - 1 },
+};
+
+size_t
+fuzz_journal_seed_count(void)
+{
+    return SEED_COUNT(seed_journal);
+}
+
+int
+fuzz_journal_seed(size_t i, struct buf *b)
+{
+    struct journal_header h;
+    struct journal_record rec = { 0, SEED_HASH };
+    size_t k, start = buf_used(b);
+    int r;
+
+    if (i >= SEED_COUNT(seed_journal))
+        return FERRY_ERR_USAGE;
+    seed_fill();
+    h = seed_jheader[seed_journal[i].header];
+    if (h.path == NULL) {
+        h.path = seed_long;
+        h.path_len = PROTO_MAX_PATH;
+    }
+    if ((r = journal_header_encode(b, &h)) != 0)
+        return r;
+    for (k = 0; r == 0 && k <= seed_journal[i].records; k++) {
+        rec.index = k;
+        rec.hash.b[0] = (uint8_t)k;
+        r = journal_record_encode(b, &rec);
+        /* One more record than asked for, cut to its torn part. */
+        if (r == 0 && k == seed_journal[i].records)
+            buf_unreserve(b, JOURNAL_RECORD_LEN - seed_journal[i].torn);
+    }
+    if (r != 0)
+        buf_unreserve(b, buf_used(b) - start);
+    return r;
+}
+
+void
+fuzz_journal_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-journal-%s",
+        i < SEED_COUNT(seed_journal) ? seed_journal[i].name : "none");
 }

@@ -1,5 +1,5 @@
 /*
- * fuzz_seed.h: a few valid messages of every type.
+ * fuzz_seed.h: a few valid messages of every type, and resume journals.
  *
  * They seed the fuzz corpus (gen_corpus.c writes them to
  * tests/fuzz/corpus/), and the unit tests mutate and encode them with
@@ -24,5 +24,15 @@ int fuzz_seed(uint8_t type, size_t i, struct buf *b) FERRY_WUR;
 /* The corpus file name of seed i of the type: "seed-file_end-1". */
 #define FUZZ_SEED_NAME_MAX 64
 void fuzz_seed_name(uint8_t type, size_t i, char out[FUZZ_SEED_NAME_MAX]);
+
+/*
+ * Seeds of the journal target: whole resume journals (proto/journal.h), a
+ * header alone, a header and records, a torn last record, the longest
+ * path and edge values. fuzz_journal_seed appends seed i (< the count) to
+ * b; the name is its corpus file name, "seed-journal-torn".
+ */
+size_t fuzz_journal_seed_count(void);
+int fuzz_journal_seed(size_t i, struct buf *b) FERRY_WUR;
+void fuzz_journal_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
 
 #endif

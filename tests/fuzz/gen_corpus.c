@@ -5,8 +5,9 @@
  *
  * For seed i of each message type it writes frame/seed-<type>-<i> (the
  * whole frame) and msg/seed-<type>-<i> (the type byte and the payload),
- * plus frame/seed-stream with every seed frame in a row. Run it again
- * (`make fuzz-corpus`) after a change to the wire format.
+ * plus frame/seed-stream with every seed frame in a row, and each journal
+ * seed as journal/seed-journal-<name>. Run it again (`make fuzz-corpus`)
+ * after a change to the wire or journal format.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,23 @@ gen_seed(const char *dir, uint8_t type, size_t i, struct buf *all)
     return r;
 }
 
+/* Writes journal seed i to journal/. */
+static int
+gen_journal_seed(const char *dir, size_t i)
+{
+    char name[FUZZ_SEED_NAME_MAX];
+    struct buf b;
+    int r;
+
+    fuzz_journal_seed_name(i, name);
+    buf_init(&b, 1u << 20);
+    if ((r = fuzz_journal_seed(i, &b)) != 0 ||
+        (r = gen_write(dir, "journal", name, buf_ptr(&b), buf_used(&b))) != 0)
+        fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
+    buf_cleanup(&b);
+    return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -79,6 +97,8 @@ main(int argc, char **argv)
     if (r == 0)
         r = gen_write(argv[1], "frame", "seed-stream", buf_ptr(&all),
             buf_used(&all));
+    for (i = 0; r == 0 && i < fuzz_journal_seed_count(); i++, n++)
+        r = gen_journal_seed(argv[1], i);
     buf_cleanup(&all);
     if (r != 0)
         return 1;

@@ -1,10 +1,14 @@
 #include "check.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Each case runs in its own process, so one note per process is enough. */
@@ -127,4 +131,70 @@ check_dup(const void *p, size_t n)
     if (n > 0)
         memcpy(d, p, n);
     return d;
+}
+
+void
+check_tmpdir(char out[CHECK_PATH_MAX])
+{
+    const char *tmp = getenv("TMPDIR");
+
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    if (snprintf(out, CHECK_PATH_MAX, "%s/ferry-unit-XXXXXX", tmp) >=
+        CHECK_PATH_MAX)
+        check_fail(__FILE__, __LINE__, "TMPDIR too long");
+    if (mkdtemp(out) == NULL)
+        check_fail(__FILE__, __LINE__, "mkdtemp %s: %s", out,
+            strerror(errno));
+}
+
+static int
+check_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *f)
+{
+    (void)st;
+    (void)f;
+    if ((flag == FTW_DP ? rmdir(path) : unlink(path)) != 0)
+        check_fail(__FILE__, __LINE__, "removing %s: %s", path,
+            strerror(errno));
+    return 0;
+}
+
+void
+check_rmtree(const char *path)
+{
+    struct stat st;
+
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return;
+    if (nftw(path, check_rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        check_fail(__FILE__, __LINE__, "nftw %s: %s", path,
+            strerror(errno));
+}
+
+void
+check_write_file(const char *path, const void *data, size_t n,
+    unsigned seed)
+{
+    uint8_t chunk[4096];
+    size_t off = 0, k, len;
+    int fd;
+
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+        0644)) < 0)
+        check_fail(__FILE__, __LINE__, "open %s: %s", path, strerror(errno));
+    while (off < n) {
+        len = n - off < sizeof(chunk) ? n - off : sizeof(chunk);
+        if (data == NULL)
+            for (k = 0; k < len; k++)
+                chunk[k] = (uint8_t)((off + k) * 131 + seed +
+                    ((off + k) >> 11));
+        else
+            memcpy(chunk, (const uint8_t *)data + off, len);
+        if (write(fd, chunk, len) != (ssize_t)len)
+            check_fail(__FILE__, __LINE__, "write %s: %s", path,
+                strerror(errno));
+        off += len;
+    }
+    close(fd);
 }

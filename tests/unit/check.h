@@ -91,4 +91,19 @@ void *check_alloc(size_t n);
  * AddressSanitizer reports any read past the end. Free with free. */
 uint8_t *check_dup(const void *p, size_t n);
 
+/*
+ * Scratch directories for tests that touch the file system: check_tmpdir
+ * makes a new empty directory under $TMPDIR (or /tmp) and writes its path
+ * into out; check_rmtree removes a path and everything beneath it without
+ * following symlinks. A case that fails halfway leaves its directory
+ * behind, for a look.
+ */
+#define CHECK_PATH_MAX 4096
+void check_tmpdir(char out[CHECK_PATH_MAX]);
+void check_rmtree(const char *path);
+/* Writes n bytes (a pattern seeded by seed; NULL data) to the file at path,
+ * created or truncated. */
+void check_write_file(const char *path, const void *data, size_t n,
+    unsigned seed);
+
 #endif

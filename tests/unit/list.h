@@ -14,6 +14,10 @@
 #define FERRY_TESTS_UNIT_LIST_H
 
 #define TEST_LIST(X) \
+    /* test_alloc.c */ \
+    X(alloc_fail_at) \
+    X(alloc_env_probe) \
+    X(alloc_fail_env) \
     /* test_buf.c */ \
     X(buf_put_ints) \
     X(buf_growth) \
@@ -21,6 +25,7 @@
     X(buf_consume) \
     X(buf_unreserve_reset) \
     X(buf_str) \
+    X(buf_empty_ptr) \
     X(buf_nomem) \
     /* test_rd.c */ \
     X(rd_ints) \
@@ -48,6 +53,11 @@
     X(fsx_io) \
     X(fsx_split) \
     X(fsx_mkdir_p) \
+    /* test_zst.c */ \
+    X(zst_roundtrip) \
+    X(zst_incompressible) \
+    X(zst_bad_input) \
+    X(zst_nomem) \
     /* test_frame.c */ \
     X(frame_parse_prefix) \
     X(frame_parse_limits) \
@@ -101,6 +111,30 @@
     X(msg_partial_fields) \
     X(msg_err_wire) \
     X(msg_type_names) \
+    /* test_journal.c */ \
+    X(journal_roundtrip) \
+    X(journal_mutate) \
+    X(journal_header_fields) \
+    X(journal_encode_limits) \
+    X(journal_record_fields) \
+    /* test_pathset.c */ \
+    X(pathset_add_has) \
+    X(pathset_duplicates) \
+    X(pathset_growth) \
+    X(pathset_nomem) \
+    /* test_partial.c */ \
+    X(partial_journal_resume) \
+    X(partial_probe_mismatch) \
+    X(partial_light) \
+    X(partial_close_modes) \
+    X(partial_list_state) \
+    /* test_manifest.c */ \
+    X(manifest_dir_form) \
+    X(manifest_contents_form) \
+    X(manifest_source_rule) \
+    X(manifest_notices) \
+    X(manifest_state_dir) \
+    X(manifest_single_file) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)

@@ -203,6 +203,27 @@ TEST(buf_str)
     buf_cleanup(&b);
 }
 
+TEST(buf_empty_ptr)
+{
+    struct buf b;
+    uint8_t *p = (uint8_t *)&b;
+
+    /* A buf that never allocated has no bytes and no storage: its
+     * pointer is NULL, never NULL + 0 (UBSan under clang). */
+    buf_init(&b, 16);
+    CHECK(buf_ptr(&b) == NULL);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    CHECK_OK(buf_reserve(&b, 0, &p));
+    CHECK(p == NULL);
+    CHECK(buf_ptr(&b) == NULL);
+    CHECK_OK(buf_put(&b, "ab", 2));
+    CHECK(buf_ptr(&b) == b.data);
+    buf_consume(&b, 2);
+    CHECK(buf_ptr(&b) == b.data);
+    buf_cleanup(&b);
+    CHECK(buf_ptr(&b) == NULL);
+}
+
 TEST(buf_nomem)
 {
     uint8_t big[1000];

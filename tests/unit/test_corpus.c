@@ -95,4 +95,11 @@ TEST(corpus_seeds_current)
             buf_cleanup(&b);
         }
     }
+    for (i = 0; i < fuzz_journal_seed_count(); i++) {
+        fuzz_journal_seed_name(i, name);
+        buf_init(&b, 1u << 20);
+        CHECK_OK(fuzz_journal_seed(i, &b));
+        check_seed_file(dir, "journal", name, buf_ptr(&b), buf_used(&b));
+        buf_cleanup(&b);
+    }
 }

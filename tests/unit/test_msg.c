@@ -1054,9 +1054,11 @@ TEST(msg_open_fields)
 
     CHECK_OK(open_decode_raw(OPEN_PUSH, 0, bs, 1, two, 1));
     CHECK_OK(open_decode_raw(OPEN_PULL, 0, bs, 2, two, 2));
-    /* No paths at all. */
-    CHECK_FAILS(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 0));
-    CHECK_FAILS(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 2));
+    /* No paths at all: malformed, not over a limit. */
+    CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 0),
+        FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 2),
+        FERRY_ERR_FORMAT);
     /* Only a pull names more than one path. */
     CHECK_EQ_ERR(open_decode_raw(OPEN_PUSH, 0, bs, 2, two, 2),
         FERRY_ERR_FORMAT);
@@ -1218,6 +1220,12 @@ TEST(msg_plan_fields)
         { { .flags = PLAN_F_SINGLE_FILE }, FERRY_ERR_FORMAT },
         { { .flags = 2, .ntop = 1, .entries_total = 1, .files_total = 1 },
           FERRY_ERR_FORMAT },
+        /* More top-level names than entries is legal: an empty "dir/"
+         * source counts as a top with no entry, and a sender that
+         * reconnects leaves out the files finished before. */
+        { { .ntop = 1 }, 0 },
+        { { .ntop = 3, .entries_total = 1, .files_total = 1 }, 0 },
+        { { .flags = PLAN_F_SINGLE_FILE, .ntop = 1 }, 0 },
     };
     struct buf b;
     size_t i;
@@ -1256,9 +1264,17 @@ TEST(msg_partial_fields)
         FERRY_ERR_FORMAT);
     CHECK_EQ_ERR(partial_decode_raw(LIT("a/b"), 10, 0, UINT64_MAX),
         FERRY_ERR_FORMAT);
-    CHECK_FAILS(partial_decode_raw(LIT("../b"), 10, 0, 0));
-    CHECK_FAILS(partial_decode_raw(LIT("/b"), 10, 0, 0));
-    CHECK_FAILS(partial_decode_raw(LIT(""), 10, 0, 0));
+    /* Bad paths give BAD_PATH, as in ENTRY. */
+    CHECK_EQ_ERR(partial_decode_raw(LIT("../b"), 10, 0, 0),
+        FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(partial_decode_raw(LIT("/b"), 10, 0, 0),
+        FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(partial_decode_raw(LIT(""), 10, 0, 0), FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(partial_decode_raw(LIT("a\0b"), 10, 0, 0),
+        FERRY_ERR_BAD_PATH);
+    /* A range error wins over a bad path: the fields are checked first. */
+    CHECK_EQ_ERR(partial_decode_raw(LIT("../b"), 10, 11, 0),
+        FERRY_ERR_FORMAT);
     buf_init(&b, MSG_BUF_MAX);
     CHECK_OK(buf_put(&b, "keep", 4));
     CHECK_EQ_ERR(msg_partial_encode(&b, &m), FERRY_ERR_USAGE);

@@ -122,6 +122,19 @@ TEST(rd_bytes)
     rd_init(&r, rd_data, sizeof(rd_data));
     CHECK_OK(rd_copy(&r, NULL, 16));
     CHECK_OK(rd_end(&r));
+
+    /* A reader over nothing at all: empty reads succeed and the cursor
+     * stays NULL (no NULL + 0, which clang's UBSan reports). */
+    rd_init(&r, NULL, 0);
+    p = rd_data;
+    CHECK_OK(rd_bytes(&r, 0, &p));
+    CHECK(p == NULL);
+    check_cursor(&r, NULL, 0);
+    CHECK_OK(rd_copy(&r, out, 0));
+    CHECK_EQ_ERR(rd_str16(&r, 0, NULL, NULL), FERRY_ERR_SHORT);
+    CHECK_EQ_ERR(rd_bytes(&r, 1, &p), FERRY_ERR_SHORT);
+    check_cursor(&r, NULL, 0);
+    CHECK_OK(rd_end(&r));
 }
 
 struct str_case {

@@ -2,6 +2,7 @@
  * a JSON line only escaped. */
 #include <string.h>
 
+#include "../../common/alloc.h"
 #include "../../common/buf.h"
 #include "../../common/text.h"
 #include "check.h"
@@ -83,20 +84,19 @@ check_truncation(const char *in, size_t len)
             continue;
         olen = strlen(out);
         CHECK(olen < outlen);
-        if (outlen >= flen + 4) {
+        if (outlen > flen) {
+            /* The whole escape and its NUL fit: no cut. */
             CHECK_EQ_STR(out, full);
         } else if (outlen < 4) {
             CHECK_EQ_STR(out, "");
-        } else if (strcmp(out, full) != 0) {
-            /* Cut: what is left is whole, followed by "...". */
+        } else {
+            /* Cut: what is left is whole, followed by "...", and as long
+             * as the room allows (one more escape would not fit). */
             CHECK(olen >= 3);
             CHECK_EQ_STR(out + olen - 3, "...");
+            CHECK(olen + 1 + 4 > outlen);
             out[olen - 3] = '\0';
             CHECK(escape_of_prefix(in, len, out));
-        } else {
-            /* Between flen + 1 and flen + 3 bytes the whole escape fits;
-             * text_escape may still cut, as it keeps room for "...". */
-            CHECK(outlen > flen);
         }
     }
     check_note_clear();
@@ -104,6 +104,17 @@ check_truncation(const char *in, size_t len)
 
 TEST(text_escape_truncation)
 {
+    char out[8];
+
+    /* Text that fits exactly is copied whole, without room for "...". */
+    CHECK_EQ_STR(text_escape(LIT("abc"), out, 4), "abc");
+    CHECK_EQ_STR(text_escape(LIT("abcd"), out, 4), "...");
+    CHECK_EQ_STR(text_escape(LIT("ab"), out, 3), "ab");
+    CHECK_EQ_STR(text_escape(LIT("abc"), out, 3), "");
+    CHECK_EQ_STR(text_escape(LIT("a\n"), out, 4), "a\\n");
+    CHECK_EQ_STR(text_escape(LIT("abcdefgh"), out, 8), "abcd...");
+    CHECK_EQ_STR(text_escape(LIT("ab\x01zz"), out, 8), "ab...");
+    CHECK_EQ_STR(text_escape(LIT(""), out, 1), "");
     check_truncation(LIT("abcdefghij"));
     check_truncation(LIT("a\nb\\c\x01" "d"));
     check_truncation(LIT("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80xyz"));
@@ -123,6 +134,48 @@ check_json(const char *s, size_t len, const char *want)
     buf_cleanup(&b);
 }
 
+/* Appends (s, len) after "keep" in bufs of every max that is too small,
+ * and with allocation failures: each failure leaves "keep" alone. */
+static void
+check_json_rollback(const char *s, size_t len)
+{
+    size_t max, whole, i;
+    struct buf b;
+
+    buf_init(&b, 1 << 16);
+    CHECK_OK(text_json_string(&b, s, len));
+    whole = buf_used(&b);
+    buf_cleanup(&b);
+    for (max = 4; max < 4 + whole; max++) {
+        check_note("max %zu", max);
+        buf_init(&b, max);
+        CHECK_OK(buf_put(&b, "keep", 4));
+        CHECK_EQ_ERR(text_json_string(&b, s, len), FERRY_ERR_TOO_LARGE);
+        CHECK_EQ_U64(buf_used(&b), 4);
+        CHECK_EQ_MEM(buf_ptr(&b), "keep", 4);
+        buf_cleanup(&b);
+    }
+    /* The first allocation after "keep" is the growth past 256 bytes. */
+    for (i = 0; i < 2; i++) {
+        char big[300];
+
+        check_note("allocation failure %zu", i);
+        memset(big, 'x', sizeof(big));
+        buf_init(&b, 1 << 16);
+        CHECK_OK(buf_put(&b, "keep", 4));
+        if (i == 1)
+            CHECK_OK(buf_put(&b, big, 200));
+        alloc_fail_at(1);
+        CHECK_EQ_ERR(text_json_string(&b, big, sizeof(big)),
+            FERRY_ERR_NOMEM);
+        alloc_fail_at(0);
+        CHECK_EQ_U64(buf_used(&b), i == 0 ? 4 : 204);
+        CHECK_EQ_MEM(buf_ptr(&b), "keep", 4);
+        buf_cleanup(&b);
+    }
+    check_note_clear();
+}
+
 TEST(text_json_string)
 {
     struct buf b;
@@ -140,10 +193,13 @@ TEST(text_json_string)
     check_json(LIT("\xed\xa0\x80"), "\"" FFFD FFFD FFFD "\"");
     check_json(LIT("\xc0\xaf!"), "\"" FFFD FFFD "!\"");
     check_json(LIT("\xf4\x90\x80\x80"), "\"" FFFD FFFD FFFD FFFD "\"");
-    /* The buf's limit holds. */
+    /* The buf's limit holds, and a failure takes back what it wrote: at
+     * every limit short of the whole literal, b keeps only its "keep". */
     buf_init(&b, 5);
     CHECK_EQ_ERR(text_json_string(&b, LIT("abcdef")), FERRY_ERR_TOO_LARGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
     buf_cleanup(&b);
+    check_json_rollback(LIT("abc\n\xff\xc3\xa9\"z"));
 }
 
 TEST(text_bytes)

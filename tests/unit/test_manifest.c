@@ -1,0 +1,354 @@
+/*
+ * Tests for engine/manifest.c: scanning source trees built in a scratch
+ * directory. The order of entries, the trailing-slash rule and what
+ * becomes a notice instead of an entry are what the receiver relies on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/alloc.h"
+#include "../../engine/manifest.h"
+#include "../../engine/partial.h"
+#include "../../proto/msg.h"
+#include "check.h"
+
+/* Room for a scratch path and a few components. */
+#define MPATH (CHECK_PATH_MAX + 256)
+
+struct tree {
+    char dir[CHECK_PATH_MAX];
+};
+
+/* Makes rel (a directory if it ends in '/', else a file of len bytes)
+ * beneath t. */
+static void
+tree_add(const struct tree *t, const char *rel, size_t len)
+{
+    char path[MPATH];
+    size_t n = strlen(rel);
+
+    snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+    if (n > 0 && rel[n - 1] == '/')
+        CHECK_EQ_INT(mkdir(path, 0755), 0);
+    else
+        check_write_file(path, NULL, len, (unsigned)n);
+}
+
+static void
+tree_link(const struct tree *t, const char *rel, const char *target)
+{
+    char path[MPATH];
+
+    snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+    CHECK_EQ_INT(symlink(target, path), 0);
+}
+
+/*
+ *  src/
+ *    a/x            a file in a directory whose name sorts before "a.txt"
+ *    a.txt          5 bytes, mode 0600
+ *    b/c/d          nested, 3 bytes
+ *    dirlink -> b   a symlink to a directory: not followed
+ *    link -> a.txt
+ *    z/             empty
+ */
+static void
+tree_new(struct tree *t)
+{
+    char path[MPATH];
+
+    check_tmpdir(t->dir);
+    tree_add(t, "src/", 0);
+    tree_add(t, "src/a/", 0);
+    tree_add(t, "src/a/x", 10);
+    tree_add(t, "src/a.txt", 5);
+    snprintf(path, sizeof(path), "%s/src/a.txt", t->dir);
+    CHECK_EQ_INT(chmod(path, 0600), 0);
+    tree_add(t, "src/b/", 0);
+    tree_add(t, "src/b/c/", 0);
+    tree_add(t, "src/b/c/d", 3);
+    tree_link(t, "src/dirlink", "b");
+    tree_link(t, "src/link", "a.txt");
+    tree_add(t, "src/z/", 0);
+}
+
+/* Scans t's rel (with the trailing slash as given). */
+static void
+scan(const struct tree *t, struct manifest *m, const char *rel)
+{
+    char path[MPATH];
+
+    snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+    CHECK_OK(manifest_scan(m, path));
+}
+
+/* Checks that m's wire paths are exactly want, in order (NULL-ended). */
+static void
+check_rels(const struct manifest *m, const char *const *want)
+{
+    size_t i;
+
+    for (i = 0; want[i] != NULL; i++) {
+        check_note("entry %zu", i);
+        CHECK(i < m->n);
+        CHECK_EQ_STR(m->v[i].rel, want[i]);
+    }
+    check_note_clear();
+    CHECK_EQ_U64(m->n, i);
+}
+
+static const struct mentry *
+find(const struct manifest *m, const char *rel)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].rel, rel) == 0)
+            return &m->v[i];
+    check_fail(__FILE__, __LINE__, "no entry %s", rel);
+}
+
+/* "src" sends the directory itself, depth first, each directory's names
+ * sorted bytewise and each directory before its contents. */
+TEST(manifest_dir_form)
+{
+    static const char *const want[] = {
+        "src", "src/a", "src/a/x", "src/a.txt", "src/b", "src/b/c",
+        "src/b/c/d", "src/dirlink", "src/link", "src/z", NULL,
+    };
+    char local[MPATH];
+    const struct mentry *e;
+    struct manifest m;
+    struct tree t;
+
+    tree_new(&t);
+    manifest_init(&m);
+    scan(&t, &m, "src");
+    check_rels(&m, want);
+    CHECK_EQ_U64(m.ntop, 1);
+    CHECK_EQ_INT(m.contents, 0);
+    CHECK_EQ_U64(m.nnotices, 0);
+    CHECK_EQ_U64(m.files, 3);
+    CHECK_EQ_U64(m.bytes, 10 + 5 + 3);
+    e = find(&m, "src");
+    CHECK_EQ_INT(e->kind, ENTRY_DIR);
+    CHECK_EQ_U64(e->size, 0);
+    CHECK(e->target == NULL);
+    e = find(&m, "src/a.txt");
+    CHECK_EQ_INT(e->kind, ENTRY_FILE);
+    CHECK_EQ_U64(e->size, 5);
+    CHECK_EQ_INT(e->mode, 0600);
+    CHECK(e->mtime_sec > 0);
+    CHECK(e->mtime_nsec < 1000000000u);
+    snprintf(local, sizeof(local), "%s/src/a.txt", t.dir);
+    CHECK_EQ_STR(e->local, local);
+    /* Symlinks are entries with their target, never followed. */
+    e = find(&m, "src/link");
+    CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
+    CHECK_EQ_STR(e->target, "a.txt");
+    CHECK_EQ_U64(e->size, 0);
+    e = find(&m, "src/dirlink");
+    CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
+    CHECK_EQ_STR(e->target, "b");
+    CHECK_EQ_INT(manifest_single_file(&m), 0);
+    manifest_cleanup(&m);
+    CHECK(m.v == NULL);
+    CHECK_EQ_U64(m.n, 0);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
+
+/* "src/" sends what src holds, under their own names. */
+TEST(manifest_contents_form)
+{
+    static const char *const want[] = {
+        "a", "a/x", "a.txt", "b", "b/c", "b/c/d", "dirlink", "link", "z",
+        NULL,
+    };
+    static const char *const forms[] = { "src/", "src//", "src/." };
+    char local[MPATH];
+    struct manifest m;
+    struct tree t;
+    size_t i;
+
+    tree_new(&t);
+    for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        check_note("%s", forms[i]);
+        manifest_init(&m);
+        scan(&t, &m, forms[i]);
+        check_rels(&m, want);
+        CHECK_EQ_INT(m.contents, 1);
+        CHECK_EQ_U64(m.ntop, 1);
+        snprintf(local, sizeof(local), "%s/src/b/c/d", t.dir);
+        CHECK_EQ_STR(find(&m, "b/c/d")->local, local);
+        CHECK_EQ_INT(manifest_single_file(&m), 0);
+        manifest_cleanup(&m);
+    }
+    /* An empty directory's contents: nothing, but still one top. */
+    manifest_init(&m);
+    scan(&t, &m, "src/z/");
+    CHECK_EQ_U64(m.n, 0);
+    CHECK_EQ_U64(m.ntop, 1);
+    CHECK_EQ_U64(m.nnotices, 0);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
+
+TEST(manifest_source_rule)
+{
+    static const struct {
+        const char *src, *local;
+        int contents;
+    } cases[] = {
+        { "dir", "dir", 0 },
+        { "dir/", "dir", 1 },
+        { "dir///", "dir", 1 },
+        { "dir/.", "dir", 1 },
+        { "a/b", "a/b", 0 },
+        { "a/b/", "a/b", 1 },
+        { ".", ".", 1 },
+        { "./", ".", 1 },
+        { "..", "..", 1 },
+        { "x/..", "x/..", 1 },
+        { "f.txt", "f.txt", 0 },
+    };
+    char *local;
+    int contents;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("%s", cases[i].src);
+        CHECK_OK(manifest_source(cases[i].src, &local, &contents));
+        CHECK_EQ_STR(local, cases[i].local);
+        CHECK_EQ_INT(contents, cases[i].contents);
+        xfree(local);
+    }
+}
+
+/* Problems become notices and the scan goes on. */
+TEST(manifest_notices)
+{
+    char path[MPATH], local[MPATH];
+    struct manifest m;
+    struct tree t;
+
+    tree_new(&t);
+    snprintf(path, sizeof(path), "%s/src/fifo", t.dir);
+    CHECK_EQ_INT(mkfifo(path, 0644), 0);
+    manifest_init(&m);
+    /* A missing source: a notice with the errno, no entry. */
+    scan(&t, &m, "missing");
+    CHECK_EQ_U64(m.n, 0);
+    CHECK_EQ_U64(m.ntop, 0);
+    CHECK_EQ_U64(m.nnotices, 1);
+    CHECK_EQ_INT(m.notices[0].code, -ENOENT);
+    snprintf(local, sizeof(local), "%s/missing", t.dir);
+    CHECK_EQ_STR(m.notices[0].path, local);
+    CHECK(m.notices[0].text[0] != '\0');
+    /* A fifo is skipped with a warning (code 0); the rest is sent. */
+    scan(&t, &m, "src/");
+    CHECK_EQ_U64(m.nnotices, 2);
+    CHECK_EQ_INT(m.notices[1].code, 0);
+    CHECK_EQ_STR(m.notices[1].path, path);
+    CHECK(m.notices[1].text[0] != '\0');
+    CHECK_EQ_U64(m.n, 9);
+    CHECK_EQ_U64(m.ntop, 1);
+    /* A fifo named as a source is a notice too. */
+    scan(&t, &m, "src/fifo");
+    CHECK_EQ_U64(m.nnotices, 3);
+    CHECK_EQ_INT(m.notices[2].code, 0);
+    CHECK_EQ_U64(m.n, 9);
+    CHECK_EQ_U64(m.ntop, 1);
+    manifest_cleanup(&m);
+    CHECK(m.notices == NULL);
+    CHECK_EQ_U64(m.nnotices, 0);
+    check_rmtree(t.dir);
+}
+
+/* A destination's own state (.ferry holding FERRY-STATE) is not data
+ * when the destination is sent on as "dir/"; a .ferry without the marker
+ * is, and so is one further down. */
+TEST(manifest_state_dir)
+{
+    static const char *const skipped[] = {
+        "file", "sub", "sub/.ferry", "sub/.ferry/FERRY-STATE", NULL,
+    };
+    static const char *const kept[] = {
+        ".ferry", ".ferry/part", ".ferry/part/x", "file", NULL,
+    };
+    char path[MPATH];
+    struct manifest m;
+    struct tree t;
+
+    check_tmpdir(t.dir);
+    tree_add(&t, "d/", 0);
+    tree_add(&t, "d/file", 4);
+    tree_add(&t, "d/" PARTIAL_STATE_DIR "/", 0);
+    tree_add(&t, "d/" PARTIAL_STATE_DIR "/" PARTIAL_MARKER, 0);
+    tree_add(&t, "d/" PARTIAL_STATE_DIR "/part/", 0);
+    tree_add(&t, "d/" PARTIAL_STATE_DIR "/part/x", 100);
+    tree_add(&t, "d/sub/", 0);
+    tree_add(&t, "d/sub/" PARTIAL_STATE_DIR "/", 0);
+    tree_add(&t, "d/sub/" PARTIAL_STATE_DIR "/" PARTIAL_MARKER, 0);
+    manifest_init(&m);
+    scan(&t, &m, "d/");
+    check_rels(&m, skipped);
+    manifest_cleanup(&m);
+
+    snprintf(path, sizeof(path), "%s/d/%s/%s", t.dir, PARTIAL_STATE_DIR,
+        PARTIAL_MARKER);
+    CHECK_EQ_INT(unlink(path), 0);
+    snprintf(path, sizeof(path), "%s/d/sub", t.dir);
+    check_rmtree(path);
+    manifest_init(&m);
+    scan(&t, &m, "d/");
+    check_rels(&m, kept);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
+
+/* One file or symlink named by its own source can take a new name. */
+TEST(manifest_single_file)
+{
+    struct manifest m;
+    struct tree t;
+
+    tree_new(&t);
+    manifest_init(&m);
+    scan(&t, &m, "src/a.txt");
+    CHECK_EQ_U64(m.n, 1);
+    CHECK_EQ_STR(m.v[0].rel, "a.txt");
+    CHECK_EQ_U64(m.ntop, 1);
+    CHECK_EQ_INT(manifest_single_file(&m), 1);
+    CHECK_OK(manifest_rename_top(&m, "renamed.txt"));
+    CHECK_EQ_STR(m.v[0].rel, "renamed.txt");
+    /* A second source: no longer one file. */
+    scan(&t, &m, "src/link");
+    CHECK_EQ_U64(m.ntop, 2);
+    CHECK_EQ_INT(manifest_single_file(&m), 0);
+    manifest_cleanup(&m);
+
+    manifest_init(&m);
+    scan(&t, &m, "src/link");
+    CHECK_EQ_INT(m.v[0].kind, ENTRY_SYMLINK);
+    CHECK_EQ_INT(manifest_single_file(&m), 1);
+    manifest_cleanup(&m);
+
+    /* A directory, even an empty one, and a "dir/" of one file are not. */
+    manifest_init(&m);
+    scan(&t, &m, "src/z");
+    CHECK_EQ_U64(m.n, 1);
+    CHECK_EQ_INT(manifest_single_file(&m), 0);
+    CHECK_EQ_ERR(manifest_rename_top(&m, "x"), FERRY_ERR_USAGE);
+    manifest_cleanup(&m);
+    manifest_init(&m);
+    scan(&t, &m, "src/a/");
+    CHECK_EQ_U64(m.n, 1);
+    CHECK_EQ_STR(m.v[0].rel, "x");
+    CHECK_EQ_INT(manifest_single_file(&m), 0);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
