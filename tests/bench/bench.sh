@@ -5,7 +5,7 @@
 # Starts the test sshd on 127.0.0.1 (tests/lib/sshd.sh), generates seeded
 # data in a temp dir, runs every scenario with every tool (alternating,
 # median of REPS runs), checks each copy against its source and prints a
-# table. Writes build/bench/results-<date>.json and build/bench/latest.json;
+# table. Writes build/bench/results-<UTC time>-<mode>.json and latest.json;
 # a full run also rewrites the results section of docs/BENCHMARKS.md.
 # Exits 1 if a row failed or a copy differs ("not built" rows are fine).
 # See docs/BENCHMARKS.md for what is measured and how.
@@ -23,11 +23,12 @@
 #   FERRY_BENCH_WAN_BIG_MIB    size of the WAN big file (default 256 full)
 set -eu
 
-# What ferry can do today. Rows whose feature is "no" still run (ferry then
-# re-sends whole files) and say so in their notes; flip these as they land.
+# What ferry can do today; flip these as features land. Delta and resume
+# rows still run when "no" (ferry then re-sends whole files) and say so in
+# their notes; the "ferry -z" row is listed as not run.
 FEATURE_DELTA=no      # rsync-style block matching of changed files
-FEATURE_RESUME=no     # a killed transfer continues from .ferry/part
-FEATURE_COMPRESS=no   # zstd on the wire for compressible data
+FEATURE_RESUME=yes    # a killed transfer continues from .ferry/part
+FEATURE_COMPRESS=yes  # ferry -z: zstd on the wire for compressible data
 
 MODE=${1:-}
 case $MODE in
@@ -69,7 +70,7 @@ if [ "$MODE" = full ]; then
     TEXT=$((200 * MIB))
     CKPT=$((512 * MIB))
     WAN_BIG=$((${FERRY_BENCH_WAN_BIG_MIB:-256} * MIB))
-    SCP_SAMPLE=40
+    SCP_SAMPLE=20
     SLOW_MBIT=1000
     DOCS=${FERRY_BENCH_DOCS:-1}
     DROP=${FERRY_BENCH_DROP_CACHES:-1}
@@ -174,8 +175,7 @@ start_sshd() {
         >>"$SSHD_DIR/sshd_config"
     /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
     SSHD_PID=$!
-    local i
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         if ssh -F "$SSH_CONFIG" -o BatchMode=yes ferry-test true \
             2>/dev/null; then
             return 0
@@ -196,13 +196,13 @@ stop_proxies() {
 # start_proxy NAME ARGS...: a netproxy in front of sshd; sets PROXY_PORT
 # and adds "Host NAME" to the bench ssh config.
 start_proxy() {
-    local name=$1 i
+    local name=$1
     shift
     rm -f "$T/$name.port"
     "$NETPROXY" -q --port-file "$T/$name.port" --lifetime 3600 "$@" \
         "127.0.0.1:$SSHD_PORT" 2>"$T/$name.log" &
     PROXY_PIDS="$PROXY_PIDS $!"
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         [ -s "$T/$name.port" ] && break
         sleep 0.05
     done
@@ -269,8 +269,8 @@ stop_ss() {
 # sshd_idle: waits (up to 15 s) until no connection to sshd is open or
 # closing; TIME-WAIT sockets are already destroyed and counted.
 sshd_idle() {
-    local i open
-    for i in $(seq 1 300); do
+    local _ open
+    for _ in $(seq 1 300); do
         open=$(ss -tanH "( sport = :$SSHD_PORT )" |
             awk '$1 != "LISTEN" && $1 != "TIME-WAIT"' | wc -l)
         [ "$open" -eq 0 ] && return 0
@@ -279,19 +279,25 @@ sshd_idle() {
     log "warning: connections to sshd still open after 15 s"
 }
 
-wire_begin() {
+# One listener for the whole bench; a run's events are what it appends
+# to $T/ss.log between wire_begin and wire_end.
+start_ss() {
     : >"$T/ss.log"
     stdbuf -oL ss -tinHE "( sport = :$SSHD_PORT )" >"$T/ss.log" 2>/dev/null &
     SS_PID=$!
-    sleep 0.05
+    sleep 0.1
+}
+
+wire_begin() {
+    WIRE_OFF=$(stat -c %s "$T/ss.log")
 }
 
 # wire_end: sets WIRE_UP (client to server), WIRE_DOWN, WIRE_CONNS.
 wire_end() {
     sshd_idle
     sleep 0.05
-    stop_ss
-    read -r WIRE_UP WIRE_DOWN WIRE_CONNS < <(awk -v port=":$SSHD_PORT" '
+    read -r WIRE_UP WIRE_DOWN WIRE_CONNS < <(tail -c +$((WIRE_OFF + 1)) "$T/ss.log" |
+        awk -v port=":$SSHD_PORT" '
         /^[^ \t]/ {
             mine = substr($4, length($4) - length(port) + 1) == port
             if (mine) conns++
@@ -305,7 +311,7 @@ wire_end() {
             }
             mine = 0
         }
-        END { printf "%d %d %d\n", up, down, conns }' "$T/ss.log")
+        END { printf "%d %d %d\n", up, down, conns }')
 }
 
 check_wire() {
@@ -361,9 +367,12 @@ tree_files() { find "$1" -type f | wc -l; }
 
 # ------------------------------------------------------------ tools
 
+is_ferry() { case $1 in ferry | ferry_*) return 0 ;; esac; return 1; }
+
 tool_name() {
     case $1 in
     ferry) echo "ferry" ;;
+    ferry_z) echo "ferry -z" ;;
     rsync) echo "rsync -a" ;;
     rsync_z) echo "rsync -az" ;;
     rsync_partial) echo "rsync -a --partial" ;;
@@ -377,13 +386,14 @@ tool_name() {
 # Every tool copies the contents of SRC into DEST.
 build_cmd() {
     local tool=$1 dir=$2 host=$3 src=$4 dest=$5
-    local rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
-    local f
+    local rpath f
+    rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
     case $tool in
-    ferry)
+    ferry | ferry_z)
         local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
         [ "$TRANSPORT" = local ] &&
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
+        [ "$tool" = ferry_z ] && remote+=(-z)
         if [ "$dir" = push ]; then
             CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
         else
@@ -424,14 +434,13 @@ build_cmd() {
 tool_notes() {
     local tool=$1 scen=$2
     case $tool in
-    ferry)
+    ferry | ferry_z)
+        [ "$tool" = ferry_z ] && echo "zstd blocks"
         case $scen in
         delta_*) [ "$FEATURE_DELTA" = yes ] ||
             echo "delta not built yet: whole file re-sent" ;;
         resume) [ "$FEATURE_RESUME" = yes ] ||
             echo "resume not built yet: starts from 0" ;;
-        text) [ "$FEATURE_COMPRESS" = yes ] ||
-            echo "compression not built yet" ;;
         esac
         if [ "$TRANSPORT" = local ]; then
             echo "local: transport, wire = ferry's own count"
@@ -445,17 +454,39 @@ tool_notes() {
 
 # ----------------------------------------------------------- measure
 
+# Deleting a tree of 20,000 files takes seconds here (ext4 mounted with
+# discard). A finished destination is moved to $T/trash instead, and
+# deleted in the background while the next run's copy is checked, never
+# while a run is being timed.
+TRASH_PID=""
+trash_wait() {
+    if [ -n "$TRASH_PID" ]; then
+        wait "$TRASH_PID" || true
+        TRASH_PID=""
+    fi
+    rm -rf "$T/trash"
+}
+
+trash_empty_bg() {
+    [ -e "$T/trash" ] || return 0
+    rm -rf "$T/trash" &
+    TRASH_PID=$!
+}
+
 # prepare_dest HOW DEST TOOL: fresh (empty; scp needs it to exist), old
-# (a copy of the old checkpoint, for the delta rows) or keep (resume).
+# (a copy of the old checkpoint, for the delta rows), keep (resume) or
+# none (just out of the way).
 prepare_dest() {
     local how=$1 dest=$2 tool=$3
     case $how in
     keep) return 0 ;;
     esac
-    chmod -R u+rwx "$dest" 2>/dev/null || true
-    rm -rf "$dest"
+    if [ -e "$dest" ]; then
+        trash_wait
+        mv "$dest" "$T/trash"
+    fi
     case $how in
-    fresh) [ "$tool" != scp ] && [ "$tool" != scp_sample ] || mkdir -p "$dest" ;;
+    fresh) case $tool in scp | scp_sample) mkdir -p "$dest" ;; esac ;;
     old) cp -a --reflink=auto "$T/data/ckpt" "$dest" ;;
     esac
 }
@@ -479,11 +510,13 @@ run_once() {
         --result "$T/run.json" --stdout "$T/run.out" --stderr "$T/run.err" \
         -- "${CMD[@]}"
     wire_end
+    trash_empty_bg
     rc=$(sed -n 's/.*"rc": *\(-*[0-9]*\).*/\1/p' "$T/run.json")
     R_REASON=""
     if [ "$rc" = 0 ]; then
+        # Full comparison for ferry, contents only for the peers.
         local cmp=("$TESTS_DIR/lib/treecmp.py")
-        [ "$tool" = ferry ] || cmp=("$BENCH_DIR/treecmp.py" --content)
+        is_ferry "$tool" || cmp=("$TESTS_DIR/lib/treecmp.py" --content)
         if "$PY" "${cmp[@]}" "$check" "$dest" 2>"$T/cmp.err"; then
             R_STATUS=ok
         else
@@ -503,8 +536,9 @@ run_once() {
             tail -n 5 "$T/run.err" | sed 's/^/    /' >&2
         fi
     fi
+    trash_wait
     R_RSS_AGENT=$(max_int "$RSS_AGENT")
-    if [ "$tool" = ferry ] && [ "$TRANSPORT" = local ]; then
+    if is_ferry "$tool" && [ "$TRANSPORT" = local ]; then
         # No TCP to count: use ferry's own bytes_wire / bytes_wire_in.
         local s
         s=$(grep '"event":"summary"' "$T/run.out" | tail -n 1 || true)
@@ -516,13 +550,14 @@ run_once() {
     fi
 }
 
-# record_run SCEN TOOL REP [NOTES]: records the last run_once.
+# record_run SCEN TOOL REP [KEY=VALUE...]: records the last run_once,
+# with extra fields.
 record_run() {
-    local scen=$1 tool=$2 rep=$3 notes=${4:-}
+    local scen=$1 tool=$2 rep=$3
+    shift 3
     local tn
     tn=$(tool_notes "$tool" "$scen" | paste -sd ';' - | sed 's/;/; /g')
-    [ -n "$notes" ] && tn="${tn:+$tn; }$notes"
-    record kind=run scenario="$scen" tool="$(tool_name "$tool")" rep="$rep" \
+    record "$@" kind=run scenario="$scen" tool="$(tool_name "$tool")" rep="$rep" \
         status="$R_STATUS" reason="$R_REASON" rss_agent_kib="$R_RSS_AGENT" \
         wire_up="$WIRE_UP" wire_down="$WIRE_DOWN" conns="$WIRE_CONNS" \
         notes="$tn" --run-json "$T/run.json" --ferry-out "$T/run.out"
@@ -552,9 +587,9 @@ run_scenario() {
     for rep in $(seq 1 "$REPS"); do
         for tool in "$@"; do
             if [ "$dir" = push ]; then dest=$T/dst/remote-$id; else dest=$T/dst/local-$id; fi
-            if [ "$tool" = ferry ] && [ "$TRANSPORT" = local ] &&
+            if is_ferry "$tool" && [ "$TRANSPORT" = local ] &&
                 [ "$host" != ferry-test ]; then
-                [ "$rep" = 1 ] && not_run "$id" ferry "no network with FERRY_BENCH_TRANSPORT=local"
+                [ "$rep" = 1 ] && not_run "$id" "$tool" "no network with FERRY_BENCH_TRANSPORT=local"
                 continue
             fi
             prepare_dest "$prep" "$dest" "$tool"
@@ -599,8 +634,8 @@ PY
             WIRE_DOWN=$(awk -v a="$d1" -v b="$dn" -v k="$k" 'BEGIN { printf "%d", a + (b - a) * k }')
         fi
     fi
-    record_run "$id" scp_sample "$rep" \
-        "extrapolated from 1- and $SCP_SAMPLE-file runs (${w1}s, ${wn:-?}s)"
+    record_run "$id" scp_sample "$rep" sample_n="$SCP_SAMPLE" \
+        sample_total="$total" sample_w1="$w1" sample_wn="${wn:-}"
 }
 
 # Resume: start the transfer through a rate-limited proxy (so that it can
@@ -608,20 +643,20 @@ PY
 # are in the destination (in .ferry/part for ferry, the partial file for
 # rsync), then time the second run at full speed.
 run_resume() {
-    local id=resume src=$T/data/ckpt rep tool pid got kept
+    local id=resume src=$T/data/ckpt rep tool pid got kept via deadline
     local dest=$T/dst/remote-$id half=$((CKPT / 2)) slow=ferry-test
     [ "$HAVE_PROXY" = 1 ] && slow=ferry-slow
     for rep in $(seq 1 "$REPS"); do
         for tool in "$@"; do
             prepare_dest fresh "$dest" "$tool"
-            local via=$slow
-            [ "$tool" = ferry ] && [ "$TRANSPORT" = local ] && via=ferry-test
+            via=$slow
+            is_ferry "$tool" && [ "$TRANSPORT" = local ] && via=ferry-test
             build_cmd "$tool" push "$via" "$src" "$dest"
             "${CMD[@]}" >/dev/null 2>"$T/kill.err" </dev/null &
             pid=$!
             BG_PID=$pid
             got=0
-            local deadline=$((SECONDS + CMD_TIMEOUT))
+            deadline=$((SECONDS + CMD_TIMEOUT))
             while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
                 got=$(tree_bytes "$dest")
                 [ "$got" -ge "$half" ] && break
@@ -634,7 +669,7 @@ run_resume() {
             sleep 0.3
             kept=$(tree_bytes "$dest")
             run_once "$tool" push ferry-test "$src" "$dest" "$src"
-            record_run "$id" "$tool" "$rep" "killed at $((got / MIB)) MiB of $((CKPT / MIB)), $((kept / MIB)) MiB kept"
+            record_run "$id" "$tool" "$rep" kill_bytes="$got" kept_bytes="$kept"
             prepare_dest none "$dest" "$tool"
         done
     done
@@ -646,7 +681,7 @@ collect_meta() {
     local cipher ferry_v
     cipher=$(ssh -v -F "$CFG" ferry-test true 2>&1 |
         awk '/kex: client->server cipher:/ && !c { c = $5 } END { print c }' || true)
-    ferry_v=$("$FERRY" --version 2>/dev/null | awk 'NR == 1 { print $NF }' || true)
+    ferry_v=$("$FERRY" --version 2>/dev/null | awk 'NR == 1 { print $2 }' || true)
     local sizes
     sizes="big file $((BIG / MIB)) MiB; $SMALL_N small files ($(($(tree_bytes "$T/data/small") / MIB)) MiB)"
     sizes="$sizes; text tree $(($(tree_bytes "$T/data/text") / MIB)) MiB in $(tree_files "$T/data/text") files"
@@ -682,7 +717,9 @@ main() {
     make_wrappers
     at_exit stop_ss
     at_exit stop_bg
+    at_exit trash_wait
     start_sshd
+    start_ss
     setup_network
     check_drop_caches
     check_wire
@@ -690,29 +727,35 @@ main() {
     collect_meta
     log "mode $MODE: $REPS run(s) per row, timeout ${CMD_TIMEOUT}s, transport $TRANSPORT"
 
-    local d=$T/data tools="ferry rsync scp tar"
+    local d=$T/data t
+    local tools=(ferry rsync scp tar)
     if wanted big; then
         scenario big "$((BIG / MIB)) MiB incompressible file" "$BIG" "rsync -a"
-        run_scenario big push ferry-test "$d/big" fresh $tools
+        run_scenario big push ferry-test "$d/big" fresh "${tools[@]}"
     fi
     if wanted small; then
         scenario small "$SMALL_N small files (0-8 KiB)" "$(tree_bytes "$d/small")" "rsync -a"
-        run_scenario small push ferry-test "$d/small" fresh $tools
+        run_scenario small push ferry-test "$d/small" fresh "${tools[@]}"
     fi
     if wanted text; then
         scenario text "compressible text tree, $(($(tree_bytes "$d/text") / MIB)) MiB" \
             "$(tree_bytes "$d/text")" "rsync -a"
-        run_scenario text push ferry-test "$d/text" fresh ferry rsync rsync_z scp tar
+        if [ "$FEATURE_COMPRESS" = yes ]; then
+            run_scenario text push ferry-test "$d/text" fresh ferry ferry_z rsync rsync_z scp tar
+        else
+            run_scenario text push ferry-test "$d/text" fresh ferry rsync rsync_z scp tar
+            not_run text ferry_z "compression not built yet (FEATURE_COMPRESS=no)"
+        fi
     fi
     if wanted delta_rewrite; then
         scenario delta_rewrite "delta: 1% of a $((CKPT / MIB)) MiB checkpoint rewritten in place" \
             "$CKPT" "rsync -a"
-        run_scenario delta_rewrite push ferry-test "$d/rewrite" old $tools
+        run_scenario delta_rewrite push ferry-test "$d/rewrite" old ferry rsync
     fi
     if wanted delta_insert; then
         scenario delta_insert "delta: 4 KiB inserted at the start of a $((CKPT / MIB)) MiB checkpoint" \
             "$((CKPT + 4096))" "rsync -a"
-        run_scenario delta_insert push ferry-test "$d/insert" old $tools
+        run_scenario delta_insert push ferry-test "$d/insert" old ferry rsync
     fi
     if wanted resume; then
         scenario resume "resume a $((CKPT / MIB)) MiB push killed at half (second run)" \
@@ -721,27 +764,24 @@ main() {
     fi
     if wanted pull; then
         scenario pull "pull a $((CKPT / MIB)) MiB checkpoint" "$CKPT" "rsync -a"
-        run_scenario pull pull ferry-test "$d/ckpt" fresh $tools
+        run_scenario pull pull ferry-test "$d/ckpt" fresh "${tools[@]}"
     fi
     if wanted wan_big; then
         scenario wan_big "WAN (50 ms RTT, 1 Gbit/s): $((WAN_BIG / MIB)) MiB file" "$WAN_BIG" "rsync -a"
         if [ "$HAVE_PROXY" = 1 ]; then
-            run_scenario wan_big push ferry-wan "$d/wan_big" fresh $tools
+            run_scenario wan_big push ferry-wan "$d/wan_big" fresh "${tools[@]}"
         else
-            for t in $tools; do not_run wan_big "$t" "no netproxy"; done
+            for t in "${tools[@]}"; do not_run wan_big "$t" "no netproxy"; done
         fi
     fi
     if wanted wan_small; then
         scenario wan_small "WAN (50 ms RTT, 1 Gbit/s): $SMALL_N small files" \
             "$(tree_bytes "$d/small")" "rsync -a"
         if [ "$HAVE_PROXY" = 1 ]; then
-            local rep
             run_scenario wan_small push ferry-wan "$d/small" fresh ferry rsync tar
-            for rep in $(seq 1 "$REPS"); do
-                run_scp_sample wan_small ferry-wan "$rep" "$SMALL_N"
-            done
+            run_scp_sample wan_small ferry-wan 1 "$SMALL_N"
         else
-            for t in $tools; do not_run wan_small "$t" "no netproxy"; done
+            for t in "${tools[@]}"; do not_run wan_small "$t" "no netproxy"; done
         fi
     fi
 

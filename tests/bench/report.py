@@ -110,6 +110,33 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def derived_notes(measured, ferry):
+    """Notes computed from the runs: where a resume run was killed, how a
+    sampled row was extrapolated, what ferry says it reused."""
+    out = []
+    mib = 2.0 ** 20
+    kill = median(r.get("kill_bytes") for r in measured)
+    if kill is not None:
+        out.append("killed at %.0f MiB, %.0f MiB kept" % (
+            kill / mib, median(r.get("kept_bytes") for r in measured) / mib))
+    for r in measured[:1]:
+        if "sample_n" in r:
+            out.append("extrapolated to %d files from runs of 1 and %d "
+                       "files (%.2f s, %.2f s)" % (
+                           r.get("sample_total", 0), r["sample_n"],
+                           r.get("sample_w1", 0), r.get("sample_wn", 0)))
+    if ferry:
+        matched = median(f.get("bytes_matched") for f in ferry) or 0
+        resumed = median(f.get("resumed_bytes") for f in ferry) or 0
+        literal = median(f.get("bytes_literal") for f in ferry) or 0
+        if resumed:
+            out.append("ferry resumed %.0f MiB" % (resumed / mib))
+        elif matched:
+            out.append("ferry: %.1f MiB literal, %.1f MiB matched" % (
+                literal / mib, matched / mib))
+    return out
+
+
 def build_rows(scenarios, runs):
     rows = []
     for sc in scenarios:
@@ -153,6 +180,9 @@ def build_rows(scenarios, runs):
             ferry = [r["ferry"] for r in measured if "ferry" in r]
             if ferry:
                 row["ferry"] = ferry[-1]
+            extra = derived_notes(measured, ferry)
+            if extra:
+                row["notes"] = "; ".join(filter(None, [row["notes"]] + extra))
             srows.append(row)
         base = next((r for r in srows if r["tool"] == sc.get("baseline")),
                     None)

@@ -19,11 +19,11 @@ Exits 0 whatever the command did; the caller reads FILE.
 """
 import json
 import os
-import tempfile
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 
