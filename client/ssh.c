@@ -636,7 +636,7 @@ ssh_read_passphrase(const char *prompt, char *out, size_t outlen)
     if (tcgetattr(fileno(tty), &old) == 0) {
         quiet = old;
         quiet.c_lflag &= ~(tcflag_t)ECHO;
-        (void)tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+        (void)tcsetattr(fileno(tty), TCSANOW, &quiet);
     }
     if (fgets(out, (int)outlen, tty) != NULL) {
         n = strlen(out);
@@ -644,7 +644,7 @@ ssh_read_passphrase(const char *prompt, char *out, size_t outlen)
             out[n - 1] = '\0';
         ok = 1;
     }
-    (void)tcsetattr(fileno(tty), TCSAFLUSH, &old);
+    (void)tcsetattr(fileno(tty), TCSANOW, &old);
     fputc('\n', tty);
     fclose(tty);
     return ok;

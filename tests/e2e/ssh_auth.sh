@@ -44,3 +44,24 @@ cat "$T/rsa.pub" >>"$SSHD_DIR/authorized_keys"
 expect_rc 6 "$FERRY" push -F "$cfg" --agent "$AGENT" -i "$T/rsa" \
     "$T/src" "box:$T/d3"
 expect_err "ed25519"
+
+# An ecdsa key works as well as ed25519.
+ssh-keygen -q -t ecdsa -b 256 -N '' -f "$T/ecdsa"
+cat "$T/ecdsa.pub" >>"$SSHD_DIR/authorized_keys"
+expect_rc 0 env -u SSH_AUTH_SOCK "$FERRY" push -F "$cfg" --agent "$AGENT" \
+    -i "$T/ecdsa" "$T/src" "box:$T/d4"
+[ -f "$T/d4/src/f" ] || fail "ecdsa key"
+
+# A key with a passphrase: asked for on the terminal; with no terminal it
+# is not tried (and the error says what was).
+ssh-keygen -q -t ed25519 -N 'open sesame' -f "$T/locked"
+cat "$T/locked.pub" >>"$SSHD_DIR/authorized_keys"
+expect_rc 6 env -u SSH_AUTH_SOCK "$FERRY" push -F "$cfg" --agent "$AGENT" \
+    -i "$T/locked" "$T/src" "box:$T/d5" </dev/null
+printf 'open sesame\n' | script -q -e -c "env -u SSH_AUTH_SOCK '$FERRY' \
+    push -F '$cfg' --agent '$AGENT' -i '$T/locked' '$T/src' 'box:$T/d5'" \
+    /dev/null >"$T/tty.out" 2>&1 ||
+    { cat "$T/tty.out"; fail "passphrase key over a terminal"; }
+grep -q "Enter passphrase for key '$T/locked'" "$T/tty.out" ||
+    fail "no passphrase prompt"
+[ -f "$T/d5/src/f" ] || fail "passphrase key"

@@ -135,6 +135,11 @@
     X(manifest_notices) \
     X(manifest_state_dir) \
     X(manifest_single_file) \
+    /* test_client.c */ \
+    X(client_parse_remote) \
+    X(client_cli_rules) \
+    X(client_sshcfg_parse) \
+    X(client_shell_quote) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)
