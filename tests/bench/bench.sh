@@ -758,6 +758,10 @@ main() {
         run_scenario delta_insert push ferry-test "$d/insert" old ferry rsync
     fi
     if wanted resume; then
+        # The baseline a resume is judged against: the same file, fresh.
+        scenario resume_fresh "the $((CKPT / MIB)) MiB checkpoint pushed fresh (baseline of the resume row)" \
+            "$CKPT" "rsync -a"
+        run_scenario resume_fresh push ferry-test "$d/ckpt" fresh ferry rsync
         scenario resume "resume a $((CKPT / MIB)) MiB push killed at half (second run)" \
             "$CKPT" "rsync -a --partial"
         run_resume ferry rsync_partial
