@@ -191,18 +191,6 @@ fsx_fdatasync(int fd)
 #endif
 }
 
-void
-fsx_start_writeback(int fd, uint64_t off, uint64_t len)
-{
-#ifdef SYNC_FILE_RANGE_WRITE
-    (void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
-#else
-    (void)fd;
-    (void)off;
-    (void)len;
-#endif
-}
-
 int
 fsx_mkdir_p(const char *path, mode_t mode)
 {

@@ -53,11 +53,6 @@ int fsx_write_all(int fd, const void *p, size_t n) FERRY_WUR;
 int fsx_fsync(int fd) FERRY_WUR;
 int fsx_fdatasync(int fd) FERRY_WUR;
 
-/* Starts writing [off, off + len) of fd back to disk without waiting
- * (Linux sync_file_range; a no-op elsewhere), so a later fsync finds
- * little left to do. */
-void fsx_start_writeback(int fd, uint64_t off, uint64_t len);
-
 /* mkdir -p for a user-given local path (symlinks are followed: the user
  * named it). Returns 0 if it exists as a directory afterwards. */
 int fsx_mkdir_p(const char *path, mode_t mode) FERRY_WUR;

@@ -32,7 +32,6 @@ struct rfile {
     uint64_t next_off;
     uint64_t resume_off;   /* where the sender was asked to start */
     uint64_t written_end;  /* the part file's length so far */
-    uint64_t wb_start;     /* where writeback was last started */
     int resume_counted;    /* resume_off is in resumed_bytes */
     int started;           /* a block or FILE_END has come */
     int failed;            /* first local error; the rest is ignored */
@@ -530,7 +529,7 @@ receiver_want(struct receiver *rc, const struct msg_entry *m,
             f->resume_off = blocks * (uint64_t)rc->block_size;
             if (f->resume_off > f->size)
                 f->resume_off = f->size;
-            f->next_off = f->written_end = f->wb_start = f->resume_off;
+            f->next_off = f->written_end = f->resume_off;
         }
     }
     f->resume_counted = 1;
@@ -796,7 +795,7 @@ receiver_restart_file(struct receiver *rc, struct rfile *f)
         xfer_sub(&rc->x->st.bytes_matched, f->resume_off);
     }
     xfer_sub(&rc->x->st.bytes_done, f->resume_off);
-    f->resume_off = f->next_off = f->written_end = f->wb_start = 0;
+    f->resume_off = f->next_off = f->written_end = 0;
     if (f->pt != NULL && (r = partial_reset(f->pt)) != 0)
         return r;
     return 0;
@@ -886,13 +885,6 @@ receiver_on_block(struct receiver *rc, const struct frame *f)
             m.offset)) != 0)
             return receiver_file_error(rc, rf, r);
         rf->written_end = m.offset + m.data_len;
-        /* Let the disk work while data arrives, rather than all at the
-         * commit's sync (which durability makes us wait for). */
-        if (rf->written_end - rf->wb_start >= RECEIVER_WRITEBACK_BYTES) {
-            fsx_start_writeback(partial_fd(rf->pt), rf->wb_start,
-                rf->written_end - rf->wb_start);
-            rf->wb_start = rf->written_end;
-        }
     }
     if ((r = partial_add(rf->pt, m.offset / rc->block_size, &h,
         m.flags & BLOCK_F_ZERO ? 0 : m.data_len)) != 0)

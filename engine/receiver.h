@@ -22,9 +22,6 @@
 /* Name of the state directory at the top of a destination. */
 #define RECEIVER_STATE_DIR PARTIAL_STATE_DIR
 
-/* Start writeback of a file's data every this many bytes. */
-#define RECEIVER_WRITEBACK_BYTES (8u << 20)
-
 /* Files wanted and not yet ended; a sender past this is broken. */
 #define RECEIVER_MAX_PENDING (1u << 16)
 
