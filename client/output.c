@@ -28,14 +28,19 @@ output_clear_line(struct output *o)
     }
 }
 
+/* Ends the JSON object built in b (r: how building it went), prints it
+ * as one line when all went well, and frees b. A line is all or nothing:
+ * a reader of the stream never sees half an object. */
 static void
-output_json_line(struct output *o, struct buf *b)
+output_json_emit(struct output *o, struct buf *b, int r)
 {
-    if (buf_put_u8(b, '\n') != 0)
-        return;
-    fwrite(buf_ptr(b), 1, buf_used(b), stdout);
-    fflush(stdout);
-    (void)o;
+    if (r == 0 && buf_put(b, "}\n", 2) == 0) {
+        pthread_mutex_lock(&o->lock);
+        fwrite(buf_ptr(b), 1, buf_used(b), stdout);
+        fflush(stdout);
+        pthread_mutex_unlock(&o->lock);
+    }
+    buf_cleanup(b);
 }
 
 static int
@@ -78,16 +83,10 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes)
 
     if (o->json) {
         buf_init(&b, 1 << 16);
-        if (json_begin(&b, "file") == 0 &&
+        output_json_emit(o, &b, (json_begin(&b, "file") == 0 &&
             json_kv_str(&b, "path", path) == 0 &&
             json_kv_str(&b, "action", action) == 0 &&
-            json_kv_num(&b, "bytes", bytes) == 0 &&
-            buf_put_u8(&b, '}') == 0) {
-            pthread_mutex_lock(&o->lock);
-            output_json_line(o, &b);
-            pthread_mutex_unlock(&o->lock);
-        }
-        buf_cleanup(&b);
+            json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
     } else if (o->verbose >= 1 && strcmp(action, "sent") == 0) {
         pthread_mutex_lock(&o->lock);
         output_clear_line(o);
@@ -109,18 +108,13 @@ output_problem(void *ctx, enum xfer_side side, const char *path, int code,
 
     if (o->json) {
         buf_init(&b, 1 << 16);
-        if (json_begin(&b, code != 0 ? "error" : "warning") == 0 &&
+        output_json_emit(o, &b, (json_begin(&b, code != 0 ? "error" :
+            "warning") == 0 &&
             json_kv_str(&b, "side", side == SIDE_SOURCE ? "source" :
             "dest") == 0 &&
             json_kv_str(&b, "path", path) == 0 &&
             json_kv_str(&b, "code", ferry_errname(code)) == 0 &&
-            json_kv_str(&b, "message", text) == 0 &&
-            buf_put_u8(&b, '}') == 0) {
-            pthread_mutex_lock(&o->lock);
-            output_json_line(o, &b);
-            pthread_mutex_unlock(&o->lock);
-        }
-        buf_cleanup(&b);
+            json_kv_str(&b, "message", text) == 0) ? 0 : -1);
     }
     if (o->quiet && code == 0)
         return;
@@ -236,17 +230,11 @@ output_fatal(struct output *o, const char *where, int code, const char *text)
 
     if (o->json) {
         buf_init(&b, 1 << 16);
-        if (json_begin(&b, "error") == 0 &&
+        output_json_emit(o, &b, (json_begin(&b, "error") == 0 &&
             json_kv_str(&b, "path", where) == 0 &&
             json_kv_str(&b, "code", ferry_errname(code)) == 0 &&
             json_kv_str(&b, "message", text) == 0 &&
-            json_kv_num(&b, "fatal", 1) == 0 &&
-            buf_put_u8(&b, '}') == 0) {
-            pthread_mutex_lock(&o->lock);
-            output_json_line(o, &b);
-            pthread_mutex_unlock(&o->lock);
-        }
-        buf_cleanup(&b);
+            json_kv_num(&b, "fatal", 1) == 0) ? 0 : -1);
     }
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
@@ -282,17 +270,11 @@ output_retry(struct output *o, int attempt, int max, unsigned delay_s,
 
     if (o->json) {
         buf_init(&b, 1 << 16);
-        if (json_begin(&b, "retry") == 0 &&
+        output_json_emit(o, &b, (json_begin(&b, "retry") == 0 &&
             json_kv_num(&b, "attempt", (uint64_t)attempt) == 0 &&
             json_kv_num(&b, "retries", (uint64_t)max) == 0 &&
             json_kv_num(&b, "delay_s", delay_s) == 0 &&
-            json_kv_str(&b, "error", why) == 0 &&
-            buf_put_u8(&b, '}') == 0) {
-            pthread_mutex_lock(&o->lock);
-            output_json_line(o, &b);
-            pthread_mutex_unlock(&o->lock);
-        }
-        buf_cleanup(&b);
+            json_kv_str(&b, "error", why) == 0) ? 0 : -1);
     }
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
@@ -360,14 +342,7 @@ output_summary(struct output *o, const struct output_summary *s)
                 xfer_get(&st->resumed_bytes));
         if (r == 0 && s->error != NULL)
             r = json_kv_str(&b, "error", s->error);
-        if (r == 0)
-            r = buf_put_u8(&b, '}');
-        if (r == 0) {
-            pthread_mutex_lock(&o->lock);
-            output_json_line(o, &b);
-            pthread_mutex_unlock(&o->lock);
-        }
-        buf_cleanup(&b);
+        output_json_emit(o, &b, r);
     }
     /* After a fatal error the error line says it all, unless some files
      * made it. */

@@ -537,6 +537,22 @@ receiver_want(struct receiver *rc, const struct msg_entry *m,
     return 0;
 }
 
+/* An entry we cannot make: the transfer stops if every later write would
+ * fail too, else this entry fails and the rest goes on. */
+static int
+receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
+    const char *path, int r, struct buf *out)
+{
+    if (receiver_fatal_errno(r))
+        return xfer_fail(rc->x, r, "%s: %s", path, ferry_strerror(r));
+    if (r == FERRY_ERR_NOMEM)
+        return r;
+    xfer_problem(rc->x, SIDE_DEST, path, r, NULL);
+    xfer_add(&rc->x->st.bytes_done, m->size);
+    rc->sum.files_failed++;
+    return reply(out, m->id, REPLY_FAIL, r);
+}
+
 static int
 receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
     const char *path, struct buf *out)
@@ -597,12 +613,7 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
     }
     return reply_want(out, m->id, off, &prefix);
 fail:
-    if (r == FERRY_ERR_NOMEM)
-        return r;
-    xfer_problem(rc->x, SIDE_DEST, path, r, NULL);
-    xfer_add(&rc->x->st.bytes_done, m->size);
-    rc->sum.files_failed++;
-    return reply(out, m->id, REPLY_FAIL, r);
+    return receiver_entry_failed(rc, m, path, r, out);
 }
 
 static int
@@ -647,11 +658,7 @@ receiver_entry_dir(struct receiver *rc, const struct msg_entry *m,
     rc->ndirs++;
     return reply(out, m->id, REPLY_SKIP, 0);
 fail:
-    if (r == FERRY_ERR_NOMEM)
-        return r;
-    xfer_problem(rc->x, SIDE_DEST, path, r, NULL);
-    rc->sum.files_failed++;
-    return reply(out, m->id, REPLY_FAIL, r);
+    return receiver_entry_failed(rc, m, path, r, out);
 }
 
 static int
@@ -702,13 +709,7 @@ receiver_entry_symlink(struct receiver *rc, const struct msg_entry *m,
     }
     return reply(out, m->id, REPLY_SKIP, 0);
 fail:
-    if (receiver_fatal_errno(r))
-        return xfer_fail(rc->x, r, "%s: %s", path, ferry_strerror(r));
-    if (r == FERRY_ERR_NOMEM)
-        return r;
-    xfer_problem(rc->x, SIDE_DEST, path, r, NULL);
-    rc->sum.files_failed++;
-    return reply(out, m->id, REPLY_FAIL, r);
+    return receiver_entry_failed(rc, m, path, r, out);
 }
 
 static int
