@@ -29,6 +29,7 @@
 #define SSH_WINDOW (16u << 20)
 #define SSH_PACKET 32768u
 #define SSH_PUMP_BUF (256u << 10)
+#define SSH_SOCKBUF (4 << 20)
 #define SSH_DEFAULT_TIMEOUT 30
 /* When the config gives no ServerAliveInterval, still notice a dead link
  * (a laptop that slept, a box that vanished) within a minute. */
@@ -1080,6 +1081,14 @@ ssh_conn_exec_pump(struct ssh_conn *c, const char *command, int *fd,
         return -errno;
     }
     (void)fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
+    /* Room for a few steps' output on the way to the pump: fewer
+     * wake-ups of both threads per MiB. */
+    for (int i = 0; i < 2; i++) {
+        int sz = SSH_SOCKBUF;
+
+        (void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+        (void)setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+    }
     c->sp = sv[1];
     c->pump_err = 0;
     c->pump_msg[0] = '\0';

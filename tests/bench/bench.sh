@@ -778,6 +778,15 @@ main() {
             for t in "${tools[@]}"; do not_run wan_big "$t" "no netproxy"; done
         fi
     fi
+    if wanted wan_pull; then
+        scenario wan_pull "WAN (50 ms RTT, 1 Gbit/s): pull a $((WAN_BIG / MIB)) MiB checkpoint" \
+            "$WAN_BIG" "rsync -a"
+        if [ "$HAVE_PROXY" = 1 ]; then
+            run_scenario wan_pull pull ferry-wan "$d/wan_big" fresh ferry rsync
+        else
+            for t in ferry rsync; do not_run wan_pull "$t" "no netproxy"; done
+        fi
+    fi
     if wanted wan_small; then
         scenario wan_small "WAN (50 ms RTT, 1 Gbit/s): $SMALL_N small files" \
             "$(tree_bytes "$d/small")" "rsync -a"
