@@ -12,9 +12,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include "err.h"
+
+/*
+ * Flags to open a file we expect to be regular, for reading: no symlink
+ * followed, and O_NONBLOCK so that a FIFO put in its place cannot hang
+ * the open (the caller's fstat then sees it is not a regular file; for
+ * regular files O_NONBLOCK changes nothing).
+ */
+#define FSX_O_READ (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
 /* Longest relative path and component we accept. */
 #define FSX_PATH_MAX 4095

@@ -574,7 +574,7 @@ receiver_entry_file(struct receiver *rc, const struct msg_entry *m,
             int same = 0;
 
             if (rc->flags & OPEN_F_CHECKSUM) {
-                fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                fd = openat(pfd, name, FSX_O_READ);
                 if (fd >= 0 && m->has_hash &&
                     hash_fd(fd, m->size, rc->block_size, &h) == 0)
                     same = hash_equal(&h, &m->hash);

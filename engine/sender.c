@@ -310,7 +310,7 @@ sender_offer(struct sender *s, struct buf *out)
     memset(&m, 0, sizeof(m));
     if ((s->flags & OPEN_F_CHECKSUM) && e->kind == ENTRY_FILE &&
         !e->has_hash) {
-        fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = open(e->local, FSX_O_READ);
         if (fd < 0 || (r = hash_fd(fd, e->size, s->block_size,
             &e->hash)) != 0)
             r = fd < 0 ? -errno : r;
@@ -459,7 +459,7 @@ sender_open_next(struct sender *s, struct buf *out)
     s->cur_off = 0;
     s->zst_misses = 0;
     e = &s->mf.v[s->cur];
-    s->fd = open(e->local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    s->fd = open(e->local, FSX_O_READ);
     if (s->fd < 0)
         return sender_abort_file(s, out, errno == ELOOP ?
             FERRY_ERR_CHANGED : -errno);
