@@ -27,8 +27,8 @@
 #include "../proto/limits.h"
 #include "../proto/msg.h"
 #include "cli.h"
-#include "digest.h"
 #include "output.h"
+#include "remote.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
@@ -64,9 +64,7 @@ struct run {
     int have_cfg;
     struct ssh_conn *ssh;
     int use_cmd;             /* the ssh program is the transport */
-    char agent_local[PATH_MAX];
-    char agent_hash[65];     /* sha256 of agent_local, "" if none */
-    int use_cached;          /* run the uploaded agent */
+    struct remote_agent agent;
     /* One attempt. */
     struct transport tp;
     struct conn conn;
@@ -270,116 +268,15 @@ join_prefix(const char *a, const char *b, const char *c)
     return p;
 }
 
-/* "sh -c '<script>'": the remote login shell may not be a POSIX one. */
-static int
-run_sh_c(const char *script, char *out, size_t n)
-{
-    char q[16384];
-    int r;
-
-    if ((r = ssh_shell_quote(script, q, sizeof(q))) != 0)
-        return r;
-    return (size_t)snprintf(out, n, "sh -c %s", q) < n ? 0 :
-        FERRY_ERR_TOO_LARGE;
-}
-
-/* The command that starts the agent on the remote side. A hash-named
- * agent uploaded earlier is the same build as this client, so it goes
- * first; then the one given with --agent or found on PATH. */
-static int
-run_agent_command(struct run *rn, char *out, size_t n)
-{
-    const char *v = rn->cli->verbose >= 2 ? " -v" : "";
-    char script[4 * PATH_MAX + 256], q[4 * PATH_MAX + 16];
-    int r;
-
-    if (rn->use_cached) {
-        snprintf(script, sizeof(script), "exec \"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\" serve%s", rn->agent_hash, v);
-        return run_sh_c(script, out, n);
-    }
-    if (rn->cli->agent_path != NULL) {
-        if ((r = ssh_shell_quote(rn->cli->agent_path, q, sizeof(q))) != 0)
-            return r;
-        snprintf(script, sizeof(script), "exec %s serve%s", q, v);
-        return run_sh_c(script, out, n);
-    }
-    if (rn->agent_hash[0] != '\0' && !rn->cli->no_bootstrap) {
-        snprintf(script, sizeof(script), "A=\"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\"; [ -x \"$A\" ] || "
-            "A=$(command -v ferry-agent) || exit 127; "
-            "exec \"$A\" serve%s", rn->agent_hash, v);
-        return run_sh_c(script, out, n);
-    }
-    snprintf(script, sizeof(script), "exec ferry-agent serve%s", v);
-    return run_sh_c(script, out, n);
-}
-
-/* argv for --ssh-cmd: sh -c 'CMD "$@"' with ssh's own options and the
- * host, so CMD may hold options of its own ("ssh -o ..."). */
-static int
-run_cmd_argv(struct run *rn, const char *remote_command, char **argv,
-    size_t max, char *script, size_t scriptlen, char *host, size_t hostlen)
-{
-    struct cli *cli = rn->cli;
-    size_t n = 0;
-    int i;
-
-    if (max < 16 + 2 * (size_t)(cli->nidentities + cli->nssh_opts))
-        return FERRY_ERR_TOO_LARGE;
-    snprintf(script, scriptlen, "%s \"$@\"", cli->ssh_cmd ? cli->ssh_cmd :
-        "ssh");
-    if (cli->remote.user)
-        snprintf(host, hostlen, "%s@%s", cli->remote.user, cli->remote.host);
-    else
-        snprintf(host, hostlen, "%s", cli->remote.host);
-    argv[n++] = "/bin/sh";
-    argv[n++] = "-c";
-    argv[n++] = script;
-    argv[n++] = "ferry-ssh";
-    if (cli->ssh_config) {
-        argv[n++] = "-F";
-        argv[n++] = (char *)cli->ssh_config;
-    }
-    if (cli->port) {
-        argv[n++] = "-p";
-        argv[n++] = (char *)cli->port;
-    }
-    if (cli->login) {
-        argv[n++] = "-l";
-        argv[n++] = (char *)cli->login;
-    }
-    for (i = 0; i < cli->nidentities; i++) {
-        argv[n++] = "-i";
-        argv[n++] = (char *)cli->identities[i];
-    }
-    for (i = 0; i < cli->nssh_opts; i++) {
-        argv[n++] = "-o";
-        argv[n++] = (char *)cli->ssh_opts[i];
-    }
-    argv[n++] = "--";
-    argv[n++] = host;
-    argv[n++] = (char *)remote_command;
-    argv[n] = NULL;
-    return 0;
-}
-
 /* Finds the agent to upload and resolves the SSH settings. */
 static int
 run_setup(struct run *rn, char *msg, size_t msglen)
 {
     struct cli *cli = rn->cli;
     struct sshcfg_overrides ov;
-    const char *local;
     int r;
 
-    if ((local = transport_local_agent(rn->agent_local,
-        sizeof(rn->agent_local))) != NULL) {
-        if (local != rn->agent_local)
-            snprintf(rn->agent_local, sizeof(rn->agent_local), "%s", local);
-        if (digest_sha256_file(rn->agent_local, rn->agent_hash) != 0)
-            rn->agent_hash[0] = '\0';
-    }
+    remote_agent_init(&rn->agent, cli);
     if (cli->remote.local)
         return 0;
     if (cli->ssh_cmd != NULL) {
@@ -438,95 +335,12 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     return ssh_conn_open(&so, &rn->ssh, msg, msglen);
 }
 
-static int
-run_read_file(const char *path, uint8_t **data, size_t *len)
-{
-    FILE *f = fopen(path, "rbe");
-    long n;
-    int r = 0;
-
-    *data = NULL;
-    *len = 0;
-    if (f == NULL)
-        return -errno;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return -EIO;
-    }
-    if ((*data = xmalloc((size_t)n)) == NULL)
-        r = FERRY_ERR_NOMEM;
-    else if (fread(*data, 1, (size_t)n, f) != (size_t)n)
-        r = -EIO;
-    fclose(f);
-    if (r != 0) {
-        xfree(*data);
-        *data = NULL;
-    } else {
-        *len = (size_t)n;
-    }
-    return r;
-}
-
-/* Uploads this client's agent to ~/.cache/ferry/ferry-agent-<hash> on
- * the remote side, checked there with sha256sum when it exists. */
-static int
-run_bootstrap(struct run *rn, char *msg, size_t msglen)
-{
-    char script[2048], cmd[16384], shscript[256], host[512], *argv[300];
-    uint8_t *bin = NULL;
-    size_t len = 0;
-    int r, status = -1;
-
-    snprintf(script, sizeof(script),
-        "set -e; d=\"$HOME/.cache/ferry\"; mkdir -p \"$d\"; chmod 700 \"$d\"; "
-        "case \"$(uname -m)\" in x86_64|amd64) ;; *) echo \"ferry: this is "
-        "a $(uname -m) machine; the bundled agent is x86_64: install "
-        "ferry-agent here\" >&2; exit 90;; esac; "
-        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; "
-        "if command -v sha256sum >/dev/null 2>&1; then "
-        "echo \"%s  $t\" | sha256sum -c --status || "
-        "{ echo 'ferry: the uploaded agent is corrupt' >&2; exit 91; }; fi; "
-        "chmod 700 \"$t\"; mv -f \"$t\" \"$d/ferry-agent-%.16s\"; "
-        "trap - EXIT", rn->agent_hash, rn->agent_hash);
-    if ((r = run_sh_c(script, cmd, sizeof(cmd))) != 0)
-        return r;
-    output_note(&rn->out, "%s: no compatible ferry-agent there; uploading "
-        "this one to ~/.cache/ferry", run_host(rn));
-    if (rn->use_cmd) {
-        if ((r = run_cmd_argv(rn, cmd, argv, 300, shscript,
-            sizeof(shscript), host, sizeof(host))) != 0 ||
-            (r = transport_run_sync(argv, rn->agent_local, &status)) != 0) {
-            snprintf(msg, msglen, "%s: cannot run %s: %s", run_host(rn),
-                rn->cli->ssh_cmd ? rn->cli->ssh_cmd : "ssh",
-                ferry_strerror(r));
-            return FERRY_ERR_AGENT;
-        }
-    } else {
-        if ((r = run_read_file(rn->agent_local, &bin, &len)) != 0) {
-            snprintf(msg, msglen, "%.900s: %s", rn->agent_local,
-                ferry_strerror(r));
-            return FERRY_ERR_AGENT;
-        }
-        r = ssh_conn_run(rn->ssh, cmd, bin, len, &status, msg, msglen);
-        xfree(bin);
-        if (r != 0)
-            return r;
-    }
-    if (status != 0) {
-        snprintf(msg, msglen, "%s: uploading the agent failed (exit %d)",
-            run_host(rn), status);
-        return FERRY_ERR_AGENT;
-    }
-    rn->use_cached = 1;
-    return 0;
-}
-
 /* One connection to an agent, from start to close. */
 static int
 run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
 {
-    char command[16384], shscript[16500], host[512], *argv[300];
+    struct remote_argv *argv;
+    char command[16384];
     int r;
 
     rn->conn_done = 0;
@@ -542,12 +356,15 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
     if (rn->cli->remote.local) {
         r = transport_start_local(&rn->tp, loop, rn->cli->agent_path,
             rn->cli->verbose);
-    } else if ((r = run_agent_command(rn, command, sizeof(command))) != 0) {
+    } else if ((r = remote_agent_command(&rn->agent, command,
+        sizeof(command))) != 0) {
         snprintf(msg, msglen, "%s: agent command too long", run_host(rn));
     } else if (rn->use_cmd) {
-        if ((r = run_cmd_argv(rn, command, argv, 300, shscript,
-            sizeof(shscript), host, sizeof(host))) == 0)
-            r = transport_start_cmd(&rn->tp, loop, argv);
+        if ((argv = xmalloc(sizeof(*argv))) == NULL)
+            return FERRY_ERR_NOMEM;
+        if ((r = remote_ssh_argv(rn->cli, command, argv)) == 0)
+            r = transport_start_cmd(&rn->tp, loop, argv->argv);
+        xfree(argv);
     } else {
         r = transport_start_ssh(&rn->tp, rn->ssh, command, msg, msglen);
     }
@@ -576,8 +393,8 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
 static int
 run_wants_bootstrap(const struct run *rn)
 {
-    if (rn->cli->remote.local || rn->cli->no_bootstrap || rn->use_cached ||
-        rn->interrupted || rn->agent_hash[0] == '\0')
+    if (rn->cli->remote.local || rn->cli->no_bootstrap ||
+        rn->agent.use_cached || rn->interrupted || rn->agent.hash[0] == '\0')
         return 0;
     if (rn->conn_err == FERRY_ERR_VERSION)
         return 1;
@@ -834,7 +651,10 @@ run(struct cli *cli)
         if (r == 0 && run_wants_bootstrap(&rn)) {
             session_free(rn.sess);
             rn.sess = NULL;
-            if ((r = run_bootstrap(&rn, msg, sizeof(msg))) != 0) {
+            output_note(&rn.out, "%s: no compatible ferry-agent there; "
+                "uploading this one to ~/.cache/ferry", run_host(&rn));
+            if ((r = remote_agent_upload(&rn.agent, rn.use_cmd ? NULL :
+                rn.ssh, run_host(&rn), msg, sizeof(msg))) != 0) {
                 code = exit_for_code(r, SIDE_DEST);
                 goto out_fatal;
             }
