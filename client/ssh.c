@@ -513,8 +513,43 @@ ssh_blob_is_rsa(const unsigned char *blob, size_t len)
     return len > 11 && blob[3] == 7 && memcmp(blob + 4, "ssh-rsa", 7) == 0;
 }
 
+/*
+ * 1 if blob is the public key of one of the configured identity files
+ * (read from its .pub): with IdentitiesOnly, ssh uses agent keys only
+ * when they are those (a passphrase-protected key loaded in the agent is
+ * the common case).
+ */
 static int
-ssh_auth_agent(struct ssh_conn *c, const char *user, struct ssh_auth *a)
+ssh_blob_configured(const struct sshcfg *cfg, const unsigned char *blob,
+    size_t len)
+{
+    char pub[4200], line[8192], *b64, *end;
+    uint8_t key[4096];
+    size_t i;
+    long n;
+    FILE *f;
+
+    for (i = 0; i < cfg->nidentity; i++) {
+        snprintf(pub, sizeof(pub), "%s.pub", cfg->identity_files[i]);
+        if ((f = fopen(pub, "re")) == NULL)
+            continue;
+        n = -1;
+        if (fgets(line, sizeof(line), f) != NULL &&
+            (b64 = strchr(line, ' ')) != NULL) {
+            b64++;
+            end = b64 + strcspn(b64, " \r\n");
+            n = digest_unbase64(b64, (size_t)(end - b64), key, sizeof(key));
+        }
+        fclose(f);
+        if (n > 0 && (size_t)n == len && memcmp(key, blob, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int
+ssh_auth_agent(struct ssh_conn *c, const struct sshcfg *cfg,
+    const char *user, struct ssh_auth *a)
 {
     LIBSSH2_AGENT *ag = libssh2_agent_init(c->s);
     struct libssh2_agent_publickey *id = NULL, *prev = NULL;
@@ -535,6 +570,9 @@ ssh_auth_agent(struct ssh_conn *c, const char *user, struct ssh_auth *a)
             a->rsa_skipped = 1;
             continue;
         }
+        if (cfg->identities_only &&
+            !ssh_blob_configured(cfg, id->blob, id->blob_len))
+            continue;
         n++;
         a->attempts++;
         if (libssh2_agent_userauth(ag, user, id) == 0)
@@ -716,7 +754,7 @@ ssh_authenticate(struct ssh_conn *c, const struct ssh_conn_opts *o,
             methods ? methods : "nothing");
         return FERRY_ERR_AUTH;
     }
-    if (!cfg->identities_only && ssh_auth_agent(c, user, &a))
+    if (ssh_auth_agent(c, cfg, user, &a))
         return 0;
     if (ssh_auth_files(c, o, user, &a))
         return 0;

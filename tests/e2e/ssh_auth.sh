@@ -65,3 +65,28 @@ printf 'open sesame\n' | script -q -e -c "env -u SSH_AUTH_SOCK '$FERRY' \
 grep -q "Enter passphrase for key '$T/locked'" "$T/tty.out" ||
     fail "no passphrase prompt"
 [ -f "$T/d5/src/f" ] || fail "passphrase key"
+
+# IdentitiesOnly with a passphrase key that ssh-agent holds: the agent's
+# copy of that configured key is used, without asking (as ssh does), and
+# other agent keys are not offered.
+eval "$(ssh-agent -a "$T/agent2.sock" -s)" >/dev/null
+stop_agent2() { kill "$SSH_AGENT_PID" 2>/dev/null || true; }
+at_exit stop_agent2
+printf '#!/bin/sh\necho "open sesame"\n' >"$T/askpass"
+chmod +x "$T/askpass"
+SSH_ASKPASS="$T/askpass" SSH_ASKPASS_REQUIRE=force ssh-add "$T/locked" \
+    </dev/null >/dev/null 2>&1
+ssh-add -l >/dev/null || fail "could not load the key into ssh-agent"
+cat >"$T/cfg-only" <<CONF
+Host box
+    HostName 127.0.0.1
+    Port $SSHD_PORT
+    User $(id -un)
+    IdentityFile $T/locked
+    IdentitiesOnly yes
+    UserKnownHostsFile $SSHD_DIR/known_hosts
+    StrictHostKeyChecking yes
+CONF
+expect_rc 0 "$FERRY" push -F "$T/cfg-only" --agent "$AGENT" "$T/src" \
+    "box:$T/d6" </dev/null
+[ -f "$T/d6/src/f" ] || fail "IdentitiesOnly with the key in ssh-agent"
