@@ -118,7 +118,7 @@ asan: deps
 ## demo: push a generated dataset, change it, push again, pull it back
 demo: deps
 	@$(MAKE) --no-print-directory all
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/demo.sh
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/demo.sh
 
 ## bench: ferry side by side with rsync, scp and tar|ssh (minutes)
 bench: deps
