@@ -51,7 +51,6 @@ status_step(void *role, struct conn_step *st)
 {
     struct status *s = role;
     struct msg_partial m;
-    struct msg_error e;
     struct frame f;
     size_t off = 0, used;
     int r;
@@ -71,12 +70,7 @@ status_step(void *role, struct conn_step *st)
             st->done = 1;
             return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
         case MSG_ERROR:
-            if ((r = msg_error_decode(f.payload, f.len, &e)) != 0)
-                return r;
-            snprintf(s->x->peer_error, sizeof(s->x->peer_error), "%.*s",
-                (int)e.text.len, e.text.p);
-            s->x->peer_error_code = proto_err_from_wire(e.code);
-            return FERRY_ERR_PEER;
+            return xfer_peer_error(s->x, f.payload, f.len);
         default:
             return FERRY_ERR_PROTOCOL;
         }

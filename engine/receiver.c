@@ -1106,18 +1106,11 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
     struct conn_step *st)
 {
     struct msg_notice n;
-    struct msg_error e;
     char path[PROTO_MAX_PATH + 1], text[PROTO_MAX_MESSAGE + 1];
     int r;
 
-    if (f->type == MSG_ERROR) {
-        if ((r = msg_error_decode(f->payload, f->len, &e)) != 0)
-            return r;
-        snprintf(rc->x->peer_error, sizeof(rc->x->peer_error), "%.*s",
-            (int)e.text.len, e.text.p);
-        rc->x->peer_error_code = proto_err_from_wire(e.code);
-        return FERRY_ERR_PEER;
-    }
+    if (f->type == MSG_ERROR)
+        return xfer_peer_error(rc->x, f->payload, f->len);
     if (rc->state == RCV_WAIT_PLAN && f->type == MSG_PLAN)
         return receiver_on_plan(rc, f, st->out);
     if (rc->state != RCV_RUN)

@@ -162,20 +162,6 @@ sender_finish_entry(struct sender *s, uint32_t id)
 }
 
 static int
-sender_peer_error(struct sender *s, const struct frame *f)
-{
-    struct msg_error m;
-    int r;
-
-    if ((r = msg_error_decode(f->payload, f->len, &m)) != 0)
-        return r;
-    snprintf(s->x->peer_error, sizeof(s->x->peer_error), "%.*s",
-        (int)m.text.len, m.text.p);
-    s->x->peer_error_code = proto_err_from_wire(m.code);
-    return FERRY_ERR_PEER;
-}
-
-static int
 sender_on_reply(struct sender *s, const struct frame *f)
 {
     struct msg_reply m;
@@ -260,7 +246,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     int r;
 
     if (f->type == MSG_ERROR)
-        return sender_peer_error(s, f);
+        return xfer_peer_error(s->x, f->payload, f->len);
     switch (s->state) {
     case SND_WAIT_READY:
         if (f->type != MSG_READY)

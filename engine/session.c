@@ -131,20 +131,6 @@ session_on_hello(struct session *s, const struct frame *f)
     return 0;
 }
 
-static int
-session_peer_error(struct session *s, const struct frame *f)
-{
-    struct msg_error e;
-    int r;
-
-    if ((r = msg_error_decode(f->payload, f->len, &e)) != 0)
-        return r;
-    snprintf(s->x->peer_error, sizeof(s->x->peer_error), "%.*s",
-        (int)e.text.len, e.text.p);
-    s->x->peer_error_code = proto_err_from_wire(e.code);
-    return FERRY_ERR_PEER;
-}
-
 /* "~" and "~/..." in a remote path mean the agent's home, as with scp. */
 static char *
 session_expand_home(const char *p, size_t len)
@@ -293,7 +279,7 @@ session_handshake(struct session *s, struct conn_step *st, size_t *used)
         off += n;
         if (f.type == MSG_ERROR) {
             *used = off;
-            return session_peer_error(s, &f);
+            return xfer_peer_error(s->x, f.payload, f.len);
         }
         switch (s->state) {
         case S_CLIENT_WAIT_HELLO:

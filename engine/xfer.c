@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "../common/err.h"
+#include "../proto/msg.h"
 
 void
 xfer_file(struct xfer *x, const char *path, const char *action,
@@ -41,4 +42,18 @@ xfer_fail(struct xfer *x, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+int
+xfer_peer_error(struct xfer *x, const uint8_t *payload, size_t len)
+{
+    struct msg_error e;
+    int r;
+
+    if ((r = msg_error_decode(payload, len, &e)) != 0)
+        return r;
+    snprintf(x->peer_error, sizeof(x->peer_error), "%.*s",
+        (int)e.text.len, e.text.p);
+    x->peer_error_code = proto_err_from_wire(e.code);
+    return FERRY_ERR_PEER;
 }

@@ -9,6 +9,7 @@
 #define FERRY_ENGINE_XFER_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Which side a per-file failure belongs to; it picks the exit code. */
@@ -74,6 +75,10 @@ xfer_get(atomic_uint_fast64_t *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
 }
+
+/* Records the peer's ERROR message (a frame payload) for the program to
+ * show; returns FERRY_ERR_PEER, or the decode error if it is malformed. */
+int xfer_peer_error(struct xfer *x, const uint8_t *payload, size_t len);
 
 /* Records a fatal error of this side and returns code. */
 int xfer_fail(struct xfer *x, int code, const char *fmt, ...)

@@ -173,17 +173,7 @@ start_sshd() {
     sed -i '/^Subsystem[[:space:]]\{1,\}sftp[[:space:]]/d' "$SSHD_DIR/sshd_config"
     printf 'Subsystem sftp %s\n' "$T/bin/sftp-server-timed" \
         >>"$SSHD_DIR/sshd_config"
-    /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
-    SSHD_PID=$!
-    for _ in $(seq 1 100); do
-        if ssh -F "$SSH_CONFIG" -o BatchMode=yes ferry-test true \
-            2>/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    cat "$SSHD_DIR/sshd.log" >&2
-    fail "sshd did not restart"
+    sshd_launch
 }
 
 PROXY_PIDS=""

@@ -7,6 +7,8 @@
 #                      SSH_CONFIG (a client config with Host ferry-test),
 #                      SSH_KEY (the user key), SSHD_HOME (the session's HOME)
 # sshd_stop            stops it (registered with at_exit by sshd_start)
+# sshd_launch          (re)starts it from $SSHD_DIR/sshd_config and waits
+#                      until it accepts connections
 #
 # Sessions get HOME=$SSHD_HOME and a PATH without ferry-agent, so anything
 # an agent bootstrap writes stays in the test's directory.
@@ -50,8 +52,6 @@ Subsystem sftp internal-sftp
 SetEnv HOME=$SSHD_HOME PATH=/usr/local/bin:/usr/bin:/bin
 ${SSHD_EXTRA:-}
 CONF
-    /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
-    SSHD_PID=$!
     at_exit sshd_stop
     printf '[127.0.0.1]:%s %s\n' "$SSHD_PORT" \
         "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
@@ -68,7 +68,12 @@ Host ferry-test
     StrictHostKeyChecking yes
     ConnectTimeout 10
 CONF
-    # Wait until it accepts connections.
+    sshd_launch
+}
+
+sshd_launch() {
+    /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
+    SSHD_PID=$!
     for _ in $(seq 1 100); do
         if ssh -F "$SSH_CONFIG" -o BatchMode=yes ferry-test true \
             2>/dev/null; then
