@@ -19,7 +19,10 @@
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
+#include "../engine/dest.h"
+#include "../engine/incoming.h"
 #include "../engine/manifest.h"
+#include "../engine/plan.h"
 #include "../engine/receiver.h"
 #include "../engine/sender.h"
 #include "../engine/session.h"
@@ -54,6 +57,11 @@ struct run {
     struct xfer x;
     struct output out;
     struct session_open so;
+    /* What the attempts share: a push's plan, a pull's destination. */
+    struct plan *plan;
+    struct dest *dest;
+    struct incoming *in;
+    /* This attempt's role. */
     struct sender *snd;
     struct receiver *rcv;
     struct status status;
@@ -335,6 +343,28 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     return ssh_conn_open(&so, &rn->ssh, msg, msglen);
 }
 
+/* This attempt's sender (push) or receiver (pull) over what the attempts
+ * share. */
+static int
+run_make_role(struct run *rn)
+{
+    if (rn->plan != NULL) {
+        if (rn->snd == NULL &&
+            (rn->snd = sender_new(rn->plan, 0, &rn->x)) == NULL)
+            return FERRY_ERR_NOMEM;
+        rn->role = rn->snd;
+    } else if (rn->dest != NULL) {
+        if (rn->rcv == NULL) {
+            if ((rn->rcv = receiver_new(rn->dest, rn->in, 0, rn->so.flags,
+                rn->so.block_size, &rn->x)) == NULL ||
+                run_expect_tops(rn) != 0)
+                return FERRY_ERR_NOMEM;
+        }
+        rn->role = rn->rcv;
+    }
+    return 0;
+}
+
 /* One connection to an agent, from start to close. */
 static int
 run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
@@ -350,6 +380,8 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
     rn->tp_err[0] = '\0';
     memset(&rn->tp, 0, sizeof(rn->tp));
     rn->tp.fd = -1;
+    if ((r = run_make_role(rn)) != 0)
+        return r;
     if ((rn->sess = session_client_new(&rn->so, rn->role_step, rn->role,
         &rn->x)) == NULL)
         return FERRY_ERR_NOMEM;
@@ -493,11 +525,16 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
     rn->sess = NULL;
     memset(&rn->x.local_error, 0, sizeof(rn->x.local_error));
     memset(&rn->x.peer_error, 0, sizeof(rn->x.peer_error));
-    if (rn->snd != NULL)
-        sender_restart(rn->snd);
-    else if (rn->rcv != NULL)
-        receiver_restart(rn->rcv);
-    else {
+    sender_free(rn->snd);
+    rn->snd = NULL;
+    receiver_free(rn->rcv);
+    rn->rcv = NULL;
+    if (rn->plan != NULL) {
+        plan_restart(rn->plan);
+    } else if (rn->dest != NULL) {
+        incoming_restart(rn->in);
+        dest_restart(rn->dest);
+    } else {
         status_cleanup(&rn->status);
         status_init(&rn->status, &rn->x);
     }
@@ -551,11 +588,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.paths = (const char *const *)&cli->remote.path;
         rn->so.npaths = 1;
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
-        if ((rn->snd = sender_new(mf, cli->block_size, rn->so.flags,
+        if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
             return EXIT_SOURCE;
         rn->role_step = sender_step;
-        rn->role = rn->snd;
     } else {
         const char *dest = cli->local_paths[0];
         size_t dl = strlen(dest);
@@ -567,11 +603,11 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");
         *dest_prefix = join_prefix(dest, "", "");
-        if ((rn->rcv = receiver_new(dest, rn->so.flags, cli->block_size,
-            &rn->x)) == NULL || run_expect_tops(rn) != 0)
+        if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
+            &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
+            cli->block_size, &rn->x)) == NULL)
             return EXIT_DEST;
         rn->role_step = receiver_step;
-        rn->role = rn->rcv;
     }
     /* Prefixes end with the separator the path needs. */
     if (*dest_prefix != NULL) {
@@ -714,6 +750,9 @@ out_early:
     session_free(rn.sess);
     sender_free(rn.snd);
     receiver_free(rn.rcv);
+    plan_free(rn.plan);
+    incoming_free(rn.in);
+    dest_free(rn.dest);
     status_cleanup(&rn.status);
     manifest_cleanup(&mf);
     xfree(dest_prefix);
@@ -737,7 +776,7 @@ run_local_status(struct cli *cli)
     out.quiet = cli->quiet;
     output_init(&out, &x);
     status_init(&st, &x);
-    if ((r = partial_dest_state(dest, cli->cmd == CMD_CLEAN, &st.v,
+    if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
         &st.n)) != 0) {
         output_fatal(&out, dest, r, ferry_strerror(r));
         return r == -ENOENT || r == -ENOTDIR ? EXIT_USAGE : EXIT_DEST;

@@ -11,8 +11,19 @@
 
 #include "alloc.h"
 
+/* Blocks that came before the ones in front of them: a linear-probing
+ * table (key index + 1, 0 empty) with backward-shift deletion. */
+struct hash_pending {
+    uint64_t key;
+    struct hash128 h;
+};
+
 struct hash_file {
     XXH3_state_t *st;
+    uint64_t nblocks;    /* of the whole file */
+    uint64_t next;       /* blocks folded so far, in order */
+    struct hash_pending *pend;
+    size_t pend_len, pend_cap;
 };
 
 static void
@@ -78,6 +89,18 @@ hash_equal(const struct hash128 *a, const struct hash128 *b)
     return memcmp(a->b, b->b, HASH_LEN) == 0;
 }
 
+int
+hash_ct_equal(const void *a, const void *b, size_t n)
+{
+    const volatile uint8_t *x = a, *y = b;
+    uint8_t d = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        d |= (uint8_t)(x[i] ^ y[i]);
+    return d == 0;
+}
+
 void
 hash_hex(const struct hash128 *h, char out[2 * HASH_LEN + 1])
 {
@@ -110,6 +133,8 @@ hash_file_new(uint64_t size, uint32_t block_size)
     for (i = 0; i < 4; i++)
         hdr[8 + i] = (uint8_t)(block_size >> (24 - 8 * i));
     XXH3_128bits_update(hf->st, hdr, sizeof(hdr));
+    hf->nblocks = block_size == 0 ? 0 : size / block_size +
+        (size % block_size != 0);
     return hf;
 }
 
@@ -119,6 +144,7 @@ hash_file_free(struct hash_file *hf)
     if (hf == NULL)
         return;
     XXH3_freeState(hf->st);
+    xfree(hf->pend);
     xfree(hf);
 }
 
@@ -126,6 +152,105 @@ void
 hash_file_add(struct hash_file *hf, const struct hash128 *block)
 {
     XXH3_128bits_update(hf->st, block->b, HASH_LEN);
+    hf->next++;
+}
+
+static size_t
+hash_pend_slot(const struct hash_file *hf, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & (hf->pend_cap - 1);
+
+    while (hf->pend[i].key != 0 && hf->pend[i].key != key)
+        i = (i + 1) & (hf->pend_cap - 1);
+    return i;
+}
+
+static int
+hash_pend_grow(struct hash_file *hf)
+{
+    size_t ncap = hf->pend_cap ? hf->pend_cap * 2 : 64, i, old = hf->pend_cap;
+    struct hash_pending *ov = hf->pend;
+
+    if ((hf->pend = xcalloc(ncap, sizeof(*hf->pend))) == NULL) {
+        hf->pend = ov;
+        return FERRY_ERR_NOMEM;
+    }
+    hf->pend_cap = ncap;
+    for (i = 0; i < old; i++)
+        if (ov[i].key != 0)
+            hf->pend[hash_pend_slot(hf, ov[i].key)] = ov[i];
+    xfree(ov);
+    return 0;
+}
+
+/* Takes the pending hash of key out of the table into *h; 0 if absent. */
+static int
+hash_pend_take(struct hash_file *hf, uint64_t key, struct hash128 *h)
+{
+    size_t i, j, k, mask = hf->pend_cap - 1;
+
+    if (hf->pend_len == 0)
+        return 0;
+    i = hash_pend_slot(hf, key);
+    if (hf->pend[i].key == 0)
+        return 0;
+    *h = hf->pend[i].h;
+    /* Backward shift: move later members of the run into the hole when
+     * their home slot does not lie cyclically in (hole, their slot]. */
+    for (j = (i + 1) & mask; hf->pend[j].key != 0; j = (j + 1) & mask) {
+        k = (size_t)(hf->pend[j].key * 0x9e3779b97f4a7c15ull) & mask;
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            hf->pend[i] = hf->pend[j];
+            i = j;
+        }
+    }
+    hf->pend[i].key = 0;
+    hf->pend_len--;
+    return 1;
+}
+
+int
+hash_file_put(struct hash_file *hf, uint64_t index, const struct hash128 *h,
+    size_t max_pending)
+{
+    struct hash128 next;
+    size_t i;
+    int r;
+
+    if (index >= hf->nblocks)
+        return FERRY_ERR_USAGE;
+    if (index < hf->next)
+        return FERRY_ERR_EXISTS;
+    if (index > hf->next) {
+        if (hf->pend_len >= max_pending)
+            return FERRY_ERR_TOO_LARGE;
+        if ((hf->pend_len + 1) * 2 > hf->pend_cap &&
+            (r = hash_pend_grow(hf)) != 0)
+            return r;
+        i = hash_pend_slot(hf, index + 1);
+        if (hf->pend[i].key != 0)
+            return FERRY_ERR_EXISTS;
+        hf->pend[i].key = index + 1;
+        hf->pend[i].h = *h;
+        hf->pend_len++;
+        return 0;
+    }
+    hash_file_add(hf, h);
+    while (hash_pend_take(hf, hf->next + 1, &next))
+        hash_file_add(hf, &next);
+    return 0;
+}
+
+size_t
+hash_file_pending(const struct hash_file *hf)
+{
+    return hf->pend_len;
+}
+
+int
+hash_file_complete(const struct hash_file *hf)
+{
+    return hf->next == hf->nblocks;
 }
 
 void

@@ -33,6 +33,9 @@ uint64_t hash_name64(const void *p, size_t n);
 /* 1 if the n bytes at p are all zero. */
 int hash_is_zero(const void *p, size_t n);
 int hash_equal(const struct hash128 *a, const struct hash128 *b);
+/* 1 if the n bytes at a and b are equal, in time that does not depend on
+ * where they differ (for secrets such as a transfer id). */
+int hash_ct_equal(const void *a, const void *b, size_t n);
 /* Writes 32 lowercase hex digits and a NUL into out[33]. */
 void hash_hex(const struct hash128 *h, char out[2 * HASH_LEN + 1]);
 
@@ -42,7 +45,23 @@ struct hash_file;
 /* Returns NULL on allocation failure. */
 struct hash_file *hash_file_new(uint64_t size, uint32_t block_size);
 void hash_file_free(struct hash_file *hf);
+/* Adds the hash of the next block, in order. */
 void hash_file_add(struct hash_file *hf, const struct hash128 *block);
+/*
+ * Adds the hash of block index in any order (blocks that come from several
+ * connections, or a resume): each is folded in as soon as the blocks before
+ * it are, and waits until then, at most max_pending of them. Returns 0,
+ * FERRY_ERR_EXISTS for a block already given, FERRY_ERR_USAGE for one past
+ * the end, TOO_LARGE when max_pending would be passed, or NOMEM; then
+ * nothing changed.
+ */
+int hash_file_put(struct hash_file *hf, uint64_t index,
+    const struct hash128 *block, size_t max_pending) FERRY_WUR;
+/* Blocks added that wait for the ones before them. */
+size_t hash_file_pending(const struct hash_file *hf);
+/* 1 when every block of the file was added. */
+int hash_file_complete(const struct hash_file *hf);
+/* The file hash; only meaningful once complete. */
 void hash_file_final(struct hash_file *hf, struct hash128 *out);
 
 /*

@@ -24,6 +24,41 @@ static void conn_kick(struct conn *c);
 static void conn_finish(struct conn *c);
 
 static void
+conn_group_leave(struct conn *c)
+{
+    struct conn_group *g = c->group;
+    int i;
+
+    if (g == NULL)
+        return;
+    for (i = 0; i < g->n; i++) {
+        if (g->members[i] == c) {
+            g->members[i] = g->members[--g->n];
+            break;
+        }
+    }
+    c->group = NULL;
+}
+
+/* After a step of the group: every member gets a chance, starting after
+ * the one that ran, so no stream is starved by a busy one. With poke,
+ * each is stepped once even without input. */
+static void
+conn_group_kick(struct conn_group *g, int poke)
+{
+    int i, n = g->n, start = g->rr;
+
+    for (i = 0; i < n && !g->busy; i++) {
+        struct conn *m = g->members[(start + i) % n];
+
+        if (poke)
+            m->wake_due = 1;
+        g->rr = (start + i + 1) % n;
+        conn_kick(m);
+    }
+}
+
+static void
 conn_fail(struct conn *c, int err)
 {
     if (c->err == 0)
@@ -38,6 +73,7 @@ conn_maybe_released(struct conn *c)
     if (c->handles_open > 0 || c->job_running || c->released)
         return;
     c->released = 1;
+    conn_group_leave(c);
     buf_cleanup(&c->inbox);
     buf_cleanup(&c->job_in);
     buf_cleanup(&c->job_out);
@@ -233,6 +269,8 @@ conn_send(struct conn *c, struct buf *b)
     return 0;
 }
 
+static void conn_after_step(struct conn *c, int kick);
+
 static void
 conn_work(uv_work_t *req)
 {
@@ -248,6 +286,7 @@ conn_work(uv_work_t *req)
     c->job_more = st.more;
     c->job_done = st.done;
     c->job_wake = st.wake_ms;
+    c->job_poke = st.poke;
 }
 
 static void
@@ -263,10 +302,26 @@ static void
 conn_after_work(uv_work_t *req, int status)
 {
     struct conn *c = req->data;
-    int r;
+    struct conn_group *g = c->group;
 
     (void)status;
     c->job_running = 0;
+    if (g != NULL) {
+        /* The next step goes to whoever is next in turn. */
+        g->busy = 0;
+        conn_after_step(c, 0);
+        conn_group_kick(g, c->job_poke);
+        return;
+    }
+    conn_after_step(c, 1);
+}
+
+/* What follows a step: its output sent, then the next step if due. */
+static void
+conn_after_step(struct conn *c, int kick)
+{
+    int r;
+
     buf_reset(&c->job_in);
     if (c->finishing) {
         /* Aborted while the step ran: its output is dropped. */
@@ -291,7 +346,8 @@ conn_after_work(uv_work_t *req, int status)
         if (uv_read_start(c->rs, conn_alloc, conn_read) == 0)
             c->reading = 1;
     }
-    conn_kick(c);
+    if (kick)
+        conn_kick(c);
 }
 
 /* Starts a step if there is something for it to do. */
@@ -301,7 +357,8 @@ conn_kick(struct conn *c)
     size_t whole;
     int r, has_frames, deliver_eof;
 
-    if (c->job_running || c->finishing)
+    if (c->job_running || c->finishing ||
+        (c->group != NULL && c->group->busy))
         return;
     if ((r = conn_whole_frames(buf_ptr(&c->inbox), buf_used(&c->inbox),
         &whole)) != 0) {
@@ -347,8 +404,12 @@ conn_kick(struct conn *c)
     c->job_more = 0;
     uv_timer_stop(&c->wake);
     c->job_running = 1;
+    if (c->group != NULL)
+        c->group->busy = 1;
     if (uv_queue_work(c->loop, &c->work, conn_work, conn_after_work) != 0) {
         c->job_running = 0;
+        if (c->group != NULL)
+            c->group->busy = 0;
         conn_fail(c, FERRY_ERR_NOMEM);
     }
 }
@@ -358,10 +419,15 @@ conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     conn_step_fn *step, void *role, conn_close_fn *on_close)
 {
     void *data = c->data;
+    struct conn_group *g = c->group;
+    const uint8_t *pre = c->preload;
+    size_t pre_len = c->preload_len;
     int r, i, n = rfd == wfd ? 1 : 2;
 
     memset(c, 0, sizeof(*c));
     c->data = data;
+    if (g != NULL && g->n >= CONN_GROUP_MAX)
+        return FERRY_ERR_TOO_LARGE;
     c->loop = loop;
     c->step = step;
     c->role = role;
@@ -373,9 +439,16 @@ conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     buf_init(&c->job_in, CONN_INBOX_HIGH + PROTO_MAX_FRAME + 2 *
         CONN_READ_CHUNK);
     buf_init(&c->job_out, CONN_STEP_BUDGET + 4 * PROTO_MAX_FRAME);
-    if ((r = uv_timer_init(loop, &c->wake)) != 0)
+    if ((pre_len > 0 && buf_put(&c->inbox, pre, pre_len) != 0) ||
+        uv_timer_init(loop, &c->wake) != 0) {
+        buf_cleanup(&c->inbox);
         return FERRY_ERR_NOMEM;
+    }
     c->wake.data = c;
+    if (g != NULL) {
+        g->members[g->n++] = c;
+        c->group = g;
+    }
     c->handles_open = 1;
     for (i = 0; i < n; i++) {
         int fd = i == 0 ? rfd : wfd;

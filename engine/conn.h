@@ -11,6 +11,9 @@
  *     loop thread:  read -> frames -> [step in worker] -> uv_write
  *
  * Steps of one conn never run concurrently, so role state needs no lock.
+ * The conns of one transfer (its streams) form a group, and steps of one
+ * group never run concurrently either, so what the streams share (the
+ * plan, the destination) needs no lock.
  * Back-pressure: reading stops while CONN_INBOX_HIGH bytes of frames wait,
  * and a role that has more to say is only stepped again while fewer than
  * CONN_TX_HIGH bytes wait to be written.
@@ -39,6 +42,8 @@ struct conn_step {
     int more;           /* out: step again even without input */
     int done;           /* out: close after sending out */
     unsigned wake_ms;   /* out: step again after this long if idle */
+    int poke;           /* out: the other conns of the group may have
+                           something to do now (work was queued) */
 };
 
 /* Returns 0 or a fatal error (the conn then sends what is in out and
@@ -47,12 +52,29 @@ typedef int conn_step_fn(void *role, struct conn_step *st);
 
 struct conn;
 
+/* The conns of one transfer. Zero it before use; conns join at start and
+ * leave when they close. Loop thread only. */
+#define CONN_GROUP_MAX 32
+
+struct conn_group {
+    struct conn *members[CONN_GROUP_MAX];  /* private */
+    int n;                                 /* read-only */
+    int busy;                              /* private: a step runs */
+    int rr;                                /* private: next to run */
+};
+
 /* Called once on the loop thread after the conn has closed; err is 0 on a
  * clean finish. */
 typedef void conn_close_fn(struct conn *c, int err);
 
 struct conn {
     void *data;               /* public: for the owner */
+    /* public: set before conn_start_fds to join a group (NULL: alone) */
+    struct conn_group *group;
+    /* public: set before conn_start_fds: bytes that were read from the
+     * transport before the conn took it over (copied at start) */
+    const uint8_t *preload;
+    size_t preload_len;
     uint64_t bytes_in;        /* read-only: bytes read from the transport */
     uint64_t bytes_out;       /* read-only: bytes written to it */
     int err;                  /* read-only: first fatal error */
@@ -65,7 +87,7 @@ struct conn {
     uv_work_t work;
     uv_timer_t wake;
     uv_shutdown_t shutdown_req;
-    int job_running, job_result, job_more, job_done;
+    int job_running, job_result, job_more, job_done, job_poke;
     unsigned job_wake;
     int reading, eof, eof_delivered, wake_due, finishing, closing, released;
     size_t tx_pending;
@@ -81,8 +103,9 @@ struct conn {
  * Starts a conn over the fds rfd (read) and wfd (write), which may be the
  * same socket. The conn takes ownership of the fds. Steps begin at once
  * with an empty input, so a role can speak first. Returns an error only
- * if nothing was set up; any later failure, including a bad fd, is
- * reported through on_close.
+ * if nothing was set up (or the group is full); any later failure,
+ * including a bad fd, is reported through on_close. c->data and c->group
+ * are kept; the rest of *c is set up here.
  */
 int conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     conn_step_fn *step, void *role, conn_close_fn *on_close) FERRY_WUR;

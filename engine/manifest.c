@@ -11,12 +11,12 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../proto/msg.h"
-#include "partial.h"
+#include "dest.h"
 
 /* The receiver keeps its state in this directory at the top of a
  * destination; a source directory that holds one is such a destination,
  * and its state is not data. */
-#define MANIFEST_STATE_DIR PARTIAL_STATE_DIR
+#define MANIFEST_STATE_DIR DEST_STATE_DIR
 
 void
 manifest_init(struct manifest *m)
@@ -215,7 +215,7 @@ list_dir(const char *local, char ***names, size_t *count)
 static int
 is_state_dir(const char *local)
 {
-    char *marker = path_join(local, PARTIAL_MARKER);
+    char *marker = path_join(local, DEST_MARKER);
     struct stat st;
     int yes;
 

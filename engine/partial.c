@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,25 +16,43 @@
 
 /* Biggest journal header we read: fixed fields plus the longest path. */
 #define PARTIAL_HEADER_MAX (JOURNAL_HEADER_FIXED + PROTO_MAX_PATH)
+#define PARTIAL_NAME_MAX 32
 
 struct partial {
     int fd;             /* part file */
     int jfd;            /* journal, -1 for a light partial */
-    int light;          /* small file: no journal, no resume */
-    char key[17];
-    char part[48];      /* the part file's name */
-    size_t header_len;
-    uint64_t blocks;    /* records in the journal */
+    char part[PARTIAL_NAME_MAX];  /* the part file's name */
+    char jnl[PARTIAL_NAME_MAX];
+    uint32_t block_size;
+    uint64_t jlen;      /* journal bytes written (appends go here) */
     uint64_t unsynced;  /* data bytes written since the last sync */
     uint64_t synced_ms; /* when the journal was last synced */
     struct buf pending; /* encoded records waiting for the sync */
 };
 
 void
-partial_key(const char *path, char key[17])
+partial_key(const uint8_t salt[16], const char *path,
+    char key[PARTIAL_KEY_LEN + 1])
 {
-    snprintf(key, 17, "%016llx",
-        (unsigned long long)hash_name64(path, strlen(path)));
+    size_t n = strlen(path);
+    struct hash128 h;
+    uint8_t *tmp = xmalloc(16 + n);
+    char hex[2 * HASH_LEN + 1];
+
+    /* The salt is secret to the destination, so nobody can compute two
+     * names that collide; the caller still checks that no two files of
+     * one transfer share a key. Without memory, fall back to no salt. */
+    if (tmp != NULL) {
+        memcpy(tmp, salt, 16);
+        memcpy(tmp + 16, path, n);
+        hash_block(tmp, 16 + n, &h);
+        xfree(tmp);
+    } else {
+        hash_block(path, n, &h);
+    }
+    hash_hex(&h, hex);
+    memcpy(key, hex, PARTIAL_KEY_LEN);
+    key[PARTIAL_KEY_LEN] = '\0';
 }
 
 static uint64_t
@@ -47,10 +65,49 @@ partial_now_ms(void)
 }
 
 static void
-partial_names(const char *key, char part[32], char jnl[32])
+partial_names(const char *key, int light, char part[PARTIAL_NAME_MAX],
+    char jnl[PARTIAL_NAME_MAX])
 {
-    snprintf(part, 32, "%s.part", key);
-    snprintf(jnl, 32, "%s.jnl", key);
+    snprintf(part, PARTIAL_NAME_MAX, "%s.%s", key, light ? "tmp" : "part");
+    snprintf(jnl, PARTIAL_NAME_MAX, "%s.jnl", key);
+}
+
+/*
+ * Opens name beneath dirfd for reading and writing only if it is a
+ * regular file owned by us with a single link: never a FIFO (O_NONBLOCK
+ * keeps the open itself from hanging), a symlink, or a hard link to a
+ * file elsewhere. Returns the fd, or -1 with errno set.
+ */
+static int
+partial_open_ours(int dirfd, const char *name, int flags)
+{
+    struct stat st;
+    int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK |
+        O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        st.st_uid != geteuid()) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+/* A new, empty file of ours under name: whatever had the name goes
+ * first, and O_EXCL makes sure nothing slipped in between. */
+static int
+partial_create(int dirfd, const char *name)
+{
+    int fd;
+
+    if (unlinkat(dirfd, name, 0) != 0 && errno != ENOENT)
+        return -1;
+    fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+        O_CLOEXEC, 0600);
+    return fd;
 }
 
 static int
@@ -75,112 +132,136 @@ partial_read_header(int jfd, uint8_t *buf, struct journal_header *h,
     return journal_header_decode(buf, got, h, used);
 }
 
-/* Counts the leading run of records for blocks 0, 1, 2, ... (at most
- * limit) in the journal after its header; a torn or out-of-order record
- * ends it. Each record's hash goes to the non-NULL hash_files. */
-static uint64_t
-partial_scan(int jfd, uint64_t off, uint64_t limit, struct hash_file *hf1,
-    struct hash_file *hf2)
+struct partial_rec {
+    uint64_t index, seq;
+    struct hash128 hash;
+};
+
+static int
+partial_rec_cmp(const void *a, const void *b)
+{
+    const struct partial_rec *x = a, *y = b;
+
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Reads the records after the header: each names a block below nblocks;
+ * a torn or out-of-range record ends the journal there. Fills out with
+ * the blocks, the last record of each winning.
+ */
+static int
+partial_read_records(int jfd, uint64_t off, uint64_t nblocks,
+    struct partial_claim *out)
 {
     uint8_t rec[JOURNAL_RECORD_LEN * 256];
     struct journal_record jr;
-    uint64_t blocks = 0;
-    size_t got, i;
+    struct partial_rec *v = NULL, *nv;
+    uint64_t max = nblocks * PARTIAL_MAX_RECORDS_PER_BLOCK, n = 0, i, k;
+    size_t cap = 0, got, j;
+    int r = 0, torn = 0;
 
-    while (blocks < limit) {
+    out->journal_len = off;
+    while (!torn) {
         if (fsx_pread_full(jfd, rec, sizeof(rec), off, &got) != 0 ||
             got < JOURNAL_RECORD_LEN)
             break;
-        for (i = 0; i + JOURNAL_RECORD_LEN <= got && blocks < limit;
-            i += JOURNAL_RECORD_LEN) {
-            if (journal_record_decode(rec + i, JOURNAL_RECORD_LEN,
-                &jr) != 0 || jr.index != blocks)
-                return blocks;
-            if (hf1 != NULL)
-                hash_file_add(hf1, &jr.hash);
-            if (hf2 != NULL)
-                hash_file_add(hf2, &jr.hash);
-            blocks++;
+        for (j = 0; j + JOURNAL_RECORD_LEN <= got; j += JOURNAL_RECORD_LEN) {
+            if (journal_record_decode(rec + j, JOURNAL_RECORD_LEN,
+                &jr) != 0 || jr.index >= nblocks || n >= max) {
+                torn = 1;
+                break;
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                if ((nv = xrealloc(v, cap * sizeof(*v))) == NULL) {
+                    r = FERRY_ERR_NOMEM;
+                    goto out;
+                }
+                v = nv;
+            }
+            v[n].index = jr.index;
+            v[n].seq = n;
+            v[n].hash = jr.hash;
+            n++;
+            off += JOURNAL_RECORD_LEN;
         }
-        off += got - got % JOURNAL_RECORD_LEN;
     }
-    return blocks;
+    out->journal_len = off;
+    if (n == 0)
+        goto out;
+    qsort(v, n, sizeof(*v), partial_rec_cmp);
+    if ((out->index = xcalloc(n, sizeof(*out->index))) == NULL ||
+        (out->hash = xcalloc(n, sizeof(*out->hash))) == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto out;
+    }
+    for (i = 0, k = 0; i < n; i++) {
+        if (i + 1 < n && v[i + 1].index == v[i].index)
+            continue;  /* a later record of the same block wins */
+        out->index[k] = v[i].index;
+        out->hash[k] = v[i].hash;
+        k++;
+    }
+    out->n = k;
+out:
+    xfree(v);
+    return r;
 }
 
-uint64_t
-partial_probe(int partfd, const struct partial_id *id, struct hash_file *hf,
-    struct hash128 *prefix)
+void
+partial_claim_free(struct partial_claim *c)
+{
+    xfree(c->index);
+    xfree(c->hash);
+    memset(c, 0, sizeof(*c));
+}
+
+int
+partial_probe(int partfd, const char *key, const struct partial_id *id,
+    struct partial_claim *out)
 {
     struct journal_header h;
-    struct hash_file *pre = NULL;
-    char part[32], jnl[32], key[17];
-    uint64_t blocks = 0, max_blocks;
+    char part[PARTIAL_NAME_MAX], jnl[PARTIAL_NAME_MAX];
     uint8_t *hdr = NULL;
-    struct stat st;
     size_t used;
-    int jfd = -1;
+    int pfd = -1, jfd = -1, r = 0, e;
 
-    if (prefix != NULL)
-        memset(prefix, 0, sizeof(*prefix));
+    memset(out, 0, sizeof(*out));
     if (id->size < PARTIAL_JOURNAL_MIN)
         return 0;
-    partial_key(id->path, key);
-    partial_names(key, part, jnl);
-    if (fstatat(partfd, part, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode))
-        return 0;
-    jfd = openat(partfd, jnl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (jfd < 0 || (hdr = xmalloc(PARTIAL_HEADER_MAX)) == NULL)
+    partial_names(key, 0, part, jnl);
+    if ((jfd = partial_open_ours(partfd, jnl, O_RDONLY)) < 0 ||
+        (pfd = partial_open_ours(partfd, part, O_RDONLY)) < 0)
         goto out;
-    if (partial_read_header(jfd, hdr, &h, &used) != 0 ||
-        !partial_same(&h, id))
-        goto out;
-    max_blocks = (id->size + id->block_size - 1) / id->block_size;
-    blocks = partial_scan(jfd, used, max_blocks, NULL, NULL);
-    if (blocks == 0 || (hf == NULL && prefix == NULL))
-        goto out;
-    /* Second pass, now that the prefix length is known. */
-    if (prefix != NULL && (pre = hash_file_new(blocks * id->block_size <
-        id->size ? blocks * id->block_size : id->size,
-        id->block_size)) == NULL) {
-        blocks = 0;
+    if ((hdr = xmalloc(PARTIAL_HEADER_MAX)) == NULL) {
+        r = FERRY_ERR_NOMEM;
         goto out;
     }
-    if (partial_scan(jfd, used, blocks, hf, pre) != blocks) {
-        blocks = 0;  /* changed under us: trust nothing */
+    if ((e = partial_read_header(jfd, hdr, &h, &used)) != 0) {
+        out->old_format = e == FERRY_ERR_VERSION;
         goto out;
     }
-    if (pre != NULL)
-        hash_file_final(pre, prefix);
+    if (!partial_same(&h, id))
+        goto out;
+    r = partial_read_records(jfd, used, (id->size + id->block_size - 1) /
+        id->block_size, out);
+    if (r != 0)
+        partial_claim_free(out);
 out:
-    hash_file_free(pre);
     xfree(hdr);
     if (jfd >= 0)
         close(jfd);
-    return blocks;
+    if (pfd >= 0)
+        close(pfd);
+    return r;
 }
 
+/* Encodes the header and makes it the journal's only content. */
 static int
-partial_lock(int fd)
-{
-    int waited = 0;
-
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return -errno;
-        if (waited >= PARTIAL_LOCK_WAIT_MS)
-            return -EBUSY;
-        usleep(100 * 1000);
-        waited += 100;
-    }
-    return 0;
-}
-
-/* Encodes the header to learn its length; with write, also makes it the
- * journal's only content. */
-static int
-partial_write_header(struct partial *p, const struct partial_id *id,
-    int write)
+partial_write_header(struct partial *p, const struct partial_id *id)
 {
     struct journal_header h;
     struct buf b;
@@ -195,86 +276,58 @@ partial_write_header(struct partial *p, const struct partial_id *id,
     h.path = id->path;
     h.path_len = strlen(id->path);
     buf_init(&b, PARTIAL_HEADER_MAX);
-    if ((r = journal_header_encode(&b, &h)) == 0 && write) {
-        if (ftruncate(p->jfd, 0) == 0)
-            r = fsx_pwrite_all(p->jfd, buf_ptr(&b), buf_used(&b), 0);
-        else
-            r = -errno;
-    }
-    p->header_len = buf_used(&b);
+    if ((r = journal_header_encode(&b, &h)) == 0)
+        r = fsx_pwrite_all(p->jfd, buf_ptr(&b), buf_used(&b), 0);
+    p->jlen = buf_used(&b);
     buf_cleanup(&b);
     return r;
 }
 
 int
-partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
-    struct partial **out)
+partial_open(int partfd, const char *key, const struct partial_id *id,
+    const struct partial_claim *keep, struct partial **out)
 {
-    char part[32], jnl[32];
     struct partial *p;
-    int r = 0, flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    int r = 0, light = id->size < PARTIAL_JOURNAL_MIN;
+    int resume = !light && keep != NULL && keep->n > 0;
 
     *out = NULL;
     if ((p = xcalloc(1, sizeof(*p))) == NULL)
         return FERRY_ERR_NOMEM;
     p->fd = p->jfd = -1;
+    p->block_size = id->block_size;
     buf_init(&p->pending, JOURNAL_RECORD_LEN * (PARTIAL_SYNC_BYTES /
         PROTO_MIN_BLOCK + 16));
-    partial_key(id->path, p->key);
-    partial_names(p->key, part, jnl);
-    snprintf(p->part, sizeof(p->part), "%s", part);
-    if (id->size < PARTIAL_JOURNAL_MIN) {
-        /* Sending a small file again costs less than journaling it. The
-         * name carries our pid, so no other agent writes it. */
-        p->light = 1;
-        snprintf(p->part, sizeof(p->part), "%s.%ld.tmp", p->key,
-            (long)getpid());
-        if ((p->fd = openat(partfd, p->part, flags | O_TRUNC, 0600)) < 0) {
-            r = -errno;
-            goto fail;
-        }
-        *out = p;
-        return 0;
-    }
-    if ((p->jfd = openat(partfd, jnl, flags, 0600)) < 0 ||
-        (r = partial_lock(p->jfd)) != 0) {
-        r = p->jfd < 0 ? -errno : r;
-        goto fail;
-    }
-    /* Only now, holding the lock, is what the journal says settled. */
-    if (blocks > 0 && partial_probe(partfd, id, NULL, NULL) < blocks) {
-        r = FERRY_ERR_STATE;
-        goto fail;
-    }
-    if ((p->fd = openat(partfd, part, flags | (blocks ? 0 : O_TRUNC),
-        0600)) < 0) {
-        r = -errno;
-        goto fail;
-    }
-    if ((r = partial_write_header(p, id, blocks == 0)) != 0)
-        goto fail;
-    if (blocks > 0) {
-        /* Keep the header and the leading run of records; drop a torn
-         * tail so appends line up. Data past the journal's claim (written
-         * but never journaled) goes too, so what follows reads as zeros
-         * until it is written again. */
-        uint64_t keep = blocks * (uint64_t)id->block_size;
-
-        if (ftruncate(p->jfd, (off_t)(p->header_len + blocks *
-            JOURNAL_RECORD_LEN)) != 0 ||
-            ftruncate(p->fd, (off_t)(keep < id->size ? keep : id->size))
-            != 0) {
-            r = -errno;
-            goto fail;
+    partial_names(key, light, p->part, p->jnl);
+    if (resume) {
+        if ((p->fd = partial_open_ours(partfd, p->part, O_RDWR)) < 0 ||
+            (p->jfd = partial_open_ours(partfd, p->jnl, O_RDWR)) < 0)
+            goto fail_errno;
+        /* Appends line up after the last whole record. */
+        if (ftruncate(p->jfd, (off_t)keep->journal_len) != 0)
+            goto fail_errno;
+        p->jlen = keep->journal_len;
+    } else {
+        if ((p->fd = partial_create(partfd, p->part)) < 0)
+            goto fail_errno;
+        if (!light) {
+            if ((p->jfd = partial_create(partfd, p->jnl)) < 0)
+                goto fail_errno;
+            if ((r = partial_write_header(p, id)) != 0)
+                goto fail;
         }
     }
-    p->blocks = blocks;
+    /* The part file's length is the file's from the start: blocks land
+     * anywhere, and what was never written reads as a hole. */
+    if (ftruncate(p->fd, (off_t)id->size) != 0)
+        goto fail_errno;
     p->synced_ms = partial_now_ms();
     *out = p;
     return 0;
+fail_errno:
+    r = errno == EPERM ? FERRY_ERR_STATE : -errno;
 fail:
-    partial_close(p, partfd, blocks > 0 && !p->light ? PARTIAL_KEEP :
-        PARTIAL_DISCARD);
+    partial_close(p, partfd, resume ? PARTIAL_KEEP : PARTIAL_DISCARD);
     return r;
 }
 
@@ -285,20 +338,56 @@ partial_fd(const struct partial *p)
 }
 
 int
-partial_sync(struct partial *p)
+partial_read_block(struct partial *p, uint64_t index, size_t len,
+    uint8_t *buf, struct hash128 *out)
 {
-    uint64_t off;
+    size_t got;
     int r;
 
-    if (p->light || buf_used(&p->pending) == 0)
+    if ((r = fsx_pread_full(p->fd, buf, len, index * p->block_size,
+        &got)) != 0)
+        return r;
+    if (got < len)
+        memset(buf + got, 0, len - got);
+    hash_block(buf, len, out);
+    return 0;
+}
+
+int
+partial_zero(struct partial *p, uint64_t off, size_t len)
+{
+    static const uint8_t zeros[64 << 10];
+
+#ifdef FALLOC_FL_PUNCH_HOLE
+    if (fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+        (off_t)off, (off_t)len) == 0)
+        return 0;
+#endif
+    while (len > 0) {
+        size_t k = len < sizeof(zeros) ? len : sizeof(zeros);
+        int r = fsx_pwrite_all(p->fd, zeros, k, off);
+
+        if (r != 0)
+            return r;
+        off += k;
+        len -= k;
+    }
+    return 0;
+}
+
+int
+partial_sync(struct partial *p)
+{
+    int r;
+
+    if (p->jfd < 0 || buf_used(&p->pending) == 0)
         return 0;
     if ((r = fsx_fdatasync(p->fd)) != 0)
         return r;
-    off = p->header_len + p->blocks * JOURNAL_RECORD_LEN;
     if ((r = fsx_pwrite_all(p->jfd, buf_ptr(&p->pending),
-        buf_used(&p->pending), off)) != 0)
+        buf_used(&p->pending), p->jlen)) != 0)
         return r;
-    p->blocks += buf_used(&p->pending) / JOURNAL_RECORD_LEN;
+    p->jlen += buf_used(&p->pending);
     buf_reset(&p->pending);
     p->unsynced = 0;
     p->synced_ms = partial_now_ms();
@@ -312,11 +401,12 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
     struct journal_record jr;
     int r;
 
-    if (p->light)
+    if (p->jfd < 0)
         return 0;
     jr.index = index;
     jr.hash = *h;
-    if ((r = journal_record_encode(&p->pending, &jr)) == FERRY_ERR_TOO_LARGE) {
+    if ((r = journal_record_encode(&p->pending, &jr)) ==
+        FERRY_ERR_TOO_LARGE) {
         if ((r = partial_sync(p)) != 0)
             return r;
         r = journal_record_encode(&p->pending, &jr);
@@ -331,18 +421,6 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
 }
 
 int
-partial_reset(struct partial *p)
-{
-    buf_reset(&p->pending);
-    p->unsynced = 0;
-    p->blocks = 0;
-    if (ftruncate(p->fd, 0) != 0 ||
-        (!p->light && ftruncate(p->jfd, (off_t)p->header_len) != 0))
-        return -errno;
-    return 0;
-}
-
-int
 partial_rename(struct partial *p, int partfd, int dirfd, const char *name)
 {
     return renameat(partfd, p->part, dirfd, name) == 0 ? 0 : -errno;
@@ -351,21 +429,17 @@ partial_rename(struct partial *p, int partfd, int dirfd, const char *name)
 void
 partial_close(struct partial *p, int partfd, enum partial_end how)
 {
-    char part[32], jnl[32];
-
     if (p == NULL)
         return;
-    partial_names(p->key, part, jnl);
-    if (p->light && how == PARTIAL_KEEP)
+    if (p->jfd < 0 && how == PARTIAL_KEEP)
         how = PARTIAL_DISCARD;  /* nothing to resume from */
-    if (how == PARTIAL_KEEP && p->fd >= 0 && p->jfd >= 0 &&
-        partial_sync(p) != 0) {
+    if (how == PARTIAL_KEEP && p->fd >= 0 && partial_sync(p) != 0) {
         /* Unsynced blocks are simply not claimed; they are sent again. */
     }
-    if (how == PARTIAL_DISCARD)
+    if (how == PARTIAL_DISCARD && p->fd >= 0)
         (void)unlinkat(partfd, p->part, 0);
-    if (how != PARTIAL_KEEP && !p->light)
-        (void)unlinkat(partfd, jnl, 0);
+    if (how != PARTIAL_KEEP && p->jfd >= 0)
+        (void)unlinkat(partfd, p->jnl, 0);
     if (p->fd >= 0)
         close(p->fd);
     if (p->jfd >= 0)
@@ -374,9 +448,10 @@ partial_close(struct partial *p, int partfd, enum partial_end how)
     xfree(p);
 }
 
-static int
-partial_info_add(struct partial_info **v, size_t *n, size_t *cap,
-    const struct journal_header *h, uint64_t done, int64_t age)
+int
+partial_list_add(struct partial_info **v, size_t *n, size_t *cap,
+    const char *path, size_t path_len, uint64_t size, uint64_t done,
+    int64_t age_s)
 {
     struct partial_info *nv;
 
@@ -389,13 +464,65 @@ partial_info_add(struct partial_info **v, size_t *n, size_t *cap,
         *cap = ncap;
     }
     nv = &(*v)[*n];
-    if ((nv->path = xstrndup(h->path, h->path_len)) == NULL)
+    if ((nv->path = xstrndup(path, path_len)) == NULL)
         return FERRY_ERR_NOMEM;
-    nv->size = h->size;
-    nv->done = done > h->size ? h->size : done;
-    nv->age_s = age;
+    nv->size = size;
+    nv->done = done > size ? size : done;
+    nv->age_s = age_s;
     (*n)++;
     return 0;
+}
+
+/* One journal found by partial_list: listed, or removed when expired or
+ * of the old format (expire only). */
+static int
+partial_list_one(int partfd, const char *name, int expire, uint8_t *hdr,
+    struct partial_info **v, size_t *n, size_t *cap)
+{
+    char part[PARTIAL_NAME_MAX], jnl[PARTIAL_NAME_MAX], key[PARTIAL_KEY_LEN + 1];
+    struct partial_claim c;
+    struct journal_header h;
+    struct partial_id id;
+    char path[PROTO_MAX_PATH + 1];
+    struct stat st;
+    size_t used;
+    int64_t age;
+    int jfd, e, r;
+
+    memcpy(key, name, PARTIAL_KEY_LEN);
+    key[PARTIAL_KEY_LEN] = '\0';
+    partial_names(key, 0, part, jnl);
+    if ((jfd = partial_open_ours(partfd, jnl, O_RDONLY)) < 0)
+        return 0;
+    if (fstat(jfd, &st) != 0) {
+        close(jfd);
+        return 0;
+    }
+    e = partial_read_header(jfd, hdr, &h, &used);
+    close(jfd);
+    age = (int64_t)time(NULL) - st.st_mtim.tv_sec;
+    if (expire && (e == FERRY_ERR_VERSION ||
+        (e == 0 && age > PARTIAL_EXPIRE_S))) {
+        (void)unlinkat(partfd, part, 0);
+        (void)unlinkat(partfd, jnl, 0);
+        return 0;
+    }
+    if (e != 0)
+        return 0;
+    memcpy(path, h.path, h.path_len);
+    path[h.path_len] = '\0';
+    memset(&id, 0, sizeof(id));
+    id.path = path;
+    id.size = h.size;
+    id.mtime_sec = h.mtime_sec;
+    id.mtime_nsec = h.mtime_nsec;
+    id.block_size = h.block_size;
+    if ((r = partial_probe(partfd, key, &id, &c)) != 0)
+        return r;
+    r = partial_list_add(v, n, cap, h.path, h.path_len, h.size,
+        c.n * (uint64_t)h.block_size, age);
+    partial_claim_free(&c);
+    return r;
 }
 
 int
@@ -410,72 +537,32 @@ partial_list(int partfd, int expire, struct partial_info **out, size_t *n)
 
     *out = NULL;
     *n = 0;
-    if ((dfd = fcntl(partfd, F_DUPFD_CLOEXEC, 0)) < 0)
+    if ((dfd = openat(partfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return -errno;
     if ((d = fdopendir(dfd)) == NULL) {
         close(dfd);
         return -errno;
     }
-    /* The dup shares its offset with partfd: start from the top. */
-    rewinddir(d);
     if ((hdr = xmalloc(PARTIAL_HEADER_MAX)) == NULL) {
         closedir(d);
         return FERRY_ERR_NOMEM;
     }
     while (r == 0 && (de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name), used;
-        struct journal_header h;
-        struct partial_id id;
-        struct stat st;
-        char key[17];
-        int64_t age;
-        int jfd;
+        size_t len = strlen(de->d_name);
 
-        if (expire && len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) {
-            struct stat ts;
-
-            /* A small file's temp from an agent that died. */
-            if (fstatat(partfd, de->d_name, &ts, AT_SYMLINK_NOFOLLOW) == 0 &&
-                (int64_t)time(NULL) - ts.st_mtim.tv_sec > PARTIAL_TMP_EXPIRE_S)
+        if (len == PARTIAL_KEY_LEN + 4 &&
+            strcmp(de->d_name + PARTIAL_KEY_LEN, ".tmp") == 0) {
+            /* A small file's temporary from a process that died: with
+             * the lock held, nobody else is writing it. */
+            if (expire)
                 (void)unlinkat(partfd, de->d_name, 0);
             continue;
         }
-        if (len != 20 || strcmp(de->d_name + 16, ".jnl") != 0)
+        if (len != PARTIAL_KEY_LEN + 4 ||
+            strcmp(de->d_name + PARTIAL_KEY_LEN, ".jnl") != 0)
             continue;
-        jfd = openat(partfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (jfd < 0)
-            continue;
-        if (fstat(jfd, &st) != 0 ||
-            partial_read_header(jfd, hdr, &h, &used) != 0) {
-            close(jfd);
-            continue;
-        }
-        close(jfd);
-        age = (int64_t)time(NULL) - st.st_mtim.tv_sec;
-        memcpy(key, de->d_name, 16);
-        key[16] = '\0';
-        if (expire && age > PARTIAL_EXPIRE_S) {
-            char part[32], jnl[32];
-
-            partial_names(key, part, jnl);
-            (void)unlinkat(partfd, part, 0);
-            (void)unlinkat(partfd, jnl, 0);
-            continue;
-        }
-        memset(&id, 0, sizeof(id));
-        {
-            char path[PROTO_MAX_PATH + 1];
-
-            memcpy(path, h.path, h.path_len);
-            path[h.path_len] = '\0';
-            id.path = path;
-            id.size = h.size;
-            id.mtime_sec = h.mtime_sec;
-            id.mtime_nsec = h.mtime_nsec;
-            id.block_size = h.block_size;
-            r = partial_info_add(&v, &cnt, &cap, &h, partial_probe(partfd,
-                &id, NULL, NULL) * (uint64_t)h.block_size, age);
-        }
+        r = partial_list_one(partfd, de->d_name, expire, hdr, &v, &cnt,
+            &cap);
     }
     closedir(d);
     xfree(hdr);
@@ -498,56 +585,20 @@ partial_list_free(struct partial_info *v, size_t n)
     xfree(v);
 }
 
-/* Removes every file in the part directory: ours alone lives there. */
-static void
-partial_clear_dir(int partfd)
+void
+partial_clear(int partfd)
 {
     struct dirent *de;
     DIR *d;
-    int dfd = fcntl(partfd, F_DUPFD_CLOEXEC, 0);
+    int dfd = openat(partfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
     if (dfd < 0 || (d = fdopendir(dfd)) == NULL) {
         if (dfd >= 0)
             close(dfd);
         return;
     }
-    rewinddir(d);
     while ((de = readdir(d)) != NULL)
-        if (de->d_name[0] != '.')
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
             (void)unlinkat(partfd, de->d_name, 0);
     closedir(d);
-}
-
-int
-partial_dest_state(const char *dest, int clean, struct partial_info **out,
-    size_t *n)
-{
-    int rootfd, statefd = -1, partfd = -1, r = 0;
-
-    *out = NULL;
-    *n = 0;
-    if ((rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return -errno;
-    statefd = openat(rootfd, PARTIAL_STATE_DIR,
-        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (statefd >= 0)
-        partfd = openat(statefd, PARTIAL_PART_DIR,
-            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (partfd >= 0)
-        r = partial_list(partfd, 0, out, n);
-    if (r == 0 && clean && statefd >= 0) {
-        if (partfd >= 0)
-            partial_clear_dir(partfd);
-        (void)unlinkat(statefd, PARTIAL_PART_DIR, AT_REMOVEDIR);
-        (void)unlinkat(statefd, PARTIAL_MARKER, 0);
-        if (unlinkat(rootfd, PARTIAL_STATE_DIR, AT_REMOVEDIR) != 0 &&
-            errno != ENOENT)
-            r = -errno;
-    }
-    if (partfd >= 0)
-        close(partfd);
-    if (statefd >= 0)
-        close(statefd);
-    close(rootfd);
-    return r;
 }

@@ -1,14 +1,25 @@
 /*
- * partial.h: a receiver's partial file and its resume journal.
+ * partial.h: a receiver's staging file and its resume journal.
  *
  * While a file arrives it lives in DEST/.ferry/part/<key>.part, and
  * <key>.jnl records which blocks of it are on disk with their hashes (see
- * proto/journal.h). The journal is appended only after an fdatasync of
- * the part file, in batches (PARTIAL_SYNC_BYTES or PARTIAL_SYNC_MS), so
- * after a crash of any kind it claims nothing that is not durable; at
- * most the last batch is sent again. A later run that offers the same file (same path, size,
- * mtime, block size) resumes after the blocks the journal holds, without
- * reading them: their hashes are in the journal.
+ * proto/journal.h). The key is a hash of the path keyed with the
+ * destination's secret salt (dest.h), so nobody can pick names that
+ * collide. The journal is appended only after an fdatasync of the part
+ * file, in batches (PARTIAL_SYNC_BYTES or PARTIAL_SYNC_MS), so after a
+ * crash of any kind it claims nothing that is not durable. Blocks may
+ * arrive in any order; the journal says which are there, not only a
+ * leading run.
+ *
+ * Nothing here trusts what it finds on disk: a part file or journal that
+ * is not a regular file of ours with a single link (a planted hard link, a
+ * FIFO, a symlink) is never written through; a fresh part file is created
+ * anew (O_EXCL) after removing whatever had its name; a journal's claims
+ * are only a list of blocks worth reading back (partial_read_block), and
+ * the caller checks each before it counts.
+ *
+ * The caller holds the destination's lock (dest.h): one process writes a
+ * destination's state at a time.
  */
 #ifndef FERRY_ENGINE_PARTIAL_H
 #define FERRY_ENGINE_PARTIAL_H
@@ -18,12 +29,6 @@
 #include "../common/buf.h"
 #include "../common/hash.h"
 #include "../proto/journal.h"
-
-/* Where a destination keeps its state: DEST/.ferry/part/, and a marker
- * file that tells a scan of a source tree that .ferry is ours. */
-#define PARTIAL_STATE_DIR ".ferry"
-#define PARTIAL_PART_DIR "part"
-#define PARTIAL_MARKER "FERRY-STATE"
 
 /* The journal is synced after this much data or this much time, which
  * bounds what a crash of the receiver costs to send again. */
@@ -35,11 +40,9 @@
 /* Files smaller than this are not journaled: sending one again costs less
  * than the journal's syscalls, and thousands of small files are common. */
 #define PARTIAL_JOURNAL_MIN (8u << 20)
-/* A small file's temp untouched this long belongs to a dead agent. */
-#define PARTIAL_TMP_EXPIRE_S 3600
-
-/* How long to wait for a partial another agent still holds. */
-#define PARTIAL_LOCK_WAIT_MS 10000
+/* Most journal records read for one file, as a multiple of its blocks (a
+ * block written again gets a new record): a bigger journal is damaged. */
+#define PARTIAL_MAX_RECORDS_PER_BLOCK 4
 
 struct partial;
 
@@ -53,32 +56,54 @@ struct partial_id {
     uint32_t block_size;
 };
 
-/* Names the files of path: key is 16 hex digits and a NUL. */
-void partial_key(const char *path, char key[17]);
+#define PARTIAL_KEY_LEN 16
+/* Names the files of path: 16 hex digits and a NUL, from a keyed hash. */
+void partial_key(const uint8_t salt[16], const char *path,
+    char key[PARTIAL_KEY_LEN + 1]);
+
+/* What a journal claims: blocks (sorted, each once, the last record
+ * winning) and the hashes recorded for them. */
+struct partial_claim {
+    uint64_t n;
+    uint64_t *index;
+    struct hash128 *hash;
+    uint64_t journal_len;  /* header and whole records: where appends go */
+    int old_format;        /* a format-1 journal: discarded, sent again */
+};
 
 /*
- * Reads the journal of id beneath partfd (if any) and returns the number
- * of leading blocks on disk. Their hashes go, in order, to hf (if not
- * NULL), and *prefix (if not NULL) gets the file hash those blocks give
- * for a file as long as they are (what REPLY carries). A journal of
- * another version, a missing part file or a damaged header gives 0 (and
- * is replaced by partial_open). Never fails: a journal it cannot read is
- * no journal.
+ * Reads the journal of key beneath partfd for the version id. A journal
+ * of another version, a missing or unsafe part file or journal, or a
+ * damaged header claims nothing (n = 0). Fails only with NOMEM. Free with
+ * partial_claim_free.
  */
-uint64_t partial_probe(int partfd, const struct partial_id *id,
-    struct hash_file *hf, struct hash128 *prefix);
+int partial_probe(int partfd, const char *key, const struct partial_id *id,
+    struct partial_claim *out) FERRY_WUR;
+void partial_claim_free(struct partial_claim *c);
 
 /*
- * Opens the partial for writing. With blocks > 0 (from partial_probe) the
- * part file and journal are kept and extended; with 0 both start empty.
- * Takes an exclusive lock, waiting up to PARTIAL_LOCK_WAIT_MS for an
- * agent of an earlier connection to let go (EBUSY after that).
+ * Opens the partial for writing. With a claim of n > 0 (from
+ * partial_probe, nothing changed since) the part file and journal are
+ * kept and appended to; otherwise both are made anew. The light form
+ * (files under PARTIAL_JOURNAL_MIN) has no journal and is never resumed.
  */
-int partial_open(int partfd, const struct partial_id *id, uint64_t blocks,
-    struct partial **out) FERRY_WUR;
+int partial_open(int partfd, const char *key, const struct partial_id *id,
+    const struct partial_claim *keep, struct partial **out) FERRY_WUR;
 
 /* The part file's fd, for writes and the final fchmod/futimens. */
 int partial_fd(const struct partial *p);
+
+/*
+ * Reads block index (len bytes at index * block_size) back from the part
+ * file into buf and hashes it; bytes past the end of the file read as
+ * zeros (a hole not yet extended). For checking a claim before trusting it.
+ */
+int partial_read_block(struct partial *p, uint64_t index, size_t len,
+    uint8_t *buf, struct hash128 *out) FERRY_WUR;
+
+/* Makes [off, off + len) read as zeros (a hole where possible), for a
+ * zero block written over data an earlier run left. */
+int partial_zero(struct partial *p, uint64_t off, size_t len) FERRY_WUR;
 
 /* Records that block index (hash h, n data bytes written to the part
  * file, 0 for a hole) is there; syncs every PARTIAL_SYNC_BYTES. */
@@ -87,9 +112,6 @@ int partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
 
 /* fdatasync of the part file, then the recorded blocks to the journal. */
 int partial_sync(struct partial *p) FERRY_WUR;
-
-/* Starts the file over (the sender did not accept the resume point). */
-int partial_reset(struct partial *p) FERRY_WUR;
 
 /* Renames the (complete, synced) part file to name beneath dirfd. */
 int partial_rename(struct partial *p, int partfd, int dirfd,
@@ -109,25 +131,27 @@ void partial_close(struct partial *p, int partfd, enum partial_end how);
 struct partial_info {
     char *path;
     uint64_t size;
-    uint64_t done;      /* bytes the journal holds */
+    uint64_t done;      /* bytes the journal claims */
     int64_t age_s;      /* since the journal last changed */
 };
 
 /*
- * Lists the partial files beneath partfd. Expired ones (older than
- * PARTIAL_EXPIRE_S) are removed when expire is set, and not listed.
- * Caller frees with partial_list_free.
+ * Lists the partial files beneath partfd. With expire (the caller holds
+ * the destination's lock), expired ones (older than PARTIAL_EXPIRE_S),
+ * format-1 journals and light temporaries left by a dead process are
+ * removed and not listed. Entries that are not ours (not regular files,
+ * FIFOs, links) are skipped without being opened for long. Caller frees
+ * with partial_list_free.
  */
 int partial_list(int partfd, int expire, struct partial_info **out,
     size_t *n) FERRY_WUR;
 void partial_list_free(struct partial_info *v, size_t n);
+/* Appends one entry to a list that partial_list_free frees. */
+int partial_list_add(struct partial_info **v, size_t *n, size_t *cap,
+    const char *path, size_t path_len, uint64_t size, uint64_t done,
+    int64_t age_s) FERRY_WUR;
 
-/*
- * The unfinished files kept under the destination directory dest (in
- * dest/.ferry/part). With clean, they are removed, and the state
- * directory with them. A destination without state gives an empty list.
- */
-int partial_dest_state(const char *dest, int clean,
-    struct partial_info **out, size_t *n) FERRY_WUR;
+/* Removes every file beneath partfd (ours alone live there). */
+void partial_clear(int partfd);
 
 #endif

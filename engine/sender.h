@@ -1,11 +1,19 @@
 /*
- * sender.h: the sending role, shared by ferry (push) and ferry-agent
- * (pull).
+ * sender.h: one connection's sending protocol, shared by ferry (push)
+ * and ferry-agent (pull).
  *
- * The sender offers the entries of a manifest, answers each REPLY WANT with
- * the file's blocks and a FILE_END carrying the file hash, and finishes
- * when the receiver's SUMMARY arrives. Entries run ahead of replies by at
- * most SENDER_WINDOW, which bounds what the receiver has to remember.
+ * Stream 0 carries the conversation: PLAN, then (after READY) the
+ * entries of the plan, NOTICEs, and END once every entry has finished;
+ * it takes REPLY, SIGS and SUMMARY. Every stream, stream 0 included,
+ * takes runs of blocks from the plan and sends them (BLOCK), compares
+ * held blocks (MATCH, or BLOCK where they differ), sends FILE_END for
+ * files that are ready, and takes FILE_DONE. What the streams share is
+ * the plan (plan.h).
+ *
+ * Rules enforced on the receiver (each a protocol error): READY, REPLY,
+ * SIGS and SUMMARY only on stream 0 and only in their state; a rename
+ * only for a single file; and the plan's rules on what each answer may
+ * refer to.
  */
 #ifndef FERRY_ENGINE_SENDER_H
 #define FERRY_ENGINE_SENDER_H
@@ -13,29 +21,21 @@
 #include <stdint.h>
 
 #include "conn.h"
-#include "manifest.h"
+#include "plan.h"
 #include "xfer.h"
-
-/* Entries offered and not yet finished. */
-#define SENDER_WINDOW 4096u
 
 struct sender;
 
-/* Takes ownership of mf's contents (mf is left empty). flags are the OPEN
- * flags (OPEN_F_CHECKSUM makes it hash files before offering them). */
-struct sender *sender_new(struct manifest *mf, uint32_t block_size,
-    uint32_t flags, struct xfer *x);
+/* stream: 0 for the connection that opened the transfer; p is borrowed
+ * and shared by every stream's sender. */
+struct sender *sender_new(struct plan *p, unsigned stream, struct xfer *x);
 void sender_free(struct sender *s);
 
-/*
- * Prepares for a new connection after the last one failed: entries that
- * finished are not offered again (but directories are), the rest start
- * over, their progress taken back; the new receiver's resume points
- * decide what is sent.
- */
-void sender_restart(struct sender *s);
+/* This stream's connection is gone before the transfer ended: its work
+ * goes back to the plan for the other streams. */
+void sender_retire(struct sender *s);
 
-/* conn_step_fn for the sender. The first call sends PLAN. */
+/* conn_step_fn for the sender. The first call on stream 0 sends PLAN. */
 int sender_step(void *role, struct conn_step *st) FERRY_WUR;
 
 #endif

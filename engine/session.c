@@ -10,11 +10,11 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "manifest.h"
-#include "partial.h"
 #include "receiver.h"
 #include "sender.h"
 
-#define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD)
+#define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
+    PROTO_CAP_STREAMS)
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
@@ -22,16 +22,31 @@ enum sess_state {
     S_RUN, S_DONE
 };
 
+/* What the streams of one transfer share on the agent: made by the
+ * session that opened it, borrowed by the ones that joined. */
+struct session_shared {
+    uint8_t transfer_id[16];
+    uint32_t flags, block_size;
+    int sender;              /* a pull: the agent sends */
+    struct plan *plan;
+    struct dest *dest;
+    struct incoming *in;
+    uint32_t streams_used;   /* a bit per stream number */
+};
+
 struct session {
     enum sess_state state;
     struct xfer *x;
     struct session_open open;
+    const struct session_policy *pol;
     conn_step_fn *role_step;
     void *role;
-    /* Roles the agent made, freed with the session. */
+    unsigned stream;
+    /* The agent's: the transfer it opened (owned) or joined. */
+    struct session_shared *shared;
+    int owns_shared;
     struct sender *own_sender;
     struct receiver *own_receiver;
-    char *own_dest;
     char peer_software[PROTO_MAX_SOFTWARE + 1];
     int error_sent;
 };
@@ -47,13 +62,14 @@ session_client_new(const struct session_open *o, conn_step_fn *role_step,
     s->state = S_CLIENT_START;
     s->x = x;
     s->open = *o;
+    s->stream = o->stream;
     s->role_step = role_step;
     s->role = role;
     return s;
 }
 
 struct session *
-session_agent_new(struct xfer *x)
+session_agent_new(struct xfer *x, const struct session_policy *pol)
 {
     struct session *s = xcalloc(1, sizeof(*s));
 
@@ -61,6 +77,20 @@ session_agent_new(struct xfer *x)
         return NULL;
     s->state = S_AGENT_WAIT_HELLO;
     s->x = x;
+    s->pol = pol;
+    return s;
+}
+
+struct session *
+session_agent_join(struct session *first)
+{
+    struct session *s;
+
+    if (first->shared == NULL)
+        return NULL;
+    if ((s = session_agent_new(first->x, first->pol)) == NULL)
+        return NULL;
+    s->shared = first->shared;
     return s;
 }
 
@@ -71,7 +101,13 @@ session_free(struct session *s)
         return;
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
-    xfree(s->own_dest);
+    if (s->owns_shared) {
+        /* What is complete is committed before the destination goes. */
+        incoming_free(s->shared->in);
+        dest_free(s->shared->dest);
+        plan_free(s->shared->plan);
+        xfree(s->shared);
+    }
     xfree(s);
 }
 
@@ -79,6 +115,30 @@ const char *
 session_peer_software(const struct session *s)
 {
     return s->peer_software;
+}
+
+const uint8_t *
+session_transfer_id(const struct session *s)
+{
+    return s->shared != NULL ? s->shared->transfer_id : s->open.transfer_id;
+}
+
+unsigned
+session_stream(const struct session *s)
+{
+    return s->stream;
+}
+
+void *
+session_role(const struct session *s)
+{
+    return s->role;
+}
+
+int
+session_is_sender(const struct session *s)
+{
+    return s->role_step == sender_step;
 }
 
 static int
@@ -131,25 +191,23 @@ session_on_hello(struct session *s, const struct frame *f)
     return 0;
 }
 
-/* "~" and "~/..." in a remote path mean the agent's home, as with scp. */
-static char *
-session_expand_home(const char *p, size_t len)
+/* A path of OPEN, through the program's policy. */
+static int
+session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
+    char **out)
 {
-    const char *home = getenv("HOME");
-    char *out;
+    char msg[PROTO_MAX_MESSAGE];
+    int r;
 
-    if (home != NULL && len >= 1 && p[0] == '~' &&
-        (len == 1 || p[1] == '/')) {
-        size_t hl = strlen(home);
-
-        if ((out = xmalloc(hl + len)) == NULL)
-            return NULL;
-        memcpy(out, home, hl);
-        memcpy(out + hl, p + 1, len - 1);
-        out[hl + len - 1] = '\0';
-        return out;
+    msg[0] = '\0';
+    if ((r = s->pol->resolve(s->pol->ctx, op, p->p, p->len, out, msg,
+        sizeof(msg))) != 0) {
+        if (msg[0] == '\0')
+            snprintf(msg, sizeof(msg), "%.*s: %s", (int)p->len, p->p,
+                ferry_strerror(r));
+        return xfer_fail(s->x, r, "%s", msg);
     }
-    return xstrndup(p, len);
+    return 0;
 }
 
 /* STATUS and CLEAN: the unfinished files under a destination, listed
@@ -166,13 +224,15 @@ session_agent_state(struct session *s, const struct msg_open *o,
     char *dest;
     int r;
 
-    if ((r = msg_open_path(o, &pos, &p)) != 0)
+    if ((r = msg_open_path(o, &pos, &p)) != 0 ||
+        (r = session_resolve(s, o->op, &p, &dest)) != 0)
         return r;
-    if ((dest = session_expand_home(p.p, p.len)) == NULL)
-        return FERRY_ERR_NOMEM;
-    r = partial_dest_state(dest, o->op == OPEN_CLEAN, &v, &n);
+    r = dest_state_list(dest, o->op == OPEN_CLEAN, &v, &n);
     if (r != 0) {
-        r = xfer_fail(s->x, r, "%s: %s", dest, ferry_strerror(r));
+        r = xfer_fail(s->x, r, "%s: %s", dest, r == -EBUSY ?
+            "a transfer is running into it; its state is kept" :
+            r == FERRY_ERR_STATE ? ".ferry is not a private directory of "
+            "this user; remove it" : ferry_strerror(r));
         xfree(dest);
         return r;
     }
@@ -194,59 +254,197 @@ session_agent_state(struct session *s, const struct msg_open *o,
     return r;
 }
 
+/* The role of stream 0 of a transfer the agent opened, and what the
+ * streams will share. */
+static int
+session_agent_transfer(struct session *s, const struct msg_open *o)
+{
+    struct session_shared *sh;
+    struct manifest mf;
+    struct msg_str p;
+    size_t pos = 0;
+    char *path;
+    int r;
+
+    if ((sh = xcalloc(1, sizeof(*sh))) == NULL)
+        return FERRY_ERR_NOMEM;
+    s->shared = sh;
+    s->owns_shared = 1;
+    memcpy(sh->transfer_id, o->transfer_id, sizeof(sh->transfer_id));
+    sh->flags = o->flags;
+    sh->block_size = o->block_size;
+    sh->streams_used = 1;
+    if (o->op == OPEN_PUSH) {
+        if ((r = msg_open_path(o, &pos, &p)) != 0 ||
+            (r = session_resolve(s, o->op, &p, &path)) != 0)
+            return r;
+        sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
+        xfree(path);
+        if (sh->dest == NULL ||
+            (sh->in = incoming_new(sh->dest, o->block_size, s->x)) == NULL ||
+            (s->own_receiver = receiver_new(sh->dest, sh->in, 0, o->flags,
+            o->block_size, s->x)) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->role_step = receiver_step;
+        s->role = s->own_receiver;
+        return 0;
+    }
+    sh->sender = 1;
+    manifest_init(&mf);
+    while ((r = msg_open_path(o, &pos, &p)) == 0) {
+        if ((r = session_resolve(s, o->op, &p, &path)) != 0)
+            break;
+        r = manifest_scan(&mf, path);
+        xfree(path);
+        if (r != 0)
+            break;
+    }
+    if (r != FERRY_ERR_SHORT) {
+        manifest_cleanup(&mf);
+        return r;
+    }
+    sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
+    manifest_cleanup(&mf);
+    if (sh->plan == NULL ||
+        (s->own_sender = sender_new(sh->plan, 0, s->x)) == NULL)
+        return FERRY_ERR_NOMEM;
+    s->role_step = sender_step;
+    s->role = s->own_sender;
+    return 0;
+}
+
 static int
 session_agent_open(struct session *s, const struct frame *f,
     struct buf *out)
 {
     struct msg_open o;
     struct msg_open_ok ok;
-    struct msg_str p;
-    struct manifest mf;
-    size_t pos = 0;
-    char *path;
     int r;
 
     if ((r = msg_open_decode(f->payload, f->len, &o)) != 0)
         return r;
     if (o.op == OPEN_STATUS || o.op == OPEN_CLEAN)
         return session_agent_state(s, &o, out);
-    manifest_init(&mf);
-    if (o.op == OPEN_PUSH) {
-        if ((r = msg_open_path(&o, &pos, &p)) != 0)
-            return r;
-        if ((s->own_dest = session_expand_home(p.p, p.len)) == NULL)
-            return FERRY_ERR_NOMEM;
-        s->own_receiver = receiver_new(s->own_dest, o.flags, o.block_size,
-            s->x);
-        if (s->own_receiver == NULL)
-            return FERRY_ERR_NOMEM;
-        s->role_step = receiver_step;
-        s->role = s->own_receiver;
-    } else {
-        while ((r = msg_open_path(&o, &pos, &p)) == 0) {
-            if ((path = session_expand_home(p.p, p.len)) == NULL) {
-                r = FERRY_ERR_NOMEM;
-                break;
-            }
-            r = manifest_scan(&mf, path);
-            xfree(path);
-            if (r != 0)
-                break;
-        }
-        if (r != FERRY_ERR_SHORT) {
-            manifest_cleanup(&mf);
-            return r;
-        }
-        s->own_sender = sender_new(&mf, o.block_size, o.flags, s->x);
-        manifest_cleanup(&mf);
-        if (s->own_sender == NULL)
-            return FERRY_ERR_NOMEM;
-        s->role_step = sender_step;
-        s->role = s->own_sender;
-    }
+    if ((r = session_agent_transfer(s, &o)) != 0)
+        return r;
+    if (s->pol->opened != NULL && (r = s->pol->opened(s->pol->ctx, s)) != 0)
+        return r;
     memset(&ok, 0, sizeof(ok));
     s->state = S_RUN;
     return msg_open_ok_encode(out, &ok);
+}
+
+/* A further stream of the transfer this process runs. */
+static int
+session_agent_on_join(struct session *s, const struct frame *f,
+    struct buf *out)
+{
+    struct session_shared *sh = s->shared;
+    struct msg_join j;
+    int r;
+
+    if ((r = msg_join_decode(f->payload, f->len, &j)) != 0)
+        return r;
+    if (sh == NULL || !hash_ct_equal(j.transfer_id, sh->transfer_id,
+        sizeof(j.transfer_id)) || (sh->streams_used & (1u << j.stream)))
+        return xfer_fail(s->x, FERRY_ERR_PROTOCOL,
+            "JOIN of a transfer or stream this agent does not run");
+    sh->streams_used |= 1u << j.stream;
+    s->stream = j.stream;
+    if (sh->sender) {
+        if ((s->own_sender = sender_new(sh->plan, j.stream, s->x)) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->role_step = sender_step;
+        s->role = s->own_sender;
+    } else {
+        if ((s->own_receiver = receiver_new(sh->dest, sh->in, j.stream,
+            sh->flags, sh->block_size, s->x)) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->role_step = receiver_step;
+        s->role = s->own_receiver;
+    }
+    s->state = S_RUN;
+    return msg_join_ok_encode(out);
+}
+
+static int
+session_client_start(struct session *s, struct buf *out)
+{
+    const struct session_open *o = &s->open;
+    struct msg_open m;
+    struct msg_join j;
+    int r;
+
+    if ((r = session_send_hello(out)) != 0)
+        return r;
+    s->state = S_CLIENT_WAIT_HELLO;
+    if (o->stream > 0) {
+        memcpy(j.transfer_id, o->transfer_id, sizeof(j.transfer_id));
+        j.stream = o->stream;
+        return msg_join_encode(out, &j);
+    }
+    memset(&m, 0, sizeof(m));
+    m.op = o->op;
+    m.flags = o->flags;
+    m.block_size = o->block_size;
+    memcpy(m.transfer_id, o->transfer_id, sizeof(m.transfer_id));
+    m.npaths = o->npaths;
+    return msg_open_encode(out, &m, o->paths);
+}
+
+/* One frame before the role runs. */
+static int
+session_on_frame(struct session *s, const struct frame *f, struct buf *out)
+{
+    int r;
+
+    switch (s->state) {
+    case S_CLIENT_WAIT_HELLO:
+        if (f->type != MSG_HELLO)
+            return FERRY_ERR_PROTOCOL;
+        if ((r = session_on_hello(s, f)) != 0)
+            return r;
+        s->state = S_CLIENT_WAIT_OPEN_OK;
+        return 0;
+    case S_CLIENT_WAIT_OPEN_OK:
+        if (s->open.stream > 0) {
+            if (f->type != MSG_JOIN_OK)
+                return FERRY_ERR_PROTOCOL;
+            if ((r = msg_join_ok_decode(f->payload, f->len)) != 0)
+                return r;
+        } else {
+            struct msg_open_ok ok;
+
+            if (f->type != MSG_OPEN_OK)
+                return FERRY_ERR_PROTOCOL;
+            if ((r = msg_open_ok_decode(f->payload, f->len, &ok)) != 0)
+                return r;
+        }
+        s->state = S_RUN;
+        return 0;
+    case S_AGENT_WAIT_HELLO:
+        if (f->type != MSG_HELLO)
+            return FERRY_ERR_PROTOCOL;
+        r = session_on_hello(s, f);
+        /* Answer with our range even when they do not overlap, so the
+         * client can say which versions each side speaks. */
+        if (session_send_hello(out) != 0 && r == 0)
+            r = FERRY_ERR_NOMEM;
+        if (r != 0)
+            return r;
+        s->state = S_AGENT_WAIT_OPEN;
+        return 0;
+    case S_AGENT_WAIT_OPEN:
+        /* A process that opened nothing takes OPEN; one handed a stream
+         * of its transfer takes JOIN. */
+        if (f->type == MSG_OPEN && s->shared == NULL)
+            return session_agent_open(s, f, out);
+        if (f->type == MSG_JOIN && s->shared != NULL)
+            return session_agent_on_join(s, f, out);
+        return FERRY_ERR_PROTOCOL;
+    default:
+        return FERRY_ERR_PROTOCOL;
+    }
 }
 
 /* Handles frames before the role runs; returns how many input bytes it
@@ -258,21 +456,9 @@ session_handshake(struct session *s, struct conn_step *st, size_t *used)
     size_t off = 0, n;
     int r;
 
-    if (s->state == S_CLIENT_START) {
-        const struct session_open *o = &s->open;
-        struct msg_open m;
-
-        memset(&m, 0, sizeof(m));
-        m.op = o->op;
-        m.flags = o->flags;
-        m.block_size = o->block_size;
-        memcpy(m.transfer_id, o->transfer_id, sizeof(m.transfer_id));
-        m.npaths = o->npaths;
-        if ((r = session_send_hello(st->out)) != 0 ||
-            (r = msg_open_encode(st->out, &m, o->paths)) != 0)
-            return r;
-        s->state = S_CLIENT_WAIT_HELLO;
-    }
+    if (s->state == S_CLIENT_START &&
+        (r = session_client_start(s, st->out)) != 0)
+        return r;
     while (s->state != S_RUN && s->state != S_DONE && off < st->in_len) {
         if ((r = frame_parse(st->in + off, st->in_len - off, &f, &n)) != 0)
             return r;
@@ -281,46 +467,8 @@ session_handshake(struct session *s, struct conn_step *st, size_t *used)
             *used = off;
             return xfer_peer_error(s->x, f.payload, f.len);
         }
-        switch (s->state) {
-        case S_CLIENT_WAIT_HELLO:
-            if (f.type != MSG_HELLO)
-                return FERRY_ERR_PROTOCOL;
-            if ((r = session_on_hello(s, &f)) != 0)
-                return r;
-            s->state = S_CLIENT_WAIT_OPEN_OK;
-            break;
-        case S_CLIENT_WAIT_OPEN_OK:
-            if (f.type != MSG_OPEN_OK)
-                return FERRY_ERR_PROTOCOL;
-            {
-                struct msg_open_ok ok;
-
-                if ((r = msg_open_ok_decode(f.payload, f.len, &ok)) != 0)
-                    return r;
-            }
-            s->state = S_RUN;
-            break;
-        case S_AGENT_WAIT_HELLO:
-            if (f.type != MSG_HELLO)
-                return FERRY_ERR_PROTOCOL;
-            r = session_on_hello(s, &f);
-            /* Answer with our range even when they do not overlap, so the
-             * client can say which versions each side speaks. */
-            if (session_send_hello(st->out) != 0 && r == 0)
-                r = FERRY_ERR_NOMEM;
-            if (r != 0)
-                return r;
-            s->state = S_AGENT_WAIT_OPEN;
-            break;
-        case S_AGENT_WAIT_OPEN:
-            if (f.type != MSG_OPEN)
-                return FERRY_ERR_PROTOCOL;
-            if ((r = session_agent_open(s, &f, st->out)) != 0)
-                return r;
-            break;
-        default:
-            return FERRY_ERR_PROTOCOL;
-        }
+        if ((r = session_on_frame(s, &f, st->out)) != 0)
+            return r;
     }
     *used = off;
     return 0;
@@ -345,6 +493,7 @@ session_step(void *sess, struct conn_step *st)
         st->more = rst.more;
         st->done = rst.done;
         st->wake_ms = rst.wake_ms;
+        st->poke = rst.poke;
     } else if (r == 0 && st->eof) {
         r = FERRY_ERR_CLOSED;
     }

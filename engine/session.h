@@ -1,15 +1,21 @@
 /*
- * session.h: the opening of a connection (HELLO, OPEN) and the hand-off to
- * the sender or receiver role.
+ * session.h: the opening of a connection (HELLO, then OPEN or JOIN) and
+ * the hand-off to the sender or receiver role.
  *
  *     client                         agent
- *     HELLO, OPEN          ->
+ *     HELLO, OPEN          ->                    (stream 0)
  *                          <-        HELLO, OPEN_OK (or ERROR)
+ *     HELLO, JOIN          ->                    (streams 1..)
+ *                          <-        HELLO, JOIN_OK (or ERROR)
  *     ... role frames (PLAN/READY/ENTRY/...) in both directions ...
  *
  * The client speaks first and does not wait between HELLO and OPEN, so a
- * transfer starts after one round trip. A role's fatal error is sent to the
- * peer as ERROR with the role's message before the connection closes.
+ * transfer starts after one round trip. A role's fatal error is sent to
+ * the peer as ERROR with the role's message before the connection closes.
+ *
+ * On the agent, what an OPEN may do is not decided here: the program
+ * hands the session a policy (server/policy.c) that turns each path the
+ * client named into a local path, or refuses it.
  */
 #ifndef FERRY_ENGINE_SESSION_H
 #define FERRY_ENGINE_SESSION_H
@@ -17,26 +23,56 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "dest.h"
+#include "incoming.h"
+#include "plan.h"
 #include "xfer.h"
 
 struct session;
 
 struct session_open {
-    uint8_t op;            /* OPEN_PUSH or OPEN_PULL */
+    uint8_t op;            /* OPEN_PUSH, OPEN_PULL, OPEN_STATUS, OPEN_CLEAN */
     uint32_t flags;        /* OPEN_F_* */
     uint32_t block_size;
     uint8_t transfer_id[16];
     const char *const *paths;  /* push: the destination; pull: sources */
     uint16_t npaths;
+    uint16_t stream;       /* 0: OPEN; else JOIN the running transfer */
 };
 
-/* The client side: sends HELLO and OPEN, then runs role (a sender for
- * push, a receiver for pull; borrowed) once OPEN_OK arrives. */
+/* The client side: sends HELLO and OPEN (or JOIN), then runs role (a
+ * sender for push, a receiver for pull; borrowed) once OPEN_OK (JOIN_OK)
+ * arrives. */
 struct session *session_client_new(const struct session_open *o,
     conn_step_fn *role_step, void *role, struct xfer *x);
 
-/* The agent side: answers HELLO, and on OPEN makes the role itself. */
-struct session *session_agent_new(struct xfer *x);
+/* What the agent's program decides for the session. */
+struct session_policy {
+    /*
+     * Turns a path the client named for op into the local path to use
+     * (a new string in *out), or refuses it: an error code with a
+     * message for the client in msg. Called on the loop's worker thread.
+     */
+    int (*resolve)(void *ctx, uint8_t op, const char *path, size_t len,
+        char **out, char *msg, size_t msglen);
+    /* After a transfer was opened (transfer_id known): the program may
+     * start accepting further streams. A failure refuses the OPEN. */
+    int (*opened)(void *ctx, struct session *s);
+    void *ctx;
+};
+
+/* The agent side: answers HELLO, and on OPEN makes the role itself
+ * (the policy is borrowed). */
+struct session *session_agent_new(struct xfer *x,
+    const struct session_policy *pol);
+
+/*
+ * The agent side of a further stream handed over by another process:
+ * answers HELLO, accepts a JOIN of first's transfer (same transfer id, a
+ * stream number not in use) and runs a role for that stream over what
+ * first shares. first must outlive it.
+ */
+struct session *session_agent_join(struct session *first);
 
 /* Frees the session and any role it made. */
 void session_free(struct session *s);
@@ -46,5 +82,13 @@ int session_step(void *sess, struct conn_step *st) FERRY_WUR;
 
 /* The peer's software string from its HELLO ("" before it arrived). */
 const char *session_peer_software(const struct session *s);
+/* The transfer id of an opened transfer (agent side, after OPEN). */
+const uint8_t *session_transfer_id(const struct session *s);
+/* The stream a session carries (0 for the one that opened). */
+unsigned session_stream(const struct session *s);
+/* The role a session runs (its sender or receiver), or NULL. */
+void *session_role(const struct session *s);
+/* 1 if the session's role sends (a pull's agent, a push's client). */
+int session_is_sender(const struct session *s);
 
 #endif

@@ -15,6 +15,23 @@
 /* Which side a per-file failure belongs to; it picks the exit code. */
 enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
 
+/*
+ * Counters mean one thing each, across retries, resumes and interrupts.
+ * Live: entries_total, files_total, bytes_total (what was offered);
+ * bytes_done (progress: file bytes accounted for so far, taken back when
+ * a connection is lost); bytes_moved (file data that crossed the wire in
+ * this run, resends included: what rates are made of);
+ * bytes_compressed. Settled once per file when it is committed, so that
+ * for the files sent
+ *
+ *     bytes_payload = bytes_literal + bytes_sparse + bytes_matched
+ *                     + resumed_bytes
+ *
+ * bytes_literal: blocks sent as data by the attempt that finished the
+ * file; bytes_sparse: zero blocks sent as a flag; bytes_matched: blocks
+ * reused from another file (delta); resumed_bytes: blocks an earlier
+ * attempt or run had delivered. Wire bytes are counted by the transports.
+ */
 struct xfer_stats {
     atomic_uint_fast64_t entries_total;
     atomic_uint_fast64_t files_total;
@@ -24,7 +41,8 @@ struct xfer_stats {
     atomic_uint_fast64_t files_failed;
     atomic_uint_fast64_t failed_source;  /* failures on the reading side */
     atomic_uint_fast64_t failed_dest;    /* failures on the writing side */
-    atomic_uint_fast64_t bytes_done;     /* progress: sent + skipped sizes */
+    atomic_uint_fast64_t bytes_done;     /* progress */
+    atomic_uint_fast64_t bytes_moved;    /* data over the wire, live */
     atomic_uint_fast64_t bytes_payload;  /* sizes of files that were sent */
     atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
@@ -35,7 +53,7 @@ struct xfer_stats {
 };
 
 struct xfer_events {
-    /* A file finished: action is "sent", "skipped" or "failed". */
+    /* A file finished: action is "sent" or "skipped". */
     void (*file)(void *ctx, const char *path, const char *action,
         uint64_t bytes);
     /* A per-file or scan problem; code 0 is a warning. */

@@ -71,6 +71,8 @@ journal_header_decode(const uint8_t *p, size_t n, struct journal_header *h,
     memset(h, 0, sizeof(*h));
     *used = 0;
     rd_init(&r, p, n);
+    if (n >= 4 && memcmp(p, JOURNAL_MAGIC_V1, 4) == 0)
+        return FERRY_ERR_VERSION;
     if ((e = rd_bytes(&r, 4, &magic)) != 0 ||
         (e = rd_u32(&r, &h->block_size)) != 0 ||
         (e = rd_u64(&r, &h->size)) != 0 ||

@@ -9,8 +9,8 @@
 #define FERRY_PROTO_LIMITS_H
 
 #define PROTO_MAGIC "FRY1"
-#define PROTO_VERSION_MIN 1
-#define PROTO_VERSION_MAX 1
+#define PROTO_VERSION_MIN 2
+#define PROTO_VERSION_MAX 2
 
 /* Frame: u32 payload length, u8 type, payload. */
 #define PROTO_FRAME_HEADER 5
@@ -30,5 +30,9 @@
 #define PROTO_MAX_MESSAGE 1024u
 #define PROTO_MAX_SOFTWARE 64u
 #define PROTO_TRANSFER_ID_LEN 16u
+/* Block hashes in one SIGS frame, blocks in one MATCH. */
+#define PROTO_MAX_SIGS 65536u
+/* Connections of one transfer (stream 0 opens it, the others JOIN). */
+#define PROTO_MAX_STREAMS 32u
 
 #endif

@@ -6,21 +6,25 @@
 #include "../common/fsx.h"
 #include "../common/rd.h"
 #include "frame.h"
+#include "msg_int.h"
 
 const char *
 msg_type_name(uint8_t type)
 {
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
-        "NOTICE", "END", "SUMMARY", "PARTIAL" };
+        "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
+        "JOIN_OK" };
 
     return type <= MSG_TYPE_MAX ? names[type] : "?";
 }
 
+static int msg_empty_encode(struct buf *b, uint8_t type);
+
 /* Encoding helpers. Each encoder begins a frame, appends fields chained
  * with ||, and finishes; on any failure the partial frame is removed. */
 
-static int
+int
 msg_finish(struct buf *b, size_t mark, int r)
 {
     if (r == 0)
@@ -29,22 +33,22 @@ msg_finish(struct buf *b, size_t mark, int r)
     return r;
 }
 
-static int
-put_str(struct buf *b, const struct msg_str *s, size_t max)
+int
+msg_put_str(struct buf *b, const struct msg_str *s, size_t max)
 {
     if (s->len > max)
         return FERRY_ERR_USAGE;
     return buf_put_str16(b, s->p, s->len);
 }
 
-static int
-put_hash(struct buf *b, const struct hash128 *h)
+int
+msg_put_hash(struct buf *b, const struct hash128 *h)
 {
     return buf_put(b, h->b, HASH_LEN);
 }
 
-static int
-get_str(struct rd *r, size_t max, struct msg_str *s)
+int
+msg_get_str(struct rd *r, size_t max, struct msg_str *s)
 {
     const uint8_t *p;
     size_t n;
@@ -59,14 +63,14 @@ get_str(struct rd *r, size_t max, struct msg_str *s)
     return 0;
 }
 
-static int
-get_hash(struct rd *r, struct hash128 *h)
+int
+msg_get_hash(struct rd *r, struct hash128 *h)
 {
     return rd_copy(r, h->b, HASH_LEN);
 }
 
-static int
-get_i32(struct rd *r, int32_t *v)
+int
+msg_get_i32(struct rd *r, int32_t *v)
 {
     uint32_t u;
     int e = rd_u32(r, &u);
@@ -93,7 +97,7 @@ msg_hello_encode(struct buf *b, const struct msg_hello *m)
     if (r == 0)
         r = buf_put_u64(b, m->caps);
     if (r == 0)
-        r = put_str(b, &m->software, PROTO_MAX_SOFTWARE);
+        r = msg_put_str(b, &m->software, PROTO_MAX_SOFTWARE);
     return msg_finish(b, mark, r);
 }
 
@@ -110,7 +114,7 @@ msg_hello_decode(const uint8_t *p, size_t n, struct msg_hello *m)
         (e = rd_u16(&r, &m->version_min)) != 0 ||
         (e = rd_u16(&r, &m->version_max)) != 0 ||
         (e = rd_u64(&r, &m->caps)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_SOFTWARE, &m->software)) != 0 ||
+        (e = msg_get_str(&r, PROTO_MAX_SOFTWARE, &m->software)) != 0 ||
         (e = rd_end(&r)) != 0)
         goto fail;
     if (memcmp(magic, PROTO_MAGIC, 4) != 0 || m->version_min == 0 ||
@@ -126,8 +130,8 @@ fail:
 
 /* OPEN */
 
-static int
-block_size_valid(uint32_t bs)
+int
+msg_block_size_valid(uint32_t bs)
 {
     return bs >= PROTO_MIN_BLOCK && bs <= PROTO_MAX_BLOCK &&
         (bs & (bs - 1)) == 0;
@@ -206,7 +210,7 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
     if ((e = rd_end(&r)) != 0)
         goto fail;
     if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN ||
-        (m->flags & ~OPEN_F_KNOWN) != 0 || !block_size_valid(m->block_size) ||
+        (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
         (m->op != OPEN_PULL && m->npaths != 1)) {
         e = FERRY_ERR_FORMAT;
         goto fail;
@@ -230,7 +234,7 @@ msg_open_path(const struct msg_open *m, size_t *pos, struct msg_str *out)
     if (*pos >= m->paths_len)
         return FERRY_ERR_SHORT;
     rd_init(&r, m->paths_raw + *pos, m->paths_len - *pos);
-    if ((e = get_str(&r, PROTO_MAX_PATH, out)) != 0)
+    if ((e = msg_get_str(&r, PROTO_MAX_PATH, out)) != 0)
         return e;
     *pos = m->paths_len - r.len;
     return 0;
@@ -246,7 +250,7 @@ msg_open_ok_encode(struct buf *b, const struct msg_open_ok *m)
 
     if ((r = frame_begin(b, MSG_OPEN_OK, &mark)) != 0)
         return r;
-    r = put_str(b, &m->root, PROTO_MAX_PATH);
+    r = msg_put_str(b, &m->root, PROTO_MAX_PATH);
     return msg_finish(b, mark, r);
 }
 
@@ -258,7 +262,7 @@ msg_open_ok_decode(const uint8_t *p, size_t n, struct msg_open_ok *m)
 
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
-    if ((e = get_str(&r, PROTO_MAX_PATH, &m->root)) != 0 ||
+    if ((e = msg_get_str(&r, PROTO_MAX_PATH, &m->root)) != 0 ||
         (e = rd_end(&r)) != 0) {
         memset(m, 0, sizeof(*m));
         return e;
@@ -281,7 +285,7 @@ msg_error_encode(struct buf *b, const struct msg_error *m)
         return r;
     r = buf_put_u32(b, (uint32_t)m->code);
     if (r == 0)
-        r = put_str(b, &t, PROTO_MAX_MESSAGE);
+        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
     return msg_finish(b, mark, r);
 }
 
@@ -293,8 +297,8 @@ msg_error_decode(const uint8_t *p, size_t n, struct msg_error *m)
 
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
-    if ((e = get_i32(&r, &m->code)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
+    if ((e = msg_get_i32(&r, &m->code)) != 0 ||
+        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
         (e = rd_end(&r)) != 0) {
         memset(m, 0, sizeof(*m));
         return e;
@@ -361,7 +365,7 @@ msg_ready_encode(struct buf *b, const struct msg_ready *m)
 
     if ((r = frame_begin(b, MSG_READY, &mark)) != 0)
         return r;
-    r = put_str(b, &m->rename, FSX_NAME_MAX);
+    r = msg_put_str(b, &m->rename, FSX_NAME_MAX);
     return msg_finish(b, mark, r);
 }
 
@@ -373,7 +377,7 @@ msg_ready_decode(const uint8_t *p, size_t n, struct msg_ready *m)
 
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
-    if ((e = get_str(&r, FSX_NAME_MAX, &m->rename)) != 0 ||
+    if ((e = msg_get_str(&r, FSX_NAME_MAX, &m->rename)) != 0 ||
         (e = rd_end(&r)) != 0)
         goto fail;
     /* A rename is one path component. */
@@ -387,330 +391,6 @@ msg_ready_decode(const uint8_t *p, size_t n, struct msg_ready *m)
 fail:
     memset(m, 0, sizeof(*m));
     return e;
-}
-
-/* ENTRY */
-
-int
-msg_entry_encode(struct buf *b, const struct msg_entry *m)
-{
-    size_t mark;
-    int r;
-
-    if (m->kind == ENTRY_SYMLINK ? m->target.len == 0 : m->target.len != 0)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_ENTRY, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u8(b, m->kind);
-    if (r == 0)
-        r = buf_put_u32(b, m->mode);
-    if (r == 0)
-        r = buf_put_u64(b, m->size);
-    if (r == 0)
-        r = buf_put_u64(b, (uint64_t)m->mtime_sec);
-    if (r == 0)
-        r = buf_put_u32(b, m->mtime_nsec);
-    if (r == 0)
-        r = buf_put_u8(b, m->has_hash ? 1 : 0);
-    if (r == 0 && m->has_hash)
-        r = put_hash(b, &m->hash);
-    if (r == 0)
-        r = put_str(b, &m->path, PROTO_MAX_PATH);
-    if (r == 0)
-        r = put_str(b, &m->target, PROTO_MAX_LINK);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
-{
-    uint64_t sec;
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u8(&r, &m->kind)) != 0 ||
-        (e = rd_u32(&r, &m->mode)) != 0 ||
-        (e = rd_u64(&r, &m->size)) != 0 ||
-        (e = rd_u64(&r, &sec)) != 0 ||
-        (e = rd_u32(&r, &m->mtime_nsec)) != 0 ||
-        (e = rd_u8(&r, &m->has_hash)) != 0)
-        goto fail;
-    if (m->has_hash > 1) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    if ((m->has_hash && (e = get_hash(&r, &m->hash)) != 0) ||
-        (e = get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_LINK, &m->target)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    m->mtime_sec = (int64_t)sec;
-    e = FERRY_ERR_FORMAT;
-    if (m->kind < ENTRY_FILE || m->kind > ENTRY_SYMLINK ||
-        (m->mode & ~07777u) != 0 || m->mtime_nsec >= 1000000000u ||
-        (m->kind == ENTRY_SYMLINK) != (m->target.len > 0) ||
-        (m->kind != ENTRY_FILE && (m->size != 0 || m->has_hash)) ||
-        m->size > (uint64_t)INT64_MAX ||
-        (m->target.len > 0 && memchr(m->target.p, '\0', m->target.len)))
-        goto fail;
-    if ((e = fsx_path_check(m->path.p, m->path.len)) != 0)
-        goto fail;
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* REPLY */
-
-int
-msg_reply_encode(struct buf *b, const struct msg_reply *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_REPLY, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u8(b, m->action);
-    if (r == 0)
-        r = buf_put_u64(b, m->offset);
-    if (r == 0)
-        r = put_hash(b, &m->prefix);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_reply_decode(const uint8_t *p, size_t n, struct msg_reply *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u8(&r, &m->action)) != 0 ||
-        (e = rd_u64(&r, &m->offset)) != 0 ||
-        (e = get_hash(&r, &m->prefix)) != 0 ||
-        (e = get_i32(&r, &m->code)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->action < REPLY_SKIP || m->action > REPLY_FAIL ||
-        (m->action != REPLY_WANT && m->offset != 0) ||
-        (m->action == REPLY_FAIL) != (m->code != 0)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* BLOCK: u32 id, u64 offset, u8 flags, u32 raw_len, hash, str32 data. */
-
-#define BLOCK_FIXED (4 + 8 + 1 + 4 + HASH_LEN + 4)
-
-static int
-block_valid(const struct msg_block *m)
-{
-    if (m->raw_len == 0 || m->raw_len > PROTO_MAX_BLOCK ||
-        (m->flags & ~BLOCK_F_KNOWN) != 0 ||
-        m->offset > (uint64_t)INT64_MAX - m->raw_len)
-        return 0;
-    if (m->flags & BLOCK_F_ZERO)
-        return m->flags == BLOCK_F_ZERO && m->data_len == 0;
-    if (m->flags & BLOCK_F_ZSTD)
-        return m->data_len > 0 && m->data_len < m->raw_len;
-    return m->data_len == m->raw_len;
-}
-
-static void
-block_put_fixed(uint8_t *q, const struct msg_block *m)
-{
-    buf_set_u32(q, m->id);
-    buf_set_u32(q + 4, (uint32_t)(m->offset >> 32));
-    buf_set_u32(q + 8, (uint32_t)m->offset);
-    q[12] = m->flags;
-    buf_set_u32(q + 13, m->raw_len);
-    memcpy(q + 17, m->hash.b, HASH_LEN);
-    buf_set_u32(q + 17 + HASH_LEN, (uint32_t)m->data_len);
-}
-
-int
-msg_block_reserve(struct buf *b, size_t data_cap, size_t *mark,
-    uint8_t **data)
-{
-    uint8_t *q;
-    int r;
-
-    *data = NULL;
-    if (data_cap > PROTO_MAX_BLOCK)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_BLOCK, mark)) != 0)
-        return r;
-    if ((r = buf_reserve(b, BLOCK_FIXED + data_cap, &q)) != 0) {
-        buf_unreserve(b, PROTO_FRAME_HEADER);
-        return r;
-    }
-    *data = q + BLOCK_FIXED;
-    return 0;
-}
-
-int
-msg_block_commit(struct buf *b, size_t mark, size_t data_cap,
-    const struct msg_block *m)
-{
-    uint8_t *q = b->data + b->off + mark + PROTO_FRAME_HEADER;
-
-    if (m->data_len > data_cap || !block_valid(m)) {
-        buf_unreserve(b, buf_used(b) - mark);
-        return FERRY_ERR_USAGE;
-    }
-    block_put_fixed(q, m);
-    buf_unreserve(b, data_cap - m->data_len);
-    return frame_finish(b, mark);
-}
-
-int
-msg_block_encode(struct buf *b, const struct msg_block *m)
-{
-    uint8_t *data;
-    size_t mark;
-    int r;
-
-    if (!block_valid(m))
-        return FERRY_ERR_USAGE;
-    if ((r = msg_block_reserve(b, m->data_len, &mark, &data)) != 0)
-        return r;
-    if (m->data_len > 0)
-        memcpy(data, m->data, m->data_len);
-    return msg_block_commit(b, mark, m->data_len, m);
-}
-
-int
-msg_block_decode(const uint8_t *p, size_t n, struct msg_block *m)
-{
-    const uint8_t *data;
-    size_t len;
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u64(&r, &m->offset)) != 0 ||
-        (e = rd_u8(&r, &m->flags)) != 0 ||
-        (e = rd_u32(&r, &m->raw_len)) != 0 ||
-        (e = get_hash(&r, &m->hash)) != 0 ||
-        (e = rd_str32(&r, PROTO_MAX_BLOCK, &data, &len)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    m->data = data;
-    m->data_len = len;
-    if (!block_valid(m)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* FILE_END */
-
-int
-msg_file_end_encode(struct buf *b, const struct msg_file_end *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_FILE_END, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = put_hash(b, &m->hash);
-    if (r == 0)
-        r = put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_file_end_decode(const uint8_t *p, size_t n, struct msg_file_end *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = get_i32(&r, &m->code)) != 0 ||
-        (e = get_hash(&r, &m->hash)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* FILE_DONE */
-
-int
-msg_file_done_encode(struct buf *b, const struct msg_file_done *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_FILE_DONE, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_file_done_decode(const uint8_t *p, size_t n, struct msg_file_done *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = get_i32(&r, &m->code)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
 }
 
 /* NOTICE */
@@ -728,9 +408,9 @@ msg_notice_encode(struct buf *b, const struct msg_notice *m)
         return r;
     r = buf_put_u32(b, (uint32_t)m->code);
     if (r == 0)
-        r = put_str(b, &m->path, PROTO_MAX_PATH);
+        r = msg_put_str(b, &m->path, PROTO_MAX_PATH);
     if (r == 0)
-        r = put_str(b, &t, PROTO_MAX_MESSAGE);
+        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
     return msg_finish(b, mark, r);
 }
 
@@ -742,9 +422,9 @@ msg_notice_decode(const uint8_t *p, size_t n, struct msg_notice *m)
 
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
-    if ((e = get_i32(&r, &m->code)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
-        (e = get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
+    if ((e = msg_get_i32(&r, &m->code)) != 0 ||
+        (e = msg_get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
+        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
         (e = rd_end(&r)) != 0) {
         memset(m, 0, sizeof(*m));
         return e;
@@ -757,12 +437,7 @@ msg_notice_decode(const uint8_t *p, size_t n, struct msg_notice *m)
 int
 msg_end_encode(struct buf *b)
 {
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_END, &mark)) != 0)
-        return r;
-    return frame_finish(b, mark);
+    return msg_empty_encode(b, MSG_END);
 }
 
 int
@@ -823,7 +498,7 @@ msg_partial_encode(struct buf *b, const struct msg_partial *m)
         return FERRY_ERR_USAGE;
     if ((r = frame_begin(b, MSG_PARTIAL, &mark)) != 0)
         return r;
-    r = put_str(b, &m->path, PROTO_MAX_PATH);
+    r = msg_put_str(b, &m->path, PROTO_MAX_PATH);
     if (r == 0)
         r = buf_put_u64(b, m->size);
     if (r == 0)
@@ -842,7 +517,7 @@ msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
 
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
-    if ((e = get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
+    if ((e = msg_get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
         (e = rd_u64(&r, &m->size)) != 0 ||
         (e = rd_u64(&r, &m->done)) != 0 ||
         (e = rd_u64(&r, &age)) != 0 ||
@@ -860,6 +535,72 @@ msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
 fail:
     memset(m, 0, sizeof(*m));
     return e;
+}
+
+/* JOIN: 16 bytes transfer id, u16 stream. */
+
+int
+msg_join_encode(struct buf *b, const struct msg_join *m)
+{
+    size_t mark;
+    int r;
+
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_JOIN, &mark)) != 0)
+        return r;
+    r = buf_put(b, m->transfer_id, PROTO_TRANSFER_ID_LEN);
+    if (r == 0)
+        r = buf_put_u16(b, m->stream);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
+        (e = rd_u16(&r, &m->stream)) != 0 ||
+        (e = rd_end(&r)) != 0)
+        goto fail;
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
+        e = FERRY_ERR_FORMAT;
+        goto fail;
+    }
+    return 0;
+fail:
+    memset(m, 0, sizeof(*m));
+    return e;
+}
+
+/* JOIN_OK and END: no payload. */
+
+static int
+msg_empty_encode(struct buf *b, uint8_t type)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, type, &mark)) != 0)
+        return r;
+    return frame_finish(b, mark);
+}
+
+int
+msg_join_ok_encode(struct buf *b)
+{
+    return msg_empty_encode(b, MSG_JOIN_OK);
+}
+
+int
+msg_join_ok_decode(const uint8_t *p, size_t n)
+{
+    (void)p;
+    return n == 0 ? 0 : FERRY_ERR_TRAILING;
 }
 
 /*

@@ -1,5 +1,6 @@
 /*
- * msg.h: protocol v1 messages, one encode/decode pair each.
+ * msg.h: protocol v2 messages, one encode/decode pair each (msg.c for the
+ * session's messages, msg_file.c for entries and file data).
  *
  * Encoders append one whole frame to a buf. Decoders take a frame payload,
  * fill a plain struct whose byte fields borrow from the payload (valid as
@@ -33,7 +34,11 @@ enum msg_type {
     MSG_END = 13,
     MSG_SUMMARY = 14,
     MSG_PARTIAL = 15,
-    MSG_TYPE_MAX = 15
+    MSG_SIGS = 16,
+    MSG_MATCH = 17,
+    MSG_JOIN = 18,
+    MSG_JOIN_OK = 19,
+    MSG_TYPE_MAX = 19
 };
 
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
@@ -42,10 +47,10 @@ const char *msg_type_name(uint8_t type);
 /* Capability bits in HELLO. Unknown bits are ignored; the agreed set is
  * the intersection of both sides' bits. */
 #define PROTO_CAP_SPARSE (1u << 0)   /* ZERO blocks */
-#define PROTO_CAP_RESUME (1u << 1)   /* REPLY offsets > 0 */
+#define PROTO_CAP_RESUME (1u << 1)   /* REPLY_F_RESUME, SIGS, MATCH */
 #define PROTO_CAP_DELTA (1u << 2)    /* reserved */
 #define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
-#define PROTO_CAP_STREAMS (1u << 4)  /* reserved */
+#define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
 
 /* A borrowed byte string from a payload (not NUL-terminated). */
@@ -128,16 +133,44 @@ struct msg_entry {
 
 enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
 
+/* WANT: the receiver holds blocks of this file from an earlier attempt or
+ * run; SIGS frames for it follow on the same stream, saying of every block
+ * exactly once whether it is held (with its hash) or needed. */
+#define REPLY_F_RESUME (1u << 0)
+#define REPLY_F_KNOWN REPLY_F_RESUME
+
 struct msg_reply {
     uint32_t id;
     uint8_t action;
-    uint64_t offset;  /* WANT: send from here (resume); block-aligned */
-    /* WANT with offset > 0: the file hash (hash.h) the receiver's blocks
-     * before offset give for a file of offset bytes; the sender resumes
-     * only if its own data gives the same. */
-    struct hash128 prefix;
-    int32_t code;     /* FAIL */
+    uint8_t flags;    /* REPLY_F_*, with WANT only */
+    int32_t code;     /* FAIL: why; 0 otherwise */
+    /* FAIL: the reason; WANT: empty, or a warning for the user (an
+     * unusable partial was discarded, say). */
     struct msg_str text;
+};
+
+/*
+ * SIGS: for blocks first..first+count-1 of a wanted file, either HAVE
+ * (the receiver holds them, read back and checked, with these XXH3-128
+ * hashes: count x 16 bytes follow) or NEED (send them; nothing follows).
+ */
+#define SIGS_F_HAVE (1u << 0)
+#define SIGS_F_KNOWN SIGS_F_HAVE
+
+struct msg_sigs {
+    uint32_t id;
+    uint64_t first;
+    uint32_t count;          /* 1..PROTO_MAX_SIGS */
+    uint8_t flags;
+    const uint8_t *hashes;   /* HAVE: count x HASH_LEN bytes, borrowed */
+};
+
+/* MATCH: the sender's blocks first..first+count-1 are the ones the
+ * receiver said it holds (SIGS HAVE): keep them. */
+struct msg_match {
+    uint32_t id;
+    uint64_t first;
+    uint32_t count;  /* 1..PROTO_MAX_SIGS */
 };
 
 #define BLOCK_F_ZERO (1u << 0)  /* all zero bytes; no data follows */
@@ -155,6 +188,8 @@ struct msg_block {
     size_t data_len;
 };
 
+/* Every block of the file was sent as BLOCK or kept by MATCH (some may
+ * still be in flight on other streams). */
 struct msg_file_end {
     uint32_t id;
     int32_t code;         /* 0, or why the sender gave up on the file */
@@ -179,6 +214,12 @@ struct msg_summary {
     uint64_t files_skipped;
     uint64_t files_failed;
     uint64_t bytes_written;
+};
+
+/* JOIN: a further connection of a running transfer (instead of OPEN). */
+struct msg_join {
+    uint8_t transfer_id[PROTO_TRANSFER_ID_LEN];
+    uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
@@ -209,6 +250,10 @@ int msg_notice_encode(struct buf *b, const struct msg_notice *m) FERRY_WUR;
 int msg_end_encode(struct buf *b) FERRY_WUR;
 int msg_summary_encode(struct buf *b, const struct msg_summary *m) FERRY_WUR;
 int msg_partial_encode(struct buf *b, const struct msg_partial *m) FERRY_WUR;
+int msg_sigs_encode(struct buf *b, const struct msg_sigs *m) FERRY_WUR;
+int msg_match_encode(struct buf *b, const struct msg_match *m) FERRY_WUR;
+int msg_join_encode(struct buf *b, const struct msg_join *m) FERRY_WUR;
+int msg_join_ok_encode(struct buf *b) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -251,6 +296,13 @@ int msg_summary_decode(const uint8_t *p, size_t n, struct msg_summary *m)
     FERRY_WUR;
 int msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
     FERRY_WUR;
+int msg_sigs_decode(const uint8_t *p, size_t n, struct msg_sigs *m)
+    FERRY_WUR;
+int msg_match_decode(const uint8_t *p, size_t n, struct msg_match *m)
+    FERRY_WUR;
+int msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
+    FERRY_WUR;
+int msg_join_ok_decode(const uint8_t *p, size_t n) FERRY_WUR;
 
 /*
  * Iterates the paths of a decoded OPEN: *pos starts at 0; each call yields

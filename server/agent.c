@@ -2,7 +2,15 @@
  * ferry-agent: the remote side, started by ferry over SSH (or as a local
  * child) as "ferry-agent serve". It never listens on a port: stdin and
  * stdout carry the protocol, stderr carries diagnostics.
+ *
+ * The first two frames are read here, before any event loop: a JOIN
+ * means this process carries a further stream of a transfer another
+ * agent runs, and the connection is handed to that agent (rendezvous.h);
+ * anything else starts a session here, which may later adopt the
+ * connections other agents hand over.
  */
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,37 +19,182 @@
 
 #include <uv.h>
 
+#include "../common/alloc.h"
+#include "../common/buf.h"
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
 #include "../engine/session.h"
 #include "../engine/xfer.h"
+#include "../proto/frame.h"
 #include "../proto/limits.h"
+#include "../proto/msg.h"
+#include "policy.h"
+#include "rendezvous.h"
 
 /* Exit statuses of the agent (the client reports its own). */
 #define AGENT_EXIT_OK 0
 #define AGENT_EXIT_FAIL 1
 #define AGENT_EXIT_USAGE 2
 
-static int agent_result;
-static struct conn *agent_conn;
+/* How long the first frames may take to arrive. */
+#define AGENT_FIRST_FRAMES_MS 60000
 
-/* SIGTERM or SIGHUP (sshd ending the session): stop like a lost
- * connection, so journals are synced and partial files kept. */
+struct agent_stream {
+    struct conn c;
+    struct session *s;
+    int token;             /* the rendezvous connection it came by */
+    int used, closed;
+    struct agent *a;
+};
+
+struct agent {
+    uv_loop_t *loop;
+    struct xfer x;
+    struct policy pol;
+    struct session_policy spol;
+    struct conn_group group;
+    struct rendezvous rv;
+    int bound, listening;
+    uv_async_t listen_async;
+    struct agent_stream streams[PROTO_MAX_STREAMS];
+    int result;
+    uv_signal_t sigterm, sighup;
+};
+
 static void
-agent_signal(uv_signal_t *h, int signum)
+agent_abort_all(struct agent *a, int err)
 {
-    (void)signum;
-    uv_signal_stop(h);
-    if (agent_conn != NULL)
-        conn_abort(agent_conn, FERRY_ERR_INTERRUPTED);
+    int i;
+
+    for (i = 0; i < (int)PROTO_MAX_STREAMS; i++)
+        if (a->streams[i].used && !a->streams[i].closed)
+            conn_abort(&a->streams[i].c, err);
+}
+
+static void
+agent_stop_listening(struct agent *a)
+{
+    if (a->listening || a->bound) {
+        rendezvous_close(&a->rv);
+        a->listening = a->bound = 0;
+    }
+    if (!uv_is_closing((uv_handle_t *)&a->listen_async))
+        uv_close((uv_handle_t *)&a->listen_async, NULL);
 }
 
 static void
 agent_closed(struct conn *c, int err)
 {
-    (void)c;
-    agent_result = err;
+    struct agent_stream *st = c->data;
+    struct agent *a = st->a;
+
+    st->closed = 1;
+    if (st == &a->streams[0]) {
+        /* The transfer is over: no more streams, and the others end. */
+        a->result = err;
+        agent_stop_listening(a);
+        agent_abort_all(a, err == 0 ? FERRY_ERR_CLOSED : err);
+        return;
+    }
+    rendezvous_release(st->token);
+    st->token = -1;
+    session_free(st->s);
+    st->s = NULL;
+}
+
+/* SIGTERM or SIGHUP (sshd ending the session), or another attempt of
+ * the same transfer taking over: stop like a lost connection, so
+ * journals are synced and partial files kept. */
+static void
+agent_signal(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    agent_abort_all(h->data, FERRY_ERR_INTERRUPTED);
+}
+
+static void
+agent_takeover(void *ctx)
+{
+    agent_abort_all(ctx, FERRY_ERR_INTERRUPTED);
+}
+
+static void
+agent_adopt(void *ctx, int rfd, int wfd, const uint8_t *bytes, size_t n,
+    int token)
+{
+    struct agent *a = ctx;
+    struct agent_stream *st = NULL;
+    int i;
+
+    for (i = 1; i < (int)PROTO_MAX_STREAMS && st == NULL; i++)
+        if (!a->streams[i].used)
+            st = &a->streams[i];
+    if (st == NULL || a->streams[0].closed ||
+        (st->s = session_agent_join(a->streams[0].s)) == NULL) {
+        close(rfd);
+        if (wfd != rfd)
+            close(wfd);
+        rendezvous_release(token);
+        return;
+    }
+    st->used = 1;
+    st->a = a;
+    st->token = token;
+    st->c.data = st;
+    st->c.group = &a->group;
+    st->c.preload = bytes;
+    st->c.preload_len = n;
+    if (conn_start_fds(&st->c, a->loop, rfd, wfd, session_step, st->s,
+        agent_closed) != 0) {
+        session_free(st->s);
+        st->s = NULL;
+        st->used = 0;
+        close(rfd);
+        if (wfd != rfd)
+            close(wfd);
+        rendezvous_release(token);
+    }
+}
+
+static void
+agent_listen_now(uv_async_t *h)
+{
+    struct agent *a = h->data;
+
+    if (a->bound && !a->listening && !a->streams[0].closed) {
+        if (rendezvous_start(&a->rv, a->loop, agent_adopt, agent_takeover,
+            a) == 0)
+            a->listening = 1;
+    }
+}
+
+/* session_policy.opened: in the step's worker thread. The name is taken
+ * here (an old attempt's agent is asked to go first); accepting starts on
+ * the loop thread. */
+static int
+agent_opened(void *ctx, struct session *s)
+{
+    struct agent *a = ctx;
+    int r;
+
+    if ((r = rendezvous_bind(&a->rv, session_transfer_id(s))) != 0) {
+        log_debug("cannot accept further streams: %s", ferry_strerror(r));
+        return 0;  /* one stream still works */
+    }
+    a->bound = 1;
+    uv_async_send(&a->listen_async);
+    return 0;
+}
+
+static int
+agent_policy_resolve(void *ctx, uint8_t op, const char *path, size_t len,
+    char **out, char *msg, size_t msglen)
+{
+    struct agent *a = ctx;
+
+    return policy_resolve(&a->pol, op, path, len, out, msg, msglen);
 }
 
 static void
@@ -55,49 +208,150 @@ agent_problem(void *ctx, enum xfer_side side, const char *path, int code,
     log_debug("%s: %s (%s)", path, text, ferry_errname(code));
 }
 
+/* Reads from fd until buf holds want whole frames (or fewer at EOF),
+ * within the deadline. */
+static int
+agent_read_frames(int fd, struct buf *b, int want, int *got)
+{
+    struct frame f;
+    size_t used, off;
+    struct pollfd p = { fd, POLLIN, 0 };
+    uint8_t *dst;
+    ssize_t n;
+    int r;
+
+    *got = 0;
+    for (;;) {
+        for (off = 0, *got = 0; *got < want; (*got)++) {
+            r = frame_parse(buf_ptr(b) + off, buf_used(b) - off, &f, &used);
+            if (r == FERRY_ERR_SHORT)
+                break;
+            if (r != 0)
+                return r;
+            off += used;
+        }
+        if (*got == want)
+            return 0;
+        if ((r = poll(&p, 1, AGENT_FIRST_FRAMES_MS)) <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            return r == 0 ? FERRY_ERR_TIMEOUT : -errno;
+        }
+        if ((r = buf_reserve(b, 64 << 10, &dst)) != 0)
+            return r;
+        n = read(fd, dst, 64 << 10);
+        buf_unreserve(b, (64 << 10) - (n > 0 ? (size_t)n : 0));
+        if (n == 0)
+            return 0;
+        if (n < 0 && errno != EINTR && errno != EAGAIN)
+            return -errno;
+    }
+}
+
+/* The second frame, if it is a JOIN: hand the connection over. Returns
+ * 1 if it was one (then the process is done). */
+static int
+agent_try_join(struct buf *b, int *status)
+{
+    struct frame hello, second;
+    struct msg_join j;
+    struct buf out;
+    size_t used;
+    const char *text = "no transfer to join on this box (it ended, or "
+        "its agent runs elsewhere)";
+    struct msg_error e;
+    int r;
+
+    if (frame_parse(buf_ptr(b), buf_used(b), &hello, &used) != 0 ||
+        frame_parse(buf_ptr(b) + used, buf_used(b) - used, &second,
+        &used) != 0 || second.type != MSG_JOIN)
+        return 0;
+    *status = AGENT_EXIT_FAIL;
+    if (msg_join_decode(second.payload, second.len, &j) != 0)
+        return 0;  /* the session says what is wrong with it */
+    if (buf_used(b) <= RENDEZVOUS_MAX_BYTES &&
+        (r = rendezvous_handover(j.transfer_id, STDIN_FILENO,
+        STDOUT_FILENO, buf_ptr(b), buf_used(b))) == 0) {
+        *status = AGENT_EXIT_OK;
+        return 1;
+    }
+    /* Nobody to hand it to: say so on the connection. */
+    buf_init(&out, 4096);
+    memset(&e, 0, sizeof(e));
+    e.code = proto_err_to_wire(FERRY_ERR_STATE);
+    e.text.p = text;
+    e.text.len = strlen(text);
+    if (msg_error_encode(&out, &e) == 0 &&
+        fsx_write_all(STDOUT_FILENO, buf_ptr(&out), buf_used(&out)) != 0)
+        log_debug("cannot answer the JOIN");
+    buf_cleanup(&out);
+    return 1;
+}
+
 static int
 agent_serve(void)
 {
-    uv_loop_t *loop = uv_default_loop();
-    uv_signal_t sigterm, sighup;
-    struct xfer x;
-    struct session *s;
-    struct conn c;
-    int r;
+    struct agent *a = xcalloc(1, sizeof(*a));
+    struct agent_stream *s0;
+    struct buf first;
+    int r, nframes, status = AGENT_EXIT_FAIL, i;
 
-    memset(&x, 0, sizeof(x));
-    x.ev.problem = agent_problem;
-    if ((s = session_agent_new(&x)) == NULL) {
-        log_error("out of memory");
+    if (a == NULL)
         return AGENT_EXIT_FAIL;
+    buf_init(&first, 2 * PROTO_MAX_FRAME + 2 * PROTO_FRAME_HEADER);
+    if ((r = agent_read_frames(STDIN_FILENO, &first, 2, &nframes)) != 0) {
+        log_debug("first frames: %s", ferry_strerror(r));
+        goto out;
     }
-    memset(&c, 0, sizeof(c));
-    if ((r = conn_start_fds(&c, loop, STDIN_FILENO, STDOUT_FILENO,
-        session_step, s, agent_closed)) != 0) {
+    if (nframes == 2 && agent_try_join(&first, &status))
+        goto out;
+    a->loop = uv_default_loop();
+    a->x.ev.problem = agent_problem;
+    a->pol.home = getenv("HOME");
+    a->spol.resolve = agent_policy_resolve;
+    a->spol.opened = agent_opened;
+    a->spol.ctx = a;
+    uv_async_init(a->loop, &a->listen_async, agent_listen_now);
+    a->listen_async.data = a;
+    s0 = &a->streams[0];
+    s0->used = 1;
+    s0->a = a;
+    s0->token = -1;
+    if ((s0->s = session_agent_new(&a->x, &a->spol)) == NULL)
+        goto out;
+    s0->c.data = s0;
+    s0->c.group = &a->group;
+    s0->c.preload = buf_ptr(&first);
+    s0->c.preload_len = buf_used(&first);
+    if ((r = conn_start_fds(&s0->c, a->loop, STDIN_FILENO, STDOUT_FILENO,
+        session_step, s0->s, agent_closed)) != 0) {
         log_error_r(r, "cannot use stdin/stdout");
-        session_free(s);
-        return AGENT_EXIT_FAIL;
+        goto out;
     }
-    agent_conn = &c;
-    uv_signal_init(loop, &sigterm);
-    uv_signal_init(loop, &sighup);
-    uv_signal_start(&sigterm, agent_signal, SIGTERM);
-    uv_signal_start(&sighup, agent_signal, SIGHUP);
-    uv_unref((uv_handle_t *)&sigterm);
-    uv_unref((uv_handle_t *)&sighup);
-    uv_run(loop, UV_RUN_DEFAULT);
-    agent_conn = NULL;
-    uv_close((uv_handle_t *)&sigterm, NULL);
-    uv_close((uv_handle_t *)&sighup, NULL);
-    uv_run(loop, UV_RUN_DEFAULT);
-    session_free(s);
-    (void)uv_loop_close(loop);
-    if (agent_result != 0 && agent_result != FERRY_ERR_PEER) {
-        log_debug("%s", x.local_error[0] ? x.local_error :
-            ferry_strerror(agent_result));
-        return AGENT_EXIT_FAIL;
-    }
-    return agent_result == 0 ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
+    uv_signal_init(a->loop, &a->sigterm);
+    uv_signal_init(a->loop, &a->sighup);
+    a->sigterm.data = a->sighup.data = a;
+    uv_signal_start(&a->sigterm, agent_signal, SIGTERM);
+    uv_signal_start(&a->sighup, agent_signal, SIGHUP);
+    uv_unref((uv_handle_t *)&a->sigterm);
+    uv_unref((uv_handle_t *)&a->sighup);
+    uv_run(a->loop, UV_RUN_DEFAULT);
+    agent_stop_listening(a);
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    uv_close((uv_handle_t *)&a->sighup, NULL);
+    uv_run(a->loop, UV_RUN_DEFAULT);
+    for (i = 1; i < (int)PROTO_MAX_STREAMS; i++)
+        session_free(a->streams[i].s);
+    session_free(s0->s);
+    (void)uv_loop_close(a->loop);
+    if (a->result != 0 && a->result != FERRY_ERR_PEER)
+        log_debug("%s", a->x.local_error[0] ? a->x.local_error :
+            ferry_strerror(a->result));
+    status = a->result == 0 ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
+out:
+    buf_cleanup(&first);
+    xfree(a);
+    return status;
 }
 
 static void

@@ -15,9 +15,9 @@ interrupted_push() {
     "$FERRY" push "${opts[@]}" "$T/src/" "ferry-proxy:$T/d" 2>/dev/null &
     pid=$!
     for _ in $(seq 1 400); do
-        got=$(find "$T/d/.ferry/part" -name '*.part' -printf '%s\n' \
+        got=$(find "$T/d/.ferry/part" -name '*.part' -printf '%b\n' \
             2>/dev/null | head -n 1)
-        [ "${got:-0}" -ge 15000000 ] && break
+        [ $(( ${got:-0} * 512 )) -ge 15000000 ] && break
         sleep 0.02
     done
     sleep 1.2   # past a journal sync

@@ -34,6 +34,9 @@ union fuzz_msg {
     struct msg_notice notice;
     struct msg_summary summary;
     struct msg_partial partial;
+    struct msg_sigs sigs;
+    struct msg_match match;
+    struct msg_join join;
 };
 
 /*
@@ -75,6 +78,9 @@ FUZZ_WRAP(file_done)
 FUZZ_WRAP(notice)
 FUZZ_WRAP(summary)
 FUZZ_WRAP(partial)
+FUZZ_WRAP(sigs)
+FUZZ_WRAP(match)
+FUZZ_WRAP(join)
 
 #undef FUZZ_WRAP
 
@@ -263,8 +269,9 @@ fuzz_reply_check(const void *v, const uint8_t *p, size_t n)
 
     if (m->action < REPLY_SKIP || m->action > REPLY_FAIL)
         return "REPLY: action out of range";
-    if (m->action != REPLY_WANT && m->offset != 0)
-        return "REPLY: offset without WANT";
+    if ((m->flags & ~REPLY_F_KNOWN) != 0 ||
+        (m->action != REPLY_WANT && m->flags != 0))
+        return "REPLY: flags";
     if ((m->action == REPLY_FAIL) != (m->code != 0))
         return "REPLY: code and FAIL disagree";
     return fuzz_str_ok(&m->text, PROTO_MAX_MESSAGE, p, n) ? NULL :
@@ -359,6 +366,62 @@ fuzz_end_encode(struct buf *b, const void *m)
     return msg_end_encode(b);
 }
 
+static const char *
+fuzz_sigs_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_sigs *m = v;
+
+    if (m->count == 0 || m->count > PROTO_MAX_SIGS ||
+        (m->flags & ~SIGS_F_KNOWN) != 0 ||
+        m->first > (uint64_t)INT64_MAX - m->count)
+        return "SIGS: fields";
+    if ((m->flags & SIGS_F_HAVE) &&
+        !fuzz_inside(m->hashes, (size_t)m->count * HASH_LEN, p, n))
+        return "SIGS: hashes";
+    if (!(m->flags & SIGS_F_HAVE) && m->hashes != NULL)
+        return "SIGS: hashes without HAVE";
+    return NULL;
+}
+
+static const char *
+fuzz_match_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_match *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->count == 0 || m->count > PROTO_MAX_SIGS ||
+        m->first > (uint64_t)INT64_MAX - m->count)
+        return "MATCH: fields";
+    return NULL;
+}
+
+static const char *
+fuzz_join_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_join *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
+        return "JOIN: stream";
+    return NULL;
+}
+
+static int
+fuzz_join_ok_decode(const uint8_t *p, size_t n, void *m)
+{
+    (void)m;
+    return msg_join_ok_decode(p, n);
+}
+
+static int
+fuzz_join_ok_encode(struct buf *b, const void *m)
+{
+    (void)m;
+    return msg_join_ok_encode(b);
+}
+
 #define FUZZ_TYPE(name, check)                                               \
     { sizeof(struct msg_##name), fuzz_##name##_decode, check,                \
         fuzz_##name##_encode }
@@ -379,6 +442,11 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_END] = { 0, fuzz_end_decode, fuzz_no_check, fuzz_end_encode },
     [MSG_SUMMARY] = FUZZ_TYPE(summary, fuzz_no_check),
     [MSG_PARTIAL] = FUZZ_TYPE(partial, fuzz_partial_check),
+    [MSG_SIGS] = FUZZ_TYPE(sigs, fuzz_sigs_check),
+    [MSG_MATCH] = FUZZ_TYPE(match, fuzz_match_check),
+    [MSG_JOIN] = FUZZ_TYPE(join, fuzz_join_check),
+    [MSG_JOIN_OK] = { 0, fuzz_join_ok_decode, fuzz_no_check,
+        fuzz_join_ok_encode },
 };
 
 #undef FUZZ_TYPE
@@ -627,10 +695,14 @@ fuzz_journal_pass(const uint8_t *p, size_t n, int *rc)
     if (*rc != 0) {
         if (!fuzz_all_zero(&h, sizeof(h)) || used != 0)
             return "journal header: a failed decode left fields set";
+        /* VERSION says "a journal of format 1", and only that. */
+        if (*rc == FERRY_ERR_VERSION)
+            return n >= 4 && memcmp(p, JOURNAL_MAGIC_V1, 4) == 0 ? NULL :
+                "journal header: VERSION without the format-1 magic";
         if (*rc != FERRY_ERR_SHORT && *rc != FERRY_ERR_FORMAT &&
             *rc != FERRY_ERR_TOO_LARGE)
             return "journal header: an error other than SHORT, FORMAT, "
-                "TOO_LARGE";
+                "TOO_LARGE, VERSION";
         /* A path length over the limit is TOO_LARGE, bytes or not. */
         if (n >= FUZZ_JNL_PATH_AT &&
             fuzz_be16(p + FUZZ_JNL_PLEN_AT) > PROTO_MAX_PATH &&

@@ -111,8 +111,9 @@ static const struct msg_entry seed_entry[] = {
 
 static const struct msg_reply seed_reply[] = {
     { .id = 1, .action = REPLY_SKIP },
-    { .id = 2, .action = REPLY_WANT, .offset = 1u << 20,
-      .prefix = SEED_HASH },
+    { .id = 2, .action = REPLY_WANT },
+    { .id = 4, .action = REPLY_WANT, .flags = REPLY_F_RESUME,
+      .text = SEED_STR("a partial file from an older ferry was found") },
     { .id = 3, .action = REPLY_FAIL, .code = -13,
       .text = SEED_STR("dir/file.txt: Permission denied") },
 };
@@ -159,6 +160,27 @@ static const struct msg_partial seed_partial[] = {
     { .path = SEED_STR("f") },
 };
 
+static const struct hash128 seed_sig_hashes[3] = {
+    SEED_HASH, SEED_HASH, SEED_HASH
+};
+
+static const struct msg_sigs seed_sigs[] = {
+    { .id = 1, .first = 0, .count = 3, .flags = SIGS_F_HAVE,
+      .hashes = seed_sig_hashes[0].b },
+    { .id = 2, .first = 7, .count = PROTO_MAX_SIGS },
+    { .id = UINT32_MAX, .first = INT64_MAX - 1, .count = 1 },
+};
+
+static const struct msg_match seed_match[] = {
+    { .id = 1, .first = 0, .count = 3 },
+    { .id = 2, .first = 1u << 20, .count = PROTO_MAX_SIGS },
+};
+
+static const struct msg_join seed_join[] = {
+    { .transfer_id = { 1, 2, 3 }, .stream = 1 },
+    { .transfer_id = { 0xff }, .stream = PROTO_MAX_STREAMS - 1 },
+};
+
 size_t
 fuzz_seed_count(uint8_t type)
 {
@@ -178,6 +200,10 @@ fuzz_seed_count(uint8_t type)
     case MSG_END: return 1;
     case MSG_SUMMARY: return SEED_COUNT(seed_summary);
     case MSG_PARTIAL: return SEED_COUNT(seed_partial);
+    case MSG_SIGS: return SEED_COUNT(seed_sigs);
+    case MSG_MATCH: return SEED_COUNT(seed_match);
+    case MSG_JOIN: return SEED_COUNT(seed_join);
+    case MSG_JOIN_OK: return 1;
     default: return 0;
     }
 }
@@ -205,6 +231,10 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_END: return msg_end_encode(b);
     case MSG_SUMMARY: return msg_summary_encode(b, &seed_summary[i]);
     case MSG_PARTIAL: return msg_partial_encode(b, &seed_partial[i]);
+    case MSG_SIGS: return msg_sigs_encode(b, &seed_sigs[i]);
+    case MSG_MATCH: return msg_match_encode(b, &seed_match[i]);
+    case MSG_JOIN: return msg_join_encode(b, &seed_join[i]);
+    case MSG_JOIN_OK: return msg_join_ok_encode(b);
     default: return FERRY_ERR_USAGE;
     }
 }

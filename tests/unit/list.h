@@ -94,6 +94,13 @@
     X(msg_end_mutate) \
     X(msg_summary_mutate) \
     X(msg_partial_mutate) \
+    X(msg_sigs_mutate) \
+    X(msg_match_mutate) \
+    X(msg_join_mutate) \
+    X(msg_join_ok_mutate) \
+    X(msg_sigs_roundtrip) \
+    X(msg_sigs_fields) \
+    X(msg_match_join_roundtrip) \
     X(msg_types_covered) \
     X(msg_alloc_fail) \
     X(msg_encode_usage) \
@@ -123,11 +130,14 @@
     X(pathset_growth) \
     X(pathset_nomem) \
     /* test_partial.c */ \
-    X(partial_journal_resume) \
+    X(partial_any_order_resume) \
+    X(partial_records_last_wins) \
     X(partial_probe_mismatch) \
+    X(partial_hostile_state) \
     X(partial_light) \
-    X(partial_close_modes) \
-    X(partial_list_state) \
+    X(partial_zero_block) \
+    X(partial_list_expire) \
+    X(partial_key_salted) \
     /* test_manifest.c */ \
     X(manifest_dir_form) \
     X(manifest_contents_form) \

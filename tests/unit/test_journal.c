@@ -216,8 +216,12 @@ TEST(journal_header_fields)
     r.mode = 0100644;
     CHECK_EQ_ERR(jnl_raw(&r), FERRY_ERR_FORMAT);
     /* Magic and check. */
-    r = ok, r.magic = "FJN2";
+    r = ok, r.magic = "FJN3";
     CHECK_EQ_ERR(jnl_raw(&r), FERRY_ERR_FORMAT);
+    /* The format before this one is told apart, so a user can be told
+     * why such partials are sent again. */
+    r = ok, r.magic = JOURNAL_MAGIC_V1;
+    CHECK_EQ_ERR(jnl_raw(&r), FERRY_ERR_VERSION);
     r = ok, r.bad_check = 1;
     CHECK_EQ_ERR(jnl_raw(&r), FERRY_ERR_FORMAT);
     /* Paths. */

@@ -11,7 +11,7 @@
 
 #include "../../common/alloc.h"
 #include "../../engine/manifest.h"
-#include "../../engine/partial.h"
+#include "../../engine/dest.h"
 #include "../../proto/msg.h"
 #include "check.h"
 
@@ -286,20 +286,20 @@ TEST(manifest_state_dir)
     check_tmpdir(t.dir);
     tree_add(&t, "d/", 0);
     tree_add(&t, "d/file", 4);
-    tree_add(&t, "d/" PARTIAL_STATE_DIR "/", 0);
-    tree_add(&t, "d/" PARTIAL_STATE_DIR "/" PARTIAL_MARKER, 0);
-    tree_add(&t, "d/" PARTIAL_STATE_DIR "/part/", 0);
-    tree_add(&t, "d/" PARTIAL_STATE_DIR "/part/x", 100);
+    tree_add(&t, "d/" DEST_STATE_DIR "/", 0);
+    tree_add(&t, "d/" DEST_STATE_DIR "/" DEST_MARKER, 0);
+    tree_add(&t, "d/" DEST_STATE_DIR "/part/", 0);
+    tree_add(&t, "d/" DEST_STATE_DIR "/part/x", 100);
     tree_add(&t, "d/sub/", 0);
-    tree_add(&t, "d/sub/" PARTIAL_STATE_DIR "/", 0);
-    tree_add(&t, "d/sub/" PARTIAL_STATE_DIR "/" PARTIAL_MARKER, 0);
+    tree_add(&t, "d/sub/" DEST_STATE_DIR "/", 0);
+    tree_add(&t, "d/sub/" DEST_STATE_DIR "/" DEST_MARKER, 0);
     manifest_init(&m);
     scan(&t, &m, "d/");
     check_rels(&m, skipped);
     manifest_cleanup(&m);
 
-    snprintf(path, sizeof(path), "%s/d/%s/%s", t.dir, PARTIAL_STATE_DIR,
-        PARTIAL_MARKER);
+    snprintf(path, sizeof(path), "%s/d/%s/%s", t.dir, DEST_STATE_DIR,
+        DEST_MARKER);
     CHECK_EQ_INT(unlink(path), 0);
     snprintf(path, sizeof(path), "%s/d/sub", t.dir);
     check_rmtree(path);

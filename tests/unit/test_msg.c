@@ -273,8 +273,7 @@ reply_roundtrip(const struct msg_reply *in)
     CHECK_OK(msg_reply_decode(p, n, &out));
     CHECK_EQ_U64(out.id, in->id);
     CHECK_EQ_INT(out.action, in->action);
-    CHECK_EQ_U64(out.offset, in->offset);
-    CHECK_EQ_MEM(out.prefix.b, in->prefix.b, HASH_LEN);
+    CHECK_EQ_INT(out.flags, in->flags);
     CHECK_EQ_INT(out.code, in->code);
     check_str(&out.text, in->text.p, in->text.len);
     free(p);
@@ -283,12 +282,11 @@ reply_roundtrip(const struct msg_reply *in)
 TEST(msg_reply_roundtrip)
 {
     struct msg_reply want = { .id = 7, .action = REPLY_WANT,
-        .offset = 1ull << 30 };
+        .flags = REPLY_F_RESUME, .text = { LIT("older partial") } };
     struct msg_reply fail = { .id = 8, .action = REPLY_FAIL,
         .code = -ENOSPC, .text = { LIT("disk full") } };
     struct msg_reply skip = { .id = 9, .action = REPLY_SKIP };
 
-    fill_hash(&want.prefix, 0x20);
     reply_roundtrip(&want);
     reply_roundtrip(&fail);
     reply_roundtrip(&skip);
@@ -586,6 +584,135 @@ TEST(msg_summary_mutate)
 TEST(msg_partial_mutate)
 {
     mutate_type(MSG_PARTIAL);
+}
+
+TEST(msg_sigs_mutate)
+{
+    mutate_type(MSG_SIGS);
+}
+
+TEST(msg_match_mutate)
+{
+    mutate_type(MSG_MATCH);
+}
+
+TEST(msg_join_mutate)
+{
+    mutate_type(MSG_JOIN);
+}
+
+TEST(msg_join_ok_mutate)
+{
+    mutate_type(MSG_JOIN_OK);
+}
+
+TEST(msg_sigs_roundtrip)
+{
+    uint8_t hashes[2 * HASH_LEN];
+    struct msg_sigs have = { .id = 3, .first = 1ull << 40, .count = 2,
+        .flags = SIGS_F_HAVE, .hashes = hashes };
+    struct msg_sigs need = { .id = 4, .first = 5, .count = PROTO_MAX_SIGS };
+    struct msg_sigs out;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    memset(hashes, 0x5a, sizeof(hashes));
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_sigs_encode(&b, &have), MSG_SIGS, &n);
+    CHECK_OK(msg_sigs_decode(p, n, &out));
+    CHECK_EQ_U64(out.id, 3);
+    CHECK_EQ_U64(out.first, 1ull << 40);
+    CHECK_EQ_U64(out.count, 2);
+    CHECK_EQ_INT(out.flags, SIGS_F_HAVE);
+    CHECK_EQ_MEM(out.hashes, hashes, sizeof(hashes));
+    free(p);
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_sigs_encode(&b, &need), MSG_SIGS, &n);
+    CHECK_OK(msg_sigs_decode(p, n, &out));
+    CHECK_EQ_U64(out.count, PROTO_MAX_SIGS);
+    CHECK(out.hashes == NULL);
+    CHECK_EQ_U64(n, 4 + 8 + 4 + 1);
+    free(p);
+}
+
+TEST(msg_sigs_fields)
+{
+    uint8_t payload[64];
+    struct msg_sigs m;
+    struct buf b;
+
+    /* A count over the limit is TOO_LARGE before any hash is read. */
+    memset(payload, 0, sizeof(payload));
+    buf_init(&b, sizeof(payload));
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, PROTO_MAX_SIGS + 1));
+    CHECK_OK(buf_put_u8(&b, SIGS_F_HAVE));
+    CHECK_EQ_ERR(msg_sigs_decode(buf_ptr(&b), buf_used(&b), &m),
+        FERRY_ERR_TOO_LARGE);
+    buf_reset(&b);
+    /* No blocks, or a range that wraps, or an unknown flag. */
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, 0));
+    CHECK_OK(buf_put_u8(&b, 0));
+    CHECK_EQ_ERR(msg_sigs_decode(buf_ptr(&b), buf_used(&b), &m),
+        FERRY_ERR_FORMAT);
+    buf_reset(&b);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, UINT64_MAX));
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u8(&b, 0));
+    CHECK_EQ_ERR(msg_sigs_decode(buf_ptr(&b), buf_used(&b), &m),
+        FERRY_ERR_FORMAT);
+    buf_reset(&b);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u8(&b, 2));
+    CHECK_EQ_ERR(msg_sigs_decode(buf_ptr(&b), buf_used(&b), &m),
+        FERRY_ERR_FORMAT);
+    /* NEED with hashes after it: trailing bytes. */
+    buf_unreserve(&b, 1);
+    CHECK_OK(buf_put_u8(&b, 0));
+    CHECK_OK(buf_put(&b, payload, HASH_LEN));
+    CHECK_EQ_ERR(msg_sigs_decode(buf_ptr(&b), buf_used(&b), &m),
+        FERRY_ERR_TRAILING);
+    buf_cleanup(&b);
+}
+
+TEST(msg_match_join_roundtrip)
+{
+    struct msg_match mm = { .id = 9, .first = 77, .count = 12 }, mo;
+    struct msg_join j = { .stream = 3 }, jo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_match_encode(&b, &mm), MSG_MATCH, &n);
+    CHECK_OK(msg_match_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.id, 9);
+    CHECK_EQ_U64(mo.first, 77);
+    CHECK_EQ_U64(mo.count, 12);
+    free(p);
+    memset(j.transfer_id, 0xab, sizeof(j.transfer_id));
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_join_encode(&b, &j), MSG_JOIN, &n);
+    CHECK_OK(msg_join_decode(p, n, &jo));
+    CHECK_EQ_INT(jo.stream, 3);
+    CHECK_EQ_MEM(jo.transfer_id, j.transfer_id, sizeof(j.transfer_id));
+    free(p);
+    /* Stream 0 is the one that OPENs; the last is below the limit. */
+    j.stream = 0;
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_EQ_ERR(msg_join_encode(&b, &j), FERRY_ERR_USAGE);
+    j.stream = PROTO_MAX_STREAMS;
+    CHECK_EQ_ERR(msg_join_encode(&b, &j), FERRY_ERR_USAGE);
+    mm.count = 0;
+    CHECK_EQ_ERR(msg_match_encode(&b, &mm), FERRY_ERR_USAGE);
+    buf_cleanup(&b);
 }
 
 /*
@@ -905,15 +1032,17 @@ TEST(msg_reply_fields)
         int want;
     } cases[] = {
         { { .action = REPLY_SKIP }, 0 },
-        { { .action = REPLY_SKIP, .offset = 4096 }, FERRY_ERR_FORMAT },
-        { { .action = REPLY_FAIL, .offset = 4096, .code = -EIO },
+        { { .action = REPLY_SKIP, .flags = REPLY_F_RESUME },
           FERRY_ERR_FORMAT },
+        { { .action = REPLY_FAIL, .flags = REPLY_F_RESUME, .code = -EIO },
+          FERRY_ERR_FORMAT },
+        { { .action = REPLY_WANT, .flags = 2 }, FERRY_ERR_FORMAT },
         { { .action = REPLY_FAIL }, FERRY_ERR_FORMAT },
         { { .action = REPLY_WANT, .code = -EIO }, FERRY_ERR_FORMAT },
         { { .action = REPLY_SKIP, .code = -EIO }, FERRY_ERR_FORMAT },
         { { .action = 0 }, FERRY_ERR_FORMAT },
         { { .action = REPLY_FAIL + 1 }, FERRY_ERR_FORMAT },
-        { { .action = REPLY_WANT, .offset = UINT64_MAX }, 0 },
+        { { .action = REPLY_WANT, .flags = REPLY_F_RESUME }, 0 },
     };
     struct buf b;
     size_t i;

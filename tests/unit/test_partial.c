@@ -1,12 +1,11 @@
 /*
- * Tests for engine/partial.c: part files and their resume journals, in a
- * destination made under a scratch directory (DEST/.ferry/part).
+ * Tests for engine/partial.c: part files and their resume journals in a
+ * scratch staging directory.
  *
- * A partial is journaled only from PARTIAL_JOURNAL_MIN bytes on, but
- * nothing reads the part file's length back: the tests claim a source of
- * that size and write only the first few blocks.
+ * A partial is journaled only from PARTIAL_JOURNAL_MIN bytes on; the
+ * part file has the file's length from the start (a hole until written),
+ * so the tests claim a source of that size and write a few blocks.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/fsx.h"
 #include "../../common/hash.h"
 #include "../../engine/partial.h"
 #include "../../proto/journal.h"
@@ -24,36 +24,25 @@
 
 #define BS PROTO_MIN_BLOCK
 
-struct dest {
+static const uint8_t salt[16] = "0123456789abcde";
+
+struct stage {
     char dir[CHECK_PATH_MAX];
-    int rootfd, partfd;
+    int fd;
 };
 
-/* A destination with its state directory, as a receiver leaves it. */
 static void
-dest_new(struct dest *d)
+stage_new(struct stage *s)
 {
-    char path[CHECK_PATH_MAX + 64];
-
-    check_tmpdir(d->dir);
-    snprintf(path, sizeof(path), "%s/%s", d->dir, PARTIAL_STATE_DIR);
-    CHECK_EQ_INT(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/%s/%s", d->dir, PARTIAL_STATE_DIR,
-        PARTIAL_MARKER);
-    check_write_file(path, "", 0, 0);
-    snprintf(path, sizeof(path), "%s/%s/%s", d->dir, PARTIAL_STATE_DIR,
-        PARTIAL_PART_DIR);
-    CHECK_EQ_INT(mkdir(path, 0700), 0);
-    CHECK((d->rootfd = open(d->dir, O_RDONLY | O_DIRECTORY)) >= 0);
-    CHECK((d->partfd = open(path, O_RDONLY | O_DIRECTORY)) >= 0);
+    check_tmpdir(s->dir);
+    CHECK((s->fd = open(s->dir, O_RDONLY | O_DIRECTORY)) >= 0);
 }
 
 static void
-dest_free(struct dest *d)
+stage_free(struct stage *s)
 {
-    close(d->partfd);
-    close(d->rootfd);
-    check_rmtree(d->dir);
+    close(s->fd);
+    check_rmtree(s->dir);
 }
 
 /* The version of a big (journaled) source file at path. */
@@ -64,349 +53,321 @@ big_id(const char *path)
 
     memset(&id, 0, sizeof(id));
     id.path = path;
-    id.size = PARTIAL_JOURNAL_MIN + 5;
+    id.size = PARTIAL_JOURNAL_MIN;
     id.mtime_sec = 1700000000;
-    id.mtime_nsec = 5;
+    id.mtime_nsec = 42;
     id.mode = 0644;
     id.block_size = BS;
     return id;
 }
 
-/* The names of path's part file and journal. */
-static void
-names(const char *path, char part[32], char jnl[32])
-{
-    char key[17];
-
-    partial_key(path, key);
-    CHECK_EQ_U64(strlen(key), 16);
-    snprintf(part, 32, "%s.part", key);
-    snprintf(jnl, 32, "%s.jnl", key);
-}
-
-/* Size of name beneath fd, or -1 if it does not exist. */
-static long long
-file_size(int fd, const char *name)
-{
-    struct stat st;
-
-    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        CHECK_EQ_INT(errno, ENOENT);
-        return -1;
-    }
-    CHECK(S_ISREG(st.st_mode));
-    return (long long)st.st_size;
-}
-
-/* Cuts name beneath d's part directory to len bytes. */
-static void
-truncate_at(const struct dest *d, const char *name, size_t len)
-{
-    int fd = openat(d->partfd, name, O_WRONLY);
-
-    CHECK(fd >= 0);
-    CHECK_EQ_INT(ftruncate(fd, (off_t)len), 0);
-    close(fd);
-}
-
-/* Overwrites one byte of name beneath d's part directory. */
-static void
-poke(const struct dest *d, const char *name, off_t off, uint8_t v)
-{
-    int fd = openat(d->partfd, name, O_WRONLY);
-
-    CHECK(fd >= 0);
-    CHECK_EQ_INT(pwrite(fd, &v, 1, off), 1);
-    close(fd);
-}
-
-/* Sets the modification time of name beneath fd to age seconds ago. */
-static void
-age_file(int fd, const char *name, long age)
-{
-    struct timespec ts[2];
-
-    ts[0].tv_sec = ts[1].tv_sec = time(NULL) - age;
-    ts[0].tv_nsec = ts[1].tv_nsec = 0;
-    CHECK_EQ_INT(utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW), 0);
-}
-
-/* Number of entries in the directory fd, "." and ".." aside. */
-static int
-count_entries(int fd)
-{
-    struct dirent *de;
-    DIR *dir;
-    int n = 0, dfd = dup(fd);
-
-    CHECK(dfd >= 0);
-    CHECK((dir = fdopendir(dfd)) != NULL);
-    rewinddir(dir);
-    while ((de = readdir(dir)) != NULL)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-            n++;
-    closedir(dir);
-    return n;
-}
-
-/* Block k's data: BS bytes of a pattern of its own. */
 static void
 block_data(uint64_t k, uint8_t *buf)
 {
     size_t i;
 
     for (i = 0; i < BS; i++)
-        buf[i] = (uint8_t)(i * 7 + k * 13 + (i >> 8));
+        buf[i] = (uint8_t)(k * 131 + i * 7);
 }
 
-/* Writes blocks [from, to) to the part file and records them. */
+/* Writes and journals the given blocks (in that order). */
 static void
-write_blocks(struct partial *p, uint64_t from, uint64_t to)
+write_blocks(struct partial *p, const uint64_t *idx, size_t n)
 {
     uint8_t *buf = check_alloc(BS);
     struct hash128 h;
-    uint64_t k;
+    size_t i;
 
-    for (k = from; k < to; k++) {
-        block_data(k, buf);
-        CHECK_EQ_INT(pwrite(partial_fd(p), buf, BS, (off_t)(k * BS)), BS);
+    for (i = 0; i < n; i++) {
+        block_data(idx[i], buf);
         hash_block(buf, BS, &h);
-        CHECK_OK(partial_add(p, k, &h, BS));
+        CHECK_OK(fsx_pwrite_all(partial_fd(p), buf, BS, idx[i] * BS));
+        CHECK_OK(partial_add(p, idx[i], &h, BS));
     }
     free(buf);
 }
 
-/* The file hash of the first n blocks as a file of their length, from
- * their block hashes (what REPLY carries for a resume). */
 static void
-prefix_hash(uint64_t n, struct hash128 *out)
+key_of(const char *path, char key[PARTIAL_KEY_LEN + 1])
 {
-    uint8_t *buf = check_alloc(BS);
-    struct hash_file *hf = hash_file_new(n * BS, BS);
-    struct hash128 h;
-    uint64_t k;
-
-    CHECK(hf != NULL);
-    for (k = 0; k < n; k++) {
-        block_data(k, buf);
-        hash_block(buf, BS, &h);
-        hash_file_add(hf, &h);
-    }
-    hash_file_final(hf, out);
-    hash_file_free(hf);
-    free(buf);
+    partial_key(salt, path, key);
 }
 
-/* partial_probe, checked against the expected block count: the prefix
- * hash, the hashes it feeds to a hash_file, and the part file's data. */
 static void
-check_probe(const struct dest *d, const struct partial_id *id, uint64_t want)
+name_of(const char *path, const char *ext, char out[64])
 {
-    struct hash128 prefix, expect, fed, ondisk;
-    struct hash_file *hf = hash_file_new(want * BS, BS);
-    char part[32], jnl[32];
+    char key[PARTIAL_KEY_LEN + 1];
+
+    key_of(path, key);
+    snprintf(out, 64, "%s.%s", key, ext);
+}
+
+/* Blocks written in any order are claimed, sorted, and read back as
+ * they were written; a kept partial takes more blocks. */
+TEST(partial_any_order_resume)
+{
+    static const uint64_t first[] = { 5, 0, 3 }, more[] = { 1 };
+    struct partial_id id = big_id("dir/big.bin");
+    char key[PARTIAL_KEY_LEN + 1];
+    struct partial_claim c;
+    struct partial *p;
+    struct stage s;
+    struct hash128 h;
+    uint8_t *buf = check_alloc(BS), *want = check_alloc(BS);
+
+    stage_new(&s);
+    key_of(id.path, key);
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    write_blocks(p, first, 3);
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 3);
+    CHECK_EQ_U64(c.index[0], 0);
+    CHECK_EQ_U64(c.index[1], 3);
+    CHECK_EQ_U64(c.index[2], 5);
+    CHECK_OK(partial_open(s.fd, key, &id, &c, &p));
+    CHECK_OK(partial_read_block(p, 3, BS, buf, &h));
+    CHECK(hash_equal(&h, &c.hash[1]));
+    block_data(3, want);
+    CHECK_EQ_MEM(buf, want, BS);
+    /* A block never written reads as zeros (a hole). */
+    CHECK_OK(partial_read_block(p, 9, BS, buf, &h));
+    memset(want, 0, BS);
+    CHECK_EQ_MEM(buf, want, BS);
+    write_blocks(p, more, 1);
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    partial_claim_free(&c);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 4);
+    CHECK_EQ_U64(c.index[1], 1);
+    partial_claim_free(&c);
+    free(buf);
+    free(want);
+    stage_free(&s);
+}
+
+/* A block written twice: the last record counts. A torn record ends the
+ * journal. Records past the file's last block make it damaged there. */
+TEST(partial_records_last_wins)
+{
+    struct partial_id id = big_id("f");
+    char key[PARTIAL_KEY_LEN + 1], jnl[64];
+    struct journal_record rec;
+    struct partial_claim c;
+    struct partial *p;
+    struct stage s;
+    struct buf b;
+    struct stat st;
     int fd;
 
-    CHECK(hf != NULL);
-    memset(&prefix, 0xa5, sizeof(prefix));
-    CHECK_EQ_U64(partial_probe(d->partfd, id, hf, &prefix), want);
-    CHECK_EQ_U64(partial_probe(d->partfd, id, NULL, NULL), want);
-    if (want == 0) {
-        CHECK_EQ_MEM(prefix.b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
-            HASH_LEN);
-        hash_file_free(hf);
-        return;
-    }
-    prefix_hash(want, &expect);
-    CHECK(hash_equal(&prefix, &expect));
-    hash_file_final(hf, &fed);
-    hash_file_free(hf);
-    CHECK(hash_equal(&fed, &expect));
-    /* The journal's claim holds for the data on disk. */
-    names(id->path, part, jnl);
-    CHECK((fd = openat(d->partfd, part, O_RDONLY)) >= 0);
-    CHECK_OK(hash_fd(fd, want * BS, BS, &ondisk));
+    stage_new(&s);
+    key_of(id.path, key);
+    name_of(id.path, "jnl", jnl);
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    partial_close(p, s.fd, PARTIAL_KEEP);  /* light: header only */
+    CHECK((fd = openat(s.fd, jnl, O_WRONLY | O_APPEND)) >= 0);
+    buf_init(&b, 4096);
+    memset(&rec, 0, sizeof(rec));
+    rec.index = 2;
+    rec.hash.b[0] = 1;
+    CHECK_OK(journal_record_encode(&b, &rec));
+    rec.hash.b[0] = 2;
+    CHECK_OK(journal_record_encode(&b, &rec));
+    rec.index = 1;
+    CHECK_OK(journal_record_encode(&b, &rec));
+    /* past the end: the journal stops trusting here */
+    rec.index = PARTIAL_JOURNAL_MIN / BS;
+    CHECK_OK(journal_record_encode(&b, &rec));
+    rec.index = 3;
+    CHECK_OK(journal_record_encode(&b, &rec));
+    CHECK_OK(fsx_write_all(fd, buf_ptr(&b), buf_used(&b)));
     close(fd);
-    CHECK(hash_equal(&ondisk, &expect));
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 2);
+    CHECK_EQ_U64(c.index[0], 1);
+    CHECK_EQ_U64(c.index[1], 2);
+    CHECK_EQ_INT(c.hash[1].b[0], 2);
+    /* Appends go after the last trusted record. */
+    CHECK(fstatat(s.fd, jnl, &st, 0) == 0);
+    CHECK(c.journal_len < (uint64_t)st.st_size);
+    CHECK_EQ_U64((c.journal_len - 0) % 1, 0);
+    CHECK_OK(partial_open(s.fd, key, &id, &c, &p));
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    CHECK(fstatat(s.fd, jnl, &st, 0) == 0);
+    CHECK_EQ_U64((uint64_t)st.st_size, c.journal_len);
+    partial_claim_free(&c);
+    buf_cleanup(&b);
+    stage_free(&s);
 }
 
-TEST(partial_journal_resume)
-{
-    struct partial_id id = big_id("dir/big.bin");
-    size_t header = JOURNAL_HEADER_FIXED + strlen(id.path);
-    char part[32], jnl[32];
-    struct partial *p;
-    struct dest d;
-
-    dest_new(&d);
-    names(id.path, part, jnl);
-    check_probe(&d, &id, 0);
-    /* A new partial: an empty part file and a journal with a header. */
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    CHECK(partial_fd(p) >= 0);
-    CHECK_EQ_INT(file_size(d.partfd, part), 0);
-    CHECK_EQ_INT(file_size(d.partfd, jnl), header);
-    check_probe(&d, &id, 0);
-    write_blocks(p, 0, 3);
-    CHECK_OK(partial_sync(p));
-    CHECK_EQ_INT(file_size(d.partfd, jnl), header + 3 * JOURNAL_RECORD_LEN);
-    check_probe(&d, &id, 3);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    CHECK_EQ_INT(count_entries(d.partfd), 2);
-    check_probe(&d, &id, 3);
-
-    /* A record torn by a crash is ignored. */
-    truncate_at(&d, jnl, header + 3 * JOURNAL_RECORD_LEN - 5);
-    check_probe(&d, &id, 2);
-
-    /* Resuming keeps what the journal holds, drops the torn tail and the
-     * data past the claim, and appends after it. */
-    CHECK_OK(partial_open(d.partfd, &id, 2, &p));
-    CHECK_EQ_INT(file_size(d.partfd, jnl), header + 2 * JOURNAL_RECORD_LEN);
-    CHECK_EQ_INT(file_size(d.partfd, part), 2 * BS);
-    write_blocks(p, 2, 4);
-    CHECK_OK(partial_sync(p));
-    check_probe(&d, &id, 4);
-    /* KEEP syncs what is still pending. */
-    write_blocks(p, 4, 5);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    check_probe(&d, &id, 5);
-
-    /* partial_reset starts over: nothing is claimed. */
-    CHECK_OK(partial_open(d.partfd, &id, 5, &p));
-    CHECK_OK(partial_reset(p));
-    CHECK_EQ_INT(file_size(d.partfd, part), 0);
-    CHECK_EQ_INT(file_size(d.partfd, jnl), header);
-    check_probe(&d, &id, 0);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    dest_free(&d);
-}
-
-/* A journal only counts for the source version it names. */
+/* Another version of the file, another path, a format-1 journal or a
+ * missing part file: nothing is claimed. */
 TEST(partial_probe_mismatch)
 {
-    struct partial_id id = big_id("v.bin"), other;
-    char part[32], jnl[32];
+    static const uint64_t blocks[] = { 0, 1 };
+    struct partial_id id = big_id("x/y"), other;
+    char key[PARTIAL_KEY_LEN + 1], part[64], jnl[64];
+    struct partial_claim c;
     struct partial *p;
-    struct dest d;
+    struct stage s;
+    int fd;
 
-    dest_new(&d);
-    names(id.path, part, jnl);
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 2);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    check_probe(&d, &id, 2);
-    other = id, other.mtime_sec++;
-    check_probe(&d, &other, 0);
-    other = id, other.mtime_nsec++;
-    check_probe(&d, &other, 0);
-    other = id, other.size++;
-    check_probe(&d, &other, 0);
-    other = id, other.block_size *= 2;
-    check_probe(&d, &other, 0);
-    /* Another path has other files: nothing to resume. */
-    other = id, other.path = "w.bin";
-    check_probe(&d, &other, 0);
-    /* Below PARTIAL_JOURNAL_MIN nothing is ever journaled. */
-    other = id, other.size = PARTIAL_JOURNAL_MIN - 1;
-    check_probe(&d, &other, 0);
-    check_probe(&d, &id, 2);
-
-    /* A damaged header. */
-    poke(&d, jnl, 2, 'X');
-    check_probe(&d, &id, 0);
-    poke(&d, jnl, 2, JOURNAL_MAGIC[2]);
-    check_probe(&d, &id, 2);
-    /* A damaged first record: nothing after it counts either. */
-    poke(&d, jnl, JOURNAL_HEADER_FIXED + 5 + 3, 0xff);
-    check_probe(&d, &id, 0);
-    dest_free(&d);
-
-    /* A missing part file, or a journal with no part file. */
-    dest_new(&d);
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 2);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    CHECK_EQ_INT(unlinkat(d.partfd, part, 0), 0);
-    check_probe(&d, &id, 0);
-    /* Not a regular file where the part file should be. */
-    CHECK_EQ_INT(mkdirat(d.partfd, part, 0700), 0);
-    check_probe(&d, &id, 0);
-    CHECK_EQ_INT(unlinkat(d.partfd, part, AT_REMOVEDIR), 0);
-    dest_free(&d);
+    stage_new(&s);
+    key_of(id.path, key);
+    name_of(id.path, "part", part);
+    name_of(id.path, "jnl", jnl);
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    write_blocks(p, blocks, 2);
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    other = id;
+    other.mtime_nsec++;
+    CHECK_OK(partial_probe(s.fd, key, &other, &c));
+    CHECK_EQ_U64(c.n, 0);
+    other = id;
+    other.size += BS;
+    CHECK_OK(partial_probe(s.fd, key, &other, &c));
+    CHECK_EQ_U64(c.n, 0);
+    other = id;
+    other.block_size = BS * 2;
+    CHECK_OK(partial_probe(s.fd, key, &other, &c));
+    CHECK_EQ_U64(c.n, 0);
+    other = id;
+    other.path = "x/z";  /* a colliding key cannot pass for another */
+    CHECK_OK(partial_probe(s.fd, key, &other, &c));
+    CHECK_EQ_U64(c.n, 0);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 2);
+    partial_claim_free(&c);
+    /* Format 1: recognised, so the user can be told. */
+    CHECK((fd = openat(s.fd, jnl, O_WRONLY)) >= 0);
+    CHECK_OK(fsx_pwrite_all(fd, JOURNAL_MAGIC_V1, 4, 0));
+    close(fd);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 0);
+    CHECK_EQ_INT(c.old_format, 1);
+    CHECK_EQ_INT(unlinkat(s.fd, part, 0), 0);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 0);
+    CHECK_EQ_INT(c.old_format, 0);
+    stage_free(&s);
 }
 
-/* Files under PARTIAL_JOURNAL_MIN get a private temp and no journal. */
+/* Hostile local state: a hard link to a file outside planted as the part
+ * file, a FIFO as the journal, a symlink. Nothing outside changes, no
+ * open hangs, nothing is claimed, and a fresh partial is a new file. */
+TEST(partial_hostile_state)
+{
+    static const uint64_t blocks[] = { 0 };
+    struct partial_id id = big_id("victim");
+    char key[PARTIAL_KEY_LEN + 1], part[64], jnl[64];
+    char outside[CHECK_PATH_MAX + 32], odir[CHECK_PATH_MAX];
+    struct partial_claim c;
+    struct partial *p;
+    struct stage s;
+    struct stat st;
+    uint8_t got[8];
+    int fd;
+
+    stage_new(&s);
+    check_tmpdir(odir);
+    snprintf(outside, sizeof(outside), "%s/precious", odir);
+    check_write_file(outside, "precious", 8, 0);
+    key_of(id.path, key);
+    name_of(id.path, "part", part);
+    name_of(id.path, "jnl", jnl);
+    /* A journal that claims block 0, and a hard link as the part. */
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    write_blocks(p, blocks, 1);
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    CHECK_EQ_INT(unlinkat(s.fd, part, 0), 0);
+    CHECK_EQ_INT(linkat(AT_FDCWD, outside, s.fd, part, 0), 0);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 0);
+    /* A fresh start replaces the link, never writes through it. */
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    write_blocks(p, blocks, 1);
+    partial_close(p, s.fd, PARTIAL_DISCARD);
+    CHECK((fd = open(outside, O_RDONLY)) >= 0);
+    CHECK_EQ_INT(read(fd, got, sizeof(got)), 8);
+    CHECK_EQ_MEM(got, "precious", 8);
+    CHECK(fstat(fd, &st) == 0 && st.st_size == 8 && st.st_nlink == 1);
+    close(fd);
+    /* A FIFO in the journal's place: probing does not hang. */
+    CHECK_EQ_INT(mkfifoat(s.fd, jnl, 0600), 0);
+    check_write_file("/dev/null", NULL, 0, 0);
+    CHECK((fd = openat(s.fd, part, O_CREAT | O_WRONLY, 0600)) >= 0);
+    close(fd);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 0);
+    /* A symlink as the part file of a resume: refused. */
+    CHECK_EQ_INT(unlinkat(s.fd, jnl, 0), 0);
+    CHECK_EQ_INT(unlinkat(s.fd, part, 0), 0);
+    CHECK_EQ_INT(symlinkat(outside, s.fd, part), 0);
+    c.n = 1;
+    c.journal_len = 0;
+    CHECK_FAILS(partial_open(s.fd, key, &id, &c, &p));
+    c.n = 0;
+    CHECK(fstatat(s.fd, part, &st, AT_SYMLINK_NOFOLLOW) == 0);
+    check_rmtree(odir);
+    stage_free(&s);
+}
+
+/* Small files: no journal, a temporary name, never resumed; renamed into
+ * place when done. */
 TEST(partial_light)
 {
-    struct partial_id id = big_id("small.txt");
-    char part[32], jnl[32], tmp[64], key[17];
+    struct partial_id id = big_id("small");
+    char key[PARTIAL_KEY_LEN + 1], tmp[64];
+    struct partial_claim c;
     struct partial *p;
-    struct dest d;
+    struct stage s;
+    struct stat st;
 
-    id.size = PARTIAL_JOURNAL_MIN - 1;
-    dest_new(&d);
-    names(id.path, part, jnl);
-    partial_key(id.path, key);
-    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", key, (long)getpid());
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    CHECK_EQ_INT(count_entries(d.partfd), 1);
-    CHECK_EQ_INT(file_size(d.partfd, tmp), 0);
-    CHECK_EQ_INT(file_size(d.partfd, jnl), -1);
-    write_blocks(p, 0, 2);
-    CHECK_OK(partial_sync(p));
-    CHECK_EQ_INT(file_size(d.partfd, tmp), 2 * BS);
-    CHECK_EQ_INT(file_size(d.partfd, jnl), -1);
-    check_probe(&d, &id, 0);
-    /* Nothing to resume from: KEEP throws it away. */
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    CHECK_EQ_INT(count_entries(d.partfd), 0);
-
-    /* Done: renamed into place, nothing left behind. */
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 1);
-    CHECK_OK(partial_rename(p, d.partfd, d.rootfd, "small.txt"));
-    partial_close(p, d.partfd, PARTIAL_DONE);
-    CHECK_EQ_INT(count_entries(d.partfd), 0);
-    CHECK_EQ_INT(file_size(d.rootfd, "small.txt"), BS);
-    partial_close(NULL, d.partfd, PARTIAL_DISCARD);
-    dest_free(&d);
+    stage_new(&s);
+    id.size = 100;
+    key_of(id.path, key);
+    name_of(id.path, "tmp", tmp);
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    CHECK_OK(fsx_pwrite_all(partial_fd(p), "hello", 5, 0));
+    CHECK(fstatat(s.fd, tmp, &st, 0) == 0);
+    CHECK_EQ_U64((uint64_t)st.st_size, 100);
+    CHECK_OK(partial_probe(s.fd, key, &id, &c));
+    CHECK_EQ_U64(c.n, 0);
+    CHECK_OK(partial_rename(p, s.fd, s.fd, "final"));
+    partial_close(p, s.fd, PARTIAL_DONE);
+    CHECK(fstatat(s.fd, "final", &st, 0) == 0);
+    CHECK(fstatat(s.fd, tmp, &st, 0) != 0);
+    /* KEEP of a light partial keeps nothing. */
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    CHECK(fstatat(s.fd, tmp, &st, 0) != 0);
+    stage_free(&s);
 }
 
-/* KEEP, DISCARD and DONE leave exactly the files they promise. */
-TEST(partial_close_modes)
+/* partial_zero makes a block read as zeros again. */
+TEST(partial_zero_block)
 {
-    struct partial_id id = big_id("m.bin");
-    char part[32], jnl[32];
+    static const uint64_t blocks[] = { 2 };
+    struct partial_id id = big_id("z");
+    char key[PARTIAL_KEY_LEN + 1];
     struct partial *p;
-    struct dest d;
+    struct stage s;
+    struct hash128 h, zh;
+    uint8_t *buf = check_alloc(BS);
 
-    dest_new(&d);
-    names(id.path, part, jnl);
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 1);
-    partial_close(p, d.partfd, PARTIAL_DISCARD);
-    CHECK_EQ_INT(count_entries(d.partfd), 0);
-
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 2);
-    CHECK_OK(partial_sync(p));
-    CHECK_OK(partial_rename(p, d.partfd, d.rootfd, "m.bin"));
-    partial_close(p, d.partfd, PARTIAL_DONE);
-    CHECK_EQ_INT(count_entries(d.partfd), 0);
-    CHECK_EQ_INT(file_size(d.rootfd, "m.bin"), 2 * BS);
-
-    CHECK_OK(partial_open(d.partfd, &id, 0, &p));
-    write_blocks(p, 0, 1);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    CHECK_EQ_INT(count_entries(d.partfd), 2);
-    CHECK(file_size(d.partfd, part) == BS);
-    CHECK(file_size(d.partfd, jnl) > 0);
-    check_probe(&d, &id, 1);
-    dest_free(&d);
+    stage_new(&s);
+    key_of(id.path, key);
+    CHECK_OK(partial_open(s.fd, key, &id, NULL, &p));
+    write_blocks(p, blocks, 1);
+    CHECK_OK(partial_zero(p, 2 * BS, BS));
+    CHECK_OK(partial_read_block(p, 2, BS, buf, &h));
+    hash_zero_block(BS, &zh);
+    CHECK(hash_equal(&h, &zh));
+    partial_close(p, s.fd, PARTIAL_DISCARD);
+    free(buf);
+    stage_free(&s);
 }
 
-/* The entry of info for path, failing the test if there is none. */
 static const struct partial_info *
 find_info(const struct partial_info *v, size_t n, const char *path)
 {
@@ -415,81 +376,70 @@ find_info(const struct partial_info *v, size_t n, const char *path)
     for (i = 0; i < n; i++)
         if (strcmp(v[i].path, path) == 0)
             return &v[i];
-    check_fail(__FILE__, __LINE__, "%s is not listed", path);
+    return NULL;
 }
 
-TEST(partial_list_state)
+/* Listing: unfinished files with what they hold; with expire, old ones,
+ * format-1 journals and light temporaries go. */
+TEST(partial_list_expire)
 {
-    struct partial_id one = big_id("a/one.bin"), two = big_id("two.bin");
-    char part[32], jnl[32], path[CHECK_PATH_MAX + 64];
-    const struct partial_info *e;
+    static const uint64_t blocks[] = { 0, 1, 2 };
+    struct partial_id a = big_id("a"), old = big_id("old");
+    char key[PARTIAL_KEY_LEN + 1], jnl[64], tmp[64];
+    const struct partial_info *pi;
     struct partial_info *v;
     struct partial *p;
-    struct dest d;
+    struct timespec ts[2];
+    struct stage s;
     struct stat st;
     size_t n;
+    int fd;
 
-    dest_new(&d);
-    CHECK_OK(partial_open(d.partfd, &one, 0, &p));
-    write_blocks(p, 0, 3);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    CHECK_OK(partial_open(d.partfd, &two, 0, &p));
-    write_blocks(p, 0, 1);
-    partial_close(p, d.partfd, PARTIAL_KEEP);
-    /* Temps of small files from agents that died, one long ago. */
-    snprintf(path, sizeof(path), "%s/%s/%s/0123456789abcdef.1.tmp", d.dir,
-        PARTIAL_STATE_DIR, PARTIAL_PART_DIR);
-    check_write_file(path, "x", 1, 0);
-    age_file(d.partfd, "0123456789abcdef.1.tmp", PARTIAL_TMP_EXPIRE_S + 60);
-    snprintf(path, sizeof(path), "%s/%s/%s/0123456789abcdef.2.tmp", d.dir,
-        PARTIAL_STATE_DIR, PARTIAL_PART_DIR);
-    check_write_file(path, "x", 1, 0);
-
-    CHECK_OK(partial_list(d.partfd, 0, &v, &n));
+    stage_new(&s);
+    key_of(a.path, key);
+    CHECK_OK(partial_open(s.fd, key, &a, NULL, &p));
+    write_blocks(p, blocks, 3);
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    key_of(old.path, key);
+    CHECK_OK(partial_open(s.fd, key, &old, NULL, &p));
+    partial_close(p, s.fd, PARTIAL_KEEP);
+    name_of(old.path, "jnl", jnl);
+    ts[0].tv_sec = ts[1].tv_sec = time(NULL) - PARTIAL_EXPIRE_S - 10;
+    ts[0].tv_nsec = ts[1].tv_nsec = 0;
+    CHECK_EQ_INT(utimensat(s.fd, jnl, ts, 0), 0);
+    snprintf(tmp, sizeof(tmp), "%.16s.tmp", "0123456789abcdef");
+    CHECK((fd = openat(s.fd, tmp, O_CREAT | O_WRONLY, 0600)) >= 0);
+    close(fd);
+    CHECK_OK(partial_list(s.fd, 0, &v, &n));
     CHECK_EQ_U64(n, 2);
-    e = find_info(v, n, "a/one.bin");
-    CHECK_EQ_U64(e->size, one.size);
-    CHECK_EQ_U64(e->done, 3 * BS);
-    CHECK(e->age_s >= 0 && e->age_s < 60);
-    e = find_info(v, n, "two.bin");
-    CHECK_EQ_U64(e->done, BS);
+    CHECK((pi = find_info(v, n, "a")) != NULL);
+    CHECK_EQ_U64(pi->done, 3 * BS);
+    CHECK_EQ_U64(pi->size, PARTIAL_JOURNAL_MIN);
     partial_list_free(v, n);
-    CHECK_EQ_INT(count_entries(d.partfd), 6);
-
-    /* With expire, what is too old goes: the listing and its files. */
-    names(two.path, part, jnl);
-    age_file(d.partfd, jnl, PARTIAL_EXPIRE_S + 60);
-    CHECK_OK(partial_list(d.partfd, 1, &v, &n));
+    CHECK_OK(partial_list(s.fd, 1, &v, &n));
     CHECK_EQ_U64(n, 1);
-    CHECK_EQ_STR(v[0].path, "a/one.bin");
+    CHECK(find_info(v, n, "a") != NULL);
     partial_list_free(v, n);
-    CHECK_EQ_INT(file_size(d.partfd, part), -1);
-    CHECK_EQ_INT(file_size(d.partfd, jnl), -1);
-    CHECK_EQ_INT(file_size(d.partfd, "0123456789abcdef.1.tmp"), -1);
-    CHECK_EQ_INT(file_size(d.partfd, "0123456789abcdef.2.tmp"), 1);
-    CHECK_EQ_INT(count_entries(d.partfd), 3);
-
-    /* The state of a destination by its name; clean removes it all. */
-    CHECK_OK(partial_dest_state(d.dir, 0, &v, &n));
-    CHECK_EQ_U64(n, 1);
-    CHECK_EQ_STR(v[0].path, "a/one.bin");
-    CHECK_EQ_U64(v[0].done, 3 * BS);
-    partial_list_free(v, n);
-    CHECK_EQ_INT(count_entries(d.partfd), 3);
-    CHECK_OK(partial_dest_state(d.dir, 1, &v, &n));
-    CHECK_EQ_U64(n, 1);
-    partial_list_free(v, n);
-    snprintf(path, sizeof(path), "%s/%s", d.dir, PARTIAL_STATE_DIR);
-    CHECK(lstat(path, &st) != 0 && errno == ENOENT);
-    CHECK_EQ_INT(count_entries(d.rootfd), 0);
-    /* No state: an empty list. */
-    v = (struct partial_info *)&n;
-    CHECK_OK(partial_dest_state(d.dir, 0, &v, &n));
-    CHECK(v == NULL);
+    CHECK(fstatat(s.fd, jnl, &st, 0) != 0);
+    CHECK(fstatat(s.fd, tmp, &st, 0) != 0);
+    partial_clear(s.fd);
+    CHECK_OK(partial_list(s.fd, 0, &v, &n));
     CHECK_EQ_U64(n, 0);
-    CHECK_OK(partial_dest_state(d.dir, 1, &v, &n));
-    CHECK_EQ_U64(n, 0);
-    snprintf(path, sizeof(path), "%s/missing", d.dir);
-    CHECK_EQ_ERR(partial_dest_state(path, 0, &v, &n), -ENOENT);
-    dest_free(&d);
+    partial_list_free(v, n);
+    stage_free(&s);
+}
+
+/* Keys are keyed: another salt, another name; the same salt, the same. */
+TEST(partial_key_salted)
+{
+    uint8_t other[16] = "fedcba987654321";
+    char k1[PARTIAL_KEY_LEN + 1], k2[PARTIAL_KEY_LEN + 1];
+    char k3[PARTIAL_KEY_LEN + 1];
+
+    partial_key(salt, "dir/file", k1);
+    partial_key(salt, "dir/file", k2);
+    partial_key(other, "dir/file", k3);
+    CHECK_EQ_STR(k1, k2);
+    CHECK(strcmp(k1, k3) != 0);
+    CHECK_EQ_U64(strlen(k1), PARTIAL_KEY_LEN);
 }

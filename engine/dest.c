@@ -1,0 +1,726 @@
+#include "dest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../common/log.h"
+
+struct dest_dir {
+    char *path;
+    uint32_t mode;
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+};
+
+struct dest {
+    struct xfer *x;
+    char *path;            /* as the user wrote it */
+    uint32_t flags;
+    uint8_t transfer_id[16];
+    char *root;            /* resolved destination directory */
+    char *rename;          /* new name of a single file, or NULL */
+    int rootfd, statefd, partfd, lockfd;
+    uint8_t salt[16];
+    int resolved;
+    int state_checked;     /* looked for an existing state directory */
+    /* The parent directory most recently opened. */
+    char *pc_path;
+    int pc_fd;
+    struct dest_dir *dirs;
+    size_t ndirs, dirs_cap;
+    struct dest_staged *batch;
+    size_t batch_len, batch_cap;
+    uint64_t batch_bytes;
+};
+
+struct dest *
+dest_new(const char *path, uint32_t flags, const uint8_t transfer_id[16],
+    struct xfer *x)
+{
+    struct dest *d = xcalloc(1, sizeof(*d));
+
+    if (d == NULL)
+        return NULL;
+    if ((d->path = xstrdup(path)) == NULL) {
+        xfree(d);
+        return NULL;
+    }
+    d->x = x;
+    d->flags = flags;
+    memcpy(d->transfer_id, transfer_id, 16);
+    d->rootfd = d->statefd = d->partfd = d->lockfd = d->pc_fd = -1;
+    return d;
+}
+
+static void
+dest_forget_parent(struct dest *d)
+{
+    if (d->pc_fd >= 0)
+        close(d->pc_fd);
+    d->pc_fd = -1;
+    xfree(d->pc_path);
+    d->pc_path = NULL;
+}
+
+void
+dest_tidy(struct dest *d)
+{
+    if (d->statefd < 0)
+        return;
+    if (d->partfd >= 0)
+        close(d->partfd);
+    d->partfd = -1;
+    if (unlinkat(d->statefd, DEST_PART_DIR, AT_REMOVEDIR) == 0 ||
+        errno == ENOENT) {
+        (void)unlinkat(d->statefd, DEST_MARKER, 0);
+        (void)unlinkat(d->statefd, DEST_SALT, 0);
+        (void)unlinkat(d->statefd, DEST_LOCK, 0);
+        (void)unlinkat(d->rootfd, DEST_STATE_DIR, AT_REMOVEDIR);
+    }
+    close(d->statefd);
+    d->statefd = -1;
+}
+
+void
+dest_free(struct dest *d)
+{
+    size_t i;
+
+    if (d == NULL)
+        return;
+    /* Whatever arrived stays, with its journal, for the next run. */
+    for (i = 0; i < d->batch_len; i++) {
+        partial_close(d->batch[i].pt, d->partfd, PARTIAL_KEEP);
+        xfree(d->batch[i].path);
+    }
+    dest_tidy(d);
+    if (d->lockfd >= 0)
+        close(d->lockfd);  /* releases the flock */
+    for (i = 0; i < d->ndirs; i++)
+        xfree(d->dirs[i].path);
+    dest_forget_parent(d);
+    if (d->rootfd >= 0)
+        close(d->rootfd);
+    xfree(d->dirs);
+    xfree(d->batch);
+    xfree(d->root);
+    xfree(d->rename);
+    xfree(d->path);
+    xfree(d);
+}
+
+const char *
+dest_root(const struct dest *d)
+{
+    return d->root != NULL ? d->root : d->path;
+}
+
+const uint8_t *
+dest_salt(const struct dest *d)
+{
+    return d->salt;
+}
+
+int
+dest_resolve(struct dest *d, const struct msg_plan *plan,
+    const char **rename)
+{
+    struct stat st;
+    char *dir = NULL, *base = NULL;
+    int r = 0, single, is_dir = 0;
+
+    if (d->resolved) {
+        *rename = d->rename;
+        return 0;
+    }
+    *rename = NULL;
+    single = (plan->flags & PLAN_F_SINGLE_FILE) &&
+        !(d->flags & OPEN_F_DEST_DIR);
+    if (stat(d->path, &st) == 0)
+        is_dir = S_ISDIR(st.st_mode);
+    else if (errno != ENOENT)
+        return xfer_fail(d->x, -errno, "%s: %s", d->path,
+            ferry_strerror(-errno));
+    if (!is_dir && single) {
+        if ((r = fsx_split(d->path, &dir, &base)) != 0)
+            return r;
+        if (fsx_path_check(base, strlen(base)) != 0 ||
+            strcmp(base, DEST_STATE_DIR) == 0) {
+            r = xfer_fail(d->x, FERRY_ERR_BAD_PATH, "%s: %s", d->path,
+                "invalid file name");
+            goto out;
+        }
+        d->root = dir;
+        d->rename = base;
+        dir = base = NULL;
+    } else if ((d->root = xstrdup(d->path)) == NULL) {
+        return FERRY_ERR_NOMEM;
+    }
+    if ((r = fsx_mkdir_p(d->root, 0755)) != 0) {
+        r = xfer_fail(d->x, r, "%s: %s", d->root, ferry_strerror(r));
+        goto out;
+    }
+    d->rootfd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* Fail now, not after the first file, if we cannot write here. */
+    if (d->rootfd < 0 ||
+        faccessat(d->rootfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+        r = -errno;
+        r = xfer_fail(d->x, r, "%s: %s", d->root, ferry_strerror(r));
+        goto out;
+    }
+    d->resolved = 1;
+    *rename = d->rename;
+out:
+    xfree(dir);
+    xfree(base);
+    return r;
+}
+
+/* A directory of the state that we may trust: ours, not a link, not
+ * writable by anyone else. */
+static int
+dest_open_state_dir(int dirfd, const char *name, int create, int *out)
+{
+    struct stat st;
+    int fd;
+
+    *out = -1;
+    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return -errno;
+    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC);
+    if (fd < 0)
+        return errno == ELOOP || errno == ENOTDIR ? FERRY_ERR_STATE :
+            -errno;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
+        (st.st_mode & 022) != 0) {
+        close(fd);
+        return FERRY_ERR_STATE;
+    }
+    *out = fd;
+    return 0;
+}
+
+/* Reads the salt, or makes it: 16 secret bytes in a file of ours. */
+static int
+dest_salt_load(struct dest *d)
+{
+    struct stat st;
+    size_t got;
+    int fd, r;
+
+    fd = openat(d->statefd, DEST_SALT, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+        O_CLOEXEC);
+    if (fd >= 0) {
+        r = FERRY_ERR_STATE;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == geteuid() && (st.st_mode & 077) == 0 &&
+            fsx_pread_full(fd, d->salt, sizeof(d->salt), 0, &got) == 0 &&
+            got == sizeof(d->salt))
+            r = 0;
+        close(fd);
+        return r;
+    }
+    if (errno != ENOENT)
+        return errno == ELOOP ? FERRY_ERR_STATE : -errno;
+    if (getrandom(d->salt, sizeof(d->salt), 0) != (ssize_t)sizeof(d->salt))
+        return -EIO;
+    fd = openat(d->statefd, DEST_SALT, O_WRONLY | O_CREAT | O_EXCL |
+        O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    r = fsx_write_all(fd, d->salt, sizeof(d->salt));
+    close(fd);
+    return r;
+}
+
+static uint64_t
+dest_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Takes the destination's lock, waiting a while for a holder that is
+ * going away (the agent of a connection that just died). */
+static int
+dest_lock(struct dest *d)
+{
+    char info[96], held[96];
+    uint64_t until = dest_now_ms() + DEST_LOCK_WAIT_MS;
+    struct stat st;
+    size_t got = 0;
+    int fd, n, i;
+
+    fd = openat(d->statefd, DEST_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
+        O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == ELOOP ? FERRY_ERR_STATE : -errno;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid()) {
+        close(fd);
+        return FERRY_ERR_STATE;
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            close(fd);
+            return -errno;
+        }
+        if (dest_now_ms() >= until) {
+            memset(held, 0, sizeof(held));
+            if (fsx_pread_full(fd, held, sizeof(held) - 1, 0, &got) != 0)
+                held[0] = '\0';
+            held[strcspn(held, "\n")] = '\0';
+            close(fd);
+            return xfer_fail(d->x, -EBUSY, "%s: another ferry transfer is "
+                "writing here (%s); run again once it has finished",
+                d->root, held[0] ? held : "holder unknown");
+        }
+        usleep(100 * 1000);
+    }
+    n = snprintf(info, sizeof(info), "pid %ld, transfer ", (long)getpid());
+    for (i = 0; i < 8; i++)
+        n += snprintf(info + n, sizeof(info) - (size_t)n, "%02x",
+            d->transfer_id[i]);
+    info[n++] = '\n';
+    if (ftruncate(fd, 0) != 0 || fsx_pwrite_all(fd, info, (size_t)n, 0) != 0)
+        log_debug("%s: cannot record the lock holder", d->root);
+    d->lockfd = fd;
+    return 0;
+}
+
+/* Opens (create: or makes) the state directory; locked and checked. */
+static int
+dest_open_state(struct dest *d, int create)
+{
+    struct partial_info *v;
+    size_t n;
+    int r, fd;
+
+    if ((r = dest_open_state_dir(d->rootfd, DEST_STATE_DIR, create,
+        &d->statefd)) != 0)
+        goto fail;
+    fd = openat(d->statefd, DEST_MARKER, O_WRONLY | O_CREAT | O_NOFOLLOW |
+        O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    if ((r = dest_lock(d)) != 0)
+        goto out;
+    if ((r = dest_salt_load(d)) != 0 ||
+        (r = dest_open_state_dir(d->statefd, DEST_PART_DIR, 1,
+        &d->partfd)) != 0)
+        goto fail;
+    /* We alone write here now: what a dead run left is ours to expire. */
+    if (partial_list(d->partfd, 1, &v, &n) == 0)
+        partial_list_free(v, n);
+    return 0;
+fail:
+    if (r == FERRY_ERR_STATE)
+        r = xfer_fail(d->x, r, "%s/%s: not a private directory of this "
+            "user (a link, another owner, or writable by others); remove "
+            "it", d->root, DEST_STATE_DIR);
+    else
+        r = xfer_fail(d->x, r, "%s/%s: %s", d->root, DEST_STATE_DIR,
+            ferry_strerror(r));
+out:
+    if (d->partfd >= 0)
+        close(d->partfd);
+    if (d->statefd >= 0)
+        close(d->statefd);
+    d->partfd = d->statefd = -1;
+    return r;
+}
+
+int
+dest_part_dir(struct dest *d, int *partfd)
+{
+    int r;
+
+    if (d->partfd < 0 && (r = dest_open_state(d, 1)) != 0)
+        return r;
+    *partfd = d->partfd;
+    return 0;
+}
+
+int
+dest_find_state(struct dest *d)
+{
+    struct stat st;
+
+    if (d->partfd >= 0)
+        return 1;
+    if (d->state_checked)
+        return 0;
+    d->state_checked = 1;
+    if (fstatat(d->rootfd, DEST_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0;
+    return dest_open_state(d, 0) == 0;
+}
+
+int
+dest_parent(struct dest *d, const char *path, int *pfd, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash == NULL ? 0 : (size_t)(slash - path);
+    char *dir;
+    int r, fd;
+
+    *name = slash == NULL ? path : slash + 1;
+    if (d->pc_path != NULL && strlen(d->pc_path) == dlen &&
+        memcmp(d->pc_path, path, dlen) == 0) {
+        *pfd = d->pc_fd;
+        return 0;
+    }
+    if ((dir = xstrndup(path, dlen)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if ((r = fsx_open_dir(d->rootfd, dir, 1, &fd)) != 0) {
+        xfree(dir);
+        return r;
+    }
+    dest_forget_parent(d);
+    d->pc_path = dir;
+    d->pc_fd = fd;
+    *pfd = fd;
+    return 0;
+}
+
+static int
+dest_same_mtime(const struct stat *st, const struct msg_entry *m)
+{
+    return st->st_mtim.tv_sec == m->mtime_sec &&
+        (uint32_t)st->st_mtim.tv_nsec == m->mtime_nsec;
+}
+
+int
+dest_file_current(struct dest *d, const struct msg_entry *m,
+    const char *path, uint32_t block_size)
+{
+    struct hash128 h;
+    const char *name;
+    struct stat st;
+    int r, pfd, fd, same = 0;
+
+    if ((r = dest_parent(d, path, &pfd, &name)) != 0)
+        return r;
+    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->size)
+        return 0;
+    if (d->flags & OPEN_F_CHECKSUM) {
+        fd = openat(pfd, name, FSX_O_READ);
+        if (fd >= 0 && m->has_hash &&
+            hash_fd(fd, m->size, block_size, &h) == 0)
+            same = hash_equal(&h, &m->hash);
+        if (fd >= 0)
+            close(fd);
+    } else {
+        same = dest_same_mtime(&st, m);
+    }
+    if (!same)
+        return 0;
+    /* Up to date, but the mode (or with --checksum the mtime) may
+     * differ: fix those in place. */
+    if ((st.st_mode & 07777) != m->mode)
+        (void)fchmodat(pfd, name, m->mode, 0);
+    if (!dest_same_mtime(&st, m))
+        (void)fsx_set_mtime(-1, pfd, name, m->mtime_sec, m->mtime_nsec);
+    return 1;
+}
+
+int
+dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
+{
+    const char *name;
+    struct stat st;
+    struct dest_dir *dd;
+    int r, pfd;
+
+    if ((r = dest_parent(d, path, &pfd, &name)) != 0)
+        return r;
+    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISDIR(st.st_mode) && unlinkat(pfd, name, 0) != 0)
+        return -errno;
+    /* Owner rwx until the end, so the contents can be written even into
+     * a directory that will be read-only. */
+    if (mkdirat(pfd, name, (m->mode | 0700) & 07777) != 0 &&
+        errno != EEXIST)
+        return -errno;
+    if (d->ndirs == d->dirs_cap) {
+        size_t ncap = d->dirs_cap ? d->dirs_cap * 2 : 64;
+        struct dest_dir *nv = xrealloc(d->dirs, ncap * sizeof(*nv));
+
+        if (nv == NULL)
+            return FERRY_ERR_NOMEM;
+        d->dirs = nv;
+        d->dirs_cap = ncap;
+    }
+    dd = &d->dirs[d->ndirs];
+    if ((dd->path = xstrdup(path)) == NULL)
+        return FERRY_ERR_NOMEM;
+    dd->mode = m->mode;
+    dd->mtime_sec = m->mtime_sec;
+    dd->mtime_nsec = m->mtime_nsec;
+    d->ndirs++;
+    return 0;
+}
+
+int
+dest_make_symlink(struct dest *d, const struct msg_entry *m,
+    const char *path)
+{
+    char target[PROTO_MAX_LINK + 1], cur[PROTO_MAX_LINK + 1];
+    char key[PARTIAL_KEY_LEN + 1], tmp[PARTIAL_KEY_LEN + 8];
+    const char *name;
+    struct stat st;
+    ssize_t n;
+    int r, pfd, partfd;
+
+    memcpy(target, m->target.p, m->target.len);
+    target[m->target.len] = '\0';
+    if ((r = dest_parent(d, path, &pfd, &name)) != 0)
+        return r;
+    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return -EISDIR;
+        if (S_ISLNK(st.st_mode) &&
+            (n = readlinkat(pfd, name, cur, sizeof(cur) - 1)) >= 0 &&
+            (size_t)n == m->target.len &&
+            memcmp(cur, target, (size_t)n) == 0) {
+            if (!dest_same_mtime(&st, m))
+                (void)fsx_set_mtime(-1, pfd, name, m->mtime_sec,
+                    m->mtime_nsec);
+            return 0;
+        }
+    }
+    if ((r = dest_part_dir(d, &partfd)) != 0)
+        return r;
+    /* Made under a temporary name, then renamed over whatever is there:
+     * the final name is never missing nor half made. */
+    partial_key(d->salt, path, key);
+    snprintf(tmp, sizeof(tmp), "%s.lnk", key);
+    (void)unlinkat(partfd, tmp, 0);
+    if (symlinkat(target, partfd, tmp) != 0)
+        return -errno;
+    (void)fsx_set_mtime(-1, partfd, tmp, m->mtime_sec, m->mtime_nsec);
+    if (renameat(partfd, tmp, pfd, name) != 0) {
+        r = -errno;
+        (void)unlinkat(partfd, tmp, 0);
+        return r;
+    }
+    return 0;
+}
+
+int
+dest_fatal_errno(int r)
+{
+    return r == -ENOSPC || r == -EDQUOT || r == -EROFS || r == -EIO ||
+        r == -EFBIG;
+}
+
+int
+dest_stage(struct dest *d, struct dest_staged *s)
+{
+    if (d->batch_len == d->batch_cap) {
+        size_t ncap = d->batch_cap ? d->batch_cap * 2 : 64;
+        struct dest_staged *nv = xrealloc(d->batch, ncap * sizeof(*nv));
+
+        if (nv == NULL)
+            return FERRY_ERR_NOMEM;
+        d->batch = nv;
+        d->batch_cap = ncap;
+    }
+    d->batch[d->batch_len++] = *s;
+    d->batch_bytes += s->size;
+    memset(s, 0, sizeof(*s));
+    return 0;
+}
+
+int
+dest_batch_full(const struct dest *d)
+{
+    return d->batch_len >= DEST_BATCH_FILES ||
+        d->batch_bytes >= DEST_BATCH_BYTES;
+}
+
+int
+dest_batch_len(const struct dest *d)
+{
+    return (int)d->batch_len;
+}
+
+/* Makes everything written so far durable. */
+static int
+dest_sync(struct dest *d)
+{
+#ifdef __linux__
+    /* One syncfs for a batch of files costs one journal commit instead
+     * of one per file. */
+    (void)d->batch;
+    if (syncfs(d->partfd) != 0)
+        return -errno;
+    return 0;
+#else
+    size_t i;
+    int r;
+
+    for (i = 0; i < d->batch_len; i++)
+        if ((r = fsx_fsync(partial_fd(d->batch[i].pt))) != 0)
+            return r;
+    return fsx_fsync(d->rootfd);
+#endif
+}
+
+int
+dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
+{
+    const char *name;
+    size_t i, n;
+    int r, pfd;
+
+    if (d->batch_len == 0)
+        return 0;
+    if ((r = dest_sync(d)) != 0)
+        return xfer_fail(d->x, r, "%s: sync: %s", d->root,
+            ferry_strerror(r));
+    for (i = 0; i < d->batch_len; i++) {
+        struct dest_staged *s = &d->batch[i];
+
+        r = dest_parent(d, s->path, &pfd, &name);
+        if (r == 0)
+            r = partial_rename(s->pt, d->partfd, pfd, name);
+        if (r != 0)
+            s->failed = r;
+    }
+    if ((r = dest_sync(d)) != 0)
+        return xfer_fail(d->x, r, "%s: sync: %s", d->root,
+            ferry_strerror(r));
+    n = d->batch_len;
+    d->batch_len = 0;
+    d->batch_bytes = 0;
+    for (i = 0, r = 0; i < n; i++) {
+        struct dest_staged *s = &d->batch[i];
+
+        partial_close(s->pt, d->partfd, s->failed ? PARTIAL_DISCARD :
+            PARTIAL_DONE);
+        s->pt = NULL;
+        if (r == 0)
+            r = done(ctx, s);
+        xfree(s->path);
+    }
+    return r;
+}
+
+void
+dest_fix_dirs(struct dest *d)
+{
+    size_t i;
+    int fd;
+
+    dest_forget_parent(d);
+    for (i = d->ndirs; i-- > 0;) {
+        struct dest_dir *dd = &d->dirs[i];
+
+        if (fsx_open_dir(d->rootfd, dd->path, 0, &fd) != 0)
+            continue;
+        (void)fchmod(fd, dd->mode);
+        (void)fsx_set_mtime(fd, -1, NULL, dd->mtime_sec, dd->mtime_nsec);
+        close(fd);
+    }
+}
+
+void
+dest_restart(struct dest *d)
+{
+    size_t i;
+
+    for (i = 0; i < d->ndirs; i++)
+        xfree(d->dirs[i].path);
+    d->ndirs = 0;
+    dest_forget_parent(d);
+}
+
+int
+dest_state_list(const char *path, int clean, struct partial_info **out,
+    size_t *n)
+{
+    struct xfer x;
+    struct dest *d;
+    uint8_t id[16] = { 0 };
+    struct stat st;
+    int r = 0;
+
+    *out = NULL;
+    *n = 0;
+    memset(&x, 0, sizeof(x));
+    if ((d = dest_new(path, 0, id, &x)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if ((d->root = xstrdup(path)) == NULL) {
+        dest_free(d);
+        return FERRY_ERR_NOMEM;
+    }
+    if ((d->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (fstatat(d->rootfd, DEST_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        goto out;
+    if (clean) {
+        /* Locked: a live transfer's state is not ours to remove. Do not
+         * wait for it either. */
+        if ((r = dest_open_state_dir(d->rootfd, DEST_STATE_DIR, 0,
+            &d->statefd)) != 0)
+            goto out;
+        d->lockfd = openat(d->statefd, DEST_LOCK, O_RDWR | O_CREAT |
+            O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (d->lockfd >= 0 && flock(d->lockfd, LOCK_EX | LOCK_NB) != 0) {
+            r = -EBUSY;
+            goto out;
+        }
+        if (dest_open_state_dir(d->statefd, DEST_PART_DIR, 0,
+            &d->partfd) == 0) {
+            r = partial_list(d->partfd, 0, out, n);
+            partial_clear(d->partfd);
+        }
+        if (r == 0) {
+            dest_tidy(d);
+            if (fstatat(d->rootfd, DEST_STATE_DIR, &st,
+                AT_SYMLINK_NOFOLLOW) == 0)
+                r = -ENOTEMPTY;
+        }
+        goto out;
+    }
+    if (dest_open_state_dir(d->rootfd, DEST_STATE_DIR, 0, &d->statefd) == 0 &&
+        dest_open_state_dir(d->statefd, DEST_PART_DIR, 0, &d->partfd) == 0)
+        r = partial_list(d->partfd, 0, out, n);
+    else
+        r = FERRY_ERR_STATE;
+out:
+    if (d->statefd >= 0 && !clean) {
+        close(d->statefd);
+        d->statefd = -1;
+    }
+    if (d->partfd >= 0 && !clean) {
+        close(d->partfd);
+        d->partfd = -1;
+    }
+    if (r != 0) {
+        partial_list_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    dest_free(d);
+    return r;
+}

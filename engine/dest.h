@@ -1,0 +1,143 @@
+/*
+ * dest.h: the destination tree of a receiver, beneath one root fd.
+ *
+ * Everything that touches the destination lives here: resolving DEST with
+ * rsync's naming rules, the state directory DEST/.ferry (created 0700 and
+ * checked on every use: a directory of ours, not a link, not writable by
+ * others), its lock, the parent-directory cache, making directories and
+ * symlinks, the up-to-date check, metadata, and the durable batch commit
+ * of staged files. Paths are opened beneath the root fd one component at
+ * a time without following symlinks (fsx.h), so nothing lands outside.
+ *
+ * The lock: DEST/.ferry/lock, an exclusive flock held from the first time
+ * the state directory is written until dest_free, by the one process that
+ * writes this destination (the agent that adopted every stream of a push,
+ * or the client of a pull). A second transfer into the same destination
+ * waits DEST_LOCK_WAIT_MS for it, then fails with a message naming the
+ * holder; `ferry clean` refuses while it is held. The lock file holds the
+ * holder's pid and transfer id (informational).
+ *
+ * Not thread-safe: the receivers of one transfer run one step at a time
+ * (conn.h groups).
+ */
+#ifndef FERRY_ENGINE_DEST_H
+#define FERRY_ENGINE_DEST_H
+
+#include <stdint.h>
+
+#include "../proto/msg.h"
+#include "partial.h"
+#include "xfer.h"
+
+/* Where a destination keeps its state, and a marker that tells a scan of
+ * a source tree that .ferry there is ours. */
+#define DEST_STATE_DIR ".ferry"
+#define DEST_PART_DIR "part"
+#define DEST_MARKER "FERRY-STATE"
+#define DEST_SALT "salt"
+#define DEST_LOCK "lock"
+
+#define DEST_LOCK_WAIT_MS 10000
+
+/* Commit a batch once this many files or bytes wait. */
+#define DEST_BATCH_FILES 512u
+#define DEST_BATCH_BYTES (256u << 20)
+
+struct dest;
+
+/* A complete, checked file waiting in the batch for its commit. */
+struct dest_staged {
+    uint32_t id;
+    char *path;            /* owned */
+    uint64_t size;
+    struct partial *pt;    /* owned */
+    int failed;            /* set by the commit */
+    void *owner;           /* for the caller (incoming.c) */
+};
+
+/* dest: the path as the user wrote it (copied). flags: OPEN flags.
+ * Nothing is touched on disk until dest_resolve. */
+struct dest *dest_new(const char *path, uint32_t flags,
+    const uint8_t transfer_id[16], struct xfer *x);
+/* Staged files not committed are kept for a resume (journals synced);
+ * the lock goes, and the state directory if nothing is left in it. */
+void dest_free(struct dest *d);
+
+/*
+ * Resolves the destination from the sender's plan (rsync's rules: a
+ * single file named by its own source may be given a new name, anything
+ * else goes into DEST, made with its parents if missing). *rename is the
+ * new name or NULL (valid until dest_free). Idempotent for later
+ * connections of the same run. Errors carry a message (xfer_fail).
+ */
+int dest_resolve(struct dest *d, const struct msg_plan *plan,
+    const char **rename) FERRY_WUR;
+/* Where the files go (after dest_resolve), for messages. */
+const char *dest_root(const struct dest *d);
+
+/*
+ * The staging directory DEST/.ferry/part: made if missing (with the
+ * salt and marker), checked, and locked. *partfd stays valid until
+ * dest_free. The first call also removes expired partials.
+ */
+int dest_part_dir(struct dest *d, int *partfd) FERRY_WUR;
+/* The secret that keys staging names (after dest_part_dir). */
+const uint8_t *dest_salt(const struct dest *d);
+/* Staging directory and salt only if a state directory exists (never
+ * makes one): 1 if there is one, 0 if not. */
+int dest_find_state(struct dest *d);
+
+/* Opens (and caches) the parent directory of path beneath the root; *name
+ * points into path. The fd is the cache's. */
+int dest_parent(struct dest *d, const char *path, int *pfd,
+    const char **name) FERRY_WUR;
+
+/*
+ * Entries. A directory, link or up-to-date file is handled at once:
+ * dest_file_current returns 1 when the file at path matches m (size and
+ * mtime, or with CHECKSUM the content hash) after fixing its mode and
+ * mtime, 0 when it must be sent, or an error (-EISDIR for a directory in
+ * its place).
+ */
+int dest_file_current(struct dest *d, const struct msg_entry *m,
+    const char *path, uint32_t block_size) FERRY_WUR;
+int dest_make_dir(struct dest *d, const struct msg_entry *m,
+    const char *path) FERRY_WUR;
+int dest_make_symlink(struct dest *d, const struct msg_entry *m,
+    const char *path) FERRY_WUR;
+
+/* Errors that make every later write fail too: the transfer stops. */
+int dest_fatal_errno(int r);
+
+/* Adds a complete file to the batch (takes s's contents). */
+int dest_stage(struct dest *d, struct dest_staged *s) FERRY_WUR;
+/* 1 when the batch is big enough to commit now. */
+int dest_batch_full(const struct dest *d);
+int dest_batch_len(const struct dest *d);
+
+/*
+ * Commits the batch: data durable (syncfs), every file renamed into
+ * place, renames durable, then done(ctx, s) for each (s->failed set for
+ * those that could not be renamed); after done the staged file is gone.
+ * A failed sync is fatal (with a message).
+ */
+typedef int dest_done_fn(void *ctx, struct dest_staged *s);
+int dest_flush(struct dest *d, dest_done_fn *done, void *ctx) FERRY_WUR;
+
+/* Sets directory modes and mtimes last, deepest first. */
+void dest_fix_dirs(struct dest *d);
+/* A new connection of the same run: directories are offered again. */
+void dest_restart(struct dest *d);
+/* Removes the state directory if nothing in it is worth keeping. */
+void dest_tidy(struct dest *d);
+
+/*
+ * status and clean of a destination (path as the user wrote it): the
+ * unfinished files kept there; with clean, they are removed with the
+ * state directory (refused with EBUSY while a transfer holds the lock).
+ * A destination without state gives an empty list.
+ */
+int dest_state_list(const char *path, int clean, struct partial_info **out,
+    size_t *n) FERRY_WUR;
+
+#endif

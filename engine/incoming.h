@@ -1,0 +1,96 @@
+/*
+ * incoming.h: the files a receiver has asked for and not yet finished,
+ * shared by the receivers (one per stream) of one transfer.
+ *
+ * A wanted file is known by its entry id. Its blocks arrive as BLOCK
+ * frames in any order and on any stream, or are kept by MATCH when the
+ * receiver said it holds them (SIGS HAVE). Every block of a file is
+ * resolved exactly once; FILE_END says the sender has sent or matched
+ * them all, and the file is committed once every block has arrived (some
+ * may still be in flight on other streams) and the file hash, computed
+ * from the blocks as they were written or read back, is the sender's.
+ *
+ * Resume: a partial kept by an earlier attempt or run is never trusted as
+ * it is. Blocks its journal does not claim are asked for at once (SIGS
+ * NEED); claimed blocks are read back and hashed, INCOMING_VERIFY_BYTES
+ * per step, overlapped with the arrival of the missing ones, and each is
+ * offered as held (SIGS HAVE) only if it still has the hash the journal
+ * recorded.
+ *
+ * Bounds a hostile sender cannot push past (see docs/SECURITY.md):
+ * INCOMING_MAX_FILES files wanted and not finished, INCOMING_MAX_BLOCKS
+ * blocks tracked over them (a byte each), and INCOMING_MAX_PENDING block
+ * hashes waiting for the blocks before them.
+ *
+ * Not thread-safe: the receivers of one transfer step one at a time.
+ */
+#ifndef FERRY_ENGINE_INCOMING_H
+#define FERRY_ENGINE_INCOMING_H
+
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../proto/msg.h"
+#include "dest.h"
+#include "xfer.h"
+
+#define INCOMING_MAX_FILES (1u << 16)
+#define INCOMING_MAX_BLOCKS (1ull << 26)
+#define INCOMING_MAX_PENDING (1u << 22)
+#define INCOMING_VERIFY_BYTES (64u << 20)
+
+struct incoming;
+
+struct incoming *incoming_new(struct dest *d, uint32_t block_size,
+    struct xfer *x);
+/* Unfinished files are kept for a resume. */
+void incoming_free(struct incoming *in);
+
+/*
+ * A new attempt of the same run: unfinished files are kept on disk (their
+ * journals synced) for the new sender to resume, their progress taken
+ * back; files finished so far are remembered so that a later SKIP of one
+ * is not counted again.
+ */
+void incoming_restart(struct incoming *in);
+
+/*
+ * The file of entry m (path checked, its parent made) needs data: appends
+ * REPLY WANT (with RESUME and the SIGS NEED runs when a partial is kept)
+ * to out.
+ */
+int incoming_want(struct incoming *in, const struct msg_entry *m,
+    const char *path, struct buf *out) FERRY_WUR;
+
+/* Notes that the file at path was up to date (SKIP) for the counters. */
+void incoming_skipped(struct incoming *in, const char *path, uint64_t size);
+
+/* Data frames, from any stream. FILE_DONE and failures go to out. */
+int incoming_block(struct incoming *in, const struct msg_block *m,
+    struct buf *out) FERRY_WUR;
+int incoming_match(struct incoming *in, const struct msg_match *m,
+    struct buf *out) FERRY_WUR;
+int incoming_file_end(struct incoming *in, const struct msg_file_end *m,
+    struct buf *out) FERRY_WUR;
+
+/*
+ * Background work for a step: with verify, reads back held blocks (SIGS
+ * to out: only on the stream that carried their REPLY); commits the
+ * batch when it is full or when idle is set (no input came: do not leave
+ * a small batch waiting). *more is set while verification has work left.
+ */
+int incoming_work(struct incoming *in, struct buf *out, int idle,
+    int verify, int *more) FERRY_WUR;
+
+/* Commits whatever is complete (FILE_DONE to out). */
+int incoming_flush(struct incoming *in, struct buf *out) FERRY_WUR;
+
+/* Files wanted and not finished (END is only valid at 0). */
+uint64_t incoming_active(const struct incoming *in);
+
+/* What the receiver did, for SUMMARY. */
+const struct msg_summary *incoming_summary(const struct incoming *in);
+/* Counts a failed entry (not a wanted file) in the summary. */
+void incoming_count_failed(struct incoming *in);
+
+#endif

@@ -1,0 +1,702 @@
+#include "plan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../common/log.h"
+
+/* Per-entry progress. E_PRIOR: finished over an earlier connection, so
+ * not offered again (directories are, for their final mode and mtime). */
+enum { E_NEW, E_OFFERED, E_WANTED, E_ENDED, E_ABORTED, E_FINISHED,
+    E_PRIOR };
+
+/* Per block, in the low bits; the stream that sent it above. */
+enum { B_UNKNOWN = 0, B_NEED, B_CHECK, B_SENT, B_MATCHED };
+#define B_STATE(b) ((b) & 7u)
+#define B_STREAM(b) ((unsigned)(b) >> 3)
+
+/* A wanted file while it is being sent. */
+struct pfile {
+    uint64_t nblocks, nresolved, nsigned;
+    uint8_t *bs;             /* per block (NULL for an empty file) */
+    struct hash_file *hf;    /* our block hashes, folded in order */
+    int fd;                  /* the source, shared by the streams */
+    int sparse;
+    int resume;              /* the receiver holds blocks: SIGS come */
+    int ready, ended;
+    int aborted;             /* why it was given up, or 0 */
+    int zst_misses;
+    uint64_t n_literal, n_sparse, n_resumed;
+    struct pfile *ready_next;
+};
+
+struct plan {
+    struct manifest mf;
+    struct xfer *x;
+    uint32_t block_size;
+    uint32_t flags;
+    uint8_t *est;            /* E_* per entry */
+    uint64_t *counted;       /* progress counted per entry */
+    struct pfile **files;    /* per entry, while wanted */
+    size_t next_entry;       /* next to offer */
+    size_t inflight;         /* offered and not finished */
+    struct plan_work *qhead, *qtail;
+    struct plan_work *cur[PROTO_MAX_STREAMS];   /* each stream's run */
+    atomic_uint lost;        /* streams lost, a bit each */
+    struct pfile *rhead, *rtail;
+    uint32_t *ready_ids;     /* ring: ids of ready files */
+    size_t rq_head, rq_len;
+};
+
+struct plan *
+plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
+    struct xfer *x)
+{
+    struct plan *p = xcalloc(1, sizeof(*p));
+    size_t n = mf->n ? mf->n : 1;
+
+    if (p == NULL)
+        return NULL;
+    p->est = xcalloc(n, 1);
+    p->counted = xcalloc(n, sizeof(*p->counted));
+    p->files = xcalloc(n, sizeof(*p->files));
+    p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids));
+    if (p->est == NULL || p->counted == NULL || p->files == NULL ||
+        p->ready_ids == NULL) {
+        xfree(p->est);
+        xfree(p->counted);
+        xfree(p->files);
+        xfree(p->ready_ids);
+        xfree(p);
+        return NULL;
+    }
+    p->mf = *mf;
+    manifest_init(mf);
+    p->x = x;
+    p->block_size = block_size;
+    p->flags = flags;
+    xfer_add(&x->st.entries_total, p->mf.n);
+    xfer_add(&x->st.files_total, p->mf.files);
+    xfer_add(&x->st.bytes_total, p->mf.bytes);
+    return p;
+}
+
+static void
+pfile_free(struct pfile *f)
+{
+    if (f == NULL)
+        return;
+    if (f->fd >= 0)
+        close(f->fd);
+    hash_file_free(f->hf);
+    xfree(f->bs);
+    xfree(f);
+}
+
+static void
+plan_work_free(struct plan_work *w)
+{
+    if (w != NULL)
+        xfree(w->theirs);
+    xfree(w);
+}
+
+static void
+plan_clear_queue(struct plan *p)
+{
+    struct plan_work *w, *next;
+    size_t i;
+
+    for (w = p->qhead; w != NULL; w = next) {
+        next = w->link;
+        plan_work_free(w);
+    }
+    p->qhead = p->qtail = NULL;
+    for (i = 0; i < PROTO_MAX_STREAMS; i++) {
+        plan_work_free(p->cur[i]);
+        p->cur[i] = NULL;
+    }
+    atomic_store(&p->lost, 0);
+}
+
+void
+plan_free(struct plan *p)
+{
+    size_t i;
+
+    if (p == NULL)
+        return;
+    plan_clear_queue(p);
+    for (i = 0; i < p->mf.n; i++)
+        pfile_free(p->files[i]);
+    manifest_cleanup(&p->mf);
+    xfree(p->est);
+    xfree(p->counted);
+    xfree(p->files);
+    xfree(p->ready_ids);
+    xfree(p);
+}
+
+void
+plan_restart(struct plan *p)
+{
+    size_t i;
+
+    plan_clear_queue(p);
+    p->rq_head = p->rq_len = 0;
+    for (i = 0; i < p->mf.n; i++) {
+        pfile_free(p->files[i]);
+        p->files[i] = NULL;
+        if (p->est[i] == E_FINISHED || p->est[i] == E_PRIOR) {
+            p->est[i] = E_PRIOR;
+            continue;
+        }
+        /* Unfinished: what the new receiver holds decides its
+         * progress. */
+        xfer_sub(&p->x->st.bytes_done, p->counted[i]);
+        p->counted[i] = 0;
+        p->est[i] = E_NEW;
+    }
+    p->next_entry = 0;
+    p->inflight = 0;
+}
+
+struct manifest *
+plan_manifest(struct plan *p)
+{
+    return &p->mf;
+}
+
+uint32_t
+plan_block_size(const struct plan *p)
+{
+    return p->block_size;
+}
+
+uint32_t
+plan_flags(const struct plan *p)
+{
+    return p->flags;
+}
+
+/* 1 if entry i is offered over this attempt. */
+static int
+plan_offers(const struct plan *p, size_t i)
+{
+    return p->est[i] != E_PRIOR || p->mf.v[i].kind == ENTRY_DIR;
+}
+
+uint64_t
+plan_entries_to_offer(const struct plan *p)
+{
+    uint64_t n = 0;
+    size_t i;
+
+    for (i = 0; i < p->mf.n; i++)
+        n += plan_offers(p, i);
+    return n;
+}
+
+int
+plan_next_offer(struct plan *p, uint32_t *id)
+{
+    while (p->next_entry < p->mf.n && !plan_offers(p, p->next_entry))
+        p->next_entry++;
+    if (p->next_entry >= p->mf.n || p->inflight >= PLAN_WINDOW)
+        return 0;
+    *id = (uint32_t)p->next_entry;
+    return 1;
+}
+
+void
+plan_offered(struct plan *p, uint32_t id)
+{
+    p->est[id] = E_OFFERED;
+    p->next_entry = (size_t)id + 1;
+    p->inflight++;
+}
+
+int
+plan_all_finished(const struct plan *p)
+{
+    size_t i = p->next_entry;
+
+    while (i < p->mf.n && !plan_offers(p, i))
+        i++;
+    return i >= p->mf.n && p->inflight == 0;
+}
+
+/* Progress for entry id, remembered so a restart can take it back. */
+static void
+plan_count(struct plan *p, uint32_t id, uint64_t n)
+{
+    p->counted[id] += n;
+    xfer_add(&p->x->st.bytes_done, n);
+}
+
+static void
+plan_finish(struct plan *p, uint32_t id)
+{
+    p->est[id] = E_FINISHED;
+    p->inflight--;
+    pfile_free(p->files[id]);
+    p->files[id] = NULL;
+}
+
+/* Appends runs covering [first, first + count) of file id. */
+static int
+plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
+    uint64_t count, const uint8_t *theirs)
+{
+    uint64_t per = PLAN_RUN_BYTES / p->block_size, n;
+    struct plan_work *w;
+
+    if (per == 0)
+        per = 1;
+    while (count > 0) {
+        n = count < per ? count : per;
+        if ((w = xcalloc(1, sizeof(*w))) == NULL)
+            return FERRY_ERR_NOMEM;
+        w->id = id;
+        w->kind = kind;
+        w->first = first;
+        w->count = n;
+        w->next = first;
+        if (theirs != NULL) {
+            if ((w->theirs = xmalloc(n * sizeof(*w->theirs))) == NULL) {
+                xfree(w);
+                return FERRY_ERR_NOMEM;
+            }
+            memcpy(w->theirs, theirs, n * HASH_LEN);
+            theirs += n * HASH_LEN;
+        }
+        if (p->qtail != NULL)
+            p->qtail->link = w;
+        else
+            p->qhead = w;
+        p->qtail = w;
+        first += n;
+        count -= n;
+    }
+    return 0;
+}
+
+static void
+plan_make_ready(struct plan *p, uint32_t id)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL || f->ready || f->nresolved != f->nblocks)
+        return;
+    f->ready = 1;
+    p->ready_ids[(p->rq_head + p->rq_len) % PLAN_WINDOW] = id;
+    p->rq_len++;
+}
+
+/* REPLY WANT: the file is sent, all of it or, with RESUME, what SIGS
+ * will say. */
+static int
+plan_want(struct plan *p, uint32_t id, int resume)
+{
+    struct mentry *e = &p->mf.v[id];
+    struct pfile *f;
+    uint64_t i;
+
+    if ((f = xcalloc(1, sizeof(*f))) == NULL)
+        return FERRY_ERR_NOMEM;
+    f->fd = -1;
+    f->nblocks = e->size / p->block_size + (e->size % p->block_size != 0);
+    f->resume = resume;
+    if ((f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) ||
+        (f->hf = hash_file_new(e->size, p->block_size)) == NULL) {
+        pfile_free(f);
+        return FERRY_ERR_NOMEM;
+    }
+    p->files[id] = f;
+    p->est[id] = E_WANTED;
+    if (resume)
+        return 0;
+    for (i = 0; i < f->nblocks; i++)
+        f->bs[i] = B_NEED;
+    plan_make_ready(p, id);  /* an empty file is ready at once */
+    return plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL);
+}
+
+int
+plan_on_reply(struct plan *p, const struct msg_reply *m)
+{
+    char text[PROTO_MAX_MESSAGE + 1];
+    struct mentry *e;
+
+    if (m->id >= p->next_entry || p->est[m->id] != E_OFFERED)
+        return FERRY_ERR_PROTOCOL;
+    e = &p->mf.v[m->id];
+    snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
+    switch (m->action) {
+    case REPLY_SKIP:
+        if (e->kind == ENTRY_FILE) {
+            xfer_add(&p->x->st.files_skipped, 1);
+            plan_count(p, m->id, e->size);
+            xfer_file(p->x, e->rel, "skipped", e->size);
+        }
+        plan_finish(p, m->id);
+        return 0;
+    case REPLY_WANT:
+        /* RESUME needs the capability and a block to describe. */
+        if (e->kind != ENTRY_FILE || ((m->flags & REPLY_F_RESUME) &&
+            (!(p->x->caps & PROTO_CAP_RESUME) || e->size == 0)))
+            return FERRY_ERR_PROTOCOL;
+        if (text[0] != '\0')  /* the receiver's warning about this file */
+            xfer_problem(p->x, SIDE_DEST, e->rel, 0, text);
+        return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0);
+    default:
+        xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
+            text);
+        if (e->kind == ENTRY_FILE)
+            plan_count(p, m->id, e->size);
+        plan_finish(p, m->id);
+        return 0;
+    }
+}
+
+int
+plan_on_sigs(struct plan *p, const struct msg_sigs *m)
+{
+    struct pfile *f;
+    uint64_t i;
+    int have = (m->flags & SIGS_F_HAVE) != 0;
+
+    if (m->id >= p->next_entry || (f = p->files[m->id]) == NULL ||
+        !f->resume || p->est[m->id] != E_WANTED ||
+        m->first >= f->nblocks || m->count > f->nblocks - m->first)
+        return FERRY_ERR_PROTOCOL;
+    for (i = m->first; i < m->first + m->count; i++) {
+        if (B_STATE(f->bs[i]) != B_UNKNOWN)
+            return FERRY_ERR_PROTOCOL;  /* described twice */
+        f->bs[i] = have ? B_CHECK : B_NEED;
+    }
+    f->nsigned += m->count;
+    if (f->aborted)
+        return 0;
+    return plan_queue(p, m->id, have ? PW_CHECK : PW_SEND, m->first,
+        m->count, have ? m->hashes : NULL);
+}
+
+int
+plan_on_file_done(struct plan *p, const struct msg_file_done *m)
+{
+    char text[PROTO_MAX_MESSAGE + 1];
+    struct mentry *e;
+    struct pfile *f;
+
+    if (m->id >= p->next_entry ||
+        (p->est[m->id] != E_ENDED && p->est[m->id] != E_ABORTED))
+        return FERRY_ERR_PROTOCOL;
+    e = &p->mf.v[m->id];
+    f = p->files[m->id];
+    if (p->est[m->id] == E_ABORTED) {
+        /* Already reported when we gave up on it. */
+    } else if (m->code != 0) {
+        snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
+        xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
+            text);
+    } else {
+        xfer_add(&p->x->st.files_sent, 1);
+        xfer_add(&p->x->st.bytes_payload, e->size);
+        xfer_add(&p->x->st.bytes_literal, f->n_literal);
+        xfer_add(&p->x->st.bytes_sparse, f->n_sparse);
+        xfer_add(&p->x->st.resumed_bytes, f->n_resumed);
+        xfer_file(p->x, e->rel, "sent", e->size);
+    }
+    plan_finish(p, m->id);
+    return 0;
+}
+
+static void plan_reap_lost(struct plan *p);
+
+struct plan_work *
+plan_current(struct plan *p, unsigned stream)
+{
+    struct plan_work *q;
+
+    plan_reap_lost(p);
+    if ((q = p->cur[stream]) != NULL) {
+        if (plan_file_active(p, q->id) && q->next < q->first + q->count)
+            return q;
+        plan_run_done(p, stream);
+    }
+    while ((q = p->qhead) != NULL) {
+        p->qhead = q->link;
+        if (p->qhead == NULL)
+            p->qtail = NULL;
+        q->link = NULL;
+        if (plan_file_active(p, q->id)) {
+            p->cur[stream] = q;
+            return q;
+        }
+        plan_work_free(q);
+    }
+    return NULL;
+}
+
+void
+plan_run_done(struct plan *p, unsigned stream)
+{
+    plan_work_free(p->cur[stream]);
+    p->cur[stream] = NULL;
+}
+
+int
+plan_file_active(struct plan *p, uint32_t id)
+{
+    return id < p->mf.n && p->files[id] != NULL && !p->files[id]->aborted &&
+        !p->files[id]->ended;
+}
+
+/* Returns 1 when block index is settled for the first time. */
+static int
+plan_resolved(struct plan *p, uint32_t id, uint64_t index,
+    const struct hash128 *h, uint64_t len)
+{
+    struct pfile *f = p->files[id];
+    int r;
+
+    /* Our own blocks, each once: only a block sent again after a lost
+     * stream comes twice, and its hash is the same. */
+    r = hash_file_put(f->hf, index, h, (size_t)f->nblocks);
+    if (r == FERRY_ERR_EXISTS)
+        return 0;
+    if (r != 0) {
+        plan_file_abort(p, id, r);
+        return 0;
+    }
+    f->nresolved++;
+    plan_count(p, id, len);
+    plan_make_ready(p, id);
+    return 1;
+}
+
+void
+plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, int zero)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return;
+    f->bs[index] = (uint8_t)(B_SENT | stream << 3);
+    if (!plan_resolved(p, id, index, h, len))
+        return;
+    if (zero)
+        f->n_sparse += len;
+    else
+        f->n_literal += len;
+}
+
+void
+plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
+    const struct hash128 *h, uint64_t len)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return;
+    f->bs[index] = B_MATCHED;
+    if (plan_resolved(p, id, index, h, len))
+        f->n_resumed += len;
+}
+
+int
+plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return 0;
+    f->bs[index] = B_NEED;
+    return plan_queue(p, id, PW_SEND, index, 1, NULL);
+}
+
+static int
+plan_same_file(const struct mentry *e, const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && (uint64_t)st->st_size == e->size &&
+        st->st_mtim.tv_sec == e->mtime_sec &&
+        (uint32_t)st->st_mtim.tv_nsec == e->mtime_nsec;
+}
+
+int
+plan_file_fd(struct plan *p, uint32_t id, int *fd)
+{
+    struct mentry *e = &p->mf.v[id];
+    struct pfile *f = p->files[id];
+    struct stat st;
+
+    *fd = -1;
+    if (f->fd >= 0) {
+        *fd = f->fd;
+        return 0;
+    }
+    f->fd = open(e->local, FSX_O_READ);
+    if (f->fd < 0)
+        return errno == ELOOP ? FERRY_ERR_CHANGED : -errno;
+    if (fstat(f->fd, &st) != 0)
+        return -errno;
+    if (!plan_same_file(e, &st))
+        return FERRY_ERR_CHANGED;
+    /* Fewer blocks allocated than the size needs: it has holes. */
+    f->sparse = (uint64_t)st.st_blocks * 512 < e->size;
+#ifdef POSIX_FADV_SEQUENTIAL
+    if (e->size > p->block_size)
+        (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    *fd = f->fd;
+    return 0;
+}
+
+int
+plan_file_sparse(struct plan *p, uint32_t id)
+{
+    return p->files[id] != NULL && p->files[id]->sparse;
+}
+
+int *
+plan_file_zst_misses(struct plan *p, uint32_t id)
+{
+    return &p->files[id]->zst_misses;
+}
+
+int
+plan_next_ready(struct plan *p, uint32_t *id)
+{
+    plan_reap_lost(p);
+    while (p->rq_len > 0) {
+        uint32_t i = p->ready_ids[p->rq_head];
+
+        p->rq_head = (p->rq_head + 1) % PLAN_WINDOW;
+        p->rq_len--;
+        if (p->files[i] != NULL && !p->files[i]->ended) {
+            *id = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+plan_file_hash(struct plan *p, uint32_t id, struct hash128 *out)
+{
+    hash_file_final(p->files[id]->hf, out);
+}
+
+void
+plan_file_ended(struct plan *p, uint32_t id, unsigned stream)
+{
+    struct pfile *f = p->files[id];
+
+    (void)stream;
+    f->ended = 1;
+    p->est[id] = f->aborted ? E_ABORTED : E_ENDED;
+    if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+    }
+}
+
+void
+plan_file_abort(struct plan *p, uint32_t id, int code)
+{
+    struct mentry *e = &p->mf.v[id];
+    struct pfile *f = p->files[id];
+
+    if (f == NULL || f->aborted)
+        return;
+    f->aborted = code != 0 ? code : FERRY_ERR_CHANGED;
+    xfer_problem(p->x, SIDE_SOURCE, e->local, code, NULL);
+    plan_count(p, id, e->size > p->counted[id] ? e->size - p->counted[id] :
+        0);
+    if (!f->ready) {
+        f->ready = 1;
+        p->ready_ids[(p->rq_head + p->rq_len) % PLAN_WINDOW] = id;
+        p->rq_len++;
+    }
+}
+
+int
+plan_file_aborted(struct plan *p, uint32_t id)
+{
+    return p->files[id] != NULL ? p->files[id]->aborted : 0;
+}
+
+void
+plan_stream_lost(struct plan *p, unsigned stream)
+{
+    if (stream > 0 && stream < PROTO_MAX_STREAMS)
+        atomic_fetch_or(&p->lost, 1u << stream);
+}
+
+/* Gives back what a lost stream was doing. */
+static void
+plan_reap_stream(struct plan *p, unsigned stream)
+{
+    struct plan_work *w = p->cur[stream];
+    size_t id;
+    uint64_t i, start;
+
+    if (w != NULL) {
+        /* To the front: it was the oldest work when it was taken. */
+        p->cur[stream] = NULL;
+        w->next = w->first;
+        w->link = p->qhead;
+        p->qhead = w;
+        if (p->qtail == NULL)
+            p->qtail = w;
+    }
+    for (id = 0; id < p->mf.n; id++) {
+        struct pfile *f = p->files[id];
+
+        if (f == NULL || f->aborted)
+            continue;
+        /* Blocks it sent of a file not yet done may never have arrived.
+         * A FILE_END it carried may be lost too. */
+        for (i = 0; i < f->nblocks; i = start + 1) {
+            start = i;
+            while (i < f->nblocks && B_STATE(f->bs[i]) == B_SENT &&
+                B_STREAM(f->bs[i]) == stream) {
+                f->bs[i] = B_NEED;
+                i++;
+            }
+            if (i > start) {
+                if (plan_queue(p, (uint32_t)id, PW_SEND, start, i - start,
+                    NULL) != 0)
+                    log_debug("stream %u: requeue failed", stream);
+                start = i;
+            }
+        }
+        if (f->ended) {
+            /* Ended but not done: say it again, on a stream that lives;
+             * the receiver ignores a second FILE_END. */
+            f->ended = 0;
+            f->ready = 0;
+            p->est[id] = E_WANTED;
+            plan_make_ready(p, (uint32_t)id);
+        }
+    }
+}
+
+static void
+plan_reap_lost(struct plan *p)
+{
+    unsigned lost = atomic_exchange(&p->lost, 0), k;
+
+    for (k = 1; lost != 0 && k < PROTO_MAX_STREAMS; k++)
+        if (lost & (1u << k))
+            plan_reap_stream(p, k);
+}

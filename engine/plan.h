@@ -1,0 +1,134 @@
+/*
+ * plan.h: what a sender offers and how far each entry got, shared by the
+ * senders (one per stream) of one transfer.
+ *
+ * Entries are offered in manifest order on stream 0, at most
+ * PLAN_WINDOW unfinished at a time. A wanted file's blocks become work:
+ * runs of at most PLAN_RUN_BYTES to send, or, when the receiver holds
+ * blocks from an earlier attempt or run (SIGS HAVE), to read here and
+ * compare. Any stream takes the next run from one queue, so a big file
+ * is spread over the streams and an idle stream takes what is left. A
+ * file whose every block was sent or matched is ready for its FILE_END,
+ * which any stream sends; FILE_DONE, on any stream, finishes it.
+ *
+ * A stream that is lost gives back its run and the blocks it sent of
+ * files not yet done (plan_stream_lost): they are sent again by the
+ * others, and the receiver ignores what it already has. A lost stream 0
+ * ends the attempt: plan_restart prepares the next one, in which what
+ * finished is not offered again (directories are, for their metadata)
+ * and what did not starts over, its progress taken back; the new
+ * receiver's SIGS decide what is sent.
+ *
+ * Not thread-safe: the senders of one transfer step one at a time.
+ */
+#ifndef FERRY_ENGINE_PLAN_H
+#define FERRY_ENGINE_PLAN_H
+
+#include <stdint.h>
+
+#include "../proto/msg.h"
+#include "manifest.h"
+#include "xfer.h"
+
+/* Entries offered and not yet finished. */
+#define PLAN_WINDOW 4096u
+/* Largest run of blocks one stream takes at a time. */
+#define PLAN_RUN_BYTES (16u << 20)
+
+enum plan_work_kind { PW_SEND = 1, PW_CHECK };
+
+/* A run of blocks of one file for one stream. */
+struct plan_work {
+    uint32_t id;
+    uint8_t kind;
+    uint64_t first, count;
+    uint64_t next;            /* the next block to work on */
+    /* PW_CHECK: the receiver's hashes of these blocks (owned). */
+    struct hash128 *theirs;
+    struct plan_work *link;   /* private */
+};
+
+struct plan;
+
+/* Takes ownership of mf's contents (mf is left empty). flags are the OPEN
+ * flags (CHECKSUM: files are hashed before they are offered). */
+struct plan *plan_new(struct manifest *mf, uint32_t block_size,
+    uint32_t flags, struct xfer *x);
+void plan_free(struct plan *p);
+void plan_restart(struct plan *p);
+
+/* The manifest, for PLAN, READY's rename and offering. */
+struct manifest *plan_manifest(struct plan *p);
+uint32_t plan_block_size(const struct plan *p);
+uint32_t plan_flags(const struct plan *p);
+/* Entries this attempt offers (all, less those finished before). */
+uint64_t plan_entries_to_offer(const struct plan *p);
+
+/* The next entry to offer, if the window allows: 1 and *id, else 0. */
+int plan_next_offer(struct plan *p, uint32_t *id);
+void plan_offered(struct plan *p, uint32_t id);
+/* 1 once every entry of this attempt was offered and has finished. */
+int plan_all_finished(const struct plan *p);
+
+/*
+ * The receiver's answers (stream 0). Each checks that it fits the state
+ * of its entry and returns FERRY_ERR_PROTOCOL when it does not: a REPLY
+ * for an entry not offered or answered twice, a WANT for what is not a
+ * file; SIGS for a file not wanted with RESUME, past its end, or for a
+ * block described twice; FILE_DONE for a file whose FILE_END was not
+ * sent.
+ */
+int plan_on_reply(struct plan *p, const struct msg_reply *m) FERRY_WUR;
+int plan_on_sigs(struct plan *p, const struct msg_sigs *m) FERRY_WUR;
+int plan_on_file_done(struct plan *p, const struct msg_file_done *m)
+    FERRY_WUR;
+
+/* The run stream works on: the one it had, or the next from the queue;
+ * NULL when there is none. Valid until plan_run_done. */
+struct plan_work *plan_current(struct plan *p, unsigned stream);
+/* The stream finished its run. */
+void plan_run_done(struct plan *p, unsigned stream);
+
+/* What a stream did with block index of file id. */
+void plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, int zero);
+void plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
+    const struct hash128 *h, uint64_t len);
+/* A held block that differs here: it goes back in the queue to be sent. */
+int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
+    FERRY_WUR;
+
+/* The source file of a wanted entry, opened once and shared by the
+ * streams (-1 and an error if it cannot be read or changed). */
+int plan_file_fd(struct plan *p, uint32_t id, int *fd) FERRY_WUR;
+/* 1 when the file has holes worth looking for. */
+int plan_file_sparse(struct plan *p, uint32_t id);
+/* Per file: blocks that did not shrink with compression, in a row. */
+int *plan_file_zst_misses(struct plan *p, uint32_t id);
+/* 1 if the entry is being sent (its runs are still wanted). */
+int plan_file_active(struct plan *p, uint32_t id);
+
+/*
+ * Files ready for their FILE_END: 1 and *id while there is one. The
+ * caller sends it (after checking the source did not change) and says
+ * so with plan_file_ended, or gives up on the file with plan_file_abort.
+ */
+int plan_next_ready(struct plan *p, uint32_t *id);
+void plan_file_hash(struct plan *p, uint32_t id, struct hash128 *out);
+void plan_file_ended(struct plan *p, uint32_t id, unsigned stream);
+/* Gives up on a file (it changed or cannot be read): reported as the
+ * source's failure; its runs are dropped and its FILE_END (it becomes
+ * ready) carries the code. */
+void plan_file_abort(struct plan *p, uint32_t id, int code);
+/* The code to send in FILE_END: 0, or why the file was given up. */
+int plan_file_aborted(struct plan *p, uint32_t id);
+
+/*
+ * A stream other than 0 was lost: what it was doing is done again by the
+ * others. Only sets a flag (any thread, any time: its connection may die
+ * while another stream's step runs); the next step of a stream of this
+ * transfer puts the work back in the queue.
+ */
+void plan_stream_lost(struct plan *p, unsigned stream);
+
+#endif
