@@ -428,6 +428,10 @@ run_wants_bootstrap(const struct run *rn)
     if (rn->cli->remote.local || rn->cli->no_bootstrap ||
         rn->agent.use_cached || rn->interrupted || rn->agent.hash[0] == '\0')
         return 0;
+    /* A forced command runs whatever we ask: never upload to it. */
+    if (rn->sess != NULL &&
+        (session_peer_caps(rn->sess) & PROTO_CAP_RESTRICTED))
+        return 0;
     if (rn->conn_err == FERRY_ERR_VERSION)
         return 1;
     return rn->conn_err == FERRY_ERR_CLOSED &&

@@ -48,6 +48,7 @@ struct session {
     struct sender *own_sender;
     struct receiver *own_receiver;
     char peer_software[PROTO_MAX_SOFTWARE + 1];
+    uint64_t peer_caps;
     int error_sent;
 };
 
@@ -117,6 +118,12 @@ session_peer_software(const struct session *s)
     return s->peer_software;
 }
 
+uint64_t
+session_peer_caps(const struct session *s)
+{
+    return s->peer_caps;
+}
+
 const uint8_t *
 session_transfer_id(const struct session *s)
 {
@@ -142,15 +149,17 @@ session_is_sender(const struct session *s)
 }
 
 static int
-session_send_hello(struct buf *out)
+session_send_hello(const struct session *s, struct buf *out)
 {
+    int restricted = s->pol != NULL && s->pol->restricted;
     struct msg_hello h;
 
     memset(&h, 0, sizeof(h));
     h.version_min = PROTO_VERSION_MIN;
     h.version_max = PROTO_VERSION_MAX;
-    h.caps = SESSION_CAPS;
-    h.software.p = "ferry " FERRY_VERSION;
+    h.caps = SESSION_CAPS | (restricted ? PROTO_CAP_RESTRICTED : 0);
+    h.software.p = restricted ? "ferry " FERRY_VERSION " (restricted)" :
+        "ferry " FERRY_VERSION;
     h.software.len = strlen(h.software.p);
     return msg_hello_encode(out, &h);
 }
@@ -181,6 +190,7 @@ session_on_hello(struct session *s, const struct frame *f)
         return r;
     snprintf(s->peer_software, sizeof(s->peer_software), "%.*s",
         (int)h.software.len, h.software.p);
+    s->peer_caps = h.caps;
     s->x->caps = h.caps & SESSION_CAPS;
     if (h.version_max < PROTO_VERSION_MIN ||
         h.version_min > PROTO_VERSION_MAX)
@@ -375,7 +385,7 @@ session_client_start(struct session *s, struct buf *out)
     struct msg_join j;
     int r;
 
-    if ((r = session_send_hello(out)) != 0)
+    if ((r = session_send_hello(s, out)) != 0)
         return r;
     s->state = S_CLIENT_WAIT_HELLO;
     if (o->stream > 0) {
@@ -428,7 +438,7 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
         r = session_on_hello(s, f);
         /* Answer with our range even when they do not overlap, so the
          * client can say which versions each side speaks. */
-        if (session_send_hello(out) != 0 && r == 0)
+        if (session_send_hello(s, out) != 0 && r == 0)
             r = FERRY_ERR_NOMEM;
         if (r != 0)
             return r;

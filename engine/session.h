@@ -59,6 +59,7 @@ struct session_policy {
      * start accepting further streams. A failure refuses the OPEN. */
     int (*opened)(void *ctx, struct session *s);
     void *ctx;
+    int restricted;   /* say so in HELLO (PROTO_CAP_RESTRICTED) */
 };
 
 /* The agent side: answers HELLO, and on OPEN makes the role itself
@@ -82,6 +83,8 @@ int session_step(void *sess, struct conn_step *st) FERRY_WUR;
 
 /* The peer's software string from its HELLO ("" before it arrived). */
 const char *session_peer_software(const struct session *s);
+/* The capability bits the peer's HELLO set (0 before it arrived). */
+uint64_t session_peer_caps(const struct session *s);
 /* The transfer id of an opened transfer (agent side, after OPEN). */
 const uint8_t *session_transfer_id(const struct session *s);
 /* The stream a session carries (0 for the one that opened). */

@@ -52,6 +52,9 @@ const char *msg_type_name(uint8_t type);
 #define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
+/* Said by an agent run as `serve --restrict` (a forced command): a client
+ * must not try to upload another agent to it. Not negotiated. */
+#define PROTO_CAP_RESTRICTED (1u << 6)
 
 /* A borrowed byte string from a payload (not NUL-terminated). */
 struct msg_str {

@@ -10,6 +10,7 @@
  * connections other agents hand over.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -288,10 +289,16 @@ agent_try_join(struct buf *b, int *status)
     return 1;
 }
 
+struct agent_opts {
+    const char *restrict_root;
+    int read_only, write_only;
+};
+
 static int
-agent_serve(void)
+agent_serve(const struct agent_opts *o)
 {
     struct agent *a = xcalloc(1, sizeof(*a));
+    char msg[PATH_MAX + 64];
     struct agent_stream *s0;
     struct buf first;
     int r, nframes, status = AGENT_EXIT_FAIL, i;
@@ -299,6 +306,23 @@ agent_serve(void)
     if (a == NULL)
         return AGENT_EXIT_FAIL;
     buf_init(&first, 2 * PROTO_MAX_FRAME + 2 * PROTO_FRAME_HEADER);
+    a->pol.read_only = o->read_only;
+    a->pol.write_only = o->write_only;
+    if (o->restrict_root != NULL) {
+        /* Before a byte of the client's is read. */
+        if (policy_restrict(&a->pol, o->restrict_root, msg,
+            sizeof(msg)) != 0) {
+            log_error("%s", msg);
+            goto out;
+        }
+        if ((r = policy_confine(&a->pol)) < 0) {
+            log_error_r(r, "cannot confine to %s", a->pol.root);
+            goto out;
+        }
+        if (r == 0)
+            log_debug("no Landlock here: path checks alone confine");
+        a->spol.restricted = 1;
+    }
     if ((r = agent_read_frames(STDIN_FILENO, &first, 2, &nframes)) != 0) {
         log_debug("first frames: %s", ferry_strerror(r));
         goto out;
@@ -350,6 +374,7 @@ agent_serve(void)
     status = a->result == 0 ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
 out:
     buf_cleanup(&first);
+    policy_cleanup(&a->pol);
     xfree(a);
     return status;
 }
@@ -358,16 +383,21 @@ static void
 usage(FILE *f)
 {
     fprintf(f,
-        "usage: ferry-agent serve [-v]\n"
+        "usage: ferry-agent serve [-v] [--restrict ROOT [--read-only | "
+        "--write-only]]\n"
         "       ferry-agent --version\n"
         "The agent is started by ferry over SSH; it speaks the ferry\n"
-        "protocol on stdin/stdout and is not meant to be run by hand.\n");
+        "protocol on stdin/stdout and is not meant to be run by hand.\n"
+        "--restrict ROOT confines a client to ROOT, for a forced command:\n"
+        "  command=\"ferry-agent serve --restrict /workspace\",restrict "
+        "ssh-ed25519 AAAA...\n");
 }
 
 int
 main(int argc, char **argv)
 {
     enum log_level level = LOG_ERROR;
+    struct agent_opts o;
     int i;
 
     log_init("ferry-agent", level);
@@ -383,16 +413,32 @@ main(int argc, char **argv)
         usage(stderr);
         return AGENT_EXIT_USAGE;
     }
+    memset(&o, 0, sizeof(o));
     for (i = 2; i < argc; i++) {
         if (strcmp(argv[i], "-v") == 0)
             level = LOG_DEBUG;
         else if (strcmp(argv[i], "-q") == 0)
             level = LOG_QUIET;
+        else if (strcmp(argv[i], "--restrict") == 0 && i + 1 < argc)
+            o.restrict_root = argv[++i];
+        else if (strcmp(argv[i], "--read-only") == 0)
+            o.read_only = 1;
+        else if (strcmp(argv[i], "--write-only") == 0)
+            o.write_only = 1;
         else {
             usage(stderr);
             return AGENT_EXIT_USAGE;
         }
     }
+    if ((o.read_only || o.write_only) && o.restrict_root == NULL) {
+        fprintf(stderr, "ferry-agent: --read-only and --write-only go "
+            "with --restrict ROOT\n");
+        return AGENT_EXIT_USAGE;
+    }
+    if (o.read_only && o.write_only) {
+        usage(stderr);
+        return AGENT_EXIT_USAGE;
+    }
     log_set_level(level);
-    return agent_serve();
+    return agent_serve(&o);
 }
