@@ -782,7 +782,7 @@ run_local_status(struct cli *cli)
     status_init(&st, &x);
     if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
         &st.n)) != 0) {
-        output_fatal(&out, dest, r, ferry_strerror(r));
+        output_fatal(&out, dest, r, dest_state_strerror(r));
         return r == -ENOENT || r == -ENOTDIR ? EXIT_USAGE : EXIT_DEST;
     }
     status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);

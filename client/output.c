@@ -231,7 +231,7 @@ output_fatal(struct output *o, const char *where, int code, const char *text)
     if (o->json) {
         buf_init(&b, 1 << 16);
         output_json_emit(o, &b, (json_begin(&b, "error") == 0 &&
-            json_kv_str(&b, "path", where) == 0 &&
+            json_kv_str(&b, "path", where ? where : "") == 0 &&
             json_kv_str(&b, "code", ferry_errname(code)) == 0 &&
             json_kv_str(&b, "message", text) == 0 &&
             json_kv_num(&b, "fatal", 1) == 0) ? 0 : -1);

@@ -32,6 +32,7 @@ struct dest {
     uint8_t salt[16];
     int resolved;
     int state_checked;     /* looked for an existing state directory */
+    int state_err;         /* the state directory cannot be used: why */
     /* The parent directory most recently opened. */
     char *pc_path;
     int pc_fd;
@@ -347,8 +348,15 @@ dest_part_dir(struct dest *d, int *partfd)
 {
     int r;
 
-    if (d->partfd < 0 && (r = dest_open_state(d, 1)) != 0)
+    *partfd = -1;
+    /* Once refused (another transfer holds it, or it is not ours), say
+     * so at once from then on. */
+    if (d->state_err != 0)
+        return d->state_err;
+    if (d->partfd < 0 && (r = dest_open_state(d, 1)) != 0) {
+        d->state_err = r;
         return r;
+    }
     *partfd = d->partfd;
     return 0;
 }
@@ -357,15 +365,18 @@ int
 dest_find_state(struct dest *d)
 {
     struct stat st;
+    int partfd, r;
 
     if (d->partfd >= 0)
         return 1;
+    if (d->state_err != 0)
+        return d->state_err;
     if (d->state_checked)
         return 0;
     d->state_checked = 1;
     if (fstatat(d->rootfd, DEST_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return 0;
-    return dest_open_state(d, 0) == 0;
+    return (r = dest_part_dir(d, &partfd)) == 0 ? 1 : r;
 }
 
 int
@@ -527,7 +538,7 @@ int
 dest_fatal_errno(int r)
 {
     return r == -ENOSPC || r == -EDQUOT || r == -EROFS || r == -EIO ||
-        r == -EFBIG;
+        r == -EFBIG || r == -EBUSY || r == FERRY_ERR_STATE;
 }
 
 int
@@ -723,4 +734,15 @@ out:
     }
     dest_free(d);
     return r;
+}
+
+const char *
+dest_state_strerror(int r)
+{
+    if (r == -EBUSY)
+        return "a transfer is running into it; its state is kept";
+    if (r == FERRY_ERR_STATE)
+        return DEST_STATE_DIR " is not a private directory of this user "
+            "(a link, another owner, or writable by others); remove it";
+    return ferry_strerror(r);
 }

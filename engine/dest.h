@@ -84,7 +84,8 @@ int dest_part_dir(struct dest *d, int *partfd) FERRY_WUR;
 /* The secret that keys staging names (after dest_part_dir). */
 const uint8_t *dest_salt(const struct dest *d);
 /* Staging directory and salt only if a state directory exists (never
- * makes one): 1 if there is one, 0 if not. */
+ * makes one): 1 if there is one (locked), 0 if not, or the error that
+ * stops its use (another transfer holds it, it is not ours). */
 int dest_find_state(struct dest *d);
 
 /* Opens (and caches) the parent directory of path beneath the root; *name
@@ -106,7 +107,8 @@ int dest_make_dir(struct dest *d, const struct msg_entry *m,
 int dest_make_symlink(struct dest *d, const struct msg_entry *m,
     const char *path) FERRY_WUR;
 
-/* Errors that make every later write fail too: the transfer stops. */
+/* Errors that make every later write fail too, or that stop the use of
+ * the state directory: the transfer stops. */
 int dest_fatal_errno(int r);
 
 /* Adds a complete file to the batch (takes s's contents). */
@@ -139,5 +141,7 @@ void dest_tidy(struct dest *d);
  */
 int dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n) FERRY_WUR;
+/* What a dest_state_list failure means, for the user. */
+const char *dest_state_strerror(int r);
 
 #endif

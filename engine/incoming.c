@@ -347,6 +347,9 @@ rfile_open(struct incoming *in, struct rfile *f)
 static int
 rfile_error(struct incoming *in, struct rfile *f, int r)
 {
+    /* The state directory refused: its message names it. */
+    if (r == -EBUSY || r == FERRY_ERR_STATE)
+        return r;
     if (dest_fatal_errno(r))
         return xfer_fail(in->x, r, "%s/%s: %s", dest_root(in->d), f->path,
             ferry_strerror(r));
@@ -598,9 +601,12 @@ rfile_resume(struct incoming *in, struct rfile *f, const char **warning)
         f->mode, in->block_size };
     int r, partfd;
 
-    if (!(in->x->caps & PROTO_CAP_RESUME) || f->size < PARTIAL_JOURNAL_MIN ||
-        !dest_find_state(in->d) || dest_part_dir(in->d, &partfd) != 0)
+    if (!(in->x->caps & PROTO_CAP_RESUME) || f->size < PARTIAL_JOURNAL_MIN)
         return 0;
+    if ((r = dest_find_state(in->d)) <= 0)
+        return r;  /* none, or one we may not use */
+    if ((r = dest_part_dir(in->d, &partfd)) != 0)
+        return r;
     if ((r = partial_probe(partfd, f->key, &id, &f->claim)) != 0)
         return r;
     if (f->claim.old_format)

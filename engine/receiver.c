@@ -150,9 +150,10 @@ static int
 receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
     const char *path, int r, struct buf *out)
 {
-    if (dest_fatal_errno(r) || r == FERRY_ERR_STATE || r == -EBUSY)
-        return r == FERRY_ERR_STATE || r == -EBUSY ? r :
-            xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
+    if (r == FERRY_ERR_STATE || r == -EBUSY)
+        return r;  /* the state directory's message says why */
+    if (dest_fatal_errno(r))
+        return xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
             ferry_strerror(r));
     if (r == FERRY_ERR_NOMEM)
         return r;

@@ -239,10 +239,7 @@ session_agent_state(struct session *s, const struct msg_open *o,
         return r;
     r = dest_state_list(dest, o->op == OPEN_CLEAN, &v, &n);
     if (r != 0) {
-        r = xfer_fail(s->x, r, "%s: %s", dest, r == -EBUSY ?
-            "a transfer is running into it; its state is kept" :
-            r == FERRY_ERR_STATE ? ".ferry is not a private directory of "
-            "this user; remove it" : ferry_strerror(r));
+        r = xfer_fail(s->x, r, "%s: %s", dest, dest_state_strerror(r));
         xfree(dest);
         return r;
     }

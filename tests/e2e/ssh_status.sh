@@ -14,12 +14,7 @@ opts=(-F "$SSH_CONFIG" --agent "$AGENT")
 interrupted_push() {
     "$FERRY" push "${opts[@]}" "$T/src/" "ferry-proxy:$T/d" 2>/dev/null &
     pid=$!
-    for _ in $(seq 1 400); do
-        got=$(find "$T/d/.ferry/part" -name '*.part' -printf '%b\n' \
-            2>/dev/null | head -n 1)
-        [ $(( ${got:-0} * 512 )) -ge 15000000 ] && break
-        sleep 0.02
-    done
+    wait_part_bytes "$T/d" 15000000
     sleep 1.2   # past a journal sync
     kill -9 $pid
     wait $pid 2>/dev/null || true

@@ -83,6 +83,19 @@ no_partial_names() {
     done
 }
 
+# wait_part_bytes DIR N: until a part file under DIR/.ferry/part holds N
+# bytes on disk (a part file has its full length, with holes, from the
+# start, so its size says nothing).
+wait_part_bytes() {
+    for _ in $(seq 1 1000); do
+        got=$(find "$1/.ferry/part" -name '*.part' -printf '%b\n' \
+            2>/dev/null | sort -n | tail -n 1)
+        [ $(( ${got:-0} * 512 )) -ge "$2" ] && return 0
+        sleep 0.01
+    done
+    fail "transfer into $1 never reached $2 bytes"
+}
+
 # free_port: a TCP port the kernel considers free on 127.0.0.1.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -1,0 +1,35 @@
+# Two transfers into one destination at once: the second fails with a
+# clear line before it sends any data, and the first completes.
+# `ferry clean` refuses to remove the state of a live transfer.
+. "$(dirname "$0")/../lib/common.sh"
+
+mkdir -p "$T/src"
+head -c 40000000 /dev/urandom >"$T/src/big"
+export FERRY_AGENT_REAL="$AGENT"
+export SLOW_AGENT_RATE=2500000
+slow="$TESTS_DIR/lib/slow_agent.py"
+
+"$FERRY" push --json --agent "$slow" "$T/src/" "local:$T/d" \
+    >"$T/first.out" 2>"$T/first.err" &
+first=$!
+wait_part_bytes "$T/d" 1000000
+
+# The second waits a while for the lock, then gives up, naming why.
+start=$(date +%s)
+expect_rc 3 "$FERRY" push --json "$T/src/" "local:$T/d"
+expect_err "another ferry transfer is writing here"
+[ "$(json_field bytes_literal)" = 0 ] || fail "the second one sent data"
+took=$(( $(date +%s) - start ))
+[ "$took" -le 20 ] || fail "the second one took $took s to give up"
+
+# clean does not touch a live transfer's state.
+expect_rc 3 "$FERRY" clean "$T/d"
+expect_err "running"
+[ -d "$T/d/.ferry/part" ] || fail "clean removed a live transfer's state"
+
+set +e
+wait $first
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
+tree_same "$T/src" "$T/d"
