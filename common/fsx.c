@@ -6,6 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __linux__
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
+
 #include "alloc.h"
 
 int
@@ -54,6 +59,52 @@ fsx_open_component(int dirfd, const char *name, int create, int *out)
     return errno == ELOOP ? FERRY_ERR_NOT_DIR : -errno;
 }
 
+/* 1 while openat2 may be tried; 0 once it is known missing (or turned
+ * off by a test). */
+static int fsx_openat2_ok = 1;
+
+void
+fsx_use_openat2(int on)
+{
+    fsx_openat2_ok = on;
+}
+
+/*
+ * One openat2 call does the walk below in the kernel (Linux 5.6+): the
+ * path may not leave rootfd or pass a symlink. Returns 0, an error, or 1
+ * when openat2 cannot be used here (old kernel, a seccomp filter).
+ */
+static int
+fsx_openat2_dir(int rootfd, const char *rel, int *out)
+{
+#if defined(__linux__) && defined(SYS_openat2)
+    struct open_how how;
+    int fd;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+        RESOLVE_NO_MAGICLINKS;
+    while ((fd = (int)syscall(SYS_openat2, rootfd, rel, &how,
+        sizeof(how))) < 0 && errno == EAGAIN)
+        ;
+    if (fd >= 0) {
+        *out = fd;
+        return 0;
+    }
+    if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
+        fsx_openat2_ok = 0;
+        return 1;
+    }
+    /* A symlink on the way: ELOOP; a path that would leave: EXDEV. */
+    return errno == ELOOP || errno == EXDEV ? FERRY_ERR_NOT_DIR : -errno;
+#else
+    (void)rootfd; (void)rel; (void)out;
+    fsx_openat2_ok = 0;
+    return 1;
+#endif
+}
+
 static int
 fsx_walk(int rootfd, const char *rel, size_t len, int create, int *out)
 {
@@ -62,6 +113,16 @@ fsx_walk(int rootfd, const char *rel, size_t len, int create, int *out)
     int cur = -1, next = -1, r;
 
     *out = -1;
+    if (len > 0 && len <= FSX_PATH_MAX && fsx_openat2_ok) {
+        char path[FSX_PATH_MAX + 1];
+
+        memcpy(path, rel, len);
+        path[len] = '\0';
+        r = fsx_openat2_dir(rootfd, path, out);
+        /* Missing directories are made by the walk. */
+        if (r <= 0 && !(r == -ENOENT && create))
+            return r;
+    }
     if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0)) < 0)
         return -errno;
     for (i = 0; i <= len && len > 0; i++) {

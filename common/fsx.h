@@ -38,7 +38,9 @@ int fsx_path_check(const char *p, size_t len) FERRY_WUR;
 
 /*
  * Opens the directory rel (NUL-terminated, checked with fsx_path_check, or
- * "" for the root itself) beneath rootfd without following any symlink.
+ * "" for the root itself) beneath rootfd without following any symlink:
+ * with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel
+ * has it (Linux 5.6+), else one component at a time with O_NOFOLLOW.
  * With create, missing directories are made with mode 0755 (umask applies).
  * On success *out is a new O_DIRECTORY fd the caller closes.
  */
@@ -50,6 +52,10 @@ int fsx_open_dir(int rootfd, const char *rel, int create, int *out) FERRY_WUR;
  */
 int fsx_open_parent(int rootfd, const char *rel, int create, int *dirfd,
     const char **name) FERRY_WUR;
+
+/* Lets fsx_open_dir try openat2 (on, the default) or always walk (off):
+ * for tests of both ways. */
+void fsx_use_openat2(int on);
 
 /* pwrite / pread loops; fsx_pread_full stops early only at end of file and
  * reports what it got in *got. */

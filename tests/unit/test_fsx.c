@@ -114,7 +114,21 @@ same_dir(const struct scratch *s, int fd, const char *rel)
         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Both ways of walking a path beneath a root: openat2 and the walk. */
+static void fsx_open_dir_cases(void);
+static void fsx_open_dir_symlink_cases(void);
+
 TEST(fsx_open_dir)
+{
+    fsx_use_openat2(1);
+    fsx_open_dir_cases();
+    fsx_use_openat2(0);
+    fsx_open_dir_cases();
+    fsx_use_openat2(1);
+}
+
+static void
+fsx_open_dir_cases(void)
 {
     struct scratch s;
     int fd;
@@ -166,6 +180,16 @@ check_refused(int r, const int *fd)
 }
 
 TEST(fsx_open_dir_symlink)
+{
+    fsx_use_openat2(1);
+    fsx_open_dir_symlink_cases();
+    fsx_use_openat2(0);
+    fsx_open_dir_symlink_cases();
+    fsx_use_openat2(1);
+}
+
+static void
+fsx_open_dir_symlink_cases(void)
 {
     struct scratch s;
     int fd;
