@@ -13,20 +13,21 @@ mkdir -p "$T/src"
 head -c 100000000 /dev/urandom >"$T/src/shard.bin"
 opts=(-F "$SSH_CONFIG" --agent "$AGENT")
 
-# signal_after SIG DELAY CMD...: starts CMD, sends SIG after DELAY s, and
-# waits for it (at most 20 s); sets rc, and took (seconds after SIG).
-signal_after() {
-    sig=$1
-    delay=$2
-    shift 2
-    timeout -s KILL 20 "$@" >"$T/last.out" 2>"$T/last.err" &
-    pid=$!
-    sleep "$delay"
+# start_bg CMD...: starts CMD in the background (stopped after 30 s at
+# the latest), stdout and stderr in $T/last.out and $T/last.err.
+start_bg() {
+    timeout -s KILL 30 "$@" >"$T/last.out" 2>"$T/last.err" &
+    bg_pid=$!
+}
+
+# signal_wait SIG: sends SIG to that command and waits for it; sets rc,
+# and took (milliseconds after the signal).
+signal_wait() {
     # timeout's child is the command itself.
-    kill "-$sig" "$(pgrep -P "$pid")"
+    kill "-$1" "$(pgrep -P "$bg_pid")"
     t0=$(date +%s%N)
     set +e
-    wait "$pid"
+    wait "$bg_pid"
     rc=$?
     set -e
     took=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -43,19 +44,12 @@ expect_quick_130() {
 
 # A server that accepts the TCP connection and then says nothing: the
 # handshake waits (ConnectTimeout 20 s) until Ctrl-C or SIGTERM.
-hang=$(free_port)
-python3 -c '
-import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5)
-time.sleep(60)' "$hang" &
-hang_pid=$!
-stop_hang() { kill "$hang_pid" 2>/dev/null || true; }
-at_exit stop_hang
-sleep 0.3
+silent_start
 for sig in INT TERM; do
-    signal_after "$sig" 1 "$FERRY" push "${opts[@]}" --retries 0 \
-        -o ConnectTimeout=20 -p "$hang" "$T/src/shard.bin" \
-        "ferry-test:$T/d0/"
+    start_bg "$FERRY" push "${opts[@]}" --retries 0 -o ConnectTimeout=20 \
+        -p "$SILENT_PORT" "$T/src/shard.bin" "ferry-test:$T/d0/"
+    sleep 1
+    signal_wait "$sig"
     expect_quick_130 "SIG$sig in the handshake"
     [ "$(wc -l <"$T/last.err")" -eq 1 ] ||
         { cat "$T/last.err"; fail "SIG$sig in the handshake: not one line"; }
@@ -65,7 +59,7 @@ set +e
 python3 "$TESTS_DIR/lib/pty_run.py" --timeout 5 --log "$T/tty.out" \
     --time-file "$T/tty.time" sleep=1 send='\x03' -- \
     "$FERRY" push "${opts[@]}" --retries 0 -o ConnectTimeout=20 \
-    -p "$hang" "$T/src/shard.bin" "ferry-test:$T/d0/"
+    -p "$SILENT_PORT" "$T/src/shard.bin" "ferry-test:$T/d0/"
 rc=$?
 set -e
 [ "$rc" -eq 130 ] || { cat "$T/tty.out"; fail "Ctrl-C in the handshake: exit $rc"; }
@@ -76,20 +70,13 @@ tail -n 1 "$T/tty.out" | tr -d '\r' | grep -qxE '(\^C)?ferry: interrupted' ||
 # A link that goes silent under a push, with the keepalive settings of a
 # patient user: SIGTERM does not wait for the keepalive to give up.
 proxy_start --rate 160 --max-inflight 1m
-timeout -s KILL 30 "$FERRY" push "${opts[@]}" \
+start_bg "$FERRY" push "${opts[@]}" \
     -o ServerAliveInterval=60 -o ServerAliveCountMax=5 \
-    "$T/src/shard.bin" "ferry-proxy:$T/d1/" >"$T/last.out" 2>"$T/last.err" &
-pid=$!
+    "$T/src/shard.bin" "ferry-proxy:$T/d1/"
 sleep 1.5
 kill -STOP "$PROXY_PID"
 sleep 1
-kill -TERM "$(pgrep -P "$pid")"
-t0=$(date +%s%N)
-set +e
-wait "$pid"
-rc=$?
-set -e
-took=$(( ($(date +%s%N) - t0) / 1000000 ))
+signal_wait TERM
 kill -CONT "$PROXY_PID"
 expect_quick_130 "SIGTERM on a silent link"
 [ ! -e "$T/d1/shard.bin" ] || fail "partial file under its final name"
@@ -98,8 +85,9 @@ proxy_stop
 # Ctrl-C (SIGINT) in the middle of a healthy push; the same command then
 # completes what was started.
 proxy_start --rate 160 --max-inflight 1m
-signal_after INT 1.5 "$FERRY" push "${opts[@]}" "$T/src/" \
-    "ferry-proxy:$T/d2"
+start_bg "$FERRY" push "${opts[@]}" "$T/src/" "ferry-proxy:$T/d2"
+sleep 1.5
+signal_wait INT
 expect_quick_130 "SIGINT in a push"
 [ ! -e "$T/d2/shard.bin" ] || fail "partial file under its final name"
 proxy_stop
