@@ -448,6 +448,9 @@ fail:
         c->dirty = 1;
     if (r == FERRY_ERR_INTERRUPTED)
         snprintf(err, errlen, "interrupted");
+    else if (r == FERRY_ERR_TIMEOUT && err[0] == '\0')
+        snprintf(err, errlen, "%s: no answer from the server during login "
+            "(ConnectTimeout %u s)", c->display, timeout);
     else if (err[0] == '\0')
         snprintf(err, errlen, "%s: %s", c->display, ferry_strerror(r));
     ssh_conn_close(c);

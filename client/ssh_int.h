@@ -32,6 +32,8 @@
 
 #include "ssh.h"
 
+/* While a pump runs, its thread alone touches the session and the
+ * channel (libssh2 sessions are single-threaded). */
 struct ssh_conn {
     int sock;
     LIBSSH2_SESSION *s;
@@ -54,7 +56,8 @@ struct ssh_conn {
     atomic_int stop;       /* set to end the pump now */
     int exit_status;
     int pump_err;
-    int dirty;             /* a send was left half done: no more calls */
+    int dirty;             /* a send left half done, or the socket shut
+                            * down: no goodbye, only freeing */
     char pump_msg[256];
 };
 
@@ -107,7 +110,7 @@ int ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg,
 /* ssh_auth.c */
 
 /* Logs in: ssh-agent keys, then identity files. Returns 0,
- * FERRY_ERR_AUTH (message in err), INTERRUPTED, TIMEOUT or CLOSED. */
+ * FERRY_ERR_AUTH (message in err), INTERRUPTED or TIMEOUT. */
 int ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg,
     char *err, size_t errlen) FERRY_WUR;
 
@@ -128,7 +131,8 @@ int ssh_auth_key_kind(const char *text, size_t len, int *rsa,
 /* Asks question; accepts "yes" or the fingerprint, refuses "no" or end
  * of input, and asks again for anything else, as ssh does. Returns 1, 0,
  * FERRY_ERR_INTERRUPTED or -errno (no terminal). */
-int ssh_tty_confirm(const char *question, const char *fingerprint);
+int ssh_tty_confirm(const char *question,
+    const char *fingerprint) FERRY_WUR;
 
 /* Reads a line without echo into out. Returns 0, FERRY_ERR_CLOSED (end
  * of input), FERRY_ERR_TOO_LARGE, FERRY_ERR_INTERRUPTED or -errno. */

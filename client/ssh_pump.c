@@ -325,8 +325,10 @@ pump_main(void *arg)
         int wait_ms = 1000, moved, r;
 
         moved = pump_local(&p);
-        if ((r = pump_ssh_out(&p)) < 0 || (moved |= r,
-            (r = pump_ssh_in(&p)) < 0))
+        if ((r = pump_ssh_out(&p)) < 0)
+            break;
+        moved |= r;
+        if ((r = pump_ssh_in(&p)) < 0)
             break;
         moved |= r;
         if (ssh_interrupted() || atomic_load(&c->stop)) {

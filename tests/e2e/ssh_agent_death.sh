@@ -52,7 +52,8 @@ wait_bounded() {
     rc=$?
     set -e
     took=$(( $(date +%s) - run_start ))
-    [ "$rc" -ne 137 ] || { cat "$T/last.err"; fail "still running after $limit s"; }
+    [ "$rc" -ne 137 ] ||
+        { cat "$T/last.err"; fail "still running after $limit s"; }
 }
 
 # A slow link, so that the push is in full flow when the agent dies.

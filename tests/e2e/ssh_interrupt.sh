@@ -62,7 +62,8 @@ python3 "$TESTS_DIR/lib/pty_run.py" --timeout 5 --log "$T/tty.out" \
     -p "$SILENT_PORT" "$T/src/shard.bin" "ferry-test:$T/d0/"
 rc=$?
 set -e
-[ "$rc" -eq 130 ] || { cat "$T/tty.out"; fail "Ctrl-C in the handshake: exit $rc"; }
+[ "$rc" -eq 130 ] ||
+    { cat "$T/tty.out"; fail "Ctrl-C in the handshake: exit $rc"; }
 # (The terminal echoes ^C before the line.)
 tail -n 1 "$T/tty.out" | tr -d '\r' | grep -qxE '(\^C)?ferry: interrupted' ||
     { cat "$T/tty.out"; fail "Ctrl-C in the handshake: last line"; }

@@ -106,6 +106,7 @@ rc=$?
 set -e
 expect_pty 0
 n=$(grep -c "Enter passphrase" "$T/tty.out" || true)
-[ "$n" -eq 1 ] || { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
+[ "$n" -eq 1 ] ||
+    { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
 grep -q "retrying" "$T/tty.out" || fail "the connection was not cut"
 tree_same "$T/src" "$T/d5"
