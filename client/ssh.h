@@ -38,7 +38,8 @@ struct ssh_conn;
 struct ssh_conn_opts {
     const struct sshcfg *cfg;
     const char *display;   /* the host as the user wrote it */
-    int interactive;       /* may prompt on /dev/tty */
+    int interactive;       /* may prompt on /dev/tty (only the first
+                            * connection of the process does) */
 };
 
 /*
