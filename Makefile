@@ -66,9 +66,9 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 
-# The client's pure parsers are unit-tested too; ssh.o brings libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
-	client/digest.c)
+# The client's pure parsers are unit-tested too; the ssh*.o bring libssh2.
+UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c \
+	client/ssh.c $(wildcard client/ssh_*.c) client/digest.c)
 
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)

@@ -12,6 +12,17 @@
  * stream runs on its own core. It also sends keepalives and declares the
  * connection dead after ServerAliveInterval x ServerAliveCountMax seconds
  * without a byte from the server.
+ *
+ * Nothing here waits without a bound or deaf to Ctrl-C: connect,
+ * handshake and login share ConnectTimeout (time at a prompt is the
+ * user's and does not count), the pump ends when the remote side ends,
+ * when the link is dead, or 10 s after the engine is done, and closing
+ * takes at most 2 s (none after an interrupt). After ssh_interrupt() every
+ * call in progress or to come returns FERRY_ERR_INTERRUPTED quickly.
+ *
+ * Prompts (host key, passphrase) go to /dev/tty and only on the first
+ * connection of the process; a passphrase typed there is kept in memory
+ * for later logins (retries, more streams) and wiped at exit.
  */
 #ifndef FERRY_CLIENT_SSH_H
 #define FERRY_CLIENT_SSH_H
@@ -27,16 +38,35 @@ struct ssh_conn;
 struct ssh_conn_opts {
     const struct sshcfg *cfg;
     const char *display;   /* the host as the user wrote it */
-    int interactive;       /* may prompt on /dev/tty */
+    int interactive;       /* may prompt on /dev/tty (only the first
+                            * connection of the process does) */
 };
 
-/* Calls libssh2_init; once, before any thread uses libssh2. */
+/*
+ * Calls libssh2_init, once, before any thread uses libssh2 (later calls do
+ * nothing). It also chains onto the program's SIGINT and SIGTERM handlers
+ * (an event loop's uv_signal ones, say): they still run first, then
+ * ssh_interrupt(). So call it after installing them; a signal left at its
+ * default or ignored is not touched.
+ */
 int ssh_global_init(void) FERRY_WUR;
+
+/*
+ * Interrupts this module for the rest of the process: a connect, prompt,
+ * pump or close in progress ends at once with FERRY_ERR_INTERRUPTED, and
+ * so does every later one. Async-signal-safe; ssh_global_init() makes the
+ * SIGINT and SIGTERM handlers call it.
+ */
+void ssh_interrupt(void);
+
+/* 1 once ssh_interrupt() has run. */
+int ssh_interrupted(void);
 
 /*
  * Connects, checks the host key and authenticates. Blocking. Returns 0, or
  * FERRY_ERR_CONNECT / TIMEOUT / HOSTKEY / AUTH / SSH with one line for the
- * user in err (host named, reason, what to do).
+ * user in err (host named, reason, what to do), or FERRY_ERR_INTERRUPTED
+ * with "interrupted" in err.
  */
 int ssh_conn_open(const struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
@@ -50,9 +80,11 @@ int ssh_conn_exec_pump(struct ssh_conn *c, const char *command, int *fd,
 
 /*
  * Waits for the pump to end, which it does once the engine has closed its
- * end and the remote command has finished. *exit_status is the command's
- * status (-1 if unknown). Returns 0, or the pump's own error (a dead or
- * broken connection) with a message in err.
+ * end and the remote command has finished (or 10 s after the engine, for
+ * a command that does not finish). *exit_status is the command's status
+ * (-1 if unknown). Returns 0, or the pump's own error with a message in
+ * err: FERRY_ERR_CLOSED for a broken connection or a command killed by a
+ * signal, TIMEOUT for a dead one, INTERRUPTED.
  */
 int ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
     size_t errlen);
@@ -68,7 +100,8 @@ int ssh_conn_run(struct ssh_conn *c, const char *command, const void *in,
 uint64_t ssh_conn_wire_out(const struct ssh_conn *c);
 uint64_t ssh_conn_wire_in(const struct ssh_conn *c);
 
-/* Disconnects (bounded time) and frees. NULL is a no-op. */
+/* Stops a running pump, disconnects (bounded time) and frees. NULL is a
+ * no-op. */
 void ssh_conn_close(struct ssh_conn *c);
 
 /* Quotes s for a POSIX shell ('...' with '\'' for quotes) into out. */

@@ -17,15 +17,26 @@ Host box
     StrictHostKeyChecking yes
 CONF
 
+# ssh_agent_start SOCKET: a new ssh-agent for the commands that follow.
+# Each agent started is killed at exit, by the pid it had when it started
+# (SSH_AGENT_PID names only the last one).
+agent_pids=""
+stop_agents() {
+    for p in $agent_pids; do kill "$p" 2>/dev/null || true; done
+}
+at_exit stop_agents
+ssh_agent_start() {
+    eval "$(ssh-agent -a "$1" -s)" >/dev/null
+    agent_pids="$agent_pids $SSH_AGENT_PID"
+}
+
 # No usable key at all.
 env -u SSH_AUTH_SOCK "$FERRY" push -F "$cfg" --agent "$AGENT" \
     "$T/src" "box:$T/d0" 2>"$T/last.err" && fail "auth should fail"
 expect_err "authentication failed"
 
 # Through ssh-agent, with the key only in the agent.
-eval "$(ssh-agent -a "$T/agent.sock" -s)" >/dev/null
-stop_agent() { kill "$SSH_AGENT_PID" 2>/dev/null || true; }
-at_exit stop_agent
+ssh_agent_start "$T/agent.sock"
 ssh-add -q "$SSH_KEY" 2>/dev/null
 expect_rc 0 "$FERRY" push -F "$cfg" --agent "$AGENT" "$T/src" "box:$T/d1"
 [ -f "$T/d1/src/f" ] || fail "agent auth"
@@ -69,9 +80,7 @@ grep -q "Enter passphrase for key '$T/locked'" "$T/tty.out" ||
 # IdentitiesOnly with a passphrase key that ssh-agent holds: the agent's
 # copy of that configured key is used, without asking (as ssh does), and
 # other agent keys are not offered.
-eval "$(ssh-agent -a "$T/agent2.sock" -s)" >/dev/null
-stop_agent2() { kill "$SSH_AGENT_PID" 2>/dev/null || true; }
-at_exit stop_agent2
+ssh_agent_start "$T/agent2.sock"
 printf '#!/bin/sh\necho "open sesame"\n' >"$T/askpass"
 chmod +x "$T/askpass"
 SSH_ASKPASS="$T/askpass" SSH_ASKPASS_REQUIRE=force ssh-add "$T/locked" \

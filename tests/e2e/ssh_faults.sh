@@ -64,17 +64,10 @@ expect_err "connection lost"
 [ ! -e "$T/d3/shard.bin" ] || fail "partial file under its final name"
 
 # A server that accepts the TCP connection and then says nothing.
-hang=$(free_port)
-python3 -c '
-import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5)
-time.sleep(30)' "$hang" &
-hang_pid=$!
-stop_hang() { kill "$hang_pid" 2>/dev/null || true; }
-at_exit stop_hang
-sleep 0.3
+silent_start
 start=$(date +%s)
 expect_rc 5 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --retries 0 \
-    -o ConnectTimeout=2 -p "$hang" "$T/src/shard.bin" "ferry-test:$T/d4/"
+    -o ConnectTimeout=2 -p "$SILENT_PORT" "$T/src/shard.bin" \
+    "ferry-test:$T/d4/"
 took=$(( $(date +%s) - start ))
 [ "$took" -le 8 ] || fail "ConnectTimeout=2 took $took s"

@@ -150,6 +150,8 @@
     X(client_cli_rules) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
+    X(client_key_kind) \
+    X(client_key_kind_hostile) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)

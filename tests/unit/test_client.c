@@ -1,13 +1,18 @@
 /* Tests for the client's pure parsers: remote locations (client/cli.c),
- * `ssh -G` output (client/sshcfg.c) and shell quoting (client/ssh.c). */
+ * `ssh -G` output (client/sshcfg.c), shell quoting (client/ssh.c) and
+ * private key files (client/ssh_auth.c). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../../client/cli.h"
+#include "../../client/digest.h"
 #include "../../client/ssh.h"
+#include "../../client/ssh_int.h"
 #include "../../client/sshcfg.h"
+#include "../../common/alloc.h"
+#include "../../common/buf.h"
 #include "check.h"
 
 TEST(client_parse_remote)
@@ -191,4 +196,167 @@ TEST(client_shell_quote)
     CHECK_OK(ssh_shell_quote("", out, sizeof(out)));
     CHECK_EQ_STR(out, "''");
     CHECK_EQ_ERR(ssh_shell_quote("0123456789", out, 8), FERRY_ERR_TOO_LARGE);
+}
+
+/* An OpenSSH private key container: magic, cipher, kdf, kdf options, one
+ * public key of the given type, and a stand-in for the private part. */
+static void
+key_container(struct buf *b, const char *cipher, const char *type)
+{
+    struct buf pub;
+
+    buf_init(&pub, 1024);
+    CHECK_OK(buf_put_str32(&pub, type, strlen(type)));
+    CHECK_OK(buf_put_str32(&pub, LIT("0123456789abcdef0123456789abcdef")));
+    buf_init(b, 4096);
+    CHECK_OK(buf_put(b, "openssh-key-v1", 15));
+    CHECK_OK(buf_put_str32(b, cipher, strlen(cipher)));
+    CHECK_OK(buf_put_str32(b, LIT("none")));
+    CHECK_OK(buf_put_str32(b, LIT("")));
+    CHECK_OK(buf_put_u32(b, 1));
+    CHECK_OK(buf_put_str32(b, pub.data, pub.len));
+    CHECK_OK(buf_put_str32(b, LIT("private part")));
+    buf_cleanup(&pub);
+}
+
+/* The file text for n bytes of a container: PEM armour, 70 columns. */
+static char *
+key_text(const uint8_t *p, size_t n)
+{
+    static const char begin[] = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
+    static const char end[] = "-----END OPENSSH PRIVATE KEY-----\n";
+    char *b64 = xmalloc(n * 4 / 3 + 8), *text;
+    size_t bl, i, o;
+
+    CHECK(b64 != NULL);
+    digest_base64(p, n, 0, b64);
+    bl = strlen(b64);
+    text = xmalloc(sizeof(begin) + bl + bl / 70 + 2 + sizeof(end));
+    CHECK(text != NULL);
+    o = (size_t)sprintf(text, "%s", begin);
+    for (i = 0; i < bl; i++) {
+        text[o++] = b64[i];
+        if (i % 70 == 69 || i + 1 == bl)
+            text[o++] = '\n';
+    }
+    o += (size_t)sprintf(text + o, "%s", end);
+    xfree(b64);
+    return text;
+}
+
+static int
+kind_of(const uint8_t *p, size_t n, int *rsa, int *enc)
+{
+    char *text = key_text(p, n);
+    int r = ssh_auth_key_kind(text, strlen(text), rsa, enc);
+
+    xfree(text);
+    return r;
+}
+
+TEST(client_key_kind)
+{
+    static const char pem_rsa[] = "-----BEGIN RSA PRIVATE KEY-----\n"
+        "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n"
+        "-----END RSA PRIVATE KEY-----\n";
+    static const char pkcs8[] = "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+        "AAAA\n-----END ENCRYPTED PRIVATE KEY-----\n";
+    struct buf b;
+    int rsa = 7, enc = 7;
+
+    key_container(&b, "none", "ssh-ed25519");
+    CHECK_OK(kind_of(b.data, b.len, &rsa, &enc));
+    CHECK_EQ_INT(rsa, 0);
+    CHECK_EQ_INT(enc, 0);
+    buf_cleanup(&b);
+    key_container(&b, "aes256-ctr", "ssh-ed25519");
+    CHECK_OK(kind_of(b.data, b.len, &rsa, &enc));
+    CHECK_EQ_INT(rsa, 0);
+    CHECK_EQ_INT(enc, 1);
+    buf_cleanup(&b);
+    key_container(&b, "none", "ssh-rsa");
+    CHECK_OK(kind_of(b.data, b.len, &rsa, &enc));
+    CHECK_EQ_INT(rsa, 1);
+    CHECK_EQ_INT(enc, 0);
+    buf_cleanup(&b);
+    /* The PEM forms tell from their armour. */
+    CHECK_OK(ssh_auth_key_kind(LIT(pem_rsa), &rsa, &enc));
+    CHECK_EQ_INT(rsa, 1);
+    CHECK_EQ_INT(enc, 1);
+    CHECK_OK(ssh_auth_key_kind(LIT(pkcs8), &rsa, &enc));
+    CHECK_EQ_INT(rsa, 0);
+    CHECK_EQ_INT(enc, 1);
+    CHECK_OK(ssh_auth_key_kind(LIT("not a key at all"), &rsa, &enc));
+    CHECK_EQ_INT(rsa, 0);
+    CHECK_EQ_INT(enc, 0);
+}
+
+/* Cut short, lied about and bit-flipped: an error or an answer, never a
+ * read outside the bytes (ASan) and never a wrong success for a cut
+ * before the public key ends. */
+TEST(client_key_kind_hostile)
+{
+    struct buf b, h;
+    size_t n, i, pub_end;
+    int rsa, enc, r;
+    char *text;
+
+    key_container(&b, "none", "ssh-rsa");
+    /* Everything up to the end of the public key is needed. */
+    pub_end = b.len - 4 - strlen("private part");
+    for (n = 0; n < b.len; n++) {
+        check_note("cut at %zu", n);
+        r = kind_of(b.data, n, &rsa, &enc);
+        if (n < pub_end) {
+            CHECK_FAILS(r);
+            CHECK_EQ_INT(rsa, 0);
+            CHECK_EQ_INT(enc, 0);
+        } else {
+            CHECK_OK(r);
+            CHECK_EQ_INT(rsa, 1);
+        }
+    }
+    /* The text cut anywhere before its END line. */
+    text = key_text(b.data, b.len);
+    for (n = 36; n < strlen(text) - 34; n++) {
+        check_note("text cut at %zu", n);
+        CHECK_FAILS(ssh_auth_key_kind(text, n, &rsa, &enc));
+    }
+    xfree(text);
+    for (i = 0; i < b.len * 8; i++) {
+        check_note("bit %zu flipped", i);
+        b.data[i / 8] ^= (uint8_t)(1u << (i % 8));
+        (void)kind_of(b.data, b.len, &rsa, &enc);
+        b.data[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    check_note_clear();
+    buf_cleanup(&b);
+
+    /* Lengths at the limits: rejected as too large before the bytes are
+     * looked for. */
+    static const uint32_t lens[] = { 65, 0x7fffffffu, 0x80000000u,
+        0xffffffffu };
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        buf_init(&h, 256);
+        CHECK_OK(buf_put(&h, "openssh-key-v1", 15));
+        CHECK_OK(buf_put_u32(&h, lens[i]));
+        CHECK_OK(buf_put(&h, LIT("none")));
+        CHECK_EQ_ERR(kind_of(h.data, h.len, &rsa, &enc),
+            FERRY_ERR_TOO_LARGE);
+        buf_cleanup(&h);
+    }
+    /* No keys, a wrong magic, and text that is not base64. */
+    buf_init(&h, 256);
+    CHECK_OK(buf_put(&h, "openssh-key-v1", 15));
+    CHECK_OK(buf_put_str32(&h, LIT("none")));
+    CHECK_OK(buf_put_str32(&h, LIT("none")));
+    CHECK_OK(buf_put_str32(&h, LIT("")));
+    CHECK_OK(buf_put_u32(&h, 0));
+    CHECK_EQ_ERR(kind_of(h.data, h.len, &rsa, &enc), FERRY_ERR_FORMAT);
+    h.data[0] = 'O';
+    CHECK_EQ_ERR(kind_of(h.data, h.len, &rsa, &enc), FERRY_ERR_FORMAT);
+    buf_cleanup(&h);
+    CHECK_EQ_ERR(ssh_auth_key_kind(LIT("-----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "b3Blb*NzaC1rZXktdjEA\n-----END OPENSSH PRIVATE KEY-----\n"), &rsa,
+        &enc), FERRY_ERR_FORMAT);
 }
