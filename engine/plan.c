@@ -421,6 +421,43 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
 
 static void plan_reap_lost(struct plan *p);
 
+/*
+ * The queue is empty: an idle stream takes the second half of what is
+ * left of the biggest run another stream is still working on, so one
+ * slow stream does not hold the tail of a transfer.
+ */
+static struct plan_work *
+plan_steal(struct plan *p, unsigned stream)
+{
+    struct plan_work *v = NULL, *w;
+    uint64_t left, best = PLAN_STEAL_MIN - 1, mid;
+    unsigned k;
+
+    for (k = 0; k < PROTO_MAX_STREAMS; k++) {
+        struct plan_work *c = p->cur[k];
+
+        if (k == stream || c == NULL || c->kind != PW_SEND ||
+            !plan_file_active(p, c->id))
+            continue;
+        left = c->first + c->count - c->next;
+        if (left > best) {
+            best = left;
+            v = c;
+        }
+    }
+    if (v == NULL || (w = xcalloc(1, sizeof(*w))) == NULL)
+        return NULL;
+    left = v->first + v->count - v->next;
+    mid = v->next + left / 2;
+    w->id = v->id;
+    w->kind = PW_SEND;
+    w->first = w->next = mid;
+    w->count = v->first + v->count - mid;
+    v->count = mid - v->first;
+    p->cur[stream] = w;
+    return w;
+}
+
 struct plan_work *
 plan_current(struct plan *p, unsigned stream)
 {
@@ -443,7 +480,7 @@ plan_current(struct plan *p, unsigned stream)
         }
         plan_work_free(q);
     }
-    return NULL;
+    return plan_steal(p, stream);
 }
 
 void

@@ -34,6 +34,9 @@
 #define PLAN_WINDOW 4096u
 /* Largest run of blocks one stream takes at a time. */
 #define PLAN_RUN_BYTES (16u << 20)
+/* With the queue empty, an idle stream splits another's run of at least
+ * this many blocks left (work stealing at the tail of a transfer). */
+#define PLAN_STEAL_MIN 2
 
 enum plan_work_kind { PW_SEND = 1, PW_CHECK };
 
