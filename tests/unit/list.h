@@ -37,7 +37,10 @@
     /* test_text.c */ \
     X(text_escape) \
     X(text_escape_truncation) \
+    X(text_escape_width) \
+    X(text_escape_fit) \
     X(text_json_string) \
+    X(text_lines) \
     X(text_bytes) \
     /* test_hash.c */ \
     X(hash_fd_tree) \
