@@ -66,9 +66,10 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 
-# The client's pure parsers are unit-tested too; ssh.o brings libssh2.
+# The client's pure parsers, the retry policy and the progress line are
+# unit-tested too; ssh.o brings libssh2.
 UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
-	client/digest.c)
+	client/digest.c client/output.c client/retry.c)
 
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)

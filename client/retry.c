@@ -106,8 +106,17 @@ retry_tcp_close(struct retry_wait *w)
         uv_close((uv_handle_t *)&w->tcp, retry_tcp_closed);
 }
 
-/* Ends the wait: closes what is open; uv_run returns once it is closed
- * (a lookup in the thread pool that cannot be cancelled is waited for). */
+static void
+retry_tick_closed(uv_handle_t *h)
+{
+    struct retry_wait *w = h->data;
+
+    w->running = 0;
+}
+
+/* Ends the wait: closes what is open; retry_wait_run returns once it is
+ * closed (a lookup in the thread pool that cannot be cancelled is waited
+ * for). */
 static void
 retry_wait_end(struct retry_wait *w, int why)
 {
@@ -115,7 +124,7 @@ retry_wait_end(struct retry_wait *w, int why)
         return;
     w->end = why;
     uv_timer_stop(&w->tick);
-    uv_close((uv_handle_t *)&w->tick, NULL);
+    uv_close((uv_handle_t *)&w->tick, retry_tick_closed);
     retry_tcp_close(w);
     if (w->resolving)
         (void)uv_cancel((uv_req_t *)&w->gai);
@@ -256,14 +265,16 @@ retry_wait_run(struct retry_wait *w, double delay_s, const char *host,
     w->running = 1;
     if (host != NULL)
         retry_probe(w);
-    uv_run(w->loop, UV_RUN_DEFAULT);
-    w->running = 0;
-    return w->end != 0 ? w->end : RETRY_END_STOPPED;
+    /* Not until the loop has nothing left to do: other handles on it
+     * (a listening socket, in a test) may be active all along. */
+    while (w->running || w->tcp_open || w->resolving)
+        uv_run(w->loop, UV_RUN_ONCE);
+    return w->end;
 }
 
 void
 retry_wait_stop(struct retry_wait *w)
 {
-    if (w->running)
+    if (w->running && w->end == 0)
         retry_wait_end(w, RETRY_END_STOPPED);
 }

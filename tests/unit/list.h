@@ -143,6 +143,14 @@
     X(client_cli_rules) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
+    X(client_duration) \
+    X(client_cli_retry_options) \
+    X(client_cli_dedupe) \
+    X(client_cli_error_text) \
+    X(client_retry_policy) \
+    X(client_retry_signals) \
+    X(client_retry_wait) \
+    X(client_progress_line) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)
