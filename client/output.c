@@ -498,7 +498,7 @@ output_note(struct output *o, const char *fmt, ...)
 void
 output_retry(struct output *o, const struct output_retry *r)
 {
-    char tmp[160];
+    char tmp[160], count[48];
     struct buf b;
     int jr;
 
@@ -507,7 +507,7 @@ output_retry(struct output *o, const struct output_retry *r)
         jr = json_begin(&b, "retry");
         if (jr == 0)
             jr = json_kv_num(&b, "attempt", (uint64_t)r->attempt);
-        if (jr == 0)
+        if (jr == 0 && r->max >= 0)
             jr = json_kv_num(&b, "retries", (uint64_t)r->max);
         snprintf(tmp, sizeof(tmp), "%.1f", r->delay_s);
         if (jr == 0)
@@ -519,13 +519,20 @@ output_retry(struct output *o, const struct output_retry *r)
             jr = json_kv_str(&b, "error", r->why);
         output_json_emit(o, &b, jr);
     }
-    if (r->give_up_s >= 0)
-        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%d/%d, giving up "
-            "in %.0f min without progress)", r->delay_s, r->attempt, r->max,
-            (r->give_up_s + 59) / 60);
+    if (r->max >= 0)
+        snprintf(count, sizeof(count), "%d/%d", r->attempt, r->max);
     else
-        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%d/%d)",
-            r->delay_s, r->attempt, r->max);
+        snprintf(count, sizeof(count), "attempt %d", r->attempt);
+    if (r->give_up_s >= 120)
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s, giving up "
+            "in %u min without progress)", r->delay_s, count,
+            (unsigned)((r->give_up_s + 59) / 60));
+    else if (r->give_up_s >= 0)
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s, giving up "
+            "in %.0f s without progress)", r->delay_s, count, r->give_up_s);
+    else
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s)", r->delay_s,
+            count);
     output_line(o, r->why, tmp, NULL);
 }
 

@@ -79,7 +79,7 @@ void output_note(struct output *o, const char *fmt, ...)
  * (reported in the event), or -1 when only --retries limits it. */
 struct output_retry {
     int attempt;        /* 1, 2, ...: failures in a row without progress */
-    int max;            /* --retries */
+    int max;            /* --retries, -1 when unlimited */
     double delay_s;     /* until the next try (it may come sooner) */
     double give_up_s;
     const char *why;
