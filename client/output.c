@@ -133,13 +133,14 @@ output_join(const char *prefix, const char *path, char *out, size_t n)
 
     while (pl > 1 && prefix[pl - 1] == '/' && prefix[pl - 2] == '/')
         pl--;
-    if (pl > 0 && path[0] != '\0') {
+    if (pl > 0 && prefix[pl - 1] == ':') {
+        /* "host:" and a path, absolute or in the remote home. */
+        snprintf(out, n, "%.*s%s", (int)pl, prefix, path);
+    } else if (pl > 0 && path[0] != '\0') {
         while (path[0] == '/')
             path++;
-        if (prefix[pl - 1] == '/' || prefix[pl - 1] == ':')
-            snprintf(out, n, "%.*s%s", (int)pl, prefix, path);
-        else
-            snprintf(out, n, "%.*s/%s", (int)pl, prefix, path);
+        snprintf(out, n, "%.*s%s%s", (int)pl, prefix,
+            prefix[pl - 1] == '/' ? "" : "/", path);
     } else if (pl > 1 && prefix[pl - 1] == '/' && prefix[pl - 2] != ':') {
         /* The path names the destination itself (a renamed file). */
         snprintf(out, n, "%.*s", (int)pl - 1, prefix);
