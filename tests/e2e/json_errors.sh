@@ -65,19 +65,9 @@ unshare_args="-m"
 json_error 3 EROFS unshare $unshare_args sh -c "
     mount -t tmpfs -o ro tmpfs '$T/ro' &&
     exec '$FERRY' push --json '$T/src' 'local:$T/ro/d'"
-mkdir -p "$T/locked"
-if [ "$(id -u)" -eq 0 ]; then
-    mkdir -p "$T/nbin"
-    cp "$FERRY" "$AGENT" "$T/nbin/"
-    chmod 0755 "$T" "$T/locked" "$T/nbin"
-    chmod -R a+rX "$T/src" "$T/nbin"
-    json_error 3 EACCES setpriv --reuid=65534 --regid=65534 --clear-groups \
-        env FERRY_AGENT="$T/nbin/ferry-agent" "$T/nbin/ferry" push --json \
-        "$T/src" "local:$T/locked/d"
-else
-    chmod 0555 "$T/locked"
-    json_error 3 EACCES "$FERRY" push --json "$T/src" "local:$T/locked/d"
-fi
+locked_dir "$T/locked" "$T/src"
+json_error 3 EACCES $as_user "$ferry_bin" push --json "$T/src" \
+    "local:$T/locked/d"
 
 # 4: the other side speaks nonsense (a hostile agent).
 for mode in banner huge-frame dotdot; do
@@ -136,11 +126,7 @@ set +e
     "local:$T/d130" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
 set -e
-for _ in $(seq 1 300); do
-    [ -n "$(find "$T/d130/.ferry/part" -name '*.part' -size +1M \
-        2>/dev/null)" ] && break
-    sleep 0.02
-done
+wait_part_bytes "$T/d130" 1000000
 kill -INT $pid
 set +e
 wait $pid

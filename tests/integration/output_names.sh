@@ -50,24 +50,8 @@ grep -qF 'c1\u009b2Jname' "$T/last.out" || fail "C1 control not \\u009b"
 
 # A source file that changes while it is read, in a pull: named where it
 # is on the remote side (not as if in the remote home), with a hint.
-mkdir -p "$T/chg"
-head -c 200000000 /dev/zero | tr '\0' 'a' >"$T/chg/a"
-echo "before" >"$T/chg/b"
-touch -d '2020-01-01' "$T/chg/b"
-set +e
-"$FERRY" pull --block-size 64K "local:$T/chg/" "$T/chgdst" \
-    >"$T/last.out" 2>"$T/last.err" &
-pid=$!
-set -e
-for _ in $(seq 1 200); do
-    [ -e "$T/chgdst/.ferry" ] && break
-    sleep 0.01
-done
-echo "after, and longer" >"$T/chg/b"
-set +e
-wait $pid
-rc=$?
-set -e
+change_while_read "$T/chgdst" pull --block-size 64K "local:$T/chg/" \
+    "$T/chgdst"
 [ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc"; }
 expect_err "ferry: local:$T/chg/b: file changed while being read"
 expect_err "run the same command again once the writer is done"

@@ -12,21 +12,10 @@ export SLOW_AGENT_RATE=30000000
 slow="$TESTS_DIR/lib/slow_agent.py"
 size=60000000
 
-# wait_bytes DIR N: until the part files under DIR hold N bytes.
-wait_bytes() {
-    for _ in $(seq 1 500); do
-        got=$(find "$1/.ferry/part" -name '*.part' -printf '%s\n' \
-            2>/dev/null | sort -n | tail -n 1)
-        [ "${got:-0}" -ge "$2" ] && return 0
-        sleep 0.01
-    done
-    fail "transfer never reached $2 bytes"
-}
-
 # 1. kill -9 of the client at about half, then the same command again.
 "$FERRY" push --agent "$slow" "$T/src/" "local:$T/d1" 2>/dev/null &
 pid=$!
-wait_bytes "$T/d1" 30000000
+wait_part_bytes "$T/d1" 30000000
 kill -9 $pid
 wait $pid 2>/dev/null || true
 sleep 0.3
@@ -46,7 +35,7 @@ SLOW_AGENT_DIR=down "$FERRY" pull --agent "$slow" "local:$T/src/" \
 pid=$!
 # The receiver itself dies here: what it journaled (synced every second)
 # is what survives.
-wait_bytes "$T/d2" 45000000
+wait_part_bytes "$T/d2" 45000000
 kill -9 $pid
 wait $pid 2>/dev/null || true
 [ ! -e "$T/d2/big" ] || fail "pull: partial data under the final name"
@@ -59,7 +48,7 @@ export SLOW_AGENT_PIDFILE="$T/agent.pid"
 "$FERRY" push --json --agent "$slow" "$T/src/" "local:$T/d3" \
     >"$T/last.out" 2>"$T/last.err" &
 pid=$!
-wait_bytes "$T/d3" 45000000
+wait_part_bytes "$T/d3" 45000000
 kill -9 "$(cat "$T/agent.pid")"
 set +e
 wait $pid
@@ -80,7 +69,7 @@ unset SLOW_AGENT_PIDFILE
 # starts over and the result is the new version, never a mix.
 "$FERRY" push --agent "$slow" "$T/src/" "local:$T/d4" 2>/dev/null &
 pid=$!
-wait_bytes "$T/d4" 30000000
+wait_part_bytes "$T/d4" 30000000
 kill -9 $pid
 wait $pid 2>/dev/null || true
 printf 'CHANGED' | dd of="$T/src/big" bs=1 seek=100 conv=notrunc status=none
@@ -93,7 +82,7 @@ expect_field resumed_bytes 0
 touch -d '2021-01-01' "$T/src/big"
 "$FERRY" push --agent "$slow" "$T/src/" "local:$T/d5" 2>/dev/null &
 pid=$!
-wait_bytes "$T/d5" 30000000
+wait_part_bytes "$T/d5" 30000000
 kill -9 $pid
 wait $pid 2>/dev/null || true
 printf 'AGAIN' | dd of="$T/src/big" bs=1 seek=200 conv=notrunc status=none

@@ -17,17 +17,6 @@ exec python3 "$TESTS_DIR/lib/slow_agent.py" "\$@"
 SH
 chmod +x "$T/flaky-agent"
 
-# wait_bytes DIR N: until the part files under DIR hold N bytes.
-wait_bytes() {
-    for _ in $(seq 1 500); do
-        got=$(find "$1/.ferry/part" -name '*.part' -printf '%s\n' \
-            2>/dev/null | sort -n | tail -n 1)
-        [ "${got:-0}" -ge "$2" ] && return 0
-        sleep 0.01
-    done
-    fail "transfer never reached $2 bytes"
-}
-
 # start_then_break DEST ARGS...: starts a push, and once it is under way
 # makes the agent unavailable and kills the running one.
 start_then_break() {
@@ -37,7 +26,7 @@ start_then_break() {
     "$FERRY" push --json --agent "$T/flaky-agent" --retry-wait 1 "$@" \
         "$T/src/" "local:$dest" >"$T/last.out" 2>"$T/last.err" &
     pid=$!
-    wait_bytes "$dest" 5000000
+    wait_part_bytes "$dest" 5000000
     touch "$T/down"
     kill -9 "$(cat "$T/agent.pid")"
 }
