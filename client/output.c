@@ -165,7 +165,7 @@ output_source_name(const struct output *o, const char *path, char *out,
     char *local = NULL, *named = NULL, *open_dir = NULL;
     char full[OUTPUT_NAME_MAX];
     const char *base;
-    int i, contents, nopen = 0;
+    int i, contents, found, nopen = 0;
 
     for (i = 0; i < o->nsource_paths && named == NULL; i++) {
         if (manifest_source(o->source_paths[i], &local, &contents) != 0)
@@ -183,13 +183,14 @@ output_source_name(const struct output *o, const char *path, char *out,
         }
         local = NULL;
     }
+    found = named != NULL || nopen == 1;
     if (named != NULL)
         snprintf(full, sizeof(full), "%s%s", named, path + tl);
     else if (nopen == 1)
         output_join(open_dir, path, full, sizeof(full));
     xfree(named);
     xfree(open_dir);
-    if (named == NULL && nopen != 1)
+    if (!found)
         return -1;
     output_join(o->source_prefix, full, out, n);
     return 0;

@@ -55,6 +55,12 @@ change_while_read "$T/chgdst" pull --block-size 64K "local:$T/chg/" \
 [ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc"; }
 expect_err "ferry: local:$T/chg/b: file changed while being read"
 expect_err "run the same command again once the writer is done"
+# The same with the directory itself as the source (its name on the wire
+# is "chg/b").
+change_while_read "$T/chgdst2" pull --block-size 64K "local:$T/chg" \
+    "$T/chgdst2"
+[ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc"; }
+expect_err "ferry: local:$T/chg/b: file changed while being read"
 
 # The progress line fits a terminal 40 columns wide: no frame wider than
 # 39 columns (a full last column wraps on some terminals).
