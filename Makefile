@@ -52,9 +52,33 @@ TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 ## all: build bin/ferry and bin/ferry-agent
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
 
-$(OUT)/%.o: %.c
+$(OUT)/%.o: %.c | $(OUT)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# header:package for each library ferry builds against.
+DEP_HEADERS := libssh2.h:libssh2-1-dev openssl/evp.h:libssl-dev \
+	xxhash.h:libxxhash-dev zstd.h:libzstd-dev uv.h:libuv1-dev
+
+# Before the first compile, a quick look for each library's header (one
+# preprocessor run each, a fraction of a second, redone only when this
+# Makefile changes), so that a machine without them is told which
+# package is missing and about `make deps`, not a compiler error halfway
+# through the build.
+$(OUT)/.deps-ok: Makefile
+	@missing=""; for hp in $(DEP_HEADERS); do \
+		h=$${hp%%:*}; p=$${hp#*:}; \
+		printf '#include <%s>\n' "$$h" | \
+			$(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 || \
+			missing="$$missing $$p ($$h)"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "ferry: missing libraries:$$missing"; \
+		echo "ferry: run 'make deps' (apt-get installs them), or" \
+			"install these packages yourself"; \
+		exit 1; \
+	fi
+	@mkdir -p $(dir $@) && touch $@
 
 $(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
 	@mkdir -p $(dir $@)
@@ -66,9 +90,11 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 
-# The client's pure parsers are unit-tested too; the ssh*.o bring libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c \
-	client/ssh.c $(wildcard client/ssh_*.c) client/digest.c)
+# The client's pure parsers, the retry policy and the progress line are
+# unit-tested too; the ssh*.o bring libssh2.
+UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
+	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
+	client/retry.c)
 
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)

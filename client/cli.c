@@ -32,9 +32,10 @@ cli_usage(FILE *f)
 "      --block-size N    block size (64K..4M, power of two; default 1M)\n"
 "      --agent PATH      ferry-agent on the remote side\n"
 "      --no-bootstrap    do not upload an agent to the remote host\n"
-"      --retries N       reconnect after a lost connection up to N times\n"
-"                        in a row without progress (default 8; 0: never)\n"
-"      --retry-wait S    longest pause between reconnects (default 30 s)\n"
+"      --retry-for TIME  after a lost connection, keep reconnecting for\n"
+"                        this long without progress (default 15m; 0: never)\n"
+"      --retries N       ... and at most N times in a row (default: no limit)\n"
+"      --retry-wait TIME longest pause between reconnects (default 30s)\n"
 "  -e, --ssh-cmd CMD     use this OpenSSH command as the transport\n"
 "  -F FILE               ssh config file (default ~/.ssh/config)\n"
 "  -p PORT, -l USER, -i IDENTITY, -o Key=Value   as for ssh\n");
@@ -116,24 +117,118 @@ cli_size(const char *s, uint32_t *out)
     return 0;
 }
 
-static int FERRY_PRINTF(1, 2)
-cli_fail(const char *fmt, ...)
+/* Keeps the line that says what is wrong in c->err (main prints it, as
+ * JSON too with --json). Returns FERRY_ERR_USAGE. */
+static int FERRY_PRINTF(2, 3)
+cli_fail(struct cli *c, const char *fmt, ...)
 {
     va_list ap;
+    size_t n;
 
-    fprintf(stderr, "ferry: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(c->err, sizeof(c->err), fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see ferry --help)\n");
+    n = strlen(c->err);
+    snprintf(c->err + n, sizeof(c->err) - n, " (see ferry --help)");
     return FERRY_ERR_USAGE;
+}
+
+int
+cli_duration(const char *s, int *out)
+{
+    unsigned long long total = 0, v;
+    const char *p = s;
+    char *end;
+
+    *out = 0;
+    if (*p == '\0')
+        return FERRY_ERR_USAGE;
+    while (*p != '\0') {
+        if (*p < '0' || *p > '9')
+            return FERRY_ERR_USAGE;
+        v = strtoull(p, &end, 10);
+        if (v > 366ULL * 86400)
+            return FERRY_ERR_USAGE;
+        switch (*end) {
+        case 'd':
+            v *= 86400;
+            end++;
+            break;
+        case 'h':
+            v *= 3600;
+            end++;
+            break;
+        case 'm':
+            v *= 60;
+            end++;
+            break;
+        case 's':
+            end++;
+            break;
+        case '\0':
+            /* A bare number is seconds, and only alone or last. */
+            break;
+        default:
+            return FERRY_ERR_USAGE;
+        }
+        total += v;
+        if (total > 366ULL * 86400)
+            return FERRY_ERR_USAGE;
+        p = end;
+    }
+    *out = (int)total;
+    return 0;
+}
+
+/* 1 if a and b name the same source (see cli_parse). */
+static int
+cli_same_source(const char *a, const char *b)
+{
+    for (;;) {
+        if (*a != *b)
+            return 0;
+        if (*a == '\0')
+            return 1;
+        if (*a == '/') {
+            while (a[1] == '/')
+                a++;
+            while (b[1] == '/')
+                b++;
+        }
+        a++;
+        b++;
+    }
+}
+
+/* Drops later copies of a source from v (n entries); frees them when
+ * owned. Returns the new count. */
+static int
+cli_dedupe(char **v, int n, int owned)
+{
+    int i, j, k = 0;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < k; j++)
+            if (cli_same_source(v[j], v[i]))
+                break;
+        if (j < k) {
+            log_info("%s: given twice, sent once", v[i]);
+            if (owned)
+                xfree(v[i]);
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    for (i = k; i < n; i++)
+        v[i] = NULL;
+    return k;
 }
 
 /* Takes the value of an option given as "-x V", "-xV", "--opt V" or
  * "--opt=V". */
 static int
-cli_value(int argc, char **argv, int *i, const char *arg, size_t namelen,
-    const char **val)
+cli_value(struct cli *c, int argc, char **argv, int *i, const char *arg,
+    size_t namelen, const char **val)
 {
     if (arg[namelen] == '=' && arg[1] == '-') {
         *val = arg + namelen + 1;
@@ -144,7 +239,7 @@ cli_value(int argc, char **argv, int *i, const char *arg, size_t namelen,
         return 0;
     }
     if (*i + 1 >= argc)
-        return cli_fail("option %s needs a value", arg);
+        return cli_fail(c, "option %s needs a value", arg);
     *val = argv[++*i];
     return 0;
 }
@@ -180,7 +275,12 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->progress = -1;
     c->block_size = PROTO_DEFAULT_BLOCK;
     c->retries = CLI_DEFAULT_RETRIES;
+    c->retry_for = CLI_DEFAULT_RETRY_FOR;
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
+    /* Known before anything can fail, so that a usage error is JSON too. */
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
     if (argc < 2) {
         cli_usage(stderr);
         return FERRY_ERR_USAGE;
@@ -203,7 +303,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     else if (strcmp(argv[1], "clean") == 0)
         c->cmd = CMD_CLEAN;
     else
-        return cli_fail("unknown command '%s'", argv[1]);
+        return cli_fail(c, "unknown command '%s'", argv[1]);
     if ((words = xcalloc((size_t)argc, sizeof(*words))) == NULL)
         return FERRY_ERR_NOMEM;
     for (i = 2; i < argc; i++) {
@@ -234,67 +334,76 @@ cli_parse(struct cli *c, int argc, char **argv)
         } else if (strcmp(a, "--no-bootstrap") == 0) {
             c->no_bootstrap = 1;
         } else if (cli_opt(a, NULL, "--block-size", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
             if (cli_size(v, &c->block_size) != 0) {
-                r = cli_fail("--block-size %s: want a power of two from "
+                r = cli_fail(c, "--block-size %s: want a power of two from "
                     "64K to 4M", v);
                 goto fail;
             }
-        } else if (cli_opt(a, NULL, "--retries", &nl) ||
-            cli_opt(a, NULL, "--retry-wait", &nl)) {
-            int *dst = strncmp(a, "--retries", 9) == 0 ? &c->retries :
-                &c->retry_wait;
+        } else if (cli_opt(a, NULL, "--retries", &nl)) {
             char *end;
             long n;
 
-            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
             n = strtol(v, &end, 10);
             if (end == v || *end != '\0' || n < 0 || n > 100000) {
-                r = cli_fail("%.*s %s: want a number", (int)nl, a, v);
+                r = cli_fail(c, "--retries %s: want a number", v);
                 goto fail;
             }
-            *dst = (int)n;
+            c->retries = (int)n;
+        } else if (cli_opt(a, NULL, "--retry-for", &nl) ||
+            cli_opt(a, NULL, "--retry-wait", &nl)) {
+            int *dst = strncmp(a, "--retry-for", nl) == 0 ?
+                &c->retry_for : &c->retry_wait;
+
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (cli_duration(v, dst) != 0) {
+                r = cli_fail(c, "%.*s %s: want a duration such as 90s, "
+                    "15m or 1h", (int)nl, a, v);
+                goto fail;
+            }
         } else if (cli_opt(a, NULL, "--agent", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &c->agent_path)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->agent_path)) != 0)
                 goto fail;
         } else if (cli_opt(a, "-e", "--ssh-cmd", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &c->ssh_cmd)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->ssh_cmd)) != 0)
                 goto fail;
         } else if (cli_opt(a, "-F", NULL, &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &c->ssh_config)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->ssh_config)) != 0)
                 goto fail;
         } else if (cli_opt(a, "-p", "--port", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &c->port)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->port)) != 0)
                 goto fail;
         } else if (cli_opt(a, "-l", "--login", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &c->login)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->login)) != 0)
                 goto fail;
         } else if (cli_opt(a, "-i", "--identity", &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
             if (c->nidentities == CLI_MAX_OPTS) {
-                r = cli_fail("too many %s options", "-i");
+                r = cli_fail(c, "too many %s options", "-i");
                 goto fail;
             }
             c->identities[c->nidentities++] = v;
         } else if (cli_opt(a, "-o", NULL, &nl)) {
-            if ((r = cli_value(argc, argv, &i, a, nl, &v)) != 0)
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
             if (c->nssh_opts == CLI_MAX_OPTS) {
-                r = cli_fail("too many %s options", "-o");
+                r = cli_fail(c, "too many %s options", "-o");
                 goto fail;
             }
             c->ssh_opts[c->nssh_opts++] = v;
         } else {
-            r = cli_fail("unknown option '%s'", a);
+            r = cli_fail(c, "unknown option '%s'", a);
             goto fail;
         }
     }
     if (c->cmd == CMD_STATUS || c->cmd == CMD_CLEAN) {
         if (nwords != 1) {
-            r = cli_fail("%s needs one destination",
+            r = cli_fail(c, "%s needs one destination",
                 c->cmd == CMD_STATUS ? "status" : "clean");
             goto fail;
         }
@@ -308,7 +417,7 @@ cli_parse(struct cli *c, int argc, char **argv)
         return 0;
     }
     if (nwords < 2) {
-        r = cli_fail("%s needs at least one source and a destination",
+        r = cli_fail(c, "%s needs at least one source and a destination",
             c->cmd == CMD_PUSH ? "push" : "pull");
         goto fail;
     }
@@ -318,26 +427,26 @@ cli_parse(struct cli *c, int argc, char **argv)
         for (i = 0; i < nwords - 1; i++) {
             if (cli_parse_remote(words[i], &rm) == 0) {
                 remote_cleanup(&rm);
-                r = cli_fail("push: source '%s' is remote; use ferry pull "
+                r = cli_fail(c, "push: source '%s' is remote; use ferry pull "
                     "to copy from a remote host", words[i]);
                 goto fail;
             }
         }
         if ((r = cli_parse_remote(words[nwords - 1], &c->remote)) != 0) {
             if (r == FERRY_ERR_USAGE)
-                r = cli_fail("push: destination '%s' is not remote "
+                r = cli_fail(c, "push: destination '%s' is not remote "
                     "(write host:PATH or local:PATH)", words[nwords - 1]);
             goto fail;
         }
         c->local_paths = words;
-        c->nlocal = nwords - 1;
+        c->nlocal = cli_dedupe(words, nwords - 1, 0);
         words = NULL;
     } else {
         struct remote rm;
 
         if (cli_parse_remote(words[nwords - 1], &rm) == 0) {
             remote_cleanup(&rm);
-            r = cli_fail("pull: destination '%s' must be local",
+            r = cli_fail(c, "pull: destination '%s' must be local",
                 words[nwords - 1]);
             goto fail;
         }
@@ -349,7 +458,7 @@ cli_parse(struct cli *c, int argc, char **argv)
         for (i = 0; i < nwords - 1; i++) {
             if ((r = cli_parse_remote(words[i], &rm)) != 0) {
                 if (r == FERRY_ERR_USAGE)
-                    r = cli_fail("pull: source '%s' is not remote "
+                    r = cli_fail(c, "pull: source '%s' is not remote "
                         "(write host:PATH or local:PATH)", words[i]);
                 goto fail;
             }
@@ -366,7 +475,7 @@ cli_parse(struct cli *c, int argc, char **argv)
                 c->remote_paths[c->nremote++] = xstrdup(rm.path);
                 remote_cleanup(&rm);
                 if (!same) {
-                    r = cli_fail("pull: all sources must be on one host "
+                    r = cli_fail(c, "pull: all sources must be on one host "
                         "('%s' is not)", words[i]);
                     goto fail;
                 }
@@ -376,13 +485,14 @@ cli_parse(struct cli *c, int argc, char **argv)
                 goto fail;
             }
         }
+        c->nremote = cli_dedupe(c->remote_paths, c->nremote, 1);
         words[0] = words[nwords - 1];
         c->local_paths = words;
         c->nlocal = 1;
         words = NULL;
     }
     if (c->nremote > (int)PROTO_MAX_OPEN_PATHS) {
-        r = cli_fail("too many sources (at most %u)", PROTO_MAX_OPEN_PATHS);
+        r = cli_fail(c, "too many sources (at most %u)", PROTO_MAX_OPEN_PATHS);
         goto fail;
     }
     return 0;

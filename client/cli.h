@@ -56,17 +56,29 @@ struct cli {
     const char *ssh_opts[CLI_MAX_OPTS];    /* -o Key=Value */
     int nssh_opts;
     int no_bootstrap;
-    int retries;              /* --retries: reconnects without progress */
+    int retries;              /* --retries: reconnects in a row without
+                                 progress; -1 no limit, 0 never */
+    int retry_for;            /* --retry-for: seconds without progress
+                                 before giving up; 0 never retry */
     int retry_wait;           /* --retry-wait: longest pause, seconds */
+    char err[512];            /* why cli_parse failed, for the user */
 };
 
-#define CLI_DEFAULT_RETRIES 8
+#define CLI_DEFAULT_RETRIES (-1)
+#define CLI_DEFAULT_RETRY_FOR (15 * 60)
 #define CLI_DEFAULT_RETRY_WAIT 30
 
 /*
- * Parses argv. Returns 0, or FERRY_ERR_USAGE after printing one line that
- * says what is wrong. Strings borrow from argv or are owned by cli (free
- * with cli_cleanup).
+ * Parses argv. Returns 0, or FERRY_ERR_USAGE with one line in c->err that
+ * says what is wrong (without "ferry: "), or prints the usage when there
+ * are no arguments at all (c->err is then ""). c->json is set even on
+ * failure when --json was given, so that the error can be reported as
+ * JSON. Strings borrow from argv or are owned by cli (free with
+ * cli_cleanup).
+ *
+ * The same source given twice (after runs of '/' are made one: "a//b" is
+ * "a/b") is kept once. "a" and "a/" stay two sources: under the
+ * trailing-slash rule they name different things.
  */
 int cli_parse(struct cli *c, int argc, char **argv) FERRY_WUR;
 void cli_cleanup(struct cli *c);
@@ -77,5 +89,10 @@ void cli_usage(FILE *f);
  * is a local path. */
 int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
 void remote_cleanup(struct remote *r);
+
+/* Parses a duration: seconds, or numbers with units s, m, h, d in a row
+ * ("90s", "15m", "1h30m"; "0" is zero). Returns 0 and the seconds in
+ * *out, or FERRY_ERR_USAGE (also past a year). */
+int cli_duration(const char *s, int *out) FERRY_WUR;
 
 #endif

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "output.h"
 #include "remote.h"
+#include "retry.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
@@ -87,9 +88,9 @@ struct run {
     uint64_t ssh_out, ssh_in;        /* over closed SSH sessions */
     int used_ssh;
     /* Retries. */
-    uv_timer_t retry_timer;
-    int failures, waiting, connected_once;
-    uint64_t progress_mark;
+    struct retry_wait rw;
+    struct retry_state rs;
+    int waiting, connected_once;
 };
 
 static int
@@ -157,7 +158,7 @@ run_signal(uv_signal_t *s, int signum)
     if (rn->interrupted++ > 0)
         _exit(EXIT_INTERRUPTED);  /* second Ctrl-C: no more waiting */
     if (rn->waiting)
-        uv_timer_stop(&rn->retry_timer);
+        retry_wait_stop(&rn->rw);
     else if (!rn->conn_done)
         conn_abort(&rn->conn, FERRY_ERR_INTERRUPTED);
 }
@@ -194,10 +195,8 @@ run_result(struct run *rn, char *msg, size_t msglen)
     }
     if (err == FERRY_ERR_CLOSED) {
         if (rn->exit_status == 127 || rn->exit_status == 126) {
-            snprintf(msg, msglen, "%s: ferry-agent not found%s",
-                run_host(rn), rn->cli->remote.local ? "" : " on the remote "
-                "side (install it there, give --agent PATH, or let ferry "
-                "upload it: leave out --no-bootstrap)");
+            remote_agent_missing(&rn->agent, run_host(rn),
+                rn->exit_status, msg, msglen);
             return EXIT_AGENT;
         }
         snprintf(msg, msglen, "%s: connection closed by the agent%s",
@@ -460,12 +459,6 @@ run_retryable(int err)
         err == FERRY_ERR_CONNECT || err == FERRY_ERR_SSH;
 }
 
-static void
-run_retry_fired(uv_timer_t *t)
-{
-    (void)t;
-}
-
 /* Progress so far: what a retry must beat to reset the count. */
 static uint64_t
 run_progress(struct run *rn)
@@ -476,18 +469,17 @@ run_progress(struct run *rn)
 
 /*
  * After an attempt: if the link failed (and not because the agent is
- * missing, nor by Ctrl-C), waits with exponential backoff and prepares
- * the roles and the connection for another attempt. Counts only attempts
- * in a row that made no progress, so a long transfer over a flaky link
- * keeps going. Returns 1 to try again.
+ * missing, nor by Ctrl-C), waits as the retry policy says (retry.h:
+ * backoff, --retry-for and --retries counted from the last progress, an
+ * early end on wake or when the server answers again) and prepares the
+ * roles and the connection for another attempt. Returns 1 to try again.
  */
 static int
-run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
-    uv_loop_t *loop)
+run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
 {
     int err = start_err != 0 ? start_err : rn->conn_err;
-    unsigned delay;
-    uint64_t now = run_progress(rn);
+    struct retry_policy pol;
+    struct retry_decision d;
     char why[1200];
 
     /* Only a link that worked and then failed is retried: a host that
@@ -499,26 +491,24 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
         session_peer_software(rn->sess)[0] == '\0' &&
         (rn->exit_status == 127 || rn->exit_status == 126)))
         return 0;
-    if (now > rn->progress_mark)
-        rn->failures = 0;
-    rn->progress_mark = now;
-    if (rn->failures >= rn->cli->retries)
+    pol = (struct retry_policy){ rn->cli->retries, rn->cli->retry_for,
+        rn->cli->retry_wait };
+    if (!retry_next(&pol, &rn->rs, run_progress(rn), retry_now(), &d))
         return 0;
-    rn->failures++;
-    delay = rn->failures >= 6 ? (unsigned)rn->cli->retry_wait :
-        1u << (rn->failures - 1);
-    if (delay > (unsigned)rn->cli->retry_wait)
-        delay = (unsigned)rn->cli->retry_wait;
     if (start_err != 0)
         snprintf(why, sizeof(why), "%s", msg[0] ? msg : ferry_strerror(err));
     else
         (void)run_result(rn, why, sizeof(why));
-    output_retry(&rn->out, rn->failures, rn->cli->retries, delay, why);
+    output_retry(&rn->out, &(struct output_retry){ .attempt =
+        rn->rs.failures, .max = rn->cli->retries, .delay_s = d.delay_s,
+        .give_up_s = d.give_up_s, .why = why });
     msg[0] = '\0';
     (void)msglen;
     rn->waiting = 1;
-    uv_timer_start(&rn->retry_timer, run_retry_fired, delay * 1000ull, 0);
-    uv_run(loop, UV_RUN_DEFAULT);
+    /* Probes go to the SSH server itself; through the ssh program (a
+     * ProxyJump, --ssh-cmd) only a wake from sleep ends a wait early. */
+    (void)retry_wait_run(&rn->rw, d.delay_s, rn->have_cfg && !rn->use_cmd ?
+        rn->cfg.hostname : NULL, rn->have_cfg ? rn->cfg.port : 22);
     rn->waiting = 0;
     if (rn->interrupted)
         return 0;
@@ -546,13 +536,13 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen,
 }
 
 /* Scans the sources of a push or prepares the receiver of a pull. Returns
- * an exit status, or -1 to go on. */
+ * an exit status, after reporting why (msg: for the summary), or -1 to go
+ * on. */
 static int
 run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
-    char **source_prefix)
+    char **source_prefix, char *msg, size_t msglen)
 {
     struct cli *cli = rn->cli;
-    struct output_summary sum;
     size_t i;
     int r;
 
@@ -571,19 +561,17 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
 
         for (i = 0; i < (size_t)cli->nlocal; i++)
             if ((r = manifest_scan(mf, cli->local_paths[i])) != 0) {
-                output_fatal(&rn->out, cli->local_paths[i], r,
-                    ferry_strerror(r));
+                snprintf(msg, msglen, "%s", ferry_strerror(r));
+                output_fatal(&rn->out, cli->local_paths[i], r, msg);
                 return EXIT_SOURCE;
             }
         if (mf->n == 0 && mf->nnotices > 0) {
-            /* Nothing can be sent: say why without connecting. */
+            /* Nothing can be sent: say why without connecting (the
+             * notices are the error lines and events). */
             for (i = 0; i < mf->nnotices; i++)
                 xfer_problem(&rn->x, SIDE_SOURCE, mf->notices[i].path,
                     mf->notices[i].code, mf->notices[i].text);
-            memset(&sum, 0, sizeof(sum));
-            sum.exit_code = EXIT_SOURCE;
-            sum.error = "no source could be read";
-            output_summary(&rn->out, &sum);
+            snprintf(msg, msglen, "no source could be read");
             return EXIT_SOURCE;
         }
         if (dl > 0 && dest[dl - 1] == '/')
@@ -594,7 +582,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
         if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
-            return EXIT_SOURCE;
+            goto nomem;
         rn->role_step = sender_step;
     } else {
         const char *dest = cli->local_paths[0];
@@ -607,27 +595,50 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");
         *dest_prefix = join_prefix(dest, "", "");
+        rn->out.pull = 1;
+        rn->out.source_paths = cli->remote_paths;
+        rn->out.nsource_paths = cli->nremote;
         if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL)
-            return EXIT_DEST;
+            goto nomem;
         rn->role_step = receiver_step;
     }
-    /* Prefixes end with the separator the path needs. */
-    if (*dest_prefix != NULL) {
-        size_t n = strlen(*dest_prefix);
-
-        if (n > 0 && (*dest_prefix)[n - 1] != '/' &&
-            (*dest_prefix)[n - 1] != ':') {
-            char *p = join_prefix(*dest_prefix, "/", "");
-
-            xfree(*dest_prefix);
-            *dest_prefix = p;
-        }
-    }
+    /* output puts one '/' between a prefix and a path. */
     rn->out.dest_prefix = *dest_prefix;
     rn->out.source_prefix = *source_prefix;
     return -1;
+nomem:
+    snprintf(msg, msglen, "%s", ferry_strerror(FERRY_ERR_NOMEM));
+    output_fatal(&rn->out, NULL, FERRY_ERR_NOMEM, msg);
+    return cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
+}
+
+/* The code an error event carries for the error that ends the run. */
+static int
+run_fatal_code(const struct run *rn, int exit_code, int err)
+{
+    if (err == FERRY_ERR_PEER && rn->x.peer_error_code != 0)
+        return rn->x.peer_error_code;
+    if (exit_code == EXIT_AGENT && err != FERRY_ERR_VERSION)
+        return FERRY_ERR_AGENT;
+    return err != 0 ? err : FERRY_ERR_CLOSED;
+}
+
+/* The summary line or event; msg: the fatal error, "" if none. */
+static void
+run_summary(struct run *rn, int code, const char *msg)
+{
+    struct output_summary sum;
+
+    memset(&sum, 0, sizeof(sum));
+    sum.ok = code == EXIT_OK;
+    sum.exit_code = code;
+    sum.bytes_wire_out = rn->used_ssh ? rn->ssh_out : rn->wire_out;
+    sum.bytes_wire_in = rn->used_ssh ? rn->ssh_in : rn->wire_in;
+    sum.streams = 1;
+    sum.error = msg[0] ? msg : NULL;
+    output_summary(&rn->out, &sum);
 }
 
 static int
@@ -636,7 +647,6 @@ run(struct cli *cli)
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
     struct run rn;
-    struct output_summary sum;
     char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
     int r, code;
 
@@ -656,14 +666,16 @@ run(struct cli *cli)
     uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
         NULL);
     msg[0] = '\0';
-    if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix)) >= 0)
+    if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
+        sizeof(msg))) >= 0) {
+        run_summary(&rn, code, msg);
         goto out_early;
+    }
 
     uv_timer_init(loop, &rn.kill_timer);
     rn.kill_timer.data = &rn;
     uv_unref((uv_handle_t *)&rn.kill_timer);
-    uv_timer_init(loop, &rn.retry_timer);
-    rn.retry_timer.data = &rn;
+    retry_wait_init(&rn.rw, loop);
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
     rn.sigint.data = rn.sigterm.data = &rn;
@@ -700,8 +712,8 @@ run(struct cli *cli)
             }
             continue;
         }
-        if (!run_should_retry(&rn, r, msg, sizeof(msg), loop)) {
-            if (r != 0) {
+        if (!run_should_retry(&rn, r, msg, sizeof(msg))) {
+            if (r != 0 && !rn.interrupted) {
                 /* The last try could not even connect. */
                 code = exit_for_code(r, SIDE_DEST);
                 if (msg[0] == '\0')
@@ -720,29 +732,24 @@ run(struct cli *cli)
             cli->remote.path);
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
-    if (msg[0] != '\0' && !rn.interrupted)
-        output_fatal(&rn.out, NULL, rn.conn_err, msg);
-    if (rn.interrupted)
-        output_note(&rn.out, "interrupted: what arrived is kept; run the "
-            "same command again to resume (nothing partial is under a "
-            "final name)");
-    goto out_summary;
+    r = rn.conn_err;
+    if (rn.interrupted) {
+        output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
+            "what arrived is kept; run the same command again to resume "
+            "(nothing partial is under a final name)");
+        snprintf(msg, sizeof(msg), "interrupted");
+        goto out_summary;
+    }
+    if (msg[0] == '\0')
+        goto out_summary;
 out_fatal:
-    output_fatal(&rn.out, NULL, r, msg);
+    output_fatal(&rn.out, NULL, run_fatal_code(&rn, code, r), msg);
 out_summary:
     output_stop(&rn.out);
-    memset(&sum, 0, sizeof(sum));
-    sum.ok = code == EXIT_OK;
-    sum.exit_code = code;
     run_ssh_close(&rn);
-    sum.bytes_wire_out = rn.used_ssh ? rn.ssh_out : rn.wire_out;
-    sum.bytes_wire_in = rn.used_ssh ? rn.ssh_in : rn.wire_in;
-    sum.streams = 1;
-    sum.error = msg[0] ? msg : NULL;
     if (rn.role != &rn.status || code != EXIT_OK)
-        output_summary(&rn.out, &sum);
+        run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.kill_timer, NULL);
-    uv_close((uv_handle_t *)&rn.retry_timer, NULL);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
@@ -781,10 +788,10 @@ run_local_status(struct cli *cli)
     output_init(&out, &x);
     status_init(&st, &x);
     if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
-        &st.n)) != 0) {
-        output_fatal(&out, dest, r, dest_state_strerror(r));
-        return r == -ENOENT || r == -ENOTDIR ? EXIT_USAGE : EXIT_DEST;
-    }
+        &st.n)) != 0)
+        return output_fatal_early(cli->json, cli->quiet, dest, r,
+            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
+            EXIT_USAGE : EXIT_DEST);
     status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
     status_cleanup(&st);
     return EXIT_OK;
@@ -802,8 +809,11 @@ main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     if ((r = cli_parse(&cli, argc, argv)) != 0) {
         if (r == FERRY_ERR_NOMEM)
-            fprintf(stderr, "ferry: out of memory\n");
-        return EXIT_USAGE;
+            snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));
+        if (cli.err[0] == '\0')
+            return EXIT_USAGE;      /* the usage was printed */
+        return output_fatal_early(cli.json, 0, NULL, FERRY_ERR_USAGE,
+            cli.err, EXIT_USAGE);
     }
     switch (cli.cmd) {
     case CMD_VERSION:

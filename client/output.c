@@ -3,13 +3,19 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../common/alloc.h"
 #include "../common/buf.h"
 #include "../common/text.h"
+#include "../engine/manifest.h"
 
 #define OUTPUT_TICK_MS 250
+/* An escaped message: each byte may become \xHH. */
+#define OUTPUT_ESC (4 * 1024 + 1)
 
 static uint64_t
 now_ns(void)
@@ -28,6 +34,26 @@ output_clear_line(struct output *o)
     }
 }
 
+/* Prints one line on stderr in place of the progress line: "ferry: ",
+ * then each part escaped (NULL parts are skipped). */
+static void
+output_line(struct output *o, const char *a, const char *b, const char *c)
+{
+    const char *part[3] = { a, b, c };
+    char esc[OUTPUT_ESC];
+    size_t i;
+
+    pthread_mutex_lock(&o->lock);
+    output_clear_line(o);
+    fputs("ferry: ", stderr);
+    for (i = 0; i < 3; i++)
+        if (part[i] != NULL)
+            fputs(text_escape(part[i], strlen(part[i]), esc, sizeof(esc)),
+                stderr);
+    fputc('\n', stderr);
+    pthread_mutex_unlock(&o->lock);
+}
+
 /* Ends the JSON object built in b (r: how building it went), prints it
  * as one line when all went well, and frees b. A line is all or nothing:
  * a reader of the stream never sees half an object. */
@@ -43,11 +69,14 @@ output_json_emit(struct output *o, struct buf *b, int r)
     buf_cleanup(b);
 }
 
+/* Appends ,"key":"val"; a NULL val leaves the key out. */
 static int
 json_kv_str(struct buf *b, const char *key, const char *val)
 {
     int r;
 
+    if (val == NULL)
+        return 0;
     if ((r = buf_put_u8(b, ',')) != 0 ||
         (r = text_json_string(b, key, strlen(key))) != 0 ||
         (r = buf_put_u8(b, ':')) != 0)
@@ -64,6 +93,16 @@ json_kv_num(struct buf *b, const char *key, uint64_t val)
     return buf_put(b, tmp, (size_t)n);
 }
 
+/* Appends ,"key":val with val a JSON literal (true, 1.5). */
+static int
+json_kv_raw(struct buf *b, const char *key, const char *val)
+{
+    char tmp[96];
+    int n = snprintf(tmp, sizeof(tmp), ",\"%s\":%s", key, val);
+
+    return buf_put(b, tmp, (size_t)n);
+}
+
 static int
 json_begin(struct buf *b, const char *event)
 {
@@ -74,12 +113,106 @@ json_begin(struct buf *b, const char *event)
     return text_json_string(b, event, strlen(event));
 }
 
+/* The JSON code of a problem: the error's name; warnings have no error
+ * code, so they say what they are. */
+static const char *
+output_code(int code)
+{
+    return code != 0 ? ferry_errname(code) : "WARNING";
+}
+
+/*
+ * prefix and path as one name, with exactly one '/' between them (a
+ * prefix may end with '/' or ':', or be a directory written "ckpt//").
+ * Writes into out (n > 0), cut if too long.
+ */
+static void
+output_join(const char *prefix, const char *path, char *out, size_t n)
+{
+    size_t pl = prefix != NULL ? strlen(prefix) : 0;
+
+    while (pl > 1 && prefix[pl - 1] == '/' && prefix[pl - 2] == '/')
+        pl--;
+    if (pl > 0 && prefix[pl - 1] == ':') {
+        /* "host:" and a path, absolute or in the remote home. */
+        snprintf(out, n, "%.*s%s", (int)pl, prefix, path);
+    } else if (pl > 0 && path[0] != '\0') {
+        while (path[0] == '/')
+            path++;
+        snprintf(out, n, "%.*s%s%s", (int)pl, prefix,
+            prefix[pl - 1] == '/' ? "" : "/", path);
+    } else if (pl > 1 && prefix[pl - 1] == '/' && prefix[pl - 2] != ':') {
+        /* The path names the destination itself (a renamed file). */
+        snprintf(out, n, "%.*s", (int)pl - 1, prefix);
+    } else {
+        snprintf(out, n, "%.*s%s", (int)pl, prefix != NULL ? prefix : "",
+            path);
+    }
+}
+
+/*
+ * A pull names its source problems by wire path, relative to the
+ * destination ("ckpt/step.pt"). Shown after "box:" that would read as a
+ * path in the remote home; this finds the remote source it came from
+ * (rsync's trailing-slash rule, as manifest_source applies it) and writes
+ * "box:/ws/ckpt/step.pt". Returns 0, or -1 when no one source fits.
+ */
+static int
+output_source_name(const struct output *o, const char *path, char *out,
+    size_t n)
+{
+    size_t tl = strcspn(path, "/");
+    char *local = NULL, *named = NULL, *open_dir = NULL;
+    char full[OUTPUT_NAME_MAX];
+    const char *base;
+    int i, contents, found, nopen = 0;
+
+    for (i = 0; i < o->nsource_paths && named == NULL; i++) {
+        if (manifest_source(o->source_paths[i], &local, &contents) != 0)
+            break;
+        base = strrchr(local, '/');
+        base = base != NULL ? base + 1 : local;
+        if (contents && nopen++ == 0) {
+            /* "dir/" sends what is in it: any name may come from it. */
+            open_dir = local;
+        } else if (!contents && strlen(base) == tl &&
+            strncmp(base, path, tl) == 0) {
+            named = local;
+        } else {
+            xfree(local);
+        }
+        local = NULL;
+    }
+    found = named != NULL || nopen == 1;
+    if (named != NULL)
+        snprintf(full, sizeof(full), "%s%s", named, path + tl);
+    else if (nopen == 1)
+        output_join(open_dir, path, full, sizeof(full));
+    xfree(named);
+    xfree(open_dir);
+    if (!found)
+        return -1;
+    output_join(o->source_prefix, full, out, n);
+    return 0;
+}
+
+/* The name of a path of one side, as the user should read it. */
+static void
+output_name(const struct output *o, enum xfer_side side, const char *path,
+    char *out, size_t n)
+{
+    if (side == SIDE_SOURCE && o->nsource_paths > 0 &&
+        output_source_name(o, path, out, n) == 0)
+        return;
+    output_join(side == SIDE_SOURCE ? o->source_prefix : o->dest_prefix,
+        path, out, n);
+}
+
 static void
 output_file(void *ctx, const char *path, const char *action, uint64_t bytes)
 {
     struct output *o = ctx;
     struct buf b;
-    char esc[512];
 
     if (o->json) {
         buf_init(&b, 1 << 16);
@@ -88,6 +221,8 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes)
             json_kv_str(&b, "action", action) == 0 &&
             json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
     } else if (o->verbose >= 1 && strcmp(action, "sent") == 0) {
+        char esc[OUTPUT_ESC];
+
         pthread_mutex_lock(&o->lock);
         output_clear_line(o);
         fprintf(stderr, "%s\n", text_escape(path, strlen(path), esc,
@@ -101,9 +236,7 @@ output_problem(void *ctx, enum xfer_side side, const char *path, int code,
     const char *text)
 {
     struct output *o = ctx;
-    const char *prefix = side == SIDE_SOURCE ? o->source_prefix :
-        o->dest_prefix;
-    char esc[1024], etext[1024];
+    char name[OUTPUT_NAME_MAX], msg[1200];
     struct buf b;
 
     if (o->json) {
@@ -113,18 +246,20 @@ output_problem(void *ctx, enum xfer_side side, const char *path, int code,
             json_kv_str(&b, "side", side == SIDE_SOURCE ? "source" :
             "dest") == 0 &&
             json_kv_str(&b, "path", path) == 0 &&
-            json_kv_str(&b, "code", ferry_errname(code)) == 0 &&
+            json_kv_str(&b, "code", output_code(code)) == 0 &&
             json_kv_str(&b, "message", text) == 0) ? 0 : -1);
     }
     if (o->quiet && code == 0)
         return;
-    pthread_mutex_lock(&o->lock);
-    output_clear_line(o);
-    fprintf(stderr, "ferry: %s%s: %s%s\n", prefix ? prefix : "",
-        text_escape(path, strlen(path), esc, sizeof(esc)),
-        text_escape(text, strlen(text), etext, sizeof(etext)),
-        code == 0 ? " (warning)" : "");
-    pthread_mutex_unlock(&o->lock);
+    output_name(o, side, path, name, sizeof(name));
+    if (code == FERRY_ERR_CHANGED)
+        /* Usually a file still being written: a checkpoint mid-save. */
+        snprintf(msg, sizeof(msg), ": %s; if it is still being written, "
+            "run the same command again once the writer is done", text);
+    else
+        snprintf(msg, sizeof(msg), ": %s%s", text,
+            code == 0 ? " (warning)" : "");
+    output_line(o, name, msg, NULL);
 }
 
 void
@@ -133,9 +268,18 @@ output_init(struct output *o, struct xfer *x)
     o->x = x;
     pthread_mutex_init(&o->lock, NULL);
     o->t0_ns = now_ns();
+    o->current[0] = '\0';
     x->ev.file = output_file;
     x->ev.problem = output_problem;
     x->ev.ctx = o;
+}
+
+void
+output_current(struct output *o, const char *path)
+{
+    pthread_mutex_lock(&o->lock);
+    snprintf(o->current, sizeof(o->current), "%s", path ? path : "");
+    pthread_mutex_unlock(&o->lock);
 }
 
 static void
@@ -149,43 +293,122 @@ fmt_duration(double s, char *out, size_t n)
         snprintf(out, n, "%lu:%02lu", t / 60, t % 60);
 }
 
+/* The progress line's fields, in the order they are dropped when the
+ * terminal is too narrow for all of them. */
+enum { F_FILES, F_RATE, F_TOTAL, F_ETA, F_DONE, F_PERCENT, F_COUNT };
+
+char *
+output_progress_line(const struct output_progress *p, size_t cols,
+    char *out, size_t outlen)
+{
+    char field[F_COUNT][48], a[32], rate[32], eta[32], name[OUTPUT_ESC];
+    uint64_t total = p->total > p->done ? p->total : p->done;
+    uint64_t ftotal = p->ftotal > p->files ? p->ftotal : p->files;
+    /* Field widths as printed, with the two spaces before each. */
+    size_t w[F_COUNT], used, room, o = 0;
+    int keep = 0, i;
+
+    out[0] = '\0';
+    if (outlen == 0 || cols < 2)
+        return out;
+    cols--;
+    text_bytes((double)p->done, field[F_DONE], sizeof(field[F_DONE]));
+    text_bytes((double)total, a, sizeof(a));
+    snprintf(field[F_TOTAL], sizeof(field[F_TOTAL]), "/ %s", a);
+    snprintf(field[F_PERCENT], sizeof(field[F_PERCENT]), "%3.0f%%",
+        total ? 100.0 * (double)p->done / (double)total : 100.0);
+    snprintf(field[F_FILES], sizeof(field[F_FILES]), "%" PRIu64 "/%" PRIu64
+        " files", p->files, ftotal);
+    text_bytes(p->rate, rate, sizeof(rate));
+    snprintf(field[F_RATE], sizeof(field[F_RATE]), "%s/s", rate);
+    if (p->rate > 1 && total > p->done)
+        fmt_duration((double)(total - p->done) / p->rate, eta, sizeof(eta));
+    else
+        snprintf(eta, sizeof(eta), "--:--");
+    snprintf(field[F_ETA], sizeof(field[F_ETA]), "ETA %s", eta);
+    /* Drop fields from the front of the list until the rest fits. */
+    for (i = 0; i < F_COUNT; i++)
+        w[i] = strlen(field[i]) + 2;
+    /* "done / total" is one field with one space. */
+    w[F_TOTAL]--;
+    for (keep = 0; keep < F_COUNT; keep++) {
+        for (used = 0, i = keep; i < F_COUNT; i++)
+            used += w[i];
+        if (used - 2 <= cols)
+            break;
+    }
+    if (keep == F_COUNT)
+        return out;     /* not even the percentage fits */
+    /* Printed in reading order: bytes, percent, files, rate, ETA. */
+    {
+        static const int order[] = { F_DONE, F_TOTAL, F_PERCENT, F_FILES,
+            F_RATE, F_ETA };
+        size_t k;
+
+        for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+            if (order[k] < keep)
+                continue;
+            if ((size_t)snprintf(out + o, outlen - o, "%s%s", o == 0 ? "" :
+                order[k] == F_TOTAL ? " " : "  ", field[order[k]]) >=
+                outlen - o)
+                return out;
+            o = strlen(out);
+        }
+    }
+    /* The name gets what is left, if that is enough to be useful. */
+    room = cols > o + 2 ? cols - o - 2 : 0;
+    if (p->current != NULL && p->current[0] != '\0' && keep == 0 &&
+        room >= 8) {
+        text_escape_fit(p->current, strlen(p->current), room, name,
+            sizeof(name));
+        snprintf(out + o, outlen - o, "  %s", name);
+    }
+    return out;
+}
+
+/* The terminal's width, read at each tick so that a resized window is
+ * followed (no SIGWINCH handler needed); 80 when stderr is no terminal. */
+static size_t
+output_columns(void)
+{
+    struct winsize ws;
+    const char *env;
+
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    if ((env = getenv("COLUMNS")) != NULL && atoi(env) > 0)
+        return (size_t)atoi(env);
+    return 80;
+}
+
 static void
 output_draw(struct output *o)
 {
     struct xfer_stats *st = &o->x->st;
-    uint64_t done = xfer_get(&st->bytes_done);
-    uint64_t total = xfer_get(&st->bytes_total);
-    uint64_t files = xfer_get(&st->files_sent) + xfer_get(&st->files_skipped)
-        + xfer_get(&st->files_failed);
-    uint64_t ftotal = xfer_get(&st->files_total);
+    struct output_progress p;
     uint64_t t = now_ns();
-    char a[32], b[32], rate[32], eta[32];
     double dt = (double)(t - o->last_ns) / 1e9;
+    char line[OUTPUT_ESC + 256];
 
+    memset(&p, 0, sizeof(p));
+    p.done = xfer_get(&st->bytes_done);
+    p.total = xfer_get(&st->bytes_total);
+    p.files = xfer_get(&st->files_sent) + xfer_get(&st->files_skipped) +
+        xfer_get(&st->files_failed);
+    p.ftotal = xfer_get(&st->files_total);
     if (dt > 0 && o->last_ns != 0) {
-        double inst = (double)(done - o->last_bytes) / dt;
+        double inst = (double)(p.done - o->last_bytes) / dt;
 
         /* Smooth over about two seconds of ticks. */
         o->rate = o->rate == 0 ? inst : 0.85 * o->rate + 0.15 * inst;
     }
     o->last_ns = t;
-    o->last_bytes = done;
-    if (done > total)
-        total = done;
-    if (files > ftotal)
-        ftotal = files;
-    text_bytes((double)done, a, sizeof(a));
-    text_bytes((double)total, b, sizeof(b));
-    text_bytes(o->rate, rate, sizeof(rate));
-    if (o->rate > 1 && total > done)
-        fmt_duration((double)(total - done) / o->rate, eta, sizeof(eta));
-    else
-        snprintf(eta, sizeof(eta), "--:--");
+    o->last_bytes = p.done;
+    p.rate = o->rate;
     pthread_mutex_lock(&o->lock);
-    fprintf(stderr, "\r\033[K%s / %s  %3.0f%%  %" PRIu64 "/%" PRIu64
-        " files  %s/s  ETA %s", a, b,
-        total ? 100.0 * (double)done / (double)total : 100.0, files, ftotal,
-        rate, eta);
+    p.current = o->current;
+    output_progress_line(&p, output_columns(), line, sizeof(line));
+    fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
     o->line_drawn = 1;
     pthread_mutex_unlock(&o->lock);
@@ -225,63 +448,94 @@ output_stop(struct output *o)
 void
 output_fatal(struct output *o, const char *where, int code, const char *text)
 {
-    char esc[1024], ew[1024];
     struct buf b;
 
     if (o->json) {
         buf_init(&b, 1 << 16);
         output_json_emit(o, &b, (json_begin(&b, "error") == 0 &&
-            json_kv_str(&b, "path", where ? where : "") == 0 &&
-            json_kv_str(&b, "code", ferry_errname(code)) == 0 &&
+            json_kv_str(&b, "path", where) == 0 &&
+            json_kv_str(&b, "code", output_code(code)) == 0 &&
             json_kv_str(&b, "message", text) == 0 &&
-            json_kv_num(&b, "fatal", 1) == 0) ? 0 : -1);
+            json_kv_raw(&b, "fatal", "true") == 0) ? 0 : -1);
     }
-    pthread_mutex_lock(&o->lock);
-    output_clear_line(o);
-    fprintf(stderr, "ferry: %s%s%s\n",
-        where ? text_escape(where, strlen(where), ew, sizeof(ew)) : "",
-        where ? ": " : "", text_escape(text, strlen(text), esc, sizeof(esc)));
-    pthread_mutex_unlock(&o->lock);
+    output_line(o, where, where != NULL ? ": " : NULL, text);
+}
+
+int
+output_fatal_early(int json, int quiet, const char *where, int code,
+    const char *text, int exit_code)
+{
+    struct output_summary sum;
+    struct output o;
+    struct xfer x;
+
+    memset(&x, 0, sizeof(x));
+    memset(&o, 0, sizeof(o));
+    o.json = json;
+    o.quiet = quiet;
+    output_init(&o, &x);
+    output_fatal(&o, where, code, text);
+    memset(&sum, 0, sizeof(sum));
+    sum.exit_code = exit_code;
+    sum.error = text;
+    output_summary(&o, &sum);
+    pthread_mutex_destroy(&o.lock);
+    return exit_code;
 }
 
 void
 output_note(struct output *o, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
 
     if (o->quiet)
         return;
-    pthread_mutex_lock(&o->lock);
-    output_clear_line(o);
-    fputs("ferry: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    pthread_mutex_unlock(&o->lock);
+    output_line(o, msg, NULL, NULL);
 }
 
 void
-output_retry(struct output *o, int attempt, int max, unsigned delay_s,
-    const char *why)
+output_retry(struct output *o, const struct output_retry *r)
 {
-    char esc[1024];
+    char tmp[160], count[48];
     struct buf b;
+    int jr;
 
     if (o->json) {
         buf_init(&b, 1 << 16);
-        output_json_emit(o, &b, (json_begin(&b, "retry") == 0 &&
-            json_kv_num(&b, "attempt", (uint64_t)attempt) == 0 &&
-            json_kv_num(&b, "retries", (uint64_t)max) == 0 &&
-            json_kv_num(&b, "delay_s", delay_s) == 0 &&
-            json_kv_str(&b, "error", why) == 0) ? 0 : -1);
+        jr = json_begin(&b, "retry");
+        if (jr == 0)
+            jr = json_kv_num(&b, "attempt", (uint64_t)r->attempt);
+        if (jr == 0 && r->max >= 0)
+            jr = json_kv_num(&b, "retries", (uint64_t)r->max);
+        snprintf(tmp, sizeof(tmp), "%.1f", r->delay_s);
+        if (jr == 0)
+            jr = json_kv_raw(&b, "delay_s", tmp);
+        snprintf(tmp, sizeof(tmp), "%.0f", r->give_up_s);
+        if (jr == 0 && r->give_up_s >= 0)
+            jr = json_kv_raw(&b, "give_up_in_s", tmp);
+        if (jr == 0)
+            jr = json_kv_str(&b, "error", r->why);
+        output_json_emit(o, &b, jr);
     }
-    pthread_mutex_lock(&o->lock);
-    output_clear_line(o);
-    fprintf(stderr, "ferry: %s; retrying in %u s (%d/%d)\n",
-        text_escape(why, strlen(why), esc, sizeof(esc)), delay_s, attempt,
-        max);
-    pthread_mutex_unlock(&o->lock);
+    if (r->max >= 0)
+        snprintf(count, sizeof(count), "%d/%d", r->attempt, r->max);
+    else
+        snprintf(count, sizeof(count), "attempt %d", r->attempt);
+    if (r->give_up_s >= 120)
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s, giving up "
+            "in %u min without progress)", r->delay_s, count,
+            (unsigned)((r->give_up_s + 59) / 60));
+    else if (r->give_up_s >= 0)
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s, giving up "
+            "in %.0f s without progress)", r->delay_s, count, r->give_up_s);
+    else
+        snprintf(tmp, sizeof(tmp), "; retrying in %.0f s (%s)", r->delay_s,
+            count);
+    output_line(o, r->why, tmp, NULL);
 }
 
 void
@@ -298,8 +552,7 @@ output_summary(struct output *o, const struct output_summary *s)
         buf_init(&b, 1 << 16);
         r = json_begin(&b, "summary");
         if (r == 0)
-            r = buf_put(&b, s->ok ? ",\"ok\":true" : ",\"ok\":false",
-                s->ok ? 10 : 11);
+            r = json_kv_raw(&b, "ok", s->ok ? "true" : "false");
         if (r == 0)
             r = json_kv_num(&b, "exit_code", (uint64_t)s->exit_code);
         if (r == 0)
@@ -332,15 +585,13 @@ output_summary(struct output *o, const struct output_summary *s)
             r = json_kv_num(&b, "bytes_wire_in", s->bytes_wire_in);
         if (r == 0)
             r = json_kv_num(&b, "streams", s->streams);
-        if (r == 0) {
-            int n = snprintf(tmp, sizeof(tmp), ",\"elapsed_s\":%.3f",
-                elapsed);
-            r = buf_put(&b, tmp, (size_t)n);
-        }
+        snprintf(tmp, sizeof(tmp), "%.3f", elapsed);
+        if (r == 0)
+            r = json_kv_raw(&b, "elapsed_s", tmp);
         if (r == 0)
             r = json_kv_num(&b, "resumed_bytes",
                 xfer_get(&st->resumed_bytes));
-        if (r == 0 && s->error != NULL)
+        if (r == 0)
             r = json_kv_str(&b, "error", s->error);
         output_json_emit(o, &b, r);
     }
@@ -354,9 +605,10 @@ output_summary(struct output *o, const struct output_summary *s)
         sizeof(rate));
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
-    fprintf(stderr, "ferry: %" PRIu64 " sent (%s), %" PRIu64 " up to date, "
+    fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
         "%" PRIu64 " failed, in %.1f s (%s/s)\n",
-        xfer_get(&st->files_sent), a, xfer_get(&st->files_skipped),
-        xfer_get(&st->files_failed), elapsed, rate);
+        xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
+        xfer_get(&st->files_skipped), xfer_get(&st->files_failed), elapsed,
+        rate);
     pthread_mutex_unlock(&o->lock);
 }

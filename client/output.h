@@ -3,29 +3,39 @@
  * stderr is a terminal, NDJSON events on stdout with --json, and the
  * summary.
  *
- * Every name that reaches the terminal is escaped (text_escape): names come
- * from the other side and may hold escape sequences.
+ * Every text that reaches the terminal is escaped (text.h): names come
+ * from the other side and may hold escape sequences, and so may the error
+ * texts it sends.
  */
 #ifndef FERRY_CLIENT_OUTPUT_H
 #define FERRY_CLIENT_OUTPUT_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <uv.h>
 
 #include "../engine/xfer.h"
 
+#define OUTPUT_NAME_MAX 4096
+
 struct output {
     int json;           /* public: NDJSON on stdout */
     int progress;       /* public: draw the progress line */
     int quiet;          /* public */
     int verbose;        /* public */
-    /* public: put before paths of each side in messages, separator
-     * included, e.g. "box:/ws/" for the remote destination; NULL names
+    int pull;           /* public: files are received, not sent */
+    /* public: put before paths of each side in messages, e.g. "box:/ws"
+     * for the remote destination (one '/' is put between); NULL names
      * paths as they are. */
     const char *source_prefix;
     const char *dest_prefix;
+    /* public, for a pull: the remote sources as written (borrowed), so
+     * that a source's problem is named by where it is on the host
+     * ("box:/ws/ckpt/step.pt"), not by its place in the destination. */
+    char *const *source_paths;
+    int nsource_paths;
     /* private */
     struct xfer *x;
     pthread_mutex_t lock;
@@ -34,6 +44,7 @@ struct output {
     int timer_on, line_drawn;
     uint64_t last_bytes, last_ns;
     double rate;
+    char current[OUTPUT_NAME_MAX];  /* under lock; "" when none */
 };
 
 /* Wires the output to x's events. */
@@ -42,18 +53,39 @@ void output_init(struct output *o, struct xfer *x);
 void output_start(struct output *o, uv_loop_t *loop);
 void output_stop(struct output *o);
 
-/* One line on stderr (and an "error" event with --json), for problems
- * that end the run. where names the host or path. */
+/*
+ * The file being transferred now, shown at the end of the progress line
+ * (escaped, shortened in the middle to fit); NULL when none. Copied; may
+ * be called from any thread.
+ */
+void output_current(struct output *o, const char *path);
+
+/* One line on stderr and an "error" event with "fatal": true, for the
+ * problem that ends the run. where names the host or path, or is NULL
+ * when text names it already. Call output_summary after it. */
 void output_fatal(struct output *o, const char *where, int code,
     const char *text);
-/* Any other message on stderr, e.g. the interrupt hint. */
+/* A fatal error before a transfer began (the command line, a local
+ * status): output_fatal, then a summary with nothing done, on an output
+ * of its own. Returns exit_code. */
+int output_fatal_early(int json, int quiet, const char *where, int code,
+    const char *text, int exit_code);
+/* Any other message on stderr, e.g. the bootstrap note. */
 void output_note(struct output *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* A lost connection about to be retried: a line on stderr and a "retry"
- * event. */
-void output_retry(struct output *o, int attempt, int max, unsigned delay_s,
-    const char *why);
+ * event. give_up_s: seconds without progress left before ferry gives up
+ * (reported in the event), or -1 when only --retries limits it. */
+struct output_retry {
+    int attempt;        /* 1, 2, ...: failures in a row without progress */
+    int max;            /* --retries, -1 when unlimited */
+    double delay_s;     /* until the next try (it may come sooner) */
+    double give_up_s;
+    const char *why;
+};
+
+void output_retry(struct output *o, const struct output_retry *r);
 
 struct output_summary {
     int ok;
@@ -65,5 +97,23 @@ struct output_summary {
 };
 
 void output_summary(struct output *o, const struct output_summary *s);
+
+/*
+ * The progress line, as a pure function (unit-tested). It fits in cols
+ * columns (less one: a line that fills the last column wraps on some
+ * terminals): fields are dropped when there is no room, the current name
+ * first, then the file count, the rate, the total, the ETA and the bytes
+ * done; the percentage stays. The current name (escaped) gets what room
+ * is left, shortened in the middle, or is left out below 8 columns.
+ */
+struct output_progress {
+    uint64_t done, total;       /* bytes */
+    uint64_t files, ftotal;
+    double rate;                /* bytes per second, 0 when unknown */
+    const char *current;        /* NULL or "" when none */
+};
+
+char *output_progress_line(const struct output_progress *p, size_t cols,
+    char *out, size_t outlen);
 
 #endif

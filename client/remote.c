@@ -23,37 +23,46 @@ remote_sh_c(const char *script, char *out, size_t n)
         FERRY_ERR_TOO_LARGE;
 }
 
+/*
+ * The start script: picks the agent into $A, then runs it once with
+ * --version before exec'ing it. That trial run's failures are the shell's
+ * ("sh: 1: exec: ...: Permission denied"), which would reach the user's
+ * terminal raw; with its stderr on /dev/null they become only a status:
+ * 127 when there is no such program, 126 when it cannot run (not
+ * executable, a noexec mount, another architecture). The client turns
+ * that status into one clear line. It costs one start of a static binary.
+ */
 int
 remote_agent_command(const struct remote_agent *a, char *out, size_t n)
 {
     const char *v = a->cli->verbose >= 2 ? " -v" : "";
-    char script[4 * PATH_MAX + 256], q[4 * PATH_MAX + 16];
+    char q[4 * PATH_MAX + 16], pick[sizeof(q) + 128];
+    char script[sizeof(pick) + 256];
     int r;
 
     if (a->use_cached) {
-        snprintf(script, sizeof(script), "exec \"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\" serve%s", a->hash, v);
-        return remote_sh_c(script, out, n);
-    }
-    if (a->cli->agent_path != NULL) {
+        snprintf(pick, sizeof(pick), "A=\"$HOME/.cache/ferry/"
+            "ferry-agent-%.16s\"", a->hash);
+    } else if (a->cli->agent_path != NULL) {
         if ((r = ssh_shell_quote(a->cli->agent_path, q, sizeof(q))) != 0)
             return r;
-        snprintf(script, sizeof(script), "exec %s serve%s", q, v);
-        return remote_sh_c(script, out, n);
+        snprintf(pick, sizeof(pick), "A=%s", q);
+    } else if (a->hash[0] != '\0' && !a->cli->no_bootstrap) {
+        snprintf(pick, sizeof(pick), "A=\"$HOME/.cache/ferry/"
+            "ferry-agent-%.16s\"; [ -x \"$A\" ] || A=ferry-agent", a->hash);
+    } else {
+        snprintf(pick, sizeof(pick), "A=ferry-agent");
     }
-    if (a->hash[0] != '\0' && !a->cli->no_bootstrap) {
-        snprintf(script, sizeof(script), "A=\"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\"; [ -x \"$A\" ] || "
-            "A=$(command -v ferry-agent) || exit 127; "
-            "exec \"$A\" serve%s", a->hash, v);
-        return remote_sh_c(script, out, n);
-    }
-    snprintf(script, sizeof(script), "exec ferry-agent serve%s", v);
+    snprintf(script, sizeof(script), "%s; \"$A\" --version </dev/null "
+        ">/dev/null 2>&1 || { [ $? = 127 ] && exit 127; exit 126; }; "
+        "exec \"$A\" serve%s", pick, v);
     return remote_sh_c(script, out, n);
 }
 
 /* CMD may hold options of its own ("ssh -o ..."): the shell splits it,
- * and "$@" keeps our arguments whole. */
+ * and "$@" keeps our arguments whole. exec, so that the child we stop
+ * (transport_kill) is ssh itself, not a shell that would leave it
+ * running. */
 int
 remote_ssh_argv(const struct cli *cli, const char *remote_command,
     struct remote_argv *v)
@@ -65,7 +74,7 @@ remote_ssh_argv(const struct cli *cli, const char *remote_command,
     if (sizeof(v->argv) / sizeof(v->argv[0]) <
         16 + 2 * (size_t)(cli->nidentities + cli->nssh_opts))
         return FERRY_ERR_TOO_LARGE;
-    snprintf(v->script, sizeof(v->script), "%s \"$@\"",
+    snprintf(v->script, sizeof(v->script), "exec %s \"$@\"",
         cli->ssh_cmd ? cli->ssh_cmd : "ssh");
     if (cli->remote.user)
         snprintf(v->host, sizeof(v->host), "%s@%s", cli->remote.user,
@@ -133,8 +142,72 @@ remote_read_file(const char *path, uint8_t **data, size_t *len)
     return r;
 }
 
-/* Uploads this client's agent to ~/.cache/ferry/ferry-agent-<hash> on
- * the remote side, checked there with sha256sum when it exists. */
+void
+remote_agent_missing(const struct remote_agent *a, const char *host,
+    int exit_status, char *msg, size_t n)
+{
+    const struct cli *cli = a->cli;
+    const char *what = cli->agent_path ? cli->agent_path : "ferry-agent";
+
+    if (a->use_cached)
+        snprintf(msg, n, "%s: the agent uploaded to ~/.cache/ferry %s "
+            "there", host, exit_status == 127 ? "is gone" : "cannot run");
+    else if (exit_status == 126)
+        snprintf(msg, n, "%s: %s is there but cannot run (not executable, "
+            "a noexec mount or another architecture)%s", host, what,
+            cli->no_bootstrap ? "; without --no-bootstrap ferry would "
+            "upload its own" : "");
+    else if (cli->remote.local)
+        snprintf(msg, n, "%s: %s not found", host, what);
+    else if (cli->no_bootstrap)
+        snprintf(msg, n, "%s: %s not found on the remote side (install it "
+            "there, give --agent PATH, or leave out --no-bootstrap to let "
+            "ferry upload it)", host, what);
+    else
+        snprintf(msg, n, "%s: %s not found on the remote side, and there "
+            "is no ferry-agent beside this ferry to upload: install it "
+            "there or give --agent PATH", host, what);
+}
+
+/* What an exit status of the upload script means (see below). */
+static void
+remote_upload_failed(const char *where, int status, char *msg, size_t n)
+{
+    switch (status) {
+    case 90:
+        snprintf(msg, n, "%s: the bundled agent is for x86_64 and this "
+            "host is not: install ferry-agent there and give --agent PATH",
+            where);
+        break;
+    case 91:
+        snprintf(msg, n, "%s: the uploaded agent arrived corrupt (its "
+            "SHA-256 differs); try again", where);
+        break;
+    case 92:
+        snprintf(msg, n, "%s: the agent uploaded to ~/.cache/ferry cannot "
+            "run there (is ~/.cache on a noexec mount?): install "
+            "ferry-agent where programs may run and give --agent PATH",
+            where);
+        break;
+    case 93:
+        snprintf(msg, n, "%s: cannot write the agent to ~/.cache/ferry "
+            "(permission denied, disk full or a read-only home)", where);
+        break;
+    default:
+        snprintf(msg, n, "%s: uploading the agent failed (exit %d)", where,
+            status);
+        break;
+    }
+}
+
+/*
+ * Uploads this client's agent to ~/.cache/ferry/ferry-agent-<hash> on
+ * the remote side, checked there with sha256sum when it exists and run
+ * once (--version) before it is renamed into place, so that an agent that
+ * cannot run there is reported as such, not found missing later. The
+ * script's stderr goes to /dev/null: each failure is an exit status that
+ * remote_upload_failed explains in one line.
+ */
 int
 remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
     const char *where, char *msg, size_t msglen)
@@ -146,15 +219,16 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
     int r, status = -1;
 
     snprintf(script, sizeof(script),
-        "set -e; d=\"$HOME/.cache/ferry\"; mkdir -p \"$d\"; chmod 700 \"$d\"; "
-        "case \"$(uname -m)\" in x86_64|amd64) ;; *) echo \"ferry: this is "
-        "a $(uname -m) machine; the bundled agent is x86_64: install "
-        "ferry-agent here\" >&2; exit 90;; esac; "
-        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; "
-        "if command -v sha256sum >/dev/null 2>&1; then "
-        "echo \"%s  $t\" | sha256sum -c --status || "
-        "{ echo 'ferry: the uploaded agent is corrupt' >&2; exit 91; }; fi; "
-        "chmod 700 \"$t\"; mv -f \"$t\" \"$d/ferry-agent-%.16s\"; "
+        "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
+        "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
+        "case \"$(uname -m)\" in x86_64|amd64) ;; *) exit 90;; esac; "
+        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
+        "cat >\"$t\" || exit 93; "
+        "if command -v sha256sum >/dev/null; then "
+        "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
+        "chmod 700 \"$t\" || exit 93; "
+        "\"$t\" --version </dev/null >/dev/null || exit 92; "
+        "mv -f \"$t\" \"$d/ferry-agent-%.16s\" || exit 93; "
         "trap - EXIT", a->hash, a->hash);
     if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0)
         return r;
@@ -181,8 +255,7 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
             return r;
     }
     if (status != 0) {
-        snprintf(msg, msglen, "%s: uploading the agent failed (exit %d)",
-            where, status);
+        remote_upload_failed(where, status, msg, msglen);
         return FERRY_ERR_AGENT;
     }
     a->use_cached = 1;

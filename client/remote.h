@@ -26,12 +26,23 @@ struct remote_agent {
 void remote_agent_init(struct remote_agent *a, const struct cli *cli);
 
 /*
- * The command that starts the agent remotely. An agent uploaded earlier
- * by this very build (named by its hash) goes first, then --agent or
- * ferry-agent on PATH; "exit 127" when there is none.
+ * The command that starts the agent remotely: the agent uploaded in this
+ * run (after a bootstrap), else --agent PATH, else one uploaded earlier
+ * by this very build (named by its hash), else ferry-agent on PATH. It
+ * exits 127 when that program is not there and 126 when it cannot run,
+ * without letting the shell print its own error.
  */
 int remote_agent_command(const struct remote_agent *a, char *out,
     size_t n) FERRY_WUR;
+
+/*
+ * The line for the user when that command exited 127 (no such program)
+ * or 126 (it cannot run), saying which and what would help: the other
+ * options left in this run (upload, --agent), or that the uploaded agent
+ * cannot run there. host names the remote side.
+ */
+void remote_agent_missing(const struct remote_agent *a, const char *host,
+    int exit_status, char *msg, size_t n);
 
 /* The argv that runs command on the remote host with the ssh program:
  * sh -c 'CMD "$@"' with ssh's options and the host. */

@@ -17,6 +17,37 @@ extern char **environ;
 #include "../common/log.h"
 #include "ssh.h"
 
+/* A line from a child's stderr, escaped by text_lines. */
+static void
+transport_err_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
+
+static void
+transport_err_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+    static char buf[4096];
+
+    (void)h;
+    (void)hint;
+    *b = uv_buf_init(buf, sizeof(buf));
+}
+
+static void
+transport_err_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    struct transport *t = s->data;
+
+    if (n > 0) {
+        text_lines_feed(&t->err_lines, b->base, (size_t)n);
+    } else if (n < 0) {
+        text_lines_flush(&t->err_lines);
+        uv_read_stop(s);
+    }
+}
+
 static void
 transport_exited(uv_process_t *p, int64_t status, int sig)
 {
@@ -25,6 +56,13 @@ transport_exited(uv_process_t *p, int64_t status, int sig)
     t->proc_exited = 1;
     t->exit_status = status;
     t->term_signal = sig;
+    /* Whatever it wrote before it ended is in the pipe (read by
+     * transport_close); a process it left behind may hold the pipe open,
+     * and must not keep us waiting. */
+    if (t->has_err)
+        uv_unref((uv_handle_t *)&t->err);
+    if (t->has_kill_timer)
+        uv_timer_stop(&t->kill_timer);
 }
 
 int
@@ -39,14 +77,22 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     t->fd = -1;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -errno;
+    uv_pipe_init(loop, &t->err, 0);
+    t->err.data = t;
+    t->has_err = 1;
+    t->err_lines.emit = transport_err_line;
+    uv_timer_init(loop, &t->kill_timer);
+    t->kill_timer.data = t;
+    uv_unref((uv_handle_t *)&t->kill_timer);
+    t->has_kill_timer = 1;
     memset(&po, 0, sizeof(po));
     memset(io, 0, sizeof(io));
     io[0].flags = UV_INHERIT_FD;
     io[0].data.fd = sv[1];
     io[1].flags = UV_INHERIT_FD;
     io[1].data.fd = sv[1];
-    io[2].flags = UV_INHERIT_FD;
-    io[2].data.fd = STDERR_FILENO;
+    io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    io[2].data.stream = (uv_stream_t *)&t->err;
     po.file = argv[0];
     po.args = (char **)argv;
     po.stdio = io;
@@ -58,12 +104,15 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     if (r != 0) {
         close(sv[0]);
         uv_close((uv_handle_t *)&t->proc, NULL);
+        transport_close(t);
         log_debug("spawn %s: %s", argv[0], uv_strerror(r));
         return r == UV_ENOENT || r == UV_EACCES ? FERRY_ERR_AGENT :
             FERRY_ERR_CONNECT;
     }
     t->has_proc = 1;
     t->fd = sv[0];
+    (void)uv_read_start((uv_stream_t *)&t->err, transport_err_alloc,
+        transport_err_read);
     return 0;
 }
 
@@ -149,18 +198,37 @@ int
 transport_run_sync(char *const *argv, const char *in_path, int *exit_status)
 {
     posix_spawn_file_actions_t fa;
+    struct text_lines lines;
+    char buf[4096];
+    ssize_t n;
     pid_t pid;
-    int r, st;
+    int r, st, ep[2];
 
     *exit_status = -1;
+    if (pipe2(ep, O_CLOEXEC) != 0)
+        return -errno;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null",
         O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
     r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (r != 0)
+    close(ep[1]);
+    if (r != 0) {
+        close(ep[0]);
         return -r;
+    }
+    memset(&lines, 0, sizeof(lines));
+    lines.emit = transport_err_line;
+    while ((n = read(ep[0], buf, sizeof(buf))) != 0) {
+        if (n > 0)
+            text_lines_feed(&lines, buf, (size_t)n);
+        else if (errno != EINTR)
+            break;
+    }
+    text_lines_flush(&lines);
+    close(ep[0]);
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
             return -errno;
@@ -168,11 +236,44 @@ transport_run_sync(char *const *argv, const char *in_path, int *exit_status)
     return 0;
 }
 
+static void
+transport_kill_hard(uv_timer_t *tm)
+{
+    struct transport *t = tm->data;
+
+    if (t->has_proc && !t->proc_exited) {
+        log_info("the agent's process ignored SIGTERM: killing it");
+        uv_process_kill(&t->proc, SIGKILL);
+    }
+}
+
 void
 transport_kill(struct transport *t)
 {
-    if (t->has_proc && !t->proc_exited)
-        uv_process_kill(&t->proc, SIGTERM);
+    if (!t->has_proc || t->proc_exited)
+        return;
+    uv_process_kill(&t->proc, SIGTERM);
+    if (t->has_kill_timer && !t->kill_armed) {
+        t->kill_armed = 1;
+        uv_timer_start(&t->kill_timer, transport_kill_hard,
+            TRANSPORT_KILL_GRACE_MS, 0);
+    }
+}
+
+/* Reads what the child's stderr still holds without waiting (the pipe is
+ * non-blocking), for the lines it wrote just before it ended. */
+static void
+transport_err_drain(struct transport *t)
+{
+    uv_os_fd_t fd;
+    char buf[4096];
+    ssize_t n;
+
+    if (uv_fileno((uv_handle_t *)&t->err, &fd) == 0 &&
+        !uv_is_closing((uv_handle_t *)&t->err))
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+            text_lines_feed(&t->err_lines, buf, (size_t)n);
+    text_lines_flush(&t->err_lines);
 }
 
 void
@@ -181,5 +282,14 @@ transport_close(struct transport *t)
     if (t->has_proc) {
         uv_close((uv_handle_t *)&t->proc, NULL);
         t->has_proc = 0;
+    }
+    if (t->has_err) {
+        transport_err_drain(t);
+        uv_close((uv_handle_t *)&t->err, NULL);
+        t->has_err = 0;
+    }
+    if (t->has_kill_timer) {
+        uv_close((uv_handle_t *)&t->kill_timer, NULL);
+        t->has_kill_timer = 0;
     }
 }

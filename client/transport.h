@@ -10,15 +10,18 @@
 #ifndef FERRY_CLIENT_TRANSPORT_H
 #define FERRY_CLIENT_TRANSPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <uv.h>
 
-#include <stddef.h>
-
 #include "../common/err.h"
+#include "../common/text.h"
 
 struct ssh_conn;
+
+/* How long a child that was sent SIGTERM gets before SIGKILL. */
+#define TRANSPORT_KILL_GRACE_MS 2000
 
 struct transport {
     int fd;              /* read-only: our end, handed to the conn */
@@ -27,12 +30,19 @@ struct transport {
     int has_proc, proc_exited;
     int64_t exit_status;
     int term_signal;
+    uv_timer_t kill_timer;   /* SIGTERM, then SIGKILL */
+    int has_kill_timer, kill_armed;
+    uv_pipe_t err;           /* the child's stderr */
+    int has_err;
+    struct text_lines err_lines;
     struct ssh_conn *ssh;  /* borrowed: the session a pump runs on */
 };
 
 /*
  * Starts `agent serve` as a child with its stdin and stdout on a
- * socketpair; stderr is shared with ours. agent NULL picks, in order,
+ * socketpair. Its stderr comes to ours line by line through text_lines,
+ * escaped: an ssh child passes on what the remote shell says, which is
+ * not ours to print raw. agent NULL picks, in order,
  * $FERRY_AGENT, ferry-agent next to this executable, then ferry-agent on
  * PATH. Fails with FERRY_ERR_AGENT when it cannot be started.
  */
@@ -61,8 +71,9 @@ int transport_finish(struct transport *t, int *exit_status, char *err,
 
 /*
  * Runs argv to completion with stdin read from the file in_path (or
- * /dev/null when NULL); stdout is discarded, stderr shared. Returns 0 and
- * its exit status, or -errno if it could not be started.
+ * /dev/null when NULL); stdout is discarded, stderr comes to ours escaped
+ * (as above). Returns 0 and its exit status, or -errno if it could not be
+ * started.
  */
 int transport_run_sync(char *const *argv, const char *in_path,
     int *exit_status) FERRY_WUR;
@@ -71,11 +82,13 @@ int transport_run_sync(char *const *argv, const char *in_path,
  * executable, or NULL). */
 const char *transport_local_agent(char *buf, size_t n);
 
-/* Kills the child if it is still running (after the conn has closed and a
- * grace period passed). */
+/* Stops the child if it is still running (after the conn has closed and a
+ * grace period passed): SIGTERM, and SIGKILL TRANSPORT_KILL_GRACE_MS
+ * later if it is still there (it may ignore SIGTERM). */
 void transport_kill(struct transport *t);
 
-/* Closes the process handle; call once the loop no longer needs it. */
+/* Closes the handles, after printing what is left of the child's stderr;
+ * call once the loop no longer needs them, then run the loop once. */
 void transport_close(struct transport *t);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 static const char *log_prog = "ferry";
 static enum log_level log_level = LOG_WARN;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,7 +33,9 @@ log_get_level(void)
 void
 log_msg(enum log_level level, const char *func, int r, const char *fmt, ...)
 {
-    char line[2048];
+    /* Messages name paths and repeat texts from the other side: the line
+     * is escaped (text.h) before it reaches a terminal. */
+    char line[2048], esc[4 * sizeof(line) + 2];
     size_t n;
     va_list ap;
     int k;
@@ -54,11 +58,13 @@ log_msg(enum log_level level, const char *func, int r, const char *fmt, ...)
         k = snprintf(line + n, sizeof(line) - n, ": %s", ferry_strerror(r));
         n += k > 0 ? (size_t)k : 0;
     }
-    if (n >= sizeof(line) - 1)
-        n = sizeof(line) - 2;
-    line[n++] = '\n';
+    if (n >= sizeof(line))
+        n = sizeof(line) - 1;
+    text_escape(line, n, esc, sizeof(esc) - 1);
+    n = strlen(esc);
+    esc[n++] = '\n';
     pthread_mutex_lock(&log_lock);
-    fwrite(line, 1, n, stderr);
+    fwrite(esc, 1, n, stderr);
     fflush(stderr);
     pthread_mutex_unlock(&log_lock);
 }

@@ -13,10 +13,11 @@ sshd_start
 mkdir -p "$T/src"
 head -c 60000000 /dev/urandom >"$T/src/big.bin"
 small_files_tree "$T/src/small" 50
-# The agent, through a wrapper that records each agent's pid.
+# The agent, through a wrapper that records the pid of each agent that
+# serves (the start script also asks it for --version first).
 cat >"$T/wrap" <<EOF
 #!/bin/sh
-echo \$\$ >>"$T/agent.pids"
+[ "\$1" = serve ] && echo \$\$ >>"$T/agent.pids"
 exec "$AGENT" "\$@"
 EOF
 chmod +x "$T/wrap"

@@ -21,21 +21,7 @@ expect_err "Not a directory"
 
 # An unwritable destination: exit 3 naming it. Root may write anywhere,
 # so as root the test runs ferry as nobody.
-mkdir -p "$T/locked"
-if [ "$(id -u)" -eq 0 ]; then
-    # The build may live where nobody cannot reach (/root): copies.
-    mkdir -p "$T/nbin"
-    cp "$FERRY" "$AGENT" "$T/nbin/"
-    chmod 0755 "$T" "$T/locked" "$T/nbin"
-    chmod -R a+rX "$T/src" "$T/nbin"
-    as_user="setpriv --reuid=65534 --regid=65534 --clear-groups env"
-    as_user="$as_user FERRY_AGENT=$T/nbin/ferry-agent"
-    ferry_bin="$T/nbin/ferry"
-else
-    chmod 0555 "$T/locked"
-    as_user=""
-    ferry_bin="$FERRY"
-fi
+locked_dir "$T/locked" "$T/src"
 expect_rc 3 $as_user "$ferry_bin" push "$T/src" "local:$T/locked"
 expect_err "$T/locked: Permission denied"
 [ -z "$(ls -A "$T/locked")" ] || fail "something was written to locked"
@@ -73,25 +59,8 @@ expect_err "$T/no-agent"
 # A file that changes while it is read: exit 2, the file is not
 # committed, the rest is. b is read after the big file a, and changes
 # while a is on its way.
-mkdir -p "$T/chg"
-head -c 200000000 /dev/zero | tr '\0' 'a' >"$T/chg/a"
-echo "before" >"$T/chg/b"
-touch -d '2020-01-01' "$T/chg/b"
-set +e
-"$FERRY" push --json --block-size 64K "$T/chg/" "local:$T/chgdst" \
-    >"$T/last.out" 2>"$T/last.err" &
-pid=$!
-set -e
-# As soon as the plan is out (entries are being offered), change b.
-for _ in $(seq 1 200); do
-    [ -e "$T/chgdst/.ferry" ] && break
-    sleep 0.01
-done
-echo "after, and longer" >"$T/chg/b"
-set +e
-wait $pid
-rc=$?
-set -e
+change_while_read "$T/chgdst" push --json --block-size 64K "$T/chg/" \
+    "local:$T/chgdst"
 [ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc, want 2"; }
 expect_err "$T/chg/b: file changed while being read"
 [ ! -e "$T/chgdst/b" ] || fail "changed file was committed"

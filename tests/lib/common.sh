@@ -100,3 +100,53 @@ wait_part_bytes() {
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+# locked_dir DIR SRC: makes DIR a directory ferry may not write in, and
+# sets as_user and ferry_bin to run ferry where that holds: as nobody
+# when we are root (root may write anywhere; the build may live where
+# nobody cannot reach, so copies are run), as ourselves otherwise. SRC
+# is made readable to that user.
+locked_dir() {
+    mkdir -p "$1"
+    if [ "$(id -u)" -eq 0 ]; then
+        mkdir -p "$T/nbin"
+        cp "$FERRY" "$AGENT" "$T/nbin/"
+        chmod 0755 "$T" "$1" "$T/nbin"
+        chmod -R a+rX "$2" "$T/nbin"
+        as_user="setpriv --reuid=65534 --regid=65534 --clear-groups env"
+        as_user="$as_user FERRY_AGENT=$T/nbin/ferry-agent"
+        ferry_bin="$T/nbin/ferry"
+    else
+        chmod 0555 "$1"
+        as_user=""
+        ferry_bin="$FERRY"
+    fi
+}
+
+# change_while_read DEST ARGS...: runs ferry ARGS (output in $T/last.out
+# and $T/last.err) on $T/chg, a 200 MB file a and a small file b, and
+# changes b once the transfer into DEST is under way; sets rc to ferry's
+# exit status. b is read after a, so it changes while a is on its way.
+change_while_read() {
+    dest=$1
+    shift
+    mkdir -p "$T/chg"
+    [ -e "$T/chg/a" ] ||
+        head -c 200000000 /dev/zero | tr '\0' 'a' >"$T/chg/a"
+    echo "before" >"$T/chg/b"
+    touch -d '2020-01-01' "$T/chg/b"
+    set +e
+    "$FERRY" "$@" >"$T/last.out" 2>"$T/last.err" &
+    pid=$!
+    set -e
+    # As soon as the plan is out (entries are being offered), change b.
+    for _ in $(seq 1 200); do
+        [ -e "$dest/.ferry" ] && break
+        sleep 0.01
+    done
+    echo "after, and longer" >"$T/chg/b"
+    set +e
+    wait $pid
+    rc=$?
+    set -e
+}

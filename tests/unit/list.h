@@ -37,7 +37,10 @@
     /* test_text.c */ \
     X(text_escape) \
     X(text_escape_truncation) \
+    X(text_escape_width) \
+    X(text_escape_fit) \
     X(text_json_string) \
+    X(text_lines) \
     X(text_bytes) \
     /* test_hash.c */ \
     X(hash_fd_tree) \
@@ -152,6 +155,14 @@
     X(client_shell_quote) \
     X(client_key_kind) \
     X(client_key_kind_hostile) \
+    X(client_duration) \
+    X(client_cli_retry_options) \
+    X(client_cli_dedupe) \
+    X(client_cli_error_text) \
+    X(client_retry_policy) \
+    X(client_retry_signals) \
+    X(client_retry_wait) \
+    X(client_progress_line) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)

@@ -56,33 +56,19 @@ TEST(alloc_fail_at)
 }
 
 /*
- * Run by alloc_fail_env in a fresh process (this test binary again, with
- * -n) whose environment sets FERRY_FAIL_ALLOC and FERRY_TEST_ALLOC_EXPECT,
- * the bit mask alloc_pattern must return. Run on its own, as part of the
- * suite, it has nothing to check.
+ * Runs alloc_env_probe in a new process (this test binary again, with -n)
+ * with FERRY_FAIL_ALLOC=value (unset if NULL) and FERRY_TEST_ALLOC_EXPECT
+ * set to the bit mask of allocations expected to fail. Returns its exit
+ * status (0: exactly those failed), or -1 if it did not exit. quiet: its
+ * stderr to /dev/null, for a probe expected to fail.
  */
-TEST(alloc_env_probe)
-{
-    const char *want = getenv("FERRY_TEST_ALLOC_EXPECT");
-
-    if (want == NULL)
-        return;
-    CHECK_EQ_INT(alloc_pattern(), strtoul(want, NULL, 0));
-    /* Only the first allocations count: later ones all succeed. */
-    CHECK_EQ_INT(alloc_pattern(), 0);
-}
-
-/* Runs alloc_env_probe in a new process with FERRY_FAIL_ALLOC=value
- * (unset if NULL) and checks that exactly the allocations in the mask
- * expect failed. */
-static void
-run_probe(const char *value, unsigned expect)
+static int
+probe_status(const char *value, unsigned expect, int quiet)
 {
     char mask[16];
     int status, devnull;
     pid_t pid;
 
-    check_note("FERRY_FAIL_ALLOC=%s", value != NULL ? value : "(unset)");
     snprintf(mask, sizeof(mask), "%u", expect);
     fflush(NULL);
     CHECK((pid = fork()) >= 0);
@@ -94,16 +80,47 @@ run_probe(const char *value, unsigned expect)
         setenv("FERRY_TEST_ALLOC_EXPECT", mask, 1);
         /* The runner's summary lines are noise here; failures go to
          * stderr. */
-        if ((devnull = open("/dev/null", O_WRONLY)) >= 0)
+        if ((devnull = open("/dev/null", O_WRONLY)) >= 0) {
             dup2(devnull, STDOUT_FILENO);
+            if (quiet)
+                dup2(devnull, STDERR_FILENO);
+        }
         execl("/proc/self/exe", "test-unit", "-n", "alloc_env_probe",
             (char *)NULL);
         _exit(127);
     }
     CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ_INT(WEXITSTATUS(status), 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void
+run_probe(const char *value, unsigned expect)
+{
+    check_note("FERRY_FAIL_ALLOC=%s", value != NULL ? value : "(unset)");
+    CHECK_EQ_INT(probe_status(value, expect, 0), 0);
     check_note_clear();
+}
+
+/*
+ * In a process started by probe_status (FERRY_TEST_ALLOC_EXPECT set):
+ * checks that the allocations that fail are the expected ones. Run as
+ * part of the suite, it starts such processes itself: one that must pass,
+ * and one with a wrong expectation that must fail, so that the probe is
+ * known to catch a mismatch.
+ */
+TEST(alloc_env_probe)
+{
+    const char *want = getenv("FERRY_TEST_ALLOC_EXPECT");
+
+    if (want != NULL) {
+        CHECK_EQ_INT(alloc_pattern(), strtoul(want, NULL, 0));
+        /* Only the first allocations count: later ones all succeed. */
+        CHECK_EQ_INT(alloc_pattern(), 0);
+        return;
+    }
+    run_probe("2", 1u << 1);
+    CHECK_EQ_INT(probe_status("2", 0, 1), 1);
+    CHECK_EQ_INT(probe_status(NULL, 1u << 1, 1), 1);
 }
 
 TEST(alloc_fail_env)

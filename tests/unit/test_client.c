@@ -1,16 +1,22 @@
-/* Tests for the client's pure parsers: remote locations (client/cli.c),
- * `ssh -G` output (client/sshcfg.c), shell quoting (client/ssh.c) and
- * private key files (client/ssh_auth.c). */
+/* Tests for the client's pure parts: remote locations, durations and
+ * duplicate sources (client/cli.c), `ssh -G` output (client/sshcfg.c),
+ * shell quoting (client/ssh.c), private key files (client/ssh_auth.c),
+ * the retry policy and its wait (client/retry.c) and the progress line
+ * (client/output.c). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <uv.h>
+
 #include "../../client/cli.h"
-#include "../../client/digest.h"
+#include "../../client/output.h"
+#include "../../client/retry.h"
 #include "../../client/ssh.h"
-#include "../../client/ssh_int.h"
 #include "../../client/sshcfg.h"
+#include "../../client/digest.h"
+#include "../../client/ssh_int.h"
 #include "../../common/alloc.h"
 #include "../../common/buf.h"
 #include "check.h"
@@ -196,6 +202,361 @@ TEST(client_shell_quote)
     CHECK_OK(ssh_shell_quote("", out, sizeof(out)));
     CHECK_EQ_STR(out, "''");
     CHECK_EQ_ERR(ssh_shell_quote("0123456789", out, 8), FERRY_ERR_TOO_LARGE);
+}
+
+TEST(client_duration)
+{
+    static const struct {
+        const char *in;
+        int want;
+    } ok[] = {
+        { "0", 0 }, { "90", 90 }, { "90s", 90 }, { "15m", 900 },
+        { "1h30m", 5400 }, { "2d", 172800 }, { "1m30", 90 },
+        { "0m", 0 }, { "366d", 366 * 86400 },
+    };
+    static const char *const bad[] = {
+        "", "x", "5x", "-1", "1.5m", "m", "1h 2m", " 1", "99999999999",
+        "367d", "200d200d",
+    };
+    size_t i;
+    int v;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        check_note("%s", ok[i].in);
+        CHECK_OK(cli_duration(ok[i].in, &v));
+        CHECK_EQ_INT(v, ok[i].want);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        check_note("\"%s\"", bad[i]);
+        CHECK_EQ_ERR(cli_duration(bad[i], &v), FERRY_ERR_USAGE);
+    }
+    check_note_clear();
+}
+
+TEST(client_cli_retry_options)
+{
+    char *dflt[] = { "ferry", "push", "a", "box:/d", NULL };
+    char *set[] = { "ferry", "push", "--retry-for=1h", "--retries", "5",
+        "--retry-wait", "2m", "a", "box:/d", NULL };
+    char *never[] = { "ferry", "push", "--retry-for", "0", "a", "box:/d",
+        NULL };
+    char *bad[] = { "ferry", "push", "--retry-for", "soon", "a", "box:/d",
+        NULL };
+    struct cli c;
+
+    /* By default only time limits the retries: 15 minutes. */
+    CHECK_OK(cli_parse(&c, 4, dflt));
+    CHECK_EQ_INT(c.retries, -1);
+    CHECK_EQ_INT(c.retry_for, 15 * 60);
+    CHECK_EQ_INT(c.retry_wait, 30);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 9, set));
+    CHECK_EQ_INT(c.retry_for, 3600);
+    CHECK_EQ_INT(c.retries, 5);
+    CHECK_EQ_INT(c.retry_wait, 120);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 6, never));
+    CHECK_EQ_INT(c.retry_for, 0);
+    cli_cleanup(&c);
+    CHECK_EQ_ERR(cli_parse(&c, 6, bad), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "--retry-for soon") != NULL);
+}
+
+TEST(client_cli_dedupe)
+{
+    char *push[] = { "ferry", "push", "a", "a//b", "a", "a/b", "a/", "a//",
+        "./a", "box:/d", NULL };
+    char *pull[] = { "ferry", "pull", "box:/x", "box:/x/", "box://x",
+        "box:/x", "out", NULL };
+    struct cli c;
+
+    /* Exact repeats go, after runs of '/' count as one; "a" and "a/" are
+     * two sources (the trailing-slash rule), "./a" is left as written. */
+    CHECK_OK(cli_parse(&c, 10, push));
+    CHECK_EQ_INT(c.nlocal, 4);
+    CHECK_EQ_STR(c.local_paths[0], "a");
+    CHECK_EQ_STR(c.local_paths[1], "a//b");
+    CHECK_EQ_STR(c.local_paths[2], "a/");
+    CHECK_EQ_STR(c.local_paths[3], "./a");
+    cli_cleanup(&c);
+
+    CHECK_OK(cli_parse(&c, 7, pull));
+    CHECK_EQ_INT(c.nremote, 2);
+    CHECK_EQ_STR(c.remote_paths[0], "/x");
+    CHECK_EQ_STR(c.remote_paths[1], "/x/");
+    cli_cleanup(&c);
+}
+
+TEST(client_cli_error_text)
+{
+    char *bad[] = { "ferry", "push", "--bogus", "--json", "a", "b:c", NULL };
+    char *after[] = { "ferry", "push", "--bogus", "--", "--json", "b:c",
+        NULL };
+    struct cli c;
+
+    /* The line is kept for main to print (as JSON with --json, which is
+     * known even though the parse stopped before it). */
+    CHECK_EQ_ERR(cli_parse(&c, 6, bad), FERRY_ERR_USAGE);
+    CHECK(c.json);
+    CHECK_EQ_STR(c.err, "unknown option '--bogus' (see ferry --help)");
+    CHECK_EQ_ERR(cli_parse(&c, 6, after), FERRY_ERR_USAGE);
+    CHECK(!c.json);
+}
+
+/* Runs the policy from the first failure, each try failing at once after
+ * its delay, until it gives up; returns the tries and the time used. */
+static int
+retry_until_given_up(const struct retry_policy *p, double *used)
+{
+    struct retry_state s;
+    struct retry_decision d;
+    double now = 1000;
+    int tries = 0;
+
+    memset(&s, 0, sizeof(s));
+    while (retry_next(p, &s, 0, now, &d)) {
+        CHECK(d.delay_s >= 0 && d.delay_s <= p->max_wait_s);
+        CHECK(d.give_up_s > 0 && d.give_up_s <= p->budget_s);
+        CHECK(now + d.delay_s <= 1000 + p->budget_s);
+        now += d.delay_s;
+        tries++;
+        CHECK(tries < 100000);
+    }
+    *used = now - 1000;
+    return tries;
+}
+
+TEST(client_retry_policy)
+{
+    struct retry_policy dflt = { -1, 15 * 60, 30 };
+    struct retry_policy few = { 3, 15 * 60, 30 };
+    struct retry_policy never = { -1, 0, 30 };
+    struct retry_policy none = { 0, 15 * 60, 30 };
+    struct retry_state s;
+    struct retry_decision d;
+    double used;
+    int i;
+
+    /* Backoff 1, 2, 4, 8, 16, then --retry-wait. */
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < 8; i++) {
+        CHECK(retry_next(&dflt, &s, 0, 100 + i, &d));
+        CHECK_EQ_INT((int)d.delay_s, i < 5 ? 1 << i : 30);
+        CHECK_EQ_INT(s.failures, i + 1);
+    }
+    /* The default keeps trying for the whole 15 minutes (the old 8 tries
+     * gave up after about two), and its last try comes at the end. */
+    CHECK(retry_until_given_up(&dflt, &used) > 8);
+    CHECK(used == 15 * 60);
+    /* --retries ends it first when it is smaller. */
+    CHECK_EQ_INT(retry_until_given_up(&few, &used), 3);
+    CHECK(used == 1 + 2 + 4);
+    /* 0 for either: no retry at all. */
+    CHECK_EQ_INT(retry_until_given_up(&never, &used), 0);
+    CHECK_EQ_INT(retry_until_given_up(&none, &used), 0);
+
+    /* Progress starts a new streak: count and clock from zero. */
+    memset(&s, 0, sizeof(s));
+    CHECK(retry_next(&dflt, &s, 10, 0, &d));
+    CHECK(retry_next(&dflt, &s, 10, 800, &d));
+    CHECK_EQ_INT(s.failures, 2);
+    CHECK(d.give_up_s == 100);
+    CHECK(!retry_next(&dflt, &s, 10, 900, &d));
+    CHECK(retry_next(&dflt, &s, 11, 901, &d));
+    CHECK_EQ_INT(s.failures, 1);
+    CHECK(d.delay_s == 1 && d.give_up_s == 15 * 60);
+    /* The last delay stops at the end of the budget. */
+    CHECK(retry_next(&dflt, &s, 11, 901 + 899.5, &d));
+    CHECK(d.delay_s == 0.5);
+}
+
+TEST(client_retry_signals)
+{
+    double slept = retry_sleep_total();
+
+    /* A probe that does better than the worst seen ends the wait. */
+    CHECK(retry_reach_better(RETRY_REACH_DOWN, RETRY_REACH_REFUSED));
+    CHECK(retry_reach_better(RETRY_REACH_DOWN, RETRY_REACH_UP));
+    CHECK(retry_reach_better(RETRY_REACH_REFUSED, RETRY_REACH_UP));
+    CHECK(!retry_reach_better(RETRY_REACH_UP, RETRY_REACH_UP));
+    CHECK(!retry_reach_better(RETRY_REACH_REFUSED, RETRY_REACH_DOWN));
+    CHECK(!retry_reach_better(RETRY_REACH_UNKNOWN, RETRY_REACH_UP));
+    /* Sleep: CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC. */
+    CHECK(!retry_woke(10, 10.5));
+    CHECK(retry_woke(10, 310));
+    CHECK(slept > -0.01);
+    CHECK(!retry_woke(slept, retry_sleep_total()));
+    CHECK(retry_now() > 0);
+}
+
+/* For client_retry_wait: starts listening on the port, or ends the
+ * wait. */
+struct wait_test {
+    struct retry_wait *w;
+    uv_tcp_t server;
+    int port, listening;
+};
+
+/* The probes' connections are left in the backlog: accepting them is not
+ * the point. */
+static void
+wait_test_incoming(uv_stream_t *server, int status)
+{
+    (void)server;
+    (void)status;
+}
+
+static void
+wait_test_listen(uv_timer_t *t)
+{
+    struct wait_test *wt = t->data;
+    struct sockaddr_in sa;
+
+    uv_ip4_addr("127.0.0.1", wt->port, &sa);
+    CHECK_OK(uv_tcp_init(t->loop, &wt->server));
+    CHECK_OK(uv_tcp_bind(&wt->server, (const struct sockaddr *)&sa, 0));
+    CHECK_OK(uv_listen((uv_stream_t *)&wt->server, 4, wait_test_incoming));
+    wt->listening = 1;
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+static void
+wait_test_stop(uv_timer_t *t)
+{
+    struct wait_test *wt = t->data;
+
+    retry_wait_stop(wt->w);
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+/* A port nothing listens on (connects to it are refused). */
+static int
+wait_test_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    CHECK(fd >= 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+    CHECK(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+    port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+TEST(client_retry_wait)
+{
+    uv_loop_t loop;
+    uv_timer_t tm;
+    struct retry_wait w;
+    struct wait_test wt;
+    uint64_t t0;
+
+    CHECK_OK(uv_loop_init(&loop));
+    retry_wait_init(&w, &loop);
+    memset(&wt, 0, sizeof(wt));
+    wt.w = &w;
+    wt.port = wait_test_port();
+
+    /* Nothing to probe: the delay passes. */
+    t0 = uv_hrtime();
+    CHECK_EQ_INT(retry_wait_run(&w, 0.3, NULL, 0), RETRY_END_TIMER);
+    CHECK(uv_hrtime() - t0 >= 250000000);
+
+    /* Refused at first, then accepted: the wait ends at the next probe,
+     * long before its 8 s. */
+    uv_timer_init(&loop, &tm);
+    tm.data = &wt;
+    uv_timer_start(&tm, wait_test_listen, 500, 0);
+    t0 = uv_hrtime();
+    CHECK_EQ_INT(retry_wait_run(&w, 8, "127.0.0.1", (unsigned)wt.port),
+        RETRY_END_NETWORK);
+    CHECK(wt.listening);
+    CHECK(uv_hrtime() - t0 < 5000000000ull);
+
+    /* Up all along: nothing to wait for but the delay. */
+    CHECK_EQ_INT(retry_wait_run(&w, 0.5, "127.0.0.1", (unsigned)wt.port),
+        RETRY_END_TIMER);
+
+    /* Ctrl-C. */
+    uv_timer_init(&loop, &tm);
+    tm.data = &wt;
+    uv_timer_start(&tm, wait_test_stop, 200, 0);
+    t0 = uv_hrtime();
+    CHECK_EQ_INT(retry_wait_run(&w, 8, NULL, 0), RETRY_END_STOPPED);
+    CHECK(uv_hrtime() - t0 < 2000000000ull);
+
+    uv_close((uv_handle_t *)&wt.server, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_OK(uv_loop_close(&loop));
+}
+
+/* 1 if every byte of s is ASCII (then its columns are its length). */
+static int
+is_ascii(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s >= 0x80)
+            return 0;
+    return 1;
+}
+
+TEST(client_progress_line)
+{
+    struct output_progress p;
+    char line[512];
+    /* What marks each field, in the order they are dropped. */
+    static const char *const marks[] = { " files", "/s", "/ ", "ETA",
+        "MiB", "%" };
+    size_t cols, i, shown, shown_before = 99, full;
+
+    memset(&p, 0, sizeof(p));
+    p.done = 12900000;
+    p.total = 1073741824;
+    p.files = 12;
+    p.ftotal = 100;
+    p.rate = 10485760;
+    p.current = "ckpt/run-7/optimizer-state/step-001000.pt";
+    CHECK_EQ_STR(output_progress_line(&p, 200, line, sizeof(line)),
+        "12.3 MiB / 1.00 GiB    1%  12/100 files  10.0 MiB/s  ETA 1:41  "
+        "ckpt/run-7/optimizer-state/step-001000.pt");
+    full = strlen(line);
+    /* Narrower and narrower: never wider than the terminal less one
+     * column, the name shortened in the middle and then gone, then the
+     * fields in their order; the percentage stays to the end. */
+    for (cols = 120; cols > 0; cols--) {
+        output_progress_line(&p, cols, line, sizeof(line));
+        check_note("%zu columns: \"%s\"", cols, line);
+        CHECK(is_ascii(line));
+        CHECK(strlen(line) < cols || line[0] == '\0');
+        for (shown = 0; shown < 6 && strstr(line,
+            marks[shown]) == NULL; shown++)
+            ;
+        /* The fields still there are the last ones of the list. */
+        for (i = shown; i < 6; i++)
+            CHECK(strstr(line, marks[i]) != NULL);
+        CHECK(shown >= shown_before || shown_before == 99);
+        shown_before = shown;
+        if (strstr(line, "ckpt/") != NULL && cols - 1 < full)
+            CHECK(strstr(line, "...") != NULL);
+    }
+    check_note_clear();
+    CHECK_EQ_STR(output_progress_line(&p, 10, line, sizeof(line)),
+        "  1%");
+    CHECK_EQ_STR(output_progress_line(&p, 4, line, sizeof(line)), "");
+    /* The name is escaped: an escape sequence in it is text. */
+    p.current = "evil\033]0;pwned\007\xc2\x9b" "2J.pt";
+    output_progress_line(&p, 200, line, sizeof(line));
+    CHECK(strstr(line, "evil\\x1b]0;pwned\\x07\\xc2\\x9b2J.pt") != NULL);
+    CHECK(strchr(line, '\033') == NULL);
+    /* No name, or an empty one: the fields alone. */
+    p.current = NULL;
+    CHECK_EQ_STR(output_progress_line(&p, 200, line, sizeof(line)),
+        "12.3 MiB / 1.00 GiB    1%  12/100 files  10.0 MiB/s  ETA 1:41");
 }
 
 /* An OpenSSH private key container: magic, cipher, kdf, kdf options, one

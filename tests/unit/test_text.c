@@ -33,6 +33,21 @@ static const struct {
     { LIT("\xed\xa0\x80"), "\\xed\\xa0\\x80" },
     { LIT("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80" },
     { LIT("\xe2\x82"), "\\xe2\\x82" },
+    /* C1 controls (U+0080..U+009F): U+009B is a CSI on many terminals,
+     * U+0085 a newline. Escaped as the bytes that encode them. */
+    { LIT("a\xc2\x9b" "31mred"), "a\\xc2\\x9b31mred" },
+    { LIT("\xc2\x80\xc2\x85\xc2\x9f"),
+      "\\xc2\\x80\\xc2\\x85\\xc2\\x9f" },
+    /* Just past them: a no-break space and a Latin letter are text. */
+    { LIT("\xc2\xa0\xc2\xbf"), "\xc2\xa0\xc2\xbf" },
+    /* Separators and bidi overrides make a name display as another. */
+    { LIT("x\xe2\x80\xa8y"), "x\\xe2\\x80\\xa8y" },
+    { LIT("evil\xe2\x80\xaetxt.exe"), "evil\\xe2\\x80\\xaetxt.exe" },
+    { LIT("\xe2\x81\xa6"), "\\xe2\\x81\\xa6" },
+    { LIT("\xe2\x80\xa7\xe2\x81\xaa"), "\xe2\x80\xa7\xe2\x81\xaa" },
+    /* Every C0 control and DEL. */
+    { LIT("\x07\x08\r\x0b\x0c\x1b\x7f"),
+      "\\x07\\x08\\x0d\\x0b\\x0c\\x1b\\x7f" },
 };
 
 TEST(text_escape)
@@ -65,9 +80,11 @@ escape_of_prefix(const char *in, size_t len, const char *s)
 }
 
 /* Checks text_escape of (in, len) into every buffer size up to a few
- * bytes more than the whole escape needs. */
+ * bytes more than the whole escape needs. maxesc is the longest escape of
+ * one character in it: 4 (\xHH), or 8 and 12 for C1 controls and other
+ * characters escaped byte by byte. */
 static void
-check_truncation(const char *in, size_t len)
+check_truncation(const char *in, size_t len, size_t maxesc)
 {
     char full[256], out[300];
     size_t outlen, flen, olen;
@@ -94,7 +111,7 @@ check_truncation(const char *in, size_t len)
              * as the room allows (one more escape would not fit). */
             CHECK(olen >= 3);
             CHECK_EQ_STR(out + olen - 3, "...");
-            CHECK(olen + 1 + 4 > outlen);
+            CHECK(olen + 1 + maxesc > outlen);
             out[olen - 3] = '\0';
             CHECK(escape_of_prefix(in, len, out));
         }
@@ -115,10 +132,124 @@ TEST(text_escape_truncation)
     CHECK_EQ_STR(text_escape(LIT("abcdefgh"), out, 8), "abcd...");
     CHECK_EQ_STR(text_escape(LIT("ab\x01zz"), out, 8), "ab...");
     CHECK_EQ_STR(text_escape(LIT(""), out, 1), "");
-    check_truncation(LIT("abcdefghij"));
-    check_truncation(LIT("a\nb\\c\x01" "d"));
-    check_truncation(LIT("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80xyz"));
-    check_truncation(LIT("\xff\xfe\xfd"));
+    check_truncation(LIT("abcdefghij"), 4);
+    check_truncation(LIT("a\nb\\c\x01" "d"), 4);
+    check_truncation(LIT("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80xyz"), 4);
+    check_truncation(LIT("\xff\xfe\xfd"), 4);
+    check_truncation(LIT("a\xc2\x9b\xc2\xa0" "b\xe2\x80\xae"), 12);
+}
+
+TEST(text_escape_width)
+{
+    CHECK_EQ_U64(text_escape_width(LIT("")), 0);
+    CHECK_EQ_U64(text_escape_width(LIT("abc")), 3);
+    CHECK_EQ_U64(text_escape_width(LIT("a\nb\\")), 6);
+    CHECK_EQ_U64(text_escape_width(LIT("\x1b\xff")), 8);
+    CHECK_EQ_U64(text_escape_width(LIT("\xc2\x9b")), 8);
+    /* Wide, combining and plain characters beyond ASCII. */
+    CHECK_EQ_U64(text_escape_width(LIT("\xe6\x97\xa5\xe6\x9c\xac")), 4);
+    CHECK_EQ_U64(text_escape_width(LIT("e\xcc\x81")), 1);
+    CHECK_EQ_U64(text_escape_width(LIT("\xc3\xa9\xf0\x9f\x98\x80")), 3);
+}
+
+/* The terminal columns of an escape made of ASCII (tests only). */
+static size_t
+ascii_cols(const char *s)
+{
+    size_t i;
+
+    for (i = 0; s[i] != '\0'; i++)
+        CHECK((unsigned char)s[i] < 0x80);
+    return i;
+}
+
+/* 1 if s is the escape of some suffix of (in, len). */
+static int
+escape_of_suffix(const char *in, size_t len, const char *s)
+{
+    char full[256];
+    size_t k;
+
+    for (k = 0; k <= len; k++) {
+        text_escape(in + k, len - k, full, sizeof(full));
+        if (strcmp(full, s) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Fits (in, len), whose escape is ASCII, into every width up to a few
+ * columns more than it needs. maxesc: its widest escape of one character
+ * (as for check_truncation). */
+static void
+check_fit(const char *in, size_t len, size_t maxesc)
+{
+    char full[256], out[256], *dots;
+    size_t cols, flen, olen;
+
+    text_escape(in, len, full, sizeof(full));
+    flen = strlen(full);
+    CHECK_EQ_U64(text_escape_width(in, len), flen);
+    for (cols = 0; cols <= flen + 3; cols++) {
+        check_note("%zu columns for \"%s\"", cols, full);
+        text_escape_fit(in, len, cols, out, sizeof(out));
+        olen = ascii_cols(out);
+        CHECK(olen <= cols);
+        if (cols >= flen) {
+            CHECK_EQ_STR(out, full);
+            continue;
+        }
+        if (cols < 4) {
+            /* No room for "...": the start, whole escapes only. */
+            CHECK(escape_of_prefix(in, len, out));
+            continue;
+        }
+        /* The start and the end, each whole escapes, around "...", short
+         * of the width by less than the widest escape, and the start
+         * about half: it may stop short of its half by as much, and the
+         * end takes those columns. */
+        CHECK((dots = strstr(out, "...")) != NULL);
+        CHECK(olen + maxesc > cols);
+        CHECK(escape_of_suffix(in, len, dots + 3));
+        *dots = '\0';
+        CHECK(escape_of_prefix(in, len, out));
+        CHECK(strlen(out) + 2 * (maxesc - 1) >= strlen(dots + 3));
+    }
+    check_note_clear();
+}
+
+TEST(text_escape_fit)
+{
+    /* 日本語のファイル名.pt: wide characters, 2 columns each. */
+    static const char wide[] = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
+        "\xe3\x81\xae\xe3\x83\x95\xe3\x82\xa1\xe3\x82\xa4\xe3\x83\xab"
+        "\xe5\x90\x8d.pt";
+    char out[64];
+
+    CHECK_EQ_STR(text_escape_fit(LIT("ckpt/step-1000.pt"), 40, out,
+        sizeof(out)), "ckpt/step-1000.pt");
+    CHECK_EQ_STR(text_escape_fit(LIT("abcdefghij"), 7, out, sizeof(out)),
+        "ab...ij");
+    CHECK_EQ_STR(text_escape_fit(LIT("abcdefghij"), 8, out, sizeof(out)),
+        "abc...ij");
+    CHECK_EQ_STR(text_escape_fit(LIT("abcdefghij"), 3, out, sizeof(out)),
+        "abc");
+    CHECK_EQ_STR(text_escape_fit(LIT("abcdefghij"), 0, out, sizeof(out)),
+        "");
+    /* Escapes are never split, nor C1 controls let through. */
+    CHECK_EQ_STR(text_escape_fit(LIT("a\x1b[2Jzzzzzzzz\xc2\x9bq"), 12, out,
+        sizeof(out)), "a\\x1b...q");
+    /* Wide characters count twice; the result is at most 11 columns:
+     * "日本" (4) "..." (3) "名.pt" (5) is 12, so the end loses one. */
+    CHECK_EQ_STR(text_escape_fit(wide, strlen(wide), 11, out, sizeof(out)),
+        "\xe6\x97\xa5\xe6\x9c\xac...\x2ept");
+    CHECK_EQ_STR(text_escape_fit(wide, strlen(wide), 12, out, sizeof(out)),
+        "\xe6\x97\xa5\xe6\x9c\xac...\xe5\x90\x8d.pt");
+    /* A buffer too small for the bytes still gets whole escapes. */
+    CHECK_EQ_STR(text_escape_fit(LIT("abcdefghij"), 7, out, 5), "a...");
+    check_fit(LIT("abcdefghijklmnop"), 1);
+    check_fit(LIT("dir/\x1b]0;x\x07/name\n.pt"), 4);
+    check_fit(LIT("\xff\xfe\\\xc2\x9b\xc2\x80xyz"), 8);
 }
 
 /* Appends the JSON literal of (s, len) to a fresh buf and compares. */
@@ -200,6 +331,56 @@ TEST(text_json_string)
     CHECK_EQ_U64(buf_used(&b), 0);
     buf_cleanup(&b);
     check_json_rollback(LIT("abc\n\xff\xc3\xa9\"z"));
+    /* C1 controls, separators and bidi overrides as \u escapes. */
+    check_json(LIT("\xc2\x9b\xc2\x80\xc2\xa0"), "\"\\u009b\\u0080\xc2\xa0\"");
+    check_json(LIT("\xe2\x80\xa8\xe2\x80\xae\xe2\x81\xa9"),
+        "\"\\u2028\\u202e\\u2069\"");
+}
+
+/* Collects what a text_lines filter hands on, one line per "|". */
+static void
+lines_collect(void *ctx, const char *line)
+{
+    char *all = ctx;
+
+    strcat(all, line);
+    strcat(all, "|");
+}
+
+TEST(text_lines)
+{
+    static char all[8 * TEXT_LINE_MAX];
+    struct text_lines l;
+    char big[TEXT_LINE_MAX + 10];
+    size_t i;
+
+    memset(&l, 0, sizeof(l));
+    l.emit = lines_collect;
+    l.ctx = all;
+    all[0] = '\0';
+    /* Lines arrive in pieces; CRLF ends a line like LF. */
+    text_lines_feed(&l, LIT("sh: 1: exec: /x: not f"));
+    CHECK_EQ_STR(all, "");
+    text_lines_feed(&l, LIT("ound\r\nsecond\n\nthi"));
+    CHECK_EQ_STR(all, "sh: 1: exec: /x: not found|second||");
+    text_lines_flush(&l);
+    CHECK_EQ_STR(all, "sh: 1: exec: /x: not found|second||thi|");
+    text_lines_flush(&l);
+    CHECK_EQ_STR(all, "sh: 1: exec: /x: not found|second||thi|");
+    /* Controls escaped, backslashes kept as they are (the agent's log
+     * lines are escaped already). */
+    all[0] = '\0';
+    text_lines_feed(&l, LIT("\x1b]0;pwn\x07 \xc2\x9b \\x1b \r\xff\n"));
+    CHECK_EQ_STR(all, "\\x1b]0;pwn\\x07 \\xc2\\x9b \\x1b \\x0d\\xff|");
+    /* A line longer than the buffer goes on in pieces. */
+    all[0] = '\0';
+    memset(big, 'x', sizeof(big));
+    big[sizeof(big) - 1] = '\n';
+    text_lines_feed(&l, big, sizeof(big));
+    CHECK_EQ_U64(strlen(all), sizeof(big) - 1 + 2);
+    CHECK(all[TEXT_LINE_MAX] == '|');
+    for (i = 0; i < TEXT_LINE_MAX; i++)
+        CHECK(all[i] == 'x');
 }
 
 TEST(text_bytes)
