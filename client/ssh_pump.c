@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/text.h"
 #include "../common/log.h"
 #include "ssh_int.h"
 
@@ -50,7 +51,17 @@ struct pump {
     int down_shut;         /* the engine has been told so */
     enum pump_op pending;
     int alive_next;        /* seconds to the next keepalive */
+    struct text_lines err_lines;  /* the remote stderr, escaped */
 };
+
+/* A line of the remote stderr (the agent's diagnostics, or whatever the
+ * remote shell says), escaped by text_lines before it is shown. */
+static void
+pump_err_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
 
 static void FERRY_PRINTF(3, 4)
 pump_fail(struct ssh_conn *c, int err, const char *fmt, ...)
@@ -172,7 +183,7 @@ pump_ssh_in(struct pump *p)
         n = libssh2_channel_read_stderr(c->ch, errbuf, sizeof(errbuf));
         if (n > 0) {
             p->pending = OP_NONE;
-            (void)fwrite(errbuf, 1, (size_t)n, stderr);
+            text_lines_feed(&p->err_lines, errbuf, (size_t)n);
             moved = 1;
         } else if (n == LIBSSH2_ERROR_EAGAIN) {
             pump_eagain(p, OP_STDERR);
@@ -315,6 +326,7 @@ pump_main(void *arg)
 
     memset(&p, 0, sizeof(p));
     p.c = c;
+    p.err_lines.emit = pump_err_line;
     p.up = xmalloc(SSH_PUMP_BUF);
     p.down = xmalloc(SSH_PUMP_BUF);
     if (p.up == NULL || p.down == NULL) {
@@ -367,6 +379,7 @@ out:
         pump_finish(&p);
     /* The engine sees EOF; the fd is closed by whoever joins us. */
     (void)shutdown(c->sp, SHUT_RDWR);
+    text_lines_flush(&p.err_lines);
     xfree(p.up);
     xfree(p.down);
     return NULL;
@@ -508,26 +521,32 @@ ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
 static int
 ssh_run_drain(struct ssh_conn *c, LIBSSH2_CHANNEL *ch)
 {
+    struct text_lines lines = { .emit = pump_err_line };
     char buf[4096];
     ssize_t n, e;
+    int r;
 
     for (;;) {
         n = libssh2_channel_read(ch, buf, sizeof(buf));
         e = libssh2_channel_read_stderr(ch, buf, sizeof(buf));
         if (e > 0)
-            (void)fwrite(buf, 1, (size_t)e, stderr);
+            text_lines_feed(&lines, buf, (size_t)e);
         if (n > 0 || e > 0) {
             c->deadline = ssh_now_ms() + SSH_RUN_STALL_MS;
             continue;
         }
         if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
-            return (int)n;
-        if (e < 0 && e != LIBSSH2_ERROR_EAGAIN)
-            return (int)e;
-        if (libssh2_channel_eof(ch) == 1)
-            return 0;
-        if (!ssh_again(c, LIBSSH2_ERROR_EAGAIN))
-            return LIBSSH2_ERROR_EAGAIN;
+            r = (int)n;
+        else if (e < 0 && e != LIBSSH2_ERROR_EAGAIN)
+            r = (int)e;
+        else if (libssh2_channel_eof(ch) == 1)
+            r = 0;
+        else if (!ssh_again(c, LIBSSH2_ERROR_EAGAIN))
+            r = LIBSSH2_ERROR_EAGAIN;
+        else
+            continue;
+        text_lines_flush(&lines);
+        return r;
     }
 }
 

@@ -32,3 +32,18 @@ expect_field files_sent 0
 expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" \
     "$T/src/exec.sh" "ferry-test:~/exec-copy.sh"
 cmp -s "$T/src/exec.sh" "$SSHD_HOME/exec-copy.sh" || fail "~ not expanded"
+
+# Whatever the remote side writes to stderr (a shell's startup files, the
+# agent) reaches the terminal escaped: no control sequence gets through.
+cat >"$T/noisy" <<NOISY
+#!/bin/sh
+[ "\$1" = serve ] && printf 'motd \033]0;pwned\007 \302\233 2J\n' >&2
+exec "$AGENT" "\$@"
+NOISY
+chmod +x "$T/noisy"
+expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$T/noisy" \
+    "$T/src/exec.sh" "ferry-test:$T/noisy-dest/"
+expect_err 'motd \x1b]0;pwned\x07'
+grep -q $'\033' "$T/last.err" && fail "an escape sequence reached stderr"
+grep -q $'\302\233' "$T/last.err" && fail "a C1 control reached stderr"
+true
