@@ -36,6 +36,12 @@ cli_usage(FILE *f)
 "                        this long without progress (default 15m; 0: never)\n"
 "      --retries N       ... and at most N times in a row (default: no limit)\n"
 "      --retry-wait TIME longest pause between reconnects (default 30s)\n"
+"  -j, --streams N       connections in parallel (default: add them while\n"
+"                        the rate still rises, up to 8)\n"
+"      --stall-timeout TIME  a connection that moves no data this long while\n"
+"                        the others do is replaced, and with no data moving\n"
+"                        at all for twice that ferry reconnects (default\n"
+"                        30s; 0: never)\n"
 "  -e, --ssh-cmd CMD     use this OpenSSH command as the transport\n"
 "  -F FILE               ssh config file (default ~/.ssh/config)\n"
 "  -p PORT, -l USER, -i IDENTITY, -o Key=Value   as for ssh\n");
@@ -277,6 +283,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->retries = CLI_DEFAULT_RETRIES;
     c->retry_for = CLI_DEFAULT_RETRY_FOR;
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
+    c->stall_timeout = CLI_DEFAULT_STALL;
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
@@ -365,6 +372,30 @@ cli_parse(struct cli *c, int argc, char **argv)
                     "15m or 1h", (int)nl, a, v);
                 goto fail;
             }
+        } else if (cli_opt(a, "-j", "--streams", &nl)) {
+            char *end;
+            long n;
+
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            n = strtol(v, &end, 10);
+            if (end == v || *end != '\0' || n < 1 || n > CLI_MAX_STREAMS) {
+                r = cli_fail(c, "%.*s %s: want a number from 1 to %d",
+                    (int)nl, a, v, CLI_MAX_STREAMS);
+                goto fail;
+            }
+            c->streams = (int)n;
+        } else if (cli_opt(a, NULL, "--stall-timeout", &nl)) {
+            int secs;
+
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (cli_duration(v, &secs) != 0) {
+                r = cli_fail(c, "--stall-timeout %s: want a duration such "
+                    "as 30s or 2m", v);
+                goto fail;
+            }
+            c->stall_timeout = (unsigned)secs;
         } else if (cli_opt(a, NULL, "--agent", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &c->agent_path)) != 0)
                 goto fail;

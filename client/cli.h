@@ -61,12 +61,17 @@ struct cli {
     int retry_for;            /* --retry-for: seconds without progress
                                  before giving up; 0 never retry */
     int retry_wait;           /* --retry-wait: longest pause, seconds */
+    int streams;              /* -j/--streams: 0 chooses by itself */
+    unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
     char err[512];            /* why cli_parse failed, for the user */
 };
 
 #define CLI_DEFAULT_RETRIES (-1)
 #define CLI_DEFAULT_RETRY_FOR (15 * 60)
 #define CLI_DEFAULT_RETRY_WAIT 30
+#define CLI_DEFAULT_STALL 30
+/* -j at most: streams a transfer may have (proto/limits.h). */
+#define CLI_MAX_STREAMS 16
 
 /*
  * Parses argv. Returns 0, or FERRY_ERR_USAGE with one line in c->err that

@@ -29,6 +29,7 @@
 #include "../engine/xfer.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
+#include "attempt.h"
 #include "cli.h"
 #include "output.h"
 #include "remote.h"
@@ -62,31 +63,28 @@ struct run {
     struct plan *plan;
     struct dest *dest;
     struct incoming *in;
-    /* This attempt's role. */
-    struct sender *snd;
-    struct receiver *rcv;
+    char **tops;             /* a pull: the names it asks for */
+    size_t ntops;
     struct status status;
     conn_step_fn *role_step;
     void *role;
     /* The remote side, kept across attempts. */
     struct sshcfg cfg;
     int have_cfg;
-    struct ssh_conn *ssh;
+    struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
     int use_cmd;             /* the ssh program is the transport */
     struct remote_agent agent;
-    /* One attempt. */
-    struct transport tp;
-    struct conn conn;
-    struct session *sess;
+    struct attempt_env env;
+    /* The attempt running or last run. */
+    struct attempt at;
+    int in_attempt, attempted;
     uv_signal_t sigint, sigterm;
-    uv_timer_t kill_timer;
-    int conn_done, conn_err, interrupted;
-    int exit_status;         /* of the remote command, -1 if unknown */
-    int tp_code;
-    char tp_err[256];
-    uint64_t wire_out, wire_in;      /* over pipes (local:, --ssh-cmd) */
-    uint64_t ssh_out, ssh_in;        /* over closed SSH sessions */
-    int used_ssh;
+    int interrupted;
+    /* Over the attempts. */
+    uint64_t wire_out, wire_in;
+    double moving_s;
+    unsigned max_streams;
+    int reconnects;
     /* Retries. */
     struct retry_wait rw;
     struct retry_state rs;
@@ -129,27 +127,6 @@ exit_for_code(int code, enum xfer_side side)
 }
 
 static void
-run_kill_child(uv_timer_t *t)
-{
-    struct run *rn = t->data;
-
-    transport_kill(&rn->tp);
-}
-
-static void
-run_conn_closed(struct conn *c, int err)
-{
-    struct run *rn = c->data;
-
-    rn->conn_done = 1;
-    rn->conn_err = err;
-    rn->wire_out += c->bytes_out;
-    rn->wire_in += c->bytes_in;
-    /* The agent exits on EOF; one that does not is stopped. */
-    uv_timer_start(&rn->kill_timer, run_kill_child, 3000, 0);
-}
-
-static void
 run_signal(uv_signal_t *s, int signum)
 {
     struct run *rn = s->data;
@@ -159,8 +136,8 @@ run_signal(uv_signal_t *s, int signum)
         _exit(EXIT_INTERRUPTED);  /* second Ctrl-C: no more waiting */
     if (rn->waiting)
         retry_wait_stop(&rn->rw);
-    else if (!rn->conn_done)
-        conn_abort(&rn->conn, FERRY_ERR_INTERRUPTED);
+    else if (rn->in_attempt)
+        attempt_abort(&rn->at, FERRY_ERR_INTERRUPTED);
 }
 
 /* The name to print for the remote host. */
@@ -178,7 +155,8 @@ run_result(struct run *rn, char *msg, size_t msglen)
         SIDE_DEST;
     enum xfer_side local_side = rn->cli->cmd == CMD_PULL ? SIDE_DEST :
         SIDE_SOURCE;
-    int err = rn->conn_err, code;
+    const struct session *s0 = attempt_session(&rn->at);
+    int err = rn->at.err, code;
 
     msg[0] = '\0';
     if (rn->interrupted) {
@@ -189,18 +167,23 @@ run_result(struct run *rn, char *msg, size_t msglen)
         snprintf(msg, msglen, "%s: %s", run_host(rn), rn->x.peer_error);
         return exit_for_code(rn->x.peer_error_code, remote_side);
     }
-    if (err == FERRY_ERR_CLOSED && rn->tp_code != 0) {
-        snprintf(msg, msglen, "%s", rn->tp_err);
-        return exit_for_code(rn->tp_code, local_side);
+    if (err == FERRY_ERR_CLOSED && rn->at.tp_code != 0) {
+        snprintf(msg, msglen, "%s", rn->at.tp_err);
+        return exit_for_code(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
-        if (rn->exit_status == 127 || rn->exit_status == 126) {
+        if (rn->at.exit_status == 127 || rn->at.exit_status == 126) {
             remote_agent_missing(&rn->agent, run_host(rn),
-                rn->exit_status, msg, msglen);
+                rn->at.exit_status, msg, msglen);
             return EXIT_AGENT;
         }
         snprintf(msg, msglen, "%s: connection closed by the agent%s",
-            run_host(rn), rn->exit_status > 0 ? " (it failed)" : "");
+            run_host(rn), rn->at.exit_status > 0 ? " (it failed)" : "");
+        return EXIT_CONNECT;
+    }
+    if (err == FERRY_ERR_TIMEOUT && rn->x.local_error[0] == '\0') {
+        snprintf(msg, msglen, "%s: no data moved for %u s (stalled)",
+            run_host(rn), 2 * rn->cli->stall_timeout);
         return EXIT_CONNECT;
     }
     code = exit_for_code(err, local_side);
@@ -209,7 +192,8 @@ run_result(struct run *rn, char *msg, size_t msglen)
          * reason when it is the very first thing it said. */
         snprintf(msg, msglen, "%s: protocol error from the agent (%s)%s",
             run_host(rn), rn->x.local_error[0] ? rn->x.local_error :
-            ferry_strerror(err), session_peer_software(rn->sess)[0] ? "" :
+            ferry_strerror(err), s0 != NULL &&
+            session_peer_software(s0)[0] ? "" :
             "; is something printing to stdout in the remote shell's "
             "startup files?");
         return code;
@@ -229,7 +213,8 @@ run_result(struct run *rn, char *msg, size_t msglen)
     return EXIT_OK;
 }
 
-/* A pull accepts only what its sources name (see receiver_expect_tops). */
+/* A pull accepts only what its sources name (see receiver_expect_tops):
+ * the names, into rn->tops (none when a "dir/" source may hold any). */
 static int
 run_expect_tops(struct run *rn)
 {
@@ -237,7 +222,7 @@ run_expect_tops(struct run *rn)
     char **names, *local, *dir, *base;
     int i, contents, r = 0, n = 0;
 
-    if ((names = xcalloc((size_t)cli->nremote, sizeof(*names))) == NULL)
+    if ((names = xcalloc((size_t)cli->nremote + 1, sizeof(*names))) == NULL)
         return FERRY_ERR_NOMEM;
     for (i = 0; i < cli->nremote && r == 0; i++) {
         if ((r = manifest_source(cli->remote_paths[i], &local,
@@ -255,12 +240,8 @@ run_expect_tops(struct run *rn)
         }
         xfree(local);
     }
-    if (r == 0 && n > 0)
-        r = receiver_expect_tops(rn->rcv, (const char *const *)names,
-            (size_t)n);
-    for (i = 0; i < cli->nremote; i++)
-        xfree(names[i]);
-    xfree(names);
+    rn->tops = names;
+    rn->ntops = r == 0 && n > 0 ? (size_t)n : 0;
     return r;
 }
 
@@ -342,81 +323,50 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     return ssh_conn_open(&so, &rn->ssh, msg, msglen);
 }
 
-/* This attempt's sender (push) or receiver (pull) over what the attempts
- * share. */
-static int
-run_make_role(struct run *rn)
+/* What every attempt borrows from the run. */
+static void
+run_env(struct run *rn, uv_loop_t *loop)
 {
-    if (rn->plan != NULL) {
-        if (rn->snd == NULL &&
-            (rn->snd = sender_new(rn->plan, 0, &rn->x)) == NULL)
-            return FERRY_ERR_NOMEM;
-        rn->role = rn->snd;
-    } else if (rn->dest != NULL) {
-        if (rn->rcv == NULL) {
-            if ((rn->rcv = receiver_new(rn->dest, rn->in, 0, rn->so.flags,
-                rn->so.block_size, &rn->x)) == NULL ||
-                run_expect_tops(rn) != 0)
-                return FERRY_ERR_NOMEM;
-        }
-        rn->role = rn->rcv;
-    }
-    return 0;
+    struct attempt_env *e = &rn->env;
+
+    memset(e, 0, sizeof(*e));
+    e->cli = rn->cli;
+    e->loop = loop;
+    e->x = &rn->x;
+    e->out = &rn->out;
+    e->so = rn->so;
+    e->plan = rn->plan;
+    e->dest = rn->dest;
+    e->in = rn->in;
+    e->tops = (const char *const *)rn->tops;
+    e->ntops = rn->ntops;
+    e->role_step = rn->role_step;
+    e->role = rn->role;
+    e->agent = &rn->agent;
+    e->cfg = rn->have_cfg ? &rn->cfg : NULL;
+    e->use_cmd = rn->use_cmd;
+    e->streams = (unsigned)rn->cli->streams;
+    e->stall_s = rn->cli->stall_timeout;
 }
 
-/* One connection to an agent, from start to close. */
+/* One attempt: stream 0 and the streams that join it, start to close. */
 static int
-run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
+run_attempt(struct run *rn, char *msg, size_t msglen)
 {
-    struct remote_argv *argv;
-    char command[16384];
     int r;
 
-    rn->conn_done = 0;
-    rn->conn_err = 0;
-    rn->exit_status = -1;
-    rn->tp_code = 0;
-    rn->tp_err[0] = '\0';
-    memset(&rn->tp, 0, sizeof(rn->tp));
-    rn->tp.fd = -1;
-    if ((r = run_make_role(rn)) != 0)
-        return r;
-    if ((rn->sess = session_client_new(&rn->so, rn->role_step, rn->role,
-        &rn->x)) == NULL)
-        return FERRY_ERR_NOMEM;
-    if (rn->cli->remote.local) {
-        r = transport_start_local(&rn->tp, loop, rn->cli->agent_path,
-            rn->cli->verbose);
-    } else if ((r = remote_agent_command(&rn->agent, command,
-        sizeof(command))) != 0) {
-        snprintf(msg, msglen, "%s: agent command too long", run_host(rn));
-    } else if (rn->use_cmd) {
-        if ((argv = xmalloc(sizeof(*argv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(rn->cli, command, argv)) == 0)
-            r = transport_start_cmd(&rn->tp, loop, argv->argv);
-        xfree(argv);
-    } else {
-        r = transport_start_ssh(&rn->tp, rn->ssh, command, msg, msglen);
-    }
-    if (r != 0)
-        return r;
-    rn->conn.data = rn;
-    if ((r = conn_start_fds(&rn->conn, loop, rn->tp.fd, rn->tp.fd,
-        session_step, rn->sess, run_conn_closed)) != 0)
-        return r;
-    uv_run(loop, UV_RUN_DEFAULT);
-    if (!rn->conn_done) {
-        /* The loop ran dry with the connection open: never a success. */
-        conn_abort(&rn->conn, FERRY_ERR_CLOSED);
-        uv_run(loop, UV_RUN_DEFAULT);
-    }
-    rn->tp_code = transport_finish(&rn->tp, &rn->exit_status, rn->tp_err,
-        sizeof(rn->tp_err));
-    uv_timer_stop(&rn->kill_timer);
-    transport_close(&rn->tp);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return 0;
+    if (rn->attempted)
+        attempt_cleanup(&rn->at);
+    rn->attempted = 1;
+    rn->in_attempt = 1;
+    r = attempt_run(&rn->at, &rn->env, rn->ssh, msg, msglen);
+    rn->in_attempt = 0;
+    rn->wire_out += rn->at.wire_out;
+    rn->wire_in += rn->at.wire_in;
+    rn->moving_s += rn->at.moving_s;
+    if (rn->at.max_active > rn->max_streams)
+        rn->max_streams = rn->at.max_active;
+    return r;
 }
 
 /* The agent is missing, or speaks another protocol version: worth an
@@ -424,18 +374,21 @@ run_attempt(struct run *rn, uv_loop_t *loop, char *msg, size_t msglen)
 static int
 run_wants_bootstrap(const struct run *rn)
 {
-    if (rn->cli->remote.local || rn->cli->no_bootstrap ||
+    if (!rn->attempted || rn->cli->remote.local || rn->cli->no_bootstrap ||
         rn->agent.use_cached || rn->interrupted || rn->agent.hash[0] == '\0')
         return 0;
-    /* A forced command runs whatever we ask: never upload to it. */
-    if (rn->sess != NULL &&
-        (session_peer_caps(rn->sess) & PROTO_CAP_RESTRICTED))
+    const struct session *s0 = attempt_session(&rn->at);
+
+    if (s0 == NULL)
         return 0;
-    if (rn->conn_err == FERRY_ERR_VERSION)
+    /* A forced command runs whatever we ask: never upload to it. */
+    if (session_peer_caps(s0) & PROTO_CAP_RESTRICTED)
+        return 0;
+    if (rn->at.err == FERRY_ERR_VERSION)
         return 1;
-    return rn->conn_err == FERRY_ERR_CLOSED &&
-        session_peer_software(rn->sess)[0] == '\0' &&
-        (rn->exit_status == 127 || rn->exit_status == 126);
+    return rn->at.err == FERRY_ERR_CLOSED &&
+        session_peer_software(s0)[0] == '\0' &&
+        (rn->at.exit_status == 127 || rn->at.exit_status == 126);
 }
 
 static void
@@ -443,9 +396,8 @@ run_ssh_close(struct run *rn)
 {
     if (rn->ssh == NULL)
         return;
-    rn->ssh_out += ssh_conn_wire_out(rn->ssh);
-    rn->ssh_in += ssh_conn_wire_in(rn->ssh);
-    rn->used_ssh = 1;
+    rn->wire_out += ssh_conn_wire_out(rn->ssh);
+    rn->wire_in += ssh_conn_wire_in(rn->ssh);
     ssh_conn_close(rn->ssh);
     rn->ssh = NULL;
 }
@@ -477,19 +429,21 @@ run_progress(struct run *rn)
 static int
 run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
 {
-    int err = start_err != 0 ? start_err : rn->conn_err;
+    const struct session *s0 = rn->attempted ? attempt_session(&rn->at) :
+        NULL;
+    int err = start_err != 0 ? start_err : rn->at.err;
     struct retry_policy pol;
     struct retry_decision d;
     char why[1200];
 
     /* Only a link that worked and then failed is retried: a host that
      * cannot be reached at all is reported at once, as ssh does. */
-    if (rn->sess != NULL && session_peer_software(rn->sess)[0] != '\0')
+    if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
     if (rn->interrupted || !run_retryable(err) || !rn->connected_once ||
-        (rn->conn_err == FERRY_ERR_CLOSED && rn->sess != NULL &&
-        session_peer_software(rn->sess)[0] == '\0' &&
-        (rn->exit_status == 127 || rn->exit_status == 126)))
+        (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
+        session_peer_software(s0)[0] == '\0' &&
+        (rn->at.exit_status == 127 || rn->at.exit_status == 126)))
         return 0;
     pol = (struct retry_policy){ rn->cli->retries, rn->cli->retry_for,
         rn->cli->retry_wait };
@@ -515,14 +469,9 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     /* The old session is dead; a new one is made by the next attempt. */
     run_ssh_close(rn);
     rn->ssh = NULL;
-    session_free(rn->sess);
-    rn->sess = NULL;
+    rn->reconnects++;
     memset(&rn->x.local_error, 0, sizeof(rn->x.local_error));
     memset(&rn->x.peer_error, 0, sizeof(rn->x.peer_error));
-    sender_free(rn->snd);
-    rn->snd = NULL;
-    receiver_free(rn->rcv);
-    rn->rcv = NULL;
     if (rn->plan != NULL) {
         plan_restart(rn->plan);
     } else if (rn->dest != NULL) {
@@ -600,7 +549,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->out.nsource_paths = cli->nremote;
         if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
-            cli->block_size, &rn->x)) == NULL)
+            cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0)
             goto nomem;
         rn->role_step = receiver_step;
     }
@@ -634,9 +583,11 @@ run_summary(struct run *rn, int code, const char *msg)
     memset(&sum, 0, sizeof(sum));
     sum.ok = code == EXIT_OK;
     sum.exit_code = code;
-    sum.bytes_wire_out = rn->used_ssh ? rn->ssh_out : rn->wire_out;
-    sum.bytes_wire_in = rn->used_ssh ? rn->ssh_in : rn->wire_in;
-    sum.streams = 1;
+    sum.bytes_wire_out = rn->wire_out;
+    sum.bytes_wire_in = rn->wire_in;
+    sum.streams = rn->max_streams;
+    sum.retries = rn->reconnects;
+    sum.moving_s = rn->moving_s;
     sum.error = msg[0] ? msg : NULL;
     output_summary(&rn->out, &sum);
 }
@@ -652,7 +603,6 @@ run(struct cli *cli)
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
-    rn.exit_status = -1;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
@@ -672,9 +622,6 @@ run(struct cli *cli)
         goto out_early;
     }
 
-    uv_timer_init(loop, &rn.kill_timer);
-    rn.kill_timer.data = &rn;
-    uv_unref((uv_handle_t *)&rn.kill_timer);
     retry_wait_init(&rn.rw, loop);
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
@@ -689,9 +636,10 @@ run(struct cli *cli)
         code = exit_for_code(r, SIDE_DEST);
         goto out_fatal;
     }
+    run_env(&rn, loop);
     for (;;) {
         if ((r = run_ssh_open(&rn, msg, sizeof(msg))) == 0)
-            r = run_attempt(&rn, loop, msg, sizeof(msg));
+            r = run_attempt(&rn, msg, sizeof(msg));
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
                 exit_for_code(r, SIDE_DEST);
@@ -701,8 +649,6 @@ run(struct cli *cli)
             goto out_fatal;
         }
         if (r == 0 && run_wants_bootstrap(&rn)) {
-            session_free(rn.sess);
-            rn.sess = NULL;
             output_note(&rn.out, "%s: no compatible ferry-agent there; "
                 "uploading this one to ~/.cache/ferry", run_host(&rn));
             if ((r = remote_agent_upload(&rn.agent, rn.use_cmd ? NULL :
@@ -732,7 +678,7 @@ run(struct cli *cli)
             cli->remote.path);
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
-    r = rn.conn_err;
+    r = rn.at.err;
     if (rn.interrupted) {
         output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
             "what arrived is kept; run the same command again to resume "
@@ -749,7 +695,6 @@ out_summary:
     run_ssh_close(&rn);
     if (rn.role != &rn.status || code != EXIT_OK)
         run_summary(&rn, code, msg);
-    uv_close((uv_handle_t *)&rn.kill_timer, NULL);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
@@ -758,9 +703,11 @@ out_early:
     ssh_conn_close(rn.ssh);
     if (rn.have_cfg)
         sshcfg_cleanup(&rn.cfg);
-    session_free(rn.sess);
-    sender_free(rn.snd);
-    receiver_free(rn.rcv);
+    if (rn.attempted)
+        attempt_cleanup(&rn.at);
+    for (size_t i = 0; rn.tops != NULL && rn.tops[i] != NULL; i++)
+        xfree(rn.tops[i]);
+    xfree(rn.tops);
     plan_free(rn.plan);
     incoming_free(rn.in);
     dest_free(rn.dest);

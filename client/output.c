@@ -386,7 +386,7 @@ output_draw(struct output *o)
 {
     struct xfer_stats *st = &o->x->st;
     struct output_progress p;
-    uint64_t t = now_ns();
+    uint64_t t = now_ns(), moved;
     double dt = (double)(t - o->last_ns) / 1e9;
     char line[OUTPUT_ESC + 256];
 
@@ -396,14 +396,17 @@ output_draw(struct output *o)
     p.files = xfer_get(&st->files_sent) + xfer_get(&st->files_skipped) +
         xfer_get(&st->files_failed);
     p.ftotal = xfer_get(&st->files_total);
-    if (dt > 0 && o->last_ns != 0) {
-        double inst = (double)(p.done - o->last_bytes) / dt;
+    /* The rate is data that crossed the wire, not progress: a resume
+     * accounts for what was there at once, which is no speed at all. */
+    moved = xfer_get(&st->bytes_moved);
+    if (dt > 0 && o->last_ns != 0 && moved >= o->last_bytes) {
+        double inst = (double)(moved - o->last_bytes) / dt;
 
         /* Smooth over about two seconds of ticks. */
         o->rate = o->rate == 0 ? inst : 0.85 * o->rate + 0.15 * inst;
     }
     o->last_ns = t;
-    o->last_bytes = p.done;
+    o->last_bytes = moved;
     p.rate = o->rate;
     pthread_mutex_lock(&o->lock);
     p.current = o->current;
@@ -539,18 +542,78 @@ output_retry(struct output *o, const struct output_retry *r)
 }
 
 void
+output_stream(struct output *o, const char *action, unsigned stream,
+    unsigned active, const char *why)
+{
+    char tmp[256];
+    struct buf b;
+    int jr;
+
+    if (o->json) {
+        buf_init(&b, 1 << 16);
+        jr = json_begin(&b, "stream");
+        if (jr == 0)
+            jr = json_kv_str(&b, "action", action);
+        if (jr == 0)
+            jr = json_kv_num(&b, "stream", stream);
+        if (jr == 0)
+            jr = json_kv_num(&b, "active", active);
+        if (jr == 0)
+            jr = json_kv_str(&b, "why", why);
+        output_json_emit(o, &b, jr);
+    }
+    if (o->verbose < 1 || o->json)
+        return;
+    snprintf(tmp, sizeof(tmp), "stream %u %s (%u active): %s", stream,
+        action, active, why);
+    output_line(o, tmp, NULL, NULL);
+}
+
+/* "57.2 MiB: 28.1 MiB new, 29.1 MiB resumed" when more than new data
+ * made up the files; "57.2 MiB" else. */
+static void
+output_breakdown(struct xfer_stats *st, char *out, size_t n)
+{
+    static const char *names[] = { "new", "resumed", "reused", "holes" };
+    uint64_t v[4];
+    char num[32];
+    size_t o, i;
+    int parts = 0;
+
+    v[0] = xfer_get(&st->bytes_literal);
+    v[1] = xfer_get(&st->resumed_bytes);
+    v[2] = xfer_get(&st->bytes_matched);
+    v[3] = xfer_get(&st->bytes_sparse);
+    text_bytes((double)xfer_get(&st->bytes_payload), num, sizeof(num));
+    o = (size_t)snprintf(out, n, "%s", num);
+    if (v[1] == 0 && v[2] == 0 && v[3] == 0)
+        return;
+    for (i = 0; i < 4 && o < n; i++) {
+        if (v[i] == 0)
+            continue;
+        text_bytes((double)v[i], num, sizeof(num));
+        o += (size_t)snprintf(out + o, n - o, "%s%s %s", parts++ ? ", " :
+            ": ", num, names[i]);
+    }
+}
+
+void
 output_summary(struct output *o, const struct output_summary *s)
 {
     struct xfer_stats *st = &o->x->st;
     double elapsed = (double)(now_ns() - o->t0_ns) / 1e9;
+    double moving = s->moving_s > 0 ? s->moving_s : elapsed;
     uint64_t payload = xfer_get(&st->bytes_payload);
-    char tmp[64], a[32], rate[32];
+    uint64_t moved = xfer_get(&st->bytes_moved);
+    char tmp[64], a[160], rate[32];
     struct buf b;
     int r;
 
     if (o->json) {
         buf_init(&b, 1 << 16);
         r = json_begin(&b, "summary");
+        if (r == 0)
+            r = json_kv_num(&b, "schema", OUTPUT_SCHEMA);
         if (r == 0)
             r = json_kv_raw(&b, "ok", s->ok ? "true" : "false");
         if (r == 0)
@@ -588,9 +651,16 @@ output_summary(struct output *o, const struct output_summary *s)
         snprintf(tmp, sizeof(tmp), "%.3f", elapsed);
         if (r == 0)
             r = json_kv_raw(&b, "elapsed_s", tmp);
+        snprintf(tmp, sizeof(tmp), "%.3f", moving);
+        if (r == 0)
+            r = json_kv_raw(&b, "moving_s", tmp);
+        if (r == 0)
+            r = json_kv_num(&b, "bytes_moved", moved);
         if (r == 0)
             r = json_kv_num(&b, "resumed_bytes",
                 xfer_get(&st->resumed_bytes));
+        if (r == 0)
+            r = json_kv_num(&b, "retries", (uint64_t)s->retries);
         if (r == 0)
             r = json_kv_str(&b, "error", s->error);
         output_json_emit(o, &b, r);
@@ -600,8 +670,8 @@ output_summary(struct output *o, const struct output_summary *s)
     if (o->quiet || o->json || (!s->ok && s->error != NULL &&
         xfer_get(&st->files_sent) == 0))
         return;
-    text_bytes((double)payload, a, sizeof(a));
-    text_bytes(elapsed > 0 ? (double)payload / elapsed : 0, rate,
+    output_breakdown(st, a, sizeof(a));
+    text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
         sizeof(rate));
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);

@@ -42,7 +42,7 @@ struct output {
     uint64_t t0_ns;
     uv_timer_t timer;
     int timer_on, line_drawn;
-    uint64_t last_bytes, last_ns;
+    uint64_t last_bytes, last_ns;  /* bytes_moved at the last tick */
     double rate;
     char current[OUTPUT_NAME_MAX];  /* under lock; "" when none */
 };
@@ -87,14 +87,24 @@ struct output_retry {
 
 void output_retry(struct output *o, const struct output_retry *r);
 
+/* The version of the summary event's fields (README, "Output"). */
+#define OUTPUT_SCHEMA 2
+
 struct output_summary {
     int ok;
     int exit_code;
     uint64_t bytes_wire_out;
     uint64_t bytes_wire_in;
-    unsigned streams;
-    const char *error;  /* NULL when ok */
+    unsigned streams;     /* most connections used at once */
+    int retries;          /* reconnects */
+    double moving_s;      /* time connected, for the rate; 0: elapsed */
+    const char *error;    /* NULL when ok */
 };
+
+/* A stream added to a transfer or retired from it ("added", "retired"),
+ * with why: a JSON "stream" event, and a line with -v. */
+void output_stream(struct output *o, const char *action, unsigned stream,
+    unsigned active, const char *why);
 
 void output_summary(struct output *o, const struct output_summary *s);
 

@@ -63,6 +63,8 @@ transport_exited(uv_process_t *p, int64_t status, int sig)
         uv_unref((uv_handle_t *)&t->err);
     if (t->has_kill_timer)
         uv_timer_stop(&t->kill_timer);
+    if (t->on_exit != NULL)
+        t->on_exit(t->exit_ctx);
 }
 
 int

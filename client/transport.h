@@ -25,6 +25,9 @@ struct ssh_conn;
 
 struct transport {
     int fd;              /* read-only: our end, handed to the conn */
+    /* public: called on the loop when a child process has exited */
+    void (*on_exit)(void *ctx);
+    void *exit_ctx;
     /* private */
     uv_process_t proc;
     int has_proc, proc_exited;

@@ -48,11 +48,13 @@ conn_group_kick(struct conn_group *g, int poke)
 {
     int i, n = g->n, start = g->rr;
 
+    /* Every member is due before any runs: the first kick takes the
+     * group, and the rest get their turn when it is free again. */
+    for (i = 0; i < n && poke; i++)
+        g->members[i]->wake_due = 1;
     for (i = 0; i < n && !g->busy; i++) {
         struct conn *m = g->members[(start + i) % n];
 
-        if (poke)
-            m->wake_due = 1;
         g->rr = (start + i + 1) % n;
         conn_kick(m);
     }
@@ -474,6 +476,12 @@ conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     c->wake_due = 1;  /* the first step runs with no input */
     conn_kick(c);
     return 0;
+}
+
+void
+conn_group_poke(struct conn_group *g)
+{
+    conn_group_kick(g, 1);
 }
 
 void

@@ -110,6 +110,10 @@ struct conn {
 int conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     conn_step_fn *step, void *role, conn_close_fn *on_close) FERRY_WUR;
 
+/* Steps every conn of the group once, even without input (work for them
+ * appeared outside a step: a stream was lost). Loop thread. */
+void conn_group_poke(struct conn_group *g);
+
 /* Closes the conn now (e.g. on SIGINT); on_close follows with err. */
 void conn_abort(struct conn *c, int err);
 

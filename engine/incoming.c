@@ -56,6 +56,10 @@ struct incoming {
     struct pathset done;
     struct rfile *vhead, *vtail;
     struct msg_summary sum;
+    /* FILE_DONE frames for stream 0: a further stream may be lost with
+     * what it carried, and a FILE_DONE lost would leave its file
+     * unfinished at the sender for good. */
+    struct buf ctl;
     struct zst *zst;          /* for compressed blocks */
     uint8_t *scratch;         /* one block: inflated data, read-back */
 };
@@ -70,6 +74,7 @@ incoming_new(struct dest *d, uint32_t block_size, struct xfer *x)
     in->d = d;
     in->x = x;
     in->block_size = block_size;
+    buf_init(&in->ctl, INCOMING_MAX_FILES * 64u + (1u << 20));
     return in;
 }
 
@@ -235,6 +240,7 @@ incoming_free(struct incoming *in)
     xfree(in->tab);
     xfree(in->wanted);
     pathset_free(&in->done);
+    buf_cleanup(&in->ctl);
     zst_free(in->zst);
     xfree(in->scratch);
     xfree(in);
@@ -246,6 +252,7 @@ incoming_restart(struct incoming *in)
     size_t i;
 
     incoming_commit_orphans(in);
+    buf_reset(&in->ctl);
     for (i = 0; i < in->tab_cap; i++) {
         struct rfile *f = in->tab[i];
 
@@ -371,7 +378,8 @@ rfile_fail(struct incoming *in, struct rfile *f, enum xfer_side side,
     xfer_problem(in->x, side, f->path, code, text);
     xfer_add(&in->x->st.bytes_done, f->size - f->counted);
     in->sum.files_failed++;
-    r = file_done(out, f->id, code);
+    (void)out;
+    r = file_done(&in->ctl, f->id, code);
     in_drop(in, f, PARTIAL_DISCARD);
     return r;
 }
@@ -449,7 +457,8 @@ incoming_committed(void *ctx, struct dest_staged *s)
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }
-    r = file_done(out, s->id, s->failed);
+    (void)out;
+    r = file_done(&in->ctl, s->id, s->failed);
     rfile_free(in, f, PARTIAL_DONE);
     return r;
 }
@@ -900,4 +909,18 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;
+}
+
+int
+incoming_take_ctl(struct incoming *in, struct buf *out, int *pending)
+{
+    int r = 0;
+
+    *pending = buf_used(&in->ctl) > 0;
+    if (out != NULL && *pending) {
+        if ((r = buf_put(out, buf_ptr(&in->ctl), buf_used(&in->ctl))) == 0)
+            buf_reset(&in->ctl);
+        *pending = 0;
+    }
+    return r;
 }

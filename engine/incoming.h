@@ -85,6 +85,14 @@ int incoming_work(struct incoming *in, struct buf *out, int idle,
 /* Commits whatever is complete (FILE_DONE to out). */
 int incoming_flush(struct incoming *in, struct buf *out) FERRY_WUR;
 
+/*
+ * FILE_DONE frames go back on stream 0 only (a further stream may be lost
+ * with what it carried): with out (stream 0's step) they are appended to
+ * it; *pending says whether some wait for stream 0.
+ */
+int incoming_take_ctl(struct incoming *in, struct buf *out, int *pending)
+    FERRY_WUR;
+
 /* Files wanted and not finished (END is only valid at 0). */
 uint64_t incoming_active(const struct incoming *in);
 

@@ -493,8 +493,9 @@ plan_run_done(struct plan *p, unsigned stream)
 int
 plan_file_active(struct plan *p, uint32_t id)
 {
-    return id < p->mf.n && p->files[id] != NULL && !p->files[id]->aborted &&
-        !p->files[id]->ended;
+    /* Ended files stay active: a lost stream's blocks are sent again
+     * after their FILE_END, which the receiver waits behind. */
+    return id < p->mf.n && p->files[id] != NULL && !p->files[id]->aborted;
 }
 
 /* Returns 1 when block index is settled for the first time. */
@@ -711,6 +712,9 @@ plan_reap_stream(struct plan *p, unsigned stream)
                 i++;
             }
             if (i > start) {
+                log_debug("stream %u lost: blocks %llu-%llu of entry %zu "
+                    "again", stream, (unsigned long long)start,
+                    (unsigned long long)i - 1, id);
                 if (plan_queue(p, (uint32_t)id, PW_SEND, start, i - start,
                     NULL) != 0)
                     log_debug("stream %u: requeue failed", stream);

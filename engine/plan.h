@@ -108,7 +108,8 @@ int plan_file_fd(struct plan *p, uint32_t id, int *fd) FERRY_WUR;
 int plan_file_sparse(struct plan *p, uint32_t id);
 /* Per file: blocks that did not shrink with compression, in a row. */
 int *plan_file_zst_misses(struct plan *p, uint32_t id);
-/* 1 if the entry is being sent (its runs are still wanted). */
+/* 1 if the entry is being sent (its runs are still wanted): wanted, not
+ * given up, and not yet FILE_DONE (its FILE_END may be out already). */
 int plan_file_active(struct plan *p, uint32_t id);
 
 /*

@@ -227,11 +227,12 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
 static int
 receiver_on_end(struct receiver *rc, struct conn_step *st)
 {
-    int r;
+    int r, more;
 
     if (incoming_active(rc->in) != 0 || rc->received != rc->entries_total)
         return FERRY_ERR_PROTOCOL;
-    if ((r = incoming_flush(rc->in, st->out)) != 0)
+    if ((r = incoming_flush(rc->in, st->out)) != 0 ||
+        (r = incoming_take_ctl(rc->in, st->out, &more)) != 0)
         return r;
     dest_fix_dirs(rc->d);
     dest_tidy(rc->d);
@@ -348,12 +349,20 @@ receiver_step(void *role, struct conn_step *st)
      * and committing what is complete rather than leaving a small batch
      * waiting for files that may not come. */
     if (rc->state == RCV_RUN) {
+        int ctl;
+
         if ((r = incoming_work(rc->in, st->out, st->in_len == 0,
             rc->stream == 0, &more)) != 0)
             return r;
         st->more = more;
         if (!more && dest_batch_len(rc->d) > 0)
             st->wake_ms = 20;
+        /* FILE_DONE goes on stream 0: a further stream asks for its turn. */
+        if ((r = incoming_take_ctl(rc->in, rc->stream == 0 ? st->out : NULL,
+            &ctl)) != 0)
+            return r;
+        if (ctl)
+            st->poke = 1;
     }
     return 0;
 }

@@ -130,6 +130,12 @@ session_transfer_id(const struct session *s)
     return s->shared != NULL ? s->shared->transfer_id : s->open.transfer_id;
 }
 
+int
+session_running(const struct session *s)
+{
+    return s->state == S_RUN;
+}
+
 unsigned
 session_stream(const struct session *s)
 {

@@ -87,6 +87,8 @@ const char *session_peer_software(const struct session *s);
 uint64_t session_peer_caps(const struct session *s);
 /* The transfer id of an opened transfer (agent side, after OPEN). */
 const uint8_t *session_transfer_id(const struct session *s);
+/* 1 once the handshake is over and the role runs. */
+int session_running(const struct session *s);
 /* The stream a session carries (0 for the one that opened). */
 unsigned session_stream(const struct session *s);
 /* The role a session runs (its sender or receiver), or NULL. */

@@ -270,12 +270,15 @@ agent_try_join(struct buf *b, int *status)
     *status = AGENT_EXIT_FAIL;
     if (msg_join_decode(second.payload, second.len, &j) != 0)
         return 0;  /* the session says what is wrong with it */
-    if (buf_used(b) <= RENDEZVOUS_MAX_BYTES &&
-        (r = rendezvous_handover(j.transfer_id, STDIN_FILENO,
+    if (buf_used(b) > RENDEZVOUS_MAX_BYTES)
+        r = FERRY_ERR_TOO_LARGE;
+    else if ((r = rendezvous_handover(j.transfer_id, STDIN_FILENO,
         STDOUT_FILENO, buf_ptr(b), buf_used(b))) == 0) {
         *status = AGENT_EXIT_OK;
         return 1;
     }
+    log_debug("stream %u: no agent to hand it to: %s", j.stream,
+        ferry_strerror(r));
     /* Nobody to hand it to: say so on the connection. */
     buf_init(&out, 4096);
     memset(&e, 0, sizeof(e));

@@ -6,6 +6,8 @@ SLOW_AGENT_RATE  bytes per second (default 20 MB/s)
 SLOW_AGENT_DIR   "up" limits what ferry sends to the agent (push), "down"
                  what the agent sends back (pull); default up
 SLOW_AGENT_PIDFILE  if set, the agent's pid is written there
+SLOW_AGENT_PIDS  if set, this wrapper's own pid is appended there, a line
+                 per connection (to cut or freeze one stream of several)
 The real agent is $FERRY_AGENT_REAL.
 """
 import os
@@ -58,6 +60,10 @@ def pump(src, dst, limited):
 
 def main():
     args = [agent] + sys.argv[1:]
+    pids = os.environ.get("SLOW_AGENT_PIDS")
+    if pids:
+        with open(pids, "a") as f:
+            f.write("%d\n" % os.getpid())
     if direction == "up":
         child = subprocess.Popen(args, stdin=subprocess.PIPE)
         pidfile = os.environ.get("SLOW_AGENT_PIDFILE")

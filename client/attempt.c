@@ -1,0 +1,644 @@
+#include "attempt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/log.h"
+#include "../engine/receiver.h"
+#include "../engine/sender.h"
+#include "ssh.h"
+
+/* The agent exits when its input ends; one that does not is stopped. */
+#define ATTEMPT_CHILD_GRACE_MS 3000
+
+enum { ST_OPENING = 1, ST_RUNNING, ST_CLOSED, ST_DONE };
+
+struct attempt_stream {
+    struct attempt *a;
+    unsigned index;
+    int state;
+    struct transport tp;
+    int has_tp;
+    struct ssh_conn *ssh;      /* a further stream's own session */
+    struct conn conn;
+    struct session *sess;
+    struct sender *snd;
+    struct receiver *rcv;
+    uv_timer_t kill_timer;
+    uv_work_t work;            /* opening, then finishing, off the loop */
+    int err, exit_status, tp_code;
+    char msg[256];
+    uint64_t seen, seen_ms;    /* bytes moved, and when that last changed */
+    int retired;
+    int wait_exit;             /* closed; its child has yet to exit */
+};
+
+static uint64_t
+attempt_now_ms(void)
+{
+    return uv_hrtime() / 1000000;
+}
+
+static uint64_t
+stream_moved(const struct attempt_stream *st)
+{
+    /* Written means taken by the transport, not merely queued. */
+    return st->conn.bytes_in + st->conn.bytes_out - st->conn.tx_pending;
+}
+
+/* The role a stream runs over what the attempts share. */
+static int
+stream_role(struct attempt_stream *st, conn_step_fn **step, void **role)
+{
+    const struct attempt_env *e = st->a->env;
+
+    if (e->plan != NULL) {
+        if ((st->snd = sender_new(e->plan, st->index, e->x)) == NULL)
+            return FERRY_ERR_NOMEM;
+        *step = sender_step;
+        *role = st->snd;
+    } else if (e->dest != NULL) {
+        if ((st->rcv = receiver_new(e->dest, e->in, st->index, e->so.flags,
+            e->so.block_size, e->x)) == NULL ||
+            (st->index == 0 && e->ntops > 0 &&
+            receiver_expect_tops(st->rcv, e->tops, e->ntops) != 0))
+            return FERRY_ERR_NOMEM;
+        *step = receiver_step;
+        *role = st->rcv;
+    } else {
+        *step = e->role_step;
+        *role = e->role;
+    }
+    return 0;
+}
+
+static void
+stream_kill(uv_timer_t *t)
+{
+    struct attempt_stream *st = t->data;
+
+    if (st->has_tp)
+        transport_kill(&st->tp);
+}
+
+static void stream_finished(struct attempt_stream *st);
+static void stream_finish(struct attempt_stream *st);
+static void stream_child_exited(void *ctx);
+static void attempt_maybe_end(struct attempt *a);
+
+/* The stream is over: its handles go, then the attempt may end. */
+static void
+stream_done(struct attempt_stream *st)
+{
+    if (st->has_tp) {
+        transport_kill(&st->tp);
+        transport_close(&st->tp);
+        st->has_tp = 0;
+    }
+    if (!uv_is_closing((uv_handle_t *)&st->kill_timer))
+        uv_close((uv_handle_t *)&st->kill_timer, NULL);
+    st->state = ST_DONE;
+    attempt_maybe_end(st->a);
+}
+
+static void
+stream_finish_work(uv_work_t *w)
+{
+    struct attempt_stream *st = w->data;
+
+    /* The pump thread's end (bounded: ssh.h) and the session's. */
+    st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
+        sizeof(st->msg));
+}
+
+static void
+stream_finish_done(uv_work_t *w, int status)
+{
+    (void)status;
+    stream_finished(w->data);
+}
+
+static void attempt_end(struct attempt *a);
+
+static void
+stream_closed(struct conn *c, int err)
+{
+    struct attempt_stream *st = c->data;
+    struct attempt *a = st->a;
+    const struct attempt_env *e = a->env;
+
+    log_debug("stream %u closed: %s", st->index, ferry_strerror(err));
+    st->state = ST_CLOSED;
+    st->err = err;
+    a->wire_out += c->bytes_out;
+    a->wire_in += c->bytes_in;
+    a->active--;
+    if (st->index == 0) {
+        a->err = err;
+        attempt_end(a);
+    } else if (!a->ending && e->plan != NULL) {
+        /* Its runs, and the blocks it sent of files not done, go to the
+         * others (a flag: another stream's step may be running), which
+         * must hear of it even if they are idle. */
+        plan_stream_lost(e->plan, st->index);
+        conn_group_poke(&a->group);
+    }
+    if (st->index > 0 && !a->ending)
+        output_stream(e->out, "retired", st->index, a->active,
+            st->retired ? "it stalled" : err != 0 ? ferry_strerror(err) :
+            "it ended");
+    if (st->tp.has_proc && !st->tp.proc_exited) {
+        /* Its exit status comes when it exits (stream_child_exited). */
+        st->wait_exit = 1;
+        uv_timer_start(&st->kill_timer, stream_kill,
+            ATTEMPT_CHILD_GRACE_MS, 0);
+        return;
+    }
+    stream_finish(st);
+}
+
+/* Collects the transport's end: at once for a child that exited, in a
+ * worker for a pump thread (bounded, but it may take seconds), except on
+ * stream 0, whose end the run reads next. */
+static void
+stream_finish(struct attempt_stream *st)
+{
+    if (st->index == 0 || st->tp.ssh == NULL) {
+        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
+            sizeof(st->msg));
+        stream_finished(st);
+        return;
+    }
+    st->work.data = st;
+    if (uv_queue_work(st->a->env->loop, &st->work, stream_finish_work,
+        stream_finish_done) != 0) {
+        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
+            sizeof(st->msg));
+        stream_finished(st);
+    }
+}
+
+static void
+stream_child_exited(void *ctx)
+{
+    struct attempt_stream *st = ctx;
+
+    if (st->wait_exit) {
+        st->wait_exit = 0;
+        stream_finish(st);
+    }
+}
+
+static void
+stream_finished(struct attempt_stream *st)
+{
+    struct attempt *a = st->a;
+
+    uv_timer_stop(&st->kill_timer);
+    if (st->has_tp)
+        transport_close(&st->tp);
+    st->has_tp = 0;
+    if (!uv_is_closing((uv_handle_t *)&st->kill_timer))
+        uv_close((uv_handle_t *)&st->kill_timer, NULL);
+    if (st->ssh != NULL) {
+        a->wire_out += ssh_conn_wire_out(st->ssh);
+        a->wire_in += ssh_conn_wire_in(st->ssh);
+        ssh_conn_close(st->ssh);
+        st->ssh = NULL;
+    }
+    if (st->index == 0) {
+        a->exit_status = st->exit_status;
+        a->tp_code = st->tp_code;
+        snprintf(a->tp_err, sizeof(a->tp_err), "%s", st->msg);
+    }
+    st->state = ST_DONE;
+    attempt_maybe_end(a);
+}
+
+/* Starts the conn and session of a stream whose transport is up. */
+static int
+stream_run(struct attempt_stream *st)
+{
+    struct attempt *a = st->a;
+    const struct attempt_env *e = a->env;
+    struct session_open so = e->so;
+    conn_step_fn *step;
+    void *role;
+    int r;
+
+    if ((r = stream_role(st, &step, &role)) != 0)
+        return r;
+    so.stream = (uint16_t)st->index;
+    if ((st->sess = session_client_new(&so, step, role, e->x)) == NULL)
+        return FERRY_ERR_NOMEM;
+    st->conn.data = st;
+    st->conn.group = &a->group;
+    if ((r = conn_start_fds(&st->conn, e->loop, st->tp.fd, st->tp.fd,
+        session_step, st->sess, stream_closed)) != 0)
+        return r;
+    st->state = ST_RUNNING;
+    st->seen_ms = attempt_now_ms();
+    a->active++;
+    if (a->active > a->max_active)
+        a->max_active = a->active;
+    return 0;
+}
+
+/* Starts a stream's transport: a child, or a pump over an SSH session
+ * that is open already. */
+static int
+stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
+{
+    const struct attempt_env *e = st->a->env;
+    struct remote_argv *argv;
+    char command[16384];
+    int r;
+
+    memset(&st->tp, 0, sizeof(st->tp));
+    st->tp.fd = -1;
+    if (e->cli->remote.local) {
+        r = transport_start_local(&st->tp, e->loop, e->cli->agent_path,
+            e->cli->verbose);
+    } else if ((r = remote_agent_command(e->agent, command,
+        sizeof(command))) != 0) {
+        snprintf(msg, msglen, "%s: agent command too long",
+            e->cli->remote.host);
+    } else if (e->use_cmd) {
+        if ((argv = xmalloc(sizeof(*argv))) == NULL)
+            return FERRY_ERR_NOMEM;
+        if ((r = remote_ssh_argv(e->cli, command, argv)) == 0)
+            r = transport_start_cmd(&st->tp, e->loop, argv->argv);
+        xfree(argv);
+    } else {
+        r = transport_start_ssh(&st->tp, st->ssh, command, msg, msglen);
+    }
+    if (r == 0) {
+        st->has_tp = 1;
+        st->tp.on_exit = stream_child_exited;
+        st->tp.exit_ctx = st;
+    }
+    return r;
+}
+
+static struct attempt_stream *
+stream_new(struct attempt *a)
+{
+    struct attempt_stream *st;
+
+    if (a->next_index >= PROTO_MAX_STREAMS ||
+        (st = xcalloc(1, sizeof(*st))) == NULL)
+        return NULL;
+    st->a = a;
+    st->index = a->next_index++;
+    st->exit_status = -1;
+    st->tp.fd = -1;
+    uv_timer_init(a->env->loop, &st->kill_timer);
+    st->kill_timer.data = st;
+    uv_unref((uv_handle_t *)&st->kill_timer);
+    a->s[st->index] = st;
+    return st;
+}
+
+/* A further SSH connection, off the loop: connecting and logging in take
+ * round trips. It never prompts (ssh.h). */
+static void
+stream_open_work(uv_work_t *w)
+{
+    struct attempt_stream *st = w->data;
+    const struct attempt_env *e = st->a->env;
+    struct ssh_conn_opts so;
+
+    memset(&so, 0, sizeof(so));
+    so.cfg = e->cfg;
+    so.display = e->cli->remote.host;
+    st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
+}
+
+static void
+stream_open_done(uv_work_t *w, int status)
+{
+    struct attempt_stream *st = w->data;
+    struct attempt *a = st->a;
+    char msg[256];
+    int r = st->err;
+
+    (void)status;
+    a->opening--;
+    if (r == 0 && !a->ending && (r = stream_transport(st, msg,
+        sizeof(msg))) == 0 && (r = stream_run(st)) == 0) {
+        output_stream(a->env->out, "added", st->index, a->active,
+            a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+        return;
+    }
+    if (r != 0 && !a->ending)
+        log_info("stream %u: %s", st->index, st->msg[0] ? st->msg :
+            ferry_strerror(r));
+    /* Not to be: no more tries of this attempt. */
+    a->tuned = 1;
+    if (st->has_tp)
+        (void)transport_finish(&st->tp, &st->exit_status, st->msg,
+            sizeof(st->msg));
+    if (st->ssh != NULL)
+        ssh_conn_close(st->ssh);
+    st->ssh = NULL;
+    stream_done(st);
+}
+
+/* Opens one more stream. */
+static void
+attempt_add_stream(struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+    struct attempt_stream *st;
+    char msg[256];
+    int r;
+
+    if ((st = stream_new(a)) == NULL) {
+        a->tuned = 1;
+        return;
+    }
+    st->state = ST_OPENING;
+    if (!e->cli->remote.local && !e->use_cmd) {
+        st->work.data = st;
+        a->opening++;
+        if (uv_queue_work(e->loop, &st->work, stream_open_work,
+            stream_open_done) != 0) {
+            a->opening--;
+            a->tuned = 1;
+            stream_done(st);
+        }
+        return;
+    }
+    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
+        (r = stream_run(st)) == 0) {
+        output_stream(e->out, "added", st->index, a->active,
+            e->streams > 0 ? "as -j asks" : "the rate still rose");
+        return;
+    }
+    log_info("stream %u: %s", st->index, ferry_strerror(r));
+    a->tuned = 1;
+    stream_done(st);
+}
+
+/* 1 if more streams could carry this transfer. */
+static int
+attempt_can_grow(struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+    const struct session *s0 = a->s[0] != NULL ? a->s[0]->sess : NULL;
+
+    return !a->ending && s0 != NULL && session_running(s0) &&
+        (e->x->caps & PROTO_CAP_STREAMS) && (e->plan != NULL ||
+        e->dest != NULL) && a->opening == 0 &&
+        a->next_index < PROTO_MAX_STREAMS;
+}
+
+/*
+ * Chooses the number of streams: -j's, or, by default, one more every
+ * ATTEMPT_TUNE_MS while the rate of data over the wire rose by a tenth in
+ * the last period and enough is left to send.
+ */
+static void
+attempt_tune(struct attempt *a, uint64_t now)
+{
+    const struct attempt_env *e = a->env;
+    struct xfer_stats *st = &e->x->st;
+    uint64_t moved = xfer_get(&st->bytes_moved), total, done;
+    double rate;
+
+    if (!attempt_can_grow(a))
+        return;
+    if (e->streams > 0) {
+        if (a->active < e->streams && !a->tuned)
+            attempt_add_stream(a);
+        return;
+    }
+    if (a->tuned || now < a->tune_at)
+        return;
+    rate = a->tune_at == 0 ? 0 : (double)(moved - a->tune_moved) * 1000.0 /
+        (double)(ATTEMPT_TUNE_MS + now - a->tune_at);
+    total = xfer_get(&st->bytes_total);
+    done = xfer_get(&st->bytes_done);
+    a->tune_at = now + ATTEMPT_TUNE_MS;
+    a->tune_moved = moved;
+    if (rate <= 0)
+        return;  /* nothing measured yet (a scan, a first reply) */
+    if (a->tune_rate > 0 && rate < a->tune_rate * 1.1) {
+        a->tuned = 1;  /* the last one did not pay: stop there */
+        return;
+    }
+    a->tune_rate = rate;
+    if (a->active < ATTEMPT_AUTO_MAX && total > done &&
+        total - done >= ATTEMPT_AUTO_MIN_LEFT)
+        attempt_add_stream(a);
+}
+
+/* 1 if a stream other than k moved data in the last limit ms. */
+static int
+attempt_others_moved(const struct attempt *a, unsigned k, uint64_t now,
+    uint64_t limit)
+{
+    unsigned j;
+
+    for (j = 0; j < a->next_index; j++)
+        if (j != k && a->s[j] != NULL && a->s[j]->state == ST_RUNNING &&
+            now - a->s[j]->seen_ms < limit)
+            return 1;
+    return 0;
+}
+
+/*
+ * Stalls, judged by data moved, not by keepalives. A further stream that
+ * moved nothing for the stall timeout while the others did, and had data
+ * waiting (or is one we receive on), is retired and replaced: the others
+ * were not held up by a slow disk on the far side, this one was. When
+ * nothing moves anywhere for twice that, the link is gone without a word
+ * (or the far side hangs), and the attempt ends so that the run
+ * reconnects.
+ */
+static void
+attempt_watch(struct attempt *a, uint64_t now)
+{
+    const struct attempt_env *e = a->env;
+    uint64_t limit = (uint64_t)e->stall_s * 1000, total = 0, m;
+    unsigned k;
+
+    if (limit == 0)
+        return;
+    for (k = 0; k < a->next_index; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st == NULL || st->state != ST_RUNNING)
+            continue;
+        m = stream_moved(st);
+        total += m;
+        if (m != st->seen) {
+            st->seen = m;
+            st->seen_ms = now;
+        }
+    }
+    for (k = 1; k < a->next_index; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st == NULL || st->state != ST_RUNNING ||
+            now - st->seen_ms < limit ||
+            !attempt_others_moved(a, k, now, limit) ||
+            (st->conn.tx_pending == 0 && e->dest == NULL))
+            continue;
+        st->retired = 1;
+        conn_abort(&st->conn, FERRY_ERR_TIMEOUT);
+        /* A new stream takes its place. */
+        a->tuned = 0;
+        if (e->streams == 0)
+            a->tune_rate = 0;
+    }
+    if (total != a->last_total) {
+        a->last_total = total;
+        a->idle_since = now;
+    } else if (now - a->idle_since >= 2 * limit && a->s[0] != NULL &&
+        a->s[0]->state == ST_RUNNING) {
+        log_info("no data moved for %u s: reconnecting", 2 * e->stall_s);
+        conn_abort(&a->s[0]->conn, FERRY_ERR_TIMEOUT);
+    }
+}
+
+static void
+attempt_tick(uv_timer_t *t)
+{
+    struct attempt *a = t->data;
+    uint64_t now = attempt_now_ms();
+
+    if (a->ending)
+        return;
+    if (a->idle_since == 0)
+        a->idle_since = now;
+    attempt_watch(a, now);
+    attempt_tune(a, now);
+}
+
+/* Stream 0 is gone: the attempt is over, and the other streams end. */
+static void
+attempt_end(struct attempt *a)
+{
+    unsigned k;
+
+    if (a->ending)
+        return;
+    a->ending = 1;
+    a->moving_s = (double)(attempt_now_ms() - a->t0) / 1000.0;
+    uv_timer_stop(&a->tick);
+    for (k = 1; k < a->next_index; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st != NULL && st->state == ST_RUNNING)
+            conn_abort(&st->conn, a->err == 0 ? FERRY_ERR_CLOSED : a->err);
+    }
+}
+
+static void
+attempt_maybe_end(struct attempt *a)
+{
+    unsigned k;
+
+    if (!a->ending)
+        return;
+    for (k = 0; k < a->next_index; k++)
+        if (a->s[k] != NULL && a->s[k]->state != ST_DONE)
+            return;
+    if (!uv_is_closing((uv_handle_t *)&a->tick))
+        uv_close((uv_handle_t *)&a->tick, NULL);
+}
+
+int
+attempt_run(struct attempt *a, const struct attempt_env *env,
+    struct ssh_conn *ssh0, char *msg, size_t msglen)
+{
+    struct attempt_stream *st;
+    int r;
+
+    memset(a, 0, sizeof(*a));
+    a->env = env;
+    a->exit_status = -1;
+    a->t0 = attempt_now_ms();
+    uv_timer_init(env->loop, &a->tick);
+    a->tick.data = a;
+    if ((st = stream_new(a)) == NULL) {
+        uv_close((uv_handle_t *)&a->tick, NULL);
+        return FERRY_ERR_NOMEM;
+    }
+    st->ssh = NULL;  /* stream 0's session is the run's */
+    st->state = ST_OPENING;
+    memset(&st->tp, 0, sizeof(st->tp));
+    st->tp.fd = -1;
+    if (env->cli->remote.local || env->use_cmd) {
+        r = stream_transport(st, msg, msglen);
+    } else {
+        char command[16384];
+
+        if ((r = remote_agent_command(env->agent, command,
+            sizeof(command))) != 0)
+            snprintf(msg, msglen, "%s: agent command too long",
+                env->cli->remote.host);
+        else if ((r = transport_start_ssh(&st->tp, ssh0, command, msg,
+            msglen)) == 0)
+            st->has_tp = 1;
+    }
+    if (r == 0)
+        r = stream_run(st);
+    if (r != 0) {
+        a->ending = 1;
+        stream_done(st);
+        uv_run(env->loop, UV_RUN_NOWAIT);
+        return r;
+    }
+    uv_timer_start(&a->tick, attempt_tick, ATTEMPT_TICK_MS, ATTEMPT_TICK_MS);
+    uv_run(env->loop, UV_RUN_DEFAULT);
+    if (!a->ending) {
+        /* The loop ran dry with stream 0 open: never a success. */
+        attempt_abort(a, FERRY_ERR_CLOSED);
+        uv_run(env->loop, UV_RUN_DEFAULT);
+    }
+    uv_run(env->loop, UV_RUN_NOWAIT);
+    return 0;
+}
+
+void
+attempt_abort(struct attempt *a, int err)
+{
+    unsigned k;
+
+    a->interrupted = err == FERRY_ERR_INTERRUPTED;
+    for (k = 0; k < a->next_index; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st != NULL && st->state == ST_RUNNING)
+            conn_abort(&st->conn, err);
+    }
+}
+
+const struct session *
+attempt_session(const struct attempt *a)
+{
+    return a->s[0] != NULL ? a->s[0]->sess : NULL;
+}
+
+void
+attempt_cleanup(struct attempt *a)
+{
+    unsigned k;
+
+    for (k = 0; k < PROTO_MAX_STREAMS; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st == NULL)
+            continue;
+        session_free(st->sess);
+        sender_free(st->snd);
+        receiver_free(st->rcv);
+        xfree(st);
+        a->s[k] = NULL;
+    }
+}

@@ -1,0 +1,116 @@
+/*
+ * attempt.h: one attempt of a transfer, from the first connection opened
+ * to the last one closed.
+ *
+ * An attempt runs over streams: stream 0 OPENs the transfer and carries
+ * its conversation; further streams JOIN it and carry data. Each stream
+ * is its own transport (with libssh2: its own TCP connection, SSH session
+ * and pump thread, so encryption runs on as many cores as there are), conn,
+ * session and role, and the conns form one group (engine/conn.h).
+ *
+ * How many streams: `-j N` opens N; by default the attempt adds one at a
+ * time, every ATTEMPT_TUNE_MS, while the rate of data over the wire still
+ * rises by a tenth and enough is left to send, up to ATTEMPT_AUTO_MAX.
+ * Streams after the first are opened one at a time (sshd's MaxStartups),
+ * in a worker thread, and never prompt (ssh.h keeps what the first
+ * connection unlocked).
+ *
+ * Stalls are judged by progress, not keepalives: a further stream that
+ * moves nothing for the stall timeout while the others move data (and it
+ * has data waiting, or we receive on it) is retired, its work goes to the
+ * others, and a new one takes its place; when nothing moves on any stream
+ * for twice that, the attempt ends with FERRY_ERR_TIMEOUT, and the run
+ * reconnects.
+ */
+#ifndef FERRY_CLIENT_ATTEMPT_H
+#define FERRY_CLIENT_ATTEMPT_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "../engine/conn.h"
+#include "../engine/dest.h"
+#include "../engine/incoming.h"
+#include "../engine/plan.h"
+#include "../engine/session.h"
+#include "../engine/xfer.h"
+#include "../proto/limits.h"
+#include "cli.h"
+#include "output.h"
+#include "remote.h"
+#include "sshcfg.h"
+#include "transport.h"
+
+#define ATTEMPT_TUNE_MS 2000
+#define ATTEMPT_AUTO_MAX 8
+/* More streams only pay while this much is left to move. */
+#define ATTEMPT_AUTO_MIN_LEFT (64ull << 20)
+#define ATTEMPT_TICK_MS 250
+
+struct ssh_conn;
+
+/* What every attempt of a run borrows. */
+struct attempt_env {
+    const struct cli *cli;
+    uv_loop_t *loop;
+    struct xfer *x;
+    struct output *out;
+    struct session_open so;        /* stream 0's; JOINs copy it */
+    struct plan *plan;             /* a push */
+    struct dest *dest;             /* a pull */
+    struct incoming *in;
+    const char *const *tops;       /* a pull: names asked for (or NULL) */
+    size_t ntops;
+    conn_step_fn *role_step;       /* status and clean: stream 0's role */
+    void *role;
+    struct remote_agent *agent;
+    const struct sshcfg *cfg;      /* for further libssh2 connections */
+    int use_cmd;                   /* the ssh program is the transport */
+    unsigned streams;              /* -j; 0: choose */
+    unsigned stall_s;              /* --stall-timeout; 0: none */
+};
+
+struct attempt_stream;
+
+struct attempt {
+    /* read-only after attempt_run */
+    int err;             /* stream 0's: 0 for a clean finish */
+    int exit_status;     /* of stream 0's remote command, -1 if unknown */
+    int tp_code;         /* stream 0's transport error */
+    char tp_err[256];
+    uint64_t wire_out, wire_in;  /* pipes, and the further streams' SSH */
+    unsigned max_active;         /* most streams at once */
+    double moving_s;             /* time with a connection up */
+    /* private */
+    const struct attempt_env *env;
+    struct attempt_stream *s[PROTO_MAX_STREAMS];
+    unsigned next_index, active, opening, target, tuned;
+    struct conn_group group;
+    uv_timer_t tick;
+    uint64_t t0, tune_at, tune_moved;
+    double tune_rate;
+    uint64_t idle_since, last_total;
+    int ending, interrupted;
+};
+
+/*
+ * Runs an attempt on env->loop until every stream has closed. ssh0 is
+ * stream 0's SSH session when libssh2 is the transport (the run keeps it:
+ * it may upload an agent over it). Returns 0 (the outcome is in a), or an
+ * error with a message if stream 0 could not even start.
+ */
+int attempt_run(struct attempt *a, const struct attempt_env *env,
+    struct ssh_conn *ssh0, char *msg, size_t msglen) FERRY_WUR;
+
+/* Stops the attempt now (a signal): every stream aborts with err. */
+void attempt_abort(struct attempt *a, int err);
+
+/* Stream 0's session (for what the agent said), valid until
+ * attempt_cleanup. */
+const struct session *attempt_session(const struct attempt *a);
+
+/* Frees what attempt_run made. */
+void attempt_cleanup(struct attempt *a);
+
+#endif

@@ -1,0 +1,99 @@
+# Parallel streams over local: agents (each stream its own agent process,
+# handed to the one that opened the transfer). A tree of big and small
+# files with 8 streams, push and pull; one stream's connection cut in the
+# middle (the others finish its work: nothing lost or doubled); one that
+# stalls without closing (retired after --stall-timeout and replaced);
+# Ctrl-C and a re-run with another number of streams. Identical trees at
+# the end of each.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/trees.sh"
+
+mkdir -p "$T/src"
+head -c 48000000 /dev/urandom >"$T/src/big1"
+head -c 20000000 /dev/urandom >"$T/src/big2"
+small_files_tree "$T/src/small" 300
+total=$(find "$T/src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+export FERRY_AGENT_REAL="$AGENT"
+export SLOW_AGENT_RATE=12000000
+slow="$TESTS_DIR/lib/slow_agent.py"
+
+# stream_events FILE: the streams added, retired.
+added() { grep -c '"action":"added"' "$1" || true; }
+retired() { grep -c '"action":"retired"' "$1" || true; }
+
+# 1. Push and pull with 8 streams: all of them carry data.
+expect_rc 0 "$FERRY" push --json -j 8 --agent "$slow" "$T/src/" "local:$T/d1"
+tree_same "$T/src" "$T/d1"
+[ "$(json_field streams)" -eq 8 ] || fail "push used $(json_field streams) streams"
+[ "$(json_field files_sent)" -eq 302 ] || fail "push: files counted wrong"
+[ "$(json_field bytes_literal)" -eq "$total" ] || fail "push: bytes doubled"
+[ "$(added "$T/last.out")" -eq 7 ] || fail "stream events"
+export SLOW_AGENT_DIR=down
+expect_rc 0 "$FERRY" pull --json -j 8 --agent "$slow" "local:$T/src/" "$T/d2"
+tree_same "$T/src" "$T/d2"
+[ "$(json_field streams)" -eq 8 ] || fail "pull used $(json_field streams) streams"
+[ "$(json_field bytes_literal)" -eq "$total" ] || fail "pull: bytes doubled"
+unset SLOW_AGENT_DIR
+
+# 2. One stream's connection cut mid-transfer: retired, the others take
+# its work, no reconnect of the whole transfer.
+export SLOW_AGENT_PIDS="$T/pids3"
+"$FERRY" push --json -j 4 --agent "$slow" "$T/src/" "local:$T/d3" \
+    >"$T/last.out" 2>"$T/last.err" &
+pid=$!
+wait_part_bytes "$T/d3" 8000000
+for _ in $(seq 1 100); do
+    [ "$(wc -l <"$T/pids3")" -ge 3 ] && break
+    sleep 0.05
+done
+kill -9 "$(sed -n 2p "$T/pids3")"
+wait $pid || { cat "$T/last.err"; fail "cut stream: exit $?"; }
+tree_same "$T/src" "$T/d3"
+[ "$(retired "$T/last.out")" -ge 1 ] || fail "no stream retired"
+grep -q '"event":"retry"' "$T/last.out" && fail "the whole transfer reconnected"
+[ "$(json_field bytes_payload)" -eq "$total" ] || fail "cut: payload"
+
+# 3. One stream stalls without closing (its pipe frozen): retired after
+# the stall timeout, replaced, and the transfer completes.
+export SLOW_AGENT_PIDS="$T/pids4"
+"$FERRY" push --json -j 3 --stall-timeout 2s --agent "$slow" "$T/src/" \
+    "local:$T/d4" >"$T/last.out" 2>"$T/last.err" &
+pid=$!
+wait_part_bytes "$T/d4" 8000000
+for _ in $(seq 1 100); do
+    [ "$(wc -l <"$T/pids4")" -ge 2 ] && break
+    sleep 0.05
+done
+frozen=$(sed -n 2p "$T/pids4")
+kill -STOP "$frozen"
+thaw() { kill -CONT "$frozen" 2>/dev/null || true; }
+at_exit thaw
+set +e
+timeout 60 tail --pid=$pid -f /dev/null
+wait $pid
+rc=$?
+set -e
+thaw
+[ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "stalled stream: exit $rc"; }
+tree_same "$T/src" "$T/d4"
+grep -q '"why":"it stalled"' "$T/last.out" || fail "no stall was seen"
+unset SLOW_AGENT_PIDS
+
+# 4. Ctrl-C with 4 streams, then the same transfer with 2: resumed, the
+# same tree.
+"$FERRY" push -j 4 --agent "$slow" "$T/src/" "local:$T/d5" 2>/dev/null &
+pid=$!
+wait_part_bytes "$T/d5" 20000000
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[ "$rc" -eq 130 ] || fail "Ctrl-C: exit $rc"
+expect_rc 0 "$FERRY" push --json -j 2 "$T/src/" "local:$T/d5"
+tree_same "$T/src" "$T/d5"
+[ "$(json_field resumed_bytes)" -gt 0 ] || fail "nothing resumed"
+payload=$(json_field bytes_payload)
+sum=$(( $(json_field bytes_literal) + $(json_field resumed_bytes) +
+    $(json_field bytes_sparse) + $(json_field bytes_matched) ))
+[ "$sum" -eq "$payload" ] || fail "counters: $sum != $payload"
