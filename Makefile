@@ -4,7 +4,8 @@ VARIANT ?= release
 CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
-	rsync zstd time python3 iproute2 procps openssl util-linux
+	rsync zstd time python3 iproute2 procps openssl util-linux \
+	libarchive-tools
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)

@@ -14,6 +14,7 @@
 
 #include <uv.h>
 
+#include "../common/buf.h"
 #include "../engine/xfer.h"
 
 struct output {
@@ -65,5 +66,15 @@ struct output_summary {
 };
 
 void output_summary(struct output *o, const struct output_summary *s);
+
+/*
+ * Other commands' events (pack, unpack): a JSON object built in b (from
+ * buf_init), one field at a time; output_json_end prints it as one line
+ * on stdout when every step went well (r: the first error) and frees b.
+ */
+int output_json_begin(struct buf *b, const char *event);
+int output_json_str(struct buf *b, const char *key, const char *val);
+int output_json_num(struct buf *b, const char *key, uint64_t val);
+void output_json_end(struct output *o, struct buf *b, int r);
 
 #endif

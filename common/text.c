@@ -34,6 +34,20 @@ text_utf8_len(const unsigned char *s, size_t len)
     return n;
 }
 
+int
+text_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, n;
+
+    while (i < len) {
+        if ((n = text_utf8_len(u + i, len - i)) == 0)
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
 char *
 text_escape(const char *s, size_t len, char *out, size_t outlen)
 {
