@@ -18,12 +18,12 @@
  *    outside, or are not data); setuid and setgid bits are dropped;
  *  - files are written under DEST/.ferry-unpack.<pid>.<n>/ (0700) and
  *    renamed into place in batches (512 files or 256 MiB, and at the end
- *    of each volume) after a syncfs, then synced again, as engine/dest.c
- *    commits transfers: a file under its final name is complete and
- *    durable. Symlinks are renamed into place at once, so the members
- *    after them see them. Directories get their mode and mtime once the
- *    reader has left them (members come depth first) and their files are
- *    committed.
+ *    of each volume) between two syncfs calls (volstage.h), as
+ *    engine/dest.c commits transfers: a file under its final name is
+ *    complete and durable. Symlinks are renamed into place at once, so
+ *    the members after them see them. Directories get their mode and
+ *    mtime once the reader has left them (members come depth first) and
+ *    their files are committed.
  *
  * With a manifest (opts.manifest), every member is checked against the
  * next record the caller's next_record hook gives (type, path, size,
@@ -48,11 +48,6 @@
 #include "../common/err.h"
 #include "../proto/tar.h"
 #include "../proto/vmanifest.h"
-
-/* Commit staged files once this many wait (as engine/dest.c does). */
-#define VOLR_BATCH_FILES 512u
-#define VOLR_BATCH_BYTES (256u << 20)
-#define VOLR_STAGE_PREFIX ".ferry-unpack."
 
 enum volr_kind {
     VOLR_OK = 0,
