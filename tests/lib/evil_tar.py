@@ -74,9 +74,22 @@ def size_too_large():
 
 def main():
     kind, out = sys.argv[1], sys.argv[2]
-    data = build(kind)
+    base = kind in ("truncated", "corrupt-zstd")
+    data = build("dotferry" if base else kind)
+    if base:
+        # A sound archive, damaged after compression.
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w") as t:
+            member(t, "a.bin", bytes(range(256)) * 4000)
+        data = raw.getvalue()
     z = subprocess.run(["zstd", "-q", "-c"], input=data, check=True,
                        stdout=subprocess.PIPE).stdout
+    if kind == "truncated":
+        z = z[:len(z) // 2]
+    elif kind == "corrupt-zstd":
+        z = bytearray(z)
+        z[len(z) // 2] ^= 0x40
+        z = bytes(z)
     with open(out, "wb") as f:
         f.write(z)
 
