@@ -118,7 +118,7 @@ cli_size(const char *s, uint32_t *out)
     return 0;
 }
 
-static int FERRY_PRINTF(1, 2)
+int
 cli_fail(const char *fmt, ...)
 {
     va_list ap;

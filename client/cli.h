@@ -70,6 +70,9 @@ struct cli {
  */
 int cli_parse(struct cli *c, int argc, char **argv) FERRY_WUR;
 void cli_cleanup(struct cli *c);
+/* Prints "ferry: <message> (see ferry --help)" on stderr; returns
+ * FERRY_ERR_USAGE. */
+int cli_fail(const char *fmt, ...) FERRY_PRINTF(1, 2);
 void cli_usage(FILE *f);
 
 /* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".

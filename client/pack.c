@@ -122,6 +122,9 @@ pack_vol_write(void *ctx, const void *b, size_t n)
     struct pack *p = ctx;
     int r;
 
+    /* Checked here too: one large file is many writes. */
+    if (pack_interrupted)
+        return FERRY_ERR_INTERRUPTED;
     if ((r = fsx_write_all(p->vfd, b, n)) != 0 ||
         (r = digest_sha256_update(p->vsha, b, n)) != 0)
         return pack_sink_fail(p, r, p->tmp);
@@ -248,6 +251,21 @@ pack_notice(void *ctx, int code, const char *path, const char *text)
     return 0;
 }
 
+/* 1 if what follows a set's name in a SHA256SUMS line ("rest", with its
+ * newline) names one of its files: ".manifest" or ".NNNNN.tar.zst". */
+static int
+pack_ours(const char *rest)
+{
+    size_t n = strcspn(rest, "\r\n");
+
+    if (n == sizeof(VOLUME_MANIFEST_SUFFIX) - 1 &&
+        memcmp(rest, VOLUME_MANIFEST_SUFFIX, n) == 0)
+        return 1;
+    return n == 6 + sizeof(VOLUME_SUFFIX) - 1 && rest[0] == '.' &&
+        strspn(rest + 1, "0123456789") == 5 &&
+        memcmp(rest + 6, VOLUME_SUFFIX, sizeof(VOLUME_SUFFIX) - 1) == 0;
+}
+
 /* SHA256SUMS: the lines of other names that were there, then ours. */
 static int
 pack_sums(struct pack *p)
@@ -267,7 +285,7 @@ pack_sums(struct pack *p)
             /* "HASH  NAME" or "HASH *NAME": drop this set's names. */
             const char *fn = strlen(line) > 66 ? line + 66 : "";
 
-            if (strncmp(fn, p->name, nlen) == 0 && fn[nlen] == '.')
+            if (strncmp(fn, p->name, nlen) == 0 && pack_ours(fn + nlen))
                 continue;
             r = buf_put(&b, line, strlen(line));
         }
@@ -380,9 +398,11 @@ pack_run(struct pack *p)
         pack_sink_fail(p, p->mfd, mtmp);
         return EXIT_DEST;
     }
-    if ((p->msha = digest_sha256_new()) == NULL)
-        return EXIT_DEST;
     memset(&vo, 0, sizeof(vo));
+    if ((p->msha = digest_sha256_new()) == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto fail;
+    }
     vo.name = p->name;
     vo.volume_size = p->a->volume_size;
     if ((r = volw_new(&vo, &sink, &p->w)) != 0)

@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "../common/alloc.h"
 #include "../common/text.h"
 #include "../engine/volume.h"
+#include "cli.h"
 
 volatile int pack_interrupted;
 
@@ -76,19 +76,6 @@ pack_name_ok(const char *name)
     return 0;
 }
 
-static int FERRY_PRINTF(1, 2)
-pack_usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "ferry: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see ferry --help)\n");
-    return FERRY_ERR_USAGE;
-}
-
 /* The value of "--opt V" or "--opt=V". */
 static const char *
 pack_value(int argc, char **argv, int *i, const char *opt)
@@ -138,19 +125,19 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
             if (pack_size(v, &a->volume_size) != 0 ||
                 a->volume_size < VOLUME_MIN_SIZE) {
                 pack_args_cleanup(a);
-                return pack_usage_fail("--volume-size %s: want a size of "
+                return cli_fail("--volume-size %s: want a size of "
                     "at least 64K, such as 500M or 2G", v);
             }
         } else {
             pack_args_cleanup(a);
-            return pack_usage_fail("%s: unknown option '%s' (or it "
+            return cli_fail("%s: unknown option '%s' (or it "
                 "needs a value)", argv[1], s);
         }
     }
     return 0;
 bad_name:
     pack_args_cleanup(a);
-    return pack_usage_fail("--name %s: want a plain file name (no '/', "
+    return cli_fail("--name %s: want a plain file name (no '/', "
         "not starting with '.')", v);
 }
 

@@ -108,7 +108,11 @@ tar_pax_put(struct buf *x, const struct tar_entry *e, const char *path,
     size_t cut;
     int r = 0, n;
 
-    if (!text_utf8_valid(path, plen) || !text_utf8_valid(e->link, e->link_len) ||
+    /* pax names are UTF-8 unless the header says hdrcharset=BINARY;
+     * names that fit ustar stay there, where readers take them as bytes
+     * (bsdtar converts pax names through the locale). */
+    if (!text_utf8_valid(path, plen) ||
+        !text_utf8_valid(e->link, e->link_len) ||
         (e->is_piece && !text_utf8_valid(e->piece.path, e->piece.path_len)))
         r = tar_pax_rec(x, "hdrcharset", "BINARY", 6);
     if (r == 0 && tar_split(path, plen, &cut) != 0)

@@ -90,6 +90,17 @@ mem_init(struct mem *m, uint64_t limit)
     m->limit = limit;
 }
 
+/* A writer into m. */
+static struct volw *
+mem_writer(struct mem *m, const struct volw_opts *o)
+{
+    struct volw_sink s = { mem_open, mem_write, mem_close, mem_record, m };
+    struct volw *w;
+
+    CHECK_OK(volw_new(o, &s, &w));
+    return w;
+}
+
 static void
 mem_cleanup(struct mem *m)
 {
@@ -196,7 +207,6 @@ TEST(volume_roundtrip)
     struct volw_opts o = { "t", vs, 64u << 10 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64];
-    struct volw_sink s;
     struct volw_totals t;
     struct volw *w;
     struct mem m;
@@ -207,8 +217,7 @@ TEST(volume_roundtrip)
 
     check_tmpdir(src);
     mem_init(&m, vs);
-    s = (struct volw_sink){ mem_open, mem_write, mem_close, mem_record, &m };
-    CHECK_OK(volw_new(&o, &s, &w));
+    w = mem_writer(&m, &o);
     vol_add(w, TAR_DIR, "d", -1, 0, NULL);
     vol_add(w, TAR_FILE, "d/small", vol_file(src, "small", 1000, 1), 1000,
         NULL);
@@ -387,7 +396,6 @@ TEST(volume_manifest_mismatch)
 {
     struct volw_opts o = { "t", 1u << 20, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
-    struct volw_sink s;
     struct volw *w;
     struct mem m;
     const char *text;
@@ -398,9 +406,7 @@ TEST(volume_manifest_mismatch)
     for (pass = 0; pass < 4; pass++) {
         check_note("pass %d", pass);
         mem_init(&m, UINT64_MAX);
-        s = (struct volw_sink){ mem_open, mem_write, mem_close, mem_record,
-            &m };
-        CHECK_OK(volw_new(&o, &s, &w));
+        w = mem_writer(&m, &o);
         vol_add(w, TAR_FILE, "a", vol_file(src, "a", 5000, 7), 5000, NULL);
         vol_add(w, TAR_FILE, "b", vol_file(src, "b", 10, 8), 10, NULL);
         CHECK_OK(volw_finish(w));
@@ -430,7 +436,6 @@ TEST(volume_damaged)
 {
     struct volw_opts o = { "t", 1u << 20, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
-    struct volw_sink s;
     struct volw *w;
     struct mem m;
     const char *text;
@@ -438,8 +443,7 @@ TEST(volume_damaged)
 
     check_tmpdir(src);
     mem_init(&m, UINT64_MAX);
-    s = (struct volw_sink){ mem_open, mem_write, mem_close, mem_record, &m };
-    CHECK_OK(volw_new(&o, &s, &w));
+    w = mem_writer(&m, &o);
     vol_add(w, TAR_FILE, "a", vol_file(src, "a", 300000, 9), 300000, NULL);
     CHECK_OK(volw_finish(w));
     volw_free(w);
