@@ -227,9 +227,10 @@ pack_summary(struct output *o, const struct pack_summary *s)
     }
     if (o->quiet || s->error != NULL)
         return;
-    output_note(o, "%s %" PRIu64 " files (%s) %s %" PRIu32 " volumes (%s) "
-        "in %.1f s", s->verb, s->files,
+    output_note(o, "%s %" PRIu64 " file%s (%s) %s %" PRIu32 " volume%s "
+        "(%s) in %.1f s", s->verb, s->files, s->files == 1 ? "" : "s",
         text_bytes((double)s->bytes, a, sizeof(a)),
         strcmp(s->verb, "packed") == 0 ? "into" : "from", s->volumes,
+        s->volumes == 1 ? "" : "s",
         text_bytes((double)s->compressed, c, sizeof(c)), s->elapsed);
 }

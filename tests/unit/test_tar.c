@@ -96,12 +96,13 @@ tar_name_of(char c, size_t n)
 TEST(tar_roundtrip)
 {
     char *n100 = tar_name_of('n', 100), *long_name = tar_name_of('l', 300);
+    char *pre = tar_name_of('p', 155);
     char p155[400], deep[600];
     struct got g, g1;
     struct buf b;
     size_t i;
 
-    snprintf(p155, sizeof(p155), "%s/%s", tar_name_of('p', 155), n100);
+    snprintf(p155, sizeof(p155), "%s/%s", pre, n100);
     snprintf(deep, sizeof(deep), "a/%s/%s", long_name, n100);
     buf_init(&b, 1 << 24);
     tar_put(&b, TAR_DIR, "dir", "", 0, 1700000000, 0);
@@ -135,6 +136,7 @@ TEST(tar_roundtrip)
     buf_cleanup(&b);
     free(n100);
     free(long_name);
+    free(pre);
 }
 
 TEST(tar_piece_header)

@@ -149,6 +149,7 @@ static enum volr_kind
 mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
     const char **text)
 {
+    static char last[1024];
     struct volr_hooks h = { mem_next, NULL, m };
     struct volr_opts o = { manifest, 0 };
     struct vman_rec head;
@@ -182,6 +183,9 @@ mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
         r = volr_finish(v);
     k = volr_error(v, text);
     CHECK(r == 0 ? k == VOLR_OK : k != VOLR_OK);
+    /* The reader's text goes with it: keep a copy. */
+    snprintf(last, sizeof(last), "%s", *text != NULL ? *text : "");
+    *text = last;
     volr_free(v);
     close(fd);
     return k;
