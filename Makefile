@@ -4,7 +4,8 @@ VARIANT ?= release
 CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
-	rsync zstd time python3 iproute2 procps openssl util-linux
+	rsync zstd time python3 iproute2 procps openssl util-linux \
+	libarchive-tools
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -166,15 +167,16 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg journal
+FUZZ_TARGETS := frame msg journal tar
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c
+FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c \
+	tests/fuzz/fuzz_archive.c
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # The replay drivers and the corpus generator use the variant's compiler.
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
-	tests/fuzz/fuzz_common.c)
+	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
 
 .PHONY: fuzz-replay fuzz-corpus

@@ -17,6 +17,8 @@ cli_usage(FILE *f)
 "       ferry pull [options] [user@]host:SRC... DEST\n"
 "       ferry status [options] [[user@]host:]DEST   unfinished transfers\n"
 "       ferry clean [options] [[user@]host:]DEST    remove them\n"
+"       ferry pack [--volume-size SIZE] [--name NAME] SRC... OUTDIR\n"
+"       ferry unpack [--name NAME] OUTDIR DEST   volumes: see README\n"
 "       ferry --version\n"
 "\n"
 "Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"

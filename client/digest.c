@@ -10,38 +10,54 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "../common/alloc.h"
+
+struct digest_sha256 {
+    EVP_MD_CTX *ctx;
+};
+
+struct digest_sha256 *
+digest_sha256_new(void)
+{
+    struct digest_sha256 *d = xcalloc(1, sizeof(*d));
+
+    if (d == NULL)
+        return NULL;
+    if ((d->ctx = EVP_MD_CTX_new()) == NULL ||
+        EVP_DigestInit_ex(d->ctx, EVP_sha256(), NULL) != 1) {
+        digest_sha256_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void
+digest_sha256_free(struct digest_sha256 *d)
+{
+    if (d == NULL)
+        return;
+    EVP_MD_CTX_free(d->ctx);
+    xfree(d);
+}
+
 int
-digest_sha256_file(const char *path, char out[65])
+digest_sha256_update(struct digest_sha256 *d, const void *p, size_t n)
+{
+    return EVP_DigestUpdate(d->ctx, p, n) == 1 ? 0 : FERRY_ERR_UNSUPPORTED;
+}
+
+int
+digest_sha256_final(struct digest_sha256 *d, char out[65])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE], buf[1 << 16];
+    unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0, i;
-    EVP_MD_CTX *ctx;
-    ssize_t n;
-    int fd, r = 0;
+    int r = 0;
 
     out[0] = '\0';
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -errno;
-    if ((ctx = EVP_MD_CTX_new()) == NULL) {
-        close(fd);
-        return FERRY_ERR_NOMEM;
-    }
-    if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+    if (EVP_DigestFinal_ex(d->ctx, md, &mdlen) != 1)
         r = FERRY_ERR_UNSUPPORTED;
-    while (r == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            r = -errno;
-        } else if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
-            r = FERRY_ERR_UNSUPPORTED;
-        }
-    }
-    if (r == 0 && EVP_DigestFinal_ex(ctx, md, &mdlen) != 1)
-        r = FERRY_ERR_UNSUPPORTED;
-    EVP_MD_CTX_free(ctx);
-    close(fd);
+    digest_sha256_free(d);
     if (r != 0)
         return r;
     for (i = 0; i < mdlen && i < 32; i++) {
@@ -50,6 +66,38 @@ digest_sha256_file(const char *path, char out[65])
     }
     out[2 * i] = '\0';
     return 0;
+}
+
+int
+digest_sha256_file(const char *path, char out[65])
+{
+    unsigned char buf[1 << 16];
+    struct digest_sha256 *d;
+    ssize_t n;
+    int fd, r = 0;
+
+    out[0] = '\0';
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    if ((d = digest_sha256_new()) == NULL) {
+        close(fd);
+        return FERRY_ERR_NOMEM;
+    }
+    while (r == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+        } else {
+            r = digest_sha256_update(d, buf, (size_t)n);
+        }
+    }
+    close(fd);
+    if (r != 0) {
+        digest_sha256_free(d);
+        return r;
+    }
+    return digest_sha256_final(d, out);
 }
 
 int

@@ -11,6 +11,17 @@
 
 #include "../common/err.h"
 
+/* SHA-256 fed in pieces (volumes as they are written); NULL on
+ * allocation failure. digest_sha256_final writes lowercase hex into
+ * out[65] and frees d. */
+struct digest_sha256;
+
+struct digest_sha256 *digest_sha256_new(void);
+int digest_sha256_update(struct digest_sha256 *d, const void *p,
+    size_t n) FERRY_WUR;
+int digest_sha256_final(struct digest_sha256 *d, char out[65]) FERRY_WUR;
+void digest_sha256_free(struct digest_sha256 *d);
+
 /* Lowercase hex SHA-256 of the file at path into out[65]. */
 int digest_sha256_file(const char *path, char out[65]) FERRY_WUR;
 

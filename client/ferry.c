@@ -31,28 +31,17 @@
 #include "../proto/msg.h"
 #include "attempt.h"
 #include "cli.h"
+#include "exitcode.h"
 #include "output.h"
+#include "pack.h"
 #include "remote.h"
 #include "retry.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
 #include "transport.h"
+#include "unpack.h"
 
-/* Exit statuses: keep in step with README.md. */
-enum {
-    EXIT_OK = 0,
-    EXIT_USAGE = 1,
-    EXIT_SOURCE = 2,
-    EXIT_DEST = 3,
-    EXIT_PROTOCOL = 4,
-    EXIT_CONNECT = 5,
-    EXIT_AUTH = 6,
-    EXIT_HOSTKEY = 7,
-    EXIT_AGENT = 8,
-    EXIT_INTEGRITY = 9,
-    EXIT_INTERRUPTED = 130
-};
 
 struct run {
     struct cli *cli;
@@ -754,6 +743,11 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Local commands with options of their own (pack.h, unpack.h). */
+    if (argc >= 2 && strcmp(argv[1], "pack") == 0)
+        return pack_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
+        return unpack_main(argc, argv);
     if ((r = cli_parse(&cli, argc, argv)) != 0) {
         if (r == FERRY_ERR_NOMEM)
             snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));

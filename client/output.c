@@ -682,3 +682,27 @@ output_summary(struct output *o, const struct output_summary *s)
         rate);
     pthread_mutex_unlock(&o->lock);
 }
+
+int
+output_json_begin(struct buf *b, const char *event)
+{
+    return json_begin(b, event);
+}
+
+int
+output_json_str(struct buf *b, const char *key, const char *val)
+{
+    return json_kv_str(b, key, val);
+}
+
+int
+output_json_num(struct buf *b, const char *key, uint64_t val)
+{
+    return json_kv_num(b, key, val);
+}
+
+void
+output_json_end(struct output *o, struct buf *b, int r)
+{
+    output_json_emit(o, b, r);
+}

@@ -16,6 +16,7 @@
 
 #include <uv.h>
 
+#include "../common/buf.h"
 #include "../engine/xfer.h"
 
 #define OUTPUT_NAME_MAX 4096
@@ -125,5 +126,15 @@ struct output_progress {
 
 char *output_progress_line(const struct output_progress *p, size_t cols,
     char *out, size_t outlen);
+
+/*
+ * Other commands' events (pack, unpack): a JSON object built in b (from
+ * buf_init), one field at a time; output_json_end prints it as one line
+ * on stdout when every step went well (r: the first error) and frees b.
+ */
+int output_json_begin(struct buf *b, const char *event);
+int output_json_str(struct buf *b, const char *key, const char *val);
+int output_json_num(struct buf *b, const char *key, uint64_t val);
+void output_json_end(struct output *o, struct buf *b, int r);
 
 #endif

@@ -179,6 +179,21 @@ text_escape_flags(const char *s, size_t len, int flags, char *out,
     return out;
 }
 
+int
+text_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, n;
+    uint32_t cp;
+
+    while (i < len) {
+        if ((n = text_utf8_decode(u + i, len - i, &cp)) == 0)
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
 char *
 text_escape(const char *s, size_t len, char *out, size_t outlen)
 {

@@ -53,6 +53,10 @@ size_t text_escape_width(const char *s, size_t len);
  * string). */
 int text_json_string(struct buf *b, const char *s, size_t len) FERRY_WUR;
 
+/* 1 if the len bytes at s are valid UTF-8 (no overlong forms, no
+ * surrogates), so that text_json_string gives them back unchanged. */
+int text_utf8_valid(const char *s, size_t len);
+
 /* Formats a byte count as "1.23 GiB" into out. Returns out. */
 char *text_bytes(double bytes, char *out, size_t outlen);
 

@@ -70,12 +70,6 @@ manifest_notice(struct manifest *m, int code, const char *path,
     return 0;
 }
 
-static int
-manifest_notice_r(struct manifest *m, int r, const char *path)
-{
-    return manifest_notice(m, r, path, ferry_strerror(r));
-}
-
 static char *
 path_join(const char *a, const char *b)
 {
@@ -92,34 +86,16 @@ path_join(const char *a, const char *b)
     return p;
 }
 
-/* Adds an entry for local path `local` named `rel` on the wire, from its
- * lstat result. Symlink targets are read here. */
+/* Appends an entry the walk found. */
 static int
-manifest_add(struct manifest *m, const char *rel, const char *local,
-    const struct stat *st, int *added)
+manifest_add(void *ctx, const char *rel, const char *local,
+    const struct stat *st, const char *target)
 {
+    struct manifest *m = ctx;
     struct mentry *e;
-    char linkbuf[PROTO_MAX_LINK + 1];
-    ssize_t n = 0;
 
-    *added = 0;
     if (m->n >= MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_TOO_LARGE;
-    if (fsx_path_check(rel, strlen(rel)) != 0)
-        return manifest_notice(m, FERRY_ERR_BAD_PATH, local,
-            "name cannot be sent (too long or invalid)");
-    if (S_ISLNK(st->st_mode)) {
-        n = readlink(local, linkbuf, sizeof(linkbuf));
-        if (n < 0)
-            return manifest_notice_r(m, -errno, local);
-        if (n == 0 || (size_t)n > PROTO_MAX_LINK)
-            return manifest_notice(m, FERRY_ERR_TOO_LARGE, local,
-                "symlink target too long");
-        linkbuf[n] = '\0';
-    } else if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
-        return manifest_notice(m, 0, local,
-            "skipping: not a regular file, directory or symlink");
-    }
     if (m->n == m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 64;
         struct mentry *nv = xrealloc(m->v, ncap * sizeof(*nv));
@@ -133,9 +109,9 @@ manifest_add(struct manifest *m, const char *rel, const char *local,
     memset(e, 0, sizeof(*e));
     e->rel = xstrdup(rel);
     e->local = xstrdup(local);
-    e->target = S_ISLNK(st->st_mode) ? xstrndup(linkbuf, (size_t)n) : NULL;
+    e->target = target != NULL ? xstrdup(target) : NULL;
     if (e->rel == NULL || e->local == NULL ||
-        (S_ISLNK(st->st_mode) && e->target == NULL)) {
+        (target != NULL && e->target == NULL)) {
         xfree(e->rel);
         xfree(e->local);
         xfree(e->target);
@@ -152,8 +128,47 @@ manifest_add(struct manifest *m, const char *rel, const char *local,
         m->files++;
         m->bytes += e->size;
     }
-    *added = 1;
     return 0;
+}
+
+static int
+walk_notice(const struct manifest_walker *w, int code, const char *path,
+    const char *text)
+{
+    return w->notice(w->ctx, code, path, text);
+}
+
+/* Hands the entry at local (named rel, lstat result st) to the walker,
+ * unless it cannot be sent: then a notice. *added says which. */
+static int
+walk_entry(const struct manifest_walker *w, const char *rel,
+    const char *local, const struct stat *st, int *added)
+{
+    char linkbuf[PROTO_MAX_LINK + 1];
+    ssize_t n = 0;
+    int r;
+
+    *added = 0;
+    if (fsx_path_check(rel, strlen(rel)) != 0)
+        return walk_notice(w, FERRY_ERR_BAD_PATH, local,
+            "name cannot be sent (too long or invalid)");
+    if (S_ISLNK(st->st_mode)) {
+        n = readlink(local, linkbuf, sizeof(linkbuf));
+        if (n < 0)
+            return walk_notice(w, -errno, local, ferry_strerror(-errno));
+        if (n == 0 || (size_t)n > PROTO_MAX_LINK)
+            return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
+                "symlink target too long");
+        linkbuf[n] = '\0';
+    } else if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
+        return walk_notice(w, 0, local,
+            "skipping: not a regular file, directory or symlink");
+    }
+    r = w->entry(w->ctx, rel, local, st, S_ISLNK(st->st_mode) ? linkbuf :
+        NULL);
+    *added = r == 0;
+    /* 1: the walker wants this directory's contents left out. */
+    return r == 1 ? 0 : r;
 }
 
 static int
@@ -227,19 +242,20 @@ is_state_dir(const char *local)
 }
 
 static int
-scan_dir(struct manifest *m, const char *rel, const char *local, int depth)
+walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
+    int depth)
 {
     char **names = NULL;
     size_t n = 0, i;
     int r;
 
     if (depth > 1000)
-        return manifest_notice(m, FERRY_ERR_TOO_LARGE, local,
+        return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
             "directory tree too deep");
     if ((r = list_dir(local, &names, &n)) != 0) {
         if (r == FERRY_ERR_NOMEM)
             return r;
-        return manifest_notice_r(m, r, local);
+        return walk_notice(w, r, local, ferry_strerror(r));
     }
     for (i = 0; i < n && r == 0; i++) {
         char *crel = path_join(rel, names[i]);
@@ -252,13 +268,14 @@ scan_dir(struct manifest *m, const char *rel, const char *local, int depth)
         } else if (lstat(cloc, &st) != 0) {
             /* Vanished between readdir and lstat: rsync calls this a
              * vanished file; it is a warning, not a failure. */
-            r = errno == ENOENT ? 0 : manifest_notice_r(m, -errno, cloc);
+            r = errno == ENOENT ? 0 : walk_notice(w, -errno, cloc,
+                ferry_strerror(-errno));
         } else if (S_ISDIR(st.st_mode) && depth == 0 &&
             strcmp(names[i], MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
             r = 0;
-        } else if ((r = manifest_add(m, crel, cloc, &st, &added)) == 0 &&
+        } else if ((r = walk_entry(w, crel, cloc, &st, &added)) == 0 &&
             added && S_ISDIR(st.st_mode)) {
-            r = scan_dir(m, crel, cloc, depth + 1);
+            r = walk_dir(w, crel, cloc, depth + 1);
         }
         xfree(crel);
         xfree(cloc);
@@ -295,7 +312,7 @@ manifest_source(const char *src, char **local, int *contents)
 }
 
 int
-manifest_scan(struct manifest *m, const char *src)
+manifest_walk(const char *src, const struct manifest_walker *w)
 {
     char *dir = NULL, *base = NULL, *local = NULL;
     struct stat st;
@@ -304,34 +321,62 @@ manifest_scan(struct manifest *m, const char *src)
     if ((r = manifest_source(src, &local, &contents)) != 0)
         return r;
     if (lstat(local, &st) != 0) {
-        r = manifest_notice_r(m, -errno, src);
+        r = walk_notice(w, -errno, src, ferry_strerror(-errno));
         goto out;
     }
     if (contents && S_ISLNK(st.st_mode)) {
         /* "link/" names the directory the link points to, as in rsync. */
         if (stat(local, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            r = manifest_notice_r(m, -ENOTDIR, src);
+            r = walk_notice(w, -ENOTDIR, src, ferry_strerror(-ENOTDIR));
             goto out;
         }
     }
     if (contents && S_ISDIR(st.st_mode)) {
-        r = scan_dir(m, "", local, 0);
-        m->ntop++;
-        m->contents = 1;
+        r = walk_dir(w, "", local, 0);
         goto out;
     }
     if ((r = fsx_split(local, &dir, &base)) != 0)
         goto out;
-    if ((r = manifest_add(m, base, local, &st, &added)) != 0 || !added)
+    if ((r = walk_entry(w, base, local, &st, &added)) != 0 || !added)
         goto out;
-    m->ntop++;
     if (S_ISDIR(st.st_mode))
-        r = scan_dir(m, base, local, 0);
+        r = walk_dir(w, base, local, 0);
 out:
     xfree(dir);
     xfree(base);
     xfree(local);
     return r;
+}
+
+static int
+manifest_walk_notice(void *ctx, int code, const char *path, const char *text)
+{
+    return manifest_notice(ctx, code, path, text);
+}
+
+int
+manifest_scan(struct manifest *m, const char *src)
+{
+    struct manifest_walker w = { manifest_add, manifest_walk_notice, m };
+    size_t before = m->n;
+    char *local = NULL;
+    struct stat st;
+    int r, contents;
+
+    if ((r = manifest_walk(src, &w)) != 0)
+        return r;
+    /* A directory's contents count as one top-level source; otherwise
+     * the source is a top-level entry if it could be sent. */
+    if ((r = manifest_source(src, &local, &contents)) != 0)
+        return r;
+    if (contents && stat(local, &st) == 0 && S_ISDIR(st.st_mode)) {
+        m->ntop++;
+        m->contents = 1;
+    } else if (m->n > before) {
+        m->ntop++;
+    }
+    xfree(local);
+    return 0;
 }
 
 int

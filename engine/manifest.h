@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../common/err.h"
 #include "../common/hash.h"
@@ -59,6 +60,25 @@ void manifest_cleanup(struct manifest *m);
  * failure or a tree over the limits (FERRY_ERR_TOO_LARGE).
  */
 int manifest_scan(struct manifest *m, const char *src) FERRY_WUR;
+
+/*
+ * A walk of one source, entry by entry, in the order manifest_scan lists
+ * them, without keeping them: memory is one directory's names per level
+ * being walked. entry gets each entry that can be sent (rel its name, local
+ * where to read it, st its lstat, target a symlink's target or NULL) and
+ * returns 0 to go on, 1 to leave a directory's contents out, or an error
+ * that ends the walk. notice gets what cannot be sent (unreadable, other
+ * file types: code 0 for a warning) and returns 0 to go on.
+ */
+struct manifest_walker {
+    int (*entry)(void *ctx, const char *rel, const char *local,
+        const struct stat *st, const char *target);
+    int (*notice)(void *ctx, int code, const char *path, const char *text);
+    void *ctx;
+};
+
+int manifest_walk(const char *src, const struct manifest_walker *w)
+    FERRY_WUR;
 
 /*
  * Applies the trailing-slash rule to a source as written: *local is the

@@ -785,6 +785,7 @@ const struct fuzz_target fuzz_targets[] = {
     { "frame", fuzz_frame_one },
     { "msg", fuzz_msg_one },
     { "journal", fuzz_journal_one },
+    { "tar", fuzz_tar_one },
     { NULL, NULL },
 };
 

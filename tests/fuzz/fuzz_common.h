@@ -65,6 +65,19 @@ int fuzz_msg_one(const uint8_t *p, size_t n);
 const char *fuzz_journal(const uint8_t *p, size_t n, int *rc);
 int fuzz_journal_one(const uint8_t *p, size_t n);
 
+/*
+ * Checks what proto/tar.h promises for (p, n) as an uncompressed tar
+ * stream (fuzz_archive.c): every event within bounds (names
+ * NUL-terminated and at most TAR_MAX_NAME, data inside its entry and
+ * inside the input, no data for non-files, pieces within their file),
+ * every error with a reason, and the same events and result when the
+ * stream is fed 7 bytes at a time as when fed at once. *rc gets the
+ * reader's error or tar_rd_finish's result. Returns NULL if all holds.
+ * fuzz_tar_one is the target body.
+ */
+const char *fuzz_tar(const uint8_t *p, size_t n, int *rc);
+int fuzz_tar_one(const uint8_t *p, size_t n);
+
 typedef int fuzz_fn(const uint8_t *p, size_t n);
 
 struct fuzz_target {

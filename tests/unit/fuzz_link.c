@@ -7,5 +7,6 @@
  * in tests/unit/ only; including the two sources here links them in
  * without a second copy of their code or a change to that rule.
  */
+#include "../fuzz/fuzz_archive.c"
 #include "../fuzz/fuzz_common.c"
 #include "../fuzz/fuzz_seed.c"

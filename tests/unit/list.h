@@ -148,6 +148,21 @@
     X(manifest_notices) \
     X(manifest_state_dir) \
     X(manifest_single_file) \
+    /* test_tar.c */ \
+    X(tar_roundtrip) \
+    X(tar_piece_header) \
+    X(tar_refused) \
+    X(tar_mutate) \
+    X(vman_roundtrip) \
+    X(vman_refused) \
+    /* test_volume.c */ \
+    X(volume_roundtrip) \
+    X(volume_refused) \
+    X(volume_manifest_mismatch) \
+    X(volume_damaged) \
+    X(volume_writer_limits) \
+    X(volume_names) \
+    X(volume_zst_stream) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

@@ -1,0 +1,22 @@
+/*
+ * exitcode.h: ferry's exit statuses, for every command. Keep in step with
+ * README.md ("Exit status").
+ */
+#ifndef FERRY_CLIENT_EXITCODE_H
+#define FERRY_CLIENT_EXITCODE_H
+
+enum {
+    EXIT_OK = 0,
+    EXIT_USAGE = 1,
+    EXIT_SOURCE = 2,
+    EXIT_DEST = 3,
+    EXIT_PROTOCOL = 4,
+    EXIT_CONNECT = 5,
+    EXIT_AUTH = 6,
+    EXIT_HOSTKEY = 7,
+    EXIT_AGENT = 8,
+    EXIT_INTEGRITY = 9,
+    EXIT_INTERRUPTED = 130
+};
+
+#endif

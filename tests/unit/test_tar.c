@@ -1,0 +1,453 @@
+/*
+ * Tests for proto/tar.c (headers written and read back, every limit and
+ * malformed header the reader refuses) and proto/vmanifest.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../proto/tar.h"
+#include "../../proto/vmanifest.h"
+#include "../fuzz/fuzz_common.h"
+#include "check.h"
+
+/* Reads a whole stream; returns the first error or tar_rd_finish's
+ * result, and the entries (up to 8) and data bytes it saw. */
+struct got {
+    struct tar_entry e[8];
+    char path[8][TAR_MAX_NAME + 1], link[8][TAR_MAX_NAME + 1];
+    char ppath[8][TAR_MAX_NAME + 1];
+    size_t n;
+    uint64_t data;
+    const char *why;
+};
+
+static int
+tar_read_all(const uint8_t *p, size_t n, size_t chunk, struct got *g)
+{
+    struct tar_event ev;
+    struct tar_rd t;
+    size_t off = 0, used, give;
+    int r;
+
+    memset(g, 0, sizeof(*g));
+    CHECK_OK(tar_rd_init(&t));
+    for (;;) {
+        give = n - off < chunk ? n - off : chunk;
+        if ((r = tar_rd_next(&t, p + off, give, &used, &ev)) != 0) {
+            g->why = tar_rd_why(&t);
+            break;
+        }
+        off += used;
+        if (ev.ev == TAR_EV_ENTRY && g->n < 8) {
+            g->e[g->n] = ev.e;
+            snprintf(g->path[g->n], sizeof(g->path[0]), "%s", ev.e.path);
+            snprintf(g->link[g->n], sizeof(g->link[0]), "%s", ev.e.link);
+            if (ev.e.is_piece)
+                snprintf(g->ppath[g->n], sizeof(g->ppath[0]), "%s",
+                    ev.e.piece.path);
+            g->n++;
+        } else if (ev.ev == TAR_EV_DATA) {
+            g->data += ev.len;
+        } else if (ev.ev == TAR_EV_NEED && off == n) {
+            r = tar_rd_finish(&t);
+            g->why = tar_rd_why(&t);
+            break;
+        }
+    }
+    tar_rd_cleanup(&t);
+    return r;
+}
+
+static void
+tar_put(struct buf *b, enum tar_type type, const char *path,
+    const char *link, uint64_t size, int64_t sec, uint32_t nsec)
+{
+    struct tar_entry e;
+    uint8_t *p;
+
+    memset(&e, 0, sizeof(e));
+    e.type = type;
+    e.path = path;
+    e.path_len = strlen(path);
+    e.link = link;
+    e.link_len = strlen(link);
+    e.size = size;
+    e.mode = 0644;
+    e.mtime_sec = sec;
+    e.mtime_nsec = nsec;
+    CHECK_OK(tar_header_put(b, &e));
+    if (size > 0 && size < (1u << 20)) {
+        CHECK_OK(buf_reserve(b, (size_t)size + tar_pad(size), &p));
+        memset(p, 'd', (size_t)size + tar_pad(size));
+    }
+}
+
+static char *
+tar_name_of(char c, size_t n)
+{
+    char *s = check_alloc(n + 1);
+
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+TEST(tar_roundtrip)
+{
+    char *n100 = tar_name_of('n', 100), *long_name = tar_name_of('l', 300);
+    char *pre = tar_name_of('p', 155);
+    char p155[400], deep[600];
+    struct got g, g1;
+    struct buf b;
+    size_t i;
+
+    snprintf(p155, sizeof(p155), "%s/%s", pre, n100);
+    snprintf(deep, sizeof(deep), "a/%s/%s", long_name, n100);
+    buf_init(&b, 1 << 24);
+    tar_put(&b, TAR_DIR, "dir", "", 0, 1700000000, 0);
+    tar_put(&b, TAR_FILE, n100, "", 5, 1700000000, 123456789);
+    tar_put(&b, TAR_FILE, p155, "", 0, -2, 500000000);
+    tar_put(&b, TAR_FILE, deep, "", 700, 1, 0);
+    tar_put(&b, TAR_SYMLINK, "l", long_name, 0, 0, 0);
+    tar_put(&b, TAR_FILE, "\xff\xfe-not-utf8", "", 1, 0, 0);
+    tar_put(&b, TAR_FILE, "ünï", "", 0, (int64_t)1 << 40, 0);
+    CHECK_OK(tar_end_put(&b));
+    CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b), buf_used(&b), &g));
+    CHECK_EQ_U64(g.n, 7);
+    CHECK_EQ_STR(g.path[0], "dir/");
+    CHECK_EQ_INT(g.e[0].type, TAR_DIR);
+    CHECK_EQ_STR(g.path[1], n100);
+    CHECK_EQ_INT(g.e[1].mtime_nsec, 123456789);
+    CHECK_EQ_STR(g.path[2], p155);
+    CHECK_EQ_INT(g.e[2].mtime_sec, -2);
+    CHECK_EQ_INT(g.e[2].mtime_nsec, 500000000);
+    CHECK_EQ_STR(g.path[3], deep);
+    CHECK_EQ_STR(g.link[4], long_name);
+    CHECK_EQ_STR(g.path[5], "\xff\xfe-not-utf8");
+    CHECK_EQ_U64(g.e[6].mtime_sec, (uint64_t)1 << 40);
+    CHECK_EQ_U64(g.data, 706);
+    /* One byte at a time gives the same. */
+    CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b), 1, &g1));
+    CHECK_EQ_U64(g1.n, g.n);
+    for (i = 0; i < g.n; i++)
+        CHECK_EQ_STR(g1.path[i], g.path[i]);
+    CHECK_EQ_U64(g1.data, g.data);
+    buf_cleanup(&b);
+    free(n100);
+    free(long_name);
+    free(pre);
+}
+
+TEST(tar_piece_header)
+{
+    struct tar_entry e;
+    struct got g;
+    struct buf b;
+    uint8_t *p;
+
+    memset(&e, 0, sizeof(e));
+    e.type = TAR_FILE;
+    e.path = "big.ferry-piece-00002";
+    e.path_len = strlen(e.path);
+    e.link = "";
+    e.size = 10;
+    e.is_piece = 1;
+    e.piece.index = 2;
+    e.piece.offset = 100;
+    e.piece.file_size = 110;
+    e.piece.path = "dir/big file";
+    e.piece.path_len = strlen(e.piece.path);
+    buf_init(&b, 1 << 20);
+    CHECK_OK(tar_header_put(&b, &e));
+    CHECK_OK(buf_reserve(&b, 512, &p));
+    memset(p, 0, 512);
+    CHECK_OK(tar_end_put(&b));
+    CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b), 4096, &g));
+    CHECK_EQ_U64(g.n, 1);
+    CHECK(g.e[0].is_piece);
+    CHECK_EQ_INT(g.e[0].piece.index, 2);
+    CHECK_EQ_U64(g.e[0].piece.offset, 100);
+    CHECK_EQ_U64(g.e[0].piece.file_size, 110);
+    CHECK_EQ_STR(g.ppath[0], "dir/big file");
+    /* A piece that would end past its file is refused. */
+    e.size = 11;
+    buf_reset(&b);
+    CHECK_OK(tar_header_put(&b, &e));
+    CHECK_OK(buf_reserve(&b, 512, &p));
+    memset(p, 0, 512);
+    CHECK_OK(tar_end_put(&b));
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 4096, &g),
+        FERRY_ERR_FORMAT);
+    buf_cleanup(&b);
+}
+
+/* A ustar header with the checksum fixed up after an edit. */
+static void
+tar_fix_sum(uint8_t *h)
+{
+    unsigned sum = 0;
+    size_t i;
+
+    memset(h + 148, ' ', 8);
+    for (i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+}
+
+/* The first header of b, to edit. */
+static uint8_t *
+tar_hdr(struct buf *b)
+{
+    uint8_t *p = (uint8_t *)buf_ptr(b);
+
+    if (p == NULL || buf_used(b) < 512)
+        abort();
+    return p;
+}
+
+/* One file member "f" of n data bytes, then the end. */
+static void
+tar_one(struct buf *b, size_t n)
+{
+    buf_reset(b);
+    tar_put(b, TAR_FILE, "f", "", n, 0, 0);
+    CHECK_OK(tar_end_put(b));
+}
+
+TEST(tar_refused)
+{
+    struct got g;
+    struct buf b;
+    uint8_t *h;
+    char rec[128];
+    int n;
+
+    buf_init(&b, 1 << 22);
+    /* Checksum, magic, type, numbers. */
+    tar_one(&b, 3);
+    ((uint8_t *)buf_ptr(&b))[0] = 'g';
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
+        FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "header checksum mismatch");
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memcpy(h + 257, "xxxxx", 5);
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    h[156] = 'S';
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g),
+        FERRY_ERR_UNSUPPORTED);
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memcpy(h + 124, "00000000009x", 12);
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    /* Data in a directory. */
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    h[156] = '5';
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    /* Base-256 size: read. */
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memset(h + 124, 0, 12);
+    h[124] = 0x80;
+    h[135] = 3;
+    tar_fix_sum(h);
+    CHECK_OK(tar_read_all(h, buf_used(&b), 512, &g));
+    CHECK_EQ_U64(g.data, 3);
+    /* Truncated: inside the data, and without the end blocks. */
+    tar_one(&b, 600);
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), 700, 512, &g), FERRY_ERR_SHORT);
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), 512 + 1024, 512, &g),
+        FERRY_ERR_SHORT);
+    /* One end block then the end of input is an end (as GNU tar). */
+    CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b) - 512, 512, &g));
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), 0, 512, &g), FERRY_ERR_SHORT);
+    /* A zero block, then a header. */
+    buf_reset(&b);
+    CHECK_OK(buf_reserve(&b, 512, &h));
+    memset(h, 0, 512);
+    tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
+    CHECK_OK(tar_end_put(&b));
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
+        FERRY_ERR_FORMAT);
+    /* A pax header larger than the limit is refused by its size field,
+     * before its bytes are read. */
+    tar_one(&b, 0);
+    h = tar_hdr(&b);
+    h[156] = 'x';
+    snprintf((char *)h + 124, 12, "%011o", TAR_MAX_EXT + 1);
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, 512, 512, &g), FERRY_ERR_TOO_LARGE);
+    /* Malformed records, sparse keywords, bad piece comments. */
+    {
+        static const char *const bad[] = {
+            "5 a=b\n", "x path=y\n", "9 path=y", "99 path=y\n", "6 =ab\n",
+            "9 noeq\n\n", "30 GNU.sparse.size=1000\n\n\n\n\n\n",
+            "33 comment=ferry-piece 1 0 0 1 p\n",
+            "33 comment=ferry-piece 1 1 5 1 p\n",
+            "12 size=-1\n\n", "17 mtime=1.2.3\n\n\n\n",
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            check_note("record %s", bad[i]);
+            buf_reset(&b);
+            n = snprintf(rec, sizeof(rec), "%s", bad[i]);
+            CHECK_OK(buf_reserve(&b, 512, &h));
+            memset(h, 0, 512);
+            memcpy(h, "p", 1);
+            memcpy(h + 257, "ustar\0" "00", 8);
+            h[156] = 'x';
+            snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
+            snprintf((char *)h + 100, 8, "%07o", 0644);
+            tar_fix_sum(h);
+            CHECK_OK(buf_reserve(&b, 512, &h));
+            memset(h, 0, 512);
+            memcpy(h, rec, (size_t)n);
+            tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
+            CHECK_OK(tar_end_put(&b));
+            CHECK_FAILS(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
+        }
+        check_note_clear();
+    }
+    buf_cleanup(&b);
+}
+
+/* Truncations and bit flips of a real stream: fuzz_tar's checks hold
+ * (no crash, bounded events, chunking does not matter). */
+TEST(tar_mutate)
+{
+    struct buf b;
+    uint8_t *copy;
+    size_t i, len;
+    const char *why;
+    int rc;
+
+    buf_init(&b, 1 << 20);
+    tar_put(&b, TAR_DIR, "d", "", 0, 1, 2);
+    tar_put(&b, TAR_FILE, "d/f", "", 700, 1, 0);
+    tar_put(&b, TAR_SYMLINK, "d/l", "f", 0, 1, 0);
+    CHECK_OK(tar_end_put(&b));
+    len = buf_used(&b);
+    for (i = 0; i <= len; i += 7) {
+        check_note("truncated at %zu", i);
+        copy = check_dup(buf_ptr(&b), i);
+        why = fuzz_tar(copy, i, &rc);
+        CHECK(why == NULL);
+        free(copy);
+    }
+    for (i = 0; i < len * 8; i += 13) {
+        check_note("bit %zu", i);
+        copy = check_dup(buf_ptr(&b), len);
+        copy[i / 8] ^= (uint8_t)(1u << (i % 8));
+        why = fuzz_tar(copy, len, &rc);
+        CHECK(why == NULL);
+        free(copy);
+    }
+    check_note_clear();
+    buf_cleanup(&b);
+}
+
+TEST(vman_roundtrip)
+{
+    struct vman_rec in, out;
+    char store[VMAN_MAX_PATH + 1];
+    static const char *const paths[] = {
+        "data/a.txt", "q\"uo\\te\nnew\tline", "ünï €", "\xff\xfe", "日本語",
+    };
+    struct buf b;
+    size_t i, n;
+    int t;
+
+    for (t = VMAN_HEAD; t <= VMAN_END; t++) {
+        for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+            check_note("type %d path %zu", t, i);
+            memset(&in, 0, sizeof(in));
+            in.type = (enum vman_type)t;
+            in.path = paths[i];
+            in.path_len = strlen(paths[i]);
+            in.volume = 3;
+            in.offset = 1536;
+            in.size = (uint64_t)1 << 40;
+            in.index = 2;
+            in.file_offset = 99;
+            in.pieces = t == VMAN_FILE && i % 2 ? 4 : 0;
+            memset(in.hash.b, 0xab, HASH_LEN);
+            in.volume_size = 2147483648u;
+            in.block_size = 1u << 20;
+            in.entries = 7;
+            in.files = 5;
+            buf_init(&b, VMAN_MAX_LINE);
+            CHECK_OK(vman_encode(&b, &in));
+            n = buf_used(&b);
+            CHECK(((const char *)buf_ptr(&b))[n - 1] == '\n');
+            CHECK_OK(vman_decode((const char *)buf_ptr(&b), n - 1, &out,
+                store));
+            CHECK_EQ_INT(out.type, t);
+            if (t != VMAN_END) {
+                CHECK_EQ_U64(out.path_len, in.path_len);
+                CHECK_EQ_MEM(out.path, in.path, in.path_len);
+            }
+            if (t == VMAN_FILE)
+                CHECK_EQ_MEM(out.hash.b, in.hash.b, HASH_LEN);
+            if (t == VMAN_PIECE) {
+                CHECK_EQ_U64(out.file_offset, 99);
+                CHECK_EQ_INT(out.index, 2);
+            }
+            buf_cleanup(&b);
+        }
+    }
+    check_note_clear();
+}
+
+TEST(vman_refused)
+{
+    static const char *const bad[] = {
+        "", "{}", "{\"type\":\"nope\"}", "{\"type\":\"dir\"}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":0,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":01,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\\u0000b\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"\\ud800\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1} x",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1,}",
+        "{\"type\":\"file\",\"path\":\"a\",\"size\":1,\"xxh3\":\"ab\","
+            "\"volume\":1,\"offset\":1}",
+        "{\"type\":\"file\",\"path\":\"a\",\"size\":1,\"pieces\":0,"
+            "\"xxh3\":\"00000000000000000000000000000000\"}",
+        "{\"type\":\"head\",\"format\":\"ferry-volumes\",\"version\":2,"
+            "\"name\":\"n\",\"volume_size\":1,\"block_size\":1048576}",
+        "{\"type\":\"head\",\"format\":\"ferry-volumes\",\"version\":1,"
+            "\"name\":\"n\",\"volume_size\":1,\"block_size\":1000}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":99999999999999999999,"
+            "\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\xff\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path_hex\":\"6\",\"volume\":1,\"offset\":1}",
+    };
+    char store[VMAN_MAX_PATH + 1];
+    struct vman_rec out;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        check_note("line %zu: %s", i, bad[i]);
+        CHECK_FAILS(vman_decode(bad[i], strlen(bad[i]), &out, store));
+        CHECK_EQ_INT(out.type, 0);
+    }
+    check_note_clear();
+    /* Unknown keys are skipped; escapes decode. */
+    {
+        static const char ok[] = "{\"type\":\"dir\",\"x\":\"y\",\"n\":5,"
+            "\"path\":\"a\\/b\\u00e9\",\"volume\":1,\"offset\":2}";
+
+        CHECK_OK(vman_decode(ok, strlen(ok), &out, store));
+    }
+    CHECK_EQ_STR(out.path, "a/b\xc3\xa9");
+}

@@ -1,0 +1,586 @@
+/*
+ * Tests for the volume writer and reader (engine/volwrite.c, volread.c,
+ * volstage.c, volume.c) and zstd streams (common/zst.c): round trips in
+ * memory, the size rule, split files, and every refusal of the reader.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/alloc.h"
+#include "../../common/text.h"
+#include "../../common/zst.h"
+#include "../../engine/volread.h"
+#include "../../engine/volume.h"
+#include "../../engine/volwrite.h"
+#include "check.h"
+
+/* Volumes and manifest lines kept in memory. */
+#define MAXVOL 16
+
+struct mem {
+    struct buf vol[MAXVOL + 1];
+    uint32_t nvol;
+    struct buf man;          /* manifest lines */
+    size_t man_off;          /* next line to read */
+    uint64_t limit;
+};
+
+static int
+mem_open(void *ctx, uint32_t index)
+{
+    struct mem *m = ctx;
+
+    CHECK(index == m->nvol + 1 && index <= MAXVOL);
+    m->nvol = index;
+    buf_init(&m->vol[index], 1u << 26);
+    return 0;
+}
+
+static int
+mem_write(void *ctx, const void *p, size_t n)
+{
+    struct mem *m = ctx;
+
+    return buf_put(&m->vol[m->nvol], p, n);
+}
+
+static int
+mem_close(void *ctx, const struct volw_volume *v)
+{
+    struct mem *m = ctx;
+
+    CHECK_EQ_U64(v->bytes, buf_used(&m->vol[v->index]));
+    CHECK(v->bytes <= m->limit);
+    return 0;
+}
+
+static int
+mem_record(void *ctx, const struct vman_rec *r)
+{
+    struct mem *m = ctx;
+
+    return vman_encode(&m->man, r);
+}
+
+static int
+mem_next(void *ctx, struct vman_rec *r, char *store)
+{
+    struct mem *m = ctx;
+    const char *p = (const char *)buf_ptr(&m->man) + m->man_off;
+    const char *nl;
+
+    if (m->man_off >= buf_used(&m->man))
+        return FERRY_ERR_SHORT;
+    nl = memchr(p, '\n', buf_used(&m->man) - m->man_off);
+    CHECK(nl != NULL);
+    m->man_off += (size_t)(nl - p) + 1;
+    return vman_decode(p, (size_t)(nl - p), r, store);
+}
+
+static void
+mem_init(struct mem *m, uint64_t limit)
+{
+    memset(m, 0, sizeof(*m));
+    buf_init(&m->man, 1u << 24);
+    m->limit = limit;
+}
+
+/* A writer into m. */
+static struct volw *
+mem_writer(struct mem *m, const struct volw_opts *o)
+{
+    struct volw_sink s = { mem_open, mem_write, mem_close, mem_record, m };
+    struct volw *w;
+
+    CHECK_OK(volw_new(o, &s, &w));
+    return w;
+}
+
+static void
+mem_cleanup(struct mem *m)
+{
+    uint32_t i;
+
+    for (i = 1; i <= m->nvol; i++)
+        buf_cleanup(&m->vol[i]);
+    buf_cleanup(&m->man);
+}
+
+/* A file of n pattern bytes under dir, opened for reading. */
+static int
+vol_file(const char *dir, const char *name, size_t n, unsigned seed)
+{
+    char path[CHECK_PATH_MAX + 64];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    check_write_file(path, NULL, n, seed);
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    return fd;
+}
+
+static void
+vol_add(struct volw *w, enum tar_type type, const char *path, int fd,
+    uint64_t size, const char *target)
+{
+    struct volw_entry e;
+
+    memset(&e, 0, sizeof(e));
+    e.type = type;
+    e.path = path;
+    e.size = size;
+    e.target = target;
+    e.mode = type == TAR_DIR ? 0750 : 0640;
+    e.mtime_sec = 1700000000;
+    e.mtime_nsec = 123;
+    CHECK_OK(volw_add(w, &e, fd));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Reads every volume of m into root; returns the reader's kind. */
+static enum volr_kind
+mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
+    const char **text)
+{
+    static char last[1024];
+    struct volr_hooks h = { mem_next, NULL, m };
+    struct volr_opts o = { manifest, 0 };
+    struct vman_rec head;
+    char store[VMAN_MAX_PATH + 1];
+    enum volr_kind k;
+    struct volr *v;
+    uint32_t i;
+    size_t off, n;
+    int fd, r = 0;
+
+    m->man_off = 0;
+    if (manifest) {
+        CHECK_OK(mem_next(m, &head, store));
+        CHECK_EQ_INT(head.type, VMAN_HEAD);
+        o.block_size = head.block_size;
+    }
+    fd = open(root, O_RDONLY | O_DIRECTORY);
+    CHECK(fd >= 0);
+    CHECK_OK(volr_new(fd, &o, &h, &v));
+    for (i = 1; i <= m->nvol && r == 0; i++) {
+        r = volr_begin(v, i);
+        for (off = 0; r == 0 && off < buf_used(&m->vol[i]); off += n) {
+            n = buf_used(&m->vol[i]) - off < chunk ?
+                buf_used(&m->vol[i]) - off : chunk;
+            r = volr_put(v, buf_ptr(&m->vol[i]) + off, n);
+        }
+        if (r == 0)
+            r = volr_end(v);
+    }
+    if (r == 0)
+        r = volr_finish(v);
+    k = volr_error(v, text);
+    CHECK(r == 0 ? k == VOLR_OK : k != VOLR_OK);
+    /* The reader's text goes with it: keep a copy. */
+    snprintf(last, sizeof(last), "%s", *text != NULL ? *text : "");
+    *text = last;
+    volr_free(v);
+    close(fd);
+    return k;
+}
+
+static void
+vol_same_file(const char *a, const char *b)
+{
+    char cmd[3 * CHECK_PATH_MAX];
+
+    snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+    check_note("%s vs %s", a, b);
+    CHECK(system(cmd) == 0);
+    check_note_clear();
+}
+
+/* A tree of small files, a file split across three volumes, one exactly
+ * the volume size, a symlink and directories; through volumes of 64 KiB
+ * and back, with and without the manifest, in chunks of any size. */
+TEST(volume_roundtrip)
+{
+    const uint64_t vs = 64u << 10;
+    struct volw_opts o = { "t", vs, 64u << 10 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
+        b[CHECK_PATH_MAX + 64];
+    struct volw_totals t;
+    struct volw *w;
+    struct mem m;
+    struct stat st;
+    const char *text;
+    static const size_t chunks[] = { 1 << 20, 4093, 1 };
+    size_t i;
+
+    check_tmpdir(src);
+    mem_init(&m, vs);
+    w = mem_writer(&m, &o);
+    vol_add(w, TAR_DIR, "d", -1, 0, NULL);
+    vol_add(w, TAR_FILE, "d/small", vol_file(src, "small", 1000, 1), 1000,
+        NULL);
+    vol_add(w, TAR_FILE, "d/zero", vol_file(src, "zero", 0, 2), 0, NULL);
+    vol_add(w, TAR_FILE, "d/three", vol_file(src, "three", 150000, 3),
+        150000, NULL);
+    vol_add(w, TAR_FILE, "d/exact", vol_file(src, "exact", vs, 4), vs,
+        NULL);
+    vol_add(w, TAR_SYMLINK, "d/link", -1, 0, "small");
+    vol_add(w, TAR_DIR, "d/e", -1, 0, NULL);
+    CHECK_OK(volw_finish(w));
+    volw_totals(w, &t);
+    CHECK_EQ_INT(t.volumes, m.nvol);
+    CHECK(t.volumes >= 4);
+    CHECK_EQ_U64(t.files, 4);
+    CHECK(t.pieces >= 5);
+    CHECK(strstr((const char *)buf_ptr(&m.man),
+        "\"path\":\"d/three\",\"index\":3,") != NULL);
+    volw_free(w);
+    for (i = 0; i < 2 * sizeof(chunks) / sizeof(chunks[0]); i++) {
+        check_note("chunk %zu, manifest %zu", chunks[i / 2], i % 2);
+        check_tmpdir(dst);
+        CHECK_EQ_INT(mem_unpack(&m, dst, (int)(i % 2), chunks[i / 2], &text),
+            VOLR_OK);
+        snprintf(a, sizeof(a), "%s/three", src);
+        snprintf(b, sizeof(b), "%s/d/three", dst);
+        vol_same_file(a, b);
+        snprintf(a, sizeof(a), "%s/exact", src);
+        snprintf(b, sizeof(b), "%s/d/exact", dst);
+        vol_same_file(a, b);
+        CHECK(lstat(b, &st) == 0);
+        CHECK_EQ_INT(st.st_mode & 07777, 0640);
+        CHECK_EQ_INT(st.st_mtim.tv_nsec, 123);
+        snprintf(b, sizeof(b), "%s/d", dst);
+        CHECK(lstat(b, &st) == 0);
+        CHECK_EQ_INT(st.st_mode & 07777, 0750);
+        CHECK_EQ_INT(st.st_mtim.tv_sec, 1700000000);
+        snprintf(b, sizeof(b), "%s/d/link", dst);
+        CHECK(lstat(b, &st) == 0 && S_ISLNK(st.st_mode));
+        check_rmtree(dst);
+    }
+    check_note_clear();
+    mem_cleanup(&m);
+    check_rmtree(src);
+}
+
+/* Volumes made by hand from tar entries (tar_header_put), for the
+ * reader's refusals. */
+static void
+evil_volume(struct mem *m, const struct tar_entry *e, size_t n)
+{
+    struct zst_enc *z = zst_enc_new();
+    struct buf raw;
+    uint8_t *p;
+    size_t i;
+
+    CHECK(z != NULL);
+    buf_init(&raw, 1u << 20);
+    for (i = 0; i < n; i++) {
+        CHECK_OK(tar_header_put(&raw, &e[i]));
+        if (e[i].size > 0) {
+            CHECK_OK(buf_reserve(&raw, e[i].size + tar_pad(e[i].size), &p));
+            memset(p, 'x', e[i].size + tar_pad(e[i].size));
+        }
+    }
+    CHECK_OK(tar_end_put(&raw));
+    CHECK_OK(mem_open(m, m->nvol + 1));
+    CHECK_OK(zst_enc_put(z, buf_ptr(&raw), buf_used(&raw), &m->vol[m->nvol]));
+    CHECK_OK(zst_enc_end(z, &m->vol[m->nvol]));
+    zst_enc_free(z);
+    buf_cleanup(&raw);
+}
+
+static struct tar_entry
+ent(enum tar_type type, const char *path, const char *link, uint64_t size)
+{
+    struct tar_entry e;
+
+    memset(&e, 0, sizeof(e));
+    e.type = type;
+    e.path = path;
+    e.path_len = strlen(path);
+    e.link = link;
+    e.link_len = strlen(link);
+    e.size = size;
+    e.mode = 0644;
+    return e;
+}
+
+/* Each hostile member is refused with its kind; nothing lands outside the
+ * destination and nothing is left in it but what is allowed. */
+TEST(volume_refused)
+{
+    char top[CHECK_PATH_MAX], dst[CHECK_PATH_MAX + 64],
+        path[CHECK_PATH_MAX + 64];
+    struct tar_entry e[3];
+    struct stat st;
+    struct mem m;
+    const char *text;
+    size_t i;
+    static const struct {
+        const char *name, *p1, *l1, *p2;
+        int t1;
+        enum volr_kind kind;
+    } cases[] = {
+        { "dotdot", "../x", "", NULL, TAR_FILE, VOLR_INVALID },
+        { "inner dotdot", "a/../../x", "", NULL, TAR_FILE, VOLR_INVALID },
+        { "absolute", "/tmp/x", "", NULL, TAR_FILE, VOLR_INVALID },
+        { "reserved", ".ferry/x", "", NULL, TAR_FILE, VOLR_INVALID },
+        { "symlink then file", "ln", "..", "ln/x", TAR_SYMLINK,
+            VOLR_INVALID },
+        { "symlink then dir", "ln", "..", "ln/d", TAR_SYMLINK,
+            VOLR_INVALID },
+        { "hard link", "h", "/etc/passwd", NULL, TAR_HARDLINK,
+            VOLR_INVALID },
+        { "device", "dev", "", NULL, TAR_CHAR, VOLR_INVALID },
+        { "fifo", "fifo", "", NULL, TAR_FIFO, VOLR_INVALID },
+    };
+
+    check_tmpdir(top);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("%s", cases[i].name);
+        snprintf(dst, sizeof(dst), "%s/dest", top);
+        CHECK(mkdir(dst, 0755) == 0);
+        mem_init(&m, UINT64_MAX);
+        e[0] = ent((enum tar_type)cases[i].t1, cases[i].p1, cases[i].l1,
+            cases[i].t1 == TAR_FILE ? 3 : 0);
+        if (cases[i].p2 != NULL)
+            e[1] = ent(strcmp(cases[i].name, "symlink then dir") == 0 ?
+                TAR_DIR : TAR_FILE, cases[i].p2, "",
+                strcmp(cases[i].name, "symlink then dir") == 0 ? 0 : 3);
+        /* tar_header_put writes only the types we make: forge others. */
+        if (e[0].type != TAR_FILE && e[0].type != TAR_SYMLINK)
+            e[0].type = TAR_SYMLINK;
+        evil_volume(&m, e, cases[i].p2 != NULL ? 2 : 1);
+        if (cases[i].t1 == TAR_HARDLINK || cases[i].t1 == TAR_CHAR ||
+            cases[i].t1 == TAR_FIFO) {
+            uint8_t *h;
+            struct zst_dec *zd = zst_dec_new();
+            uint8_t raw[4096];
+            size_t used, out;
+            struct zst_enc *ze = zst_enc_new();
+            unsigned sum = 0, k;
+
+            CHECK_OK(zst_dec_put(zd, buf_ptr(&m.vol[1]),
+                buf_used(&m.vol[1]), &used, raw, sizeof(raw), &out));
+            h = raw;
+            h[156] = cases[i].t1 == TAR_HARDLINK ? '1' :
+                cases[i].t1 == TAR_CHAR ? '3' : '6';
+            memset(h + 148, ' ', 8);
+            for (k = 0; k < 512; k++)
+                sum += h[k];
+            snprintf((char *)h + 148, 8, "%06o", sum);
+            buf_reset(&m.vol[1]);
+            CHECK_OK(zst_enc_put(ze, raw, out, &m.vol[1]));
+            CHECK_OK(zst_enc_end(ze, &m.vol[1]));
+            zst_dec_free(zd);
+            zst_enc_free(ze);
+        }
+        CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), cases[i].kind);
+        snprintf(path, sizeof(path), "%s/x", top);
+        CHECK(lstat(path, &st) != 0 && errno == ENOENT);
+        snprintf(path, sizeof(path), "%s/d", top);
+        CHECK(lstat(path, &st) != 0 && errno == ENOENT);
+        snprintf(path, sizeof(path), "%s/dest/ln/x", top);
+        CHECK(lstat(path, &st) != 0);
+        mem_cleanup(&m);
+        check_rmtree(dst);
+    }
+    check_note_clear();
+    check_rmtree(top);
+}
+
+/* The manifest disagrees: a path, a size, a hash, a missing member. */
+TEST(volume_manifest_mismatch)
+{
+    struct volw_opts o = { "t", 1u << 20, 0 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
+    struct volw *w;
+    struct mem m;
+    const char *text;
+    char *line;
+    int pass;
+
+    check_tmpdir(src);
+    for (pass = 0; pass < 4; pass++) {
+        check_note("pass %d", pass);
+        mem_init(&m, UINT64_MAX);
+        w = mem_writer(&m, &o);
+        vol_add(w, TAR_FILE, "a", vol_file(src, "a", 5000, 7), 5000, NULL);
+        vol_add(w, TAR_FILE, "b", vol_file(src, "b", 10, 8), 10, NULL);
+        CHECK_OK(volw_finish(w));
+        volw_free(w);
+        CHECK_OK(buf_put_u8(&m.man, 0));
+        line = (char *)buf_ptr(&m.man);
+        if (pass == 0)
+            memcpy(strstr(line, "\"path\":\"a\"") + 8, "z", 1);
+        else if (pass == 1)
+            memcpy(strstr(line, "\"size\":5000") + 7, "6", 1);
+        else if (pass == 2)
+            memcpy(strstr(line, "\"xxh3\":\"") + 8, "0000", 4);
+        else
+            memcpy(strstr(line, "\"entries\":2") + 10, "3", 1);
+        buf_unreserve(&m.man, 1);
+        check_tmpdir(dst);
+        CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
+        check_rmtree(dst);
+        mem_cleanup(&m);
+    }
+    check_note_clear();
+    check_rmtree(src);
+}
+
+/* Damaged zstd and a volume cut short. */
+TEST(volume_damaged)
+{
+    struct volw_opts o = { "t", 1u << 20, 0 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
+    struct volw *w;
+    struct mem m;
+    const char *text;
+    uint8_t *p;
+
+    check_tmpdir(src);
+    mem_init(&m, UINT64_MAX);
+    w = mem_writer(&m, &o);
+    vol_add(w, TAR_FILE, "a", vol_file(src, "a", 300000, 9), 300000, NULL);
+    CHECK_OK(volw_finish(w));
+    volw_free(w);
+    p = (uint8_t *)buf_ptr(&m.vol[1]);
+    p[buf_used(&m.vol[1]) / 2] ^= 0x10;
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INTEGRITY);
+    p[buf_used(&m.vol[1]) / 2] ^= 0x10;
+    buf_unreserve(&m.vol[1], 100);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INTEGRITY);
+    CHECK(strstr(text, "truncated") != NULL);
+    check_rmtree(dst);
+    mem_cleanup(&m);
+    check_rmtree(src);
+}
+
+/* The writer's own refusals: bad options, paths, too small a volume. */
+TEST(volume_writer_limits)
+{
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0 };
+    struct volw_sink s;
+    struct volw_entry e;
+    struct volw *w;
+    struct mem m;
+
+    mem_init(&m, UINT64_MAX);
+    s = (struct volw_sink){ mem_open, mem_write, mem_close, mem_record, &m };
+    CHECK_EQ_ERR(volw_new(&o, &s, &w), FERRY_ERR_USAGE);
+    o.volume_size = VOLUME_MIN_SIZE;
+    o.block_size = 1000;
+    CHECK_EQ_ERR(volw_new(&o, &s, &w), FERRY_ERR_USAGE);
+    o.block_size = 0;
+    CHECK_OK(volw_new(&o, &s, &w));
+    memset(&e, 0, sizeof(e));
+    e.type = TAR_FILE;
+    e.path = "../x";
+    CHECK_EQ_ERR(volw_add(w, &e, -1), FERRY_ERR_BAD_PATH);
+    e.path = "l";
+    e.type = TAR_SYMLINK;
+    e.target = "";
+    CHECK_EQ_ERR(volw_add(w, &e, -1), FERRY_ERR_BAD_PATH);
+    e.type = TAR_FIFO;
+    CHECK_EQ_ERR(volw_add(w, &e, -1), FERRY_ERR_USAGE);
+    /* A file that ends before its size: CHANGED. */
+    e.type = TAR_FILE;
+    e.size = 10;
+    {
+        char dir[CHECK_PATH_MAX];
+        int fd;
+
+        check_tmpdir(dir);
+        fd = vol_file(dir, "short", 5, 1);
+        CHECK_EQ_ERR(volw_add(w, &e, fd), FERRY_ERR_CHANGED);
+        close(fd);
+        check_rmtree(dir);
+    }
+    /* The writer refuses to go on after a half-written member. */
+    e.size = 0;
+    CHECK_EQ_ERR(volw_add(w, &e, -1), FERRY_ERR_USAGE);
+    volw_free(w);
+    mem_cleanup(&m);
+}
+
+TEST(volume_names)
+{
+    char out[VOLUME_NAME_MAX], out2[VOLUME_NAME_MAX], path[400];
+    size_t n, n2, base;
+
+    CHECK_OK(volume_file_name("data", 7, out, sizeof(out)));
+    CHECK_EQ_STR(out, "data.00007.tar.zst");
+    CHECK_EQ_ERR(volume_file_name("data", 7, out, 10), FERRY_ERR_TOO_LARGE);
+    CHECK_OK(volume_piece_name("d/big.bin", 9, 12, out, sizeof(out), &n));
+    CHECK_EQ_STR(out, "d/big.bin.ferry-piece-00012");
+    /* A base too long for the mark is cut, a hash keeps names apart, and
+     * the result is a valid name. */
+    memset(path, 'a', sizeof(path));
+    memcpy(path, "d/", 2);
+    CHECK_OK(volume_piece_name(path, 252, 1, out, sizeof(out), &n));
+    path[251] = 'b';
+    CHECK_OK(volume_piece_name(path, 252, 1, out2, sizeof(out2), &n2));
+    CHECK(strcmp(out, out2) != 0);
+    base = n - 2;
+    CHECK(base <= 255);
+    /* A UTF-8 sequence is not cut. */
+    memset(path, 'a', sizeof(path));
+    memcpy(path + 200, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10);
+    CHECK_OK(volume_piece_name(path, 255, 1, out, sizeof(out), &n));
+    CHECK(n <= 255);
+    CHECK(text_utf8_valid(out, n));
+}
+
+TEST(volume_zst_stream)
+{
+    struct zst_enc *e = zst_enc_new();
+    struct zst_dec *d = zst_dec_new();
+    uint8_t *src = check_alloc(1 << 20), *back = check_alloc(1 << 20);
+    size_t used, out, got = 0, off = 0;
+    struct buf b;
+    uint32_t x = 7;
+    size_t i;
+
+    CHECK(e != NULL && d != NULL);
+    for (i = 0; i < (1u << 20); i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        src[i] = (uint8_t)(x >> 11);
+    }
+    buf_init(&b, 1u << 22);
+    CHECK_OK(zst_enc_put(e, src, 1 << 20, &b));
+    CHECK_OK(zst_enc_end(e, &b));
+    /* Random data stays within the bound. */
+    CHECK(buf_used(&b) <= zst_enc_bound(1 << 20));
+    CHECK(!zst_dec_at_end(d));
+    while (off < buf_used(&b) || got < (1u << 20)) {
+        CHECK_OK(zst_dec_put(d, buf_ptr(&b) + off, buf_used(&b) - off,
+            &used, back + got, (1u << 20) - got, &out));
+        off += used;
+        got += out;
+        if (used == 0 && out == 0)
+            break;
+    }
+    CHECK_EQ_U64(got, 1u << 20);
+    CHECK(zst_dec_at_end(d));
+    CHECK_EQ_MEM(back, src, 1u << 20);
+    /* Not zstd at all. */
+    zst_dec_free(d);
+    d = zst_dec_new();
+    CHECK_EQ_ERR(zst_dec_put(d, "not zstd, not at all", 20, &used, back,
+        1 << 20, &out), FERRY_ERR_FORMAT);
+    zst_dec_free(d);
+    zst_enc_free(e);
+    buf_cleanup(&b);
+    free(src);
+    free(back);
+}
