@@ -436,25 +436,34 @@ attempt_tune(struct attempt *a, uint64_t now)
         attempt_add_stream(a);
 }
 
-/* 1 if a stream other than k moved data in the last limit ms. */
+/* 1 if the far side is not what holds stream k up: another stream
+ * moved data in the last limit ms, or every other one has nothing
+ * waiting (they ran out of work while k's is stuck in its pipe). */
 static int
-attempt_others_moved(const struct attempt *a, unsigned k, uint64_t now,
+attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
     uint64_t limit)
 {
     unsigned j;
+    int waiting = 0;
 
-    for (j = 0; j < a->next_index; j++)
-        if (j != k && a->s[j] != NULL && a->s[j]->state == ST_RUNNING &&
-            now - a->s[j]->seen_ms < limit)
+    for (j = 0; j < a->next_index; j++) {
+        const struct attempt_stream *o = a->s[j];
+
+        if (j == k || o == NULL || o->state != ST_RUNNING)
+            continue;
+        if (now - o->seen_ms < limit)
             return 1;
-    return 0;
+        waiting |= o->conn.tx_pending > 0;
+    }
+    return !waiting;
 }
 
 /*
  * Stalls, judged by data moved, not by keepalives. A further stream that
- * moved nothing for the stall timeout while the others did, and had data
- * waiting (or is one we receive on), is retired and replaced: the others
- * were not held up by a slow disk on the far side, this one was. When
+ * moved nothing for the stall timeout, with data waiting (or one we
+ * receive on), while the others moved data or had nothing to send, is
+ * retired and replaced: the far side as a whole (a slow disk) did not
+ * hold them all up, this link alone is stuck. When
  * nothing moves anywhere for twice that, the link is gone without a word
  * (or the far side hangs), and the attempt ends so that the run
  * reconnects.
@@ -484,8 +493,9 @@ attempt_watch(struct attempt *a, uint64_t now)
         struct attempt_stream *st = a->s[k];
 
         if (st == NULL || st->state != ST_RUNNING ||
-            now - st->seen_ms < limit ||
-            !attempt_others_moved(a, k, now, limit) ||
+            now - st->seen_ms < limit)
+            continue;
+        if (st->retired || !attempt_others_free(a, k, now, limit) ||
             (st->conn.tx_pending == 0 && e->dest == NULL))
             continue;
         st->retired = 1;
@@ -501,6 +511,12 @@ attempt_watch(struct attempt *a, uint64_t now)
     } else if (now - a->idle_since >= 2 * limit && a->s[0] != NULL &&
         a->s[0]->state == ST_RUNNING) {
         log_info("no data moved for %u s: reconnecting", 2 * e->stall_s);
+        for (k = 0; k < a->next_index; k++)
+            if (a->s[k] != NULL && a->s[k]->state == ST_RUNNING)
+                log_debug("stream %u: moved %llu, %llu ms ago, %zu waiting",
+                    k, (unsigned long long)a->s[k]->seen,
+                    (unsigned long long)(now - a->s[k]->seen_ms),
+                    a->s[k]->conn.tx_pending);
         conn_abort(&a->s[0]->conn, FERRY_ERR_TIMEOUT);
     }
 }

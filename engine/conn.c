@@ -124,14 +124,14 @@ conn_close_timeout(uv_timer_t *t)
 
 /* The write side is shut down once queued writes have drained, so the
  * peer reads all of them (an ERROR frame included) and then EOF. A peer
- * that stops reading gets CONN_CLOSE_GRACE_MS, and a broken transport
- * none. */
+ * that stops reading gets CONN_CLOSE_GRACE_MS, and a broken or stalled
+ * transport none. */
 static void
 conn_begin_close(struct conn *c)
 {
     c->shutdown_req.data = c;
     if (c->err == FERRY_ERR_CLOSED || c->err == FERRY_ERR_CONNECT ||
-        c->err == FERRY_ERR_INTERRUPTED ||
+        c->err == FERRY_ERR_INTERRUPTED || c->err == FERRY_ERR_TIMEOUT ||
         uv_shutdown(&c->shutdown_req, c->ws, conn_shutdown_done) != 0) {
         conn_close_handles(c);
         return;
