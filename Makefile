@@ -70,7 +70,11 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
 	client/digest.c)
 
-$(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(call obj,$(UNIT_SRC))
+# The agent's parts that do not need its main().
+UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
+
+$(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
+		$(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
 

@@ -145,6 +145,9 @@
     X(manifest_notices) \
     X(manifest_state_dir) \
     X(manifest_single_file) \
+    /* test_receiver_rules.c */ \
+    X(receiver_rules) \
+    X(receiver_data) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \
