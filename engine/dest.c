@@ -315,9 +315,8 @@ dest_open_state(struct dest *d, int create)
         O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
-    if ((r = dest_lock(d)) != 0)
-        goto out;
-    if ((r = dest_salt_load(d)) != 0 ||
+    if ((r = dest_lock(d)) != 0 ||
+        (r = dest_salt_load(d)) != 0 ||
         (r = dest_open_state_dir(d->statefd, DEST_PART_DIR, 1,
         &d->partfd)) != 0)
         goto fail;
@@ -326,6 +325,8 @@ dest_open_state(struct dest *d, int create)
         partial_list_free(v, n);
     return 0;
 fail:
+    /* A lock held by another transfer has said so already; the first
+     * message is the one kept. */
     if (r == FERRY_ERR_STATE)
         r = xfer_fail(d->x, r, "%s/%s: not a private directory of this "
             "user (a link, another owner, or writable by others); remove "
@@ -333,7 +334,6 @@ fail:
     else
         r = xfer_fail(d->x, r, "%s/%s: %s", d->root, DEST_STATE_DIR,
             ferry_strerror(r));
-out:
     if (d->partfd >= 0)
         close(d->partfd);
     if (d->statefd >= 0)

@@ -145,14 +145,15 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
 }
 
 /* An entry we cannot make: the transfer stops if every later write would
- * fail too, else this entry fails and the rest goes on. */
+ * fail too (the state directory's errors come with a message of their
+ * own, which xfer_fail keeps), else this entry fails and the rest goes
+ * on. */
 static int
 receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
     const char *path, int r, struct buf *out)
 {
     if (dest_fatal_errno(r) || r == FERRY_ERR_STATE || r == -EBUSY)
-        return r == FERRY_ERR_STATE || r == -EBUSY ? r :
-            xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
+        return xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
             ferry_strerror(r));
     if (r == FERRY_ERR_NOMEM)
         return r;

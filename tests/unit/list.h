@@ -148,6 +148,9 @@
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \
+    /* test_receiver_state.c */ \
+    X(receiver_resume) \
+    X(receiver_dest) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

@@ -26,7 +26,7 @@
  * entry beneath the destination, sorted by path: "dir/", "file=size"
  * ("file=size!" when its bytes are not the ones the script sent),
  * "link->target", and ".ferry/" for the state directory (not entered);
- * "-" when the destination does not exist.
+ * "-" when the destination does not exist, "!dir" when it is a file.
  *
  * File contents are a pattern of the path (rt_content), with the blocks
  * a script sent as ZERO blocks made of zeros, so BLOCK and FILE_END frames
@@ -165,6 +165,8 @@ struct rt_case {
     int client;                 /* session rows: the client side */
     /* Prepares the scratch root (rt->root) before the roles exist. */
     void (*setup)(struct rt *rt);
+    /* Changes the destination after the earlier run. */
+    void (*between)(struct rt *rt);
     /* Further checks once the roles are gone. */
     void (*check)(struct rt *rt);
 };

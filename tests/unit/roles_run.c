@@ -241,8 +241,8 @@ rt_tree_mode(const struct rt *rt, const char *dir, int exact, char *out,
 
     rt_path(rt, dir, p);
     out[0] = '\0';
-    if (lstat(p, &st) != 0) {
-        snprintf(out, len, "-");
+    if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(out, len, "%s", S_ISREG(st.st_mode) ? "!dir" : "-");
         return;
     }
     rt_tree_walk(rt, p, "", exact, out, len);
@@ -395,6 +395,8 @@ rt_receiver_case(const struct rt_case *c)
         rt_close_receiver(rt);
         rt->out_len = 0;
         rt->out[0] = '\0';
+        if (c->between != NULL)
+            c->between(rt);
     }
     n = rt_nstreams(c->script);
     rt_open_receiver(rt, n);
