@@ -41,8 +41,8 @@ struct incoming {
     struct dest *d;
     struct xfer *x;
     uint32_t block_size;
-    /* Active files by id: open addressing, key id + 1 (0 empty). */
-    struct rfile **tab;
+    /* Active files by id and by staging key (see in_insert). */
+    struct rfile **tab, **ktab;
     size_t tab_cap, nactive;
     uint64_t blocks_tracked;  /* bytes of bits over active files */
     uint64_t pending;         /* hashes waiting over active files */
@@ -82,7 +82,23 @@ rfile_block_len(const struct incoming *in, const struct rfile *f,
     return f->size - off < in->block_size ? f->size - off : in->block_size;
 }
 
-/* Table. */
+/* Tables of the active files, open addressing, tab_cap slots each: tab
+ * by id, ktab by staging key (so that a clash of keys is found without a
+ * look at every file). */
+
+typedef size_t in_home_fn(const struct incoming *in, const struct rfile *f);
+
+static size_t
+in_id_home(const struct incoming *in, const struct rfile *f)
+{
+    return ((size_t)f->id * 0x9e3779b1u) & (in->tab_cap - 1);
+}
+
+static size_t
+in_key_home(const struct incoming *in, const struct rfile *f)
+{
+    return (size_t)hash_name64(f->key, PARTIAL_KEY_LEN) & (in->tab_cap - 1);
+}
 
 static size_t
 in_slot(const struct incoming *in, uint32_t id)
@@ -100,44 +116,91 @@ in_find(const struct incoming *in, uint32_t id)
     return in->tab_cap == 0 ? NULL : in->tab[in_slot(in, id)];
 }
 
+/* 1 if an active file other than f has f's staging key. */
+static int
+in_key_taken(const struct incoming *in, const struct rfile *f)
+{
+    size_t mask = in->tab_cap - 1, i;
+
+    if (in->tab_cap == 0)
+        return 0;
+    for (i = in_key_home(in, f); in->ktab[i] != NULL; i = (i + 1) & mask)
+        if (in->ktab[i] != f && strcmp(in->ktab[i]->key, f->key) == 0)
+            return 1;
+    return 0;
+}
+
+static void
+in_put(const struct incoming *in, struct rfile **t, struct rfile *f,
+    in_home_fn *home)
+{
+    size_t mask = in->tab_cap - 1, i = home(in, f);
+
+    while (t[i] != NULL)
+        i = (i + 1) & mask;
+    t[i] = f;
+}
+
+/* Adds f, whose key is set, to both tables. */
 static int
 in_insert(struct incoming *in, struct rfile *f)
 {
     if ((in->nactive + 1) * 2 > in->tab_cap) {
         size_t ncap = in->tab_cap ? in->tab_cap * 2 : 64, i, old = in->tab_cap;
-        struct rfile **ov = in->tab;
+        struct rfile **ov = in->tab, **okv = in->ktab;
 
-        if ((in->tab = xcalloc(ncap, sizeof(*in->tab))) == NULL) {
+        in->tab = xcalloc(ncap, sizeof(*in->tab));
+        in->ktab = xcalloc(ncap, sizeof(*in->ktab));
+        if (in->tab == NULL || in->ktab == NULL) {
+            xfree(in->tab);
+            xfree(in->ktab);
             in->tab = ov;
+            in->ktab = okv;
             return FERRY_ERR_NOMEM;
         }
         in->tab_cap = ncap;
-        for (i = 0; i < old; i++)
+        for (i = 0; i < old; i++) {
             if (ov[i] != NULL)
-                in->tab[in_slot(in, ov[i]->id)] = ov[i];
+                in_put(in, in->tab, ov[i], in_id_home);
+            if (okv[i] != NULL)
+                in_put(in, in->ktab, okv[i], in_key_home);
+        }
         xfree(ov);
+        xfree(okv);
     }
-    in->tab[in_slot(in, f->id)] = f;
+    in_put(in, in->tab, f, in_id_home);
+    in_put(in, in->ktab, f, in_key_home);
     in->nactive++;
     return 0;
+}
+
+/* Empties f's slot of t; later members of its run move back so that
+ * they stay reachable. */
+static void
+in_vacate(const struct incoming *in, struct rfile **t, struct rfile *f,
+    in_home_fn *home)
+{
+    size_t mask = in->tab_cap - 1, i = home(in, f), j, k;
+
+    while (t[i] != f)
+        i = (i + 1) & mask;
+    t[i] = NULL;
+    for (j = (i + 1) & mask; t[j] != NULL; j = (j + 1) & mask) {
+        k = home(in, t[j]);
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            t[i] = t[j];
+            t[j] = NULL;
+            i = j;
+        }
+    }
 }
 
 static void
 in_remove(struct incoming *in, struct rfile *f)
 {
-    size_t mask = in->tab_cap - 1, i = in_slot(in, f->id), j, k;
-
-    in->tab[i] = NULL;
+    in_vacate(in, in->tab, f, in_id_home);
+    in_vacate(in, in->ktab, f, in_key_home);
     in->nactive--;
-    /* Backward shift, so later members of the run stay reachable. */
-    for (j = (i + 1) & mask; in->tab[j] != NULL; j = (j + 1) & mask) {
-        k = ((size_t)in->tab[j]->id * 0x9e3779b1u) & mask;
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            in->tab[i] = in->tab[j];
-            in->tab[j] = NULL;
-            i = j;
-        }
-    }
 }
 
 static int
@@ -233,6 +296,7 @@ incoming_free(struct incoming *in)
         if (in->tab[i] != NULL)
             rfile_free(in, in->tab[i], PARTIAL_KEEP);
     xfree(in->tab);
+    xfree(in->ktab);
     xfree(in->wanted);
     pathset_free(&in->done);
     zst_free(in->zst);
@@ -254,6 +318,7 @@ incoming_restart(struct incoming *in)
         xfer_sub(&in->x->st.bytes_done, f->counted);
         rfile_free(in, f, PARTIAL_KEEP);
         in->tab[i] = NULL;
+        in->ktab[i] = NULL;
     }
     in->nactive = 0;
     in->blocks_tracked = 0;
@@ -623,14 +688,8 @@ rfile_resume(struct incoming *in, struct rfile *f, const char **warning)
 static void
 rfile_key(struct incoming *in, struct rfile *f)
 {
-    size_t i;
-    int clash = 0;
-
     partial_key(dest_salt(in->d), f->path, f->key);
-    for (i = 0; i < in->tab_cap && !clash; i++)
-        clash = in->tab[i] != NULL && in->tab[i] != f &&
-            strcmp(in->tab[i]->key, f->key) == 0;
-    if (clash)
+    if (in_key_taken(in, f))
         snprintf(f->key, sizeof(f->key), "%08x%08x", f->id,
             (unsigned)in->nactive);
 }
@@ -642,10 +701,16 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     const char *warning = NULL;
     struct msg_reply rep;
     struct rfile *f;
-    int r;
+    int r, partfd;
 
     if (in->nactive >= INCOMING_MAX_FILES)
         return FERRY_ERR_PROTOCOL;
+    /* Staging keys are salted with the destination's secret, which comes
+     * with the state directory: made now, so that a path has the same key
+     * in every run (a resume finds its partial). Without it no file can
+     * be staged: the transfer stops. */
+    if ((r = dest_part_dir(in->d, &partfd)) != 0)
+        return r;
     if ((f = xcalloc(1, sizeof(*f))) == NULL)
         return FERRY_ERR_NOMEM;
     if ((f->path = xstrdup(path)) == NULL) {
@@ -658,13 +723,11 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     f->mtime_sec = m->mtime_sec;
     f->mtime_nsec = m->mtime_nsec;
     f->nblocks = m->size / in->block_size + (m->size % in->block_size != 0);
-    if ((r = in_insert(in, f)) != 0 || (r = in_wanted_mark(in, f->id)) != 0) {
-        if (r == 0)
-            in_remove(in, f);
+    rfile_key(in, f);
+    if ((r = in_wanted_mark(in, f->id)) != 0 || (r = in_insert(in, f)) != 0) {
         rfile_free(in, f, PARTIAL_KEEP);
         return r;
     }
-    rfile_key(in, f);
     if ((r = rfile_resume(in, f, &warning)) != 0)
         return r;
     memset(&rep, 0, sizeof(rep));

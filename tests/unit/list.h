@@ -151,6 +151,7 @@
     /* test_receiver_state.c */ \
     X(receiver_resume) \
     X(receiver_dest) \
+    X(receiver_max_files) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

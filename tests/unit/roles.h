@@ -257,6 +257,12 @@ const struct rt_file *rt_file_at(const struct rt *rt, const char *path);
 /* 1 if the file at p holds what the model says f holds. */
 int rt_same_content(const char *p, const struct rt_file *f);
 
+/* For cases that do not fit a row: a receiver of n streams over
+ * rt->root/dest (rt_init first), one step of one frame, the end. */
+void rt_open_receiver(struct rt *rt, unsigned n);
+int rt_feed(struct rt *rt, const struct rt_frame *fr);
+void rt_close_receiver(struct rt *rt);
+
 /* Scratch root with an "outside" directory next to the destination. */
 void rt_init(struct rt *rt, const struct rt_case *c);
 /* Checks that nothing outside the destination changed; removes root. */

@@ -127,6 +127,19 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
     return r;
 }
 
+int
+rt_feed(struct rt *rt, const struct rt_frame *fr)
+{
+    struct buf in;
+    int r;
+
+    buf_init(&in, (size_t)1 << 30);
+    rt_encode(rt, fr, &in);
+    r = rt_step(rt, fr->stream, buf_ptr(&in), buf_used(&in), 0);
+    buf_cleanup(&in);
+    return r;
+}
+
 /* The destination as text. */
 
 static int
@@ -256,7 +269,7 @@ rt_tree(const struct rt *rt, const char *dir, char *out, size_t len)
 
 /* The fixtures. */
 
-static void
+void
 rt_open_receiver(struct rt *rt, unsigned n)
 {
     const struct rt_case *c = rt->c;
@@ -283,7 +296,7 @@ rt_open_receiver(struct rt *rt, unsigned n)
     }
 }
 
-static void
+void
 rt_close_receiver(struct rt *rt)
 {
     unsigned k;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +78,13 @@ static const struct rt_case receiver_resume[] = {
       .err = FERRY_ERR_PROTOCOL,
       .out = "READY WANT+R:0 NEED:0:4+124 HAVE:0:0+1 NEED:0:1+1 HAVE:0:2+2",
       .tree = ".ferry/" },
+    { "resume_not_first_file",
+      .before = { { F_PLAN(2) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FILE(1, "big", RT_BIG) }, { F_BLOCKS(1, 0, 4) } },
+      .script = { WANT_BIG, { F_MATCH(0, 0, 4) },
+                  { F_BLOCKS(0, 4, BIG_LEFT) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT+R:0 NEED:0:4+124 HAVE:0:0+4 DONE:0 SUMMARY:1,0,0",
+      .tree = "big=8388608" },
     { "resume_without_capability",
       .before = EARLIER, .caps_off = PROTO_CAP_RESUME,
       .script = { WANT_BIG, { F_BLOCKS(0, 0, RT_BIG_BLOCKS) }, { F_FEND(0) },
@@ -297,9 +305,10 @@ said_bad_name(struct rt *rt)
     CHECK(strstr(rt->x.local_error, "invalid file name") != NULL);
 }
 
-#define A_FILE { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) }, \
-    { F_FEND(0) }, { F_END }
-#define A_FAILS "READY WANT:0 DONE:0:STATE SUMMARY:0,0,1"
+/* A state directory that is not ours stops the transfer at the first
+ * file it would stage. */
+#define WANT_A .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) } }, \
+    .err = FERRY_ERR_STATE, .out = "READY"
 
 static const struct rt_case receiver_dest[] = {
     /* rsync's naming rules. */
@@ -338,31 +347,28 @@ static const struct rt_case receiver_dest[] = {
       .setup = dest_up_to_date,
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_END } },
       .out = "READY SKIP:0 SUMMARY:0,1,0", .tree = "a=100" },
-    /* A state directory that is not ours fails what needs it. */
     { "state_dir_link", .setup = state_link, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry->../outside" },
+      WANT_A, .tree = ".ferry->../outside" },
     { "state_dir_file", .setup = state_file, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry=0" },
+      WANT_A, .tree = ".ferry=0" },
     { "state_dir_writable_by_others", .setup = state_open,
-      .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      .check = said_state, WANT_A, .tree = ".ferry/" },
     { "state_dir_of_another_user", .setup = state_foreign,
-      .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      .check = said_state, WANT_A, .tree = ".ferry/" },
     { "part_dir_link", .setup = part_link, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "salt_link", .setup = salt_link, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "salt_readable_by_others", .setup = salt_open, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "salt_short", .setup = salt_short, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "lock_link", .setup = lock_link, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "lock_fifo", .setup = lock_fifo, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     { "lock_of_another_user", .setup = lock_foreign, .check = said_state,
-      .script = { A_FILE }, .out = A_FAILS, .tree = ".ferry/" },
+      WANT_A, .tree = ".ferry/" },
     /* A symlink is made through the state directory: without one the
      * transfer cannot go on. */
     { "link_without_state_dir", .setup = lock_link, .check = said_state,
@@ -385,4 +391,36 @@ TEST(receiver_resume)
 TEST(receiver_dest)
 {
     RUN_ALL(receiver_dest, rt_receiver_case);
+}
+
+/* More files wanted and not ended than INCOMING_MAX_FILES. */
+TEST(receiver_max_files)
+{
+    static const struct rt_case c = { .name = "max_files" };
+    struct rt *rt = check_alloc(sizeof(*rt));
+    struct rt_frame fr;
+    char name[32];
+    uint32_t i;
+
+    rt_init(rt, &c);
+    rt_open_receiver(rt, 1);
+    memset(&fr, 0, sizeof(fr));
+    fr.type = MSG_PLAN;
+    fr.a = INCOMING_MAX_FILES + 1;
+    CHECK_OK(rt_feed(rt, &fr));
+    fr.type = MSG_ENTRY;
+    fr.kind = ENTRY_FILE;
+    fr.a = 1;
+    fr.s = name;
+    for (i = 0; i <= INCOMING_MAX_FILES; i++) {
+        snprintf(name, sizeof(name), "f%u", i);
+        fr.id = i;
+        rt->nfiles = 0;
+        rt->out_len = 0;
+        CHECK_EQ_ERR(rt_feed(rt, &fr), i < INCOMING_MAX_FILES ? 0 :
+            FERRY_ERR_PROTOCOL);
+    }
+    rt_close_receiver(rt);
+    rt_finish(rt);
+    free(rt);
 }
