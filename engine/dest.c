@@ -708,11 +708,14 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
     else
         r = FERRY_ERR_STATE;
 out:
-    if (d->statefd >= 0 && !clean) {
+    /* A clean tidied up above; anything still open here is not to be
+     * removed by dest_free (a transfer holds the lock, or the list
+     * failed). */
+    if (d->statefd >= 0) {
         close(d->statefd);
         d->statefd = -1;
     }
-    if (d->partfd >= 0 && !clean) {
+    if (d->partfd >= 0) {
         close(d->partfd);
         d->partfd = -1;
     }

@@ -152,6 +152,13 @@
     X(receiver_resume) \
     X(receiver_dest) \
     X(receiver_max_files) \
+    X(receiver_max_pending) \
+    /* test_sender_rules.c */ \
+    X(sender_rules) \
+    /* test_session_rules.c */ \
+    X(session_agent) \
+    X(session_client) \
+    X(session_policy) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

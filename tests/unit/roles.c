@@ -571,7 +571,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         break;
     case MSG_ENTRY:
         CHECK_OK(msg_entry_decode(p, n, &en));
-        rt_say(rt, k, "ENTRY:%u", en.id);
+        rt_say(rt, k, "ENTRY:%u:%.*s", en.id, (int)en.path.len, en.path.p);
         break;
     case MSG_REPLY:
         CHECK_OK(msg_reply_decode(p, n, &rep));

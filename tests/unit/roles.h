@@ -17,7 +17,7 @@
  * of stream k > 0 followed by "@k":
  *
  *     HELLO OPEN OPEN_OK JOIN JOIN_OK PLAN:entries READY[:rename]
- *     ENTRY:id SKIP:id WANT:id WANT+R:id FAIL:id:CODE NEED:id:first+n
+ *     ENTRY:id:path SKIP:id WANT:id WANT+R:id FAIL:id:CODE NEED:id:first+n
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed PARTIAL:path ERROR:CODE
@@ -65,8 +65,9 @@
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS)
 
-/* Script steps that are not frames. */
-enum { RT_EOF = 200, RT_IDLE };
+/* Script steps that are not frames: the peer closed the stream, a step
+ * without input, the mtime of rt->root/s changes (no step). */
+enum { RT_EOF = 200, RT_IDLE, RT_TOUCH };
 
 /* Variants of a frame: what the harness gets wrong on purpose. */
 enum rt_variant {
@@ -143,6 +144,7 @@ struct rt_frame {
 #define F_JOIN_OK .type = MSG_JOIN_OK
 #define F_EOF .type = RT_EOF
 #define F_IDLE .type = RT_IDLE
+#define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
 
 struct rt;
 
@@ -197,6 +199,7 @@ struct rt {
     struct session_policy spol;
     struct rt_file files[RT_MAX_FILES];
     size_t nfiles;
+    int poking;                 /* stepping the others after a poke */
     /* The frames the roles sent, as text. */
     char out[RT_TEXT_MAX];
     size_t out_len;
@@ -261,6 +264,7 @@ int rt_same_content(const char *p, const struct rt_file *f);
  * rt->root/dest (rt_init first), one step of one frame, the end. */
 void rt_open_receiver(struct rt *rt, unsigned n);
 int rt_feed(struct rt *rt, const struct rt_frame *fr);
+int rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
 void rt_close_receiver(struct rt *rt);
 
 /* Scratch root with an "outside" directory next to the destination. */

@@ -28,7 +28,8 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
 {
     struct conn_step st;
     struct buf out;
-    int r, i;
+    int r, i, poke = 0;
+    unsigned j;
 
     buf_init(&out, (size_t)1 << 30);
     for (i = 0; i < 100000; i++) {
@@ -40,6 +41,7 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
         r = rt->step(rt->role[k], &st);
         rt_render(rt, k, buf_ptr(&out), buf_used(&out));
         buf_reset(&out);
+        poke |= st.poke;
         if (r != 0 || st.done || !st.more)
             break;
         /* more: stepped again without input */
@@ -47,6 +49,14 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
         len = 0;
     }
     buf_cleanup(&out);
+    /* As the conns of a group: the others are stepped once. */
+    if (r == 0 && poke && !rt->poking) {
+        rt->poking = 1;
+        for (j = 0; j < RT_MAX_STREAMS; j++)
+            if (j != k && rt->role[j] != NULL)
+                CHECK_OK(rt_step(rt, j, NULL, 0, 0));
+        rt->poking = 0;
+    }
     return r;
 }
 
@@ -82,6 +92,18 @@ rt_nstreams(const struct rt_frame *script)
     return n;
 }
 
+/* A source file changes: its mtime moves (to a time long past, as the
+ * clock may not have moved since it was written). */
+static void
+rt_touch(struct rt *rt, const char *rel)
+{
+    struct timespec ts[2] = { { RT_MTIME, 1 }, { RT_MTIME, 1 } };
+    char p[CHECK_PATH_MAX];
+
+    rt_path(rt, rel, p);
+    CHECK_EQ_INT(utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 /* Makes stream k's role when a script first uses it (sessions that
  * join one opened by stream 0). */
 typedef void rt_lazy_fn(struct rt *rt, unsigned k);
@@ -104,6 +126,10 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
 
         size_t j = i;
 
+        if (fr->type == RT_TOUCH) {
+            rt_touch(rt, fr->s);
+            continue;
+        }
         if (rt->role[fr->stream] == NULL && lazy != NULL)
             lazy(rt, fr->stream);
         CHECK(rt->role[fr->stream] != NULL);
@@ -125,6 +151,12 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
     check_note_clear();
     buf_cleanup(&in);
     return r;
+}
+
+int
+rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n)
+{
+    return rt_step(rt, k, p, n, 0);
 }
 
 int

@@ -424,3 +424,49 @@ TEST(receiver_max_files)
     rt_finish(rt);
     free(rt);
 }
+
+/* Blocks far ahead of a gap wait for it in memory: no more than
+ * INCOMING_MAX_PENDING of them. Zero blocks, so that the frames are
+ * small. */
+TEST(receiver_max_pending)
+{
+    static const struct rt_case c = { .name = "max_pending" };
+    struct rt *rt = check_alloc(sizeof(*rt));
+    uint64_t k = 1, n = INCOMING_MAX_PENDING + 1, batch;
+    struct rt_frame fr;
+    struct msg_block m;
+    struct buf b;
+    int r = 0;
+
+    rt_init(rt, &c);
+    rt_open_receiver(rt, 1);
+    memset(&fr, 0, sizeof(fr));
+    fr.type = MSG_PLAN;
+    fr.a = 1;
+    CHECK_OK(rt_feed(rt, &fr));
+    fr.type = MSG_ENTRY;
+    fr.kind = ENTRY_FILE;
+    fr.a = (n + 1) * RT_BS;
+    fr.s = "p";
+    CHECK_OK(rt_feed(rt, &fr));
+    memset(&m, 0, sizeof(m));
+    m.flags = BLOCK_F_ZERO;
+    m.raw_len = RT_BS;
+    hash_zero_block(RT_BS, &m.hash);
+    buf_init(&b, (size_t)1 << 30);
+    /* Blocks 1..n, block 0 never comes: the last one is one too many. */
+    while (k <= n && r == 0) {
+        buf_reset(&b);
+        for (batch = 0; batch < 65536 && k <= n; batch++, k++) {
+            m.offset = k * RT_BS;
+            CHECK_OK(msg_block_encode(&b, &m));
+        }
+        r = rt_feed_bytes(rt, 0, buf_ptr(&b), buf_used(&b));
+        CHECK(r == 0 || k > n);
+    }
+    CHECK_EQ_ERR(r, FERRY_ERR_PROTOCOL);
+    buf_cleanup(&b);
+    rt_close_receiver(rt);
+    rt_finish(rt);
+    free(rt);
+}
