@@ -56,6 +56,7 @@ struct incoming {
     struct pathset done;
     struct rfile *vhead, *vtail;
     struct msg_summary sum;
+    struct buf outbox;        /* FILE_DONE for stream 0 to send */
     struct zst *zst;          /* for compressed blocks */
     uint8_t *scratch;         /* one block: inflated data, read-back */
 };
@@ -70,6 +71,7 @@ incoming_new(struct dest *d, uint32_t block_size, struct xfer *x)
     in->d = d;
     in->x = x;
     in->block_size = block_size;
+    buf_init(&in->outbox, 16u << 20);
     return in;
 }
 
@@ -298,6 +300,7 @@ incoming_free(struct incoming *in)
     xfree(in->tab);
     xfree(in->ktab);
     xfree(in->wanted);
+    buf_cleanup(&in->outbox);
     pathset_free(&in->done);
     zst_free(in->zst);
     xfree(in->scratch);
@@ -322,8 +325,15 @@ incoming_restart(struct incoming *in)
     }
     in->nactive = 0;
     in->blocks_tracked = 0;
+    buf_reset(&in->outbox);  /* for the attempt that is gone */
     in->vhead = in->vtail = NULL;
     memset(in->wanted, 0, in->wanted_cap);
+}
+
+struct buf *
+incoming_outbox(struct incoming *in)
+{
+    return &in->outbox;
 }
 
 uint64_t

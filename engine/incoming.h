@@ -85,6 +85,14 @@ int incoming_work(struct incoming *in, struct buf *out, int idle,
 /* Commits whatever is complete (FILE_DONE to out). */
 int incoming_flush(struct incoming *in, struct buf *out) FERRY_WUR;
 
+/*
+ * FILE_DONE frames made by the receiver of a further stream wait here for
+ * stream 0 to send them: a further stream may be lost with what it
+ * carries, and every WANT must be answered exactly once. Valid until
+ * incoming_free.
+ */
+struct buf *incoming_outbox(struct incoming *in);
+
 /* Files wanted and not finished (END is only valid at 0). */
 uint64_t incoming_active(const struct incoming *in);
 

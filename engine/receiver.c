@@ -317,10 +317,9 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
     }
 }
 
-int
-receiver_step(void *role, struct conn_step *st)
+static int
+receiver_run(struct receiver *rc, struct conn_step *st)
 {
-    struct receiver *rc = role;
     struct frame f;
     size_t off = 0, used;
     int r, more = 0;
@@ -356,4 +355,26 @@ receiver_step(void *role, struct conn_step *st)
             st->wake_ms = 20;
     }
     return 0;
+}
+
+int
+receiver_step(void *role, struct conn_step *st)
+{
+    struct receiver *rc = role;
+    struct buf *outbox = incoming_outbox(rc->in), *out = st->out;
+    int r;
+
+    if (rc->stream == 0) {
+        if ((r = buf_put(out, buf_ptr(outbox), buf_used(outbox))) != 0)
+            return r;
+        buf_reset(outbox);
+        return receiver_run(rc, st);
+    }
+    /* What a further stream says (FILE_DONE) goes out on stream 0. */
+    st->out = outbox;
+    r = receiver_run(rc, st);
+    st->out = out;
+    if (buf_used(outbox) > 0)
+        st->poke = 1;
+    return r;
 }

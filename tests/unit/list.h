@@ -159,6 +159,14 @@
     X(session_agent) \
     X(session_client) \
     X(session_policy) \
+    /* test_roles_push.c */ \
+    X(push_one_stream) \
+    X(push_three_streams) \
+    X(push_compressed) \
+    X(push_resume) \
+    X(push_resume_streams) \
+    X(push_stream_lost) \
+    X(push_stream_lost_answers) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

@@ -223,8 +223,11 @@ void rt_content(const char *path, uint64_t off, uint8_t *buf, size_t n);
 void rt_write(struct rt *rt, const char *rel, uint64_t n);
 /* rt->root/rel into out. */
 void rt_path(const struct rt *rt, const char *rel, char out[CHECK_PATH_MAX]);
-/* The tree beneath dir as text (see above). */
+/* The tree beneath dir as text (see above); with exact, every entry with
+ * its mode and mtime and every file with a fingerprint of its bytes. */
 void rt_tree(const struct rt *rt, const char *dir, char *out, size_t len);
+void rt_tree_exact(const struct rt *rt, const char *dir, char *out,
+    size_t len);
 /* The sender's source tree: src/a (100 bytes), src/d/, src/d/b (150000
  * bytes), src/e (empty), src/ln -> a: ids 0 src, 1 a, 2 d, 3 d/b, 4 e,
  * 5 ln. */
@@ -235,14 +238,19 @@ void rt_make_source(struct rt *rt);
  * of sessions over senders of rt->root/src (a push), side 1 the agent's
  * sessions over a receiver into rt->root/dest, with nstreams streams.
  * Frames flow until stream 0 of both sides is done, or, with cut_blocks,
- * until that many BLOCK frames have reached the agent (the connections
- * are then lost). Returns the first error of a step.
+ * until the client has sent that many BLOCK frames (the connections are
+ * then lost, what is in flight with them). With lose_stream, that stream
+ * (not 0) is lost alone once the client has sent lose_after BLOCKs.
+ * Returns the first error of a step.
  */
 struct rt_pump {
     unsigned nstreams;
-    uint64_t cut_blocks;
     uint32_t flags;                      /* OPEN flags */
+    uint64_t cut_blocks;
+    unsigned lose_stream;
+    uint64_t lose_after;
     uint64_t sent[2][MSG_TYPE_MAX + 1];  /* frames each side sent */
+    uint64_t blocks[RT_MAX_STREAMS];     /* BLOCKs sent on each stream */
     struct xfer xc, xa;                  /* each side's counters */
 };
 int rt_push(struct rt *rt, struct rt_pump *p);

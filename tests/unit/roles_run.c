@@ -299,6 +299,12 @@ rt_tree(const struct rt *rt, const char *dir, char *out, size_t len)
     rt_tree_mode(rt, dir, 0, out, len);
 }
 
+void
+rt_tree_exact(const struct rt *rt, const char *dir, char *out, size_t len)
+{
+    rt_tree_mode(rt, dir, 1, out, len);
+}
+
 /* The fixtures. */
 
 void
@@ -553,6 +559,23 @@ rt_count(const struct buf *out, uint64_t *sent, uint64_t *blocks)
     }
 }
 
+/* Stream k of side s is lost: each side's role is told so (EOF). */
+static void
+rt_lose(struct session *ss, struct buf *in)
+{
+    struct conn_step st;
+    struct buf out;
+
+    buf_init(&out, (size_t)1 << 30);
+    memset(&st, 0, sizeof(st));
+    st.eof = 1;
+    st.out = &out;
+    CHECK_OK(session_step(ss, &st));
+    CHECK(st.done);
+    buf_cleanup(&out);
+    buf_reset(in);
+}
+
 int
 rt_push(struct rt *rt, struct rt_pump *p)
 {
@@ -566,15 +589,16 @@ rt_push(struct rt *rt, struct rt_pump *p)
     char src[CHECK_PATH_MAX];
     struct manifest mf;
     struct plan *plan;
-    uint64_t blocks = 0, acks = 0;
+    uint64_t blocks = 0, acks = 0, before;
     unsigned n = p->nstreams, k, s;
     int r = 0, round, progress = 1;
 
-    CHECK(n >= 1 && n <= RT_MAX_STREAMS);
+    CHECK(n >= 1 && n <= RT_MAX_STREAMS && p->lose_stream < n);
     memset(ss, 0, sizeof(ss));
     memset(snd, 0, sizeof(snd));
     memset(done, 0, sizeof(done));
     memset(p->sent, 0, sizeof(p->sent));
+    memset(p->blocks, 0, sizeof(p->blocks));
     memset(&p->xc, 0, sizeof(p->xc));
     memset(&p->xa, 0, sizeof(p->xa));
     rt_path(rt, "src", src);
@@ -614,12 +638,24 @@ rt_push(struct rt *rt, struct rt_pump *p)
                 st.out = &out;
                 r = session_step(ss[s][k], &st);
                 buf_consume(&in[s][k], st.in_len);
+                before = blocks;
                 rt_count(&out, p->sent[s], s == 0 ? &blocks : &acks);
+                p->blocks[k] += blocks - before;
                 CHECK_OK(buf_put(&in[!s][k], buf_ptr(&out), buf_used(&out)));
                 if (st.in_len > 0 || buf_used(&out) > 0 || st.more)
                     progress = 1;
                 buf_reset(&out);
                 done[s][k] = st.done;
+            }
+        }
+        if (p->lose_stream > 0 && !done[0][p->lose_stream] &&
+            blocks >= p->lose_after) {
+            for (s = 0; s < 2; s++) {
+                k = p->lose_stream;
+                if (ss[s][k] != NULL)
+                    rt_lose(ss[s][k], &in[s][k]);
+                done[s][k] = 1;
+                buf_reset(&in[!s][k]);
             }
         }
         if ((done[0][0] && done[1][0]) ||
