@@ -612,12 +612,15 @@ dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
     d->batch_bytes = 0;
     for (i = 0, r = 0; i < n; i++) {
         struct dest_staged *s = &d->batch[i];
+        int rd;
 
         partial_close(s->pt, d->partfd, s->failed ? PARTIAL_DISCARD :
             PARTIAL_DONE);
         s->pt = NULL;
-        if (r == 0)
-            r = done(ctx, s);
+        /* Each is told, even after a failure: the caller frees what it
+         * keeps with the file. The first error is returned. */
+        if ((rd = done(ctx, s)) != 0 && r == 0)
+            r = rd;
         xfree(s->path);
     }
     return r;

@@ -275,6 +275,15 @@ int rt_feed(struct rt *rt, const struct rt_frame *fr);
 int rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
 void rt_close_receiver(struct rt *rt);
 
+/*
+ * Torture (curl's): plays the row's script once for every allocation the
+ * role makes, with that allocation failing (alloc_fail_at). The step
+ * that meets it may fail; what is left must be freed without a crash or
+ * a leak (AddressSanitizer tells). The earlier run, if any, and the
+ * harness's own encoding run without failures.
+ */
+void rt_torture(const struct rt_case *c, int sender);
+
 /* Scratch root with an "outside" directory next to the destination. */
 void rt_init(struct rt *rt, const struct rt_case *c);
 /* Checks that nothing outside the destination changed; removes root. */

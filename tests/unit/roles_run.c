@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
@@ -536,6 +537,75 @@ rt_session_case(const struct rt_case *c)
     if (c->client)
         rt_close_sender(rt);
     rt_expect_after(rt);
+    free(rt);
+}
+
+/* Torture. */
+
+/* After a run armed with alloc_fail_at(n): 1 if the run made fewer than n
+ * allocations (the failure never came). Disarms. */
+static int
+rt_unused(unsigned long n)
+{
+    unsigned long i;
+    int unused = 0;
+    void *p;
+
+    for (i = 0; i < n && !unused; i++) {
+        p = xmalloc(1);
+        unused = p == NULL;
+        xfree(p);
+    }
+    alloc_fail_at(0);
+    return unused;
+}
+
+void
+rt_torture(const struct rt_case *c, int sender)
+{
+    struct rt *rt = check_alloc(sizeof(*rt));
+    struct buf frames[RT_MAX_FRAMES];
+    unsigned long n;
+    size_t i, len;
+    int unused = 0;
+
+    for (n = 1; !unused; n++) {
+        check_note("%s: allocation %lu", c->name, n);
+        rt_init(rt, c);
+        if (sender) {
+            rt_make_source(rt);
+            rt_open_sender(rt, 1);
+        } else {
+            rt_open_receiver(rt, 1);
+            if (c->before[0].type != 0) {
+                CHECK_OK(rt_play(rt, c->before, NULL));
+                rt_close_receiver(rt);
+                rt_open_receiver(rt, 1);
+            }
+        }
+        for (len = 0; len < RT_MAX_FRAMES && c->script[len].type != 0;
+            len++) {
+            buf_init(&frames[len], (size_t)1 << 30);
+            rt_encode(rt, &c->script[len], &frames[len]);
+        }
+        alloc_fail_at(n);
+        i = 0;
+        if (!sender || rt_step(rt, 0, NULL, 0, 0) == 0)
+            for (; i < len; i++)
+                if (rt_step(rt, 0, buf_ptr(&frames[i]), buf_used(&frames[i]),
+                    0) != 0)
+                    break;
+        unused = rt_unused(n);
+        CHECK(!unused || i == len);
+        if (sender)
+            rt_close_sender(rt);
+        else
+            rt_close_receiver(rt);
+        rt_finish(rt);
+        for (i = 0; i < len; i++)
+            buf_cleanup(&frames[i]);
+    }
+    check_note_clear();
     free(rt);
 }
 

@@ -114,6 +114,17 @@ static const struct rt_case receiver_rules[] = {
       .tree = ".ferryx/" },
 };
 
+/* A file that fails its hash is a failure of the destination, and the
+ * worst kind: the client exits with its own status for it. */
+static void
+counted_mismatch(struct rt *rt)
+{
+    CHECK_EQ_U64(xfer_get(&rt->x.st.failed_dest), 1);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.files_sent), 0);
+    CHECK_EQ_ERR(atomic_load(&rt->x.st.worst_error),
+        FERRY_ERR_HASH_MISMATCH);
+}
+
 /* File data: what may come for which file, and what a file that went
  * wrong leaves (nothing under its final name). */
 static const struct rt_case receiver_data[] = {
@@ -154,18 +165,18 @@ static const struct rt_case receiver_data[] = {
                   { F_BLOCK(0, 0) }, { F_FEND_CODE(0, FERRY_ERR_CHANGED) },
                   { F_BLOCK(0, 1) }, { F_END } },
       .out = "READY WANT:0 DONE:0:CHANGED SUMMARY:0,0,1", .tree = "" },
-    { "block_bad_hash",
+    { "block_bad_hash", .check = counted_mismatch,
       .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) },
                   { F_BLOCK(0, 0) }, { F_BADBLOCK(0, 1) }, { F_BLOCK(0, 2) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0:HASH_MISMATCH SUMMARY:0,0,1",
       .tree = "" },
-    { "file_hash_mismatch",
+    { "file_hash_mismatch", .check = counted_mismatch,
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND_BAD(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0:HASH_MISMATCH SUMMARY:0,0,1",
       .tree = "" },
-    { "zstd_does_not_inflate",
+    { "zstd_does_not_inflate", .check = counted_mismatch,
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) },
                   { F_BADZSTD(0, 0) }, { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0:HASH_MISMATCH SUMMARY:0,0,1",

@@ -252,6 +252,23 @@ salt_link(struct rt *rt)
 }
 
 static void
+salt_dir(struct rt *rt)
+{
+    state_dir(rt);
+    mk(rt, "dest/.ferry/salt", 0700);
+}
+
+static void
+salt_foreign(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+
+    salt(rt, 16, 0600);
+    rt_path(rt, "dest/.ferry/salt", p);
+    CHECK_EQ_INT(chown(p, 4242, 4242), 0);
+}
+
+static void
 salt_open(struct rt *rt)
 {
     salt(rt, 16, 0644);
@@ -361,6 +378,10 @@ static const struct rt_case receiver_dest[] = {
       WANT_A, .tree = ".ferry/" },
     { "salt_readable_by_others", .setup = salt_open, .check = said_state,
       WANT_A, .tree = ".ferry/" },
+    { "salt_directory", .setup = salt_dir, .check = said_state,
+      WANT_A, .tree = ".ferry/" },
+    { "salt_of_another_user", .setup = salt_foreign, .check = said_state,
+      WANT_A, .tree = ".ferry/" },
     { "salt_short", .setup = salt_short, .check = said_state,
       WANT_A, .tree = ".ferry/" },
     { "lock_link", .setup = lock_link, .check = said_state,
@@ -469,4 +490,27 @@ TEST(receiver_max_pending)
     rt_close_receiver(rt);
     rt_finish(rt);
     free(rt);
+}
+
+/* Every allocation of a receiver's push fails in turn, then of a resume. */
+TEST(receiver_torture)
+{
+    static const struct rt_case push = {
+        .name = "torture",
+        .script = { { F_PLAN(5) }, { F_DIR(0, "d") },
+                    { F_FILE(1, "d/a", 100) }, { F_FILE(2, "b", 150000) },
+                    { F_LINK(3, "ln", "d/a") }, { F_FILE(4, "e", 0) },
+                    { F_BLOCK(1, 0) }, { F_ZERO(2, 1) }, { F_FEND(2) },
+                    { F_BLOCK(2, 0) }, { F_FEND(1) }, { F_FEND(4) },
+                    { F_BLOCK(2, 2) }, { F_END } },
+    };
+    static const struct rt_case resume = {
+        .name = "torture_resume",
+        .before = EARLIER,
+        .script = { WANT_BIG, { F_MATCH(0, 0, 4) },
+                    { F_BLOCKS(0, 4, BIG_LEFT) }, { F_FEND(0) }, { F_END } },
+    };
+
+    rt_torture(&push, 0);
+    rt_torture(&resume, 0);
 }

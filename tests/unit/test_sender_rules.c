@@ -44,6 +44,9 @@ static const struct rt_case sender_rules[] = {
     { "reply_never_offered",
       .script = { READY_, { F_SKIP(6) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "want_never_offered",
+      .script = { READY_, { F_WANT(7) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
     { "reply_twice",
       .script = { READY_, { F_WANT(1) }, { F_SKIP(1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS " BLOCK:1:0 FEND:1" },
@@ -81,6 +84,12 @@ static const struct rt_case sender_rules[] = {
     { "sigs_first_past_the_end",
       .script = { READY_, { F_WANT_R(3) }, { F_NEED(3, 3, 1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sigs_first_far_past_the_end",
+      .script = { READY_, { F_WANT_R(3) }, { F_NEED(3, 1000, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sigs_before_ready",
+      .script = { { F_NEED(3, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "PLAN:6" },
     { "sigs_run_past_the_end",
       .script = { READY_, { F_WANT_R(3) }, { F_NEED(3, 2, 2) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
@@ -158,4 +167,18 @@ TEST(sender_rules)
 
     for (i = 0; i < sizeof(sender_rules) / sizeof(sender_rules[0]); i++)
         rt_sender_case(&sender_rules[i]);
+}
+
+/* Every allocation of a sender's push fails in turn (roles.h). */
+TEST(sender_torture)
+{
+    static const struct rt_case c = {
+        .name = "torture",
+        .script = { READY_, { F_SKIP(0) }, { F_WANT(1) }, { F_SKIP(2) },
+                    { F_WANT_R(3) }, { F_HAVE(3, 0, 1) }, { F_NEED(3, 1, 2) },
+                    { F_WANT(4) }, { F_SKIP(5) }, { F_DONE(1) }, { F_DONE(3) },
+                    { F_DONE(4) }, { F_SUMMARY } },
+    };
+
+    rt_torture(&c, 1);
 }
