@@ -320,7 +320,7 @@ rt_encode_entry(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     memset(&m, 0, sizeof(m));
     m.id = fr->id;
     m.kind = fr->kind;
-    m.mode = fr->kind == ENTRY_DIR ? 0755 : 0644;
+    m.mode = fr->flags ? fr->flags : fr->kind == ENTRY_DIR ? 0755 : 0644;
     m.size = fr->a;
     m.mtime_sec = RT_MTIME;
     m.path.p = fr->s;

@@ -81,7 +81,7 @@ enum rt_variant {
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
- * id, s = path, a = size, t = target; BLOCK id, a = index, b = how many
+ * id, s = path, a = size, t = target, flags = mode (0: 0644, 0755); BLOCK id, a = index, b = how many
  * consecutive blocks (0: one), or with RV_RAW a = offset, b = raw_len;
  * MATCH, SIGS id, a = first, b = count; FILE_END, FILE_DONE, NOTICE,
  * ERROR code; READY s = rename; REPLY id, kind = action, flags; HELLO
@@ -107,6 +107,7 @@ struct rt_frame {
 #define F_PLAN1 .type = MSG_PLAN, .a = 1, .flags = PLAN_F_SINGLE_FILE
 #define F_FILE(i, p, n) .type = MSG_ENTRY, .kind = ENTRY_FILE, .id = (i), \
     .s = (p), .a = (n)
+#define F_FILE_MODE(i, p, n, m) F_FILE(i, p, n), .flags = (m)
 #define F_DIR(i, p) .type = MSG_ENTRY, .kind = ENTRY_DIR, .id = (i), .s = (p)
 #define F_LINK(i, p, to) .type = MSG_ENTRY, .kind = ENTRY_SYMLINK, \
     .id = (i), .s = (p), .t = (to)

@@ -125,6 +125,19 @@ counted_mismatch(struct rt *rt)
         FERRY_ERR_HASH_MISMATCH);
 }
 
+/* Setuid and setgid bits are not taken from the other side; the sticky
+ * bit and the rest are. */
+static void
+modes_kept(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    struct stat st;
+
+    rt_path(rt, "dest/a", p);
+    CHECK_EQ_INT(stat(p, &st), 0);
+    CHECK_EQ_INT(st.st_mode & 07777, 01750);
+}
+
 /* File data: what may come for which file, and what a file that went
  * wrong leaves (nothing under its final name). */
 static const struct rt_case receiver_data[] = {
@@ -153,6 +166,19 @@ static const struct rt_case receiver_data[] = {
                   { F_ZSTD(0, 0) }, { F_ZERO(0, 2) }, { F_FEND(0) },
                   { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "b=150000" },
+    { "setuid_dropped", .check = modes_kept,
+      .script = { { F_PLAN(1) }, { F_FILE_MODE(0, "a", 100, 07750) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
+    /* Two files of one path in flight (a sender's bug) do not share a
+     * staging file: each arrives whole, the later one wins. */
+    { "same_path_twice",
+      .script = { { F_PLAN(2) }, { F_FILE(0, "a", 100) },
+                  { F_FILE(1, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_BLOCK(1, 0) }, { F_FEND(0) }, { F_FEND(1) },
+                  { F_END } },
+      .out = "READY WANT:0 WANT:1 DONE:0 DONE:1 SUMMARY:2,0,0",
+      .tree = "a=100" },
     { "empty_file",
       .script = { { F_PLAN(1) }, { F_FILE(0, "e", 0) }, { F_FEND(0) },
                   { F_END } },

@@ -92,6 +92,21 @@ unlock(struct rt *rt)
     lock_fd = -1;
 }
 
+/* The program refuses to run the transfer once it is opened. */
+static int
+refuse(void *ctx, struct session *s)
+{
+    (void)ctx;
+    (void)s;
+    return -EADDRINUSE;
+}
+
+static void
+refusing_policy(struct rt *rt)
+{
+    rt->spol.opened = refuse;
+}
+
 static const struct rt_case session_agent[] = {
     { "push",
       .script = { HI, PUSH, { F_PLAN(0) }, { F_END } },
@@ -119,6 +134,10 @@ static const struct rt_case session_agent[] = {
       .setup = state_locked, .check = unlock,
       .script = { HI, { F_OPEN(OPEN_CLEAN, "~/dest") } },
       .err = -EBUSY, .out = "HELLO ERROR:ERROR", .tree = ".ferry/" },
+    { "opened_refused",
+      .setup = refusing_policy,
+      .script = { HI, PUSH },
+      .err = -EADDRINUSE, .out = "HELLO ERROR:PEER" },
     { "push_into_a_file",
       .script = { HI, { F_OPEN(OPEN_PUSH, "~/outside/keep/x") },
                   { F_PLAN(0) } },
