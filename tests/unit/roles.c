@@ -36,6 +36,25 @@ rt_path(const struct rt *rt, const char *rel, char out[CHECK_PATH_MAX])
 }
 
 void
+rt_mkdir(struct rt *rt, const char *rel, unsigned mode)
+{
+    char p[CHECK_PATH_MAX];
+
+    rt_path(rt, rel, p);
+    CHECK_EQ_INT(mkdir(p, (mode_t)mode), 0);
+    CHECK_EQ_INT(chmod(p, (mode_t)mode), 0);
+}
+
+void
+rt_link(struct rt *rt, const char *rel, const char *target)
+{
+    char p[CHECK_PATH_MAX];
+
+    rt_path(rt, rel, p);
+    CHECK_EQ_INT(symlink(target, p), 0);
+}
+
+void
 rt_init(struct rt *rt, const struct rt_case *c)
 {
     char p[CHECK_PATH_MAX];
@@ -43,8 +62,7 @@ rt_init(struct rt *rt, const struct rt_case *c)
     memset(rt, 0, sizeof(*rt));
     rt->c = c;
     check_tmpdir(rt->root);
-    rt_path(rt, "outside", p);
-    CHECK_EQ_INT(mkdir(p, 0755), 0);
+    rt_mkdir(rt, "outside", 0755);
     rt_path(rt, "outside/keep", p);
     check_write_file(p, "abc", 3, 0);
     rt->x.caps = RT_CAPS_ALL & ~c->caps_off;
@@ -117,17 +135,12 @@ rt_write(struct rt *rt, const char *rel, uint64_t n)
 void
 rt_make_source(struct rt *rt)
 {
-    char p[CHECK_PATH_MAX];
-
-    rt_path(rt, "src", p);
-    CHECK_EQ_INT(mkdir(p, 0755), 0);
-    rt_path(rt, "src/d", p);
-    CHECK_EQ_INT(mkdir(p, 0755), 0);
+    rt_mkdir(rt, "src", 0755);
+    rt_mkdir(rt, "src/d", 0755);
     rt_write(rt, "src/a", 100);
     rt_write(rt, "src/d/b", 150000);
     rt_write(rt, "src/e", 0);
-    rt_path(rt, "src/ln", p);
-    CHECK_EQ_INT(symlink("a", p), 0);
+    rt_link(rt, "src/ln", "a");
 }
 
 static struct rt_file *

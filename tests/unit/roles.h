@@ -149,6 +149,14 @@ struct rt_frame {
 
 struct rt;
 
+/* Runs every row of a table (an array) through run. */
+#define RT_RUN_TABLE(table, run) do {                                      \
+        size_t rt_i_;                                                        \
+                                                                             \
+        for (rt_i_ = 0; rt_i_ < sizeof(table) / sizeof(table[0]); rt_i_++)   \
+            run(&(table)[rt_i_]);                                            \
+    } while (0)
+
 /* A row of a table. Fields left out mean: no error, no frames sent, the
  * destination missing, every capability, no OPEN flags. */
 struct rt_case {
@@ -224,6 +232,9 @@ void rt_content(const char *path, uint64_t off, uint8_t *buf, size_t n);
 void rt_write(struct rt *rt, const char *rel, uint64_t n);
 /* rt->root/rel into out. */
 void rt_path(const struct rt *rt, const char *rel, char out[CHECK_PATH_MAX]);
+/* Makes the directory rt->root/rel with exactly mode, or a symlink. */
+void rt_mkdir(struct rt *rt, const char *rel, unsigned mode);
+void rt_link(struct rt *rt, const char *rel, const char *target);
 /* The tree beneath dir as text (see above); with exact, every entry with
  * its mode and mtime and every file with a fingerprint of its bytes. */
 void rt_tree(const struct rt *rt, const char *dir, char *out, size_t len);
@@ -270,11 +281,12 @@ const struct rt_file *rt_file_at(const struct rt *rt, const char *path);
 int rt_same_content(const char *p, const struct rt_file *f);
 
 /* For cases that do not fit a row: a receiver of n streams over
- * rt->root/dest (rt_init first), one step of one frame, the end. */
+ * rt->root/dest (rt_init first), one step of one frame or of bytes, and
+ * the end of every role and of what they share. */
 void rt_open_receiver(struct rt *rt, unsigned n);
 int rt_feed(struct rt *rt, const struct rt_frame *fr);
 int rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
-void rt_close_receiver(struct rt *rt);
+void rt_close(struct rt *rt);
 
 /*
  * Torture (curl's): plays the row's script once for every allocation the

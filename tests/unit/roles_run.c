@@ -336,19 +336,27 @@ rt_open_receiver(struct rt *rt, unsigned n)
 }
 
 void
-rt_close_receiver(struct rt *rt)
+rt_close(struct rt *rt)
 {
     unsigned k;
 
-    for (k = 0; k < RT_MAX_STREAMS; k++) {
+    /* Joined sessions borrow what stream 0's owns; a client's sessions
+     * borrow their senders. */
+    for (k = RT_MAX_STREAMS; k-- > 0;) {
+        session_free(rt->sess[k]);
         receiver_free(rt->rcv[k]);
+        sender_free(rt->snd[k]);
+        rt->sess[k] = NULL;
         rt->rcv[k] = NULL;
+        rt->snd[k] = NULL;
         rt->role[k] = NULL;
     }
     incoming_free(rt->in);
     dest_free(rt->d);
+    plan_free(rt->plan);
     rt->in = NULL;
     rt->d = NULL;
+    rt->plan = NULL;
 }
 
 static void
@@ -368,20 +376,6 @@ rt_open_sender(struct rt *rt, unsigned n)
         rt->role[k] = rt->snd[k];
     }
     rt->step = sender_step;
-}
-
-static void
-rt_close_sender(struct rt *rt)
-{
-    unsigned k;
-
-    for (k = 0; k < RT_MAX_STREAMS; k++) {
-        sender_free(rt->snd[k]);
-        rt->snd[k] = NULL;
-        rt->role[k] = NULL;
-    }
-    plan_free(rt->plan);
-    rt->plan = NULL;
 }
 
 /* The first step of every stream, which has no input: a role may speak
@@ -429,22 +423,48 @@ rt_expect_after(struct rt *rt)
     rt_finish(rt);
 }
 
+/* A case's scratch root (with the sender's source for source), set up
+ * as the row says. */
+static struct rt *
+rt_begin(const struct rt_case *c, int source)
+{
+    struct rt *rt = check_alloc(sizeof(*rt));
+
+    rt_init(rt, c);
+    if (source)
+        rt_make_source(rt);
+    if (c->setup != NULL)
+        c->setup(rt);
+    return rt;
+}
+
+/* The rest of a case once its roles exist: the script, what it must
+ * give, the end. */
+static void
+rt_conclude(struct rt *rt, unsigned n, rt_lazy_fn *lazy)
+{
+    int r;
+
+    rt_start(rt, n);
+    r = rt_play(rt, rt->c->script, lazy);
+    rt_expect(rt, r, n);
+    rt_close(rt);
+    rt_expect_after(rt);
+    free(rt);
+}
+
 void
 rt_receiver_case(const struct rt_case *c)
 {
-    struct rt *rt = check_alloc(sizeof(*rt));
+    struct rt *rt = rt_begin(c, 0);
     unsigned n;
-    int r;
 
-    rt_init(rt, c);
-    if (c->setup != NULL)
-        c->setup(rt);
     if (c->before[0].type != 0) {
         n = rt_nstreams(c->before);
         rt_open_receiver(rt, n);
         rt_start(rt, n);
         CHECK_OK(rt_play(rt, c->before, NULL));
-        rt_close_receiver(rt);
+        rt_close(rt);
         rt->out_len = 0;
         rt->out[0] = '\0';
         if (c->between != NULL)
@@ -452,32 +472,31 @@ rt_receiver_case(const struct rt_case *c)
     }
     n = rt_nstreams(c->script);
     rt_open_receiver(rt, n);
-    rt_start(rt, n);
-    r = rt_play(rt, c->script, NULL);
-    rt_expect(rt, r, n);
-    rt_close_receiver(rt);
-    rt_expect_after(rt);
-    free(rt);
+    rt_conclude(rt, n, NULL);
 }
 
 void
 rt_sender_case(const struct rt_case *c)
 {
-    struct rt *rt = check_alloc(sizeof(*rt));
+    struct rt *rt = rt_begin(c, 1);
     unsigned n = rt_nstreams(c->script);
-    int r;
 
-    rt_init(rt, c);
-    rt_make_source(rt);
-    if (c->setup != NULL)
-        c->setup(rt);
     rt_open_sender(rt, n);
-    rt_start(rt, n);
-    r = rt_play(rt, c->script, NULL);
-    rt_expect(rt, r, n);
-    rt_close_sender(rt);
-    rt_expect_after(rt);
-    free(rt);
+    rt_conclude(rt, n, NULL);
+}
+
+/* The OPEN of a client's push into paths[0]. */
+static void
+rt_push_open(struct session_open *o, const char *const *paths,
+    uint32_t flags)
+{
+    memset(o, 0, sizeof(*o));
+    o->op = OPEN_PUSH;
+    o->flags = flags;
+    o->block_size = RT_BS;
+    memcpy(o->transfer_id, rt_tid, sizeof(o->transfer_id));
+    o->paths = paths;
+    o->npaths = 1;
 }
 
 /* A session of a further stream: one that joins the transfer stream 0
@@ -495,25 +514,15 @@ rt_lazy_session(struct rt *rt, unsigned k)
 void
 rt_session_case(const struct rt_case *c)
 {
-    struct rt *rt = check_alloc(sizeof(*rt));
+    struct rt *rt = rt_begin(c, 1);
     const char *paths[1] = { "dest" };
     struct session_open o;
     unsigned n = rt_nstreams(c->script), k;
-    int r;
 
-    rt_init(rt, c);
-    rt_make_source(rt);
-    if (c->setup != NULL)
-        c->setup(rt);
     if (c->client) {
         /* A push: the client's sessions run senders. */
         rt_open_sender(rt, n);
-        memset(&o, 0, sizeof(o));
-        o.op = OPEN_PUSH;
-        o.block_size = RT_BS;
-        memcpy(o.transfer_id, rt_tid, sizeof(o.transfer_id));
-        o.paths = paths;
-        o.npaths = 1;
+        rt_push_open(&o, paths, 0);
         for (k = 0; k < n; k++) {
             o.stream = (uint16_t)k;
             CHECK((rt->sess[k] = session_client_new(&o, sender_step,
@@ -525,19 +534,7 @@ rt_session_case(const struct rt_case *c)
         rt->role[0] = rt->sess[0];
     }
     rt->step = session_step;
-    rt_start(rt, n);
-    r = rt_play(rt, c->script, rt_lazy_session);
-    rt_expect(rt, r, n);
-    /* The joined sessions borrow what stream 0's session owns. */
-    for (k = RT_MAX_STREAMS; k-- > 0;) {
-        session_free(rt->sess[k]);
-        rt->sess[k] = NULL;
-        rt->role[k] = NULL;
-    }
-    if (c->client)
-        rt_close_sender(rt);
-    rt_expect_after(rt);
-    free(rt);
+    rt_conclude(rt, n, rt_lazy_session);
 }
 
 /* Torture. */
@@ -579,7 +576,7 @@ rt_torture(const struct rt_case *c, int sender)
             rt_open_receiver(rt, 1);
             if (c->before[0].type != 0) {
                 CHECK_OK(rt_play(rt, c->before, NULL));
-                rt_close_receiver(rt);
+                rt_close(rt);
                 rt_open_receiver(rt, 1);
             }
         }
@@ -597,10 +594,7 @@ rt_torture(const struct rt_case *c, int sender)
                     break;
         unused = rt_unused(n);
         CHECK(!unused || i == len);
-        if (sender)
-            rt_close_sender(rt);
-        else
-            rt_close_receiver(rt);
+        rt_close(rt);
         rt_finish(rt);
         for (i = 0; i < len; i++)
             buf_cleanup(&frames[i]);
@@ -676,13 +670,7 @@ rt_push(struct rt *rt, struct rt_pump *p)
     CHECK_OK(manifest_scan(&mf, src));
     CHECK((plan = plan_new(&mf, RT_BS, p->flags, &p->xc)) != NULL);
     manifest_cleanup(&mf);
-    memset(&o, 0, sizeof(o));
-    o.op = OPEN_PUSH;
-    o.flags = p->flags;
-    o.block_size = RT_BS;
-    memcpy(o.transfer_id, rt_tid, sizeof(o.transfer_id));
-    o.paths = paths;
-    o.npaths = 1;
+    rt_push_open(&o, paths, p->flags);
     for (k = 0; k < n; k++) {
         o.stream = (uint16_t)k;
         CHECK((snd[k] = sender_new(plan, k, &p->xc)) != NULL);

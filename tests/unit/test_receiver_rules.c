@@ -254,19 +254,12 @@ static const struct rt_case receiver_data[] = {
       .tree = "ln->../outside" },
 };
 
-#define RUN_ALL(table, run) do {                                          \
-        size_t i_;                                                           \
-                                                                             \
-        for (i_ = 0; i_ < sizeof(table) / sizeof(table[0]); i_++)            \
-            run(&table[i_]);                                                 \
-    } while (0)
-
 TEST(receiver_rules)
 {
-    RUN_ALL(receiver_rules, rt_receiver_case);
+    RT_RUN_TABLE(receiver_rules, rt_receiver_case);
 }
 
 TEST(receiver_data)
 {
-    RUN_ALL(receiver_data, rt_receiver_case);
+    RT_RUN_TABLE(receiver_data, rt_receiver_case);
 }

@@ -138,32 +138,13 @@ static const struct rt_case receiver_resume[] = {
 
 /* Destinations that exist before the transfer. */
 
-static void
-mk(struct rt *rt, const char *rel, mode_t mode)
-{
-    char p[CHECK_PATH_MAX];
-
-    rt_path(rt, rel, p);
-    CHECK_EQ_INT(mkdir(p, mode), 0);
-    CHECK_EQ_INT(chmod(p, mode), 0);
-}
-
-static void
-ln(struct rt *rt, const char *rel, const char *target)
-{
-    char p[CHECK_PATH_MAX];
-
-    rt_path(rt, rel, p);
-    CHECK_EQ_INT(symlink(target, p), 0);
-}
-
 /* A state directory of ours, with its salt and part directory. */
 static void
 state_dir(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
-    mk(rt, "dest/.ferry", 0700);
-    mk(rt, "dest/.ferry/part", 0700);
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0700);
+    rt_mkdir(rt, "dest/.ferry/part", 0700);
 }
 
 static void
@@ -180,7 +161,7 @@ salt(struct rt *rt, size_t n, mode_t mode)
 static void
 dest_dir(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
+    rt_mkdir(rt, "dest", 0755);
 }
 
 static void
@@ -197,7 +178,7 @@ dest_up_to_date(struct rt *rt)
 
     uint8_t a[100];
 
-    mk(rt, "dest", 0755);
+    rt_mkdir(rt, "dest", 0755);
     rt_content("a", 0, a, sizeof(a));
     rt_path(rt, "dest/a", p);
     check_write_file(p, a, sizeof(a), 0);
@@ -207,22 +188,22 @@ dest_up_to_date(struct rt *rt)
 static void
 state_link(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
-    ln(rt, "dest/.ferry", "../outside");
+    rt_mkdir(rt, "dest", 0755);
+    rt_link(rt, "dest/.ferry", "../outside");
 }
 
 static void
 state_file(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
+    rt_mkdir(rt, "dest", 0755);
     rt_write(rt, "dest/.ferry", 0);
 }
 
 static void
 state_open(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
-    mk(rt, "dest/.ferry", 0777);
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0777);
 }
 
 static void
@@ -230,8 +211,8 @@ state_foreign(struct rt *rt)
 {
     char p[CHECK_PATH_MAX];
 
-    mk(rt, "dest", 0755);
-    mk(rt, "dest/.ferry", 0700);
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0700);
     rt_path(rt, "dest/.ferry", p);
     CHECK_EQ_INT(chown(p, 4242, 4242), 0);
 }
@@ -239,23 +220,23 @@ state_foreign(struct rt *rt)
 static void
 part_link(struct rt *rt)
 {
-    mk(rt, "dest", 0755);
-    mk(rt, "dest/.ferry", 0700);
-    ln(rt, "dest/.ferry/part", "../../outside");
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0700);
+    rt_link(rt, "dest/.ferry/part", "../../outside");
 }
 
 static void
 salt_link(struct rt *rt)
 {
     state_dir(rt);
-    ln(rt, "dest/.ferry/salt", "../../outside/keep");
+    rt_link(rt, "dest/.ferry/salt", "../../outside/keep");
 }
 
 static void
 salt_dir(struct rt *rt)
 {
     state_dir(rt);
-    mk(rt, "dest/.ferry/salt", 0700);
+    rt_mkdir(rt, "dest/.ferry/salt", 0700);
 }
 
 static void
@@ -284,7 +265,7 @@ static void
 lock_link(struct rt *rt)
 {
     state_dir(rt);
-    ln(rt, "dest/.ferry/lock", "../../outside/keep");
+    rt_link(rt, "dest/.ferry/lock", "../../outside/keep");
 }
 
 static void
@@ -397,21 +378,14 @@ static const struct rt_case receiver_dest[] = {
       .err = FERRY_ERR_STATE, .out = "READY", .tree = ".ferry/" },
 };
 
-#define RUN_ALL(table, run) do {                                          \
-        size_t i_;                                                           \
-                                                                             \
-        for (i_ = 0; i_ < sizeof(table) / sizeof(table[0]); i_++)            \
-            run(&table[i_]);                                                 \
-    } while (0)
-
 TEST(receiver_resume)
 {
-    RUN_ALL(receiver_resume, rt_receiver_case);
+    RT_RUN_TABLE(receiver_resume, rt_receiver_case);
 }
 
 TEST(receiver_dest)
 {
-    RUN_ALL(receiver_dest, rt_receiver_case);
+    RT_RUN_TABLE(receiver_dest, rt_receiver_case);
 }
 
 /* More files wanted and not ended than INCOMING_MAX_FILES. */
@@ -441,7 +415,7 @@ TEST(receiver_max_files)
         CHECK_EQ_ERR(rt_feed(rt, &fr), i < INCOMING_MAX_FILES ? 0 :
             FERRY_ERR_PROTOCOL);
     }
-    rt_close_receiver(rt);
+    rt_close(rt);
     rt_finish(rt);
     free(rt);
 }
@@ -487,7 +461,7 @@ TEST(receiver_max_pending)
     }
     CHECK_EQ_ERR(r, FERRY_ERR_PROTOCOL);
     buf_cleanup(&b);
-    rt_close_receiver(rt);
+    rt_close(rt);
     rt_finish(rt);
     free(rt);
 }

@@ -18,21 +18,38 @@
 #define BIG_BLOCKS (BIG_SIZE / RT_BS + 1)
 #define NSMALL 40
 
-/* rt_make_source's tree, a big file and many small ones. */
-static void
-push_source(struct rt *rt)
+struct fixture {
+    struct rt rt;
+    struct rt_pump p;
+};
+
+/* A scratch root with rt_make_source's tree, a big file and many small
+ * ones; a pump of nstreams streams. */
+static struct fixture *
+fixture_new(const struct rt_case *c, unsigned nstreams)
 {
-    char p[CHECK_PATH_MAX], rel[64];
+    struct fixture *fx = check_alloc(sizeof(*fx));
+    char rel[64];
     int i;
 
-    rt_make_source(rt);
-    rt_write(rt, "src/big", BIG_SIZE);
-    rt_path(rt, "src/many", p);
-    CHECK_EQ_INT(mkdir(p, 0700), 0);
+    rt_init(&fx->rt, c);
+    rt_make_source(&fx->rt);
+    rt_write(&fx->rt, "src/big", BIG_SIZE);
+    rt_mkdir(&fx->rt, "src/many", 0700);
     for (i = 0; i < NSMALL; i++) {
         snprintf(rel, sizeof(rel), "src/many/f%02d", i);
-        rt_write(rt, rel, (uint64_t)i * 997);
+        rt_write(&fx->rt, rel, (uint64_t)i * 997);
     }
+    memset(&fx->p, 0, sizeof(fx->p));
+    fx->p.nstreams = nstreams;
+    return fx;
+}
+
+static void
+fixture_free(struct fixture *fx)
+{
+    rt_finish(&fx->rt);
+    free(fx);
 }
 
 /* dest/src is src, and nothing else is in dest. */
@@ -54,14 +71,11 @@ static void
 push(unsigned nstreams, uint32_t flags)
 {
     static const struct rt_case c = { .name = "push" };
-    struct rt *rt = check_alloc(sizeof(*rt));
-    struct rt_pump *p = check_alloc(sizeof(*p));
+    struct fixture *fx = fixture_new(&c, nstreams);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
     unsigned k, used = 0;
 
-    rt_init(rt, &c);
-    push_source(rt);
-    memset(p, 0, sizeof(*p));
-    p->nstreams = nstreams;
     p->flags = flags;
     CHECK_OK(rt_push(rt, p));
     check_same(rt);
@@ -78,9 +92,7 @@ push(unsigned nstreams, uint32_t flags)
         /* The streams took a share each (the big file is two runs). */
         CHECK(used >= (nstreams < 2 ? nstreams : 2));
     }
-    rt_finish(rt);
-    free(p);
-    free(rt);
+    fixture_free(fx);
 }
 
 TEST(push_one_stream)
@@ -104,13 +116,10 @@ static void
 push_resume(unsigned nstreams)
 {
     static const struct rt_case c = { .name = "push_resume" };
-    struct rt *rt = check_alloc(sizeof(*rt));
-    struct rt_pump *p = check_alloc(sizeof(*p));
+    struct fixture *fx = fixture_new(&c, nstreams);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
 
-    rt_init(rt, &c);
-    push_source(rt);
-    memset(p, 0, sizeof(*p));
-    p->nstreams = nstreams;
     p->cut_blocks = BIG_BLOCKS / 2;
     CHECK_OK(rt_push(rt, p));
     p->cut_blocks = 0;
@@ -122,9 +131,7 @@ push_resume(unsigned nstreams)
     CHECK(xfer_get(&p->xa.st.resumed_bytes) > 0);
     CHECK_EQ_U64(xfer_get(&p->xa.st.resumed_bytes),
         xfer_get(&p->xc.st.resumed_bytes));
-    rt_finish(rt);
-    free(p);
-    free(rt);
+    fixture_free(fx);
 }
 
 TEST(push_resume)
@@ -145,13 +152,10 @@ static void
 push_lost(unsigned k)
 {
     static const struct rt_case c = { .name = "push_stream_lost" };
-    struct rt *rt = check_alloc(sizeof(*rt));
-    struct rt_pump *p = check_alloc(sizeof(*p));
+    struct fixture *fx = fixture_new(&c, 3);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
 
-    rt_init(rt, &c);
-    push_source(rt);
-    memset(p, 0, sizeof(*p));
-    p->nstreams = 3;
     p->lose_stream = k;
     p->lose_after = BIG_BLOCKS / 3;
     CHECK_OK(rt_push(rt, p));
@@ -159,9 +163,7 @@ push_lost(unsigned k)
     CHECK(k != 1 || p->blocks[1] > 0);
     CHECK_EQ_U64(p->sent[1][MSG_SUMMARY], 1);
     CHECK_EQ_U64(p->sent[1][MSG_FILE_DONE], NSMALL + 4);
-    rt_finish(rt);
-    free(p);
-    free(rt);
+    fixture_free(fx);
 }
 
 TEST(push_stream_lost)

@@ -163,10 +163,7 @@ static const struct rt_case sender_rules[] = {
 
 TEST(sender_rules)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(sender_rules) / sizeof(sender_rules[0]); i++)
-        rt_sender_case(&sender_rules[i]);
+    RT_RUN_TABLE(sender_rules, rt_sender_case);
 }
 
 /* Every allocation of a sender's push fails in turn (roles.h). */

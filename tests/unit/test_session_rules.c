@@ -57,13 +57,8 @@ peer_said(struct rt *rt)
 static void
 state_open(struct rt *rt)
 {
-    char p[CHECK_PATH_MAX];
-
-    rt_path(rt, "dest", p);
-    CHECK_EQ_INT(mkdir(p, 0755), 0);
-    rt_path(rt, "dest/.ferry", p);
-    CHECK_EQ_INT(mkdir(p, 0700), 0);
-    CHECK_EQ_INT(chmod(p, 0777), 0);
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0777);
 }
 
 /* A transfer into dest holds its lock (this process, another open file
@@ -75,10 +70,8 @@ state_locked(struct rt *rt)
 {
     char p[CHECK_PATH_MAX];
 
-    rt_path(rt, "dest", p);
-    CHECK_EQ_INT(mkdir(p, 0755), 0);
-    rt_path(rt, "dest/.ferry", p);
-    CHECK_EQ_INT(mkdir(p, 0700), 0);
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0700);
     rt_path(rt, "dest/.ferry/lock", p);
     CHECK((lock_fd = open(p, O_RDWR | O_CREAT, 0600)) >= 0);
     CHECK_EQ_INT(flock(lock_fd, LOCK_EX), 0);
@@ -240,18 +233,12 @@ static const struct rt_case session_client[] = {
 
 TEST(session_agent)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(session_agent) / sizeof(session_agent[0]); i++)
-        rt_session_case(&session_agent[i]);
+    RT_RUN_TABLE(session_agent, rt_session_case);
 }
 
 TEST(session_client)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(session_client) / sizeof(session_client[0]); i++)
-        rt_session_case(&session_client[i]);
+    RT_RUN_TABLE(session_client, rt_session_case);
 }
 
 /* The agent's policy: "~" and "~/" are $HOME, nothing else is touched. */
