@@ -156,6 +156,7 @@
     /* test_receiver_state.c */ \
     X(receiver_resume) \
     X(receiver_dest) \
+    X(receiver_limits) \
     X(receiver_max_files) \
     X(receiver_max_pending) \
     X(receiver_torture) \

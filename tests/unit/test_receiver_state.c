@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "roles.h"
@@ -111,6 +112,12 @@ static const struct rt_case receiver_resume[] = {
       .script = { WANT_BIG, { F_MATCH(0, RT_BIG_BLOCKS - 1, 2) } },
       .err = FERRY_ERR_PROTOCOL,
       .out = "READY WANT+R:0 NEED:0:4+124 HAVE:0:0+4", .tree = ".ferry/" },
+    { "resume_match_runs_past_the_end",
+      .before = { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG) },
+                  { F_BLOCKS(0, RT_BIG_BLOCKS - 4, 4) } },
+      .script = { WANT_BIG, { F_MATCH(0, RT_BIG_BLOCKS - 4, 5) } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "READY WANT+R:0 NEED:0:0+124 HAVE:0:124+4", .tree = ".ferry/" },
     { "resume_match_needed_block",
       .before = EARLIER,
       .script = { WANT_BIG, { F_MATCH(0, 3, 2) } },
@@ -249,6 +256,18 @@ salt_foreign(struct rt *rt)
     CHECK_EQ_INT(chown(p, 4242, 4242), 0);
 }
 
+/* A device that reads as 16 bytes (of zeros), where the salt should be
+ * a file of ours. */
+static void
+salt_device(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+
+    state_dir(rt);
+    rt_path(rt, "dest/.ferry/salt", p);
+    CHECK_EQ_INT(mknod(p, S_IFCHR | 0600, makedev(1, 5)), 0);
+}
+
 static void
 salt_open(struct rt *rt)
 {
@@ -308,6 +327,25 @@ said_bad_name(struct rt *rt)
 #define WANT_A .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) } }, \
     .err = FERRY_ERR_STATE, .out = "READY"
 
+/* Blocks tracked over the wanted files: INCOMING_MAX_BLOCKS at most (a
+ * byte each). Two files of half as many each fit; one block more does
+ * not. */
+#define HALF_BLOCKS (INCOMING_MAX_BLOCKS / 2)
+
+static const struct rt_case receiver_limits[] = {
+    { "blocks_tracked_fit",
+      .script = { { F_PLAN(2) }, { F_FILE(0, "h0", HALF_BLOCKS * RT_BS) },
+                  { F_FILE(1, "h1", HALF_BLOCKS * RT_BS) },
+                  { F_BLOCK(0, 0) }, { F_BLOCK(1, 0) } },
+      .out = "READY WANT:0 WANT:1", .tree = ".ferry/" },
+    { "blocks_tracked_over",
+      .script = { { F_PLAN(2) }, { F_FILE(0, "h0", HALF_BLOCKS * RT_BS) },
+                  { F_FILE(1, "h1", (HALF_BLOCKS + 1) * RT_BS) },
+                  { F_BLOCK(0, 0) }, { F_BLOCK(1, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 WANT:1",
+      .tree = ".ferry/" },
+};
+
 static const struct rt_case receiver_dest[] = {
     /* rsync's naming rules. */
     { "single_file_renamed",
@@ -361,6 +399,8 @@ static const struct rt_case receiver_dest[] = {
       WANT_A, .tree = ".ferry/" },
     { "salt_directory", .setup = salt_dir, .check = said_state,
       WANT_A, .tree = ".ferry/" },
+    { "salt_device", .setup = salt_device, .check = said_state,
+      WANT_A, .tree = ".ferry/" },
     { "salt_of_another_user", .setup = salt_foreign, .check = said_state,
       WANT_A, .tree = ".ferry/" },
     { "salt_short", .setup = salt_short, .check = said_state,
@@ -386,6 +426,11 @@ TEST(receiver_resume)
 TEST(receiver_dest)
 {
     RT_RUN_TABLE(receiver_dest, rt_receiver_case);
+}
+
+TEST(receiver_limits)
+{
+    RT_RUN_TABLE(receiver_limits, rt_receiver_case);
 }
 
 /* More files wanted and not ended than INCOMING_MAX_FILES. */
