@@ -28,6 +28,13 @@
  * "link->target", and ".ferry/" for the state directory (not entered);
  * "-" when the destination does not exist, "!dir" when it is a file.
  *
+ * Steps are taken as a conn takes them: the first step of each stream
+ * has no input, a step that asks for more is repeated at once, and after
+ * a step that pokes the group the other streams are stepped once each.
+ * A row's script ends with the frame under test; the harness then steps
+ * every stream without input until they are quiet (so that the receiver
+ * commits), unless the last step failed.
+ *
  * File contents are a pattern of the path (rt_content), with the blocks
  * a script sent as ZERO blocks made of zeros, so BLOCK and FILE_END frames
  * carry the right hashes unless a variant says otherwise. Every case also
@@ -81,8 +88,9 @@ enum rt_variant {
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
- * id, s = path, a = size, t = target, flags = mode (0: 0644, 0755); BLOCK id, a = index, b = how many
- * consecutive blocks (0: one), or with RV_RAW a = offset, b = raw_len;
+ * id, s = path, a = size, t = target, flags = mode (0: 0644, 0755);
+ * BLOCK id, a = index, b = how many consecutive blocks (0: one), or with
+ * RV_RAW a = offset, b = raw_len;
  * MATCH, SIGS id, a = first, b = count; FILE_END, FILE_DONE, NOTICE,
  * ERROR code; READY s = rename; REPLY id, kind = action, flags; HELLO
  * a..b = versions (0: ours); OPEN kind = op, s = path, flags; JOIN id =
