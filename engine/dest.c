@@ -316,9 +316,8 @@ dest_open_state(struct dest *d, int create)
         O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
-    if ((r = dest_lock(d)) != 0)
-        goto out;
-    if ((r = dest_salt_load(d)) != 0 ||
+    if ((r = dest_lock(d)) != 0 ||
+        (r = dest_salt_load(d)) != 0 ||
         (r = dest_open_state_dir(d->statefd, DEST_PART_DIR, 1,
         &d->partfd)) != 0)
         goto fail;
@@ -327,6 +326,8 @@ dest_open_state(struct dest *d, int create)
         partial_list_free(v, n);
     return 0;
 fail:
+    /* A lock held by another transfer has said so already; the first
+     * message is the one kept. */
     if (r == FERRY_ERR_STATE)
         r = xfer_fail(d->x, r, "%s/%s: not a private directory of this "
             "user (a link, another owner, or writable by others); remove "
@@ -334,7 +335,6 @@ fail:
     else
         r = xfer_fail(d->x, r, "%s/%s: %s", d->root, DEST_STATE_DIR,
             ferry_strerror(r));
-out:
     if (d->partfd >= 0)
         close(d->partfd);
     if (d->statefd >= 0)
@@ -623,12 +623,15 @@ dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
     d->batch_bytes = 0;
     for (i = 0, r = 0; i < n; i++) {
         struct dest_staged *s = &d->batch[i];
+        int rd;
 
         partial_close(s->pt, d->partfd, s->failed ? PARTIAL_DISCARD :
             PARTIAL_DONE);
         s->pt = NULL;
-        if (r == 0)
-            r = done(ctx, s);
+        /* Each is told, even after a failure: the caller frees what it
+         * keeps with the file. The first error is returned. */
+        if ((rd = done(ctx, s)) != 0 && r == 0)
+            r = rd;
         xfree(s->path);
     }
     return r;
@@ -719,11 +722,14 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
     else
         r = FERRY_ERR_STATE;
 out:
-    if (d->statefd >= 0 && !clean) {
+    /* A clean tidied up above; anything still open here is not to be
+     * removed by dest_free (a transfer holds the lock, or the list
+     * failed). */
+    if (d->statefd >= 0) {
         close(d->statefd);
         d->statefd = -1;
     }
-    if (d->partfd >= 0 && !clean) {
+    if (d->partfd >= 0) {
         close(d->partfd);
         d->partfd = -1;
     }

@@ -41,8 +41,8 @@ struct incoming {
     struct dest *d;
     struct xfer *x;
     uint32_t block_size;
-    /* Active files by id: open addressing, key id + 1 (0 empty). */
-    struct rfile **tab;
+    /* Active files by id and by staging key (see in_insert). */
+    struct rfile **tab, **ktab;
     size_t tab_cap, nactive;
     uint64_t blocks_tracked;  /* bytes of bits over active files */
     uint64_t pending;         /* hashes waiting over active files */
@@ -56,10 +56,7 @@ struct incoming {
     struct pathset done;
     struct rfile *vhead, *vtail;
     struct msg_summary sum;
-    /* FILE_DONE frames for stream 0: a further stream may be lost with
-     * what it carried, and a FILE_DONE lost would leave its file
-     * unfinished at the sender for good. */
-    struct buf ctl;
+    struct buf outbox;        /* FILE_DONE for stream 0 to send */
     struct zst *zst;          /* for compressed blocks */
     uint8_t *scratch;         /* one block: inflated data, read-back */
 };
@@ -74,7 +71,7 @@ incoming_new(struct dest *d, uint32_t block_size, struct xfer *x)
     in->d = d;
     in->x = x;
     in->block_size = block_size;
-    buf_init(&in->ctl, INCOMING_MAX_FILES * 64u + (1u << 20));
+    buf_init(&in->outbox, 16u << 20);
     return in;
 }
 
@@ -87,7 +84,23 @@ rfile_block_len(const struct incoming *in, const struct rfile *f,
     return f->size - off < in->block_size ? f->size - off : in->block_size;
 }
 
-/* Table. */
+/* Tables of the active files, open addressing, tab_cap slots each: tab
+ * by id, ktab by staging key (so that a clash of keys is found without a
+ * look at every file). */
+
+typedef size_t in_home_fn(const struct incoming *in, const struct rfile *f);
+
+static size_t
+in_id_home(const struct incoming *in, const struct rfile *f)
+{
+    return ((size_t)f->id * 0x9e3779b1u) & (in->tab_cap - 1);
+}
+
+static size_t
+in_key_home(const struct incoming *in, const struct rfile *f)
+{
+    return (size_t)hash_name64(f->key, PARTIAL_KEY_LEN) & (in->tab_cap - 1);
+}
 
 static size_t
 in_slot(const struct incoming *in, uint32_t id)
@@ -105,44 +118,91 @@ in_find(const struct incoming *in, uint32_t id)
     return in->tab_cap == 0 ? NULL : in->tab[in_slot(in, id)];
 }
 
+/* 1 if an active file other than f has f's staging key. */
+static int
+in_key_taken(const struct incoming *in, const struct rfile *f)
+{
+    size_t mask = in->tab_cap - 1, i;
+
+    if (in->tab_cap == 0)
+        return 0;
+    for (i = in_key_home(in, f); in->ktab[i] != NULL; i = (i + 1) & mask)
+        if (in->ktab[i] != f && strcmp(in->ktab[i]->key, f->key) == 0)
+            return 1;
+    return 0;
+}
+
+static void
+in_put(const struct incoming *in, struct rfile **t, struct rfile *f,
+    in_home_fn *home)
+{
+    size_t mask = in->tab_cap - 1, i = home(in, f);
+
+    while (t[i] != NULL)
+        i = (i + 1) & mask;
+    t[i] = f;
+}
+
+/* Adds f, whose key is set, to both tables. */
 static int
 in_insert(struct incoming *in, struct rfile *f)
 {
     if ((in->nactive + 1) * 2 > in->tab_cap) {
         size_t ncap = in->tab_cap ? in->tab_cap * 2 : 64, i, old = in->tab_cap;
-        struct rfile **ov = in->tab;
+        struct rfile **ov = in->tab, **okv = in->ktab;
 
-        if ((in->tab = xcalloc(ncap, sizeof(*in->tab))) == NULL) {
+        in->tab = xcalloc(ncap, sizeof(*in->tab));
+        in->ktab = xcalloc(ncap, sizeof(*in->ktab));
+        if (in->tab == NULL || in->ktab == NULL) {
+            xfree(in->tab);
+            xfree(in->ktab);
             in->tab = ov;
+            in->ktab = okv;
             return FERRY_ERR_NOMEM;
         }
         in->tab_cap = ncap;
-        for (i = 0; i < old; i++)
+        for (i = 0; i < old; i++) {
             if (ov[i] != NULL)
-                in->tab[in_slot(in, ov[i]->id)] = ov[i];
+                in_put(in, in->tab, ov[i], in_id_home);
+            if (okv[i] != NULL)
+                in_put(in, in->ktab, okv[i], in_key_home);
+        }
         xfree(ov);
+        xfree(okv);
     }
-    in->tab[in_slot(in, f->id)] = f;
+    in_put(in, in->tab, f, in_id_home);
+    in_put(in, in->ktab, f, in_key_home);
     in->nactive++;
     return 0;
+}
+
+/* Empties f's slot of t; later members of its run move back so that
+ * they stay reachable. */
+static void
+in_vacate(const struct incoming *in, struct rfile **t, struct rfile *f,
+    in_home_fn *home)
+{
+    size_t mask = in->tab_cap - 1, i = home(in, f), j, k;
+
+    while (t[i] != f)
+        i = (i + 1) & mask;
+    t[i] = NULL;
+    for (j = (i + 1) & mask; t[j] != NULL; j = (j + 1) & mask) {
+        k = home(in, t[j]);
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            t[i] = t[j];
+            t[j] = NULL;
+            i = j;
+        }
+    }
 }
 
 static void
 in_remove(struct incoming *in, struct rfile *f)
 {
-    size_t mask = in->tab_cap - 1, i = in_slot(in, f->id), j, k;
-
-    in->tab[i] = NULL;
+    in_vacate(in, in->tab, f, in_id_home);
+    in_vacate(in, in->ktab, f, in_key_home);
     in->nactive--;
-    /* Backward shift, so later members of the run stay reachable. */
-    for (j = (i + 1) & mask; in->tab[j] != NULL; j = (j + 1) & mask) {
-        k = ((size_t)in->tab[j]->id * 0x9e3779b1u) & mask;
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            in->tab[i] = in->tab[j];
-            in->tab[j] = NULL;
-            i = j;
-        }
-    }
 }
 
 static int
@@ -238,9 +298,10 @@ incoming_free(struct incoming *in)
         if (in->tab[i] != NULL)
             rfile_free(in, in->tab[i], PARTIAL_KEEP);
     xfree(in->tab);
+    xfree(in->ktab);
     xfree(in->wanted);
+    buf_cleanup(&in->outbox);
     pathset_free(&in->done);
-    buf_cleanup(&in->ctl);
     zst_free(in->zst);
     xfree(in->scratch);
     xfree(in);
@@ -252,7 +313,6 @@ incoming_restart(struct incoming *in)
     size_t i;
 
     incoming_commit_orphans(in);
-    buf_reset(&in->ctl);
     for (i = 0; i < in->tab_cap; i++) {
         struct rfile *f = in->tab[i];
 
@@ -261,11 +321,19 @@ incoming_restart(struct incoming *in)
         xfer_sub(&in->x->st.bytes_done, f->counted);
         rfile_free(in, f, PARTIAL_KEEP);
         in->tab[i] = NULL;
+        in->ktab[i] = NULL;
     }
     in->nactive = 0;
     in->blocks_tracked = 0;
+    buf_reset(&in->outbox);  /* for the attempt that is gone */
     in->vhead = in->vtail = NULL;
     memset(in->wanted, 0, in->wanted_cap);
+}
+
+struct buf *
+incoming_outbox(struct incoming *in)
+{
+    return &in->outbox;
 }
 
 uint64_t
@@ -354,9 +422,6 @@ rfile_open(struct incoming *in, struct rfile *f)
 static int
 rfile_error(struct incoming *in, struct rfile *f, int r)
 {
-    /* The state directory refused: its message names it. */
-    if (r == -EBUSY || r == FERRY_ERR_STATE)
-        return r;
     if (dest_fatal_errno(r))
         return xfer_fail(in->x, r, "%s/%s: %s", dest_root(in->d), f->path,
             ferry_strerror(r));
@@ -378,8 +443,7 @@ rfile_fail(struct incoming *in, struct rfile *f, enum xfer_side side,
     xfer_problem(in->x, side, f->path, code, text);
     xfer_add(&in->x->st.bytes_done, f->size - f->counted);
     in->sum.files_failed++;
-    (void)out;
-    r = file_done(&in->ctl, f->id, code);
+    r = file_done(out, f->id, code);
     in_drop(in, f, PARTIAL_DISCARD);
     return r;
 }
@@ -457,8 +521,7 @@ incoming_committed(void *ctx, struct dest_staged *s)
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }
-    (void)out;
-    r = file_done(&in->ctl, s->id, s->failed);
+    r = file_done(out, s->id, s->failed);
     rfile_free(in, f, PARTIAL_DONE);
     return r;
 }
@@ -610,12 +673,9 @@ rfile_resume(struct incoming *in, struct rfile *f, const char **warning)
         f->mode, in->block_size };
     int r, partfd;
 
-    if (!(in->x->caps & PROTO_CAP_RESUME) || f->size < PARTIAL_JOURNAL_MIN)
+    if (!(in->x->caps & PROTO_CAP_RESUME) || f->size < PARTIAL_JOURNAL_MIN ||
+        !dest_find_state(in->d) || dest_part_dir(in->d, &partfd) != 0)
         return 0;
-    if ((r = dest_find_state(in->d)) <= 0)
-        return r;  /* none, or one we may not use */
-    if ((r = dest_part_dir(in->d, &partfd)) != 0)
-        return r;
     if ((r = partial_probe(partfd, f->key, &id, &f->claim)) != 0)
         return r;
     if (f->claim.old_format)
@@ -638,14 +698,8 @@ rfile_resume(struct incoming *in, struct rfile *f, const char **warning)
 static void
 rfile_key(struct incoming *in, struct rfile *f)
 {
-    size_t i;
-    int clash = 0;
-
     partial_key(dest_salt(in->d), f->path, f->key);
-    for (i = 0; i < in->tab_cap && !clash; i++)
-        clash = in->tab[i] != NULL && in->tab[i] != f &&
-            strcmp(in->tab[i]->key, f->key) == 0;
-    if (clash)
+    if (in_key_taken(in, f))
         snprintf(f->key, sizeof(f->key), "%08x%08x", f->id,
             (unsigned)in->nactive);
 }
@@ -657,10 +711,16 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     const char *warning = NULL;
     struct msg_reply rep;
     struct rfile *f;
-    int r;
+    int r, partfd;
 
     if (in->nactive >= INCOMING_MAX_FILES)
         return FERRY_ERR_PROTOCOL;
+    /* Staging keys are salted with the destination's secret, which comes
+     * with the state directory: made now, so that a path has the same key
+     * in every run (a resume finds its partial). Without it no file can
+     * be staged: the transfer stops. */
+    if ((r = dest_part_dir(in->d, &partfd)) != 0)
+        return r;
     if ((f = xcalloc(1, sizeof(*f))) == NULL)
         return FERRY_ERR_NOMEM;
     if ((f->path = xstrdup(path)) == NULL) {
@@ -673,13 +733,11 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     f->mtime_sec = m->mtime_sec;
     f->mtime_nsec = m->mtime_nsec;
     f->nblocks = m->size / in->block_size + (m->size % in->block_size != 0);
-    if ((r = in_insert(in, f)) != 0 || (r = in_wanted_mark(in, f->id)) != 0) {
-        if (r == 0)
-            in_remove(in, f);
+    rfile_key(in, f);
+    if ((r = in_wanted_mark(in, f->id)) != 0 || (r = in_insert(in, f)) != 0) {
         rfile_free(in, f, PARTIAL_KEEP);
         return r;
     }
-    rfile_key(in, f);
     if ((r = rfile_resume(in, f, &warning)) != 0)
         return r;
     memset(&rep, 0, sizeof(rep));
@@ -909,18 +967,4 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;
-}
-
-int
-incoming_take_ctl(struct incoming *in, struct buf *out, int *pending)
-{
-    int r = 0;
-
-    *pending = buf_used(&in->ctl) > 0;
-    if (out != NULL && *pending) {
-        if ((r = buf_put(out, buf_ptr(&in->ctl), buf_used(&in->ctl))) == 0)
-            buf_reset(&in->ctl);
-        *pending = 0;
-    }
-    return r;
 }

@@ -86,12 +86,12 @@ int incoming_work(struct incoming *in, struct buf *out, int idle,
 int incoming_flush(struct incoming *in, struct buf *out) FERRY_WUR;
 
 /*
- * FILE_DONE frames go back on stream 0 only (a further stream may be lost
- * with what it carried): with out (stream 0's step) they are appended to
- * it; *pending says whether some wait for stream 0.
+ * FILE_DONE frames made by the receiver of a further stream wait here for
+ * stream 0 to send them: a further stream may be lost with what it
+ * carries, and every WANT must be answered exactly once. Valid until
+ * incoming_free.
  */
-int incoming_take_ctl(struct incoming *in, struct buf *out, int *pending)
-    FERRY_WUR;
+struct buf *incoming_outbox(struct incoming *in);
 
 /* Files wanted and not finished (END is only valid at 0). */
 uint64_t incoming_active(const struct incoming *in);

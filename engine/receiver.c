@@ -145,14 +145,14 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
 }
 
 /* An entry we cannot make: the transfer stops if every later write would
- * fail too, else this entry fails and the rest goes on. */
+ * fail too (the state directory's errors come with a message of their
+ * own, which xfer_fail keeps), else this entry fails and the rest goes
+ * on. */
 static int
 receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
     const char *path, int r, struct buf *out)
 {
-    if (r == FERRY_ERR_STATE || r == -EBUSY)
-        return r;  /* the state directory's message says why */
-    if (dest_fatal_errno(r))
+    if (dest_fatal_errno(r) || r == FERRY_ERR_STATE || r == -EBUSY)
         return xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
             ferry_strerror(r));
     if (r == FERRY_ERR_NOMEM)
@@ -227,12 +227,11 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
 static int
 receiver_on_end(struct receiver *rc, struct conn_step *st)
 {
-    int r, more;
+    int r;
 
     if (incoming_active(rc->in) != 0 || rc->received != rc->entries_total)
         return FERRY_ERR_PROTOCOL;
-    if ((r = incoming_flush(rc->in, st->out)) != 0 ||
-        (r = incoming_take_ctl(rc->in, st->out, &more)) != 0)
+    if ((r = incoming_flush(rc->in, st->out)) != 0)
         return r;
     dest_fix_dirs(rc->d);
     dest_tidy(rc->d);
@@ -318,10 +317,9 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
     }
 }
 
-int
-receiver_step(void *role, struct conn_step *st)
+static int
+receiver_run(struct receiver *rc, struct conn_step *st)
 {
-    struct receiver *rc = role;
     struct frame f;
     size_t off = 0, used;
     int r, more = 0;
@@ -349,20 +347,34 @@ receiver_step(void *role, struct conn_step *st)
      * and committing what is complete rather than leaving a small batch
      * waiting for files that may not come. */
     if (rc->state == RCV_RUN) {
-        int ctl;
-
         if ((r = incoming_work(rc->in, st->out, st->in_len == 0,
             rc->stream == 0, &more)) != 0)
             return r;
         st->more = more;
         if (!more && dest_batch_len(rc->d) > 0)
             st->wake_ms = 20;
-        /* FILE_DONE goes on stream 0: a further stream asks for its turn. */
-        if ((r = incoming_take_ctl(rc->in, rc->stream == 0 ? st->out : NULL,
-            &ctl)) != 0)
-            return r;
-        if (ctl)
-            st->poke = 1;
     }
     return 0;
+}
+
+int
+receiver_step(void *role, struct conn_step *st)
+{
+    struct receiver *rc = role;
+    struct buf *outbox = incoming_outbox(rc->in), *out = st->out;
+    int r;
+
+    if (rc->stream == 0) {
+        if ((r = buf_put(out, buf_ptr(outbox), buf_used(outbox))) != 0)
+            return r;
+        buf_reset(outbox);
+        return receiver_run(rc, st);
+    }
+    /* What a further stream says (FILE_DONE) goes out on stream 0. */
+    st->out = outbox;
+    r = receiver_run(rc, st);
+    st->out = out;
+    if (buf_used(outbox) > 0)
+        st->poke = 1;
+    return r;
 }

@@ -6,9 +6,9 @@
  * READY answers), one REPLY per ENTRY (SKIP, WANT, FAIL; directories and
  * symlinks are made at once), NOTICE, END (SUMMARY answers). Every stream,
  * stream 0 included, carries file data: BLOCK, MATCH and FILE_END, for
- * any wanted file, in any order; FILE_DONE goes back on the stream whose
- * step committed the file. What the streams share lives in dest (the
- * tree) and incoming (the wanted files).
+ * any wanted file, in any order; FILE_DONE goes back on stream 0 (a
+ * further stream may be lost with what it carries). What the streams
+ * share lives in dest (the tree) and incoming (the wanted files).
  *
  * Rules enforced (each a protocol error that ends the connection): frames
  * of the conversation only on stream 0 and only in their state; ENTRY ids

@@ -454,10 +454,11 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
             return session_agent_open(s, f, out);
         if (f->type == MSG_JOIN && s->shared != NULL)
             return session_agent_on_join(s, f, out);
-        return FERRY_ERR_PROTOCOL;
+        break;
     default:
-        return FERRY_ERR_PROTOCOL;
+        break;  /* the other states do not come here */
     }
+    return FERRY_ERR_PROTOCOL;
 }
 
 /* Handles frames before the role runs; returns how many input bytes it

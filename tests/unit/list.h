@@ -163,6 +163,41 @@
     X(volume_writer_limits) \
     X(volume_names) \
     X(volume_zst_stream) \
+    /* test_manifest_limits.c */ \
+    X(manifest_link_target) \
+    X(manifest_root) \
+    X(manifest_max_entries) \
+    X(manifest_too_deep) \
+    /* test_receiver_rules.c */ \
+    X(receiver_rules) \
+    X(receiver_data) \
+    /* test_receiver_state.c */ \
+    X(receiver_resume) \
+    X(receiver_dest) \
+    X(receiver_limits) \
+    X(receiver_max_files) \
+    X(receiver_max_pending) \
+    X(receiver_torture) \
+    /* test_sender_rules.c */ \
+    X(sender_rules) \
+    X(sender_torture) \
+    /* test_session_rules.c */ \
+    X(session_agent) \
+    X(session_client) \
+    X(session_policy) \
+    /* test_streams.c */ \
+    X(streams_group_full) \
+    X(streams_handover_nobody) \
+    X(streams_handover_too_large) \
+    X(streams_handover) \
+    /* test_roles_push.c */ \
+    X(push_one_stream) \
+    X(push_three_streams) \
+    X(push_compressed) \
+    X(push_resume) \
+    X(push_resume_streams) \
+    X(push_stream_lost) \
+    X(push_stream_lost_answers) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_cli_rules) \

@@ -1,0 +1,313 @@
+/*
+ * roles.h: a harness that drives the protocol roles (receiver, sender,
+ * session) frame by frame, in the test's own thread, without a loop.
+ *
+ * A test case is a row of a table: a script of frames to feed to the
+ * role under test (each element is one call of its step function, on one
+ * stream), the error the last step must return (every earlier step must
+ * return 0), the frames the role sent, written as text, and the
+ * destination tree afterwards, also as text. So a new rule costs one row:
+ *
+ *     { "entry_id_equal",
+ *       .script = { { F_PLAN(2) }, { F_FILE(1, "a", 100) },
+ *                   { F_FILE(1, "b", 100) } },
+ *       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:1", .tree = "" },
+ *
+ * The text of the frames sent is one token per frame, in order, a token
+ * of stream k > 0 followed by "@k":
+ *
+ *     HELLO OPEN OPEN_OK JOIN JOIN_OK PLAN:entries READY[:rename]
+ *     ENTRY:id:path SKIP:id WANT:id WANT+R:id FAIL:id:CODE NEED:id:first+n
+ *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
+ *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
+ *     SUMMARY:committed,skipped,failed PARTIAL:path ERROR:CODE
+ *
+ * where CODE is ferry_errname of the code. The tree is one token per
+ * entry beneath the destination, sorted by path: "dir/", "file=size"
+ * ("file=size!" when its bytes are not the ones the script sent),
+ * "link->target", and ".ferry/" for the state directory (not entered);
+ * "-" when the destination does not exist, "!dir" when it is a file.
+ *
+ * Steps are taken as a conn takes them: the first step of each stream
+ * has no input, a step that asks for more is repeated at once, and after
+ * a step that pokes the group the other streams are stepped once each.
+ * A row's script ends with the frame under test; the harness then steps
+ * every stream without input until they are quiet (so that the receiver
+ * commits), unless the last step failed.
+ *
+ * File contents are a pattern of the path (rt_content), with the blocks
+ * a script sent as ZERO blocks made of zeros, so BLOCK and FILE_END frames
+ * carry the right hashes unless a variant says otherwise. Every case also
+ * checks that nothing outside the destination changed.
+ */
+#ifndef FERRY_TESTS_UNIT_ROLES_H
+#define FERRY_TESTS_UNIT_ROLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/buf.h"
+#include "../../engine/conn.h"
+#include "../../engine/dest.h"
+#include "../../engine/incoming.h"
+#include "../../engine/plan.h"
+#include "../../engine/receiver.h"
+#include "../../engine/sender.h"
+#include "../../engine/session.h"
+#include "../../engine/xfer.h"
+#include "../../proto/msg.h"
+#include "../../server/policy.h"
+#include "check.h"
+
+#define RT_BS PROTO_MIN_BLOCK
+#define RT_MAX_STREAMS 4
+#define RT_MAX_FRAMES 24
+#define RT_MAX_FILES 16
+#define RT_MAX_ZEROS 8
+#define RT_TEXT_MAX 4096
+#define RT_MTIME 1700000000
+/* A file big enough to be journaled, so that it can be resumed. */
+#define RT_BIG PARTIAL_JOURNAL_MIN
+#define RT_BIG_BLOCKS (RT_BIG / RT_BS)
+#define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
+    PROTO_CAP_STREAMS)
+
+/* Script steps that are not frames: the peer closed the stream, a step
+ * without input, the mtime of rt->root/s changes (no step). */
+enum { RT_EOF = 200, RT_IDLE, RT_TOUCH };
+
+/* Variants of a frame: what the harness gets wrong on purpose. */
+enum rt_variant {
+    RV_OK,
+    RV_BADHASH,   /* BLOCK, FILE_END, SIGS HAVE: a hash that is not it */
+    RV_ZERO,      /* BLOCK: a ZERO block (the model's bytes become 0) */
+    RV_ZSTD,      /* BLOCK: compressed */
+    RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
+    RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
+    RV_OTHER      /* OPEN, JOIN: another transfer id */
+};
+
+/* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
+ * id, s = path, a = size, t = target, flags = mode (0: 0644, 0755);
+ * BLOCK id, a = index, b = how many consecutive blocks (0: one), or with
+ * RV_RAW a = offset, b = raw_len;
+ * MATCH, SIGS id, a = first, b = count; FILE_END, FILE_DONE, NOTICE,
+ * ERROR code; READY s = rename; REPLY id, kind = action, flags; HELLO
+ * a..b = versions (0: ours); OPEN kind = op, s = path, flags; JOIN id =
+ * stream. */
+struct rt_frame {
+    uint8_t type;     /* MSG_* or RT_*; 0 ends the script */
+    uint8_t stream;
+    uint8_t v;        /* enum rt_variant */
+    uint8_t kind;
+    uint8_t batch;    /* fed in one step with the next element */
+    uint32_t id;
+    uint32_t flags;
+    uint64_t a, b;
+    int32_t code;
+    const char *s, *t;
+};
+
+/* Designators for one step, written inside braces: { F_END }. */
+#define ON(k) .stream = (k)
+#define BATCH .batch = 1
+#define F_PLAN(n) .type = MSG_PLAN, .a = (n)
+#define F_PLAN1 .type = MSG_PLAN, .a = 1, .flags = PLAN_F_SINGLE_FILE
+#define F_FILE(i, p, n) .type = MSG_ENTRY, .kind = ENTRY_FILE, .id = (i), \
+    .s = (p), .a = (n)
+#define F_FILE_MODE(i, p, n, m) F_FILE(i, p, n), .flags = (m)
+#define F_DIR(i, p) .type = MSG_ENTRY, .kind = ENTRY_DIR, .id = (i), .s = (p)
+#define F_LINK(i, p, to) .type = MSG_ENTRY, .kind = ENTRY_SYMLINK, \
+    .id = (i), .s = (p), .t = (to)
+#define F_BLOCK(i, k) .type = MSG_BLOCK, .id = (i), .a = (k)
+#define F_BLOCKS(i, k, n) .type = MSG_BLOCK, .id = (i), .a = (k), .b = (n)
+#define F_ZERO(i, k) F_BLOCK(i, k), .v = RV_ZERO
+#define F_ZSTD(i, k) F_BLOCK(i, k), .v = RV_ZSTD
+#define F_BADZSTD(i, k) F_BLOCK(i, k), .v = RV_BADZSTD
+#define F_BADBLOCK(i, k) F_BLOCK(i, k), .v = RV_BADHASH
+#define F_RAWBLOCK(i, off, len) .type = MSG_BLOCK, .id = (i), .a = (off), \
+    .b = (len), .v = RV_RAW
+#define F_MATCH(i, k, n) .type = MSG_MATCH, .id = (i), .a = (k), .b = (n)
+#define F_FEND(i) .type = MSG_FILE_END, .id = (i)
+#define F_FEND_BAD(i) F_FEND(i), .v = RV_BADHASH
+#define F_FEND_CODE(i, c) F_FEND(i), .code = (c)
+#define F_NOTICE .type = MSG_NOTICE, .code = -ENOENT
+#define F_END .type = MSG_END
+#define F_ERROR .type = MSG_ERROR, .code = FERRY_ERR_PROTOCOL
+#define F_READY(name) .type = MSG_READY, .s = (name)
+#define F_REPLY(i, act, fl) .type = MSG_REPLY, .id = (i), .kind = (act), \
+    .flags = (fl)
+#define F_SKIP(i) F_REPLY(i, REPLY_SKIP, 0)
+#define F_WANT(i) F_REPLY(i, REPLY_WANT, 0)
+#define F_WANT_R(i) F_REPLY(i, REPLY_WANT, REPLY_F_RESUME)
+#define F_FAIL(i) F_REPLY(i, REPLY_FAIL, 0), .code = -EACCES
+#define F_NEED(i, k, n) .type = MSG_SIGS, .id = (i), .a = (k), .b = (n)
+#define F_HAVE(i, k, n) F_NEED(i, k, n), .flags = SIGS_F_HAVE
+#define F_DONE(i) .type = MSG_FILE_DONE, .id = (i)
+#define F_SUMMARY .type = MSG_SUMMARY
+#define F_HELLO .type = MSG_HELLO
+#define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
+#define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
+#define F_OPEN_OK .type = MSG_OPEN_OK
+#define F_JOIN(k) .type = MSG_JOIN, .id = (k)
+#define F_JOIN_OK .type = MSG_JOIN_OK
+#define F_EOF .type = RT_EOF
+#define F_IDLE .type = RT_IDLE
+#define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
+
+struct rt;
+
+/* Runs every row of a table (an array) through run. */
+#define RT_RUN_TABLE(table, run) do {                                      \
+        size_t rt_i_;                                                        \
+                                                                             \
+        for (rt_i_ = 0; rt_i_ < sizeof(table) / sizeof(table[0]); rt_i_++)   \
+            run(&(table)[rt_i_]);                                            \
+    } while (0)
+
+/* A row of a table. Fields left out mean: no error, no frames sent, the
+ * destination missing, every capability, no OPEN flags. */
+struct rt_case {
+    const char *name;
+    /* An earlier run of the same destination, to leave a partial file. */
+    struct rt_frame before[RT_MAX_FRAMES];
+    struct rt_frame script[RT_MAX_FRAMES];
+    int err;
+    const char *out;
+    const char *tree;
+    uint64_t caps_off;          /* capabilities the peers do not share */
+    uint32_t flags;             /* OPEN flags */
+    const char *tops;           /* receiver_expect_tops, space-separated */
+    const char *dest;           /* below the scratch root; "dest" if NULL */
+    const char *src;            /* the sender's source; "src" if NULL */
+    int unjoined;               /* sessions of streams > 0 opened nothing */
+    int client;                 /* session rows: the client side */
+    /* Prepares the scratch root (rt->root) before the roles exist. */
+    void (*setup)(struct rt *rt);
+    /* Changes the destination after the earlier run. */
+    void (*between)(struct rt *rt);
+    /* Further checks once the roles are gone. */
+    void (*check)(struct rt *rt);
+};
+
+/* What the harness knows of a file a script named. */
+struct rt_file {
+    uint32_t id;
+    char path[256];
+    uint64_t size;
+    uint64_t zeros[RT_MAX_ZEROS];  /* blocks sent as ZERO */
+    size_t nzeros;
+};
+
+struct rt {
+    char root[CHECK_PATH_MAX];
+    const struct rt_case *c;
+    struct xfer x;
+    conn_step_fn *step;
+    void *role[RT_MAX_STREAMS];
+    /* The roles under test and what they share. */
+    struct dest *d;
+    struct incoming *in;
+    struct receiver *rcv[RT_MAX_STREAMS];
+    struct plan *plan;
+    struct sender *snd[RT_MAX_STREAMS];
+    struct session *sess[RT_MAX_STREAMS];
+    struct policy pol;
+    struct session_policy spol;
+    struct rt_file files[RT_MAX_FILES];
+    size_t nfiles;
+    int poking;                 /* stepping the others after a poke */
+    /* The frames the roles sent, as text. */
+    char out[RT_TEXT_MAX];
+    size_t out_len;
+    size_t last_tok;            /* where the last token starts */
+    int last_block;             /* it is a BLOCK range: */
+    uint32_t lb_id;
+    uint64_t lb_first, lb_last;
+    unsigned lb_stream;
+};
+
+/* Runs one row against a receiver (over a dest in rt->root/dest), a
+ * sender (over a plan of rt->root/src) or the agent's (or client's)
+ * session. */
+void rt_receiver_case(const struct rt_case *c);
+void rt_sender_case(const struct rt_case *c);
+void rt_session_case(const struct rt_case *c);
+
+/* The pattern of the file at path, bytes [off, off + n). */
+void rt_content(const char *path, uint64_t off, uint8_t *buf, size_t n);
+/* Writes the pattern of rel into rt->root/rel (n bytes). */
+void rt_write(struct rt *rt, const char *rel, uint64_t n);
+/* rt->root/rel into out. */
+void rt_path(const struct rt *rt, const char *rel, char out[CHECK_PATH_MAX]);
+/* Makes the directory rt->root/rel with exactly mode, or a symlink. */
+void rt_mkdir(struct rt *rt, const char *rel, unsigned mode);
+void rt_link(struct rt *rt, const char *rel, const char *target);
+/* The tree beneath dir as text (see above); with exact, every entry with
+ * its mode and mtime and every file with a fingerprint of its bytes. */
+void rt_tree(const struct rt *rt, const char *dir, char *out, size_t len);
+void rt_tree_exact(const struct rt *rt, const char *dir, char *out,
+    size_t len);
+/* The sender's source tree: src/a (100 bytes), src/d/, src/d/b (150000
+ * bytes), src/e (empty), src/ln -> a: ids 0 src, 1 a, 2 d, 3 d/b, 4 e,
+ * 5 ln. */
+void rt_make_source(struct rt *rt);
+
+/*
+ * Two sides pumped against each other (the happy paths): side 0 a client
+ * of sessions over senders of rt->root/src (a push), side 1 the agent's
+ * sessions over a receiver into rt->root/dest, with nstreams streams.
+ * Frames flow until stream 0 of both sides is done, or, with cut_blocks,
+ * until the client has sent that many BLOCK frames (the connections are
+ * then lost, what is in flight with them). With lose_stream, that stream
+ * (not 0) is lost alone once the client has sent lose_after BLOCKs.
+ * Returns the first error of a step.
+ */
+struct rt_pump {
+    unsigned nstreams;
+    uint32_t flags;                      /* OPEN flags */
+    uint64_t cut_blocks;
+    unsigned lose_stream;
+    uint64_t lose_after;
+    uint64_t sent[2][MSG_TYPE_MAX + 1];  /* frames each side sent */
+    uint64_t blocks[RT_MAX_STREAMS];     /* BLOCKs sent on each stream */
+    struct xfer xc, xa;                  /* each side's counters */
+};
+int rt_push(struct rt *rt, struct rt_pump *p);
+
+/* Internals shared by roles.c and roles_run.c. */
+
+extern const uint8_t rt_tid[16];
+/* Appends the frames of script step fr to b (the model learns ENTRYs and
+ * ZERO blocks). */
+void rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b);
+/* Appends the frames a role sent on stream k to rt->out as text. */
+void rt_render(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
+/* The model's file at path (the latest of that path), or NULL. */
+const struct rt_file *rt_file_at(const struct rt *rt, const char *path);
+/* 1 if the file at p holds what the model says f holds. */
+int rt_same_content(const char *p, const struct rt_file *f);
+
+/* For cases that do not fit a row: a receiver of n streams over
+ * rt->root/dest (rt_init first), one step of one frame or of bytes, and
+ * the end of every role and of what they share. */
+void rt_open_receiver(struct rt *rt, unsigned n);
+int rt_feed(struct rt *rt, const struct rt_frame *fr);
+int rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
+void rt_close(struct rt *rt);
+
+/*
+ * Torture (curl's): plays the row's script once for every allocation the
+ * role makes, with that allocation failing (alloc_fail_at). The step
+ * that meets it may fail; what is left must be freed without a crash or
+ * a leak (AddressSanitizer tells). The earlier run, if any, and the
+ * harness's own encoding run without failures.
+ */
+void rt_torture(const struct rt_case *c, int sender);
+
+/* Scratch root with an "outside" directory next to the destination. */
+void rt_init(struct rt *rt, const struct rt_case *c);
+/* Checks that nothing outside the destination changed; removes root. */
+void rt_finish(struct rt *rt);
+
+#endif

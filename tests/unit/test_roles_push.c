@@ -1,0 +1,177 @@
+/*
+ * A push from end to end in this process: the client's sessions and
+ * senders against the agent's sessions and receivers, pumped by the
+ * harness (roles.h) over one or several streams, with a resume from what
+ * an interrupted run left and a stream lost halfway. The destination
+ * must be the source, bytes, modes and mtimes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "roles.h"
+
+/* Larger than a run (PLAN_RUN_BYTES) so that streams share it, with a
+ * short last block. */
+#define BIG_SIZE (PLAN_RUN_BYTES + 4 * RT_BS + 12345)
+#define BIG_BLOCKS (BIG_SIZE / RT_BS + 1)
+#define NSMALL 40
+
+struct fixture {
+    struct rt rt;
+    struct rt_pump p;
+};
+
+/* A scratch root with rt_make_source's tree, a big file and many small
+ * ones; a pump of nstreams streams. */
+static struct fixture *
+fixture_new(const struct rt_case *c, unsigned nstreams)
+{
+    struct fixture *fx = check_alloc(sizeof(*fx));
+    char rel[64];
+    int i;
+
+    rt_init(&fx->rt, c);
+    rt_make_source(&fx->rt);
+    rt_write(&fx->rt, "src/big", BIG_SIZE);
+    rt_mkdir(&fx->rt, "src/many", 0700);
+    for (i = 0; i < NSMALL; i++) {
+        snprintf(rel, sizeof(rel), "src/many/f%02d", i);
+        rt_write(&fx->rt, rel, (uint64_t)i * 997);
+    }
+    memset(&fx->p, 0, sizeof(fx->p));
+    fx->p.nstreams = nstreams;
+    return fx;
+}
+
+static void
+fixture_free(struct fixture *fx)
+{
+    rt_finish(&fx->rt);
+    free(fx);
+}
+
+/* dest/src is src, and nothing else is in dest. */
+static void
+check_same(struct rt *rt)
+{
+    char *a = check_alloc(RT_TEXT_MAX * 4), *b = check_alloc(RT_TEXT_MAX * 4);
+
+    rt_tree_exact(rt, "src", a, RT_TEXT_MAX * 4);
+    rt_tree_exact(rt, "dest/src", b, RT_TEXT_MAX * 4);
+    CHECK_EQ_STR(b, a);
+    rt_tree(rt, "dest", a, RT_TEXT_MAX * 4);
+    CHECK(strncmp(a, "src/ ", 5) == 0);
+    free(a);
+    free(b);
+}
+
+static void
+push(unsigned nstreams, uint32_t flags)
+{
+    static const struct rt_case c = { .name = "push" };
+    struct fixture *fx = fixture_new(&c, nstreams);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
+    unsigned k, used = 0;
+
+    p->flags = flags;
+    CHECK_OK(rt_push(rt, p));
+    check_same(rt);
+    CHECK_EQ_U64(p->sent[1][MSG_SUMMARY], 1);
+    CHECK_EQ_U64(p->sent[1][MSG_FILE_DONE], NSMALL + 4);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.files_sent), NSMALL + 4);
+    CHECK_EQ_U64(xfer_get(&p->xc.st.files_sent), NSMALL + 4);
+    for (k = 0; k < nstreams; k++)
+        used += p->blocks[k] > 0;
+    if (flags & OPEN_F_COMPRESS) {
+        /* One step sends it all: the budget of a step is wire bytes. */
+        CHECK(xfer_get(&p->xa.st.bytes_compressed) > 0);
+    } else {
+        /* The streams took a share each (the big file is two runs). */
+        CHECK(used >= (nstreams < 2 ? nstreams : 2));
+    }
+    fixture_free(fx);
+}
+
+TEST(push_one_stream)
+{
+    push(1, 0);
+}
+
+TEST(push_three_streams)
+{
+    push(3, 0);
+}
+
+TEST(push_compressed)
+{
+    push(2, OPEN_F_COMPRESS);
+}
+
+/* An interrupted push leaves a partial; the next run resumes it: held
+ * blocks are matched (SIGS HAVE, MATCH), not sent. */
+static void
+push_resume(unsigned nstreams)
+{
+    static const struct rt_case c = { .name = "push_resume" };
+    struct fixture *fx = fixture_new(&c, nstreams);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
+
+    p->cut_blocks = BIG_BLOCKS / 2;
+    CHECK_OK(rt_push(rt, p));
+    p->cut_blocks = 0;
+    CHECK_OK(rt_push(rt, p));
+    check_same(rt);
+    CHECK(p->sent[1][MSG_SIGS] > 0);
+    CHECK(p->sent[0][MSG_MATCH] > 0);
+    CHECK(p->sent[0][MSG_BLOCK] < BIG_BLOCKS);
+    CHECK(xfer_get(&p->xa.st.resumed_bytes) > 0);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.resumed_bytes),
+        xfer_get(&p->xc.st.resumed_bytes));
+    fixture_free(fx);
+}
+
+TEST(push_resume)
+{
+    push_resume(1);
+}
+
+TEST(push_resume_streams)
+{
+    push_resume(2);
+}
+
+/* A further stream is lost halfway: what it carried is sent again over
+ * the others, and the receiver takes no block twice. Stream 1 carries
+ * blocks of the big file when it goes; stream 2 carries none, but its
+ * steps commit files, whose FILE_DONE must not go with it. */
+static void
+push_lost(unsigned k)
+{
+    static const struct rt_case c = { .name = "push_stream_lost" };
+    struct fixture *fx = fixture_new(&c, 3);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
+
+    p->lose_stream = k;
+    p->lose_after = BIG_BLOCKS / 3;
+    CHECK_OK(rt_push(rt, p));
+    check_same(rt);
+    CHECK(k != 1 || p->blocks[1] > 0);
+    CHECK_EQ_U64(p->sent[1][MSG_SUMMARY], 1);
+    CHECK_EQ_U64(p->sent[1][MSG_FILE_DONE], NSMALL + 4);
+    fixture_free(fx);
+}
+
+TEST(push_stream_lost)
+{
+    push_lost(1);
+}
+
+TEST(push_stream_lost_answers)
+{
+    push_lost(2);
+}

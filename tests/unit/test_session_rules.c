@@ -1,0 +1,278 @@
+/*
+ * The session (engine/session.c): HELLO, OPEN and JOIN on the agent's
+ * side and on the client's, fed frame by frame (roles.h explains the
+ * rows), with the agent's own policy (server/policy.c): "~" is the
+ * scratch root. The tests of the policy itself follow.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "roles.h"
+
+#define HI { F_HELLO }
+#define PUSH { F_OPEN(OPEN_PUSH, "~/dest") }
+#define PUSH_ON_1 F_OPEN(OPEN_PUSH, "~/dest"), ON(1)
+#define READY_NONE { F_READY("") }
+
+static void
+said_version(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, "speaks protocol 1-1") != NULL);
+}
+
+static void
+said_join(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, "JOIN of a transfer or stream") !=
+        NULL);
+}
+
+static void
+said_state(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, ".ferry is not a private directory") !=
+        NULL);
+}
+
+static void
+said_busy(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, "a transfer is running into it") !=
+        NULL);
+}
+
+static void
+peer_said(struct rt *rt)
+{
+    CHECK_EQ_STR(rt->x.peer_error, "peer says no");
+    CHECK_EQ_ERR(rt->x.peer_error_code, FERRY_ERR_PROTOCOL);
+}
+
+static void
+state_open(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0777);
+}
+
+/* A transfer into dest holds its lock (this process, another open file
+ * description: flock tells them apart). */
+static int lock_fd = -1;
+
+static void
+state_locked(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/.ferry", 0700);
+    rt_path(rt, "dest/.ferry/lock", p);
+    CHECK((lock_fd = open(p, O_RDWR | O_CREAT, 0600)) >= 0);
+    CHECK_EQ_INT(flock(lock_fd, LOCK_EX), 0);
+}
+
+static void
+unlock(struct rt *rt)
+{
+    said_busy(rt);
+    close(lock_fd);
+    lock_fd = -1;
+}
+
+/* The program refuses to run the transfer once it is opened. */
+static int
+refuse(void *ctx, struct session *s)
+{
+    (void)ctx;
+    (void)s;
+    return -EADDRINUSE;
+}
+
+static void
+refusing_policy(struct rt *rt)
+{
+    rt->spol.opened = refuse;
+}
+
+static const struct rt_case session_agent[] = {
+    { "push",
+      .script = { HI, PUSH, { F_PLAN(0) }, { F_END } },
+      .out = "HELLO OPEN_OK READY SUMMARY:0,0,0", .tree = "" },
+    { "pull",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") }, READY_NONE,
+                  { F_WANT(0) }, { F_DONE(0) }, { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:1 ENTRY:0:a BLOCK:0:0 FEND:0 END" },
+    { "pull_missing_source",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/nothing") }, READY_NONE,
+                  { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:0 NOTICE END" },
+    { "status_without_state",
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
+      .out = "HELLO OPEN_OK END" },
+    { "clean_without_state",
+      .script = { HI, { F_OPEN(OPEN_CLEAN, "~/outside") } },
+      .out = "HELLO OPEN_OK END" },
+    { "status_state_not_ours",
+      .setup = state_open, .check = said_state,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
+      .err = FERRY_ERR_STATE, .out = "HELLO ERROR:STATE",
+      .tree = ".ferry/" },
+    { "clean_while_locked",
+      .setup = state_locked, .check = unlock,
+      .script = { HI, { F_OPEN(OPEN_CLEAN, "~/dest") } },
+      .err = -EBUSY, .out = "HELLO ERROR:ERROR", .tree = ".ferry/" },
+    { "opened_refused",
+      .setup = refusing_policy,
+      .script = { HI, PUSH },
+      .err = -EADDRINUSE, .out = "HELLO ERROR:PEER" },
+    { "push_into_a_file",
+      .script = { HI, { F_OPEN(OPEN_PUSH, "~/outside/keep/x") },
+                  { F_PLAN(0) } },
+      .err = -ENOTDIR, .out = "HELLO OPEN_OK ERROR:ENOTDIR" },
+    /* HELLO first, once; the version ranges must meet. */
+    { "open_before_hello",
+      .script = { PUSH },
+      .err = FERRY_ERR_PROTOCOL, .out = "ERROR:PROTOCOL" },
+    { "hello_twice",
+      .script = { HI, HI },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO ERROR:PROTOCOL" },
+    { "hello_versions_too_old",
+      .check = said_version,
+      .script = { { F_HELLO_V(1, 1) } },
+      .err = FERRY_ERR_VERSION, .out = "HELLO ERROR:VERSION" },
+    { "hello_versions_too_new",
+      .script = { { F_HELLO_V(PROTO_VERSION_MAX + 1, PROTO_VERSION_MAX + 5) } },
+      .err = FERRY_ERR_VERSION, .out = "HELLO ERROR:VERSION" },
+    { "hello_versions_overlap",
+      .script = { { F_HELLO_V(1, PROTO_VERSION_MAX + 5) }, PUSH },
+      .out = "HELLO OPEN_OK" },
+    { "open_twice",
+      .script = { HI, PUSH, PUSH },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN_OK ERROR:PROTOCOL" },
+    { "peer_error_in_hello",
+      .check = peer_said,
+      .script = { HI, { F_ERROR } },
+      .err = FERRY_ERR_PEER, .out = "HELLO" },
+    { "closed_in_hello",
+      .script = { HI, { F_EOF } },
+      .err = FERRY_ERR_CLOSED, .out = "HELLO" },
+    /* JOIN: a further stream of the transfer this process opened. */
+    { "join",
+      .script = { HI, PUSH, { F_PLAN(1) }, { F_FILE(0, "a", 100) },
+                  { F_HELLO, ON(1) }, { F_JOIN(1), ON(1) },
+                  { F_BLOCK(0, 0), ON(1) }, { F_FEND(0), ON(1) }, { F_END } },
+      .out = "HELLO OPEN_OK READY WANT:0 HELLO@1 JOIN_OK@1 "
+          "DONE:0 SUMMARY:1,0,0",
+      .tree = "a=100" },
+    { "join_pull",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/e") }, { F_HELLO, ON(2) },
+                  { F_JOIN(2), ON(2) }, READY_NONE, { F_WANT(0) },
+                  { F_DONE(0), ON(2) }, { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:1 HELLO@2 JOIN_OK@2 ENTRY:0:e FEND:0 END" },
+    { "join_other_transfer",
+      .check = said_join,
+      .script = { HI, PUSH, { F_HELLO, ON(1) },
+                  { F_JOIN(1), ON(1), .v = RV_OTHER } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK HELLO@1 ERROR:PROTOCOL@1" },
+    { "join_stream_in_use",
+      .check = said_join,
+      .script = { HI, PUSH, { F_HELLO, ON(1) }, { F_JOIN(1), ON(1) },
+                  { F_HELLO, ON(2) }, { F_JOIN(1), ON(2) } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK HELLO@1 JOIN_OK@1 HELLO@2 ERROR:PROTOCOL@2" },
+    { "open_on_joined_stream",
+      .script = { HI, PUSH, { F_HELLO, ON(1) }, { PUSH_ON_1 } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK HELLO@1 ERROR:PROTOCOL@1" },
+    { "join_where_nothing_was_opened",
+      .unjoined = 1,
+      .script = { { F_HELLO, ON(1) }, { F_JOIN(1), ON(1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO@1 ERROR:PROTOCOL@1" },
+};
+
+/* The client's side of a push (roles are senders of the scratch src). */
+static const struct rt_case session_client[] = {
+    { "open",
+      .client = 1,
+      .script = { HI, { F_OPEN_OK }, READY_NONE },
+      .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+          "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    { "join",
+      .client = 1,
+      .script = { { F_HELLO, ON(1) }, { F_JOIN_OK, ON(1) } },
+      .out = "HELLO OPEN HELLO@1 JOIN@1" },
+    { "not_hello_first",
+      .client = 1,
+      .script = { { F_OPEN_OK } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
+    { "join_ok_for_open",
+      .client = 1,
+      .script = { HI, { F_JOIN_OK } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
+    { "open_ok_for_join",
+      .client = 1,
+      .script = { { F_HELLO, ON(1) }, { F_OPEN_OK, ON(1) } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN HELLO@1 JOIN@1 ERROR:PROTOCOL@1" },
+    { "versions_apart",
+      .client = 1, .check = said_version,
+      .script = { { F_HELLO_V(1, 1) } },
+      .err = FERRY_ERR_VERSION, .out = "HELLO OPEN ERROR:VERSION" },
+    { "agent_refuses",
+      .client = 1, .check = peer_said,
+      .script = { HI, { F_ERROR } },
+      .err = FERRY_ERR_PEER, .out = "HELLO OPEN" },
+};
+
+TEST(session_agent)
+{
+    RT_RUN_TABLE(session_agent, rt_session_case);
+}
+
+TEST(session_client)
+{
+    RT_RUN_TABLE(session_client, rt_session_case);
+}
+
+/* The agent's policy: "~" and "~/" are $HOME, nothing else is touched. */
+TEST(session_policy)
+{
+    static const struct {
+        const char *home, *path;
+        size_t len;
+        const char *want;
+    } cases[] = {
+        { "/h", LIT("~"), "/h" },
+        { "/h", LIT("~/"), "/h/" },
+        { "/h", LIT("~/x/y"), "/h/x/y" },
+        { "/h", LIT("~x"), "~x" },
+        { "/h", LIT("~~"), "~~" },
+        { "/h", LIT("a/~"), "a/~" },
+        { "/h", LIT("/abs"), "/abs" },
+        { "/h", "~/abc", 3, "/h/a" },
+        { "", LIT("~/x"), "/x" },
+        { NULL, LIT("~/x"), "~/x" },
+        { NULL, LIT("~"), "~" },
+    };
+    struct policy pol;
+    char msg[64], *out;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("case %zu", i);
+        pol.home = cases[i].home;
+        out = (char *)1;
+        CHECK_OK(policy_resolve(&pol, OPEN_PUSH, cases[i].path,
+            cases[i].len, &out, msg, sizeof(msg)));
+        CHECK_EQ_STR(out, cases[i].want);
+        free(out);
+    }
+    check_note_clear();
+}

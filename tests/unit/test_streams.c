@@ -1,0 +1,161 @@
+/*
+ * What carries the streams of a transfer: the group of conns that share
+ * it (engine/conn.c) and the agents' rendezvous (server/rendezvous.c),
+ * through which an agent that got a JOIN hands its connection to the one
+ * that runs the transfer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "../../engine/conn.h"
+#include "../../server/rendezvous.h"
+#include "check.h"
+
+static int
+never_step(void *role, struct conn_step *st)
+{
+    (void)role;
+    (void)st;
+    return FERRY_ERR_USAGE;
+}
+
+/* A group holds CONN_GROUP_MAX conns; one more is refused before
+ * anything is set up. */
+TEST(streams_group_full)
+{
+    struct conn_group g;
+    struct conn c;
+    uv_loop_t loop;
+    int sv[2];
+
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    memset(&g, 0, sizeof(g));
+    g.n = CONN_GROUP_MAX;
+    memset(&c, 0, sizeof(c));
+    c.group = &g;
+    CHECK_EQ_ERR(conn_start_fds(&c, &loop, sv[0], sv[0], never_step, NULL,
+        NULL), FERRY_ERR_TOO_LARGE);
+    CHECK_EQ_INT(g.n, CONN_GROUP_MAX);
+    close(sv[0]);
+    close(sv[1]);
+    CHECK_OK(uv_loop_close(&loop));
+}
+
+static void
+random_id(uint8_t id[16])
+{
+    CHECK_EQ_INT(getrandom(id, 16, 0), 16);
+}
+
+/* Nobody runs the transfer: the JOIN cannot be handed over. */
+TEST(streams_handover_nobody)
+{
+    uint8_t id[16];
+
+    random_id(id);
+    CHECK_EQ_ERR(rendezvous_handover(id, 0, 1, "x", 1), -ECONNREFUSED);
+}
+
+/* The bytes an agent forwards are bounded (HELLO and JOIN fit). */
+TEST(streams_handover_too_large)
+{
+    static char bytes[RENDEZVOUS_MAX_BYTES + 1];
+    struct rendezvous rv;
+    uint8_t id[16];
+
+    random_id(id);
+    CHECK_OK(rendezvous_bind(&rv, id));
+    CHECK_EQ_ERR(rendezvous_handover(id, 0, 1, bytes, sizeof(bytes)),
+        FERRY_ERR_TOO_LARGE);
+    rendezvous_close(&rv);
+}
+
+struct adopted {
+    int rfd, wfd, token, n;
+    char bytes[16];
+    uv_timer_t timer;
+};
+
+static void
+adopt(void *ctx, int rfd, int wfd, const uint8_t *bytes, size_t n,
+    int token)
+{
+    struct adopted *a = ctx;
+
+    a->rfd = rfd;
+    a->wfd = wfd;
+    a->token = token;
+    a->n = (int)n;
+    memcpy(a->bytes, bytes, n < sizeof(a->bytes) ? n : sizeof(a->bytes));
+    uv_timer_stop(&a->timer);
+}
+
+static void
+stop(void *ctx)
+{
+    (void)ctx;
+    check_fail(__FILE__, __LINE__, "asked to stop");
+}
+
+static void
+give_up(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* A connection handed over arrives with the bytes read before, and the
+ * agent that handed it waits until it is let go. */
+TEST(streams_handover)
+{
+    struct adopted a;
+    struct rendezvous rv;
+    uv_loop_t loop;
+    uint8_t id[16];
+    int sv[2], status;
+    char c;
+    pid_t pid;
+
+    random_id(id);
+    memset(&a, 0, sizeof(a));
+    a.token = -1;
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_OK(rendezvous_bind(&rv, id));
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    CHECK((pid = fork()) >= 0);
+    if (pid == 0)
+        _exit(rendezvous_handover(id, sv[1], sv[1], "HELLO", 5) == 0 ? 0 :
+            1);
+    close(sv[1]);
+    CHECK_OK(rendezvous_start(&rv, &loop, adopt, stop, &a));
+    /* The listener does not keep a loop alive on its own. */
+    CHECK_OK(uv_timer_init(&loop, &a.timer));
+    CHECK_OK(uv_timer_start(&a.timer, give_up, 5000, 0));
+    CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+    CHECK(a.token >= 0);
+    CHECK_EQ_INT(a.n, 5);
+    CHECK_EQ_MEM(a.bytes, "HELLO", 5);
+    /* The fds are the child's end of the pair. */
+    CHECK_EQ_INT(write(a.wfd, "!", 1), 1);
+    CHECK_EQ_INT(read(sv[0], &c, 1), 1);
+    CHECK_EQ_INT(c, '!');
+    close(a.rfd);
+    if (a.wfd != a.rfd)
+        close(a.wfd);
+    rendezvous_release(a.token);
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    rendezvous_close(&rv);
+    uv_close((uv_handle_t *)&a.timer, NULL);
+    CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+    CHECK_OK(uv_loop_close(&loop));
+    close(sv[0]);
+}
