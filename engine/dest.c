@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
@@ -244,22 +245,13 @@ dest_salt_load(struct dest *d)
     return r;
 }
 
-static uint64_t
-dest_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Takes the destination's lock, waiting a while for a holder that is
  * going away (the agent of a connection that just died). */
 static int
 dest_lock(struct dest *d)
 {
     char info[96], held[96];
-    uint64_t until = dest_now_ms() + DEST_LOCK_WAIT_MS;
+    uint64_t until = clock_ms() + DEST_LOCK_WAIT_MS;
     struct stat st;
     size_t got = 0;
     int fd, n, i;
@@ -278,7 +270,7 @@ dest_lock(struct dest *d)
             close(fd);
             return -errno;
         }
-        if (dest_now_ms() >= until) {
+        if (clock_ms() >= until) {
             memset(held, 0, sizeof(held));
             if (fsx_pread_full(fd, held, sizeof(held) - 1, 0, &got) != 0)
                 held[0] = '\0';
