@@ -448,7 +448,7 @@ dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
 {
     const char *name;
     struct stat st;
-    struct dest_dir *dd;
+    struct dest_dir *dd, *nv;
     int r, pfd;
 
     if ((r = dest_parent(d, path, &pfd, &name)) != 0)
@@ -461,15 +461,10 @@ dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
     if (mkdirat(pfd, name, (m->mode | 0700) & 07777) != 0 &&
         errno != EEXIST)
         return -errno;
-    if (d->ndirs == d->dirs_cap) {
-        size_t ncap = d->dirs_cap ? d->dirs_cap * 2 : 64;
-        struct dest_dir *nv = xrealloc(d->dirs, ncap * sizeof(*nv));
-
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        d->dirs = nv;
-        d->dirs_cap = ncap;
-    }
+    if ((nv = xgrow(d->dirs, d->ndirs, &d->dirs_cap, sizeof(*nv), 64)) ==
+        NULL)
+        return FERRY_ERR_NOMEM;
+    d->dirs = nv;
     dd = &d->dirs[d->ndirs];
     if ((dd->path = xstrdup(path)) == NULL)
         return FERRY_ERR_NOMEM;
@@ -536,15 +531,12 @@ dest_fatal_errno(int r)
 int
 dest_stage(struct dest *d, struct dest_staged *s)
 {
-    if (d->batch_len == d->batch_cap) {
-        size_t ncap = d->batch_cap ? d->batch_cap * 2 : 64;
-        struct dest_staged *nv = xrealloc(d->batch, ncap * sizeof(*nv));
+    struct dest_staged *nv;
 
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        d->batch = nv;
-        d->batch_cap = ncap;
-    }
+    if ((nv = xgrow(d->batch, d->batch_len, &d->batch_cap, sizeof(*nv),
+        64)) == NULL)
+        return FERRY_ERR_NOMEM;
+    d->batch = nv;
     d->batch[d->batch_len++] = *s;
     d->batch_bytes += s->size;
     memset(s, 0, sizeof(*s));

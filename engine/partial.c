@@ -166,14 +166,11 @@ partial_read_records(int jfd, uint64_t off, uint64_t nblocks,
                 torn = 1;
                 break;
             }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 256;
-                if ((nv = xrealloc(v, cap * sizeof(*v))) == NULL) {
-                    r = FERRY_ERR_NOMEM;
-                    goto out;
-                }
-                v = nv;
+            if ((nv = xgrow(v, n, &cap, sizeof(*v), 256)) == NULL) {
+                r = FERRY_ERR_NOMEM;
+                goto out;
             }
+            v = nv;
             v[n].index = jr.index;
             v[n].seq = n;
             v[n].hash = jr.hash;
@@ -447,14 +444,9 @@ partial_list_add(struct partial_info **v, size_t *n, size_t *cap,
 {
     struct partial_info *nv;
 
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-
-        if ((nv = xrealloc(*v, ncap * sizeof(*nv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        *v = nv;
-        *cap = ncap;
-    }
+    if ((nv = xgrow(*v, *n, cap, sizeof(*nv), 16)) == NULL)
+        return FERRY_ERR_NOMEM;
+    *v = nv;
     nv = &(*v)[*n];
     if ((nv->path = xstrndup(path, path_len)) == NULL)
         return FERRY_ERR_NOMEM;

@@ -18,6 +18,7 @@
     X(alloc_fail_at) \
     X(alloc_env_probe) \
     X(alloc_fail_env) \
+    X(alloc_grow) \
     /* test_buf.c */ \
     X(buf_put_ints) \
     X(buf_growth) \
