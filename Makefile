@@ -95,7 +95,7 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 # unit-tested too; the ssh*.o bring libssh2.
 UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
-	client/retry.c)
+	client/retry.c client/remote.c client/transport.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)

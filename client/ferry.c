@@ -260,14 +260,7 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         rn->use_cmd = 1;
         return 0;
     }
-    memset(&ov, 0, sizeof(ov));
-    ov.config_file = cli->ssh_config;
-    ov.port = cli->port;
-    ov.user = cli->login ? cli->login : cli->remote.user;
-    ov.identities = cli->identities;
-    ov.nidentities = cli->nidentities;
-    ov.options = cli->ssh_opts;
-    ov.noptions = cli->nssh_opts;
+    remote_ssh_overrides(cli, &ov);
     if ((r = sshcfg_resolve(cli->remote.host, &ov, &rn->cfg, msg,
         msglen)) != 0) {
         if (r == FERRY_ERR_USAGE && msg[0] != '\0') {

@@ -7,6 +7,7 @@
 
 #include "../common/alloc.h"
 #include "digest.h"
+#include "sshcfg.h"
 #include "ssh.h"
 #include "transport.h"
 
@@ -59,6 +60,20 @@ remote_agent_command(const struct remote_agent *a, char *out, size_t n)
     return remote_sh_c(script, out, n);
 }
 
+void
+remote_ssh_overrides(const struct cli *cli, struct sshcfg_overrides *ov)
+{
+    memset(ov, 0, sizeof(*ov));
+    ov->config_file = cli->ssh_config;
+    ov->port = cli->port;
+    /* ssh's order: -l wins over user@host. */
+    ov->user = cli->login ? cli->login : cli->remote.user;
+    ov->identities = cli->identities;
+    ov->nidentities = cli->nidentities;
+    ov->options = cli->ssh_opts;
+    ov->noptions = cli->nssh_opts;
+}
+
 /* CMD may hold options of its own ("ssh -o ..."): the shell splits it,
  * and "$@" keeps our arguments whole. exec, so that the child we stop
  * (transport_kill) is ssh itself, not a shell that would leave it
@@ -67,46 +82,23 @@ int
 remote_ssh_argv(const struct cli *cli, const char *remote_command,
     struct remote_argv *v)
 {
+    struct sshcfg_overrides ov;
     char **argv = v->argv;
     size_t n = 0;
-    int i;
+    int r;
 
-    if (sizeof(v->argv) / sizeof(v->argv[0]) <
-        16 + 2 * (size_t)(cli->nidentities + cli->nssh_opts))
-        return FERRY_ERR_TOO_LARGE;
     snprintf(v->script, sizeof(v->script), "exec %s \"$@\"",
         cli->ssh_cmd ? cli->ssh_cmd : "ssh");
-    if (cli->remote.user)
-        snprintf(v->host, sizeof(v->host), "%s@%s", cli->remote.user,
-            cli->remote.host);
-    else
-        snprintf(v->host, sizeof(v->host), "%s", cli->remote.host);
     argv[n++] = "/bin/sh";
     argv[n++] = "-c";
     argv[n++] = v->script;
     argv[n++] = "ferry-ssh";
-    if (cli->ssh_config) {
-        argv[n++] = "-F";
-        argv[n++] = (char *)cli->ssh_config;
-    }
-    if (cli->port) {
-        argv[n++] = "-p";
-        argv[n++] = (char *)cli->port;
-    }
-    if (cli->login) {
-        argv[n++] = "-l";
-        argv[n++] = (char *)cli->login;
-    }
-    for (i = 0; i < cli->nidentities; i++) {
-        argv[n++] = "-i";
-        argv[n++] = (char *)cli->identities[i];
-    }
-    for (i = 0; i < cli->nssh_opts; i++) {
-        argv[n++] = "-o";
-        argv[n++] = (char *)cli->ssh_opts[i];
-    }
+    remote_ssh_overrides(cli, &ov);
+    if ((r = sshcfg_overrides_argv(&ov, argv, &n,
+        sizeof(v->argv) / sizeof(v->argv[0]) - 4)) != 0)
+        return r;
     argv[n++] = "--";
-    argv[n++] = v->host;
+    argv[n++] = (char *)cli->remote.host;
     argv[n++] = (char *)remote_command;
     argv[n] = NULL;
     return 0;

@@ -14,6 +14,7 @@
 #include "cli.h"
 
 struct ssh_conn;
+struct sshcfg_overrides;
 
 struct remote_agent {
     const struct cli *cli;   /* borrowed */
@@ -49,8 +50,12 @@ void remote_agent_missing(const struct remote_agent *a, const char *host,
 struct remote_argv {
     char *argv[300];
     char script[16500];
-    char host[512];
 };
+
+/* The settings given on the command line that override ssh's config:
+ * the same for `ssh -G`, libssh2 and the ssh program. */
+void remote_ssh_overrides(const struct cli *cli,
+    struct sshcfg_overrides *ov);
 
 int remote_ssh_argv(const struct cli *cli, const char *command,
     struct remote_argv *v) FERRY_WUR;

@@ -201,6 +201,7 @@
     X(push_stream_lost_answers) \
     /* test_client.c */ \
     X(client_parse_remote) \
+    X(client_ssh_argv) \
     X(client_cli_rules) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
