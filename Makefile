@@ -5,7 +5,9 @@ CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
 	rsync zstd time python3 iproute2 procps openssl util-linux \
-	libarchive-tools
+	libarchive-tools \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
+	libzstd-dev:arm64 qemu-user-static
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -44,14 +46,22 @@ LIB_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) $(ENGINE_SRC))
 
 FERRY := $(BINDIR)/ferry
 AGENT := $(BINDIR)/ferry-agent
+# The agent for aarch64 boxes (GH200, Graviton), cross-built and static
+# like the other; the client uploads the one that fits the box.
+AGENT_AARCH64 := $(BINDIR)/ferry-agent-aarch64
+CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench \
 	bench-quick fuzz clean help
 
-## all: build bin/ferry and bin/ferry-agent
+## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
+ifeq ($(VARIANT),release)
+all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS)
+else
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
+endif
 
 $(OUT)/%.o: %.c | $(OUT)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -88,6 +98,18 @@ $(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
 $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_LDFLAGS) -pthread -o $@ $^ $(AGENT_LIBS) 2>&1 | \
+		{ grep -v 'statically linked applications requires' || true; }
+	@test -x $@
+
+build/aarch64/%.o: %.c | $(OUT)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC_AARCH64) $(BASE_CFLAGS) -O2 -MMD -MP -c $< -o $@
+
+$(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
+		$(PROTO_SRC) $(ENGINE_SRC) $(SERVER_SRC))
+	@mkdir -p $(dir $@)
+	$(CC_AARCH64) -static -Wl,--gc-sections -pthread -o $@ $^ \
+		/usr/lib/aarch64-linux-gnu/libuv_a.a -lzstd -lpthread -ldl 2>&1 | \
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 

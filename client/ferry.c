@@ -357,7 +357,8 @@ static int
 run_wants_bootstrap(const struct run *rn)
 {
     if (!rn->attempted || rn->cli->remote.local || rn->cli->no_bootstrap ||
-        rn->agent.use_cached || rn->interrupted || rn->agent.hash[0] == '\0')
+        rn->agent.uploaded != NULL || rn->interrupted ||
+        !remote_agent_can_upload(&rn->agent))
         return 0;
     const struct session *s0 = attempt_session(&rn->at);
 
