@@ -94,7 +94,9 @@ ssh_load_line(void *ctx, const char *line, size_t len, unsigned no)
 }
 
 struct ssh_find {
-    struct ssh_conn *c;
+    LIBSSH2_SESSION *s;
+    const char *host;
+    unsigned port;
     const char *key;
     size_t keylen;
     int mask;
@@ -106,14 +108,14 @@ static int
 ssh_find_line(void *ctx, const char *line, size_t len, unsigned no)
 {
     struct ssh_find *f = ctx;
-    LIBSSH2_KNOWNHOSTS *one = libssh2_knownhost_init(f->c->s);
+    LIBSSH2_KNOWNHOSTS *one = libssh2_knownhost_init(f->s);
     int r = 0;
 
     if (one == NULL)
         return 0;
     if (libssh2_knownhost_readline(one, line, len,
         LIBSSH2_KNOWNHOST_FILE_OPENSSH) == 0 &&
-        libssh2_knownhost_checkp(one, f->c->host, (int)f->c->port, f->key,
+        libssh2_knownhost_checkp(one, f->host, (int)f->port, f->key,
         f->keylen, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
         LIBSSH2_KNOWNHOST_KEYENC_RAW | f->mask, NULL) ==
         LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
@@ -202,24 +204,16 @@ ssh_accepted_keep(const char *name, const char *key, size_t keylen)
     pthread_mutex_unlock(&ssh_accepted_lock);
 }
 
-/* A changed key: OpenSSH's warning, and the line to fix. */
+/* A changed key: OpenSSH's warning, and the line to fix (file:lineno,
+ * from ssh_known_lookup). */
 static int
-ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
-    const char *key, size_t keylen, int type, char *err, size_t errlen)
+ssh_hostkey_changed(struct ssh_conn *c, const char *file, unsigned lineno,
+    int type, char *err, size_t errlen)
 {
-    struct ssh_find f = { c, key, keylen, ssh_knownhost_mask(type), 0 };
-    const char *file = cfg->nknown ? cfg->known_hosts[0] : "known_hosts";
     char fp[80], name[300];
-    size_t i;
 
     ssh_fingerprint(c, fp, sizeof(fp));
     ssh_known_name(c, name, sizeof(name));
-    for (i = 0; i < cfg->nknown; i++) {
-        if (ssh_each_line(cfg->known_hosts[i], ssh_find_line, &f)) {
-            file = cfg->known_hosts[i];
-            break;
-        }
-    }
     fprintf(stderr,
         "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
         "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
@@ -228,7 +222,7 @@ ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
         "key has just been changed. The %s key sent by %s is\n%s.\n"
         "Offending key in %s:%u\n"
         "Remove it with: ssh-keygen -f '%s' -R '%s'\n",
-        ssh_key_label(type), name, fp, file, f.lineno, file, name);
+        ssh_key_label(type), name, fp, file, lineno, file, name);
     snprintf(err, errlen, "%s: host key for %s has changed (%s key "
         "%s); refusing to connect", c->display, name, ssh_key_label(type),
         fp);
@@ -236,12 +230,47 @@ ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
 }
 
 int
+ssh_known_lookup(LIBSSH2_SESSION *s, const struct sshcfg *cfg,
+    const char *host, unsigned port, const char *key, size_t keylen,
+    int type, const char **file, unsigned *lineno)
+{
+    struct ssh_find f = { s, host, port, key, keylen,
+        ssh_knownhost_mask(type), 0 };
+    LIBSSH2_KNOWNHOSTS *kh;
+    size_t i;
+    int check;
+
+    *file = cfg->nknown ? cfg->known_hosts[0] : "known_hosts";
+    *lineno = 0;
+    if ((kh = libssh2_knownhost_init(s)) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < cfg->nknown; i++)
+        (void)ssh_each_line(cfg->known_hosts[i], ssh_load_line, kh);
+    check = libssh2_knownhost_checkp(kh, host, (int)port, key, keylen,
+        LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+        f.mask, NULL);
+    libssh2_knownhost_free(kh);
+    if (check != LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+        return check;
+    /* Each line is read alone as it was in the whole, so the one that
+     * holds the other key is found again this way. */
+    for (i = 0; i < cfg->nknown; i++) {
+        if (ssh_each_line(cfg->known_hosts[i], ssh_find_line, &f)) {
+            *file = cfg->known_hosts[i];
+            break;
+        }
+    }
+    *lineno = f.lineno;
+    return check;
+}
+
+int
 ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     size_t errlen)
 {
-    LIBSSH2_KNOWNHOSTS *kh;
-    const char *key;
-    size_t keylen, i;
+    const char *key, *file;
+    size_t keylen;
+    unsigned lineno;
     int type, check, r;
     char fp[80], name[300], q[600];
 
@@ -253,20 +282,15 @@ ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     }
     ssh_fingerprint(c, fp, sizeof(fp));
     ssh_known_name(c, name, sizeof(name));
-    if ((kh = libssh2_knownhost_init(c->s)) == NULL)
-        return FERRY_ERR_NOMEM;
-    for (i = 0; i < cfg->nknown; i++)
-        (void)ssh_each_line(cfg->known_hosts[i], ssh_load_line, kh);
-    check = libssh2_knownhost_checkp(kh, c->host, (int)c->port, key, keylen,
-        LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-        ssh_knownhost_mask(type), NULL);
-    libssh2_knownhost_free(kh);
+    if ((check = ssh_known_lookup(c->s, cfg, c->host, c->port, key, keylen,
+        type, &file, &lineno)) == FERRY_ERR_NOMEM)
+        return check;
     if (check == LIBSSH2_KNOWNHOST_CHECK_MATCH ||
         (check != LIBSSH2_KNOWNHOST_CHECK_MISMATCH &&
         ssh_accepted_before(name, key, keylen)))
         return 0;
     if (check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
-        return ssh_hostkey_changed(c, cfg, key, keylen, type, err, errlen);
+        return ssh_hostkey_changed(c, file, lineno, type, err, errlen);
     /* Not known. */
     if (cfg->strict == STRICT_ASK && c->interactive) {
         snprintf(q, sizeof(q), "The authenticity of host '%s' can't be "

@@ -213,6 +213,8 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_known_hosts.c */ \
+    X(client_known_lookup) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)
