@@ -101,11 +101,14 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 
 # readlink is wrapped so that a test can play a link target that Linux's
-# own file systems cannot hold (tests/unit/test_manifest_limits.c).
+# own file systems cannot hold (tests/unit/test_manifest_limits.c), and
+# partial_key so that a test can give every path the same staging key
+# (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
 		$(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -pthread -o $@ $^ \
+	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=partial_key \
+		-pthread -o $@ $^ \
 		$(CLIENT_LIBS)
 
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB_OBJ)

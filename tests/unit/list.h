@@ -213,6 +213,10 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_key_clash.c */ \
+    X(key_clash_one_stream) \
+    X(key_clash_streams) \
+    X(key_clash_resume) \
     /* test_known_hosts.c */ \
     X(client_known_lookup) \
     /* test_corpus.c */ \
