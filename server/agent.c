@@ -322,8 +322,12 @@ agent_serve(const struct agent_opts *o)
             log_error_r(r, "cannot confine to %s", a->pol.root);
             goto out;
         }
+        /* Either line tells a test (and a user with -v) which of the two
+         * confinements this agent runs under. */
         if (r == 0)
             log_debug("no Landlock here: path checks alone confine");
+        else
+            log_debug("confined to %s by Landlock", a->pol.root);
         a->spol.restricted = 1;
     }
     if ((r = agent_read_frames(STDIN_FILENO, &first, 2, &nframes)) != 0) {

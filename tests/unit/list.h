@@ -213,6 +213,9 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_policy.c */ \
+    X(policy_restricted_paths) \
+    X(policy_landlock) \
     /* test_key_clash.c */ \
     X(key_clash_one_stream) \
     X(key_clash_streams) \
