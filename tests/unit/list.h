@@ -213,6 +213,8 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_clean_state.c */ \
+    X(clean_fails_partway) \
     /* test_policy.c */ \
     X(policy_restricted_paths) \
     X(policy_landlock) \
