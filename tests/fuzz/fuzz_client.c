@@ -95,6 +95,12 @@ fuzz_str_eq(const char *a, const char *b)
         (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+static int
+fuzz_unexpanded(const char *path)
+{
+    return path[0] == '~' && (path[1] == '\0' || path[1] == '/');
+}
+
 /* What sshcfg.h promises of a parse; NULL if it holds. */
 static const char *
 fuzz_sshcfg_check(const struct sshcfg *c)
@@ -112,13 +118,16 @@ fuzz_sshcfg_check(const struct sshcfg *c)
     if (c->connect_timeout > 86400 || c->alive_interval > 86400 ||
         c->alive_count > 1000)
         return "a number over its bound";
+    /* "~" and "~/x" are ours to expand; "~user" ssh -G has expanded
+     * already, so one left is a name. */
     for (i = 0; i < c->nidentity; i++)
         if (c->identity_files[i] == NULL ||
-            c->identity_files[i][0] == '~')
+            fuzz_unexpanded(c->identity_files[i]))
             return "identity file missing or not expanded";
     for (i = 0; i < c->nknown; i++)
         if (c->known_hosts[i] == NULL || c->known_hosts[i][0] == '\0' ||
-            c->known_hosts[i][0] == '~' || strchr(c->known_hosts[i], ' '))
+            fuzz_unexpanded(c->known_hosts[i]) ||
+            strchr(c->known_hosts[i], ' '))
             return "known_hosts file missing, empty, unexpanded or split "
                 "wrong";
     return NULL;

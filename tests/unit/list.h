@@ -213,6 +213,10 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_bounds.c */ \
+    X(bounds_zstd_window) \
+    X(bounds_journal_records) \
+    X(bounds_plan_window) \
     /* test_clean_state.c */ \
     X(clean_fails_partway) \
     /* test_policy.c */ \
