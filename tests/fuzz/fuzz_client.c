@@ -53,9 +53,19 @@ fuzz_printf(struct buf *b, const char *fmt, ...)
     return 0;
 }
 
-/* Writes c back as `ssh -G` lines that sshcfg_parse reads as c again:
- * "\r\n" endings, because the parser drops one '\r' at the end of a
- * line and a value may end in another. */
+/* One "key value" line that sshcfg_parse reads back as value: it drops
+ * one '\r' at the end of a line, so a value ending in one gets "\r\n"
+ * (and the line is no longer than the original's). */
+static int
+fuzz_line(struct buf *b, const char *key, const char *val)
+{
+    size_t n = strlen(val);
+
+    return fuzz_printf(b, "%s %s%s", key, val,
+        n > 0 && val[n - 1] == '\r' ? "\r\n" : "\n");
+}
+
+/* Writes c back as `ssh -G` lines that sshcfg_parse reads as c again. */
 static int
 fuzz_sshcfg_print(const struct sshcfg *c, struct buf *b)
 {
@@ -64,27 +74,30 @@ fuzz_sshcfg_print(const struct sshcfg *c, struct buf *b)
     size_t i;
     int r = 0;
 
-#define P(...) if (r == 0) r = fuzz_printf(b, __VA_ARGS__)
-    P("hostname %s\r\nport %u\r\n", c->hostname, c->port);
-    if (c->user != NULL)
-        P("user %s\r\n", c->user);
-    for (i = 0; i < c->nidentity; i++)
-        P("identityfile %s\r\n", c->identity_files[i]);
-    for (i = 0; i < c->nknown; i++)
-        P("userknownhostsfile %s\r\n", c->known_hosts[i]);
-    if (c->identities_only)
-        P("identitiesonly yes\r\n");
-    if (c->batch_mode)
-        P("batchmode yes\r\n");
-    P("stricthostkeychecking %s\r\n", strict[c->strict]);
-    P("connecttimeout %u\r\nserveraliveinterval %u\r\n"
-        "serveralivecountmax %u\r\n", c->connect_timeout, c->alive_interval,
-        c->alive_count);
-    if (c->proxy != NULL)
-        P("proxyjump %s\r\n", c->proxy);
-    if (c->host_key_alias != NULL)
-        P("hostkeyalias %s\r\n", c->host_key_alias);
-#undef P
+    r = fuzz_line(b, "hostname", c->hostname);
+    if (r == 0)
+        r = fuzz_printf(b, "port %u\n", c->port);
+    if (r == 0 && c->user != NULL)
+        r = fuzz_line(b, "user", c->user);
+    for (i = 0; r == 0 && i < c->nidentity; i++)
+        r = fuzz_line(b, "identityfile", c->identity_files[i]);
+    for (i = 0; r == 0 && i < c->nknown; i++)
+        r = fuzz_line(b, "userknownhostsfile", c->known_hosts[i]);
+    if (r == 0 && c->identities_only)
+        r = fuzz_printf(b, "identitiesonly yes\n");
+    if (r == 0 && c->batch_mode)
+        r = fuzz_printf(b, "batchmode yes\n");
+    if (r == 0)
+        r = fuzz_printf(b, "stricthostkeychecking %s\n"
+            "connecttimeout %u\nserveraliveinterval %u\n"
+            "serveralivecountmax %u\n", strict[c->strict],
+            c->connect_timeout, c->alive_interval, c->alive_count);
+    /* proxyjump: the shorter of the two keys, so the line fits
+     * wherever the original did. */
+    if (r == 0 && c->proxy != NULL)
+        r = fuzz_line(b, "proxyjump", c->proxy);
+    if (r == 0 && c->host_key_alias != NULL)
+        r = fuzz_line(b, "hostkeyalias", c->host_key_alias);
     return r;
 }
 
