@@ -217,6 +217,7 @@
     X(bounds_zstd_window) \
     X(bounds_journal_records) \
     X(bounds_plan_window) \
+    X(bounds_conn_inbox) \
     /* test_clean_state.c */ \
     X(clean_fails_partway) \
     /* test_policy.c */ \

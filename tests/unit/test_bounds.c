@@ -1,10 +1,15 @@
 /*
  * Bounds a peer or a planted file pushes against that no other test
  * reaches (docs/SECURITY.md lists them all): the zstd window a volume may
- * ask for, the records read from a resume journal, and the entries a
- * sender offers ahead of the answers.
+ * ask for, the records read from a resume journal, the entries a sender
+ * offers ahead of the answers, and the frames a connection reads ahead
+ * of its role.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +19,12 @@
 #include "../../common/buf.h"
 #include "../../common/fsx.h"
 #include "../../common/zst.h"
+#include "../../engine/conn.h"
 #include "../../engine/manifest.h"
 #include "../../engine/partial.h"
 #include "../../engine/plan.h"
 #include "../../engine/xfer.h"
+#include "../../proto/frame.h"
 #include "../../proto/journal.h"
 #include "../../proto/limits.h"
 #include "../../proto/msg.h"
@@ -176,4 +183,110 @@ TEST(bounds_plan_window)
     plan_free(p);
     manifest_cleanup(&mf);
     check_rmtree(dir);
+}
+
+/* The conn test's role: its first step with frames waits at the gate
+ * until the test opens it; every later step takes what it is given. */
+struct gate {
+    sem_t open;
+    int waited;
+    uint64_t frames_in;
+    int closed, close_err;
+};
+
+static int
+gate_step(void *role, struct conn_step *st)
+{
+    struct gate *g = role;
+
+    if (st->in_len > 0 && !g->waited) {
+        g->waited = 1;
+        while (sem_wait(&g->open) != 0)
+            ;
+    }
+    g->frames_in += st->in_len;
+    if (st->eof)
+        st->done = 1;
+    return 0;
+}
+
+static void
+gate_closed(struct conn *c, int err)
+{
+    struct gate *g = c->data;
+
+    g->closed = 1;
+    g->close_err = err;
+}
+
+#define FLOOD_FRAME (1u << 20)
+#define FLOOD_TOTAL (48u << 20)
+
+/* Writes FLOOD_TOTAL bytes of 1 MiB frames into the peer's end, then
+ * closes it. Blocks while the conn reads nothing: that is the bound. */
+static void *
+flood(void *arg)
+{
+    int fd = *(int *)arg;
+    uint8_t *frame = check_alloc(FLOOD_FRAME);
+    size_t sent;
+
+    memset(frame, 0, FLOOD_FRAME);
+    buf_set_u32(frame, FLOOD_FRAME - PROTO_FRAME_HEADER);
+    frame[4] = MSG_NOTICE;
+    for (sent = 0; sent < FLOOD_TOTAL; sent += FLOOD_FRAME)
+        if (fsx_write_all(fd, frame, FLOOD_FRAME) != 0)
+            break;
+    close(fd);
+    free(frame);
+    return NULL;
+}
+
+/* A peer that sends faster than the role takes frames: the conn stops
+ * reading once CONN_INBOX_HIGH bytes wait (the socket then pushes back on
+ * the peer), so what it holds stays within its two buffers' caps, and it
+ * reads on once the role has taken them. */
+TEST(bounds_conn_inbox)
+{
+    const uint64_t cap = 2 * ((uint64_t)CONN_INBOX_HIGH + PROTO_MAX_FRAME +
+        2 * (256u << 10));
+    struct gate g;
+    struct conn c;
+    uv_loop_t loop;
+    pthread_t thr;
+    int sv[2];
+
+    /* A conn that gave up would close its end: the writer is to see
+     * EPIPE, and the checks below say why. */
+    signal(SIGPIPE, SIG_IGN);
+    memset(&g, 0, sizeof(g));
+    CHECK(sem_init(&g.open, 0, 0) == 0);
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    memset(&c, 0, sizeof(c));
+    c.data = &g;
+    CHECK_OK(conn_start_fds(&c, &loop, sv[0], sv[0], gate_step, &g,
+        gate_closed));
+    CHECK(pthread_create(&thr, NULL, flood, &sv[1]) == 0);
+    /* Until the conn has stopped reading with the role held at the gate.
+     * Were there no bound, it would read all FLOOD_TOTAL bytes and then
+     * wait here for ever (the case's timeout fails it). */
+    while (!(c.reading == 0 && c.job_running && g.waited) && !g.closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK(!g.closed);
+    CHECK(c.bytes_in <= cap);
+    CHECK(c.bytes_in < FLOOD_TOTAL);
+    CHECK(buf_used(&c.inbox) > CONN_INBOX_HIGH);
+    /* Open the gate: everything arrives, in whole frames, and the peer's
+     * close ends the conn cleanly. */
+    CHECK(sem_post(&g.open) == 0);
+    while (!g.closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK(pthread_join(thr, NULL) == 0);
+    CHECK_OK(g.close_err);
+    CHECK_EQ_U64(c.bytes_in, FLOOD_TOTAL);
+    CHECK_EQ_U64(g.frames_in, FLOOD_TOTAL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_OK(uv_loop_close(&loop));
+    sem_destroy(&g.open);
 }
