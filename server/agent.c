@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -386,6 +387,15 @@ out:
     return status;
 }
 
+static int
+agent_pollable(int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+        S_ISSOCK(st.st_mode) || isatty(fd));
+}
+
 static void
 usage(FILE *f)
 {
@@ -447,5 +457,12 @@ main(int argc, char **argv)
         return AGENT_EXIT_USAGE;
     }
     log_set_level(level);
+    /* The loop polls both ends: a regular file or /dev/null cannot be
+     * polled, and libuv would abort on it. */
+    if (!agent_pollable(STDIN_FILENO) || !agent_pollable(STDOUT_FILENO)) {
+        fprintf(stderr, "ferry-agent: stdin and stdout must be pipes, "
+            "sockets or a terminal (ferry starts the agent over SSH)\n");
+        return AGENT_EXIT_USAGE;
+    }
     return agent_serve(&o);
 }
