@@ -158,6 +158,7 @@
     /* test_volume.c */ \
     X(volume_roundtrip) \
     X(volume_refused) \
+    X(volume_pieces_refused) \
     X(volume_manifest_mismatch) \
     X(volume_damaged) \
     X(volume_writer_limits) \
