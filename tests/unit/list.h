@@ -159,6 +159,7 @@
     X(volume_roundtrip) \
     X(volume_refused) \
     X(volume_pieces_refused) \
+    X(volume_manifest_pieces) \
     X(volume_manifest_mismatch) \
     X(volume_damaged) \
     X(volume_writer_limits) \

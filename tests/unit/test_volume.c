@@ -348,6 +348,8 @@ TEST(volume_refused)
             FERRY_ERR_BAD_PATH },
         { "reserved", ".ferry/x", "", NULL, TAR_FILE, VOLR_INVALID,
             FERRY_ERR_BAD_PATH },
+        { "dot inside", "a/./x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
         { "symlink then file", "ln", "..", "ln/x", TAR_SYMLINK,
             VOLR_INVALID, -ENOTDIR },
         { "symlink then dir", "ln", "..", "ln/d", TAR_SYMLINK,
@@ -446,23 +448,25 @@ TEST(volume_pieces_refused)
     size_t i;
     static const struct {
         const char *name;
+        uint64_t offset1;
         uint32_t index2;    /* 0: a plain member "g" second */
         uint64_t offset2;
         const char *path1;
         int err;
     } cases[] = {
-        { "index skipped", 3, 512, "f", FERRY_ERR_FORMAT },
-        { "offset off", 2, 1024, "f", FERRY_ERR_FORMAT },
-        { "member inside", 0, 0, "f", FERRY_ERR_FORMAT },
-        { "no path", 2, 512, "./", FERRY_ERR_BAD_PATH },
+        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT },
+        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT },
+        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT },
+        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT },
+        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH },
     };
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         check_note("%s", cases[i].name);
         check_tmpdir(dst);
         mem_init(&m, UINT64_MAX);
-        e[0] = piece("f.ferry-piece-00001", cases[i].path1, 1, 0, 512,
-            2048);
+        e[0] = piece("f.ferry-piece-00001", cases[i].path1, 1,
+            cases[i].offset1, 512, 2048);
         e[1] = cases[i].index2 == 0 ? ent(TAR_FILE, "g", "", 3) :
             piece("f.ferry-piece-00002", "f", cases[i].index2,
             cases[i].offset2, 512, 2048);
@@ -527,6 +531,40 @@ TEST(volume_manifest_mismatch)
         mem_cleanup(&m);
     }
     check_note_clear();
+    check_rmtree(src);
+}
+
+/* The manifest gives a split file another count of pieces than the
+ * volumes hold. */
+TEST(volume_manifest_pieces)
+{
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
+    struct volw *w;
+    struct mem m;
+    const char *text;
+    char *at;
+
+    check_tmpdir(src);
+    mem_init(&m, UINT64_MAX);
+    w = mem_writer(&m, &o);
+    vol_add(w, TAR_FILE, "big", vol_file(src, "big", 200000, 11), 200000,
+        NULL);
+    CHECK_OK(volw_finish(w));
+    volw_free(w);
+    CHECK(m.nvol >= 3);
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_OK);
+    check_rmtree(dst);
+    CHECK_OK(buf_put_u8(&m.man, 0));
+    CHECK((at = strstr((char *)buf_ptr(&m.man), "\"pieces\":")) != NULL);
+    at[9] = at[9] == '9' ? '8' : (char)(at[9] + 1);
+    buf_unreserve(&m.man, 1);
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
+    CHECK_EQ_ERR(mem_err, FERRY_ERR_FORMAT);
+    check_rmtree(dst);
+    mem_cleanup(&m);
     check_rmtree(src);
 }
 
