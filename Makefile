@@ -123,11 +123,14 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 
 # readlink is wrapped so that a test can play a link target that Linux's
-# own file systems cannot hold (tests/unit/test_manifest_limits.c).
+# own file systems cannot hold (tests/unit/test_manifest_limits.c), and
+# partial_key so that a test can give every path the same staging key
+# (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
 		$(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -pthread -o $@ $^ \
+	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=partial_key \
+		-pthread -o $@ $^ \
 		$(CLIENT_LIBS)
 
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB_OBJ)
@@ -196,7 +199,12 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg journal tar
+FUZZ_TARGETS := frame msg journal tar sshcfg known_hosts
+# The client's parsers: their targets link the client's ssh objects and
+# libssh2 as well (tests/fuzz/fuzz_client.c).
+FUZZ_CLIENT_TARGETS := sshcfg known_hosts
+FUZZ_CLIENT_SRC := client/sshcfg.c client/ssh.c $(wildcard client/ssh_*.c) \
+	client/digest.c client/output.c $(ENGINE_SRC) tests/fuzz/fuzz_client.c
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -207,11 +215,16 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
 	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
+FUZZ_CLIENT_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_CLIENT_TARGETS))
+FUZZ_CLIENT_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_CLIENT_SRC))
+REPLAY_CLIENT_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%, \
+	$(FUZZ_CLIENT_TARGETS))
 
 .PHONY: fuzz-replay fuzz-corpus
 # Objects made through the pattern rules below are not intermediate files
 # to delete after the link: keep them for the next incremental build.
 .SECONDARY: $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_LIB_SRC)) \
+	$(FUZZ_CLIENT_OBJ) $(call obj,$(FUZZ_CLIENT_SRC)) \
 	$(patsubst %,$(FUZZ_OUT)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS)) \
 	$(call obj,tests/fuzz/replay.c \
 	$(patsubst %,tests/fuzz/fuzz_%.c,$(FUZZ_TARGETS)))
@@ -238,6 +251,10 @@ $(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/tests/fuzz/fuzz_%.o \
 		$(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_LIB_SRC))
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lpthread
 
+$(FUZZ_CLIENT_BINS): $(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/tests/fuzz/fuzz_%.o \
+		$(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_CLIENT_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(CLIENT_LIBS)
+
 ## fuzz-replay: replay tests/fuzz/corpus through the targets, without clang
 fuzz-replay: $(REPLAY_BINS)
 	@for t in $(FUZZ_TARGETS); do \
@@ -247,6 +264,11 @@ fuzz-replay: $(REPLAY_BINS)
 $(OUT)/tests/fuzz/replay_%: $(call obj,tests/fuzz/replay.c) \
 		$(OUT)/tests/fuzz/fuzz_%.o $(FUZZ_TEST_OBJ)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lzstd -lpthread
+
+$(REPLAY_CLIENT_BINS): $(OUT)/tests/fuzz/replay_%: \
+		$(call obj,tests/fuzz/replay.c) $(OUT)/tests/fuzz/fuzz_%.o \
+		$(FUZZ_TEST_OBJ) $(call obj,$(FUZZ_CLIENT_SRC))
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
 
 ## fuzz-corpus: rewrite the seed files in tests/fuzz/corpus (wire changes)
 fuzz-corpus: $(OUT)/tests/fuzz/gen_corpus

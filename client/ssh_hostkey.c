@@ -82,19 +82,54 @@ ssh_known_name(const struct ssh_conn *c, char *out, size_t outlen)
         snprintf(out, outlen, "[%s]:%u", c->host, c->port);
 }
 
+/* 1 if (p, n) starts with the base64 of 20 bytes: 27 characters of the
+ * alphabet and one '='. */
+static int
+ssh_b64_sha1(const char *p, size_t n)
+{
+    size_t i;
+
+    if (n < 28 || p[27] != '=')
+        return 0;
+    for (i = 0; i < 27; i++)
+        if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z') ||
+            (p[i] >= '0' && p[i] <= '9') || p[i] == '+' || p[i] == '/'))
+            return 0;
+    return 1;
+}
+
+/*
+ * 1 unless the line is a hashed name ("|1|salt|hash") whose salt or hash
+ * is not 20 bytes of base64. ssh ignores such a line, as it can match no
+ * host; libssh2 1.10 takes it and then leaks an HMAC context on every
+ * lookup that meets it, so it is not handed over.
+ */
+static int
+ssh_hashed_ok(const char *line, size_t len)
+{
+    if (len < 3 || memcmp(line, "|1|", 3) != 0)
+        return 1;
+    return len >= 3 + 28 + 1 + 28 + 1 && ssh_b64_sha1(line + 3, len - 3) &&
+        line[31] == '|' && ssh_b64_sha1(line + 32, len - 32) &&
+        (line[60] == ' ' || line[60] == '\t');
+}
+
 static int
 ssh_load_line(void *ctx, const char *line, size_t len, unsigned no)
 {
     (void)no;
     /* Lines libssh2 cannot read (@cert-authority, @revoked, unknown key
      * types) are skipped one by one rather than ending the file. */
-    (void)libssh2_knownhost_readline(ctx, line, len,
-        LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+    if (ssh_hashed_ok(line, len))
+        (void)libssh2_knownhost_readline(ctx, line, len,
+            LIBSSH2_KNOWNHOST_FILE_OPENSSH);
     return 0;
 }
 
 struct ssh_find {
-    struct ssh_conn *c;
+    LIBSSH2_SESSION *s;
+    const char *host;
+    unsigned port;
     const char *key;
     size_t keylen;
     int mask;
@@ -106,14 +141,15 @@ static int
 ssh_find_line(void *ctx, const char *line, size_t len, unsigned no)
 {
     struct ssh_find *f = ctx;
-    LIBSSH2_KNOWNHOSTS *one = libssh2_knownhost_init(f->c->s);
+    LIBSSH2_KNOWNHOSTS *one;
     int r = 0;
 
-    if (one == NULL)
+    if (!ssh_hashed_ok(line, len) ||
+        (one = libssh2_knownhost_init(f->s)) == NULL)
         return 0;
     if (libssh2_knownhost_readline(one, line, len,
         LIBSSH2_KNOWNHOST_FILE_OPENSSH) == 0 &&
-        libssh2_knownhost_checkp(one, f->c->host, (int)f->c->port, f->key,
+        libssh2_knownhost_checkp(one, f->host, (int)f->port, f->key,
         f->keylen, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
         LIBSSH2_KNOWNHOST_KEYENC_RAW | f->mask, NULL) ==
         LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
@@ -202,24 +238,16 @@ ssh_accepted_keep(const char *name, const char *key, size_t keylen)
     pthread_mutex_unlock(&ssh_accepted_lock);
 }
 
-/* A changed key: OpenSSH's warning, and the line to fix. */
+/* A changed key: OpenSSH's warning, and the line to fix (file:lineno,
+ * from ssh_known_lookup). */
 static int
-ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
-    const char *key, size_t keylen, int type, char *err, size_t errlen)
+ssh_hostkey_changed(struct ssh_conn *c, const char *file, unsigned lineno,
+    int type, char *err, size_t errlen)
 {
-    struct ssh_find f = { c, key, keylen, ssh_knownhost_mask(type), 0 };
-    const char *file = cfg->nknown ? cfg->known_hosts[0] : "known_hosts";
     char fp[80], name[300];
-    size_t i;
 
     ssh_fingerprint(c, fp, sizeof(fp));
     ssh_known_name(c, name, sizeof(name));
-    for (i = 0; i < cfg->nknown; i++) {
-        if (ssh_each_line(cfg->known_hosts[i], ssh_find_line, &f)) {
-            file = cfg->known_hosts[i];
-            break;
-        }
-    }
     fprintf(stderr,
         "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
         "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
@@ -228,7 +256,7 @@ ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
         "key has just been changed. The %s key sent by %s is\n%s.\n"
         "Offending key in %s:%u\n"
         "Remove it with: ssh-keygen -f '%s' -R '%s'\n",
-        ssh_key_label(type), name, fp, file, f.lineno, file, name);
+        ssh_key_label(type), name, fp, file, lineno, file, name);
     snprintf(err, errlen, "%s: host key for %s has changed (%s key "
         "%s); refusing to connect", c->display, name, ssh_key_label(type),
         fp);
@@ -236,12 +264,47 @@ ssh_hostkey_changed(struct ssh_conn *c, const struct sshcfg *cfg,
 }
 
 int
+ssh_known_lookup(LIBSSH2_SESSION *s, const struct sshcfg *cfg,
+    const char *host, unsigned port, const char *key, size_t keylen,
+    int type, const char **file, unsigned *lineno)
+{
+    struct ssh_find f = { s, host, port, key, keylen,
+        ssh_knownhost_mask(type), 0 };
+    LIBSSH2_KNOWNHOSTS *kh;
+    size_t i;
+    int check;
+
+    *file = cfg->nknown ? cfg->known_hosts[0] : "known_hosts";
+    *lineno = 0;
+    if ((kh = libssh2_knownhost_init(s)) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < cfg->nknown; i++)
+        (void)ssh_each_line(cfg->known_hosts[i], ssh_load_line, kh);
+    check = libssh2_knownhost_checkp(kh, host, (int)port, key, keylen,
+        LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+        f.mask, NULL);
+    libssh2_knownhost_free(kh);
+    if (check != LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+        return check;
+    /* Each line is read alone as it was in the whole, so the one that
+     * holds the other key is found again this way. */
+    for (i = 0; i < cfg->nknown; i++) {
+        if (ssh_each_line(cfg->known_hosts[i], ssh_find_line, &f)) {
+            *file = cfg->known_hosts[i];
+            break;
+        }
+    }
+    *lineno = f.lineno;
+    return check;
+}
+
+int
 ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     size_t errlen)
 {
-    LIBSSH2_KNOWNHOSTS *kh;
-    const char *key;
-    size_t keylen, i;
+    const char *key, *file;
+    size_t keylen;
+    unsigned lineno;
     int type, check, r;
     char fp[80], name[300], q[600];
 
@@ -253,20 +316,15 @@ ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     }
     ssh_fingerprint(c, fp, sizeof(fp));
     ssh_known_name(c, name, sizeof(name));
-    if ((kh = libssh2_knownhost_init(c->s)) == NULL)
-        return FERRY_ERR_NOMEM;
-    for (i = 0; i < cfg->nknown; i++)
-        (void)ssh_each_line(cfg->known_hosts[i], ssh_load_line, kh);
-    check = libssh2_knownhost_checkp(kh, c->host, (int)c->port, key, keylen,
-        LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-        ssh_knownhost_mask(type), NULL);
-    libssh2_knownhost_free(kh);
+    if ((check = ssh_known_lookup(c->s, cfg, c->host, c->port, key, keylen,
+        type, &file, &lineno)) == FERRY_ERR_NOMEM)
+        return check;
     if (check == LIBSSH2_KNOWNHOST_CHECK_MATCH ||
         (check != LIBSSH2_KNOWNHOST_CHECK_MISMATCH &&
         ssh_accepted_before(name, key, keylen)))
         return 0;
     if (check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
-        return ssh_hostkey_changed(c, cfg, key, keylen, type, err, errlen);
+        return ssh_hostkey_changed(c, file, lineno, type, err, errlen);
     /* Not known. */
     if (cfg->strict == STRICT_ASK && c->interactive) {
         snprintf(q, sizeof(q), "The authenticity of host '%s' can't be "

@@ -107,6 +107,19 @@ void ssh_pump_join(struct ssh_conn *c, int stop);
 int ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg,
     char *err, size_t errlen) FERRY_WUR;
 
+/*
+ * Looks up the key (raw, of libssh2 host key type) of host:port in the
+ * known_hosts files of cfg, each line read alone (libssh2's readfile
+ * stops at the first line it cannot read). s is only for libssh2's
+ * knownhost API: it need not be connected. Returns a
+ * LIBSSH2_KNOWNHOST_CHECK_* result or FERRY_ERR_NOMEM. *file and *lineno
+ * name the line holding another key on a MISMATCH (lineno 0 otherwise);
+ * *file borrows from cfg or a constant.
+ */
+int ssh_known_lookup(LIBSSH2_SESSION *s, const struct sshcfg *cfg,
+    const char *host, unsigned port, const char *key, size_t keylen,
+    int type, const char **file, unsigned *lineno) FERRY_WUR;
+
 /* ssh_auth.c */
 
 /* Logs in: ssh-agent keys, then identity files. Returns 0,

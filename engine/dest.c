@@ -734,5 +734,11 @@ dest_state_strerror(int r)
     if (r == FERRY_ERR_STATE)
         return DEST_STATE_DIR " is not a private directory of this user "
             "(a link, another owner, or writable by others); remove it";
+    /* Only the last step of a clean says this: the unfinished files are
+     * gone, but something ferry did not make stays in the state
+     * directory. */
+    if (r == -ENOTEMPTY)
+        return DEST_STATE_DIR " holds entries ferry did not make, so it "
+            "was not removed; remove it";
     return ferry_strerror(r);
 }

@@ -136,8 +136,10 @@ void dest_tidy(struct dest *d);
 /*
  * status and clean of a destination (path as the user wrote it): the
  * unfinished files kept there; with clean, they are removed with the
- * state directory (refused with EBUSY while a transfer holds the lock).
- * A destination without state gives an empty list.
+ * state directory (refused with EBUSY while a transfer holds the lock;
+ * ENOTEMPTY when something ferry did not make stays in it, after the
+ * unfinished files went). A destination without state gives an empty
+ * list. On failure *out is NULL and *n 0.
  */
 int dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n) FERRY_WUR;

@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "manifest.h"
 
 enum rcv_state { RCV_WAIT_PLAN, RCV_RUN, RCV_DONE };
 
@@ -201,8 +202,12 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
     if ((r = msg_entry_decode(f->payload, f->len, &m)) != 0)
         return r;
     /* Ids only go up; a sender that resumes a transfer leaves out what
-     * it finished before. */
-    if (m.id < rc->next_id || rc->received >= rc->entries_total)
+     * it finished before. Ids are indices of the sender's manifest, so
+     * none reaches MANIFEST_MAX_ENTRIES: that keeps the bit incoming.c
+     * holds per wanted id under 12.5 MB (one id near 2^32 would cost
+     * 512 MiB). */
+    if (m.id < rc->next_id || m.id >= MANIFEST_MAX_ENTRIES ||
+        rc->received >= rc->entries_total)
         return FERRY_ERR_PROTOCOL;
     rc->next_id = (uint64_t)m.id + 1;
     rc->received++;

@@ -1,5 +1,6 @@
 #include "volread.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -67,7 +68,10 @@ volr_fail(struct volr *v, enum volr_kind kind, int r, const char *fmt, ...)
     else
         snprintf(v->err, sizeof(v->err), "%s", msg);
     v->kind = kind;
-    return r != 0 ? r : FERRY_ERR_FORMAT;
+    /* Every caller names the error: a 0 here would let the caller's
+     * caller go on as if nothing had failed. */
+    assert(r != 0);
+    return r;
 }
 
 /* Escaped for messages: names come from the archive. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -322,8 +323,12 @@ agent_serve(const struct agent_opts *o)
             log_error_r(r, "cannot confine to %s", a->pol.root);
             goto out;
         }
+        /* Either line tells a test (and a user with -v) which of the two
+         * confinements this agent runs under. */
         if (r == 0)
             log_debug("no Landlock here: path checks alone confine");
+        else
+            log_debug("confined to %s by Landlock", a->pol.root);
         a->spol.restricted = 1;
     }
     if ((r = agent_read_frames(STDIN_FILENO, &first, 2, &nframes)) != 0) {
@@ -380,6 +385,15 @@ out:
     policy_cleanup(&a->pol);
     xfree(a);
     return status;
+}
+
+static int
+agent_pollable(int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+        S_ISSOCK(st.st_mode) || isatty(fd));
 }
 
 static void
@@ -443,5 +457,12 @@ main(int argc, char **argv)
         return AGENT_EXIT_USAGE;
     }
     log_set_level(level);
+    /* The loop polls both ends: a regular file or /dev/null cannot be
+     * polled, and libuv would abort on it. */
+    if (!agent_pollable(STDIN_FILENO) || !agent_pollable(STDOUT_FILENO)) {
+        fprintf(stderr, "ferry-agent: stdin and stdout must be pipes, "
+            "sockets or a terminal (ferry starts the agent over SSH)\n");
+        return AGENT_EXIT_USAGE;
+    }
     return agent_serve(&o);
 }

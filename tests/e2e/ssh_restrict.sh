@@ -87,5 +87,10 @@ case $out in *root:*) fail "a shell command ran" ;; esac
 expect_rc 0 "$FERRY" pull "${opts[@]}" "box-ro:ds/file" "$T/got5/"
 expect_rc 3 "$FERRY" push "${opts[@]}" "$T/src/b" "box-ro:ro-b"
 expect_err "only serves reads"
+# A refusal from a restricted agent is final: no agent of ours is
+# uploaded in its place.
+if grep -q uploading "$T/last.err"; then
+    fail "uploaded an agent to a restricted key"
+fi
 [ ! -e "$root/ro-b" ] || fail "read-only agent wrote"
 expect_rc 3 "$FERRY" clean "${opts[@]}" "box-ro:ds"

@@ -78,6 +78,22 @@ int fuzz_journal_one(const uint8_t *p, size_t n);
 const char *fuzz_tar(const uint8_t *p, size_t n, int *rc);
 int fuzz_tar_one(const uint8_t *p, size_t n);
 
+/*
+ * The client's targets (fuzz_client.c, linked only where the client's
+ * objects and libssh2 are). fuzz_sshcfg: (p, n) as `ssh -G` output;
+ * sshcfg_parse fails with FORMAT or NOMEM and leaves every field zero,
+ * or gives a hostname, a port in 1..65535, at most SSHCFG_MAX_FILES
+ * files each with "~" expanded, numbers within their bounds, and
+ * settings that, printed back as lines, parse to the same again.
+ * fuzz_known_hosts: (p, n) as a known_hosts file; ssh_known_lookup of
+ * three fixed host keys gives a LIBSSH2_KNOWNHOST_CHECK_* result, and a
+ * line number (within the file) exactly when the key has changed.
+ */
+const char *fuzz_sshcfg(const uint8_t *p, size_t n, int *rc);
+int fuzz_sshcfg_one(const uint8_t *p, size_t n);
+const char *fuzz_known_hosts(const uint8_t *p, size_t n, int *rc);
+int fuzz_known_hosts_one(const uint8_t *p, size_t n);
+
 typedef int fuzz_fn(const uint8_t *p, size_t n);
 
 struct fuzz_target {
@@ -85,8 +101,10 @@ struct fuzz_target {
     fuzz_fn *fn;
 };
 
-/* Every target, ending with { NULL, NULL }. */
+/* Every target of the decoders, then every target of the client's
+ * parsers (fuzz_client.c), each ending with { NULL, NULL }. */
 extern const struct fuzz_target fuzz_targets[];
+extern const struct fuzz_target fuzz_client_targets[];
 
 /*
  * Feeds the file at path to fn, or every file in it (sorted by name,

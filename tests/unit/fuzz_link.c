@@ -8,5 +8,6 @@
  * without a second copy of their code or a change to that rule.
  */
 #include "../fuzz/fuzz_archive.c"
+#include "../fuzz/fuzz_client.c"
 #include "../fuzz/fuzz_common.c"
 #include "../fuzz/fuzz_seed.c"

@@ -159,6 +159,8 @@
     /* test_volume.c */ \
     X(volume_roundtrip) \
     X(volume_refused) \
+    X(volume_pieces_refused) \
+    X(volume_manifest_pieces) \
     X(volume_manifest_mismatch) \
     X(volume_damaged) \
     X(volume_writer_limits) \
@@ -215,6 +217,22 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_bounds.c */ \
+    X(bounds_zstd_window) \
+    X(bounds_journal_records) \
+    X(bounds_plan_window) \
+    X(bounds_conn_inbox) \
+    /* test_clean_state.c */ \
+    X(clean_fails_partway) \
+    /* test_policy.c */ \
+    X(policy_restricted_paths) \
+    X(policy_landlock) \
+    /* test_key_clash.c */ \
+    X(key_clash_one_stream) \
+    X(key_clash_streams) \
+    X(key_clash_resume) \
+    /* test_known_hosts.c */ \
+    X(client_known_lookup) \
     /* test_corpus.c */ \
     X(corpus_replay) \
     X(corpus_seeds_current)

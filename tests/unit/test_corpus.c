@@ -32,17 +32,21 @@ corpus_dir(void)
 
 TEST(corpus_replay)
 {
+    const struct fuzz_target *const tables[] = { fuzz_targets,
+        fuzz_client_targets };
     const struct fuzz_target *t;
     const char *dir = corpus_dir();
     char path[4096];
-    size_t count;
+    size_t count, i;
 
-    for (t = fuzz_targets; t->name != NULL; t++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, t->name);
-        check_note("%s", path);
-        count = 0;
-        CHECK_OK(fuzz_replay(path, t->fn, &count));
-        CHECK(count > 0);
+    for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        for (t = tables[i]; t->name != NULL; t++) {
+            snprintf(path, sizeof(path), "%s/%s", dir, t->name);
+            check_note("%s", path);
+            count = 0;
+            CHECK_OK(fuzz_replay(path, t->fn, &count));
+            CHECK(count > 0);
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../engine/manifest.h"
 #include "roles.h"
 
 #define B_SIZE 150000
@@ -36,6 +37,14 @@ static const struct rt_case receiver_rules[] = {
       .script = { { F_PLAN(2) }, { F_FILE(1, "a", 100) },
                   { F_FILE(1, "b", 100) } },
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:1", .tree = "" },
+    /* An id no manifest has: the receiver would hold a bit for each id
+     * below it. */
+    { "entry_id_past_manifest",
+      .script = { { F_PLAN(1) }, { F_FILE(MANIFEST_MAX_ENTRIES, "a", 100) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY", .tree = "" },
+    { "entry_id_max",
+      .script = { { F_PLAN(1) }, { F_FILE(UINT32_MAX, "a", 100) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY", .tree = "" },
     { "entry_id_down",
       .script = { { F_PLAN(2) }, { F_FILE(2, "a", 100) },
                   { F_FILE(1, "b", 100) } },

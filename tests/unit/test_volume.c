@@ -144,7 +144,12 @@ vol_add(struct volw *w, enum tar_type type, const char *path, int fd,
         close(fd);
 }
 
-/* Reads every volume of m into root; returns the reader's kind. */
+/* The first error mem_unpack met (0 if none). */
+static int mem_err;
+
+/* Reads every volume of m into root; returns the reader's kind, and the
+ * first error in mem_err. A reader that failed refuses every later call
+ * with FORMAT. */
 static enum volr_kind
 mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
     const char **text)
@@ -183,6 +188,13 @@ mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
         r = volr_finish(v);
     k = volr_error(v, text);
     CHECK(r == 0 ? k == VOLR_OK : k != VOLR_OK);
+    mem_err = r;
+    if (r != 0) {
+        CHECK_EQ_ERR(volr_begin(v, m->nvol + 1), FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(volr_put(v, "x", 1), FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(volr_end(v), FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(volr_finish(v), FERRY_ERR_FORMAT);
+    }
     /* The reader's text goes with it: keep a copy. */
     snprintf(last, sizeof(last), "%s", *text != NULL ? *text : "");
     *text = last;
@@ -326,19 +338,30 @@ TEST(volume_refused)
         const char *name, *p1, *l1, *p2;
         int t1;
         enum volr_kind kind;
+        int err;
     } cases[] = {
-        { "dotdot", "../x", "", NULL, TAR_FILE, VOLR_INVALID },
-        { "inner dotdot", "a/../../x", "", NULL, TAR_FILE, VOLR_INVALID },
-        { "absolute", "/tmp/x", "", NULL, TAR_FILE, VOLR_INVALID },
-        { "reserved", ".ferry/x", "", NULL, TAR_FILE, VOLR_INVALID },
+        { "dotdot", "../x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
+        { "inner dotdot", "a/../../x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
+        { "absolute", "/tmp/x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
+        { "reserved", ".ferry/x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
+        { "dot inside", "a/./x", "", NULL, TAR_FILE, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
         { "symlink then file", "ln", "..", "ln/x", TAR_SYMLINK,
-            VOLR_INVALID },
+            VOLR_INVALID, -ENOTDIR },
         { "symlink then dir", "ln", "..", "ln/d", TAR_SYMLINK,
-            VOLR_INVALID },
+            VOLR_INVALID, FERRY_ERR_NOT_DIR },
+        { "empty link", "ln", "", NULL, TAR_SYMLINK, VOLR_INVALID,
+            FERRY_ERR_BAD_PATH },
         { "hard link", "h", "/etc/passwd", NULL, TAR_HARDLINK,
-            VOLR_INVALID },
-        { "device", "dev", "", NULL, TAR_CHAR, VOLR_INVALID },
-        { "fifo", "fifo", "", NULL, TAR_FIFO, VOLR_INVALID },
+            VOLR_INVALID, FERRY_ERR_UNSUPPORTED },
+        { "device", "dev", "", NULL, TAR_CHAR, VOLR_INVALID,
+            FERRY_ERR_UNSUPPORTED },
+        { "fifo", "fifo", "", NULL, TAR_FIFO, VOLR_INVALID,
+            FERRY_ERR_UNSUPPORTED },
     };
 
     check_tmpdir(top);
@@ -382,6 +405,7 @@ TEST(volume_refused)
             zst_enc_free(ze);
         }
         CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), cases[i].kind);
+        CHECK_EQ_ERR(mem_err, cases[i].err);
         snprintf(path, sizeof(path), "%s/x", top);
         CHECK(lstat(path, &st) != 0 && errno == ENOENT);
         snprintf(path, sizeof(path), "%s/d", top);
@@ -395,7 +419,68 @@ TEST(volume_refused)
     check_rmtree(top);
 }
 
-/* The manifest disagrees: a path, a size, a hash, a missing member. */
+/* A piece as volw writes one: the index-th of the file at path (of
+ * file_size bytes), len bytes from offset. */
+static struct tar_entry
+piece(const char *name, const char *path, uint32_t index, uint64_t offset,
+    uint64_t len, uint64_t file_size)
+{
+    struct tar_entry e = ent(TAR_FILE, name, "", len);
+
+    e.is_piece = 1;
+    e.piece.index = index;
+    e.piece.offset = offset;
+    e.piece.file_size = file_size;
+    e.piece.path = path;
+    e.piece.path_len = strlen(path);
+    return e;
+}
+
+/* Pieces of a split file that do not follow on, belong to no path, or
+ * are cut into by another member: refused as invalid, nothing
+ * committed. */
+TEST(volume_pieces_refused)
+{
+    char dst[CHECK_PATH_MAX];
+    struct tar_entry e[2];
+    struct mem m;
+    const char *text;
+    size_t i;
+    static const struct {
+        const char *name;
+        uint64_t offset1;
+        uint32_t index2;    /* 0: a plain member "g" second */
+        uint64_t offset2;
+        const char *path1;
+        int err;
+    } cases[] = {
+        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT },
+        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT },
+        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT },
+        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT },
+        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH },
+    };
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("%s", cases[i].name);
+        check_tmpdir(dst);
+        mem_init(&m, UINT64_MAX);
+        e[0] = piece("f.ferry-piece-00001", cases[i].path1, 1,
+            cases[i].offset1, 512, 2048);
+        e[1] = cases[i].index2 == 0 ? ent(TAR_FILE, "g", "", 3) :
+            piece("f.ferry-piece-00002", "f", cases[i].index2,
+            cases[i].offset2, 512, 2048);
+        evil_volume(&m, e, 2);
+        CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INVALID);
+        CHECK_EQ_ERR(mem_err, cases[i].err);
+        mem_cleanup(&m);
+        check_rmtree(dst);
+    }
+    check_note_clear();
+}
+
+/* The manifest disagrees: a path, a size, a hash, a missing member, a
+ * second head. */
 TEST(volume_manifest_mismatch)
 {
     struct volw_opts o = { "t", 1u << 20, 0 };
@@ -407,7 +492,7 @@ TEST(volume_manifest_mismatch)
     int pass;
 
     check_tmpdir(src);
-    for (pass = 0; pass < 4; pass++) {
+    for (pass = 0; pass < 5; pass++) {
         check_note("pass %d", pass);
         mem_init(&m, UINT64_MAX);
         w = mem_writer(&m, &o);
@@ -423,15 +508,63 @@ TEST(volume_manifest_mismatch)
             memcpy(strstr(line, "\"size\":5000") + 7, "6", 1);
         else if (pass == 2)
             memcpy(strstr(line, "\"xxh3\":\"") + 8, "0000", 4);
-        else
+        else if (pass == 3)
             memcpy(strstr(line, "\"entries\":2") + 10, "3", 1);
         buf_unreserve(&m.man, 1);
+        if (pass == 4) {
+            /* The head line again, where members are due. */
+            size_t all = buf_used(&m.man), head;
+            char *copy = check_alloc(all);
+
+            memcpy(copy, buf_ptr(&m.man), all);
+            head = (size_t)((char *)memchr(copy, '\n', all) - copy) + 1;
+            buf_reset(&m.man);
+            CHECK_OK(buf_put(&m.man, copy, head));
+            CHECK_OK(buf_put(&m.man, copy, all));
+            free(copy);
+        }
         check_tmpdir(dst);
         CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
+        CHECK_EQ_ERR(mem_err, pass == 2 ? FERRY_ERR_HASH_MISMATCH :
+            FERRY_ERR_FORMAT);
         check_rmtree(dst);
         mem_cleanup(&m);
     }
     check_note_clear();
+    check_rmtree(src);
+}
+
+/* The manifest gives a split file another count of pieces than the
+ * volumes hold. */
+TEST(volume_manifest_pieces)
+{
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
+    struct volw *w;
+    struct mem m;
+    const char *text;
+    char *at;
+
+    check_tmpdir(src);
+    mem_init(&m, UINT64_MAX);
+    w = mem_writer(&m, &o);
+    vol_add(w, TAR_FILE, "big", vol_file(src, "big", 200000, 11), 200000,
+        NULL);
+    CHECK_OK(volw_finish(w));
+    volw_free(w);
+    CHECK(m.nvol >= 3);
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_OK);
+    check_rmtree(dst);
+    CHECK_OK(buf_put_u8(&m.man, 0));
+    CHECK((at = strstr((char *)buf_ptr(&m.man), "\"pieces\":")) != NULL);
+    at[9] = at[9] == '9' ? '8' : (char)(at[9] + 1);
+    buf_unreserve(&m.man, 1);
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
+    CHECK_EQ_ERR(mem_err, FERRY_ERR_FORMAT);
+    check_rmtree(dst);
+    mem_cleanup(&m);
     check_rmtree(src);
 }
 
@@ -521,6 +654,10 @@ TEST(volume_names)
     CHECK_EQ_ERR(volume_file_name("data", 7, out, 10), FERRY_ERR_TOO_LARGE);
     CHECK_OK(volume_piece_name("d/big.bin", 9, 12, out, sizeof(out), &n));
     CHECK_EQ_STR(out, "d/big.bin.ferry-piece-00012");
+    /* Room for the path, the mark, a cut's tag and the NUL, or nothing. */
+    CHECK_EQ_ERR(volume_piece_name("d/big.bin", 9, 12, out, 44, &n),
+        FERRY_ERR_TOO_LARGE);
+    CHECK_OK(volume_piece_name("d/big.bin", 9, 12, out, 45, &n));
     /* A base too long for the mark is cut, a hash keeps names apart, and
      * the result is a valid name. */
     memset(path, 'a', sizeof(path));
