@@ -41,6 +41,7 @@ struct cli {
     int nremote;
     int checksum;
     int compress;
+    uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto */
     int json;
     int quiet;
     int verbose;

@@ -600,7 +600,7 @@ run(struct cli *cli)
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
     rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) |
-        (cli->compress ? OPEN_F_COMPRESS : 0);
+        (cli->compress ? OPEN_F_COMPRESS : 0) | cli->delta_flags;
     rn.so.block_size = cli->block_size;
     uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
         NULL);

@@ -119,6 +119,12 @@ dest_free(struct dest *d)
     xfree(d);
 }
 
+uint32_t
+dest_flags(const struct dest *d)
+{
+    return d->flags;
+}
+
 const char *
 dest_root(const struct dest *d)
 {

@@ -74,6 +74,8 @@ int dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename) FERRY_WUR;
 /* Where the files go (after dest_resolve), for messages. */
 const char *dest_root(const struct dest *d);
+/* The OPEN flags it was made with. */
+uint32_t dest_flags(const struct dest *d);
 
 /*
  * The staging directory DEST/.ferry/part: made if missing (with the

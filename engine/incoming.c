@@ -32,6 +32,7 @@ rfile_free(struct incoming *in, struct rfile *f, enum partial_end how)
 {
     int partfd = -1;
 
+    incoming_delta_forget(in, f);
     if (f->pt != NULL && dest_part_dir(in->d, &partfd) == 0)
         partial_close(f->pt, partfd, how);
     else if (f->pt != NULL)
@@ -87,6 +88,7 @@ incoming_free(struct incoming *in)
     pathset_free(&in->done);
     zst_free(in->zst);
     xfree(in->scratch);
+    xfree(in->sigs);
     xfree(in);
 }
 
@@ -110,6 +112,8 @@ incoming_restart(struct incoming *in)
     in->blocks_tracked = 0;
     buf_reset(&in->outbox);  /* for the attempt that is gone */
     in->vhead = in->vtail = NULL;
+    in->shead = in->stail = NULL;
+    in->nsigs = 0;
     memset(in->wanted, 0, in->wanted_cap);
 }
 
@@ -278,6 +282,7 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
     }
     incoming_table_remove(in, f);
     f->vnext = NULL;
+    incoming_delta_forget(in, f);  /* every block is settled */
     return dest_batch_full(in->d) ? incoming_flush(in, out) : 0;
 }
 
@@ -298,6 +303,7 @@ incoming_committed(void *ctx, struct dest_staged *s)
         xfer_add(&in->x->st.bytes_literal, f->n_literal);
         xfer_add(&in->x->st.bytes_sparse, f->n_sparse);
         xfer_add(&in->x->st.resumed_bytes, f->n_resumed);
+        xfer_add(&in->x->st.bytes_matched, f->n_matched);
         (void)pathset_add(&in->done, s->path);
         xfer_file(in->x, s->path, "sent", f->size);
         in->sum.files_committed++;
@@ -361,25 +367,27 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
         rfile_free(in, f, PARTIAL_KEEP);
         return r;
     }
-    if ((r = incoming_verify_resume(in, f, &warning)) != 0)
+    if ((r = incoming_verify_resume(in, f, &warning)) != 0 ||
+        (r = incoming_delta_open(in, f, path)) != 0)
         return r;
     memset(&rep, 0, sizeof(rep));
     rep.id = m->id;
     rep.action = REPLY_WANT;
-    rep.flags = f->resume ? REPLY_F_RESUME : 0;
+    rep.flags = (f->resume ? REPLY_F_RESUME : 0) |
+        (f->delta ? REPLY_F_DELTA : 0);
     rep.text.p = warning != NULL ? warning : "";
     rep.text.len = strlen(rep.text.p);
     if ((r = msg_reply_encode(out, &rep)) != 0)
         return r;
     if (f->resume && (r = incoming_verify_start(in, f, out)) != 0)
         return r;
+    if (f->delta)
+        incoming_delta_start(in, f);
     return 0;
 }
 
-/* Looks up the file a data frame is for: NULL with *r = 0 for a late
- * duplicate of a finished file (ignore it). */
-static struct rfile *
-in_data_file(struct incoming *in, uint32_t id, int *r)
+struct rfile *
+incoming_data_file(struct incoming *in, uint32_t id, int *r)
 {
     struct rfile *f = incoming_table_find(in, id);
 
@@ -390,8 +398,8 @@ in_data_file(struct incoming *in, uint32_t id, int *r)
 }
 
 /* Block index of f resolved with hash h. */
-static int
-rfile_resolve(struct incoming *in, struct rfile *f, uint64_t index,
+int
+incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
     const struct hash128 *h)
 {
     size_t before;
@@ -412,16 +420,42 @@ rfile_resolve(struct incoming *in, struct rfile *f, uint64_t index,
 }
 
 int
+incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
+    const uint8_t *data, uint32_t len, const struct hash128 *h,
+    struct buf *out)
+{
+    uint64_t off = index * in->block_size;
+    int r;
+
+    if ((r = incoming_resolve(in, f, index, h)) != 0)
+        return r;
+    f->counted += len;
+    xfer_add(&in->x->st.bytes_done, len);
+    if (f->failed != 0)
+        return rfile_complete(in, f, out);
+    if ((r = rfile_open(in, f)) != 0 ||
+        (data == NULL && f->resume && (r = partial_zero(f->pt, off,
+        len)) != 0) ||
+        (data != NULL && (r = fsx_pwrite_all(partial_fd(f->pt), data, len,
+        off)) != 0) ||
+        (r = partial_add(f->pt, index, h, data == NULL ? 0 : len)) != 0) {
+        if ((r = incoming_file_error(in, f, r)) != 0)
+            return r;
+    }
+    return rfile_complete(in, f, out);
+}
+
+int
 incoming_block(struct incoming *in, const struct msg_block *m,
     struct buf *out)
 {
     struct rfile *f;
     struct hash128 h;
     const uint8_t *data = m->data;
-    uint64_t index, len;
+    uint64_t index;
     int r, zero = (m->flags & BLOCK_F_ZERO) != 0;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     index = m->offset / in->block_size;
     if (m->offset % in->block_size != 0 || index >= f->nblocks ||
@@ -448,7 +482,7 @@ incoming_block(struct incoming *in, const struct msg_block *m,
             /* It cannot be written; the file fails, the block still
              * counts as settled so that the file can end. */
             f->failed = f->failed ? f->failed : FERRY_ERR_HASH_MISMATCH;
-            if ((r = rfile_resolve(in, f, index, &m->hash)) != 0)
+            if ((r = incoming_resolve(in, f, index, &m->hash)) != 0)
                 return r;
             return rfile_complete(in, f, out);
         }
@@ -461,29 +495,14 @@ incoming_block(struct incoming *in, const struct msg_block *m,
         hash_block(data, m->raw_len, &h);
     if (!hash_equal(&h, &m->hash) && f->failed == 0)
         f->failed = FERRY_ERR_HASH_MISMATCH;
-    if ((r = rfile_resolve(in, f, index, &h)) != 0)
-        return r;
-    len = m->raw_len;
-    f->counted += len;
-    xfer_add(&in->x->st.bytes_done, len);
     if (zero) {
-        f->n_sparse += len;
+        f->n_sparse += m->raw_len;
     } else {
-        f->n_literal += len;
-        xfer_add(&in->x->st.bytes_moved, len);
+        f->n_literal += m->raw_len;
+        xfer_add(&in->x->st.bytes_moved, m->raw_len);
     }
-    if (f->failed != 0)
-        return rfile_complete(in, f, out);
-    if ((r = rfile_open(in, f)) != 0 ||
-        (zero && f->resume && (r = partial_zero(f->pt, m->offset,
-        m->raw_len)) != 0) ||
-        (!zero && (r = fsx_pwrite_all(partial_fd(f->pt), data, m->raw_len,
-        m->offset)) != 0) ||
-        (r = partial_add(f->pt, index, &h, zero ? 0 : m->raw_len)) != 0) {
-        if ((r = incoming_file_error(in, f, r)) != 0)
-            return r;
-    }
-    return rfile_complete(in, f, out);
+    return incoming_settle_block(in, f, index, zero ? NULL : data,
+        m->raw_len, &h, out);
 }
 
 /* Finds the hash the journal recorded (and read-back confirmed) for a
@@ -514,7 +533,7 @@ incoming_match(struct incoming *in, const struct msg_match *m,
     uint64_t i, len;
     int r;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     if (!f->resume || m->first + m->count > f->nblocks)
         return FERRY_ERR_PROTOCOL;
@@ -523,7 +542,7 @@ incoming_match(struct incoming *in, const struct msg_match *m,
         if ((f->bits[i] & (B_HAVE | B_RESOLVED)) != B_HAVE ||
             (h = rfile_held_hash(f, i)) == NULL)
             return FERRY_ERR_PROTOCOL;
-        if ((r = rfile_resolve(in, f, i, h)) != 0)
+        if ((r = incoming_resolve(in, f, i, h)) != 0)
             return r;
         len = incoming_block_len(in, f, i);
         f->n_resumed += len;
@@ -541,7 +560,7 @@ incoming_file_end(struct incoming *in, const struct msg_file_end *m,
     struct rfile *f;
     int r;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     if (f->ended)
         return 0;  /* sent again after a stream was lost */
@@ -568,10 +587,16 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
 {
     int r;
 
+    uint64_t budget = INCOMING_VERIFY_BYTES;
+
     *more = 0;
-    if (verify && (r = incoming_verify_step(in, out)) != 0)
+    /* Bases first: the sender waits for all of a basis before it sends
+     * that file's blocks, while held blocks it can compare one run at a
+     * time. */
+    if (verify && ((r = incoming_delta_step(in, out, &budget)) != 0 ||
+        (r = incoming_verify_step(in, out)) != 0))
         return r;
-    *more = verify && in->vhead != NULL;
+    *more = verify && (in->vhead != NULL || in->shead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;

@@ -5,6 +5,7 @@
  *   incoming.c         wanted files: their data frames, hashes, commit
  *   incoming_table.c   the active files by id and by staging key
  *   incoming_verify.c  resume: reading a kept partial back, SIGS
+ *   incoming_delta.c   delta: signing the basis, building DELTA blocks
  */
 #ifndef FERRY_ENGINE_INCOMING_INT_H
 #define FERRY_ENGINE_INCOMING_INT_H
@@ -38,6 +39,14 @@ struct rfile {
     struct hash128 end_hash;
     uint64_t n_literal, n_sparse, n_resumed, counted;
     struct rfile *vnext;      /* the read-back queue */
+    /* Delta (incoming_delta.c): the basis, while delta is set. */
+    int delta;
+    int basis_fd;
+    uint64_t basis_size;
+    uint32_t sig_block;
+    uint64_t npieces, signed_pieces;  /* pieces described so far */
+    uint64_t n_matched;
+    struct rfile *snext;      /* the signing queue */
 };
 
 struct incoming {
@@ -62,6 +71,9 @@ struct incoming {
     struct buf outbox;        /* FILE_DONE for stream 0 to send */
     struct zst *zst;          /* for compressed blocks */
     uint8_t *scratch;         /* one block: inflated data, read-back */
+    struct rfile *shead, *stail;  /* bases to sign, in order */
+    uint8_t *sigs;            /* DELTA_SIGS being filled */
+    uint32_t nsigs;
 };
 
 static inline uint64_t
@@ -81,6 +93,20 @@ int incoming_track_blocks(struct incoming *in, struct rfile *f) FERRY_WUR;
  * fail too, else f fails and 0 is returned. */
 int incoming_file_error(struct incoming *in, struct rfile *f, int r)
     FERRY_WUR;
+
+/* Looks up the file a data frame is for: NULL with *r = 0 for a late
+ * duplicate of a finished file (ignore it), or FERRY_ERR_PROTOCOL for an
+ * id never wanted. */
+struct rfile *incoming_data_file(struct incoming *in, uint32_t id, int *r);
+/* Block index of f resolved with hash h (per-block state made). */
+int incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
+    const struct hash128 *h) FERRY_WUR;
+/* Block index of f arrived (len bytes, hash h, NULL data for zeros):
+ * resolved, written and journaled, and the file committed when it was
+ * the last. */
+int incoming_settle_block(struct incoming *in, struct rfile *f,
+    uint64_t index, const uint8_t *data, uint32_t len,
+    const struct hash128 *h, struct buf *out) FERRY_WUR;
 
 /* incoming_table.c: open addressing, tab_cap slots in each table. */
 
@@ -110,5 +136,20 @@ int incoming_verify_start(struct incoming *in, struct rfile *f,
 int incoming_verify_step(struct incoming *in, struct buf *out) FERRY_WUR;
 /* Takes f off the read-back queue. */
 void incoming_verify_forget(struct incoming *in, struct rfile *f);
+
+/* incoming_delta.c */
+
+/* Looks for a basis of f at path (the destination's older version), as
+ * the OPEN flags and capabilities allow; sets f->delta when one is
+ * used. */
+int incoming_delta_open(struct incoming *in, struct rfile *f,
+    const char *path) FERRY_WUR;
+/* After REPLY WANT DELTA: queues f's basis for signing. */
+void incoming_delta_start(struct incoming *in, struct rfile *f);
+/* Signs queued bases, up to *budget bytes (taken from it). */
+int incoming_delta_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
+/* Takes f off the signing queue and closes its basis. */
+void incoming_delta_forget(struct incoming *in, struct rfile *f);
 
 #endif
