@@ -174,16 +174,17 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg journal tar
+FUZZ_TARGETS := frame msg journal tar delta
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c \
-	tests/fuzz/fuzz_archive.c
+	tests/fuzz/fuzz_archive.c tests/fuzz/fuzz_deltamsg.c
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # The replay drivers and the corpus generator use the variant's compiler.
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
-	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c)
+	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c \
+	tests/fuzz/fuzz_deltamsg.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
 
 .PHONY: fuzz-replay fuzz-corpus
