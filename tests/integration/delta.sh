@@ -1,0 +1,86 @@
+# Delta: files pushed and pulled over an older copy come out identical,
+# whatever the edits (tests/lib/delta_edits.py: overwrite, insert, delete,
+# truncate, extend, all new, empty, the same content with a new mtime),
+# over many seeds, in one stream and spread over several, with small and
+# default blocks. Only what changed crosses the wire, the old file is
+# untouched until the new one is committed, and --delta=never sends all.
+. "$(dirname "$0")/../lib/common.sh"
+
+edits="$TESTS_DIR/lib/delta_edits.py"
+seeds=${DELTA_SEEDS:-120}
+
+# make_pair NAME FIRST COUNT: $T/NAME.old and $T/NAME.new
+make_pair() {
+    mkdir -p "$T/$1.old" "$T/$1.new"
+    python3 "$edits" "$T/$1.old" "$T/$1.new" "$2" "$3" >"$T/$1.log"
+}
+
+# sum of the summary's payload parts must be the payload
+check_counts() {
+    payload=$(json_field bytes_payload)
+    parts=$(( $(json_field bytes_literal) + $(json_field bytes_matched) +
+        $(json_field bytes_sparse) + $(json_field resumed_bytes) ))
+    [ "$payload" -eq "$parts" ] ||
+        fail "$1: payload $payload != literal+matched+sparse+resumed $parts"
+}
+
+# 1. Push over old copies: every seed, 64 KiB blocks (many boundaries),
+#    delta on every file that has a basis.
+make_pair a 1 "$seeds"
+cp -a "$T/a.old" "$T/d1"
+expect_rc 0 "$FERRY" push --json --delta=always --block-size 64K \
+    "$T/a.new/" "local:$T/d1"
+tree_same "$T/a.new" "$T/d1"
+check_counts "push"
+[ "$(json_field bytes_matched)" -gt 0 ] || fail "push: nothing matched"
+
+# 2. Pull over old copies, other seeds, default blocks, three streams.
+make_pair b 1000 "$seeds"
+cp -a "$T/b.old" "$T/d2"
+expect_rc 0 "$FERRY" pull --json --delta=always -j 3 \
+    "local:$T/b.new/" "$T/d2"
+tree_same "$T/b.new" "$T/d2"
+check_counts "pull"
+[ "$(json_field bytes_matched)" -gt 0 ] || fail "pull: nothing matched"
+
+# 3. A big file rewritten in place at a few spots, and one with data
+#    inserted at the start: only about the changes cross the wire.
+mkdir -p "$T/c.old" "$T/c.new" "$T/d3"
+head -c 20000000 /dev/urandom >"$T/c.old/ckpt"
+cp "$T/c.old/ckpt" "$T/c.new/ckpt"
+for off in 100 7000000 19000000; do
+    printf 'rewritten' | dd of="$T/c.new/ckpt" bs=1 seek=$off conv=notrunc \
+        2>/dev/null
+done
+{ head -c 4096 /dev/urandom; cat "$T/c.old/ckpt"; } >"$T/c.new/shifted"
+cp "$T/c.old/ckpt" "$T/c.old/shifted"
+cp -a "$T/c.old/." "$T/d3/"
+ino=$(stat -c %i "$T/d3/ckpt")
+expect_rc 0 "$FERRY" push --json "$T/c.new/" "local:$T/d3"
+tree_same "$T/c.new" "$T/d3"
+check_counts "checkpoint"
+literal=$(json_field bytes_literal)
+[ "$literal" -le 300000 ] || fail "checkpoint: $literal bytes sent"
+[ "$(json_field bytes_matched)" -ge 39000000 ] || fail "checkpoint: matched"
+[ "$(stat -c %i "$T/d3/ckpt")" != "$ino" ] ||
+    fail "the old file was written in place"
+
+# 4. The same content with a new mtime costs no data.
+touch -d '2001-01-01' "$T/d3/ckpt"
+expect_rc 0 "$FERRY" push --json "$T/c.new/ckpt" "local:$T/d3/ckpt"
+[ "$(json_field bytes_literal)" -eq 0 ] || fail "same content: data sent"
+[ "$(json_field bytes_matched)" -eq 20000000 ] || fail "same content"
+tree_same "$T/c.new" "$T/d3"
+
+# 5. --delta=never sends everything; auto leaves small files alone.
+touch -d '2001-01-01' "$T/d3/ckpt"
+expect_rc 0 "$FERRY" push --json --delta=never "$T/c.new/ckpt" \
+    "local:$T/d3/ckpt"
+[ "$(json_field bytes_literal)" -eq 20000000 ] || fail "never: not all sent"
+mkdir -p "$T/e.new" "$T/d5"
+head -c 100000 /dev/urandom >"$T/e.new/small"
+head -c 100000 /dev/urandom >"$T/d5/small"
+expect_rc 0 "$FERRY" push --json "$T/e.new/" "local:$T/d5"
+[ "$(json_field bytes_matched)" -eq 0 ] || fail "auto: small file delta"
+expect_rc 1 "$FERRY" push --delta=sometimes "$T/e.new/" "local:$T/d5"
+expect_err "want auto, always or never"
