@@ -178,6 +178,9 @@
     X(receiver_max_files) \
     X(receiver_max_pending) \
     X(receiver_torture) \
+    /* test_delta_rules.c */ \
+    X(delta_receiver) \
+    X(delta_sender) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
