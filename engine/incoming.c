@@ -148,7 +148,7 @@ incoming_skipped(struct incoming *in, const char *path, uint64_t size)
     if (pathset_add(&in->done, path)) {
         xfer_add(&in->x->st.files_skipped, 1);
         xfer_add(&in->x->st.bytes_done, size);
-        xfer_file(in->x, path, "skipped", size);
+        xfer_file(in->x, path, "skipped", size, 0, 0);
     }
 }
 
@@ -305,7 +305,8 @@ incoming_committed(void *ctx, struct dest_staged *s)
         xfer_add(&in->x->st.resumed_bytes, f->n_resumed);
         xfer_add(&in->x->st.bytes_matched, f->n_matched);
         (void)pathset_add(&in->done, s->path);
-        xfer_file(in->x, s->path, "sent", f->size);
+        xfer_file(in->x, s->path, "sent", f->size, f->n_literal,
+            f->n_matched);
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }

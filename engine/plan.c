@@ -308,7 +308,7 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
         if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             plan_count(p, m->id, e->size);
-            xfer_file(p->x, e->rel, "skipped", e->size);
+            xfer_file(p->x, e->rel, "skipped", e->size, 0, 0);
         }
         plan_finish(p, m->id);
         return 0;
@@ -382,7 +382,8 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         xfer_add(&p->x->st.bytes_sparse, f->n_sparse);
         xfer_add(&p->x->st.resumed_bytes, f->n_resumed);
         xfer_add(&p->x->st.bytes_matched, f->n_matched);
-        xfer_file(p->x, e->rel, "sent", e->size);
+        xfer_file(p->x, e->rel, "sent", e->size, f->n_literal,
+            f->n_matched);
     }
     plan_finish(p, m->id);
     return 0;
