@@ -31,6 +31,9 @@ cli_usage(FILE *f)
 "      --delta=MODE      send only what changed in files the destination\n"
 "                        has another version of: auto (default: files of\n"
 "                        1 MiB and more), always, never\n"
+"      --basis auto      build a file new to the destination from the most\n"
+"                        similar file beside it (same extension, closest\n"
+"                        size and name), e.g. step-2000.pt from step-1000.pt\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -349,16 +352,24 @@ cli_parse(struct cli *c, int argc, char **argv)
         } else if (cli_opt(a, NULL, "--delta", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
-            if (strcmp(v, "auto") == 0) {
-                c->delta_flags = 0;
-            } else if (strcmp(v, "always") == 0) {
-                c->delta_flags = OPEN_F_DELTA_ALWAYS;
+            c->delta_flags &= ~(uint32_t)(OPEN_F_DELTA_ALWAYS |
+                OPEN_F_DELTA_NEVER);
+            if (strcmp(v, "always") == 0) {
+                c->delta_flags |= OPEN_F_DELTA_ALWAYS;
             } else if (strcmp(v, "never") == 0) {
-                c->delta_flags = OPEN_F_DELTA_NEVER;
-            } else {
+                c->delta_flags |= OPEN_F_DELTA_NEVER;
+            } else if (strcmp(v, "auto") != 0) {
                 r = cli_fail(c, "--delta %s: want auto, always or never", v);
                 goto fail;
             }
+        } else if (cli_opt(a, NULL, "--basis", &nl)) {
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (strcmp(v, "auto") != 0) {
+                r = cli_fail(c, "--basis %s: want auto", v);
+                goto fail;
+            }
+            c->delta_flags |= OPEN_F_BASIS_AUTO;
         } else if (cli_opt(a, NULL, "--block-size", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;

@@ -41,7 +41,8 @@ struct cli {
     int nremote;
     int checksum;
     int compress;
-    uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto */
+    uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto;
+                                 --basis auto: OPEN_F_BASIS_AUTO */
     int json;
     int quiet;
     int verbose;

@@ -48,6 +48,8 @@
  * size: below it, sending the file costs less than a round trip of
  * signatures and a read of the basis. */
 #define INCOMING_DELTA_AUTO_MIN (1u << 20)
+/* --basis auto looks at this many names beside a new file at most. */
+#define INCOMING_BASIS_SCAN 4096u
 /* Basis signatures in one DELTA_SIGS frame. */
 #define INCOMING_SIGS_PER_FRAME 4096u
 

@@ -115,8 +115,13 @@ int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
 #define PLAN_MAX_DELTA_PIECES (1ull << 24)
 int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     FERRY_WUR;
-/* The complete basis of file id, or NULL: send its blocks whole. */
+/* The complete basis of file id, or NULL: send its blocks whole (also
+ * when, without OPEN_F_DELTA_ALWAYS, the first PLAN_DELTA_TRIES blocks
+ * searched found nothing in it). */
+#define PLAN_DELTA_TRIES 16
 const struct delta_index *plan_file_basis(struct plan *p, uint32_t id);
+/* A block of file id was searched: copied bytes were found. */
+void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

@@ -68,6 +68,26 @@ plan_file_basis(struct plan *p, uint32_t id)
 {
     struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
 
-    return f != NULL && f->dix != NULL && delta_index_complete(f->dix) ?
-        f->dix : NULL;
+    if (f == NULL || f->dix == NULL || !delta_index_complete(f->dix))
+        return NULL;
+    /* A basis in which the first blocks found nothing is another file
+     * (all new data, or --basis auto's guess was wrong): searching it
+     * costs a rolling checksum over every byte for nothing. */
+    if (!(p->flags & OPEN_F_DELTA_ALWAYS) && f->delta_hits == 0 &&
+        f->delta_misses >= PLAN_DELTA_TRIES)
+        return NULL;
+    return f->dix;
+}
+
+void
+plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return;
+    if (copied > 0)
+        f->delta_hits++;
+    else
+        f->delta_misses++;
 }

@@ -37,6 +37,7 @@ struct pfile {
     /* Delta (REPLY_F_DELTA): the receiver's basis, and the runs to send
      * that wait for all of its signatures (plan_delta.c). */
     int delta;
+    int delta_hits, delta_misses;  /* blocks that found the basis, not */
     struct delta_index *dix;
     struct plan_work *parked, *parked_tail;
 };

@@ -84,3 +84,33 @@ expect_rc 0 "$FERRY" push --json "$T/e.new/" "local:$T/d5"
 [ "$(json_field bytes_matched)" -eq 0 ] || fail "auto: small file delta"
 expect_rc 1 "$FERRY" push --delta=sometimes "$T/e.new/" "local:$T/d5"
 expect_err "want auto, always or never"
+
+# 6. --basis auto: a new file is built from the most similar one beside
+#    it (same extension, closest size and name); the basis is untouched.
+mkdir -p "$T/f.new" "$T/d6"
+python3 - "$T/d6/step-1000.bin" "$T/f.new/step-2000.bin" <<'PY'
+import random, sys
+r = random.Random(7)
+region = 1 << 20
+old = [r.getrandbits(8 * region).to_bytes(region, "little") for _ in range(10)]
+new = [b if i % 5 < 3 else r.getrandbits(8 * region).to_bytes(region, "little")
+       for i, b in enumerate(old)]
+open(sys.argv[1], "wb").write(b"".join(old))
+open(sys.argv[2], "wb").write(b"".join(new))
+PY
+head -c 10485760 /dev/urandom >"$T/d6/step-1000.txt"
+head -c 3000000 /dev/urandom >"$T/d6/other.bin"
+sum_before=$(md5sum <"$T/d6/step-1000.bin")
+expect_rc 0 "$FERRY" push --json --basis auto "$T/f.new/" "local:$T/d6"
+cmp "$T/f.new/step-2000.bin" "$T/d6/step-2000.bin" || fail "basis auto: differs"
+[ "$(md5sum <"$T/d6/step-1000.bin")" = "$sum_before" ] ||
+    fail "basis auto: the basis changed"
+literal=$(json_field bytes_literal)
+[ "$literal" -le 4300000 ] || fail "basis auto: $literal bytes sent"
+[ "$(json_field bytes_matched)" -ge 6000000 ] || fail "basis auto: matched"
+# Without it, a new file is sent whole.
+rm "$T/d6/step-2000.bin"
+expect_rc 0 "$FERRY" push --json "$T/f.new/" "local:$T/d6"
+[ "$(json_field bytes_matched)" -eq 0 ] || fail "no --basis: matched"
+expect_rc 1 "$FERRY" push --basis nearest "$T/f.new/" "local:$T/d6"
+expect_err "want auto"
