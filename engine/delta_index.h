@@ -3,10 +3,11 @@
  * the signatures of its pieces (DELTA_SIGS), and a table to find a piece
  * by its weak checksum.
  *
- * Memory: 20 bytes per piece, plus 4 bytes of table and 1 bit of filter
- * per piece, rounded up to powers of two (under 32 bytes a piece). With
- * the piece size rule (delta_index_sig_block) a 1 TiB basis has 2^20
- * pieces of 1 MiB: 20 MiB of signatures on the wire, under 32 MiB here.
+ * Memory: 20 bytes per piece, plus a table of 4-byte slots and a filter
+ * of 1-bit slots, each with room for two to four slots per piece (under
+ * 40 bytes a piece in all). With the piece size rule
+ * (delta_index_sig_block) and 1 MiB blocks a 1 TiB basis has 2^20 pieces
+ * of 1 MiB: 20 MiB of signatures on the wire, about 29 MiB here.
  */
 #ifndef FERRY_ENGINE_DELTA_INDEX_H
 #define FERRY_ENGINE_DELTA_INDEX_H

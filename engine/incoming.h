@@ -50,6 +50,9 @@
 #define INCOMING_DELTA_AUTO_MIN (1u << 20)
 /* --basis auto looks at this many names beside a new file at most. */
 #define INCOMING_BASIS_SCAN 4096u
+/* A basis of more pieces is not offered (PLAN_MAX_DELTA_PIECES bounds a
+ * sender's table over all files); at 1 MiB pieces, 4 TiB. */
+#define INCOMING_MAX_DELTA_PIECES (1u << 22)
 /* Basis signatures in one DELTA_SIGS frame. */
 #define INCOMING_SIGS_PER_FRAME 4096u
 

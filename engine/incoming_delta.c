@@ -126,7 +126,9 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     if (fd < 0)
         return 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        !delta_wanted(in, f, (uint64_t)st.st_size)) {
+        !delta_wanted(in, f, (uint64_t)st.st_size) ||
+        msg_delta_nsigs((uint64_t)st.st_size, delta_index_sig_block(
+        (uint64_t)st.st_size, in->block_size)) > INCOMING_MAX_DELTA_PIECES) {
         close(fd);
         return 0;
     }

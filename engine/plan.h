@@ -112,7 +112,7 @@ int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
  * signatures of a file not wanted so, out of order, or past
  * PLAN_MAX_DELTA_PIECES held over all files.
  */
-#define PLAN_MAX_DELTA_PIECES (1ull << 24)
+#define PLAN_MAX_DELTA_PIECES (1ull << 23)
 int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     FERRY_WUR;
 /* The complete basis of file id, or NULL: send its blocks whole (also

@@ -114,3 +114,31 @@ expect_rc 0 "$FERRY" push --json "$T/f.new/" "local:$T/d6"
 [ "$(json_field bytes_matched)" -eq 0 ] || fail "no --basis: matched"
 expect_rc 1 "$FERRY" push --basis nearest "$T/f.new/" "local:$T/d6"
 expect_err "want auto"
+
+# 7. An interrupted delta resumes: the blocks built before the cut are
+#    kept, the rest is built again from the basis.
+mkdir -p "$T/g.new" "$T/d7"
+head -c 60000000 /dev/urandom >"$T/d7/big"
+python3 - "$T/d7/big" "$T/g.new/big" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+# Every other 64 KiB rewritten: half of it is literal data.
+for off in range(0, len(data), 131072):
+    data[off:off + 65536] = bytes((b + 1) & 255 for b in data[off:off + 65536])
+open(sys.argv[2], "wb").write(data)
+PY
+cp "$T/d7/big" "$T/g.old"
+export FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_RATE=20000000
+"$FERRY" push --agent "$TESTS_DIR/lib/slow_agent.py" "$T/g.new/" \
+    "local:$T/d7" 2>/dev/null &
+pid=$!
+wait_part_bytes "$T/d7" 30000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+cmp "$T/g.old" "$T/d7/big" || fail "the basis changed before the commit"
+unset SLOW_AGENT_RATE
+expect_rc 0 "$FERRY" push --json "$T/g.new/" "local:$T/d7"
+cmp "$T/g.new/big" "$T/d7/big" || fail "resumed delta: differs"
+check_counts "resumed delta"
+[ "$(json_field resumed_bytes)" -gt 0 ] || fail "the delta did not resume"
+[ "$(json_field bytes_matched)" -gt 0 ] || fail "resumed without delta"
