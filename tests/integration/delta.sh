@@ -142,3 +142,24 @@ cmp "$T/g.new/big" "$T/d7/big" || fail "resumed delta: differs"
 check_counts "resumed delta"
 [ "$(json_field resumed_bytes)" -gt 0 ] || fail "the delta did not resume"
 [ "$(json_field bytes_matched)" -gt 0 ] || fail "resumed without delta"
+
+# 8. A sparse file past 4 GiB: offsets above 2^32 in signatures and
+#    copies, holes kept as holes.
+mkdir -p "$T/h.new" "$T/d8"
+big=$((4 * 1024 * 1024 * 1024 + 12345))
+truncate -s $big "$T/d8/sparse"
+for off in 0 2147483648 4294967296; do
+    head -c 3000000 /dev/urandom |
+        dd of="$T/d8/sparse" bs=1M seek=$((off / 1048576)) conv=notrunc \
+        2>/dev/null
+done
+cp --sparse=always "$T/d8/sparse" "$T/h.new/sparse"
+printf 'edited past 4 GiB' | dd of="$T/h.new/sparse" bs=1 \
+    seek=$((4294967296 + 1000)) conv=notrunc 2>/dev/null
+printf 'tail' >>"$T/h.new/sparse"
+expect_rc 0 "$FERRY" push --json "$T/h.new/" "local:$T/d8"
+cmp "$T/h.new/sparse" "$T/d8/sparse" || fail "sparse: differs"
+[ "$(json_field bytes_literal)" -le 2000000 ] ||
+    fail "sparse: $(json_field bytes_literal) bytes sent"
+[ "$(du -k "$T/d8/sparse" | cut -f1)" -lt 100000 ] ||
+    fail "sparse: the holes were filled"
