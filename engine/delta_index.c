@@ -100,7 +100,7 @@ delta_index_build(struct delta_index *ix)
     while (((uint64_t)1 << bits) < ix->nfull * 2)
         bits++;
     ix->slot_bits = bits;
-    ix->filter_bits = bits + 2 > 32 ? 32 : bits + 2;
+    ix->filter_bits = bits + 4 > 32 ? 32 : bits + 4;
     ix->slots = xcalloc((size_t)1 << bits, sizeof(*ix->slots));
     ix->filter = xcalloc(((size_t)1 << ix->filter_bits) / 64 + 1,
         sizeof(*ix->filter));

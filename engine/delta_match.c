@@ -71,18 +71,31 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         to = size - ps + 1;
     if (from >= to)
         return 0;
+    if (ix->filter == NULL)
+        return 0;
     q = buf + (from - buf_off);
     rollsum_init(&rs, q, ps);
-    for (p = from;; p++, q++) {
-        uint32_t w = rollsum_value(&rs);
+    /* The hot loop: a roll and a bit test per byte, the filter's fields
+     * in registers. */
+    {
+        const uint64_t *filter = ix->filter;
+        unsigned fshift = 32 - ix->filter_bits;
+        uint32_t a = rs.a, b = rs.b, n = ps;
 
-        if (delta_index_maybe(ix, w) && delta_index_find(ix, w, q, j)) {
-            *at = p;
-            return 1;
+        for (p = from;; p++, q++) {
+            uint32_t w = (a & 0xffffu) | (b << 16);
+            uint32_t k = delta_index_mix(w) >> fshift;
+
+            if (((filter[k >> 6] >> (k & 63)) & 1) &&
+                delta_index_find(ix, w, q, j)) {
+                *at = p;
+                return 1;
+            }
+            if (p + 1 >= to)
+                return 0;
+            a += (uint32_t)q[ps] - q[0];
+            b += a - n * (uint32_t)q[0];
         }
-        if (p + 1 >= to)
-            return 0;
-        rollsum_roll(&rs, q[0], q[ps]);
     }
 }
 

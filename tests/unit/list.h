@@ -178,6 +178,8 @@
     X(receiver_max_files) \
     X(receiver_max_pending) \
     X(receiver_torture) \
+    /* test_rollsum.c */ \
+    X(rollsum_definition) \
     /* test_delta_rules.c */ \
     X(delta_receiver) \
     X(delta_sender) \
