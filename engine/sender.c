@@ -34,6 +34,8 @@ struct sender {
      * and where the last block's search left off. */
     uint8_t *window;
     size_t window_cap;
+    uint32_t window_id;       /* the window holds [window_lo, window_hi) */
+    uint64_t window_lo, window_hi;  /* of this file */
     struct delta_result *ops;
     struct delta_carry carry;
 };
@@ -359,7 +361,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
 {
     uint64_t size = plan_manifest(s->p)->v[id].size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
-    size_t len = (size_t)sender_block_len(s, id, index), got;
+    size_t len = (size_t)sender_block_len(s, id, index), got, keep;
     const uint8_t *block;
     struct msg_delta m;
     int r;
@@ -369,17 +371,31 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     if (hi - lo > s->window_cap) {
         xfree(s->window);
         s->window_cap = 0;
+        s->window_hi = s->window_lo = 0;
         if ((s->window = xmalloc((size_t)(hi - lo))) == NULL)
             return FERRY_ERR_NOMEM;
         s->window_cap = (size_t)(hi - lo);
     }
     if (s->ops == NULL && (s->ops = xmalloc(sizeof(*s->ops))) == NULL)
         return FERRY_ERR_NOMEM;
-    if ((r = fsx_pread_full(fd, s->window, (size_t)(hi - lo), lo,
-        &got)) != 0 || got != hi - lo) {
+    /* The next block of a run: what the last window read past its block
+     * is kept, so each byte is read once, not once more per piece of
+     * look-ahead. */
+    keep = 0;
+    if (s->window_id == id && lo >= s->window_lo && lo < s->window_hi) {
+        keep = (size_t)((s->window_hi < hi ? s->window_hi : hi) - lo);
+        memmove(s->window, s->window + (lo - s->window_lo), keep);
+    }
+    s->window_hi = s->window_lo = 0;
+    if (hi - lo > keep && ((r = fsx_pread_full(fd, s->window + keep,
+        (size_t)(hi - lo) - keep, lo + keep, &got)) != 0 ||
+        got != hi - lo - keep)) {
         plan_file_abort(s->p, id, r != 0 ? r : FERRY_ERR_CHANGED);
         return 0;
     }
+    s->window_id = id;
+    s->window_lo = lo;
+    s->window_hi = hi;
     block = s->window + (a - lo);
     if (hash_is_zero(block, len)) {
         s->carry.valid = 0;
