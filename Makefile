@@ -48,7 +48,7 @@ UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench \
-	bench-quick fuzz clean help
+	bench-quick bench-delta fuzz clean help
 
 ## all: build bin/ferry and bin/ferry-agent
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
@@ -158,6 +158,11 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
+
+## bench-delta: delta beside rsync on a 512 MiB checkpoint, and rates
+bench-delta: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_delta.sh 512
 
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps
