@@ -79,7 +79,7 @@ delta_index_same(const struct delta_index *ix, uint64_t j, const uint8_t *p,
 {
     struct hash128 h;
 
-    if (j >= ix->npieces || len != delta_index_piece_len(ix, j))
+    if (j >= ix->received || len != delta_index_piece_len(ix, j))
         return 0;
     hash_block(p, len, &h);
     return hash_equal(&h, &ix->strong[j]);
@@ -152,6 +152,14 @@ int
 delta_index_complete(const struct delta_index *ix)
 {
     return ix->received == ix->npieces;
+}
+
+uint64_t
+delta_index_described(const struct delta_index *ix)
+{
+    uint64_t n = ix->received * ix->sig_block;
+
+    return n < ix->basis_size ? n : ix->basis_size;
 }
 
 int

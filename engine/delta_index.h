@@ -47,11 +47,14 @@ uint64_t delta_index_npieces(const struct delta_index *ix);
 int delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
     FERRY_WUR;
 int delta_index_complete(const struct delta_index *ix);
+/* Bytes of the basis whose pieces were described so far. */
+uint64_t delta_index_described(const struct delta_index *ix);
 
 /* Length of piece j (the last one may be short). */
 uint32_t delta_index_piece_len(const struct delta_index *ix, uint64_t j);
 
-/* 1 if p[0..len) is piece j (len must be its length). */
+/* 1 if p[0..len) is piece j (len must be its length, and the piece
+ * described already). */
 int delta_index_same(const struct delta_index *ix, uint64_t j,
     const uint8_t *p, size_t len);
 

@@ -113,6 +113,7 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     res->nops = 0;
     res->copied = 0;
     res->overflow = 0;
+    res->incomplete = 0;
     if (carry_continues(c, id, index)) {
         /* The search of the block before already looked at every window
          * that starts before this block. */
@@ -144,6 +145,11 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
                 pos = lit = end;
                 continue;
             }
+        }
+        if (!delta_index_complete(ix)) {
+            res->incomplete = 1;
+            c->valid = 0;
+            return;
         }
         /* A piece that starts before the block and covers its start. */
         if (behind && pos == a) {

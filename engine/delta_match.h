@@ -9,6 +9,9 @@
  * where that fails rolls a weak checksum over every offset (data that
  * moved: inserts and deletes), as rsync does everywhere.
  *
+ * The expected pieces can be checked while the basis is still being
+ * described; a block that needs more waits for the whole basis.
+ *
  * Blocks are searched one at a time, in any order and on any stream; a
  * carry lets the next block of a run continue a match that runs over the
  * block's end. Without it, the block's first bytes are looked for in a
@@ -37,6 +40,10 @@ struct delta_result {
     size_t nops;
     uint64_t copied;   /* bytes described by COPY */
     int overflow;      /* more ops than a DELTA holds: send a BLOCK */
+    /* The block is not all where expected, and searching the rest needs
+     * the table of a basis not yet described in full: nothing was
+     * decided (the caller tries the block again later). */
+    int incomplete;
 };
 
 /*

@@ -49,6 +49,9 @@ struct plan_work {
     uint64_t next;            /* the next block to work on */
     /* PW_CHECK: the receiver's hashes of these blocks (owned). */
     struct hash128 *theirs;
+    /* PW_SEND of a delta file: wait for its whole basis, not only for
+     * the pieces around these blocks. */
+    uint8_t wait_basis;
     struct plan_work *link;   /* private */
 };
 
@@ -115,13 +118,17 @@ int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
 #define PLAN_MAX_DELTA_PIECES (1ull << 23)
 int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     FERRY_WUR;
-/* The complete basis of file id, or NULL: send its blocks whole (also
- * when, without OPEN_F_DELTA_ALWAYS, the first PLAN_DELTA_TRIES blocks
- * searched found nothing in it). */
+/* The basis of file id, described in full or in part (a file's runs wait
+ * until the pieces around them are described), or NULL: send its blocks
+ * whole (also when, without OPEN_F_DELTA_ALWAYS, the first
+ * PLAN_DELTA_TRIES blocks searched found nothing in it). */
 #define PLAN_DELTA_TRIES 16
 const struct delta_index *plan_file_basis(struct plan *p, uint32_t id);
 /* A block of file id was searched: copied bytes were found. */
 void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
+/* Block index of file id needs the whole basis: it waits for it. */
+int plan_delta_defer(struct plan *p, uint32_t id, uint64_t index)
+    FERRY_WUR;
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

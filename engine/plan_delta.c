@@ -19,18 +19,55 @@ plan_delta_forget(struct plan *p, struct pfile *f)
     f->parked = f->parked_tail = NULL;
 }
 
-/* The basis is described: the file's runs join the queue. */
+/* Runs whose blocks (and a piece past them, for a match that runs over
+ * their end) are described join the queue; all of them once the whole
+ * basis is, so that sending overlaps the receiver's signing. */
 static void
 plan_delta_unpark(struct plan *p, struct pfile *f)
 {
-    if (f->parked == NULL)
-        return;
-    if (p->qtail != NULL)
-        p->qtail->link = f->parked;
+    struct plan_work **pp = &f->parked, *w;
+    int all = delta_index_complete(f->dix);
+    uint64_t have = delta_index_described(f->dix);
+
+    f->parked_tail = NULL;
+    while ((w = *pp) != NULL) {
+        if (all || (!w->wait_basis && (w->first + w->count) *
+            p->block_size + delta_index_piece(f->dix) <= have)) {
+            *pp = w->link;
+            w->link = NULL;
+            if (p->qtail != NULL)
+                p->qtail->link = w;
+            else
+                p->qhead = w;
+            p->qtail = w;
+            continue;
+        }
+        f->parked_tail = w;
+        pp = &w->link;
+    }
+}
+
+int
+plan_delta_defer(struct plan *p, uint32_t id, uint64_t index)
+{
+    struct pfile *f = p->files[id];
+    struct plan_work *w;
+
+    if (f == NULL)
+        return 0;
+    if ((w = xcalloc(1, sizeof(*w))) == NULL)
+        return FERRY_ERR_NOMEM;
+    w->id = id;
+    w->kind = PW_SEND;
+    w->first = w->next = index;
+    w->count = 1;
+    w->wait_basis = 1;
+    if (f->parked_tail != NULL)
+        f->parked_tail->link = w;
     else
-        p->qhead = f->parked;
-    p->qtail = f->parked_tail;
-    f->parked = f->parked_tail = NULL;
+        f->parked = w;
+    f->parked_tail = w;
+    return 0;
 }
 
 int
@@ -58,8 +95,7 @@ plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     }
     if ((r = delta_index_add(f->dix, m)) != 0)
         return r;
-    if (delta_index_complete(f->dix))
-        plan_delta_unpark(p, f);
+    plan_delta_unpark(p, f);
     return 0;
 }
 
@@ -68,7 +104,7 @@ plan_file_basis(struct plan *p, uint32_t id)
 {
     struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
 
-    if (f == NULL || f->dix == NULL || !delta_index_complete(f->dix))
+    if (f == NULL || f->dix == NULL)
         return NULL;
     /* A basis in which the first blocks found nothing is another file
      * (all new data, or --basis auto's guess was wrong): searching it

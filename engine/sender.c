@@ -403,6 +403,8 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     }
     delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
         &s->carry, s->ops);
+    if (s->ops->incomplete)
+        return plan_delta_defer(s->p, id, index);
     plan_delta_found(s->p, id, s->ops->copied);
     if (!sender_delta_pays(s->ops, len))
         return sender_send_whole(s, fd, id, index, out);
