@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
@@ -34,6 +35,7 @@ cli_usage(FILE *f)
 "      --basis auto      build a file new to the destination from the most\n"
 "                        similar file beside it (same extension, closest\n"
 "                        size and name), e.g. step-2000.pt from step-1000.pt\n"
+"      --basis FILE      ... from FILE (relative to the destination)\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -365,11 +367,17 @@ cli_parse(struct cli *c, int argc, char **argv)
         } else if (cli_opt(a, NULL, "--basis", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
-            if (strcmp(v, "auto") != 0) {
-                r = cli_fail(c, "--basis %s: want auto", v);
+            if (strcmp(v, "auto") == 0) {
+                c->delta_flags |= OPEN_F_BASIS_AUTO;
+                c->basis = NULL;
+            } else if (fsx_path_check(v, strlen(v)) == 0) {
+                c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
+                c->basis = v;
+            } else {
+                r = cli_fail(c, "--basis %s: want auto, or a file's path "
+                    "relative to the destination", v);
                 goto fail;
             }
-            c->delta_flags |= OPEN_F_BASIS_AUTO;
         } else if (cli_opt(a, NULL, "--block-size", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;

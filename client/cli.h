@@ -43,6 +43,7 @@ struct cli {
     int compress;
     uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto;
                                  --basis auto: OPEN_F_BASIS_AUTO */
+    const char *basis;        /* --basis FILE */
     int json;
     int quiet;
     int verbose;

@@ -121,8 +121,14 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
         return 0;
     /* No basis is no error: the file is sent whole. */
     fd = openat(pfd, name, FSX_O_READ);
-    if (fd < 0 && errno == ENOENT && (dest_flags(in->d) & OPEN_F_BASIS_AUTO))
+    if (fd < 0 && errno == ENOENT && dest_basis(in->d) != NULL) {
+        /* --basis FILE: opened beneath the destination like any path. */
+        if (dest_parent(in->d, dest_basis(in->d), &pfd, &name) == 0)
+            fd = openat(pfd, name, FSX_O_READ);
+    } else if (fd < 0 && errno == ENOENT &&
+        (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
         fd = basis_pick(pfd, name, f->size);
+    }
     if (fd < 0)
         return 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||

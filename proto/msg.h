@@ -91,8 +91,12 @@ enum msg_open_op {
 /* --basis auto: a file new to the destination may be built from the most
  * similar file beside it. */
 #define OPEN_F_BASIS_AUTO (1u << 5)
+/* --basis FILE, with PUSH only: paths[1] names the basis of files new to
+ * the destination, relative to the destination directory. */
+#define OPEN_F_BASIS_FILE (1u << 6)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
-    OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO)
+    OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
+    OPEN_F_BASIS_FILE)
 
 struct msg_open {
     uint8_t op;

@@ -140,8 +140,11 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
     if (!fuzz_block_size_ok(m->block_size))
         return "OPEN: block size";
     if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
-        (m->op != OPEN_PULL && m->npaths != 1))
+        (m->op != OPEN_PULL &&
+        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0)))
         return "OPEN: path count";
+    if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
+        return "OPEN: --basis FILE without a push";
     if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
         !fuzz_inside(m->paths_raw, m->paths_len, p, n))
         return "OPEN: path list";

@@ -51,6 +51,7 @@ static const struct msg_hello seed_hello[] = {
 static const char *const seed_push_paths[] = { "backup/dest" };
 static const char *const seed_pull_paths[] = { "src", "a/b c", "/abs/p" };
 static const char *const seed_long_paths[] = { seed_long, "~/x" };
+static const char *const seed_basis_paths[] = { "ckpts/", "step-1000.pt" };
 
 static const struct {
     struct msg_open m;
@@ -61,12 +62,15 @@ static const struct {
         .transfer_id = "0123456789abcdef", .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_PULL, .flags = OPEN_F_CHECKSUM,
         .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
-    { { .op = OPEN_PULL, .flags = OPEN_F_KNOWN & ~OPEN_F_DELTA_NEVER,
+    { { .op = OPEN_PULL,
+        .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_CLEAN, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_BASIS_FILE | OPEN_F_DEST_DIR,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 }, seed_basis_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {

@@ -112,8 +112,8 @@ literal=$(json_field bytes_literal)
 rm "$T/d6/step-2000.bin"
 expect_rc 0 "$FERRY" push --json "$T/f.new/" "local:$T/d6"
 [ "$(json_field bytes_matched)" -eq 0 ] || fail "no --basis: matched"
-expect_rc 1 "$FERRY" push --basis nearest "$T/f.new/" "local:$T/d6"
-expect_err "want auto"
+expect_rc 1 "$FERRY" push --basis /etc/passwd "$T/f.new/" "local:$T/d6"
+expect_err "want auto, or a file's path"
 
 # 7. An interrupted delta resumes: the blocks built before the cut are
 #    kept, the rest is built again from the basis.
@@ -163,3 +163,19 @@ cmp "$T/h.new/sparse" "$T/d8/sparse" || fail "sparse: differs"
     fail "sparse: $(json_field bytes_literal) bytes sent"
 [ "$(du -k "$T/d8/sparse" | cut -f1)" -lt 100000 ] ||
     fail "sparse: the holes were filled"
+
+# 9. --basis FILE names the basis, relative to the destination, in push
+#    and pull; a path out of the destination is refused.
+mkdir -p "$T/d9/sub" "$T/d9b/sub"
+cp "$T/d6/step-1000.bin" "$T/d9/sub/older.bin"
+cp "$T/d6/step-1000.bin" "$T/d9b/sub/older.bin"
+expect_rc 0 "$FERRY" push --json --basis sub/older.bin \
+    "$T/f.new/step-2000.bin" "local:$T/d9/"
+cmp "$T/f.new/step-2000.bin" "$T/d9/step-2000.bin" || fail "basis FILE push"
+[ "$(json_field bytes_matched)" -ge 6000000 ] || fail "basis FILE: matched"
+expect_rc 0 "$FERRY" pull --json --basis sub/older.bin \
+    "local:$T/f.new/step-2000.bin" "$T/d9b/"
+cmp "$T/f.new/step-2000.bin" "$T/d9b/step-2000.bin" || fail "basis FILE pull"
+[ "$(json_field bytes_matched)" -ge 6000000 ] || fail "basis FILE pull: matched"
+expect_rc 1 "$FERRY" push --basis ../outside "$T/f.new/" "local:$T/d9"
+expect_err "relative to the destination"

@@ -183,6 +183,7 @@
     /* test_delta_rules.c */ \
     X(delta_receiver) \
     X(delta_sender) \
+    X(delta_basis_file) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \

@@ -147,3 +147,49 @@ TEST(delta_sender)
 {
     RT_RUN_TABLE(delta_sender, rt_sender_case);
 }
+
+/* --basis FILE: only a path beneath the destination; in OPEN, only with
+ * a push, as its second path. */
+TEST(delta_basis_file)
+{
+    static const char *const one[] = { "dest" };
+    static const char *const two[] = { "dest", "old.bin" };
+    char root[CHECK_PATH_MAX];
+    struct msg_open m, out;
+    struct xfer x;
+    struct dest *d;
+    struct buf b;
+    uint8_t tid[16] = { 1 };
+
+    memset(&x, 0, sizeof(x));
+    check_tmpdir(root);
+    CHECK((d = dest_new(root, 0, tid, &x)) != NULL);
+    CHECK_EQ_ERR(dest_set_basis(d, "../x"), FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(dest_set_basis(d, "/etc/passwd"), FERRY_ERR_BAD_PATH);
+    CHECK(dest_basis(d) == NULL);
+    CHECK_OK(dest_set_basis(d, "sub/old.bin"));
+    CHECK_EQ_STR(dest_basis(d), "sub/old.bin");
+    dest_free(d);
+
+    memset(&m, 0, sizeof(m));
+    m.op = OPEN_PUSH;
+    m.block_size = PROTO_DEFAULT_BLOCK;
+    m.flags = OPEN_F_BASIS_FILE;
+    m.npaths = 2;
+    buf_init(&b, 1 << 20);
+    CHECK_OK(msg_open_encode(&b, &m, two));
+    CHECK_OK(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out));
+    buf_reset(&b);
+    m.npaths = 1;
+    CHECK_OK(msg_open_encode(&b, &m, one));
+    CHECK_EQ_ERR(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out), FERRY_ERR_FORMAT);
+    buf_reset(&b);
+    m.op = OPEN_PULL;
+    m.npaths = 2;
+    CHECK_OK(msg_open_encode(&b, &m, two));
+    CHECK_EQ_ERR(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out), FERRY_ERR_FORMAT);
+    buf_cleanup(&b);
+}
