@@ -595,7 +595,7 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
      * that file's blocks, while held blocks it can compare one run at a
      * time. */
     if (verify && ((r = incoming_delta_step(in, out, &budget)) != 0 ||
-        (r = incoming_verify_step(in, out)) != 0))
+        (r = incoming_verify_step(in, out, &budget)) != 0))
         return r;
     *more = verify && (in->vhead != NULL || in->shead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))

@@ -132,8 +132,9 @@ int incoming_verify_resume(struct incoming *in, struct rfile *f,
  * and f queued for reading back. */
 int incoming_verify_start(struct incoming *in, struct rfile *f,
     struct buf *out) FERRY_WUR;
-/* Reads back queued files' claims, up to INCOMING_VERIFY_BYTES. */
-int incoming_verify_step(struct incoming *in, struct buf *out) FERRY_WUR;
+/* Reads back queued files' claims, up to *budget bytes (taken from it). */
+int incoming_verify_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
 /* Takes f off the read-back queue. */
 void incoming_verify_forget(struct incoming *in, struct rfile *f);
 

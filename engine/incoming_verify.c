@@ -186,15 +186,14 @@ incoming_verify_forget(struct incoming *in, struct rfile *f)
 }
 
 int
-incoming_verify_step(struct incoming *in, struct buf *out)
+incoming_verify_step(struct incoming *in, struct buf *out, uint64_t *budget)
 {
-    uint64_t budget = INCOMING_VERIFY_BYTES;
     int r;
 
-    while (in->vhead != NULL && budget > 0 && buf_used(out) < (4u << 20)) {
+    while (in->vhead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->vhead;
 
-        if ((r = rfile_verify(in, f, out, &budget)) != 0)
+        if ((r = rfile_verify(in, f, out, budget)) != 0)
             return r;
         if (f->verified == f->claim.n || f->failed != 0) {
             in->vhead = f->vnext;

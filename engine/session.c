@@ -277,8 +277,9 @@ session_basis(struct session *s, const struct msg_open *o, size_t *pos,
     struct msg_str p;
     int r;
 
+    /* The decoder made sure that OPEN has this second path. */
     if ((r = msg_open_path(o, pos, &p)) != 0)
-        return FERRY_ERR_PROTOCOL;
+        return r;
     memcpy(name, p.p, p.len);
     name[p.len] = '\0';
     if ((r = dest_set_basis(d, name)) != 0)

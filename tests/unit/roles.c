@@ -330,9 +330,10 @@ rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     if (fr->v == RV_BADHASH)
         m.hash.b[0] ^= 1;
     memset(&op, 0, sizeof(op));
-    op.kind = DELTA_OP_COPY;
+    op.kind = fr->v == RV_LITERAL ? DELTA_OP_LITERAL : DELTA_OP_COPY;
     op.len = m.raw_len;
     op.from = fr->b;
+    op.data = buf;
     CHECK_OK(msg_delta_encode(b, &m, &op, 1));
     free(buf);
 }

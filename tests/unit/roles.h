@@ -86,7 +86,8 @@ enum rt_variant {
     RV_ZSTD,      /* BLOCK: compressed */
     RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
     RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
-    RV_OTHER      /* OPEN, JOIN: another transfer id */
+    RV_OTHER,     /* OPEN, JOIN: another transfer id */
+    RV_LITERAL    /* DELTA: the block as one LITERAL op, no COPY */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -138,6 +139,7 @@ struct rt_frame {
 #define F_DELTA(i, k, from) .type = MSG_DELTA, .id = (i), .a = (k), \
     .b = (from)
 #define F_BADDELTA(i, k, from) F_DELTA(i, k, from), .v = RV_BADHASH
+#define F_LITDELTA(i, k) F_DELTA(i, k, 0), .v = RV_LITERAL
 #define F_MATCH(i, k, n) .type = MSG_MATCH, .id = (i), .a = (k), .b = (n)
 #define F_FEND(i) .type = MSG_FILE_END, .id = (i)
 #define F_FEND_BAD(i) F_FEND(i), .v = RV_BADHASH

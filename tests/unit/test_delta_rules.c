@@ -38,6 +38,36 @@ basis_setup(struct rt *rt)
     free(buf);
 }
 
+/* dest/h1: a basis of 100 KiB for a file too big to track. */
+static void
+basis_h1(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(102400);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_content("h1", 0, buf, 102400);
+    rt_path(rt, "dest/h1", p);
+    check_write_file(p, buf, 102400, 0);
+    free(buf);
+}
+
+/* dest/big: a basis for the resumable file. */
+static void
+basis_big(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(RT_BIG);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_content("big", 0, buf, RT_BIG);
+    rt_path(rt, "dest/big", p);
+    check_write_file(p, buf, RT_BIG - 1, 0);
+    free(buf);
+}
+
+#define HALF_BLOCKS (INCOMING_MAX_BLOCKS / 2)
+
 static const struct rt_case delta_receiver[] = {
     { "delta_built_from_basis", .flags = ALWAYS, .setup = basis_setup,
       .script = { WANT_B, { F_IDLE }, { F_DELTA(0, 0, 0) },
@@ -81,6 +111,27 @@ static const struct rt_case delta_receiver[] = {
       .script = { WANT_B, { F_DELTA(0, 3, 0) } },
       .err = FERRY_ERR_PROTOCOL, .out = SIGNED,
       .tree = "b=200000!" },
+    { "delta_blocks_tracked_over", .flags = ALWAYS, .setup = basis_h1,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "h0", HALF_BLOCKS * RT_BS) },
+                  { F_FILE(1, "h1", (HALF_BLOCKS + 1) * RT_BS) },
+                  { F_BLOCK(0, 0) }, { F_DELTA(1, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 WANT+D:1 DSIGS:1:0+25",
+      .tree = ".ferry/ h1=102400!" },
+    /* A resumed file: a block the receiver has not described yet (it
+     * holds it, and has not read it back: the DELTA comes in the step of
+     * the ENTRY) cannot come as DELTA, even one that copies nothing. */
+    { "delta_block_not_described", .flags = ALWAYS, .setup = basis_big,
+      .before = { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG) },
+                  { F_BLOCKS(0, 0, 4) } },
+      .script = { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG), BATCH },
+                  { F_LITDELTA(0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+RD:0 NEED:0:4+124",
+      .tree = ".ferry/ big=8388607!" },
+    { "delta_literal_only", .flags = ALWAYS, .setup = basis_setup,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_LITDELTA(0, 0) }, { F_DELTA(0, 1, 65536) },
+                  { F_DELTA(0, 2, 131072) }, { F_FEND(0) } },
+      .out = "READY WANT+D:0 DSIGS:0:0+49 DONE:0", .tree = "b=150000" },
     { "delta_block_wrong", .flags = ALWAYS, .setup = basis_setup,
       .script = { WANT_B, { F_BADDELTA(0, 0, 0) },
                   { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
