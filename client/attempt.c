@@ -133,13 +133,8 @@ stream_closed(struct conn *c, int err)
     log_debug("stream %u closed: %s", st->index, ferry_strerror(err));
     st->state = ST_CLOSED;
     st->err = err;
-    /* Over libssh2 the session counts what its socket carried, framing
-     * included, and that is added when it closes: the conn's bytes (the
-     * payload through the pump) would count the data twice. */
-    if (e->cli->remote.local || e->use_cmd) {
-        a->wire_out += c->bytes_out;
-        a->wire_in += c->bytes_in;
-    }
+    a->wire_out += c->bytes_out;
+    a->wire_in += c->bytes_in;
     a->active--;
     if (st->index == 0) {
         a->err = err;
