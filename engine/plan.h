@@ -49,9 +49,6 @@ struct plan_work {
     uint64_t next;            /* the next block to work on */
     /* PW_CHECK: the receiver's hashes of these blocks (owned). */
     struct hash128 *theirs;
-    /* PW_SEND of a delta file: wait for its whole basis, not only for
-     * the pieces around these blocks. */
-    uint8_t wait_basis;
     struct plan_work *link;   /* private */
 };
 
@@ -126,9 +123,10 @@ int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
 const struct delta_index *plan_file_basis(struct plan *p, uint32_t id);
 /* A block of file id was searched: copied bytes were found. */
 void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
-/* Block index of file id needs the whole basis: it waits for it. */
-int plan_delta_defer(struct plan *p, uint32_t id, uint64_t index)
-    FERRY_WUR;
+/* Blocks [first, first + count) of file id need the whole basis: they
+ * wait for it. */
+int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
+    uint64_t count) FERRY_WUR;
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

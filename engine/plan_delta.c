@@ -2,71 +2,96 @@
 
 #include "../common/alloc.h"
 
+static void
+plan_work_free_list(struct plan_work *w)
+{
+    struct plan_work *next;
+
+    for (; w != NULL; w = next) {
+        next = w->link;
+        plan_work_free(w);
+    }
+}
+
 void
 plan_delta_forget(struct plan *p, struct pfile *f)
 {
-    struct plan_work *w, *next;
-
     if (f->dix != NULL) {
         p->delta_pieces -= delta_index_npieces(f->dix);
         delta_index_free(f->dix);
         f->dix = NULL;
     }
-    for (w = f->parked; w != NULL; w = next) {
-        next = w->link;
-        plan_work_free(w);
-    }
+    plan_work_free_list(f->parked);
+    plan_work_free_list(f->waiting);
     f->parked = f->parked_tail = NULL;
+    f->waiting = f->waiting_tail = NULL;
 }
 
-/* Runs whose blocks (and a piece past them, for a match that runs over
- * their end) are described join the queue; all of them once the whole
- * basis is, so that sending overlaps the receiver's signing. */
+/* Appends the list [head, tail] to the queue. */
+static void
+plan_delta_enqueue(struct plan *p, struct plan_work *head,
+    struct plan_work *tail)
+{
+    if (head == NULL)
+        return;
+    if (p->qtail != NULL)
+        p->qtail->link = head;
+    else
+        p->qhead = head;
+    p->qtail = tail;
+    tail->link = NULL;
+}
+
+/*
+ * Runs whose blocks (and a piece past them, for a match that runs over
+ * their end) are described join the queue, so that sending overlaps the
+ * receiver's signing; all of them, and those waiting for the whole
+ * basis, once it is described. Parked runs are mostly in file order (the
+ * basis is described in order): the look stops at the first one that
+ * must wait, so each DELTA_SIGS costs what it frees.
+ */
 static void
 plan_delta_unpark(struct plan *p, struct pfile *f)
 {
-    struct plan_work **pp = &f->parked, *w;
-    int all = delta_index_complete(f->dix);
     uint64_t have = delta_index_described(f->dix);
+    struct plan_work *w;
 
-    f->parked_tail = NULL;
-    while ((w = *pp) != NULL) {
-        if (all || (!w->wait_basis && (w->first + w->count) *
-            p->block_size + delta_index_piece(f->dix) <= have)) {
-            *pp = w->link;
-            w->link = NULL;
-            if (p->qtail != NULL)
-                p->qtail->link = w;
-            else
-                p->qhead = w;
-            p->qtail = w;
-            continue;
-        }
-        f->parked_tail = w;
-        pp = &w->link;
+    if (delta_index_complete(f->dix)) {
+        plan_delta_enqueue(p, f->parked, f->parked_tail);
+        plan_delta_enqueue(p, f->waiting, f->waiting_tail);
+        f->parked = f->parked_tail = NULL;
+        f->waiting = f->waiting_tail = NULL;
+        return;
+    }
+    while ((w = f->parked) != NULL && (w->first + w->count) *
+        p->block_size + delta_index_piece(f->dix) <= have) {
+        f->parked = w->link;
+        if (f->parked == NULL)
+            f->parked_tail = NULL;
+        plan_delta_enqueue(p, w, w);
     }
 }
 
 int
-plan_delta_defer(struct plan *p, uint32_t id, uint64_t index)
+plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
+    uint64_t count)
 {
     struct pfile *f = p->files[id];
     struct plan_work *w;
 
-    if (f == NULL)
+    if (f == NULL || count == 0)
         return 0;
     if ((w = xcalloc(1, sizeof(*w))) == NULL)
         return FERRY_ERR_NOMEM;
     w->id = id;
     w->kind = PW_SEND;
-    w->first = w->next = index;
-    w->count = 1;
-    w->wait_basis = 1;
-    if (f->parked_tail != NULL)
-        f->parked_tail->link = w;
+    w->first = w->next = first;
+    w->count = count;
+    if (f->waiting_tail != NULL)
+        f->waiting_tail->link = w;
     else
-        f->parked = w;
-    f->parked_tail = w;
+        f->waiting = w;
+    f->waiting_tail = w;
     return 0;
 }
 

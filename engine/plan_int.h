@@ -39,7 +39,8 @@ struct pfile {
     int delta;
     int delta_hits, delta_misses;  /* blocks that found the basis, not */
     struct delta_index *dix;
-    struct plan_work *parked, *parked_tail;
+    struct plan_work *parked, *parked_tail;   /* for their pieces */
+    struct plan_work *waiting, *waiting_tail; /* for the whole basis */
 };
 
 struct plan {

@@ -38,6 +38,7 @@ struct sender {
     uint64_t window_lo, window_hi;  /* of this file */
     struct delta_result *ops;
     struct delta_carry carry;
+    int deferred;             /* the last block waits for the basis */
 };
 
 struct sender *
@@ -403,8 +404,10 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     }
     delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
         &s->carry, s->ops);
-    if (s->ops->incomplete)
-        return plan_delta_defer(s->p, id, index);
+    if (s->ops->incomplete) {
+        s->deferred = 1;  /* sender_run puts the rest of its run aside */
+        return 0;
+    }
     plan_delta_found(s->p, id, s->ops->copied);
     if (!sender_delta_pays(s->ops, len))
         return sender_send_whole(s, fd, id, index, out);
@@ -516,6 +519,14 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
             r = sender_check_block(s, w, fd, out);
         else
             r = sender_send_block(s, fd, w->id, w->next++, out);
+        if (r == 0 && s->deferred) {
+            /* The rest of the run, this block included, waits for the
+             * whole basis rather than being read again block by block. */
+            s->deferred = 0;
+            r = plan_delta_defer(s->p, w->id, w->next - 1,
+                w->first + w->count - (w->next - 1));
+            w->next = w->first + w->count;
+        }
         if (r != 0)
             return r;
     }
