@@ -54,7 +54,7 @@ UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench \
-	bench-quick fuzz clean help
+	bench-quick bench-delta fuzz clean help
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
 ifeq ($(VARIANT),release)
@@ -184,6 +184,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
 
+## bench-delta: delta beside rsync on a 512 MiB checkpoint, and rates
+bench-delta: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_delta.sh 512
+
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
@@ -199,7 +204,7 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg journal tar sshcfg known_hosts
+FUZZ_TARGETS := frame msg journal tar delta sshcfg known_hosts
 # The client's parsers: their targets link the client's ssh objects and
 # libssh2 as well (tests/fuzz/fuzz_client.c).
 FUZZ_CLIENT_TARGETS := sshcfg known_hosts
@@ -209,11 +214,12 @@ FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c \
-	tests/fuzz/fuzz_archive.c
+	tests/fuzz/fuzz_archive.c tests/fuzz/fuzz_deltamsg.c
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # The replay drivers and the corpus generator use the variant's compiler.
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
-	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c)
+	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c \
+	tests/fuzz/fuzz_deltamsg.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
 FUZZ_CLIENT_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_CLIENT_TARGETS))
 FUZZ_CLIENT_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_CLIENT_SRC))

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "../proto/limits.h"
+#include "../proto/msg.h"
 
 void
 cli_usage(FILE *f)
@@ -27,6 +29,13 @@ cli_usage(FILE *f)
 "options:\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
 "  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
+"      --delta=MODE      send only what changed in files the destination\n"
+"                        has another version of: auto (default: files of\n"
+"                        1 MiB and more), always, never\n"
+"      --basis auto      build a file new to the destination from the most\n"
+"                        similar file beside it (same extension, closest\n"
+"                        size and name), e.g. step-2000.pt from step-1000.pt\n"
+"      --basis FILE      ... from FILE (relative to the destination)\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -342,6 +351,33 @@ cli_parse(struct cli *c, int argc, char **argv)
             c->progress = 0;
         } else if (strcmp(a, "--no-bootstrap") == 0) {
             c->no_bootstrap = 1;
+        } else if (cli_opt(a, NULL, "--delta", &nl)) {
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            c->delta_flags &= ~(uint32_t)(OPEN_F_DELTA_ALWAYS |
+                OPEN_F_DELTA_NEVER);
+            if (strcmp(v, "always") == 0) {
+                c->delta_flags |= OPEN_F_DELTA_ALWAYS;
+            } else if (strcmp(v, "never") == 0) {
+                c->delta_flags |= OPEN_F_DELTA_NEVER;
+            } else if (strcmp(v, "auto") != 0) {
+                r = cli_fail(c, "--delta %s: want auto, always or never", v);
+                goto fail;
+            }
+        } else if (cli_opt(a, NULL, "--basis", &nl)) {
+            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
+                goto fail;
+            if (strcmp(v, "auto") == 0) {
+                c->delta_flags |= OPEN_F_BASIS_AUTO;
+                c->basis = NULL;
+            } else if (fsx_path_check(v, strlen(v)) == 0) {
+                c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
+                c->basis = v;
+            } else {
+                r = cli_fail(c, "--basis %s: want auto, or a file's path "
+                    "relative to the destination", v);
+                goto fail;
+            }
         } else if (cli_opt(a, NULL, "--block-size", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;

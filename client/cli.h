@@ -41,6 +41,9 @@ struct cli {
     int nremote;
     int checksum;
     int compress;
+    uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto;
+                                 --basis auto: OPEN_F_BASIS_AUTO */
+    const char *basis;        /* --basis FILE */
     int json;
     int quiet;
     int verbose;

@@ -71,6 +71,7 @@ struct run {
     int interrupted;
     /* Over the attempts. */
     uint64_t wire_out, wire_in;
+    const char *push_paths[2];  /* OPEN of a push: dest, --basis FILE */
     double moving_s;
     unsigned max_streams;
     int reconnects;
@@ -509,8 +510,12 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (dl > 0 && dest[dl - 1] == '/')
             rn->so.flags |= OPEN_F_DEST_DIR;
         rn->so.op = OPEN_PUSH;
-        rn->so.paths = (const char *const *)&cli->remote.path;
-        rn->so.npaths = 1;
+        rn->push_paths[0] = cli->remote.path;
+        rn->push_paths[1] = cli->basis;
+        rn->so.paths = rn->push_paths;
+        rn->so.npaths = cli->basis != NULL ? 2 : 1;
+        if (cli->basis != NULL)
+            rn->so.flags |= OPEN_F_BASIS_FILE;
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
         if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
@@ -532,7 +537,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->out.nsource_paths = cli->nremote;
         if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
-            cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0)
+            cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
+            (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0))
             goto nomem;
         rn->role_step = receiver_step;
     }
@@ -594,7 +600,7 @@ run(struct cli *cli)
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
     rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) |
-        (cli->compress ? OPEN_F_COMPRESS : 0);
+        (cli->compress ? OPEN_F_COMPRESS : 0) | cli->delta_flags;
     rn.so.block_size = cli->block_size;
     uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
         NULL);

@@ -209,7 +209,8 @@ output_name(const struct output *o, enum xfer_side side, const char *path,
 }
 
 static void
-output_file(void *ctx, const char *path, const char *action, uint64_t bytes)
+output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
+    uint64_t literal, uint64_t matched)
 {
     struct output *o = ctx;
     struct buf b;
@@ -219,14 +220,27 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes)
         output_json_emit(o, &b, (json_begin(&b, "file") == 0 &&
             json_kv_str(&b, "path", path) == 0 &&
             json_kv_str(&b, "action", action) == 0 &&
-            json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
+            json_kv_num(&b, "bytes", bytes) == 0 &&
+            (matched == 0 || (json_kv_num(&b, "bytes_literal", literal) == 0 &&
+            json_kv_num(&b, "bytes_matched", matched) == 0))) ? 0 : -1);
     } else if (o->verbose >= 1 && strcmp(action, "sent") == 0) {
         char esc[OUTPUT_ESC];
 
         pthread_mutex_lock(&o->lock);
         output_clear_line(o);
-        fprintf(stderr, "%s\n", text_escape(path, strlen(path), esc,
-            sizeof(esc)));
+        if (matched > 0) {
+            char lit[32], mat[32];
+
+            /* What delta saved: sent as data, and built from the
+             * destination's older copy. */
+            text_bytes((double)literal, lit, sizeof(lit));
+            text_bytes((double)matched, mat, sizeof(mat));
+            fprintf(stderr, "%s (%s sent, %s reused)\n", text_escape(path,
+                strlen(path), esc, sizeof(esc)), lit, mat);
+        } else {
+            fprintf(stderr, "%s\n", text_escape(path, strlen(path), esc,
+                sizeof(esc)));
+        }
         pthread_mutex_unlock(&o->lock);
     }
 }

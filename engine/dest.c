@@ -29,6 +29,7 @@ struct dest {
     uint8_t transfer_id[16];
     char *root;            /* resolved destination directory */
     char *rename;          /* new name of a single file, or NULL */
+    char *basis;           /* --basis FILE, or NULL */
     int rootfd, statefd, partfd, lockfd;
     uint8_t salt[16];
     int resolved;
@@ -116,8 +117,32 @@ dest_free(struct dest *d)
     xfree(d->batch);
     xfree(d->root);
     xfree(d->rename);
+    xfree(d->basis);
     xfree(d->path);
     xfree(d);
+}
+
+uint32_t
+dest_flags(const struct dest *d)
+{
+    return d->flags;
+}
+
+int
+dest_set_basis(struct dest *d, const char *rel)
+{
+    int r;
+
+    if ((r = fsx_path_check(rel, strlen(rel))) != 0)
+        return r;
+    xfree(d->basis);
+    return (d->basis = xstrdup(rel)) == NULL ? FERRY_ERR_NOMEM : 0;
+}
+
+const char *
+dest_basis(const struct dest *d)
+{
+    return d->basis;
 }
 
 const char *

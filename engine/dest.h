@@ -74,6 +74,13 @@ int dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename) FERRY_WUR;
 /* Where the files go (after dest_resolve), for messages. */
 const char *dest_root(const struct dest *d);
+/* The OPEN flags it was made with. */
+uint32_t dest_flags(const struct dest *d);
+/* --basis FILE: the basis of files new to the destination, a path
+ * relative to the destination directory (copied; FERRY_ERR_BAD_PATH if
+ * it is not one: absolute, "..", empty). NULL when none was named. */
+int dest_set_basis(struct dest *d, const char *rel) FERRY_WUR;
+const char *dest_basis(const struct dest *d);
 
 /*
  * The staging directory DEST/.ferry/part: made if missing (with the

@@ -1,4 +1,4 @@
-#include "incoming.h"
+#include "incoming_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,56 +10,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
-#include "partial.h"
-#include "pathset.h"
 
-/* Per block. */
-enum { B_RESOLVED = 1, B_HAVE = 2, B_SIGNED = 4 };
-
-struct rfile {
-    uint32_t id;
-    char *path;
-    char key[PARTIAL_KEY_LEN + 1];
-    uint64_t size;
-    uint32_t mode;
-    int64_t mtime_sec;
-    uint32_t mtime_nsec;
-    uint64_t nblocks, nresolved, nsigned;
-    uint8_t *bits;            /* per block, once data or SIGS come */
-    struct hash_file *hf;     /* once data comes */
-    struct partial *pt;       /* once data comes */
-    struct partial_claim claim;  /* a kept partial's blocks to read back */
-    uint64_t verified;        /* claims read back so far */
-    int resume;               /* SIGS owed for every block */
-    int ended, failed;
-    struct hash128 end_hash;
-    uint64_t n_literal, n_sparse, n_resumed, counted;
-    struct rfile *vnext;      /* the read-back queue */
-};
-
-struct incoming {
-    struct dest *d;
-    struct xfer *x;
-    uint32_t block_size;
-    /* Active files by id and by staging key (see in_insert). */
-    struct rfile **tab, **ktab;
-    size_t tab_cap, nactive;
-    uint64_t blocks_tracked;  /* bytes of bits over active files */
-    uint64_t pending;         /* hashes waiting over active files */
-    /* Ids wanted in this attempt, a bit each: data for an id that
-     * finished is a late duplicate (a stream that died after sending);
-     * data for an id never wanted is a protocol error. */
-    uint8_t *wanted;
-    size_t wanted_cap;
-    /* Over the attempts of a run: paths finished, so that a file sent
-     * before a reconnect is not counted again as up to date after it. */
-    struct pathset done;
-    struct rfile *vhead, *vtail;
-    struct msg_summary sum;
-    struct buf outbox;        /* FILE_DONE for stream 0 to send */
-    struct zst *zst;          /* for compressed blocks */
-    uint8_t *scratch;         /* one block: inflated data, read-back */
-};
 
 struct incoming *
 incoming_new(struct dest *d, uint32_t block_size, struct xfer *x)
@@ -75,170 +26,13 @@ incoming_new(struct dest *d, uint32_t block_size, struct xfer *x)
     return in;
 }
 
-static uint64_t
-rfile_block_len(const struct incoming *in, const struct rfile *f,
-    uint64_t index)
-{
-    uint64_t off = index * in->block_size;
-
-    return f->size - off < in->block_size ? f->size - off : in->block_size;
-}
-
-/* Tables of the active files, open addressing, tab_cap slots each: tab
- * by id, ktab by staging key (so that a clash of keys is found without a
- * look at every file). */
-
-typedef size_t in_home_fn(const struct incoming *in, const struct rfile *f);
-
-static size_t
-in_id_home(const struct incoming *in, const struct rfile *f)
-{
-    return ((size_t)f->id * 0x9e3779b1u) & (in->tab_cap - 1);
-}
-
-static size_t
-in_key_home(const struct incoming *in, const struct rfile *f)
-{
-    return (size_t)hash_name64(f->key, PARTIAL_KEY_LEN) & (in->tab_cap - 1);
-}
-
-static size_t
-in_slot(const struct incoming *in, uint32_t id)
-{
-    size_t mask = in->tab_cap - 1, i = ((size_t)id * 0x9e3779b1u) & mask;
-
-    while (in->tab[i] != NULL && in->tab[i]->id != id)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static struct rfile *
-in_find(const struct incoming *in, uint32_t id)
-{
-    return in->tab_cap == 0 ? NULL : in->tab[in_slot(in, id)];
-}
-
-/* 1 if an active file other than f has f's staging key. */
-static int
-in_key_taken(const struct incoming *in, const struct rfile *f)
-{
-    size_t mask = in->tab_cap - 1, i;
-
-    if (in->tab_cap == 0)
-        return 0;
-    for (i = in_key_home(in, f); in->ktab[i] != NULL; i = (i + 1) & mask)
-        if (in->ktab[i] != f && strcmp(in->ktab[i]->key, f->key) == 0)
-            return 1;
-    return 0;
-}
-
-static void
-in_put(const struct incoming *in, struct rfile **t, struct rfile *f,
-    in_home_fn *home)
-{
-    size_t mask = in->tab_cap - 1, i = home(in, f);
-
-    while (t[i] != NULL)
-        i = (i + 1) & mask;
-    t[i] = f;
-}
-
-/* Adds f, whose key is set, to both tables. */
-static int
-in_insert(struct incoming *in, struct rfile *f)
-{
-    if ((in->nactive + 1) * 2 > in->tab_cap) {
-        size_t ncap = in->tab_cap ? in->tab_cap * 2 : 64, i, old = in->tab_cap;
-        struct rfile **ov = in->tab, **okv = in->ktab;
-
-        in->tab = xcalloc(ncap, sizeof(*in->tab));
-        in->ktab = xcalloc(ncap, sizeof(*in->ktab));
-        if (in->tab == NULL || in->ktab == NULL) {
-            xfree(in->tab);
-            xfree(in->ktab);
-            in->tab = ov;
-            in->ktab = okv;
-            return FERRY_ERR_NOMEM;
-        }
-        in->tab_cap = ncap;
-        for (i = 0; i < old; i++) {
-            if (ov[i] != NULL)
-                in_put(in, in->tab, ov[i], in_id_home);
-            if (okv[i] != NULL)
-                in_put(in, in->ktab, okv[i], in_key_home);
-        }
-        xfree(ov);
-        xfree(okv);
-    }
-    in_put(in, in->tab, f, in_id_home);
-    in_put(in, in->ktab, f, in_key_home);
-    in->nactive++;
-    return 0;
-}
-
-/* Empties f's slot of t; later members of its run move back so that
- * they stay reachable. */
-static void
-in_vacate(const struct incoming *in, struct rfile **t, struct rfile *f,
-    in_home_fn *home)
-{
-    size_t mask = in->tab_cap - 1, i = home(in, f), j, k;
-
-    while (t[i] != f)
-        i = (i + 1) & mask;
-    t[i] = NULL;
-    for (j = (i + 1) & mask; t[j] != NULL; j = (j + 1) & mask) {
-        k = home(in, t[j]);
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            t[i] = t[j];
-            t[j] = NULL;
-            i = j;
-        }
-    }
-}
-
-static void
-in_remove(struct incoming *in, struct rfile *f)
-{
-    in_vacate(in, in->tab, f, in_id_home);
-    in_vacate(in, in->ktab, f, in_key_home);
-    in->nactive--;
-}
-
-static int
-in_wanted_mark(struct incoming *in, uint32_t id)
-{
-    size_t byte = id / 8;
-
-    if (byte >= in->wanted_cap) {
-        size_t ncap = in->wanted_cap ? in->wanted_cap : 64;
-        uint8_t *nv;
-
-        while (ncap <= byte)
-            ncap *= 2;
-        if ((nv = xrealloc(in->wanted, ncap)) == NULL)
-            return FERRY_ERR_NOMEM;
-        memset(nv + in->wanted_cap, 0, ncap - in->wanted_cap);
-        in->wanted = nv;
-        in->wanted_cap = ncap;
-    }
-    in->wanted[byte] |= (uint8_t)(1u << (id % 8));
-    return 0;
-}
-
-static int
-in_was_wanted(const struct incoming *in, uint32_t id)
-{
-    return id / 8 < in->wanted_cap &&
-        (in->wanted[id / 8] & (1u << (id % 8))) != 0;
-}
-
 /* Ends a file's life here. */
 static void
 rfile_free(struct incoming *in, struct rfile *f, enum partial_end how)
 {
     int partfd = -1;
 
+    incoming_delta_forget(in, f);
     if (f->pt != NULL && dest_part_dir(in->d, &partfd) == 0)
         partial_close(f->pt, partfd, how);
     else if (f->pt != NULL)
@@ -257,18 +51,8 @@ rfile_free(struct incoming *in, struct rfile *f, enum partial_end how)
 static void
 in_drop(struct incoming *in, struct rfile *f, enum partial_end how)
 {
-    struct rfile **pp;
-
-    for (pp = &in->vhead; *pp != NULL; pp = &(*pp)->vnext) {
-        if (*pp == f) {
-            *pp = f->vnext;
-            break;
-        }
-    }
-    in->vtail = NULL;
-    for (pp = &in->vhead; *pp != NULL; pp = &(*pp)->vnext)
-        in->vtail = *pp;
-    in_remove(in, f);
+    incoming_verify_forget(in, f);
+    incoming_table_remove(in, f);
     rfile_free(in, f, how);
 }
 
@@ -304,6 +88,7 @@ incoming_free(struct incoming *in)
     pathset_free(&in->done);
     zst_free(in->zst);
     xfree(in->scratch);
+    xfree(in->sigs);
     xfree(in);
 }
 
@@ -327,6 +112,8 @@ incoming_restart(struct incoming *in)
     in->blocks_tracked = 0;
     buf_reset(&in->outbox);  /* for the attempt that is gone */
     in->vhead = in->vtail = NULL;
+    in->shead = in->stail = NULL;
+    in->nsigs = 0;
     memset(in->wanted, 0, in->wanted_cap);
 }
 
@@ -361,7 +148,7 @@ incoming_skipped(struct incoming *in, const char *path, uint64_t size)
     if (pathset_add(&in->done, path)) {
         xfer_add(&in->x->st.files_skipped, 1);
         xfer_add(&in->x->st.bytes_done, size);
-        xfer_file(in->x, path, "skipped", size);
+        xfer_file(in->x, path, "skipped", size, 0, 0);
     }
 }
 
@@ -380,8 +167,8 @@ file_done(struct buf *out, uint32_t id, int code)
 }
 
 /* The per-block state, made on first use. */
-static int
-rfile_bits(struct incoming *in, struct rfile *f)
+int
+incoming_track_blocks(struct incoming *in, struct rfile *f)
 {
     if (f->bits != NULL || f->nblocks == 0)
         return 0;
@@ -417,10 +204,9 @@ rfile_open(struct incoming *in, struct rfile *f)
     return partial_open(partfd, f->key, &id, NULL, &f->pt);
 }
 
-/* A local problem with this file: fatal when every later write would
- * fail too, else the file fails and the rest of its data is ignored. */
-static int
-rfile_error(struct incoming *in, struct rfile *f, int r)
+/* The rest of a failed file's data is ignored. */
+int
+incoming_file_error(struct incoming *in, struct rfile *f, int r)
 {
     if (dest_fatal_errno(r))
         return xfer_fail(in->x, r, "%s/%s: %s", dest_root(in->d), f->path,
@@ -469,14 +255,14 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
             out);
     if ((r = rfile_open(in, f)) != 0 ||
         (r = partial_sync(f->pt)) != 0) {
-        if ((r = rfile_error(in, f, r)) != 0)
+        if ((r = incoming_file_error(in, f, r)) != 0)
             return r;
         return rfile_fail(in, f, SIDE_DEST, f->failed, NULL, out);
     }
     fd = partial_fd(f->pt);
     if (fchmod(fd, f->mode) != 0 ||
         fsx_set_mtime(fd, -1, NULL, f->mtime_sec, f->mtime_nsec) != 0) {
-        if ((r = rfile_error(in, f, -errno)) != 0)
+        if ((r = incoming_file_error(in, f, -errno)) != 0)
             return r;
         return rfile_fail(in, f, SIDE_DEST, f->failed, NULL, out);
     }
@@ -494,8 +280,9 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
         f->pt = s.pt;
         return r;
     }
-    in_remove(in, f);
+    incoming_table_remove(in, f);
     f->vnext = NULL;
+    incoming_delta_forget(in, f);  /* every block is settled */
     return dest_batch_full(in->d) ? incoming_flush(in, out) : 0;
 }
 
@@ -516,8 +303,10 @@ incoming_committed(void *ctx, struct dest_staged *s)
         xfer_add(&in->x->st.bytes_literal, f->n_literal);
         xfer_add(&in->x->st.bytes_sparse, f->n_sparse);
         xfer_add(&in->x->st.resumed_bytes, f->n_resumed);
+        xfer_add(&in->x->st.bytes_matched, f->n_matched);
         (void)pathset_add(&in->done, s->path);
-        xfer_file(in->x, s->path, "sent", f->size);
+        xfer_file(in->x, s->path, "sent", f->size, f->n_literal,
+            f->n_matched);
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }
@@ -534,172 +323,13 @@ incoming_flush(struct incoming *in, struct buf *out)
     return dest_flush(in->d, incoming_committed, ctx);
 }
 
-/* SIGS for blocks [first, first + count) of f: NEED, or HAVE with their
- * hashes (consecutive blocks). */
-static int
-sigs_emit(struct buf *out, uint32_t id, uint64_t first, uint64_t count,
-    const struct hash128 *hashes)
-{
-    struct msg_sigs m;
-    int r;
-
-    while (count > 0) {
-        memset(&m, 0, sizeof(m));
-        m.id = id;
-        m.first = first;
-        m.count = count > PROTO_MAX_SIGS ? PROTO_MAX_SIGS : (uint32_t)count;
-        m.flags = hashes != NULL ? SIGS_F_HAVE : 0;
-        m.hashes = hashes != NULL ? hashes[0].b : NULL;
-        if ((r = msg_sigs_encode(out, &m)) != 0)
-            return r;
-        first += m.count;
-        count -= m.count;
-        if (hashes != NULL)
-            hashes += m.count;
-    }
-    return 0;
-}
-
-static void
-rfile_sign(struct rfile *f, uint64_t first, uint64_t count, int have)
-{
-    uint64_t i;
-
-    for (i = first; i < first + count; i++)
-        f->bits[i] |= B_SIGNED | (have ? B_HAVE : 0);
-    f->nsigned += count;
-}
-
-/* The blocks the journal does not claim: needed at once. */
-static int
-rfile_sign_gaps(struct rfile *f, struct buf *out)
-{
-    uint64_t next = 0, k;
-    int r;
-
-    for (k = 0; k <= f->claim.n; k++) {
-        uint64_t end = k < f->claim.n ? f->claim.index[k] : f->nblocks;
-
-        if (end > next) {
-            if ((r = sigs_emit(out, f->id, next, end - next, NULL)) != 0)
-                return r;
-            rfile_sign(f, next, end - next, 0);
-        }
-        next = end + 1;
-    }
-    return 0;
-}
-
-/* The kept partial cannot be read back: ask for the rest of what it
- * claims (so the sender can end the file), and fail the file. */
-static int
-rfile_verify_failed(struct incoming *in, struct rfile *f, struct buf *out,
-    int err)
-{
-    uint64_t k;
-    int r;
-
-    if ((r = rfile_error(in, f, err)) != 0)
-        return r;
-    for (k = f->verified; k < f->claim.n; k++) {
-        if ((r = sigs_emit(out, f->id, f->claim.index[k], 1, NULL)) != 0)
-            return r;
-        rfile_sign(f, f->claim.index[k], 1, 0);
-    }
-    f->verified = f->claim.n;
-    return 0;
-}
-
-/* Reads back claimed blocks of f, up to *budget bytes, and says which
- * are held (HAVE, with the hash read) and which not (NEED). */
-static int
-rfile_verify(struct incoming *in, struct rfile *f, struct buf *out,
-    uint64_t *budget)
-{
-    struct partial_claim *c = &f->claim;
-    int r;
-
-    if (in->scratch == NULL &&
-        (in->scratch = xmalloc(in->block_size)) == NULL)
-        return FERRY_ERR_NOMEM;
-    while (f->verified < c->n && *budget > 0) {
-        uint64_t k = f->verified, start = k;
-        struct hash128 h;
-        int good = 0;
-
-        /* A run of consecutive blocks that read back alike. */
-        for (; k < c->n && *budget > 0; k++) {
-            uint64_t len = rfile_block_len(in, f, c->index[k]);
-            int ok;
-
-            if (k > start && c->index[k] != c->index[k - 1] + 1)
-                break;
-            if ((r = partial_read_block(f->pt, c->index[k], (size_t)len,
-                in->scratch, &h)) != 0)
-                return rfile_verify_failed(in, f, out, r);
-            ok = hash_equal(&h, &c->hash[k]);
-            if (k == start)
-                good = ok;
-            else if (ok != good)
-                break;
-            *budget -= len < *budget ? len : *budget;
-        }
-        if ((r = sigs_emit(out, f->id, c->index[start], k - start,
-            good ? &c->hash[start] : NULL)) != 0)
-            return r;
-        rfile_sign(f, c->index[start], k - start, good);
-        f->verified = k;
-    }
-    return 0;
-}
-
-static void
-vqueue_push(struct incoming *in, struct rfile *f)
-{
-    f->vnext = NULL;
-    if (in->vtail != NULL)
-        in->vtail->vnext = f;
-    else
-        in->vhead = f;
-    in->vtail = f;
-}
-
-/* What an earlier attempt or run left of this very version of the file:
- * kept when its journal claims anything. */
-static int
-rfile_resume(struct incoming *in, struct rfile *f, const char **warning)
-{
-    struct partial_id id = { f->path, f->size, f->mtime_sec, f->mtime_nsec,
-        f->mode, in->block_size };
-    int r, partfd;
-
-    if (!(in->x->caps & PROTO_CAP_RESUME) || f->size < PARTIAL_JOURNAL_MIN ||
-        !dest_find_state(in->d) || dest_part_dir(in->d, &partfd) != 0)
-        return 0;
-    if ((r = partial_probe(partfd, f->key, &id, &f->claim)) != 0)
-        return r;
-    if (f->claim.old_format)
-        *warning = "a partial file from an older ferry was found; "
-            "it is sent again";
-    if (f->claim.n == 0)
-        return 0;
-    if ((r = rfile_bits(in, f)) != 0 ||
-        partial_open(partfd, f->key, &id, &f->claim, &f->pt) != 0) {
-        /* Not usable after all: start afresh. */
-        partial_claim_free(&f->claim);
-        return r;
-    }
-    f->resume = 1;
-    return 0;
-}
-
 /* A key no other active file uses (the salt makes a clash a fluke, and
  * this makes it harmless). */
 static void
 rfile_key(struct incoming *in, struct rfile *f)
 {
     partial_key(dest_salt(in->d), f->path, f->key);
-    if (in_key_taken(in, f))
+    if (incoming_table_key_taken(in, f))
         snprintf(f->key, sizeof(f->key), "%08x%08x", f->id,
             (unsigned)in->nactive);
 }
@@ -734,44 +364,43 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     f->mtime_nsec = m->mtime_nsec;
     f->nblocks = m->size / in->block_size + (m->size % in->block_size != 0);
     rfile_key(in, f);
-    if ((r = in_wanted_mark(in, f->id)) != 0 || (r = in_insert(in, f)) != 0) {
+    if ((r = incoming_table_mark_wanted(in, f->id)) != 0 || (r = incoming_table_insert(in, f)) != 0) {
         rfile_free(in, f, PARTIAL_KEEP);
         return r;
     }
-    if ((r = rfile_resume(in, f, &warning)) != 0)
+    if ((r = incoming_verify_resume(in, f, &warning)) != 0 ||
+        (r = incoming_delta_open(in, f, path)) != 0)
         return r;
     memset(&rep, 0, sizeof(rep));
     rep.id = m->id;
     rep.action = REPLY_WANT;
-    rep.flags = f->resume ? REPLY_F_RESUME : 0;
+    rep.flags = (f->resume ? REPLY_F_RESUME : 0) |
+        (f->delta ? REPLY_F_DELTA : 0);
     rep.text.p = warning != NULL ? warning : "";
     rep.text.len = strlen(rep.text.p);
     if ((r = msg_reply_encode(out, &rep)) != 0)
         return r;
-    if (f->resume) {
-        if ((r = rfile_sign_gaps(f, out)) != 0)
-            return r;
-        vqueue_push(in, f);
-    }
+    if (f->resume && (r = incoming_verify_start(in, f, out)) != 0)
+        return r;
+    if (f->delta)
+        incoming_delta_start(in, f);
     return 0;
 }
 
-/* Looks up the file a data frame is for: NULL with *r = 0 for a late
- * duplicate of a finished file (ignore it). */
-static struct rfile *
-in_data_file(struct incoming *in, uint32_t id, int *r)
+struct rfile *
+incoming_data_file(struct incoming *in, uint32_t id, int *r)
 {
-    struct rfile *f = in_find(in, id);
+    struct rfile *f = incoming_table_find(in, id);
 
     *r = 0;
-    if (f == NULL && !in_was_wanted(in, id))
+    if (f == NULL && !incoming_table_was_wanted(in, id))
         *r = FERRY_ERR_PROTOCOL;
     return f;
 }
 
 /* Block index of f resolved with hash h. */
-static int
-rfile_resolve(struct incoming *in, struct rfile *f, uint64_t index,
+int
+incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
     const struct hash128 *h)
 {
     size_t before;
@@ -792,22 +421,48 @@ rfile_resolve(struct incoming *in, struct rfile *f, uint64_t index,
 }
 
 int
+incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
+    const uint8_t *data, uint32_t len, const struct hash128 *h,
+    struct buf *out)
+{
+    uint64_t off = index * in->block_size;
+    int r;
+
+    if ((r = incoming_resolve(in, f, index, h)) != 0)
+        return r;
+    f->counted += len;
+    xfer_add(&in->x->st.bytes_done, len);
+    if (f->failed != 0)
+        return rfile_complete(in, f, out);
+    if ((r = rfile_open(in, f)) != 0 ||
+        (data == NULL && f->resume && (r = partial_zero(f->pt, off,
+        len)) != 0) ||
+        (data != NULL && (r = fsx_pwrite_all(partial_fd(f->pt), data, len,
+        off)) != 0) ||
+        (r = partial_add(f->pt, index, h, data == NULL ? 0 : len)) != 0) {
+        if ((r = incoming_file_error(in, f, r)) != 0)
+            return r;
+    }
+    return rfile_complete(in, f, out);
+}
+
+int
 incoming_block(struct incoming *in, const struct msg_block *m,
     struct buf *out)
 {
     struct rfile *f;
     struct hash128 h;
     const uint8_t *data = m->data;
-    uint64_t index, len;
+    uint64_t index;
     int r, zero = (m->flags & BLOCK_F_ZERO) != 0;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     index = m->offset / in->block_size;
     if (m->offset % in->block_size != 0 || index >= f->nblocks ||
-        m->raw_len != rfile_block_len(in, f, index))
+        m->raw_len != incoming_block_len(in, f, index))
         return FERRY_ERR_PROTOCOL;
-    if ((r = rfile_bits(in, f)) != 0)
+    if ((r = incoming_track_blocks(in, f)) != 0)
         return r == FERRY_ERR_TOO_LARGE ? FERRY_ERR_PROTOCOL : r;
     /* With a resume, only what the receiver said is needed or held. */
     if (f->resume && !(f->bits[index] & B_SIGNED))
@@ -828,7 +483,7 @@ incoming_block(struct incoming *in, const struct msg_block *m,
             /* It cannot be written; the file fails, the block still
              * counts as settled so that the file can end. */
             f->failed = f->failed ? f->failed : FERRY_ERR_HASH_MISMATCH;
-            if ((r = rfile_resolve(in, f, index, &m->hash)) != 0)
+            if ((r = incoming_resolve(in, f, index, &m->hash)) != 0)
                 return r;
             return rfile_complete(in, f, out);
         }
@@ -841,29 +496,14 @@ incoming_block(struct incoming *in, const struct msg_block *m,
         hash_block(data, m->raw_len, &h);
     if (!hash_equal(&h, &m->hash) && f->failed == 0)
         f->failed = FERRY_ERR_HASH_MISMATCH;
-    if ((r = rfile_resolve(in, f, index, &h)) != 0)
-        return r;
-    len = m->raw_len;
-    f->counted += len;
-    xfer_add(&in->x->st.bytes_done, len);
     if (zero) {
-        f->n_sparse += len;
+        f->n_sparse += m->raw_len;
     } else {
-        f->n_literal += len;
-        xfer_add(&in->x->st.bytes_moved, len);
+        f->n_literal += m->raw_len;
+        xfer_add(&in->x->st.bytes_moved, m->raw_len);
     }
-    if (f->failed != 0)
-        return rfile_complete(in, f, out);
-    if ((r = rfile_open(in, f)) != 0 ||
-        (zero && f->resume && (r = partial_zero(f->pt, m->offset,
-        m->raw_len)) != 0) ||
-        (!zero && (r = fsx_pwrite_all(partial_fd(f->pt), data, m->raw_len,
-        m->offset)) != 0) ||
-        (r = partial_add(f->pt, index, &h, zero ? 0 : m->raw_len)) != 0) {
-        if ((r = rfile_error(in, f, r)) != 0)
-            return r;
-    }
-    return rfile_complete(in, f, out);
+    return incoming_settle_block(in, f, index, zero ? NULL : data,
+        m->raw_len, &h, out);
 }
 
 /* Finds the hash the journal recorded (and read-back confirmed) for a
@@ -894,7 +534,7 @@ incoming_match(struct incoming *in, const struct msg_match *m,
     uint64_t i, len;
     int r;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     if (!f->resume || m->first + m->count > f->nblocks)
         return FERRY_ERR_PROTOCOL;
@@ -903,9 +543,9 @@ incoming_match(struct incoming *in, const struct msg_match *m,
         if ((f->bits[i] & (B_HAVE | B_RESOLVED)) != B_HAVE ||
             (h = rfile_held_hash(f, i)) == NULL)
             return FERRY_ERR_PROTOCOL;
-        if ((r = rfile_resolve(in, f, i, h)) != 0)
+        if ((r = incoming_resolve(in, f, i, h)) != 0)
             return r;
-        len = rfile_block_len(in, f, i);
+        len = incoming_block_len(in, f, i);
         f->n_resumed += len;
         f->counted += len;
         xfer_add(&in->x->st.bytes_done, len);
@@ -921,7 +561,7 @@ incoming_file_end(struct incoming *in, const struct msg_file_end *m,
     struct rfile *f;
     int r;
 
-    if ((f = in_data_file(in, m->id, &r)) == NULL)
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     if (f->ended)
         return 0;  /* sent again after a stream was lost */
@@ -946,24 +586,18 @@ int
 incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
     int *more)
 {
-    uint64_t budget = INCOMING_VERIFY_BYTES;
     int r;
 
-    *more = 0;
-    while (verify && in->vhead != NULL && budget > 0 &&
-        buf_used(out) < (4u << 20)) {
-        struct rfile *f = in->vhead;
+    uint64_t budget = INCOMING_VERIFY_BYTES;
 
-        if ((r = rfile_verify(in, f, out, &budget)) != 0)
-            return r;
-        if (f->verified == f->claim.n || f->failed != 0) {
-            in->vhead = f->vnext;
-            if (in->vhead == NULL)
-                in->vtail = NULL;
-            f->vnext = NULL;
-        }
-    }
-    *more = verify && in->vhead != NULL;
+    *more = 0;
+    /* Bases first: the sender waits for all of a basis before it sends
+     * that file's blocks, while held blocks it can compare one run at a
+     * time. */
+    if (verify && ((r = incoming_delta_step(in, out, &budget)) != 0 ||
+        (r = incoming_verify_step(in, out, &budget)) != 0))
+        return r;
+    *more = verify && (in->vhead != NULL || in->shead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;

@@ -10,6 +10,12 @@
  * may still be in flight on other streams) and the file hash, computed
  * from the blocks as they were written or read back, is the sender's.
  *
+ * Delta: when the destination holds another version of a wanted file
+ * (the basis), the receiver says so in its WANT and signs the basis in
+ * the background (DELTA_SIGS, INCOMING_VERIFY_BYTES per step); blocks may
+ * then come as DELTA, built here from the basis and literal data, hashed
+ * and journaled like any block. The basis is only read.
+ *
  * Resume: a partial kept by an earlier attempt or run is never trusted as
  * it is. Blocks its journal does not claim are asked for at once (SIGS
  * NEED); claimed blocks are read back and hashed, INCOMING_VERIFY_BYTES
@@ -38,6 +44,17 @@
 #define INCOMING_MAX_BLOCKS (1ull << 26)
 #define INCOMING_MAX_PENDING (1u << 22)
 #define INCOMING_VERIFY_BYTES (64u << 20)
+/* --delta=auto uses a basis only for files (and bases) of at least this
+ * size: below it, sending the file costs less than a round trip of
+ * signatures and a read of the basis. */
+#define INCOMING_DELTA_AUTO_MIN (1u << 20)
+/* --basis auto looks at this many names beside a new file at most. */
+#define INCOMING_BASIS_SCAN 4096u
+/* A basis of more pieces is not offered (PLAN_MAX_DELTA_PIECES bounds a
+ * sender's table over all files); at 1 MiB pieces, 4 TiB. */
+#define INCOMING_MAX_DELTA_PIECES (1u << 22)
+/* Basis signatures in one DELTA_SIGS frame. */
+#define INCOMING_SIGS_PER_FRAME 4096u
 
 struct incoming;
 
@@ -69,6 +86,10 @@ void incoming_skipped(struct incoming *in, const char *path, uint64_t size);
 int incoming_block(struct incoming *in, const struct msg_block *m,
     struct buf *out) FERRY_WUR;
 int incoming_match(struct incoming *in, const struct msg_match *m,
+    struct buf *out) FERRY_WUR;
+/* DELTA: the block is built from the basis and the literal data; a COPY
+ * past what the receiver has signed so far is FERRY_ERR_PROTOCOL. */
+int incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct buf *out) FERRY_WUR;
 int incoming_file_end(struct incoming *in, const struct msg_file_end *m,
     struct buf *out) FERRY_WUR;

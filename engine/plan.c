@@ -1,4 +1,4 @@
-#include "plan.h"
+#include "plan_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,49 +11,6 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
-
-/* Per-entry progress. E_PRIOR: finished over an earlier connection, so
- * not offered again (directories are, for their final mode and mtime). */
-enum { E_NEW, E_OFFERED, E_WANTED, E_ENDED, E_ABORTED, E_FINISHED,
-    E_PRIOR };
-
-/* Per block, in the low bits; the stream that sent it above. */
-enum { B_UNKNOWN = 0, B_NEED, B_CHECK, B_SENT, B_MATCHED };
-#define B_STATE(b) ((b) & 7u)
-#define B_STREAM(b) ((unsigned)(b) >> 3)
-
-/* A wanted file while it is being sent. */
-struct pfile {
-    uint64_t nblocks, nresolved, nsigned;
-    uint8_t *bs;             /* per block (NULL for an empty file) */
-    struct hash_file *hf;    /* our block hashes, folded in order */
-    int fd;                  /* the source, shared by the streams */
-    int sparse;
-    int resume;              /* the receiver holds blocks: SIGS come */
-    int ready, ended;
-    int aborted;             /* why it was given up, or 0 */
-    int zst_misses;
-    uint64_t n_literal, n_sparse, n_resumed;
-    struct pfile *ready_next;
-};
-
-struct plan {
-    struct manifest mf;
-    struct xfer *x;
-    uint32_t block_size;
-    uint32_t flags;
-    uint8_t *est;            /* E_* per entry */
-    uint64_t *counted;       /* progress counted per entry */
-    struct pfile **files;    /* per entry, while wanted */
-    size_t next_entry;       /* next to offer */
-    size_t inflight;         /* offered and not finished */
-    struct plan_work *qhead, *qtail;
-    struct plan_work *cur[PROTO_MAX_STREAMS];   /* each stream's run */
-    atomic_uint lost;        /* streams lost, a bit each */
-    struct pfile *rhead, *rtail;
-    uint32_t *ready_ids;     /* ring: ids of ready files */
-    size_t rq_head, rq_len;
-};
 
 struct plan *
 plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
@@ -89,10 +46,11 @@ plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
 }
 
 static void
-pfile_free(struct pfile *f)
+pfile_free(struct plan *p, struct pfile *f)
 {
     if (f == NULL)
         return;
+    plan_delta_forget(p, f);
     if (f->fd >= 0)
         close(f->fd);
     hash_file_free(f->hf);
@@ -100,7 +58,7 @@ pfile_free(struct pfile *f)
     xfree(f);
 }
 
-static void
+void
 plan_work_free(struct plan_work *w)
 {
     if (w != NULL)
@@ -135,7 +93,7 @@ plan_free(struct plan *p)
         return;
     plan_clear_queue(p);
     for (i = 0; i < p->mf.n; i++)
-        pfile_free(p->files[i]);
+        pfile_free(p, p->files[i]);
     manifest_cleanup(&p->mf);
     xfree(p->est);
     xfree(p->counted);
@@ -152,7 +110,7 @@ plan_restart(struct plan *p)
     plan_clear_queue(p);
     p->rq_head = p->rq_len = 0;
     for (i = 0; i < p->mf.n; i++) {
-        pfile_free(p->files[i]);
+        pfile_free(p, p->files[i]);
         p->files[i] = NULL;
         if (p->est[i] == E_FINISHED || p->est[i] == E_PRIOR) {
             p->est[i] = E_PRIOR;
@@ -246,17 +204,17 @@ plan_finish(struct plan *p, uint32_t id)
 {
     p->est[id] = E_FINISHED;
     p->inflight--;
-    pfile_free(p->files[id]);
+    pfile_free(p, p->files[id]);
     p->files[id] = NULL;
 }
 
-/* Appends runs covering [first, first + count) of file id. */
-static int
+int
 plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
     uint64_t count, const uint8_t *theirs)
 {
     uint64_t per = PLAN_RUN_BYTES / p->block_size, n;
-    struct plan_work *w;
+    struct pfile *f = p->files[id];
+    struct plan_work *w, **head = &p->qhead, **tail = &p->qtail;
 
     if (per == 0)
         per = 1;
@@ -277,11 +235,16 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
             memcpy(w->theirs, theirs, n * HASH_LEN);
             theirs += n * HASH_LEN;
         }
-        if (p->qtail != NULL)
-            p->qtail->link = w;
+        if (kind == PW_SEND && f != NULL && f->delta &&
+            (f->dix == NULL || !delta_index_complete(f->dix))) {
+            head = &f->parked;
+            tail = &f->parked_tail;
+        }
+        if (*tail != NULL)
+            (*tail)->link = w;
         else
-            p->qhead = w;
-        p->qtail = w;
+            *head = w;
+        *tail = w;
         first += n;
         count -= n;
     }
@@ -303,7 +266,7 @@ plan_make_ready(struct plan *p, uint32_t id)
 /* REPLY WANT: the file is sent, all of it or, with RESUME, what SIGS
  * will say. */
 static int
-plan_want(struct plan *p, uint32_t id, int resume)
+plan_want(struct plan *p, uint32_t id, int resume, int delta)
 {
     struct mentry *e = &p->mf.v[id];
     struct pfile *f;
@@ -314,9 +277,10 @@ plan_want(struct plan *p, uint32_t id, int resume)
     f->fd = -1;
     f->nblocks = e->size / p->block_size + (e->size % p->block_size != 0);
     f->resume = resume;
+    f->delta = delta;
     if ((f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) ||
         (f->hf = hash_file_new(e->size, p->block_size)) == NULL) {
-        pfile_free(f);
+        pfile_free(p, f);
         return FERRY_ERR_NOMEM;
     }
     p->files[id] = f;
@@ -344,18 +308,22 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
         if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             plan_count(p, m->id, e->size);
-            xfer_file(p->x, e->rel, "skipped", e->size);
+            xfer_file(p->x, e->rel, "skipped", e->size, 0, 0);
         }
         plan_finish(p, m->id);
         return 0;
     case REPLY_WANT:
-        /* RESUME needs the capability and a block to describe. */
+        /* RESUME and DELTA need their capability and a block to
+         * describe. */
         if (e->kind != ENTRY_FILE || ((m->flags & REPLY_F_RESUME) &&
-            (!(p->x->caps & PROTO_CAP_RESUME) || e->size == 0)))
+            (!(p->x->caps & PROTO_CAP_RESUME) || e->size == 0)) ||
+            ((m->flags & REPLY_F_DELTA) &&
+            (!(p->x->caps & PROTO_CAP_DELTA) || e->size == 0)))
             return FERRY_ERR_PROTOCOL;
         if (text[0] != '\0')  /* the receiver's warning about this file */
             xfer_problem(p->x, SIDE_DEST, e->rel, 0, text);
-        return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0);
+        return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0,
+            (m->flags & REPLY_F_DELTA) != 0);
     default:
         xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
             text);
@@ -413,7 +381,9 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         xfer_add(&p->x->st.bytes_literal, f->n_literal);
         xfer_add(&p->x->st.bytes_sparse, f->n_sparse);
         xfer_add(&p->x->st.resumed_bytes, f->n_resumed);
-        xfer_file(p->x, e->rel, "sent", e->size);
+        xfer_add(&p->x->st.bytes_matched, f->n_matched);
+        xfer_file(p->x, e->rel, "sent", e->size, f->n_literal,
+            f->n_matched);
     }
     plan_finish(p, m->id);
     return 0;
@@ -536,6 +506,21 @@ plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
         f->n_sparse += len;
     else
         f->n_literal += len;
+}
+
+void
+plan_block_built(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, uint64_t copied)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return;
+    f->bs[index] = (uint8_t)(B_SENT | stream << 3);
+    if (!plan_resolved(p, id, index, h, len))
+        return;
+    f->n_matched += copied;
+    f->n_literal += len - copied;
 }
 
 void

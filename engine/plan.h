@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "../proto/msg.h"
+#include "delta_index.h"
 #include "manifest.h"
 #include "xfer.h"
 
@@ -95,11 +96,37 @@ void plan_run_done(struct plan *p, unsigned stream);
 /* What a stream did with block index of file id. */
 void plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, int zero);
+/* Sent as DELTA: copied of its len bytes came from the basis. */
+void plan_block_built(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, uint64_t copied);
 void plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
     const struct hash128 *h, uint64_t len);
 /* A held block that differs here: it goes back in the queue to be sent. */
 int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
     FERRY_WUR;
+
+/*
+ * Delta: DELTA_SIGS (stream 0) describe the receiver's basis of a file it
+ * wanted with REPLY_F_DELTA, in order and each piece once; the file's
+ * runs to send wait until the last one came. FERRY_ERR_PROTOCOL for
+ * signatures of a file not wanted so, out of order, or past
+ * PLAN_MAX_DELTA_PIECES held over all files.
+ */
+#define PLAN_MAX_DELTA_PIECES (1ull << 23)
+int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
+    FERRY_WUR;
+/* The basis of file id, described in full or in part (a file's runs wait
+ * until the pieces around them are described), or NULL: send its blocks
+ * whole (also when, without OPEN_F_DELTA_ALWAYS, the first
+ * PLAN_DELTA_TRIES blocks searched found nothing in it). */
+#define PLAN_DELTA_TRIES 16
+const struct delta_index *plan_file_basis(struct plan *p, uint32_t id);
+/* A block of file id was searched: copied bytes were found. */
+void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
+/* Blocks [first, first + count) of file id need the whole basis: they
+ * wait for it. */
+int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
+    uint64_t count) FERRY_WUR;
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

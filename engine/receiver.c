@@ -271,9 +271,14 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
     struct msg_block b;
     struct msg_match m;
     struct msg_file_end e;
+    struct msg_delta d;
     int r;
 
     switch (f->type) {
+    case MSG_DELTA:
+        if ((r = msg_delta_decode(f->payload, f->len, &d)) != 0)
+            return r;
+        return incoming_delta(rc->in, &d, out);
     case MSG_BLOCK:
         if ((r = msg_block_decode(f->payload, f->len, &b)) != 0)
             return r;
@@ -298,7 +303,7 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
     if (f->type == MSG_ERROR)
         return xfer_peer_error(rc->x, f->payload, f->len);
     if (f->type == MSG_BLOCK || f->type == MSG_MATCH ||
-        f->type == MSG_FILE_END)
+        f->type == MSG_DELTA || f->type == MSG_FILE_END)
         return rc->state == RCV_RUN ? receiver_on_data(rc, f, st->out) :
             FERRY_ERR_PROTOCOL;
     if (rc->stream != 0)

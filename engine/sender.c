@@ -13,6 +13,7 @@
 #include "../common/zst.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "delta_match.h"
 
 enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
     SND_DONE };
@@ -29,6 +30,15 @@ struct sender {
     size_t notices_sent;
     uint8_t *scratch;       /* a block: compression, comparisons */
     struct zst *zst;        /* with OPEN_F_COMPRESS */
+    /* Delta: the file around the block being matched, the ops found,
+     * and where the last block's search left off. */
+    uint8_t *window;
+    size_t window_cap;
+    uint32_t window_id;       /* the window holds [window_lo, window_hi) */
+    uint64_t window_lo, window_hi;  /* of this file */
+    struct delta_result *ops;
+    struct delta_carry carry;
+    int deferred;             /* the last block waits for the basis */
 };
 
 struct sender *
@@ -59,6 +69,8 @@ sender_free(struct sender *s)
         return;
     xfree(s->scratch);
     zst_free(s->zst);
+    xfree(s->window);
+    xfree(s->ops);
     xfree(s);
 }
 
@@ -89,6 +101,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
 {
     struct msg_reply rep;
     struct msg_sigs sigs;
+    struct msg_delta_sigs dsigs;
     struct msg_file_done done;
     struct msg_summary sum;
     int r;
@@ -123,6 +136,13 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
             return r;
         st->poke = 1;
         return plan_on_sigs(s->p, &sigs);
+    case MSG_DELTA_SIGS:
+        if (s->state != SND_RUN)
+            goto bad;
+        if ((r = msg_delta_sigs_decode(f->payload, f->len, &dsigs)) != 0)
+            return r;
+        st->poke = 1;  /* the file's runs may be free to go */
+        return plan_on_delta_sigs(s->p, &dsigs);
     case MSG_SUMMARY:
         if (s->state != SND_WAIT_SUMMARY)
             goto bad;
@@ -274,9 +294,9 @@ sender_block_len(struct sender *s, uint32_t id, uint64_t index)
     return size - off < bs ? size - off : bs;
 }
 
-/* Sends block index of file id. */
+/* Sends block index of file id as it is. */
 static int
-sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
+sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
     struct buf *out)
 {
     uint64_t off = index * plan_block_size(s->p);
@@ -320,7 +340,106 @@ sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     return 0;
 }
 
-/* Hashes block index of our file, as sender_send_block would send it. */
+/* A DELTA frame is worth sending: some bytes come from the basis, and
+ * the ops and literal data fit a frame. */
+static int
+sender_delta_pays(const struct delta_result *res, uint64_t len)
+{
+    uint64_t literal = len - res->copied;
+
+    return res->copied > 0 && !res->overflow &&
+        literal + res->nops * 13 + 64 <= PROTO_MAX_BLOCK;
+}
+
+/*
+ * Sends block index of file id as a DELTA against the receiver's basis
+ * ix, or as a BLOCK when no part of it is found there (or it is zeros,
+ * which a BLOCK says in one flag).
+ */
+static int
+sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
+    uint32_t id, uint64_t index, struct buf *out)
+{
+    uint64_t size = plan_manifest(s->p)->v[id].size, lo, hi;
+    uint64_t a = index * plan_block_size(s->p);
+    size_t len = (size_t)sender_block_len(s, id, index), got, keep;
+    const uint8_t *block;
+    struct msg_delta m;
+    int r;
+
+    delta_match_window(ix, size, id, index, a, a + len, &s->carry, &lo,
+        &hi);
+    if (hi - lo > s->window_cap) {
+        xfree(s->window);
+        s->window_cap = 0;
+        s->window_hi = s->window_lo = 0;
+        if ((s->window = xmalloc((size_t)(hi - lo))) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->window_cap = (size_t)(hi - lo);
+    }
+    if (s->ops == NULL && (s->ops = xmalloc(sizeof(*s->ops))) == NULL)
+        return FERRY_ERR_NOMEM;
+    /* The next block of a run: what the last window read past its block
+     * is kept, so each byte is read once, not once more per piece of
+     * look-ahead. */
+    keep = 0;
+    if (s->window_id == id && lo >= s->window_lo && lo < s->window_hi) {
+        keep = (size_t)((s->window_hi < hi ? s->window_hi : hi) - lo);
+        memmove(s->window, s->window + (lo - s->window_lo), keep);
+    }
+    s->window_hi = s->window_lo = 0;
+    if (hi - lo > keep && ((r = fsx_pread_full(fd, s->window + keep,
+        (size_t)(hi - lo) - keep, lo + keep, &got)) != 0 ||
+        got != hi - lo - keep)) {
+        plan_file_abort(s->p, id, r != 0 ? r : FERRY_ERR_CHANGED);
+        return 0;
+    }
+    s->window_id = id;
+    s->window_lo = lo;
+    s->window_hi = hi;
+    block = s->window + (a - lo);
+    if (hash_is_zero(block, len)) {
+        s->carry.valid = 0;
+        return sender_send_whole(s, fd, id, index, out);
+    }
+    delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
+        &s->carry, s->ops);
+    if (s->ops->incomplete) {
+        s->deferred = 1;  /* sender_run puts the rest of its run aside */
+        return 0;
+    }
+    plan_delta_found(s->p, id, s->ops->copied);
+    if (!sender_delta_pays(s->ops, len))
+        return sender_send_whole(s, fd, id, index, out);
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.offset = a;
+    m.raw_len = (uint32_t)len;
+    hash_block(block, len, &m.hash);
+    if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
+        return r;
+    xfer_add(&s->x->st.bytes_moved, len - s->ops->copied);
+    plan_block_built(s->p, id, index, s->stream, &m.hash, len,
+        s->ops->copied);
+    return 0;
+}
+
+/* Sends block index of file id: against the receiver's basis when it
+ * described one, else whole. */
+static int
+sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
+    struct buf *out)
+{
+    const struct delta_index *ix = plan_file_basis(s->p, id);
+    uint64_t off = index * plan_block_size(s->p);
+
+    if (ix == NULL || (plan_file_sparse(s->p, id) &&
+        sender_in_hole(fd, off, sender_block_len(s, id, index))))
+        return sender_send_whole(s, fd, id, index, out);
+    return sender_send_delta(s, ix, fd, id, index, out);
+}
+
+/* Hashes block index of our file, as sender_send_whole would send it. */
 static int
 sender_hash_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     struct hash128 *h)
@@ -400,6 +519,14 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
             r = sender_check_block(s, w, fd, out);
         else
             r = sender_send_block(s, fd, w->id, w->next++, out);
+        if (r == 0 && s->deferred) {
+            /* The rest of the run, this block included, waits for the
+             * whole basis rather than being read again block by block. */
+            s->deferred = 0;
+            r = plan_delta_defer(s->p, w->id, w->next - 1,
+                w->first + w->count - (w->next - 1));
+            w->next = w->first + w->count;
+        }
         if (r != 0)
             return r;
     }

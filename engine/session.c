@@ -14,7 +14,7 @@
 #include "sender.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS)
+    PROTO_CAP_STREAMS | PROTO_CAP_DELTA)
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
@@ -267,6 +267,28 @@ session_agent_state(struct session *s, const struct msg_open *o,
     return r;
 }
 
+/* --basis FILE of a push: the OPEN's second path, relative to the
+ * destination (the destination refuses anything else). */
+static int
+session_basis(struct session *s, const struct msg_open *o, size_t *pos,
+    struct dest *d)
+{
+    char name[PROTO_MAX_PATH + 1];
+    struct msg_str p;
+    int r;
+
+    /* The decoder made sure that OPEN has this second path. */
+    if ((r = msg_open_path(o, pos, &p)) != 0)
+        return r;
+    memcpy(name, p.p, p.len);
+    name[p.len] = '\0';
+    if ((r = dest_set_basis(d, name)) != 0)
+        return xfer_fail(s->x, r, "--basis %s: %s", name,
+            r == FERRY_ERR_BAD_PATH ? "not a path beneath the destination" :
+            ferry_strerror(r));
+    return 0;
+}
+
 /* The role of stream 0 of a transfer the agent opened, and what the
  * streams will share. */
 static int
@@ -293,6 +315,9 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
             return r;
         sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
         xfree(path);
+        if (sh->dest != NULL && (o->flags & OPEN_F_BASIS_FILE) &&
+            (r = session_basis(s, o, &pos, sh->dest)) != 0)
+            return r;
         if (sh->dest == NULL ||
             (sh->in = incoming_new(sh->dest, o->block_size, s->x)) == NULL ||
             (s->own_receiver = receiver_new(sh->dest, sh->in, 0, o->flags,

@@ -8,10 +8,10 @@
 
 void
 xfer_file(struct xfer *x, const char *path, const char *action,
-    uint64_t bytes)
+    uint64_t bytes, uint64_t literal, uint64_t matched)
 {
     if (x->ev.file != NULL)
-        x->ev.file(x->ev.ctx, path, action, bytes);
+        x->ev.file(x->ev.ctx, path, action, bytes, literal, matched);
 }
 
 void

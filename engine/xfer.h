@@ -53,9 +53,11 @@ struct xfer_stats {
 };
 
 struct xfer_events {
-    /* A file finished: action is "sent" or "skipped". */
+    /* A file finished: action is "sent" or "skipped". Of a file sent,
+     * literal bytes crossed the wire as data and matched ones were
+     * built from a file the destination had (delta). */
     void (*file)(void *ctx, const char *path, const char *action,
-        uint64_t bytes);
+        uint64_t bytes, uint64_t literal, uint64_t matched);
     /* A per-file or scan problem; code 0 is a warning. */
     void (*problem)(void *ctx, enum xfer_side side, const char *path,
         int code, const char *text);
@@ -103,7 +105,7 @@ int xfer_fail(struct xfer *x, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 void xfer_file(struct xfer *x, const char *path, const char *action,
-    uint64_t bytes);
+    uint64_t bytes, uint64_t literal, uint64_t matched);
 /* Counts a failure (code != 0) on side and reports it. */
 void xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
     int code, const char *text);

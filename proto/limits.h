@@ -32,6 +32,10 @@
 #define PROTO_TRANSFER_ID_LEN 16u
 /* Block hashes in one SIGS frame, blocks in one MATCH. */
 #define PROTO_MAX_SIGS 65536u
+/* Delta: the smallest signature piece, and the most ops in one DELTA
+ * (the sender sends a block that needs more as BLOCK). */
+#define PROTO_MIN_SIG_BLOCK (4u << 10)
+#define PROTO_MAX_DELTA_OPS 4096u
 /* Connections of one transfer (stream 0 opens it, the others JOIN). */
 #define PROTO_MAX_STREAMS 32u
 

@@ -14,7 +14,7 @@ msg_type_name(uint8_t type)
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK" };
+        "JOIN_OK", "DELTA_SIGS", "DELTA" };
 
     return type <= MSG_TYPE_MAX ? names[type] : "?";
 }
@@ -211,7 +211,11 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         goto fail;
     if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN ||
         (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
-        (m->op != OPEN_PULL && m->npaths != 1)) {
+        (m->flags & (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER)) ==
+        (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
+        ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH) ||
+        (m->op != OPEN_PULL &&
+        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0))) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

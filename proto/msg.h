@@ -38,7 +38,9 @@ enum msg_type {
     MSG_MATCH = 17,
     MSG_JOIN = 18,
     MSG_JOIN_OK = 19,
-    MSG_TYPE_MAX = 19
+    MSG_DELTA_SIGS = 20,
+    MSG_DELTA = 21,
+    MSG_TYPE_MAX = 21
 };
 
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
@@ -48,7 +50,7 @@ const char *msg_type_name(uint8_t type);
  * the intersection of both sides' bits. */
 #define PROTO_CAP_SPARSE (1u << 0)   /* ZERO blocks */
 #define PROTO_CAP_RESUME (1u << 1)   /* REPLY_F_RESUME, SIGS, MATCH */
-#define PROTO_CAP_DELTA (1u << 2)    /* reserved */
+#define PROTO_CAP_DELTA (1u << 2)    /* REPLY_F_DELTA, DELTA_SIGS, DELTA */
 #define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
@@ -81,7 +83,20 @@ enum msg_open_op {
                                       with a trailing '/' */
 #define OPEN_F_COMPRESS (1u << 2)  /* the sender compresses blocks that
                                       shrink (with PROTO_CAP_ZSTD) */
-#define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS)
+/* --delta: by default (neither flag) the receiver uses delta where it
+ * pays (docs/DESIGN.md, "Delta"); ALWAYS wherever it has a basis, NEVER
+ * not at all. Both together are refused. */
+#define OPEN_F_DELTA_ALWAYS (1u << 3)
+#define OPEN_F_DELTA_NEVER (1u << 4)
+/* --basis auto: a file new to the destination may be built from the most
+ * similar file beside it. */
+#define OPEN_F_BASIS_AUTO (1u << 5)
+/* --basis FILE, with PUSH only: paths[1] names the basis of files new to
+ * the destination, relative to the destination directory. */
+#define OPEN_F_BASIS_FILE (1u << 6)
+#define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
+    OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
+    OPEN_F_BASIS_FILE)
 
 struct msg_open {
     uint8_t op;
@@ -140,7 +155,11 @@ enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
  * run; SIGS frames for it follow on the same stream, saying of every block
  * exactly once whether it is held (with its hash) or needed. */
 #define REPLY_F_RESUME (1u << 0)
-#define REPLY_F_KNOWN REPLY_F_RESUME
+/* WANT: the receiver holds another version of this file (a basis);
+ * DELTA_SIGS describing it follow on the same stream, and the sender may
+ * send blocks as DELTA (with PROTO_CAP_DELTA). */
+#define REPLY_F_DELTA (1u << 1)
+#define REPLY_F_KNOWN (REPLY_F_RESUME | REPLY_F_DELTA)
 
 struct msg_reply {
     uint32_t id;
@@ -174,6 +193,52 @@ struct msg_match {
     uint32_t id;
     uint64_t first;
     uint32_t count;  /* 1..PROTO_MAX_SIGS */
+};
+
+/*
+ * DELTA_SIGS: signatures of sigs first..first+count-1 of the receiver's
+ * basis, cut into sig_block pieces (the last one shorter). Each is a u32
+ * weak rolling checksum (common/rollsum.h) and the XXH3-128 of the piece:
+ * count x 20 bytes follow. basis_size and sig_block are the same in every
+ * frame of a file; frames come in order and describe every piece once.
+ */
+#define DELTA_SIG_LEN (4 + HASH_LEN)
+
+struct msg_delta_sigs {
+    uint32_t id;
+    uint64_t basis_size;     /* 1..INT64_MAX */
+    uint32_t sig_block;      /* power of two, PROTO_MIN_SIG_BLOCK..MAX_BLOCK */
+    uint64_t first;
+    uint32_t count;          /* 1..PROTO_MAX_SIGS, within the basis */
+    const uint8_t *sigs;     /* count x DELTA_SIG_LEN bytes, borrowed */
+};
+
+/* Pieces of the basis a size and sig_block make. */
+uint64_t msg_delta_nsigs(uint64_t basis_size, uint32_t sig_block);
+
+/*
+ * DELTA: block offset of a wanted file (raw_len bytes, as for BLOCK) made
+ * of ops in order: COPY len bytes of the basis from `from`, or LITERAL len
+ * bytes that follow. hash is of the whole block, as for BLOCK.
+ */
+enum msg_delta_op_kind { DELTA_OP_COPY = 1, DELTA_OP_LITERAL = 2 };
+
+struct msg_delta_op {
+    uint8_t kind;
+    uint32_t len;            /* >= 1 */
+    uint64_t from;           /* COPY: basis offset */
+    const uint8_t *data;     /* LITERAL: len bytes (borrowed) */
+};
+
+struct msg_delta {
+    uint32_t id;
+    uint64_t offset;
+    uint32_t raw_len;        /* 1..PROTO_MAX_BLOCK, the sum of op lens */
+    struct hash128 hash;
+    uint16_t nops;           /* 1..PROTO_MAX_DELTA_OPS */
+    /* Decoded: where the ops start; iterate with msg_delta_op_next. */
+    const uint8_t *ops_raw;
+    size_t ops_len;
 };
 
 #define BLOCK_F_ZERO (1u << 0)  /* all zero bytes; no data follows */
@@ -257,6 +322,11 @@ int msg_sigs_encode(struct buf *b, const struct msg_sigs *m) FERRY_WUR;
 int msg_match_encode(struct buf *b, const struct msg_match *m) FERRY_WUR;
 int msg_join_encode(struct buf *b, const struct msg_join *m) FERRY_WUR;
 int msg_join_ok_encode(struct buf *b) FERRY_WUR;
+int msg_delta_sigs_encode(struct buf *b, const struct msg_delta_sigs *m)
+    FERRY_WUR;
+/* m's nops, ops_raw and ops_len are ignored: the ops are ops[0..nops). */
+int msg_delta_encode(struct buf *b, const struct msg_delta *m,
+    const struct msg_delta_op *ops, size_t nops) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -306,6 +376,19 @@ int msg_match_decode(const uint8_t *p, size_t n, struct msg_match *m)
 int msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     FERRY_WUR;
 int msg_join_ok_decode(const uint8_t *p, size_t n) FERRY_WUR;
+int msg_delta_sigs_decode(const uint8_t *p, size_t n,
+    struct msg_delta_sigs *m) FERRY_WUR;
+/* Checks every op (kinds, lens adding up to raw_len, COPY ranges that do
+ * not wrap) before it returns. */
+int msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)
+    FERRY_WUR;
+
+/*
+ * Iterates the ops of a decoded DELTA: *pos starts at 0; each call yields
+ * the next op. Returns 0, or FERRY_ERR_SHORT after the last one.
+ */
+int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
+    struct msg_delta_op *op) FERRY_WUR;
 
 /*
  * Iterates the paths of a decoded OPEN: *pos starts at 0; each call yields

@@ -26,7 +26,7 @@ set -eu
 # What ferry can do today; flip these as features land. Delta and resume
 # rows still run when "no" (ferry then re-sends whole files) and say so in
 # their notes; the "ferry -z" row is listed as not run.
-FEATURE_DELTA=no      # rsync-style block matching of changed files
+FEATURE_DELTA=yes     # rsync-style block matching of changed files
 FEATURE_RESUME=yes    # a killed transfer continues from .ferry/part
 FEATURE_COMPRESS=yes  # ferry -z: zstd on the wire for compressible data
 

@@ -37,6 +37,8 @@ union fuzz_msg {
     struct msg_sigs sigs;
     struct msg_match match;
     struct msg_join join;
+    struct msg_delta_sigs delta_sigs;
+    struct msg_delta delta;
 };
 
 /*
@@ -84,9 +86,9 @@ FUZZ_WRAP(join)
 
 #undef FUZZ_WRAP
 
-/* 1 if (q, len) lies inside the payload (p, n). Compared as integers:
- * a stray pointer would make a pointer comparison undefined. */
-static int
+/* Compared as integers: a stray pointer would make a pointer comparison
+ * undefined. */
+int
 fuzz_inside(const void *q, size_t len, const uint8_t *p, size_t n)
 {
     uintptr_t a = (uintptr_t)q, lo = (uintptr_t)p;
@@ -133,11 +135,16 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
         return "OPEN: op out of range";
     if ((m->flags & ~OPEN_F_KNOWN) != 0)
         return "OPEN: unknown flags";
+    if ((m->flags & OPEN_F_DELTA_ALWAYS) && (m->flags & OPEN_F_DELTA_NEVER))
+        return "OPEN: --delta always and never";
     if (!fuzz_block_size_ok(m->block_size))
         return "OPEN: block size";
     if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
-        (m->op != OPEN_PULL && m->npaths != 1))
+        (m->op != OPEN_PULL &&
+        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0)))
         return "OPEN: path count";
+    if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
+        return "OPEN: --basis FILE without a push";
     if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
         !fuzz_inside(m->paths_raw, m->paths_len, p, n))
         return "OPEN: path list";
@@ -447,6 +454,11 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_JOIN] = FUZZ_TYPE(join, fuzz_join_check),
     [MSG_JOIN_OK] = { 0, fuzz_join_ok_decode, fuzz_no_check,
         fuzz_join_ok_encode },
+    [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),
+        fuzz_delta_sigs_decode, fuzz_delta_sigs_check,
+        fuzz_delta_sigs_encode },
+    [MSG_DELTA] = { sizeof(struct msg_delta), fuzz_delta_decode,
+        fuzz_delta_check, fuzz_delta_encode },
 };
 
 #undef FUZZ_TYPE
@@ -588,6 +600,13 @@ fuzz_msg_one(const uint8_t *p, size_t n)
 {
     if (n > 0)
         fuzz_check_payload(p[0], p + 1, n - 1);
+    return 0;
+}
+
+int
+fuzz_msg_typed(uint8_t type, const uint8_t *p, size_t n)
+{
+    fuzz_check_payload(type, p, n);
     return 0;
 }
 
@@ -786,6 +805,7 @@ const struct fuzz_target fuzz_targets[] = {
     { "msg", fuzz_msg_one },
     { "journal", fuzz_journal_one },
     { "tar", fuzz_tar_one },
+    { "delta", fuzz_delta_one },
     { NULL, NULL },
 };
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../common/buf.h"
+
 #include "../../common/err.h"
 
 /* The libFuzzer entry point: each fuzz_<target>.c defines it, and
@@ -45,6 +47,21 @@ const char *fuzz_decode(uint8_t type, const uint8_t *p, size_t n, int *rc);
  */
 int fuzz_frame_one(const uint8_t *p, size_t n);
 int fuzz_msg_one(const uint8_t *p, size_t n);
+/* fuzz_msg_one's checks of a payload of the given type. */
+int fuzz_msg_typed(uint8_t type, const uint8_t *p, size_t n);
+
+/* The delta messages (fuzz_deltamsg.c): wrappers and invariants for the
+ * table of fuzz_common.c, and the delta target's body (the first byte
+ * picks DELTA_SIGS or DELTA, the rest is the payload). */
+int fuzz_delta_sigs_decode(const uint8_t *p, size_t n, void *m);
+int fuzz_delta_sigs_encode(struct buf *b, const void *m);
+const char *fuzz_delta_sigs_check(const void *m, const uint8_t *p, size_t n);
+int fuzz_delta_decode(const uint8_t *p, size_t n, void *m);
+int fuzz_delta_encode(struct buf *b, const void *m);
+const char *fuzz_delta_check(const void *m, const uint8_t *p, size_t n);
+int fuzz_delta_one(const uint8_t *p, size_t n);
+/* 1 if (q, len) lies inside the payload (p, n). */
+int fuzz_inside(const void *q, size_t len, const uint8_t *p, size_t n);
 
 /*
  * Checks what proto/journal.h promises for (p, n) as a whole resume

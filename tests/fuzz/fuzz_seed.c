@@ -51,6 +51,7 @@ static const struct msg_hello seed_hello[] = {
 static const char *const seed_push_paths[] = { "backup/dest" };
 static const char *const seed_pull_paths[] = { "src", "a/b c", "/abs/p" };
 static const char *const seed_long_paths[] = { seed_long, "~/x" };
+static const char *const seed_basis_paths[] = { "ckpts/", "step-1000.pt" };
 
 static const struct {
     struct msg_open m;
@@ -61,12 +62,15 @@ static const struct {
         .transfer_id = "0123456789abcdef", .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_PULL, .flags = OPEN_F_CHECKSUM,
         .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
-    { { .op = OPEN_PULL, .flags = OPEN_F_KNOWN,
+    { { .op = OPEN_PULL,
+        .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_CLEAN, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_BASIS_FILE | OPEN_F_DEST_DIR,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 }, seed_basis_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {
@@ -176,6 +180,33 @@ static const struct msg_match seed_match[] = {
     { .id = 2, .first = 1u << 20, .count = PROTO_MAX_SIGS },
 };
 
+static const uint8_t seed_delta_sig_bytes[3 * DELTA_SIG_LEN] = {
+    0x12, 0x34, 0x56, 0x78, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 0xff, 0xff, 0xff, 0xff,
+};
+
+static const struct msg_delta_sigs seed_delta_sigs[] = {
+    { .id = 1, .basis_size = 3 * 4096 + 1, .sig_block = PROTO_MIN_SIG_BLOCK,
+      .first = 1, .count = 3, .sigs = seed_delta_sig_bytes },
+    { .id = UINT32_MAX, .basis_size = INT64_MAX,
+      .sig_block = PROTO_MAX_BLOCK, .first = 0, .count = 2,
+      .sigs = seed_delta_sig_bytes },
+};
+
+static const struct msg_delta_op seed_delta_ops[] = {
+    { .kind = DELTA_OP_LITERAL, .len = 5, .data = (const uint8_t *)"hello" },
+    { .kind = DELTA_OP_COPY, .len = 4096, .from = 8192 },
+    { .kind = DELTA_OP_COPY, .len = 1, .from = INT64_MAX - 1 },
+};
+
+static const struct {
+    struct msg_delta m;
+    size_t first, nops;
+} seed_delta[] = {
+    { { .id = 1, .offset = 0, .raw_len = 4101, .hash = SEED_HASH }, 0, 2 },
+    { { .id = 2, .offset = 1u << 20, .raw_len = 1 }, 2, 1 },
+};
+
 static const struct msg_join seed_join[] = {
     { .transfer_id = { 1, 2, 3 }, .stream = 1 },
     { .transfer_id = { 0xff }, .stream = PROTO_MAX_STREAMS - 1 },
@@ -204,6 +235,8 @@ fuzz_seed_count(uint8_t type)
     case MSG_MATCH: return SEED_COUNT(seed_match);
     case MSG_JOIN: return SEED_COUNT(seed_join);
     case MSG_JOIN_OK: return 1;
+    case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
+    case MSG_DELTA: return SEED_COUNT(seed_delta);
     default: return 0;
     }
 }
@@ -235,6 +268,10 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_MATCH: return msg_match_encode(b, &seed_match[i]);
     case MSG_JOIN: return msg_join_encode(b, &seed_join[i]);
     case MSG_JOIN_OK: return msg_join_ok_encode(b);
+    case MSG_DELTA_SIGS: return msg_delta_sigs_encode(b, &seed_delta_sigs[i]);
+    case MSG_DELTA:
+        return msg_delta_encode(b, &seed_delta[i].m,
+            &seed_delta_ops[seed_delta[i].first], seed_delta[i].nops);
     default: return FERRY_ERR_USAGE;
     }
 }

@@ -10,4 +10,5 @@
 #include "../fuzz/fuzz_archive.c"
 #include "../fuzz/fuzz_client.c"
 #include "../fuzz/fuzz_common.c"
+#include "../fuzz/fuzz_deltamsg.c"
 #include "../fuzz/fuzz_seed.c"

@@ -181,6 +181,12 @@
     X(receiver_max_files) \
     X(receiver_max_pending) \
     X(receiver_torture) \
+    /* test_rollsum.c */ \
+    X(rollsum_definition) \
+    /* test_delta_rules.c */ \
+    X(delta_receiver) \
+    X(delta_sender) \
+    X(delta_basis_file) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \

@@ -288,6 +288,56 @@ rt_encode_block(struct rt *rt, const struct rt_frame *fr, uint64_t k,
     CHECK_OK(msg_block_encode(b, &m));
 }
 
+/* DELTA_SIGS of pieces nobody has, and DELTA: block a of the file as one
+ * COPY of the basis from b, with the hash of the model's block. */
+static void
+rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
+{
+    struct rt_file *f = rt_file(rt, fr->id), unknown;
+    struct msg_delta_sigs ds;
+    struct msg_delta_op op;
+    struct msg_delta m;
+    uint8_t *buf;
+
+    if (fr->type == MSG_DELTA_SIGS) {
+        memset(&ds, 0, sizeof(ds));
+        ds.id = fr->id;
+        ds.basis_size = (uint64_t)fr->flags << 10;
+        ds.sig_block = PROTO_MIN_SIG_BLOCK;
+        ds.first = fr->a;
+        ds.count = (uint32_t)fr->b;
+        buf = check_alloc(fr->b * DELTA_SIG_LEN + 1);
+        memset(buf, 0, fr->b * DELTA_SIG_LEN);
+        ds.sigs = buf;
+        CHECK_OK(msg_delta_sigs_encode(b, &ds));
+        free(buf);
+        return;
+    }
+    if (f == NULL) {
+        /* A DELTA for a file the script never offered. */
+        memset(&unknown, 0, sizeof(unknown));
+        snprintf(unknown.path, sizeof(unknown.path), "?");
+        unknown.size = (uint64_t)1 << 40;
+        f = &unknown;
+    }
+    buf = check_alloc(RT_BS);
+    memset(&m, 0, sizeof(m));
+    m.id = fr->id;
+    m.offset = fr->a * RT_BS;
+    m.raw_len = (uint32_t)rt_block_len(f, fr->a);
+    rt_block(f, fr->a, buf);
+    hash_block(buf, m.raw_len, &m.hash);
+    if (fr->v == RV_BADHASH)
+        m.hash.b[0] ^= 1;
+    memset(&op, 0, sizeof(op));
+    op.kind = fr->v == RV_LITERAL ? DELTA_OP_LITERAL : DELTA_OP_COPY;
+    op.len = m.raw_len;
+    op.from = fr->b;
+    op.data = buf;
+    CHECK_OK(msg_delta_encode(b, &m, &op, 1));
+    free(buf);
+}
+
 /* SIGS HAVE: the hashes of the sender's own blocks (or not quite). */
 static void
 rt_encode_sigs(struct rt *rt, const struct rt_frame *fr, struct buf *b)
@@ -480,6 +530,10 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     case MSG_SIGS:
         rt_encode_sigs(rt, fr, b);
         break;
+    case MSG_DELTA_SIGS:
+    case MSG_DELTA:
+        rt_encode_delta(rt, fr, b);
+        break;
     case MSG_FILE_DONE:
         memset(&fd, 0, sizeof(fd));
         fd.id = fr->id;
@@ -569,6 +623,8 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_entry en;
     struct msg_error er;
     struct msg_partial pa;
+    struct msg_delta_sigs ds;
+    struct msg_delta dl;
     const uint8_t *p = f->payload;
     size_t n = f->len;
 
@@ -591,8 +647,20 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         if (rep.action == REPLY_FAIL)
             rt_say(rt, k, "FAIL:%u:%s", rep.id, rt_code(rep.code));
         else
-            rt_say(rt, k, "%s:%u", rep.action == REPLY_SKIP ? "SKIP" :
-                rep.flags & REPLY_F_RESUME ? "WANT+R" : "WANT", rep.id);
+            rt_say(rt, k, "%s%s%s%s:%u", rep.action == REPLY_SKIP ? "SKIP" :
+                "WANT", rep.flags != 0 ? "+" : "",
+                rep.flags & REPLY_F_RESUME ? "R" : "",
+                rep.flags & REPLY_F_DELTA ? "D" : "", rep.id);
+        break;
+    case MSG_DELTA_SIGS:
+        CHECK_OK(msg_delta_sigs_decode(p, n, &ds));
+        rt_say(rt, k, "DSIGS:%u:%llu+%u", ds.id,
+            (unsigned long long)ds.first, ds.count);
+        break;
+    case MSG_DELTA:
+        CHECK_OK(msg_delta_decode(p, n, &dl));
+        rt_say(rt, k, "DELTA:%u:%llu", dl.id,
+            (unsigned long long)(dl.offset / RT_BS));
         break;
     case MSG_SIGS:
         CHECK_OK(msg_sigs_decode(p, n, &sg));

@@ -17,7 +17,8 @@
  * of stream k > 0 followed by "@k":
  *
  *     HELLO OPEN OPEN_OK JOIN JOIN_OK PLAN:entries READY[:rename]
- *     ENTRY:id:path SKIP:id WANT:id WANT+R:id FAIL:id:CODE NEED:id:first+n
+ *     ENTRY:id:path SKIP:id WANT:id WANT+R:id WANT+D:id WANT+RD:id
+ *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed PARTIAL:path ERROR:CODE
@@ -70,11 +71,12 @@
 #define RT_BIG PARTIAL_JOURNAL_MIN
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS)
+    PROTO_CAP_STREAMS | PROTO_CAP_DELTA)
 
 /* Script steps that are not frames: the peer closed the stream, a step
- * without input, the mtime of rt->root/s changes (no step). */
-enum { RT_EOF = 200, RT_IDLE, RT_TOUCH };
+ * without input, the mtime of rt->root/s changes (no step), rt->root/s is
+ * cut to a bytes (no step). */
+enum { RT_EOF = 200, RT_IDLE, RT_TOUCH, RT_TRUNCATE };
 
 /* Variants of a frame: what the harness gets wrong on purpose. */
 enum rt_variant {
@@ -84,7 +86,8 @@ enum rt_variant {
     RV_ZSTD,      /* BLOCK: compressed */
     RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
     RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
-    RV_OTHER      /* OPEN, JOIN: another transfer id */
+    RV_OTHER,     /* OPEN, JOIN: another transfer id */
+    RV_LITERAL    /* DELTA: the block as one LITERAL op, no COPY */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -127,6 +130,16 @@ struct rt_frame {
 #define F_BADBLOCK(i, k) F_BLOCK(i, k), .v = RV_BADHASH
 #define F_RAWBLOCK(i, off, len) .type = MSG_BLOCK, .id = (i), .a = (off), \
     .b = (len), .v = RV_RAW
+/* Delta: basis signatures of 4 KiB pieces k..k+n-1 of a basis of kib
+ * KiB (all zero: no data has them); block k of file i as one COPY of
+ * the basis from offset `from` (the destination's file of the same path
+ * holds the model's bytes). */
+#define F_DSIGS(i, kib, k, n) .type = MSG_DELTA_SIGS, .id = (i), \
+    .flags = (kib), .a = (k), .b = (n)
+#define F_DELTA(i, k, from) .type = MSG_DELTA, .id = (i), .a = (k), \
+    .b = (from)
+#define F_BADDELTA(i, k, from) F_DELTA(i, k, from), .v = RV_BADHASH
+#define F_LITDELTA(i, k) F_DELTA(i, k, 0), .v = RV_LITERAL
 #define F_MATCH(i, k, n) .type = MSG_MATCH, .id = (i), .a = (k), .b = (n)
 #define F_FEND(i) .type = MSG_FILE_END, .id = (i)
 #define F_FEND_BAD(i) F_FEND(i), .v = RV_BADHASH
@@ -154,6 +167,8 @@ struct rt_frame {
 #define F_EOF .type = RT_EOF
 #define F_IDLE .type = RT_IDLE
 #define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
+/* rt->root/p is cut to n bytes (no step). */
+#define F_TRUNCATE(p, n) .type = RT_TRUNCATE, .s = (p), .a = (n)
 
 struct rt;
 

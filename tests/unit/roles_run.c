@@ -131,6 +131,13 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
             rt_touch(rt, fr->s);
             continue;
         }
+        if (fr->type == RT_TRUNCATE) {
+            char p[CHECK_PATH_MAX];
+
+            rt_path(rt, fr->s, p);
+            CHECK_EQ_INT(truncate(p, (off_t)fr->a), 0);
+            continue;
+        }
         if (rt->role[fr->stream] == NULL && lazy != NULL)
             lazy(rt, fr->stream);
         CHECK(rt->role[fr->stream] != NULL);

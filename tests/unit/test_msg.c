@@ -1036,7 +1036,7 @@ TEST(msg_reply_fields)
           FERRY_ERR_FORMAT },
         { { .action = REPLY_FAIL, .flags = REPLY_F_RESUME, .code = -EIO },
           FERRY_ERR_FORMAT },
-        { { .action = REPLY_WANT, .flags = 2 }, FERRY_ERR_FORMAT },
+        { { .action = REPLY_WANT, .flags = 4 }, FERRY_ERR_FORMAT },
         { { .action = REPLY_FAIL }, FERRY_ERR_FORMAT },
         { { .action = REPLY_WANT, .code = -EIO }, FERRY_ERR_FORMAT },
         { { .action = REPLY_SKIP, .code = -EIO }, FERRY_ERR_FORMAT },

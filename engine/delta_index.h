@@ -1,0 +1,102 @@
+/*
+ * delta_index.h: a sender's view of the receiver's basis for one file:
+ * the signatures of its pieces (DELTA_SIGS), and a table to find a piece
+ * by its weak checksum.
+ *
+ * Memory: 20 bytes per piece, plus a table of 4-byte slots and a filter
+ * of 1-bit slots, each with room for two to four slots per piece (under
+ * 40 bytes a piece in all). With the piece size rule
+ * (delta_index_sig_block) and 1 MiB blocks a 1 TiB basis has 2^20 pieces
+ * of 1 MiB: 20 MiB of signatures on the wire, about 29 MiB here.
+ */
+#ifndef FERRY_ENGINE_DELTA_INDEX_H
+#define FERRY_ENGINE_DELTA_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/hash.h"
+#include "../proto/msg.h"
+
+struct delta_index;
+
+/*
+ * The piece size for a basis of size bytes in a transfer of block_size
+ * blocks: the power of two at or above sqrt(size), at least
+ * PROTO_MIN_SIG_BLOCK and at most block_size (a piece never spans two
+ * blocks of the result). sqrt keeps both the signatures (size / piece)
+ * and the literal data around each change (a piece) near sqrt(size).
+ */
+uint32_t delta_index_sig_block(uint64_t size, uint32_t block_size);
+
+/* An empty index for a basis of basis_size bytes cut in sig_block
+ * pieces (checked by the decoder of DELTA_SIGS). */
+struct delta_index *delta_index_new(uint64_t basis_size, uint32_t sig_block);
+void delta_index_free(struct delta_index *ix);
+
+uint64_t delta_index_basis_size(const struct delta_index *ix);
+uint32_t delta_index_piece(const struct delta_index *ix);
+uint64_t delta_index_npieces(const struct delta_index *ix);
+
+/*
+ * Adds the signatures of one DELTA_SIGS frame. They must continue where
+ * the last frame stopped, for the same basis_size and sig_block:
+ * FERRY_ERR_PROTOCOL otherwise. When the last piece has come, the table
+ * is built (NOMEM possible) and delta_index_complete turns 1.
+ */
+int delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
+    FERRY_WUR;
+int delta_index_complete(const struct delta_index *ix);
+/* Bytes of the basis whose pieces were described so far. */
+uint64_t delta_index_described(const struct delta_index *ix);
+
+/* Length of piece j (the last one may be short). */
+uint32_t delta_index_piece_len(const struct delta_index *ix, uint64_t j);
+
+/* 1 if p[0..len) is piece j (len must be its length, and the piece
+ * described already). */
+int delta_index_same(const struct delta_index *ix, uint64_t j,
+    const uint8_t *p, size_t len);
+
+/*
+ * A full piece whose weak checksum is weak and whose bytes are
+ * p[0..sig_block): 1 and *j, else 0. The filter makes a miss cost one
+ * bit test; a hit is confirmed with the strong hash.
+ */
+static inline int delta_index_maybe(const struct delta_index *ix,
+    uint32_t weak);
+int delta_index_find(const struct delta_index *ix, uint32_t weak,
+    const uint8_t *p, uint64_t *j);
+
+/* Private: here so that delta_index_maybe can be inlined in the search
+ * loop. */
+struct delta_index {
+    uint64_t basis_size;
+    uint32_t sig_block;
+    uint64_t npieces, nfull;   /* nfull: pieces of sig_block bytes */
+    uint64_t received;         /* pieces described so far */
+    uint32_t *weak;
+    struct hash128 *strong;
+    uint32_t *slots;           /* piece + 1, 0 for empty; by weak */
+    uint64_t *filter;          /* a bit per filter slot */
+    unsigned slot_bits, filter_bits;
+};
+
+static inline uint32_t
+delta_index_mix(uint32_t weak)
+{
+    return weak * 0x9e3779b1u;
+}
+
+static inline int
+delta_index_maybe(const struct delta_index *ix, uint32_t weak)
+{
+    uint32_t k;
+
+    if (ix->filter == NULL)
+        return 0;
+    k = delta_index_mix(weak) >> (32 - ix->filter_bits);
+    return (ix->filter[k >> 6] >> (k & 63)) & 1;
+}
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * delta_match.h: the sender's search for the receiver's basis pieces in
+ * one block of the file being sent.
+ *
+ * A block is described by ops: COPY (bytes of the basis) and LITERAL
+ * (bytes of the file). The search first tries the piece where the last
+ * match says it should be (at the same offset when nothing moved: the
+ * checkpoint rewritten in place costs one XXH3 of each piece), and only
+ * where that fails rolls a weak checksum over every offset (data that
+ * moved: inserts and deletes), as rsync does everywhere.
+ *
+ * The expected pieces can be checked while the basis is still being
+ * described; a block that needs more waits for the whole basis.
+ *
+ * Blocks are searched one at a time, in any order and on any stream; a
+ * carry lets the next block of a run continue a match that runs over the
+ * block's end. Without it, the block's first bytes are looked for in a
+ * piece that starts before the block (a piece's length of look-behind).
+ */
+#ifndef FERRY_ENGINE_DELTA_MATCH_H
+#define FERRY_ENGINE_DELTA_MATCH_H
+
+#include <stdint.h>
+
+#include "../proto/msg.h"
+#include "delta_index.h"
+
+/* Where a stream's last block left the search. */
+struct delta_carry {
+    int valid;
+    uint32_t id;
+    uint64_t next;     /* the block it continues into */
+    int aligned;       /* shift is known */
+    int64_t shift;     /* basis offset minus file offset of the last match */
+    uint64_t until;    /* the last match covers the file up to here */
+};
+
+struct delta_result {
+    struct msg_delta_op ops[PROTO_MAX_DELTA_OPS];
+    size_t nops;
+    uint64_t copied;   /* bytes described by COPY */
+    int overflow;      /* more ops than a DELTA holds: send a BLOCK */
+    /* The block is not all where expected, and searching the rest needs
+     * the table of a basis not yet described in full: nothing was
+     * decided (the caller tries the block again later). */
+    int incomplete;
+};
+
+/*
+ * Describes the file's bytes [a, e) (block `index` of file `id`, whose
+ * size is size) with ops against ix, which must be complete. buf holds
+ * the file's bytes [buf_off, buf_off + buf_len), at least
+ * [a - piece + 1, e + piece - 1) clipped to [0, size) (from a when c
+ * continues this block: delta_match_window). LITERAL ops point into buf.
+ */
+void delta_match_block(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res);
+
+/* The bytes delta_match_block needs in buf: [*lo, *hi). */
+void delta_match_window(const struct delta_index *ix, uint64_t size,
+    uint32_t id, uint64_t index, uint64_t a, uint64_t e,
+    const struct delta_carry *c, uint64_t *lo, uint64_t *hi);
+
+#endif

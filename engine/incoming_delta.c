@@ -1,0 +1,384 @@
+#include "incoming_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../common/log.h"
+#include "../common/rollsum.h"
+#include "delta_index.h"
+
+/* 1 if the OPEN flags and sizes call for delta against a basis of
+ * basis_size bytes (docs/DESIGN.md, "Delta"). */
+static int
+delta_wanted(const struct incoming *in, const struct rfile *f,
+    uint64_t basis_size)
+{
+    uint32_t flags = dest_flags(in->d);
+
+    if (!(in->x->caps & PROTO_CAP_DELTA) || (flags & OPEN_F_DELTA_NEVER) ||
+        f->size == 0 || basis_size == 0)
+        return 0;
+    if (flags & OPEN_F_DELTA_ALWAYS)
+        return 1;
+    return f->size >= INCOMING_DELTA_AUTO_MIN &&
+        basis_size >= INCOMING_DELTA_AUTO_MIN;
+}
+
+/* How alike two names are: the bytes they share at the start and at the
+ * end (step-1000.bin and step-2000.bin share "step-" and "000.bin"). */
+static size_t
+name_likeness(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), pre = 0, suf = 0;
+
+    while (pre < la && pre < lb && a[pre] == b[pre])
+        pre++;
+    while (suf < la - pre && suf < lb - pre &&
+        a[la - 1 - suf] == b[lb - 1 - suf])
+        suf++;
+    return pre + suf;
+}
+
+/* 1 if candidate c (size cs) is a better basis for a file of size want
+ * than the best so far (size bs, likeness bl): the closer size first,
+ * then the more alike name. */
+static int
+basis_better(uint64_t want, uint64_t cs, size_t cl, uint64_t bs, size_t bl,
+    int have)
+{
+    uint64_t dc = cs > want ? cs - want : want - cs;
+    uint64_t db = bs > want ? bs - want : want - bs;
+
+    return !have || dc < db || (dc == db && cl > bl);
+}
+
+/*
+ * --basis auto, for a file new to the destination: the most similar
+ * regular file beside it (the same extension, a size within a factor of
+ * two, then the closest size and the most alike name), as rsync's
+ * --fuzzy. Looks at INCOMING_BASIS_SCAN names at most. Returns an open
+ * fd, or -1 when there is none.
+ */
+static int
+basis_pick(int pfd, const char *name, uint64_t want)
+{
+    const char *ext = strrchr(name, '.'), *cext;
+    char best[FSX_NAME_MAX + 1];
+    uint64_t best_size = 0;
+    size_t best_like = 0, seen = 0;
+    struct dirent *de;
+    struct stat st;
+    DIR *dir;
+    int dfd, have = 0;
+
+    if ((dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    if ((dir = fdopendir(dfd)) == NULL) {
+        close(dfd);
+        return -1;
+    }
+    while ((de = readdir(dir)) != NULL && seen++ < INCOMING_BASIS_SCAN) {
+        /* Hidden names (our .ferry among them) and the file itself are
+         * not candidates. */
+        if (de->d_name[0] == '.' || strcmp(de->d_name, name) == 0)
+            continue;
+        cext = strrchr(de->d_name, '.');
+        if ((ext == NULL) != (cext == NULL) ||
+            (ext != NULL && strcmp(ext, cext) != 0))
+            continue;
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+            (uint64_t)st.st_size > 2 * want || 2 * (uint64_t)st.st_size < want)
+            continue;
+        if (basis_better(want, (uint64_t)st.st_size,
+            name_likeness(de->d_name, name), best_size, best_like, have)) {
+            snprintf(best, sizeof(best), "%s", de->d_name);
+            best_size = (uint64_t)st.st_size;
+            best_like = name_likeness(de->d_name, name);
+            have = 1;
+        }
+    }
+    closedir(dir);
+    return have ? openat(pfd, best, FSX_O_READ) : -1;
+}
+
+int
+incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
+{
+    const char *name;
+    struct stat st;
+    int pfd, fd;
+
+    if (!delta_wanted(in, f, UINT64_MAX) ||
+        dest_parent(in->d, path, &pfd, &name) != 0)
+        return 0;
+    /* No basis is no error: the file is sent whole. */
+    fd = openat(pfd, name, FSX_O_READ);
+    if (fd < 0 && errno == ENOENT && dest_basis(in->d) != NULL) {
+        /* --basis FILE: opened beneath the destination like any path. */
+        if (dest_parent(in->d, dest_basis(in->d), &pfd, &name) == 0)
+            fd = openat(pfd, name, FSX_O_READ);
+    } else if (fd < 0 && errno == ENOENT &&
+        (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
+        fd = basis_pick(pfd, name, f->size);
+    }
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        !delta_wanted(in, f, (uint64_t)st.st_size) ||
+        msg_delta_nsigs((uint64_t)st.st_size, delta_index_sig_block(
+        (uint64_t)st.st_size, in->block_size)) > INCOMING_MAX_DELTA_PIECES) {
+        close(fd);
+        return 0;
+    }
+    f->delta = 1;
+    f->basis_fd = fd;
+    f->basis_size = (uint64_t)st.st_size;
+    f->sig_block = delta_index_sig_block(f->basis_size, in->block_size);
+    f->npieces = msg_delta_nsigs(f->basis_size, f->sig_block);
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    return 0;
+}
+
+void
+incoming_delta_start(struct incoming *in, struct rfile *f)
+{
+    f->snext = NULL;
+    if (in->stail != NULL)
+        in->stail->snext = f;
+    else
+        in->shead = f;
+    in->stail = f;
+}
+
+void
+incoming_delta_forget(struct incoming *in, struct rfile *f)
+{
+    struct rfile **pp;
+
+    if (!f->delta)
+        return;
+    for (pp = &in->shead; *pp != NULL; pp = &(*pp)->snext) {
+        if (*pp == f) {
+            *pp = f->snext;
+            /* Signatures not yet sent were of f, the head. */
+            if (pp == &in->shead)
+                in->nsigs = 0;
+            break;
+        }
+    }
+    in->stail = NULL;
+    for (pp = &in->shead; *pp != NULL; pp = &(*pp)->snext)
+        in->stail = *pp;
+    f->snext = NULL;
+    close(f->basis_fd);
+    f->basis_fd = -1;
+    f->delta = 0;
+}
+
+/* Sends the signatures gathered for f, the head of the queue. */
+static int
+sigs_flush(struct incoming *in, struct rfile *f, struct buf *out)
+{
+    struct msg_delta_sigs m;
+    int r;
+
+    if (in->nsigs == 0)
+        return 0;
+    memset(&m, 0, sizeof(m));
+    m.id = f->id;
+    m.basis_size = f->basis_size;
+    m.sig_block = f->sig_block;
+    m.first = f->signed_pieces;
+    m.count = in->nsigs;
+    m.sigs = in->sigs;
+    if ((r = msg_delta_sigs_encode(out, &m)) != 0)
+        return r;
+    f->signed_pieces += in->nsigs;
+    in->nsigs = 0;
+    return 0;
+}
+
+/* Reads the next pieces of f's basis (at most a block) and gathers their
+ * signatures. A basis that cannot be read, or that shrank, gets
+ * signatures no data has for the rest: the sender finds nothing there,
+ * and sends those bytes whole. */
+static int
+sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
+{
+    uint64_t j = f->signed_pieces + in->nsigs, off = j * f->sig_block;
+    uint64_t want = f->basis_size - off, k, n;
+    size_t got = 0;
+    int r;
+
+    if (want > in->block_size)
+        want = in->block_size;
+    n = (want + f->sig_block - 1) / f->sig_block;
+    if (n > INCOMING_SIGS_PER_FRAME - in->nsigs) {
+        n = INCOMING_SIGS_PER_FRAME - in->nsigs;
+        want = n * f->sig_block;
+    }
+    if ((r = fsx_pread_full(f->basis_fd, in->scratch, (size_t)want, off,
+        &got)) != 0)
+        log_debug("%s: basis: %s", f->path, ferry_strerror(r));
+    for (k = 0; k < n; k++) {
+        uint64_t po = k * f->sig_block;
+        uint64_t len = want - po < f->sig_block ? want - po : f->sig_block;
+        uint8_t *q = in->sigs + (size_t)in->nsigs * DELTA_SIG_LEN;
+        struct hash128 h;
+        uint32_t weak;
+
+        if (r != 0 || po + len > got) {
+            memset(q, 0, 4);
+            memset(q + 4, 0xff, HASH_LEN);
+        } else {
+            weak = rollsum_of(in->scratch + po, (size_t)len);
+            hash_block(in->scratch + po, (size_t)len, &h);
+            q[0] = (uint8_t)(weak >> 24);
+            q[1] = (uint8_t)(weak >> 16);
+            q[2] = (uint8_t)(weak >> 8);
+            q[3] = (uint8_t)weak;
+            memcpy(q + 4, h.b, HASH_LEN);
+        }
+        in->nsigs++;
+    }
+    *budget -= want < *budget ? want : *budget;
+    return 0;
+}
+
+int
+incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
+{
+    int r;
+
+    if (in->shead == NULL)
+        return 0;
+    if ((in->scratch == NULL &&
+        (in->scratch = xmalloc(in->block_size)) == NULL) ||
+        (in->sigs == NULL && (in->sigs = xmalloc((size_t)
+        INCOMING_SIGS_PER_FRAME * DELTA_SIG_LEN)) == NULL))
+        return FERRY_ERR_NOMEM;
+    while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
+        struct rfile *f = in->shead;
+
+        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0) {
+            if ((r = sign_chunk(in, f, budget)) != 0)
+                return r;
+            if (in->nsigs == INCOMING_SIGS_PER_FRAME &&
+                (r = sigs_flush(in, f, out)) != 0)
+                return r;
+        }
+        /* What was read goes out now: the sender waits for it. */
+        if ((r = sigs_flush(in, f, out)) != 0)
+            return r;
+        if (f->signed_pieces == f->npieces) {
+            in->shead = f->snext;
+            if (in->shead == NULL)
+                in->stail = NULL;
+            f->snext = NULL;
+        }
+    }
+    return 0;
+}
+
+/* The basis bytes DELTA may copy: those of pieces already signed. */
+static uint64_t
+delta_signed_bytes(const struct rfile *f)
+{
+    uint64_t n = f->signed_pieces * f->sig_block;
+
+    return n < f->basis_size ? n : f->basis_size;
+}
+
+/* Builds the block of m in buf from its ops; *copied says how much came
+ * from the basis. The ops were checked against what was signed. */
+static int
+delta_build(const struct rfile *f, const struct msg_delta *m, uint8_t *buf,
+    uint64_t *copied)
+{
+    struct msg_delta_op op;
+    size_t pos = 0, at = 0, got;
+    int r;
+
+    *copied = 0;
+    while (msg_delta_op_next(m, &pos, &op) == 0) {
+        if (op.kind == DELTA_OP_LITERAL) {
+            memcpy(buf + at, op.data, op.len);
+        } else {
+            if ((r = fsx_pread_full(f->basis_fd, buf + at, op.len, op.from,
+                &got)) != 0)
+                return r;
+            if (got != op.len)
+                return FERRY_ERR_CHANGED;  /* the basis shrank */
+            *copied += op.len;
+        }
+        at += op.len;
+    }
+    return 0;
+}
+
+int
+incoming_delta(struct incoming *in, const struct msg_delta *m,
+    struct buf *out)
+{
+    struct msg_delta_op op;
+    struct rfile *f;
+    struct hash128 h;
+    uint64_t index, copied = 0;
+    size_t pos = 0;
+    int r, zero;
+
+    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
+        return r;
+    index = m->offset / in->block_size;
+    if (!f->delta || m->offset % in->block_size != 0 ||
+        index >= f->nblocks || m->raw_len != incoming_block_len(in, f, index))
+        return FERRY_ERR_PROTOCOL;
+    if ((r = incoming_track_blocks(in, f)) != 0)
+        return r == FERRY_ERR_TOO_LARGE ? FERRY_ERR_PROTOCOL : r;
+    if (f->resume && !(f->bits[index] & B_SIGNED))
+        return FERRY_ERR_PROTOCOL;
+    if (f->bits[index] & B_RESOLVED)
+        return 0;  /* sent again after a stream was lost */
+    /* Only what we described: a copy from past the basis's end, or from
+     * pieces not yet signed, is not one of ours. */
+    while (msg_delta_op_next(m, &pos, &op) == 0)
+        if (op.kind == DELTA_OP_COPY &&
+            op.from + op.len > delta_signed_bytes(f))
+            return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the "
+                "sender copied basis bytes %llu-%llu, only %llu were "
+                "described", dest_root(in->d), f->path,
+                (unsigned long long)op.from,
+                (unsigned long long)(op.from + op.len),
+                (unsigned long long)delta_signed_bytes(f));
+    if (in->scratch == NULL &&
+        (in->scratch = xmalloc(in->block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if ((r = delta_build(f, m, in->scratch, &copied)) != 0) {
+        if ((r = incoming_file_error(in, f, r)) != 0)
+            return r;
+        hash_zero_block(m->raw_len, &h);  /* settles the block, failed */
+        return incoming_settle_block(in, f, index, NULL, m->raw_len, &h,
+            out);
+    }
+    hash_block(in->scratch, m->raw_len, &h);
+    /* The literal data is the sender's, checked by the transport: a
+     * block that comes out wrong had a basis that changed under us. */
+    if (!hash_equal(&h, &m->hash) && f->failed == 0)
+        f->failed = FERRY_ERR_CHANGED;
+    f->n_matched += copied;
+    f->n_literal += m->raw_len - copied;
+    xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
+    zero = hash_is_zero(in->scratch, m->raw_len);
+    return incoming_settle_block(in, f, index, zero ? NULL : in->scratch,
+        m->raw_len, &h, out);
+}

@@ -1,0 +1,156 @@
+/*
+ * incoming_int.h: what the pieces of the receiver's file tracking share
+ * (private to engine/incoming*.c; the interface is incoming.h).
+ *
+ *   incoming.c         wanted files: their data frames, hashes, commit
+ *   incoming_table.c   the active files by id and by staging key
+ *   incoming_verify.c  resume: reading a kept partial back, SIGS
+ *   incoming_delta.c   delta: signing the basis, building DELTA blocks
+ */
+#ifndef FERRY_ENGINE_INCOMING_INT_H
+#define FERRY_ENGINE_INCOMING_INT_H
+
+#include <stdint.h>
+
+#include "../common/hash.h"
+#include "incoming.h"
+#include "partial.h"
+#include "pathset.h"
+
+/* Per block. */
+enum { B_RESOLVED = 1, B_HAVE = 2, B_SIGNED = 4 };
+
+struct rfile {
+    uint32_t id;
+    char *path;
+    char key[PARTIAL_KEY_LEN + 1];
+    uint64_t size;
+    uint32_t mode;
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    uint64_t nblocks, nresolved, nsigned;
+    uint8_t *bits;            /* per block, once data or SIGS come */
+    struct hash_file *hf;     /* once data comes */
+    struct partial *pt;       /* once data comes */
+    struct partial_claim claim;  /* a kept partial's blocks to read back */
+    uint64_t verified;        /* claims read back so far */
+    int resume;               /* SIGS owed for every block */
+    int ended, failed;
+    struct hash128 end_hash;
+    uint64_t n_literal, n_sparse, n_resumed, counted;
+    struct rfile *vnext;      /* the read-back queue */
+    /* Delta (incoming_delta.c): the basis, while delta is set. */
+    int delta;
+    int basis_fd;
+    uint64_t basis_size;
+    uint32_t sig_block;
+    uint64_t npieces, signed_pieces;  /* pieces described so far */
+    uint64_t n_matched;
+    struct rfile *snext;      /* the signing queue */
+};
+
+struct incoming {
+    struct dest *d;
+    struct xfer *x;
+    uint32_t block_size;
+    /* Active files by id and by staging key (incoming_table.c). */
+    struct rfile **tab, **ktab;
+    size_t tab_cap, nactive;
+    uint64_t blocks_tracked;  /* bytes of bits over active files */
+    uint64_t pending;         /* hashes waiting over active files */
+    /* Ids wanted in this attempt, a bit each: data for an id that
+     * finished is a late duplicate (a stream that died after sending);
+     * data for an id never wanted is a protocol error. */
+    uint8_t *wanted;
+    size_t wanted_cap;
+    /* Over the attempts of a run: paths finished, so that a file sent
+     * before a reconnect is not counted again as up to date after it. */
+    struct pathset done;
+    struct rfile *vhead, *vtail;
+    struct msg_summary sum;
+    struct buf outbox;        /* FILE_DONE for stream 0 to send */
+    struct zst *zst;          /* for compressed blocks */
+    uint8_t *scratch;         /* one block: inflated data, read-back */
+    struct rfile *shead, *stail;  /* bases to sign, in order */
+    uint8_t *sigs;            /* DELTA_SIGS being filled */
+    uint32_t nsigs;
+};
+
+static inline uint64_t
+incoming_block_len(const struct incoming *in, const struct rfile *f,
+    uint64_t index)
+{
+    uint64_t off = index * in->block_size;
+
+    return f->size - off < in->block_size ? f->size - off : in->block_size;
+}
+
+/* incoming.c */
+
+/* Makes f's per-block state (TOO_LARGE past INCOMING_MAX_BLOCKS). */
+int incoming_track_blocks(struct incoming *in, struct rfile *f) FERRY_WUR;
+/* A local problem with f: fatal (returned) when every later write would
+ * fail too, else f fails and 0 is returned. */
+int incoming_file_error(struct incoming *in, struct rfile *f, int r)
+    FERRY_WUR;
+
+/* Looks up the file a data frame is for: NULL with *r = 0 for a late
+ * duplicate of a finished file (ignore it), or FERRY_ERR_PROTOCOL for an
+ * id never wanted. */
+struct rfile *incoming_data_file(struct incoming *in, uint32_t id, int *r);
+/* Block index of f resolved with hash h (per-block state made). */
+int incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
+    const struct hash128 *h) FERRY_WUR;
+/* Block index of f arrived (len bytes, hash h, NULL data for zeros):
+ * resolved, written and journaled, and the file committed when it was
+ * the last. */
+int incoming_settle_block(struct incoming *in, struct rfile *f,
+    uint64_t index, const uint8_t *data, uint32_t len,
+    const struct hash128 *h, struct buf *out) FERRY_WUR;
+
+/* incoming_table.c: open addressing, tab_cap slots in each table. */
+
+struct rfile *incoming_table_find(const struct incoming *in, uint32_t id);
+/* 1 if an active file other than f has f's staging key. */
+int incoming_table_key_taken(const struct incoming *in,
+    const struct rfile *f);
+/* Adds f, whose key is set, to both tables. */
+int incoming_table_insert(struct incoming *in, struct rfile *f) FERRY_WUR;
+void incoming_table_remove(struct incoming *in, struct rfile *f);
+/* Ids wanted in this attempt. */
+int incoming_table_mark_wanted(struct incoming *in, uint32_t id) FERRY_WUR;
+int incoming_table_was_wanted(const struct incoming *in, uint32_t id);
+
+/* incoming_verify.c */
+
+/* Looks for what an earlier attempt or run left of this very version of
+ * f; sets f->resume when a partial with claimed blocks is kept. *warning
+ * is set when an unusable one was found. */
+int incoming_verify_resume(struct incoming *in, struct rfile *f,
+    const char **warning) FERRY_WUR;
+/* After REPLY WANT RESUME: SIGS NEED for what the journal does not claim,
+ * and f queued for reading back. */
+int incoming_verify_start(struct incoming *in, struct rfile *f,
+    struct buf *out) FERRY_WUR;
+/* Reads back queued files' claims, up to *budget bytes (taken from it). */
+int incoming_verify_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
+/* Takes f off the read-back queue. */
+void incoming_verify_forget(struct incoming *in, struct rfile *f);
+
+/* incoming_delta.c */
+
+/* Looks for a basis of f at path (the destination's older version), as
+ * the OPEN flags and capabilities allow; sets f->delta when one is
+ * used. */
+int incoming_delta_open(struct incoming *in, struct rfile *f,
+    const char *path) FERRY_WUR;
+/* After REPLY WANT DELTA: queues f's basis for signing. */
+void incoming_delta_start(struct incoming *in, struct rfile *f);
+/* Signs queued bases, up to *budget bytes (taken from it). */
+int incoming_delta_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
+/* Takes f off the signing queue and closes its basis. */
+void incoming_delta_forget(struct incoming *in, struct rfile *f);
+
+#endif

@@ -1,0 +1,154 @@
+#include "plan_int.h"
+
+#include "../common/alloc.h"
+
+static void
+plan_work_free_list(struct plan_work *w)
+{
+    struct plan_work *next;
+
+    for (; w != NULL; w = next) {
+        next = w->link;
+        plan_work_free(w);
+    }
+}
+
+void
+plan_delta_forget(struct plan *p, struct pfile *f)
+{
+    if (f->dix != NULL) {
+        p->delta_pieces -= delta_index_npieces(f->dix);
+        delta_index_free(f->dix);
+        f->dix = NULL;
+    }
+    plan_work_free_list(f->parked);
+    plan_work_free_list(f->waiting);
+    f->parked = f->parked_tail = NULL;
+    f->waiting = f->waiting_tail = NULL;
+}
+
+/* Appends the list [head, tail] to the queue. */
+static void
+plan_delta_enqueue(struct plan *p, struct plan_work *head,
+    struct plan_work *tail)
+{
+    if (head == NULL)
+        return;
+    if (p->qtail != NULL)
+        p->qtail->link = head;
+    else
+        p->qhead = head;
+    p->qtail = tail;
+    tail->link = NULL;
+}
+
+/*
+ * Runs whose blocks (and a piece past them, for a match that runs over
+ * their end) are described join the queue, so that sending overlaps the
+ * receiver's signing; all of them, and those waiting for the whole
+ * basis, once it is described. Parked runs are mostly in file order (the
+ * basis is described in order): the look stops at the first one that
+ * must wait, so each DELTA_SIGS costs what it frees.
+ */
+static void
+plan_delta_unpark(struct plan *p, struct pfile *f)
+{
+    uint64_t have = delta_index_described(f->dix);
+    struct plan_work *w;
+
+    if (delta_index_complete(f->dix)) {
+        plan_delta_enqueue(p, f->parked, f->parked_tail);
+        plan_delta_enqueue(p, f->waiting, f->waiting_tail);
+        f->parked = f->parked_tail = NULL;
+        f->waiting = f->waiting_tail = NULL;
+        return;
+    }
+    while ((w = f->parked) != NULL && (w->first + w->count) *
+        p->block_size + delta_index_piece(f->dix) <= have) {
+        f->parked = w->link;
+        if (f->parked == NULL)
+            f->parked_tail = NULL;
+        plan_delta_enqueue(p, w, w);
+    }
+}
+
+int
+plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
+    uint64_t count)
+{
+    struct pfile *f = p->files[id];
+    struct plan_work *w;
+
+    if (f == NULL || count == 0)
+        return 0;
+    if ((w = xcalloc(1, sizeof(*w))) == NULL)
+        return FERRY_ERR_NOMEM;
+    w->id = id;
+    w->kind = PW_SEND;
+    w->first = w->next = first;
+    w->count = count;
+    if (f->waiting_tail != NULL)
+        f->waiting_tail->link = w;
+    else
+        f->waiting = w;
+    f->waiting_tail = w;
+    return 0;
+}
+
+int
+plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
+{
+    struct pfile *f;
+    uint64_t n;
+    int r;
+
+    if (m->id >= p->next_entry || (f = p->files[m->id]) == NULL ||
+        !f->delta)
+        return FERRY_ERR_PROTOCOL;
+    /* A file given up on, or whose blocks were all held already (a
+     * resume), may end before its basis is described: the rest of the
+     * signatures are of no use. */
+    if (p->est[m->id] != E_WANTED)
+        return 0;
+    if (f->dix == NULL) {
+        n = msg_delta_nsigs(m->basis_size, m->sig_block);
+        if (n > PLAN_MAX_DELTA_PIECES - p->delta_pieces)
+            return FERRY_ERR_PROTOCOL;
+        if ((f->dix = delta_index_new(m->basis_size, m->sig_block)) == NULL)
+            return FERRY_ERR_NOMEM;
+        p->delta_pieces += n;
+    }
+    if ((r = delta_index_add(f->dix, m)) != 0)
+        return r;
+    plan_delta_unpark(p, f);
+    return 0;
+}
+
+const struct delta_index *
+plan_file_basis(struct plan *p, uint32_t id)
+{
+    struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
+
+    if (f == NULL || f->dix == NULL)
+        return NULL;
+    /* A basis in which the first blocks found nothing is another file
+     * (all new data, or --basis auto's guess was wrong): searching it
+     * costs a rolling checksum over every byte for nothing. */
+    if (!(p->flags & OPEN_F_DELTA_ALWAYS) && f->delta_hits == 0 &&
+        f->delta_misses >= PLAN_DELTA_TRIES)
+        return NULL;
+    return f->dix;
+}
+
+void
+plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
+{
+    struct pfile *f = p->files[id];
+
+    if (f == NULL)
+        return;
+    if (copied > 0)
+        f->delta_hits++;
+    else
+        f->delta_misses++;
+}

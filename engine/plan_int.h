@@ -1,0 +1,79 @@
+/*
+ * plan_int.h: the state the pieces of the plan share (private to
+ * engine/plan*.c; the interface is plan.h). plan.c offers entries and
+ * runs the queue; plan_delta.c keeps the receivers' basis signatures.
+ */
+#ifndef FERRY_ENGINE_PLAN_INT_H
+#define FERRY_ENGINE_PLAN_INT_H
+
+#include <stdatomic.h>
+
+#include "delta_index.h"
+#include "plan.h"
+
+/* Per-entry progress. E_PRIOR: finished over an earlier connection, so
+ * not offered again (directories are, for their final mode and mtime). */
+enum { E_NEW, E_OFFERED, E_WANTED, E_ENDED, E_ABORTED, E_FINISHED,
+    E_PRIOR };
+
+/* Per block, in the low bits; the stream that sent it above. */
+enum { B_UNKNOWN = 0, B_NEED, B_CHECK, B_SENT, B_MATCHED };
+#define B_STATE(b) ((b) & 7u)
+#define B_STREAM(b) ((unsigned)(b) >> 3)
+
+/* A wanted file while it is being sent. */
+struct pfile {
+    uint64_t nblocks, nresolved, nsigned;
+    uint8_t *bs;             /* per block (NULL for an empty file) */
+    struct hash_file *hf;    /* our block hashes, folded in order */
+    int fd;                  /* the source, shared by the streams */
+    int sparse;
+    int resume;              /* the receiver holds blocks: SIGS come */
+    int ready, ended;
+    int aborted;             /* why it was given up, or 0 */
+    int zst_misses;
+    uint64_t n_literal, n_sparse, n_resumed, n_matched;
+    struct pfile *ready_next;
+    /* Delta (REPLY_F_DELTA): the receiver's basis, and the runs to send
+     * that wait for all of its signatures (plan_delta.c). */
+    int delta;
+    int delta_hits, delta_misses;  /* blocks that found the basis, not */
+    struct delta_index *dix;
+    struct plan_work *parked, *parked_tail;   /* for their pieces */
+    struct plan_work *waiting, *waiting_tail; /* for the whole basis */
+};
+
+struct plan {
+    struct manifest mf;
+    struct xfer *x;
+    uint32_t block_size;
+    uint32_t flags;
+    uint8_t *est;            /* E_* per entry */
+    uint64_t *counted;       /* progress counted per entry */
+    struct pfile **files;    /* per entry, while wanted */
+    size_t next_entry;       /* next to offer */
+    size_t inflight;         /* offered and not finished */
+    struct plan_work *qhead, *qtail;
+    struct plan_work *cur[PROTO_MAX_STREAMS];   /* each stream's run */
+    atomic_uint lost;        /* streams lost, a bit each */
+    struct pfile *rhead, *rtail;
+    uint32_t *ready_ids;     /* ring: ids of ready files */
+    uint64_t delta_pieces;   /* basis pieces held over wanted files */
+    size_t rq_head, rq_len;
+};
+
+/* plan.c */
+
+/* Appends runs covering [first, first + count) of file id (a delta
+ * file's runs to send wait in its parking while its basis is not
+ * described). */
+int plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
+    uint64_t count, const uint8_t *theirs) FERRY_WUR;
+void plan_work_free(struct plan_work *w);
+
+/* plan_delta.c */
+
+/* Frees f's basis and parked runs. */
+void plan_delta_forget(struct plan *p, struct pfile *f);
+
+#endif

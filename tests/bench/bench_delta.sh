@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# bench_delta.sh [MiB]: delta transfers, ferry beside rsync in the same
+# run, over the test sshd on 127.0.0.1 (tests/lib/sshd.sh). Prints one row
+# per scenario and tool: median wall time of REPS runs and the bytes each
+# tool says it moved (ferry: bytes_wire + bytes_wire_in, SSH framing
+# included; rsync: --stats "Total bytes sent" + "received", its own
+# protocol only), then XXH3 and the delta rates per core
+# (build/release/tests/delta_rate). Every copy is checked against its
+# source. See docs/BENCHMARKS.md, "Delta".
+#
+#   FERRY_BENCH_REPS     runs per row (default 3)
+#   FERRY_BENCH_COLD     1: also the cold-cache rows (needs root to drop
+#                        the page cache; default 1 when permitted)
+set -eu
+SIZE_MIB=${1:-512}
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+: "${FERRY_BIN:=$ROOT/bin}"
+: "${FERRY_TOOLS:=$ROOT/build/release/tests}"
+cd "$ROOT"
+. "$ROOT/tests/lib/common.sh"
+. "$ROOT/tests/lib/sshd.sh"
+REPS=${FERRY_BENCH_REPS:-3}
+MIB=1048576
+SIZE=$((SIZE_MIB * MIB))
+gen() { python3 "$BENCH_DIR/gen.py" "$@"; }
+sshd_start
+
+can_drop=0
+if [ "${FERRY_BENCH_COLD:-1}" = 1 ] &&
+    (sync && echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
+    can_drop=1
+fi
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# Data on disk ($T), destinations on tmpfs (warm rows) or disk (cold).
+D=$T/data
+SHM=$(mktemp -d /dev/shm/ferry-bench.XXXXXX)
+at_exit shm_cleanup
+shm_cleanup() { rm -rf "$SHM"; }
+mkdir -p "$D/old" "$D/rewrite" "$D/insert" "$D/touch" "$D/step"
+gen random "$D/old/model.ckpt" "$SIZE" 12-ckpt
+touch -d '2024-05-01 12:00:00' "$D/old/model.ckpt"
+cp "$D/old/model.ckpt" "$D/rewrite/model.ckpt"
+gen rewrite "$D/rewrite/model.ckpt" 1 12
+gen insert "$D/old/model.ckpt" "$D/insert/model.ckpt" 4096 12
+cp "$D/old/model.ckpt" "$D/touch/model.ckpt"
+touch -d '2024-05-02 12:00:00' "$D/rewrite/model.ckpt" \
+    "$D/insert/model.ckpt" "$D/touch/model.ckpt"
+# step-2 beside step-1: 60% of its 4 MiB regions unchanged.
+python3 - "$D/old/model.ckpt" "$D/step/step-2.bin" <<'PY'
+import random, sys
+r = random.Random(12)
+region = 4 << 20
+with open(sys.argv[1], "rb") as fi, open(sys.argv[2], "wb") as fo:
+    while True:
+        b = fi.read(region)
+        if not b:
+            break
+        fo.write(b if r.random() < 0.6 else r.randbytes(len(b)))
+PY
+
+# run_one TOOL SRC DESTDIR [ferry options...]: one run; sets SECS, WIRE.
+run_one() {
+    local tool=$1 src=$2 dest=$3 t0 t1
+    shift 3
+    t0=$(date +%s.%N)
+    if [ "$tool" = ferry ]; then
+        "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json "$@" \
+            "$src" "ferry-test:$dest" >"$T/out" 2>"$T/err" ||
+            { cat "$T/err"; fail "ferry failed"; }
+        t1=$(date +%s.%N)
+        WIRE=$(( $(grep '"event":"summary"' "$T/out" |
+            sed -n 's/.*"bytes_wire":\([0-9]*\).*/\1/p') +
+            $(grep '"event":"summary"' "$T/out" |
+            sed -n 's/.*"bytes_wire_in":\([0-9]*\).*/\1/p') ))
+    else
+        rsync -a --stats "$@" -e "ssh -F '$SSH_CONFIG'" "$src" \
+            "ferry-test:$dest/" >"$T/out" 2>"$T/err" ||
+            { cat "$T/err"; fail "rsync failed"; }
+        t1=$(date +%s.%N)
+        WIRE=$(( $(sed -n 's/^Total bytes sent: \([0-9,]*\).*/\1/p' "$T/out" |
+            tr -d ,) + $(sed -n 's/^Total bytes received: \([0-9,]*\).*/\1/p' \
+            "$T/out" | tr -d ,) ))
+    fi
+    SECS=$(echo "$t1 - $t0" | bc -l)
+}
+
+# row ID TEXT SRC BASIS_NAME COLD [ferry options...] -- [rsync options...]
+# Each run starts from a destination that holds BASIS_NAME (the old
+# version), warm (on tmpfs, both versions read once before) or cold (on
+# disk, caches dropped).
+row() {
+    local id=$1 text=$2 src=$3 basis=$4 cold=$5 tool rep f_opts=() r_opts=()
+    shift 5
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do f_opts+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    r_opts=("$@")
+    for tool in ferry rsync; do
+        : >"$T/times"
+        for rep in $(seq 1 "$REPS"); do
+            local dest=$SHM/dest
+            [ "$cold" = 1 ] && dest=$T/dest
+            rm -rf "$dest"
+            mkdir -p "$dest"
+            cp -p "$D/old/model.ckpt" "$dest/$basis"
+            if [ "$cold" = 1 ]; then
+                drop
+            else
+                cat "$src"/* "$dest/$basis" >/dev/null
+            fi
+            if [ "$tool" = ferry ]; then
+                run_one ferry "$src/" "$dest" "${f_opts[@]}"
+            else
+                run_one rsync "$src/" "$dest" "${r_opts[@]}"
+            fi
+            for f in "$src"/*; do
+                cmp "$f" "$dest/$(basename "$f")" ||
+                    fail "$id: $tool: copy differs"
+            done
+            echo "$SECS $WIRE" >>"$T/times"
+        done
+        sort -n "$T/times" | sed -n "$(( (REPS + 1) / 2 ))p" |
+            { read -r s w; printf '%-14s %-6s %7.2f s %12d B  %s\n' \
+                "$id" "$tool" "$s" "$w" "$text"; }
+    done
+}
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, ${SIZE_MIB} MiB checkpoint," \
+    "median of $REPS; $(rsync --version | head -n 1)"
+row rewrite "1% rewritten in place (256 KiB regions), warm, tmpfs dest" \
+    "$D/rewrite" model.ckpt 0
+row insert "4 KiB inserted at the start, warm, tmpfs dest" \
+    "$D/insert" model.ckpt 0
+row touch "same content, new mtime, warm, tmpfs dest" \
+    "$D/touch" model.ckpt 0
+row step "step-2.bin beside step-1.bin, 60% of 4 MiB regions kept" \
+    "$D/step" step-1.bin 0 --basis auto -- --fuzzy
+if [ "$can_drop" = 1 ]; then
+    row rewrite_cold "1% rewritten in place, cold caches, disk dest" \
+        "$D/rewrite" model.ckpt 1
+    for rep in 1 2 3; do
+        drop
+        t0=$(date +%s.%N)
+        dd if="$D/old/model.ckpt" of=/dev/null bs=1M 2>/dev/null
+        dd if="$D/rewrite/model.ckpt" of=/dev/null bs=1M 2>/dev/null
+        t1=$(date +%s.%N)
+        echo "$t1 - $t0" | bc -l
+    done | sort -n | sed -n 2p |
+        { read -r s; printf '%-14s %-6s %7.2f s %12s    %s\n' rewrite_cold \
+            dd "$s" - "dd of both versions, cold caches"; }
+else
+    echo "(cold rows skipped: cannot drop the page cache)"
+fi
+"$FERRY_TOOLS/delta_rate" "$SIZE_MIB" | sed 's/^/rate /'

@@ -1,0 +1,246 @@
+/*
+ * Delta (engine/incoming_delta.c, plan_delta.c) frame by frame: the
+ * receiver signs its basis and builds DELTA blocks from it, refusing
+ * copies of what it never described; the sender takes DELTA_SIGS only in
+ * order and for files wanted so (roles.h explains the rows).
+ *
+ * Receiver rows: the destination holds "b" as a basis of BASIS bytes
+ * whose first 150000 are the model's bytes of "b" (so a DELTA that
+ * copies block k from k * 65536 is right); the new "b" has 150000 bytes
+ * in three blocks. A committed file shows as b=150000, the untouched
+ * basis as b=200000!. Pieces are 4 KiB: 49 of them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "roles.h"
+
+#define B_SIZE 150000
+#define BASIS 200000
+#define ALWAYS OPEN_F_DELTA_ALWAYS
+#define WANT_B { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) }
+#define SIGNED "READY WANT+D:0 DSIGS:0:0+49"
+
+/* dest/b: the model's bytes of "b", then more. */
+static void
+basis_setup(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(BASIS);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_content("b", 0, buf, BASIS);
+    rt_path(rt, "dest/b", p);
+    check_write_file(p, buf, BASIS, 0);
+    free(buf);
+}
+
+/* dest/h1: a basis of 100 KiB for a file too big to track. */
+static void
+basis_h1(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(102400);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_content("h1", 0, buf, 102400);
+    rt_path(rt, "dest/h1", p);
+    check_write_file(p, buf, 102400, 0);
+    free(buf);
+}
+
+/* dest/big: a basis for the resumable file. */
+static void
+basis_big(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(RT_BIG);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_content("big", 0, buf, RT_BIG);
+    rt_path(rt, "dest/big", p);
+    check_write_file(p, buf, RT_BIG - 1, 0);
+    free(buf);
+}
+
+#define HALF_BLOCKS (INCOMING_MAX_BLOCKS / 2)
+
+static const struct rt_case delta_receiver[] = {
+    { "delta_built_from_basis", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_IDLE }, { F_DELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    { "delta_block_twice", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DELTA(0, 0, 0) }, { F_DELTA(0, 0, 0) },
+                  { F_BLOCK(0, 1) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    { "delta_auto_small_file", .setup = basis_setup,
+      .script = { WANT_B },
+      .out = "READY WANT:0", .tree = "b=200000!" },
+    { "delta_never", .flags = OPEN_F_DELTA_NEVER, .setup = basis_setup,
+      .script = { WANT_B },
+      .out = "READY WANT:0", .tree = "b=200000!" },
+    { "delta_without_capability", .flags = ALWAYS, .setup = basis_setup,
+      .caps_off = PROTO_CAP_DELTA,
+      .script = { WANT_B },
+      .out = "READY WANT:0", .tree = "b=200000!" },
+    /* Hostile senders: nothing is committed. */
+    { "delta_copy_past_basis_end", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DELTA(0, 2, BASIS - 1000) } },
+      .err = FERRY_ERR_PROTOCOL, .out = SIGNED,
+      .tree = "b=200000!" },
+    { "delta_copy_not_yet_signed", .flags = ALWAYS, .setup = basis_setup,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_DELTA(0, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+D:0",
+      .tree = "b=200000!" },
+    { "delta_for_file_without_basis", .flags = ALWAYS,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) },
+                  { F_DELTA(0, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0", .tree = "" },
+    { "delta_for_file_not_wanted", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DELTA(1, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = SIGNED,
+      .tree = "b=200000!" },
+    { "delta_past_file_end", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DELTA(0, 3, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = SIGNED,
+      .tree = "b=200000!" },
+    { "delta_blocks_tracked_over", .flags = ALWAYS, .setup = basis_h1,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "h0", HALF_BLOCKS * RT_BS) },
+                  { F_FILE(1, "h1", (HALF_BLOCKS + 1) * RT_BS) },
+                  { F_BLOCK(0, 0) }, { F_DELTA(1, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 WANT+D:1 DSIGS:1:0+25",
+      .tree = ".ferry/ h1=102400!" },
+    /* A resumed file: a block the receiver has not described yet (it
+     * holds it, and has not read it back: the DELTA comes in the step of
+     * the ENTRY) cannot come as DELTA, even one that copies nothing. */
+    { "delta_block_not_described", .flags = ALWAYS, .setup = basis_big,
+      .before = { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG) },
+                  { F_BLOCKS(0, 0, 4) } },
+      .script = { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG), BATCH },
+                  { F_LITDELTA(0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+RD:0 NEED:0:4+124",
+      .tree = ".ferry/ big=8388607!" },
+    { "delta_literal_only", .flags = ALWAYS, .setup = basis_setup,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_LITDELTA(0, 0) }, { F_DELTA(0, 1, 65536) },
+                  { F_DELTA(0, 2, 131072) }, { F_FEND(0) } },
+      .out = "READY WANT+D:0 DSIGS:0:0+49 DONE:0", .tree = "b=150000" },
+    { "delta_block_wrong", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_BADDELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0:CHANGED", .tree = "b=200000!" },
+    { "delta_basis_shrank", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_TRUNCATE("dest/b", 1000) }, { F_DELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0:CHANGED", .tree = "b=1000!" },
+};
+
+/* The sender: DELTA_SIGS in order, of a file wanted with DELTA. The
+ * source is rt_make_source's (3: src/d/b, 150000 bytes). */
+#define OFFERS "PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d " \
+    "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln"
+#define READY_ { F_READY("") }
+#define WANT_D(i) F_REPLY(i, REPLY_WANT, REPLY_F_DELTA)
+
+static const struct rt_case delta_sender[] = {
+    /* Signatures no data has: every block goes whole, after the last. */
+    { "sender_delta_nothing_matches",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DSIGS(3, 9, 2, 1) }, { F_DONE(3) } },
+      .out = OFFERS " BLOCK:3:0-2 FEND:3" },
+    { "sender_delta_waits_for_basis",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) } },
+      .out = OFFERS },
+    { "sender_delta_without_capability", .caps_off = PROTO_CAP_DELTA,
+      .script = { READY_, { WANT_D(3) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_delta_empty_file",
+      .script = { READY_, { WANT_D(4) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dsigs_not_wanted_so",
+      .script = { READY_, { F_WANT(3) }, { F_DSIGS(3, 9, 0, 3) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS " BLOCK:3:0-2 FEND:3" },
+    { "sender_dsigs_out_of_order",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 1, 2) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dsigs_twice",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DSIGS(3, 9, 0, 2) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dsigs_other_basis",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DSIGS(3, 12, 2, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dsigs_too_many_pieces",
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS(3, (1u << 26) + 4, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dsigs_never_offered",
+      .script = { READY_, { F_DSIGS(9, 9, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+};
+
+TEST(delta_receiver)
+{
+    RT_RUN_TABLE(delta_receiver, rt_receiver_case);
+}
+
+TEST(delta_sender)
+{
+    RT_RUN_TABLE(delta_sender, rt_sender_case);
+}
+
+/* --basis FILE: only a path beneath the destination; in OPEN, only with
+ * a push, as its second path. */
+TEST(delta_basis_file)
+{
+    static const char *const one[] = { "dest" };
+    static const char *const two[] = { "dest", "old.bin" };
+    char root[CHECK_PATH_MAX];
+    struct msg_open m, out;
+    struct xfer x;
+    struct dest *d;
+    struct buf b;
+    uint8_t tid[16] = { 1 };
+
+    memset(&x, 0, sizeof(x));
+    check_tmpdir(root);
+    CHECK((d = dest_new(root, 0, tid, &x)) != NULL);
+    CHECK_EQ_ERR(dest_set_basis(d, "../x"), FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(dest_set_basis(d, "/etc/passwd"), FERRY_ERR_BAD_PATH);
+    CHECK(dest_basis(d) == NULL);
+    CHECK_OK(dest_set_basis(d, "sub/old.bin"));
+    CHECK_EQ_STR(dest_basis(d), "sub/old.bin");
+    dest_free(d);
+
+    memset(&m, 0, sizeof(m));
+    m.op = OPEN_PUSH;
+    m.block_size = PROTO_DEFAULT_BLOCK;
+    m.flags = OPEN_F_BASIS_FILE;
+    m.npaths = 2;
+    buf_init(&b, 1 << 20);
+    CHECK_OK(msg_open_encode(&b, &m, two));
+    CHECK_OK(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out));
+    buf_reset(&b);
+    m.npaths = 1;
+    CHECK_OK(msg_open_encode(&b, &m, one));
+    CHECK_EQ_ERR(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out), FERRY_ERR_FORMAT);
+    buf_reset(&b);
+    m.op = OPEN_PULL;
+    m.npaths = 2;
+    CHECK_OK(msg_open_encode(&b, &m, two));
+    CHECK_EQ_ERR(msg_open_decode(buf_ptr(&b) + PROTO_FRAME_HEADER,
+        buf_used(&b) - PROTO_FRAME_HEADER, &out), FERRY_ERR_FORMAT);
+    buf_cleanup(&b);
+}

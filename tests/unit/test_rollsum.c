@@ -1,0 +1,40 @@
+/* The weak rolling checksum (common/rollsum.c): computed at once, and
+ * rolled a byte at a time, it agrees with its definition. */
+#include <string.h>
+
+#include "../../common/rollsum.h"
+#include "check.h"
+
+/* (a & 0xffff) | (b << 16), a = sum x[i], b = sum (n - i) x[i]. */
+static uint32_t
+rollsum_slow(const uint8_t *p, size_t n)
+{
+    uint32_t a = 0, b = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        a += p[i];
+        b += (uint32_t)(n - i) * p[i];
+    }
+    return (a & 0xffffu) | (b << 16);
+}
+
+TEST(rollsum_definition)
+{
+    uint8_t buf[5000];
+    struct rollsum s;
+    size_t i, n, w = 4096;
+
+    for (i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)(i * 131 + (i >> 3) * 7 + (i % 13 == 0) * 255);
+    for (n = 0; n < 70; n++)
+        CHECK_EQ_INT(rollsum_of(buf + n, n), rollsum_slow(buf + n, n));
+    CHECK_EQ_INT(rollsum_of(buf, w), rollsum_slow(buf, w));
+    rollsum_init(&s, buf, w);
+    for (i = 0; i + w < sizeof(buf); i++) {
+        rollsum_roll(&s, buf[i], buf[i + w]);
+        CHECK_EQ_INT(rollsum_value(&s), rollsum_slow(buf + i + 1, w));
+    }
+    memset(buf, 0xff, sizeof(buf));
+    CHECK_EQ_INT(rollsum_of(buf, w), rollsum_slow(buf, w));
+}
