@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "../common/err.h"
+#include "../engine/filter.h"
 
 enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_STATUS, CMD_CLEAN, CMD_VERSION,
     CMD_HELP };
@@ -63,6 +64,13 @@ struct cli {
     int retry_wait;           /* --retry-wait: longest pause, seconds */
     int streams;              /* -j/--streams: 0 chooses by itself */
     unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
+    int dry_run;              /* -n/--dry-run */
+    int delete;               /* --delete: 1; --delete-excluded: 2 */
+    struct filter filter;     /* --exclude, --include, --exclude-from */
+    unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */
+    const char *help_topic;   /* CMD_HELP: a command, or NULL */
+    char *expanded[CLI_MAX_OPTS];  /* private: split flag groups */
+    int nexpanded;
     char err[512];            /* why cli_parse failed, for the user */
 };
 
@@ -74,7 +82,9 @@ struct cli {
 #define CLI_MAX_STREAMS 16
 
 /*
- * Parses argv. Returns 0, or FERRY_ERR_USAGE with one line in c->err that
+ * Parses argv. `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
+ * help_topic set. Flags may be grouped as in rsync (-avzP); a flag that
+ * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE with one line in c->err that
  * says what is wrong (without "ferry: "), or prints the usage when there
  * are no arguments at all (c->err is then ""). c->json is set even on
  * failure when --json was given, so that the error can be reported as

@@ -32,6 +32,7 @@
 #include "attempt.h"
 #include "cli.h"
 #include "exitcode.h"
+#include "help.h"
 #include "output.h"
 #include "pack.h"
 #include "remote.h"
@@ -497,6 +498,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
 
+        manifest_set_filter(mf, &cli->filter, 1);
         for (i = 0; i < (size_t)cli->nlocal; i++)
             if ((r = manifest_scan(mf, cli->local_paths[i])) != 0) {
                 snprintf(msg, msglen, "%s", ferry_strerror(r));
@@ -529,6 +531,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (dl > 0 && dest[dl - 1] == '/')
             rn->so.flags |= OPEN_F_DEST_DIR;
         rn->so.op = OPEN_PULL;
+        rn->so.filter = &cli->filter;
         rn->so.paths = (const char *const *)cli->remote_paths;
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");
@@ -744,6 +747,10 @@ main(int argc, char **argv)
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
     /* Local commands with options of their own (pack.h, unpack.h). */
+    if (argc >= 3 && (strcmp(argv[1], "pack") == 0 ||
+        strcmp(argv[1], "unpack") == 0) && (strcmp(argv[2], "--help") == 0 ||
+        strcmp(argv[2], "-h") == 0))
+        return help_command(stdout, argv[1]) == 0 ? EXIT_OK : EXIT_USAGE;
     if (argc >= 2 && strcmp(argv[1], "pack") == 0)
         return pack_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
@@ -762,11 +769,15 @@ main(int argc, char **argv)
             PROTO_VERSION_MIN, PROTO_VERSION_MAX);
         return EXIT_OK;
     case CMD_HELP:
-        cli_usage(stdout);
+        if (cli.help_topic == NULL || help_command(stdout,
+            cli.help_topic) != 0)
+            cli_usage(stdout);
         return EXIT_OK;
     default:
         break;
     }
+    if (cli.habits != 0 && !cli.quiet && !cli.json)
+        help_habits(stderr, cli.habits);
     if (cli.quiet)
         log_set_level(LOG_ERROR);
     if (cli.verbose >= 1)

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,13 @@ void
 manifest_init(struct manifest *m)
 {
     memset(m, 0, sizeof(*m));
+}
+
+void
+manifest_set_filter(struct manifest *m, struct filter *f, int ignore_files)
+{
+    m->filter = f;
+    m->ignore_files = f != NULL && ignore_files;
 }
 
 void
@@ -149,6 +157,9 @@ walk_entry(const struct manifest_walker *w, const char *rel,
     int r;
 
     *added = 0;
+    if (w->filter != NULL && filter_excluded(w->filter, rel,
+        S_ISDIR(st->st_mode)))
+        return 0;
     if (fsx_path_check(rel, strlen(rel)) != 0)
         return walk_notice(w, FERRY_ERR_BAD_PATH, local,
             "name cannot be sent (too long or invalid)");
@@ -354,15 +365,66 @@ manifest_walk_notice(void *ctx, int code, const char *path, const char *text)
     return manifest_notice(ctx, code, path, text);
 }
 
+/* Adds the rules of the ignore file at the root of source src (local,
+ * contents as manifest_source says), if there is one. Returns 0, 1 if
+ * the source must not be sent (a notice says why), or an error. */
+static int
+manifest_ignore_file(struct manifest *m, const char *src, const char *local,
+    int contents)
+{
+    char *file, *dir = NULL, *base = NULL, text[160];
+    struct stat st;
+    unsigned line = 0;
+    int r;
+
+    if (lstat(local, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if ((file = path_join(local, FILTER_IGNORE_FILE)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (lstat(file, &st) != 0) {
+        xfree(file);
+        return 0;
+    }
+    if (!contents && (r = fsx_split(local, &dir, &base)) != 0)
+        goto out;
+    r = filter_add_file(m->filter, file, FILTER_EXCLUDE, 1, base, &line);
+    if (r != 0 && r != FERRY_ERR_NOMEM) {
+        if (line > 0)
+            snprintf(text, sizeof(text), "line %u: %s; %s not sent", line,
+                ferry_strerror(r), src);
+        else
+            snprintf(text, sizeof(text), "%s; %s not sent",
+                ferry_strerror(r), src);
+        r = manifest_notice(m, r, file, text);
+        if (r == 0)
+            r = 1;
+    }
+out:
+    xfree(dir);
+    xfree(base);
+    xfree(file);
+    return r;
+}
+
 int
 manifest_scan(struct manifest *m, const char *src)
 {
-    struct manifest_walker w = { manifest_add, manifest_walk_notice, m };
+    struct manifest_walker w = { manifest_add, manifest_walk_notice, m,
+        m->filter };
     size_t before = m->n;
     char *local = NULL;
     struct stat st;
     int r, contents;
 
+    if (m->ignore_files) {
+        if ((r = manifest_source(src, &local, &contents)) != 0)
+            return r;
+        r = manifest_ignore_file(m, src, local, contents);
+        xfree(local);
+        local = NULL;
+        if (r != 0)
+            return r == 1 ? 0 : r;
+    }
     if ((r = manifest_walk(src, &w)) != 0)
         return r;
     /* A directory's contents count as one top-level source; otherwise

@@ -9,12 +9,13 @@
 #include "../common/version.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "../proto/msg_filter.h"
 #include "manifest.h"
 #include "receiver.h"
 #include "sender.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS)
+    PROTO_CAP_STREAMS | PROTO_CAP_FILTERS)
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
@@ -50,6 +51,8 @@ struct session {
     char peer_software[PROTO_MAX_SOFTWARE + 1];
     uint64_t peer_caps;
     int error_sent;
+    /* The agent's: rules from FILTERS (NULL until one came). */
+    struct filter *filter;
 };
 
 struct session *
@@ -102,6 +105,10 @@ session_free(struct session *s)
         return;
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
+    if (s->filter != NULL) {
+        filter_cleanup(s->filter);
+        xfree(s->filter);
+    }
     if (s->owns_shared) {
         /* What is complete is committed before the destination goes. */
         incoming_free(s->shared->in);
@@ -304,6 +311,8 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     }
     sh->sender = 1;
     manifest_init(&mf);
+    /* A client that sent FILTERS also wants each source's ignore file. */
+    manifest_set_filter(&mf, s->filter, 1);
     while ((r = msg_open_path(o, &pos, &p)) == 0) {
         if ((r = session_resolve(s, o->op, &p, &path)) != 0)
             break;
@@ -324,6 +333,30 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     s->role_step = sender_step;
     s->role = s->own_sender;
     return 0;
+}
+
+/* FILTERS, once, before OPEN: the rules a pull's scan applies. */
+static int
+session_agent_filters(struct session *s, const struct frame *f)
+{
+    struct msg_filters m;
+    struct msg_str pat;
+    size_t pos = 0;
+    uint8_t action;
+    int r;
+
+    if (s->filter != NULL)
+        return xfer_fail(s->x, FERRY_ERR_PROTOCOL, "FILTERS sent twice");
+    if ((r = msg_filters_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    if ((s->filter = xcalloc(1, sizeof(*s->filter))) == NULL)
+        return FERRY_ERR_NOMEM;
+    filter_init(s->filter);
+    while ((r = msg_filters_rule(&m, &pos, &action, &pat)) == 0)
+        if ((r = filter_add(s->filter, action, pat.p, pat.len, NULL)) != 0)
+            return xfer_fail(s->x, r, "a filter pattern of the client: %s",
+                ferry_strerror(r));
+    return r == FERRY_ERR_SHORT ? 0 : r;
 }
 
 static int
@@ -396,6 +429,33 @@ session_client_start(struct session *s, struct buf *out)
         j.stream = o->stream;
         return msg_join_encode(out, &j);
     }
+    if (o->filter != NULL) {
+        const char **pats = NULL;
+        uint8_t *acts = NULL;
+        size_t i, n = o->filter->n;
+
+        /* Only the rules given to the client travel: the agent reads the
+         * sources' ignore files itself. */
+        for (i = 0; i < o->filter->n; i++)
+            if (o->filter->v[i].scope != NULL)
+                n--;
+        if (n > 0 && ((pats = xcalloc(n, sizeof(*pats))) == NULL ||
+            (acts = xcalloc(n, 1)) == NULL)) {
+            xfree(pats);
+            return FERRY_ERR_NOMEM;
+        }
+        for (i = 0, n = 0; i < o->filter->n; i++) {
+            if (o->filter->v[i].scope != NULL)
+                continue;
+            pats[n] = o->filter->v[i].text;
+            acts[n++] = o->filter->v[i].action;
+        }
+        r = msg_filters_encode(out, acts, pats, n);
+        xfree(pats);
+        xfree(acts);
+        if (r != 0)
+            return r;
+    }
     memset(&m, 0, sizeof(m));
     m.op = o->op;
     m.flags = o->flags;
@@ -417,6 +477,12 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
             return FERRY_ERR_PROTOCOL;
         if ((r = session_on_hello(s, f)) != 0)
             return r;
+        /* An agent without filters would send what they leave out: one
+         * of ours replaces it (a version error leads to the upload). */
+        if (s->open.filter != NULL && s->open.stream == 0 &&
+            !(s->peer_caps & PROTO_CAP_FILTERS))
+            return xfer_fail(s->x, FERRY_ERR_VERSION, "the agent (%s) "
+                "cannot filter what it sends", s->peer_software);
         s->state = S_CLIENT_WAIT_OPEN_OK;
         return 0;
     case S_CLIENT_WAIT_OPEN_OK:
@@ -452,6 +518,8 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
          * of its transfer takes JOIN. */
         if (f->type == MSG_OPEN && s->shared == NULL)
             return session_agent_open(s, f, out);
+        if (f->type == MSG_FILTERS && s->shared == NULL)
+            return session_agent_filters(s, f);
         if (f->type == MSG_JOIN && s->shared != NULL)
             return session_agent_on_join(s, f, out);
         break;

@@ -24,6 +24,7 @@
 
 #include "conn.h"
 #include "dest.h"
+#include "filter.h"
 #include "incoming.h"
 #include "plan.h"
 #include "xfer.h"
@@ -38,6 +39,9 @@ struct session_open {
     const char *const *paths;  /* push: the destination; pull: sources */
     uint16_t npaths;
     uint16_t stream;       /* 0: OPEN; else JOIN the running transfer */
+    /* A pull: the rules sent in FILTERS before OPEN (borrowed; NULL: no
+     * FILTERS, so the agent reads no .ferryignore either). */
+    const struct filter *filter;
 };
 
 /* The client side: sends HELLO and OPEN (or JOIN), then runs role (a

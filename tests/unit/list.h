@@ -181,6 +181,17 @@
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
+    /* test_filter.c */ \
+    X(filter_glob) \
+    X(filter_glob_budget) \
+    X(filter_rules) \
+    X(filter_scope) \
+    X(filter_limits) \
+    X(filter_ignore_file) \
+    X(filter_exclude_from) \
+    X(msg_filters_roundtrip) \
+    X(msg_filters_mutate) \
+    X(msg_filters_limits) \
     /* test_session_rules.c */ \
     X(session_agent) \
     X(session_client) \

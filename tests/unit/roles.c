@@ -6,6 +6,8 @@
  */
 #include "roles.h"
 
+#include "../../proto/msg_filter.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -379,6 +381,21 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&ok, 0, sizeof(ok));
         CHECK_OK(msg_open_ok_encode(b, &ok));
         break;
+    case MSG_FILTERS: {
+        /* fr->a copies (at least one) of the rule kind, s. */
+        size_t n = fr->a ? (size_t)fr->a : 1, i;
+        const char **pats = check_alloc(n * sizeof(*pats));
+        uint8_t *acts = check_alloc(n);
+
+        for (i = 0; i < n; i++) {
+            pats[i] = fr->s;
+            acts[i] = fr->kind;
+        }
+        CHECK_OK(msg_filters_encode(b, acts, pats, n));
+        free(pats);
+        free(acts);
+        break;
+    }
     case MSG_JOIN:
         memcpy(j.transfer_id, rt_tid, sizeof(rt_tid));
         if (fr->v == RV_OTHER)

@@ -150,6 +150,9 @@ struct rt_frame {
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
 #define F_OPEN_OK .type = MSG_OPEN_OK
 #define F_JOIN(k) .type = MSG_JOIN, .id = (k)
+/* FILTERS (proto/msg_filter.h, type 26): n copies of one rule. */
+#define F_FILTERS(act, pat, n) .type = 26, .kind = (act), .s = (pat), \
+    .a = (n)
 #define F_JOIN_OK .type = MSG_JOIN_OK
 #define F_EOF .type = RT_EOF
 #define F_IDLE .type = RT_IDLE
