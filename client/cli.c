@@ -581,11 +581,6 @@ cli_parse(struct cli *c, int argc, char **argv)
     }
     xfree(args);
     args = NULL;
-    if (c->dry_run || c->delete) {
-        r = cli_fail(c, "%s is not supported yet", c->dry_run ?
-            "--dry-run" : "--delete");
-        goto fail;
-    }
     if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL && c->habits != 0)
         c->habits = 0;
     if (c->cmd == CMD_STATUS || c->cmd == CMD_CLEAN) {

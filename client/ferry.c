@@ -36,7 +36,9 @@
 #include "output.h"
 #include "pack.h"
 #include "remote.h"
+#include "mirror.h"
 #include "retry.h"
+#include "run.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
@@ -46,6 +48,7 @@
 
 struct run {
     struct cli *cli;
+    const struct run_op *op;  /* NULL: the command's own transfer */
     struct xfer x;
     struct output out;
     struct session_open so;
@@ -430,7 +433,9 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
      * cannot be reached at all is reported at once, as ssh does. */
     if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
-    if (rn->interrupted || !run_retryable(err) || !rn->connected_once ||
+    /* An operation's role keeps what it collected: it is not retried. */
+    if (rn->op != NULL || rn->interrupted || !run_retryable(err) ||
+        !rn->connected_once ||
         (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
         session_peer_software(s0)[0] == '\0' &&
         (rn->at.exit_status == 127 || rn->at.exit_status == 126)))
@@ -485,6 +490,16 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     size_t i;
     int r;
 
+    if (rn->op != NULL) {
+        rn->so.op = rn->op->op;
+        rn->so.flags = rn->op->flags;
+        rn->so.paths = rn->op->paths;
+        rn->so.npaths = rn->op->npaths;
+        rn->so.filter = rn->op->filter;
+        rn->role_step = rn->op->role_step;
+        rn->role = rn->op->role;
+        return -1;
+    }
     if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
         rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
         rn->so.paths = (const char *const *)&cli->remote.path;
@@ -584,8 +599,8 @@ run_summary(struct run *rn, int code, const char *msg)
     output_summary(&rn->out, &sum);
 }
 
-static int
-run(struct cli *cli)
+int
+run_command(struct cli *cli, const struct run_op *op)
 {
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
@@ -595,11 +610,12 @@ run(struct cli *cli)
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
+    rn.op = op;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
-    rn.out.progress = cli->progress == -1 ? isatty(STDERR_FILENO) &&
-        !cli->json : cli->progress;
+    rn.out.progress = op != NULL ? 0 : cli->progress == -1 ?
+        isatty(STDERR_FILENO) && !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
     rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) |
@@ -685,7 +701,7 @@ out_fatal:
 out_summary:
     output_stop(&rn.out);
     run_ssh_close(&rn);
-    if (rn.role != &rn.status || code != EXIT_OK)
+    if ((rn.role != &rn.status && op == NULL) || code != EXIT_OK)
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
@@ -708,32 +724,6 @@ out_early:
     xfree(dest_prefix);
     xfree(source_prefix);
     return code;
-}
-
-/* status/clean of a local destination: no agent needed. */
-static int
-run_local_status(struct cli *cli)
-{
-    const char *dest = cli->local_paths[0];
-    struct output out;
-    struct status st;
-    struct xfer x;
-    int r;
-
-    memset(&x, 0, sizeof(x));
-    memset(&out, 0, sizeof(out));
-    out.json = cli->json;
-    out.quiet = cli->quiet;
-    output_init(&out, &x);
-    status_init(&st, &x);
-    if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
-        &st.n)) != 0)
-        return output_fatal_early(cli->json, cli->quiet, dest, r,
-            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
-            EXIT_USAGE : EXIT_DEST);
-    status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
-    status_cleanup(&st);
-    return EXIT_OK;
 }
 
 int
@@ -783,9 +773,11 @@ main(int argc, char **argv)
     if (cli.verbose >= 1)
         log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
     if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
-        code = run_local_status(&cli);
+        code = status_run_local(&cli);
+    else if (cli.dry_run || cli.delete)
+        code = mirror_main(&cli);
     else
-        code = run(&cli);
+        code = run_command(&cli, NULL);
     cli_cleanup(&cli);
     return code;
 }

@@ -1,13 +1,16 @@
 #include "status.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/alloc.h"
 #include "../common/text.h"
+#include "../engine/dest.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "exitcode.h"
 
 void
 status_init(struct status *s, struct xfer *x)
@@ -131,4 +134,30 @@ status_print(const struct status *s, struct output *o, const char *where,
             text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
             s->n == 1 ? "" : "s", cleaned ? " removed" : s->n ?
             "; the same transfer run again resumes them" : "");
+}
+
+/* status/clean of a local destination: no agent needed. */
+int
+status_run_local(struct cli *cli)
+{
+    const char *dest = cli->local_paths[0];
+    struct output out;
+    struct status st;
+    struct xfer x;
+    int r;
+
+    memset(&x, 0, sizeof(x));
+    memset(&out, 0, sizeof(out));
+    out.json = cli->json;
+    out.quiet = cli->quiet;
+    output_init(&out, &x);
+    status_init(&st, &x);
+    if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
+        &st.n)) != 0)
+        return output_fatal_early(cli->json, cli->quiet, dest, r,
+            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
+            EXIT_USAGE : EXIT_DEST);
+    status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
+    status_cleanup(&st);
+    return EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include "../engine/conn.h"
 #include "../engine/partial.h"
 #include "../engine/xfer.h"
+#include "cli.h"
 #include "output.h"
 
 /* Collects the agent's PARTIAL messages (the client side's role). */
@@ -27,5 +28,9 @@ int status_step(void *role, struct conn_step *st) FERRY_WUR;
  * stdout, or "partial" events with --json. */
 void status_print(const struct status *s, struct output *o,
     const char *where, int cleaned);
+
+/* `ferry status|clean DEST` of a local destination (a pull's): no agent
+ * needed. Returns an exit status. */
+int status_run_local(struct cli *cli);
 
 #endif

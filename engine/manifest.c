@@ -139,6 +139,40 @@ manifest_add(void *ctx, const char *rel, const char *local,
     return 0;
 }
 
+int
+manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
+    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
+{
+    struct mentry *e;
+
+    if (m->n >= MANIFEST_MAX_ENTRIES)
+        return FERRY_ERR_TOO_LARGE;
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        struct mentry *nv = xrealloc(m->v, ncap * sizeof(*nv));
+
+        if (nv == NULL)
+            return FERRY_ERR_NOMEM;
+        m->v = nv;
+        m->cap = ncap;
+    }
+    e = &m->v[m->n];
+    memset(e, 0, sizeof(*e));
+    if ((e->rel = xstrdup(rel)) == NULL)
+        return FERRY_ERR_NOMEM;
+    e->kind = kind;
+    e->mode = mode;
+    e->size = kind == ENTRY_FILE ? size : 0;
+    e->mtime_sec = mtime_sec;
+    e->mtime_nsec = mtime_nsec;
+    m->n++;
+    if (kind == ENTRY_FILE) {
+        m->files++;
+        m->bytes += size;
+    }
+    return 0;
+}
+
 static int
 walk_notice(const struct manifest_walker *w, int code, const char *path,
     const char *text)

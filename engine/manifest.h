@@ -103,6 +103,12 @@ int manifest_walk(const char *src, const struct manifest_walker *w)
  */
 int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
 
+/* Appends an entry as the other side listed it (copies rel and target;
+ * local is left NULL). */
+int manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
+    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
+    FERRY_WUR;
+
 /* Adds a notice (copies path and text). */
 int manifest_notice(struct manifest *m, int code, const char *path,
     const char *text) FERRY_WUR;

@@ -1,8 +1,12 @@
 #include "session.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/alloc.h"
 #include "../common/log.h"
@@ -10,7 +14,9 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "../proto/msg_filter.h"
+#include "listing.h"
 #include "manifest.h"
+#include "prune.h"
 #include "receiver.h"
 #include "sender.h"
 
@@ -48,6 +54,7 @@ struct session {
     int owns_shared;
     struct sender *own_sender;
     struct receiver *own_receiver;
+    struct listing *own_listing;
     char peer_software[PROTO_MAX_SOFTWARE + 1];
     uint64_t peer_caps;
     int error_sent;
@@ -105,6 +112,7 @@ session_free(struct session *s)
         return;
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
+    listing_free(s->own_listing);
     if (s->filter != NULL) {
         filter_cleanup(s->filter);
         xfree(s->filter);
@@ -335,6 +343,116 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     return 0;
 }
 
+/* A destination's contents, if it is a directory (or a link to one, as
+ * a push's destination may be); otherwise one notice: ENOENT when it is
+ * missing, ENOTDIR when it is something else. */
+static int
+session_list_dest(struct manifest *mf, const char *path)
+{
+    size_t n = strlen(path);
+    struct stat st;
+    char *dir;
+    int r;
+
+    if (stat(path, &st) != 0) {
+        r = -errno;
+        return manifest_notice(mf, r, path, ferry_strerror(r));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return manifest_notice(mf, -ENOTDIR, path, "not a directory");
+    if ((dir = xmalloc(n + 2)) == NULL)
+        return FERRY_ERR_NOMEM;
+    memcpy(dir, path, n);
+    memcpy(dir + n, "/", 2);
+    r = manifest_scan(mf, dir);
+    xfree(dir);
+    return r;
+}
+
+/* LIST: the entries a pull of the paths would offer, as a role that
+ * sends them a step at a time. */
+static int
+session_agent_list(struct session *s, const struct msg_open *o,
+    struct buf *out)
+{
+    struct msg_open_ok ok;
+    struct manifest mf;
+    struct msg_str p;
+    size_t pos = 0;
+    char *path;
+    int r;
+
+    manifest_init(&mf);
+    manifest_set_filter(&mf, s->filter, 1);
+    while ((r = msg_open_path(o, &pos, &p)) == 0) {
+        if ((r = session_resolve(s, o->op, &p, &path)) != 0)
+            break;
+        r = (o->flags & OPEN_F_DEST_DIR) ? session_list_dest(&mf, path) :
+            manifest_scan(&mf, path);
+        xfree(path);
+        if (r != 0)
+            break;
+    }
+    if (r == FERRY_ERR_SHORT)
+        r = (s->own_listing = listing_new(&mf, s->x)) == NULL ?
+            FERRY_ERR_NOMEM : 0;
+    manifest_cleanup(&mf);
+    if (r != 0)
+        return r;
+    s->role_step = listing_step;
+    s->role = s->own_listing;
+    s->state = S_RUN;
+    memset(&ok, 0, sizeof(ok));
+    return msg_open_ok_encode(out, &ok);
+}
+
+/* DELETE: removes paths[1..] beneath the destination paths[0] (a mirror
+ * after its transfer); a NOTICE for each that could not be, then END. */
+static int
+session_agent_delete(struct session *s, const struct msg_open *o,
+    struct buf *out)
+{
+    char rel[PROTO_MAX_PATH + 1], *dest;
+    struct msg_open_ok ok;
+    struct msg_notice nt;
+    struct msg_str p;
+    size_t pos = 0;
+    int r, rootfd;
+
+    if ((r = msg_open_path(o, &pos, &p)) != 0 ||
+        (r = session_resolve(s, o->op, &p, &dest)) != 0)
+        return r;
+    rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    r = rootfd < 0 && errno != ENOENT ? -errno : 0;
+    if (r != 0) {
+        r = xfer_fail(s->x, r, "%s: %s", dest, ferry_strerror(r));
+        xfree(dest);
+        return r;
+    }
+    xfree(dest);
+    memset(&ok, 0, sizeof(ok));
+    r = msg_open_ok_encode(out, &ok);
+    while (r == 0 && rootfd >= 0 && msg_open_path(o, &pos, &p) == 0) {
+        int e;
+
+        memcpy(rel, p.p, p.len);
+        rel[p.len] = '\0';
+        if ((e = prune_beneath(rootfd, rel)) == 0)
+            continue;
+        nt.code = proto_err_to_wire(e);
+        nt.path = p;
+        nt.text.p = ferry_strerror(e);
+        nt.text.len = strlen(nt.text.p);
+        r = msg_notice_encode(out, &nt);
+    }
+    if (rootfd >= 0)
+        close(rootfd);
+    if (r == 0)
+        r = msg_end_encode(out);
+    s->state = S_DONE;
+    return r;
+}
+
 /* FILTERS, once, before OPEN: the rules a pull's scan applies. */
 static int
 session_agent_filters(struct session *s, const struct frame *f)
@@ -371,6 +489,10 @@ session_agent_open(struct session *s, const struct frame *f,
         return r;
     if (o.op == OPEN_STATUS || o.op == OPEN_CLEAN)
         return session_agent_state(s, &o, out);
+    if (o.op == OPEN_LIST)
+        return session_agent_list(s, &o, out);
+    if (o.op == OPEN_DELETE)
+        return session_agent_delete(s, &o, out);
     if ((r = session_agent_transfer(s, &o)) != 0)
         return r;
     if (s->pol->opened != NULL && (r = s->pol->opened(s->pol->ctx, s)) != 0)

@@ -209,9 +209,10 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
     }
     if ((e = rd_end(&r)) != 0)
         goto fail;
-    if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN ||
+    if (m->op < OPEN_PUSH || m->op > OPEN_DELETE ||
         (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
-        (m->op != OPEN_PULL && m->npaths != 1)) {
+        (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
+        m->npaths != 1)) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

@@ -192,10 +192,16 @@
     X(msg_filters_roundtrip) \
     X(msg_filters_mutate) \
     X(msg_filters_limits) \
+    /* test_prune.c */ \
+    X(prune_removes) \
+    X(prune_refuses) \
+    X(prune_depth) \
+    X(prune_keeps_parent_mtime) \
     /* test_session_rules.c */ \
     X(session_agent) \
     X(session_client) \
     X(session_policy) \
+    X(session_policy_delete) \
     /* test_streams.c */ \
     X(streams_group_full) \
     X(streams_handover_nobody) \

@@ -350,7 +350,7 @@ rt_encode_entry(struct rt *rt, const struct rt_frame *fr, struct buf *b)
 static void
 rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
 {
-    const char *paths[1] = { fr->s };
+    const char *paths[2] = { fr->s, fr->t };
     struct msg_hello h;
     struct msg_open o;
     struct msg_open_ok ok;
@@ -374,7 +374,7 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memcpy(o.transfer_id, rt_tid, sizeof(rt_tid));
         if (fr->v == RV_OTHER)
             o.transfer_id[0] ^= 1;
-        o.npaths = 1;
+        o.npaths = fr->t != NULL ? 2 : 1;
         CHECK_OK(msg_open_encode(b, &o, paths));
         break;
     case MSG_OPEN_OK:

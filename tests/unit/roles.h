@@ -148,6 +148,8 @@ struct rt_frame {
 #define F_HELLO .type = MSG_HELLO
 #define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
+/* OPEN with a second path (DELETE: what to remove beneath the first). */
+#define F_OPEN2(op, p, q) F_OPEN(op, p), .t = (q)
 #define F_OPEN_OK .type = MSG_OPEN_OK
 #define F_JOIN(k) .type = MSG_JOIN, .id = (k)
 /* FILTERS (proto/msg_filter.h, type 26): n copies of one rule. */

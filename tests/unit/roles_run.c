@@ -287,7 +287,11 @@ rt_tree_mode(const struct rt *rt, const char *dir, int exact, char *out,
 
     rt_path(rt, dir, p);
     out[0] = '\0';
-    if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (lstat(p, &st) != 0) {
+        snprintf(out, len, "-");
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         snprintf(out, len, "%s", S_ISREG(st.st_mode) ? "!dir" : "-");
         return;
     }

@@ -85,6 +85,24 @@ unlock(struct rt *rt)
     lock_fd = -1;
 }
 
+static void
+deleted_d(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    struct stat st;
+
+    rt_path(rt, "src/d", p);
+    CHECK(lstat(p, &st) != 0 && errno == ENOENT);
+    rt_path(rt, "src/a", p);
+    CHECK_EQ_INT(lstat(p, &st), 0);
+}
+
+static void
+state_in_src(struct rt *rt)
+{
+    rt_mkdir(rt, "src/.ferry", 0700);
+}
+
 /* The program refuses to run the transfer once it is opened. */
 static int
 refuse(void *ctx, struct session *s)
@@ -126,10 +144,32 @@ static const struct rt_case session_agent[] = {
     { "filters_after_open",
       .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") },
                   { F_FILTERS(1, "a", 1) } },
-      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN_OK PLAN:1 ERROR:PROTOCOL" },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK PLAN:1 ERROR:PROTOCOL" },
     { "filter_pattern_only_slash",
       .script = { HI, { F_FILTERS(2, "/", 1) } },
       .err = FERRY_ERR_FORMAT, .out = "HELLO ERROR:FORMAT" },
+    /* LIST: the entries a pull would offer; DELETE: beneath the first
+     * path only, a NOTICE for what may not go. */
+    { "list",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") } },
+      .out = "HELLO OPEN_OK ENTRY:0:a END" },
+    { "list_missing",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
+    { "list_then_a_frame",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") }, { F_END } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK ENTRY:0:a END ERROR:PROTOCOL" },
+    { "delete", .check = deleted_d,
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", "d") } },
+      .out = "HELLO OPEN_OK END" },
+    { "delete_state_dir", .setup = state_in_src,
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", ".ferry") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
+    { "delete_dotdot",
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", "../src") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
     { "pull_missing_source",
       .script = { HI, { F_OPEN(OPEN_PULL, "~/nothing") }, READY_NONE,
                   { F_SUMMARY } },
@@ -297,4 +337,31 @@ TEST(session_policy)
         free(out);
     }
     check_note_clear();
+}
+
+/* A read-only agent (serve --restrict --read-only) lists but does not
+ * delete; DELETE and LIST are confined like every other path. */
+TEST(session_policy_delete)
+{
+    struct policy pol;
+    char dir[CHECK_PATH_MAX], msg[256], *out = NULL;
+
+    check_tmpdir(dir);
+    memset(&pol, 0, sizeof(pol));
+    CHECK_OK(policy_restrict(&pol, dir, msg, sizeof(msg)));
+    CHECK_OK(policy_resolve(&pol, OPEN_DELETE, LIT("~"), &out, msg,
+        sizeof(msg)));
+    free(out);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_LIST, LIT("/etc"), &out, msg,
+        sizeof(msg)), -EACCES);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_DELETE, LIT("~/../x"), &out,
+        msg, sizeof(msg)), -EACCES);
+    pol.read_only = 1;
+    CHECK_OK(policy_resolve(&pol, OPEN_LIST, LIT("~"), &out, msg,
+        sizeof(msg)));
+    free(out);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_DELETE, LIT("~"), &out, msg,
+        sizeof(msg)), -EACCES);
+    CHECK(strstr(msg, "no push, clean or delete") != NULL);
+    policy_cleanup(&pol);
 }
