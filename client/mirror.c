@@ -326,10 +326,7 @@ mirror_push_dest(struct cli *cli, struct manifest *dst, int *is_dir)
 static int
 mirror_pull_dest(const char *dest, struct manifest *dst, int *is_dir)
 {
-    size_t n = strlen(dest);
     struct stat st;
-    char *dir;
-    int r;
 
     manifest_init(dst);
     *is_dir = 1;
@@ -341,13 +338,7 @@ mirror_pull_dest(const char *dest, struct manifest *dst, int *is_dir)
         *is_dir = 0;
         return manifest_scan(dst, dest);
     }
-    if ((dir = xmalloc(n + 2)) == NULL)
-        return FERRY_ERR_NOMEM;
-    memcpy(dir, dest, n);
-    memcpy(dir + n, "/", 2);
-    r = manifest_scan(dst, dir);
-    xfree(dir);
-    return r;
+    return manifest_scan_contents(dst, dest);
 }
 
 /* Removes del[0..n) beneath the destination. Returns an exit status. */

@@ -94,51 +94,6 @@ path_join(const char *a, const char *b)
     return p;
 }
 
-/* Appends an entry the walk found. */
-static int
-manifest_add(void *ctx, const char *rel, const char *local,
-    const struct stat *st, const char *target)
-{
-    struct manifest *m = ctx;
-    struct mentry *e;
-
-    if (m->n >= MANIFEST_MAX_ENTRIES)
-        return FERRY_ERR_TOO_LARGE;
-    if (m->n == m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        struct mentry *nv = xrealloc(m->v, ncap * sizeof(*nv));
-
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        m->v = nv;
-        m->cap = ncap;
-    }
-    e = &m->v[m->n];
-    memset(e, 0, sizeof(*e));
-    e->rel = xstrdup(rel);
-    e->local = xstrdup(local);
-    e->target = target != NULL ? xstrdup(target) : NULL;
-    if (e->rel == NULL || e->local == NULL ||
-        (target != NULL && e->target == NULL)) {
-        xfree(e->rel);
-        xfree(e->local);
-        xfree(e->target);
-        return FERRY_ERR_NOMEM;
-    }
-    e->kind = S_ISREG(st->st_mode) ? ENTRY_FILE :
-        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK;
-    e->mode = st->st_mode & 07777;
-    e->size = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0;
-    e->mtime_sec = st->st_mtim.tv_sec;
-    e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-    m->n++;
-    if (e->kind == ENTRY_FILE) {
-        m->files++;
-        m->bytes += e->size;
-    }
-    return 0;
-}
-
 int
 manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
@@ -169,6 +124,37 @@ manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     if (kind == ENTRY_FILE) {
         m->files++;
         m->bytes += size;
+    }
+    return 0;
+}
+
+/* Appends an entry the walk found. */
+static int
+manifest_add(void *ctx, const char *rel, const char *local,
+    const struct stat *st, const char *target)
+{
+    struct manifest *m = ctx;
+    struct mentry *e;
+    int r;
+
+    if ((r = manifest_add_listed(m, rel, S_ISREG(st->st_mode) ? ENTRY_FILE :
+        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK,
+        st->st_mode & 07777, S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
+        st->st_mtim.tv_sec, (uint32_t)st->st_mtim.tv_nsec)) != 0)
+        return r;
+    e = &m->v[m->n - 1];
+    e->local = xstrdup(local);
+    e->target = target != NULL ? xstrdup(target) : NULL;
+    if (e->local == NULL || (target != NULL && e->target == NULL)) {
+        xfree(e->rel);
+        xfree(e->local);
+        xfree(e->target);
+        m->n--;
+        if (e->kind == ENTRY_FILE) {
+            m->files--;
+            m->bytes -= e->size;
+        }
+        return FERRY_ERR_NOMEM;
     }
     return 0;
 }
@@ -473,6 +459,22 @@ manifest_scan(struct manifest *m, const char *src)
     }
     xfree(local);
     return 0;
+}
+
+int
+manifest_scan_contents(struct manifest *m, const char *dir)
+{
+    size_t n = strlen(dir);
+    char *p;
+    int r;
+
+    if ((p = xmalloc(n + 2)) == NULL)
+        return FERRY_ERR_NOMEM;
+    memcpy(p, dir, n);
+    memcpy(p + n, "/", 2);
+    r = manifest_scan(m, p);
+    xfree(p);
+    return r;
 }
 
 int

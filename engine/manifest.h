@@ -75,6 +75,9 @@ void manifest_cleanup(struct manifest *m);
  */
 int manifest_scan(struct manifest *m, const char *src) FERRY_WUR;
 
+/* manifest_scan of the contents of directory dir (as "dir/"). */
+int manifest_scan_contents(struct manifest *m, const char *dir) FERRY_WUR;
+
 /*
  * A walk of one source, entry by entry, in the order manifest_scan lists
  * them, without keeping them: memory is one directory's names per level

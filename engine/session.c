@@ -349,9 +349,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
 static int
 session_list_dest(struct manifest *mf, const char *path)
 {
-    size_t n = strlen(path);
     struct stat st;
-    char *dir;
     int r;
 
     if (stat(path, &st) != 0) {
@@ -360,13 +358,7 @@ session_list_dest(struct manifest *mf, const char *path)
     }
     if (!S_ISDIR(st.st_mode))
         return manifest_notice(mf, -ENOTDIR, path, "not a directory");
-    if ((dir = xmalloc(n + 2)) == NULL)
-        return FERRY_ERR_NOMEM;
-    memcpy(dir, path, n);
-    memcpy(dir + n, "/", 2);
-    r = manifest_scan(mf, dir);
-    xfree(dir);
-    return r;
+    return manifest_scan_contents(mf, path);
 }
 
 /* LIST: the entries a pull of the paths would offer, as a role that
