@@ -29,6 +29,7 @@ cli_usage(FILE *f)
 "  -n, --dry-run         show what would be sent and deleted; change nothing\n"
 "      --exclude PAT, --include PAT, --exclude-from FILE   leave out what\n"
 "                        matches (first match decides; .ferryignore too)\n"
+"      --bwlimit RATE    at most RATE bytes/s over all streams (20M, 500K)\n"
 "      --delete          remove from DEST what the sources do not have\n"
 "                        (--delete-excluded: excluded files too)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
@@ -194,6 +195,44 @@ cli_duration(const char *s, int *out)
     return 0;
 }
 
+int
+cli_rate(const char *s, uint64_t *out)
+{
+    double v, mul = 1024;
+    char *end;
+
+    *out = 0;
+    if (*s < '0' || *s > '9')
+        return FERRY_ERR_USAGE;
+    v = strtod(s, &end);
+    switch (*end) {
+    case 'k': case 'K':
+        end++;
+        break;
+    case 'm': case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g': case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'b': case 'B':
+        /* A bare B: bytes. */
+        mul = 1;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    v *= mul;
+    if (*end != '\0' || !(v >= 1) || v > 1099511627776.0)
+        return FERRY_ERR_USAGE;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 /* 1 if a and b name the same source (see cli_parse). */
 static int
 cli_same_source(const char *a, const char *b)
@@ -349,6 +388,12 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
     *r = 0;
     if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0) {
         c->dry_run = 1;
+    } else if (cli_opt(a, NULL, "--bwlimit", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        if (cli_rate(v, &c->bwlimit) != 0)
+            *r = cli_fail(c, "--bwlimit %s: want a rate such as 20M (bytes "
+                "per second; a bare number is KiB/s)", v);
     } else if (strcmp(a, "--delete") == 0) {
         c->delete = c->delete ? c->delete : 1;
     } else if (strcmp(a, "--delete-excluded") == 0) {

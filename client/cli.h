@@ -65,6 +65,7 @@ struct cli {
     int streams;              /* -j/--streams: 0 chooses by itself */
     unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
     int dry_run;              /* -n/--dry-run */
+    uint64_t bwlimit;         /* --bwlimit: bytes per second; 0 none */
     int delete;               /* --delete: 1; --delete-excluded: 2 */
     struct filter filter;     /* --exclude, --include, --exclude-from */
     unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */
@@ -109,5 +110,11 @@ void remote_cleanup(struct remote *r);
  * ("90s", "15m", "1h30m"; "0" is zero). Returns 0 and the seconds in
  * *out, or FERRY_ERR_USAGE (also past a year). */
 int cli_duration(const char *s, int *out) FERRY_WUR;
+
+/* Parses a rate as rsync's --bwlimit does: a number of KiB per second,
+ * or with a suffix K, M or G (powers of 1024; "20M", "1.5M"; KB, MB, GB
+ * too), or B for bytes ("65536B"). Returns 0
+ * and bytes per second in *out, or FERRY_ERR_USAGE (0, or past 1 TiB/s). */
+int cli_rate(const char *s, uint64_t *out) FERRY_WUR;
 
 #endif

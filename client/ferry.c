@@ -81,6 +81,7 @@ struct run {
     /* Retries. */
     struct retry_wait rw;
     struct retry_state rs;
+    struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
 };
 
@@ -340,6 +341,10 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->use_cmd = rn->use_cmd;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
+    if (rn->cli->bwlimit > 0) {
+        ratelimit_init(&rn->limit, rn->cli->bwlimit, uv_hrtime());
+        e->limit = &rn->limit;
+    }
 }
 
 /* One attempt: stream 0 and the streams that join it, start to close. */

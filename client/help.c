@@ -32,6 +32,8 @@ static const char help_transfer_opts[] =
 "                        succeeded, remove what the sources do not have\n"
 "                        (only beneath DEST; excluded files are kept)\n"
 "      --delete-excluded ... and remove excluded files too\n"
+"      --bwlimit RATE    at most RATE bytes per second over all streams\n"
+"                        (20M, 500K; a bare number is KiB/s, as rsync)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
 "  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
 "      --json            print NDJSON events on stdout\n"
@@ -155,7 +157,6 @@ static const struct {
         "succeeded)" },
     { "--filter", "use --exclude, --include and --exclude-from" },
     { "--files-from", "name the sources on the command line" },
-    { "--bwlimit", "not supported yet: ferry uses the link as it finds it" },
     { "--cvs-exclude", "use --exclude-from or a .ferryignore" },
     { "-C", "use -z (zstd, for slow links)" },
     { "-3", "not supported: copy with a pull, then a push" },

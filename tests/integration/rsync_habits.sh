@@ -22,7 +22,7 @@ expect_field streams 1
 tree_same "$T/src" "$T/dst2"
 
 # Options of rsync and scp that ferry does not take: exit 1, one line.
-for opt in --inplace --append-verify -u --bwlimit=10m -H -C; do
+for opt in --inplace --append-verify -u --size-only -H -C; do
     expect_rc 1 "$FERRY" push "$opt" "$T/src/" "local:$T/x"
     [ "$(wc -l <"$T/last.err")" = 1 ] || fail "$opt: not one line"
     expect_err "option '$opt' is rsync's or scp's: "

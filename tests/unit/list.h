@@ -192,6 +192,10 @@
     X(msg_filters_roundtrip) \
     X(msg_filters_mutate) \
     X(msg_filters_limits) \
+    /* test_ratelimit.c */ \
+    X(ratelimit_debt_and_wait) \
+    X(ratelimit_no_saving_up) \
+    X(ratelimit_rate) \
     /* test_prune.c */ \
     X(prune_removes) \
     X(prune_refuses) \
@@ -223,6 +227,8 @@
     X(client_key_kind) \
     X(client_key_kind_hostile) \
     X(client_duration) \
+    X(client_rate) \
+    X(client_cli_habits) \
     X(client_cli_retry_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
