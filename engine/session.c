@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,71 @@ session_agent_state(struct session *s, const struct msg_open *o,
     return r;
 }
 
+/* 1 if a path holds a glob character ('\\' escapes one). */
+static int
+session_has_glob(const char *p)
+{
+    for (; *p != '\0'; p++) {
+        if (*p == '\\' && p[1] != '\0')
+            p++;
+        else if (*p == '*' || *p == '?' || *p == '[')
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Scans one source of a pull (or LIST) into mf. A source with glob
+ * characters is expanded here, as glob(3) does and never by a shell:
+ * each match is resolved through the policy again (so a match through a
+ * symlink is confined like any path) and scanned in name order. No match
+ * is an error that ends the transfer before anything is sent, unless the
+ * name exists as written (a file called "a[1]").
+ */
+static int
+session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
+    struct manifest *mf)
+{
+    struct msg_str m;
+    struct stat st;
+    glob_t g;
+    char *path = NULL, *one;
+    size_t i;
+    int r, gr;
+
+    if ((r = session_resolve(s, op, p, &path)) != 0)
+        return r;
+    if (!session_has_glob(path) || lstat(path, &st) == 0) {
+        r = manifest_scan(mf, path);
+        xfree(path);
+        return r;
+    }
+    memset(&g, 0, sizeof(g));
+    gr = glob(path, GLOB_ERR, NULL, &g);
+    xfree(path);
+    if (gr == GLOB_NOMATCH || (gr == 0 && g.gl_pathc == 0)) {
+        globfree(&g);
+        return xfer_fail(s->x, -ENOENT, "%.*s: no match",
+            (int)(p->len > 512 ? 512 : p->len), p->p);
+    }
+    if (gr != 0 || g.gl_pathc > SESSION_GLOB_MAX) {
+        globfree(&g);
+        return xfer_fail(s->x, gr != 0 ? -EIO : FERRY_ERR_TOO_LARGE,
+            "%.*s: %s", (int)(p->len > 512 ? 512 : p->len), p->p,
+            gr != 0 ? "cannot be expanded" : "matches too many names");
+    }
+    for (i = 0, r = 0; i < g.gl_pathc && r == 0; i++) {
+        m.p = g.gl_pathv[i];
+        m.len = strlen(m.p);
+        if ((r = session_resolve(s, op, &m, &one)) != 0)
+            break;
+        r = manifest_scan(mf, one);
+        xfree(one);
+    }
+    globfree(&g);
+    return r;
+}
+
 /* The role of stream 0 of a transfer the agent opened, and what the
  * streams will share. */
 static int
@@ -321,14 +387,9 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     manifest_init(&mf);
     /* A client that sent FILTERS also wants each source's ignore file. */
     manifest_set_filter(&mf, s->filter, 1);
-    while ((r = msg_open_path(o, &pos, &p)) == 0) {
-        if ((r = session_resolve(s, o->op, &p, &path)) != 0)
+    while ((r = msg_open_path(o, &pos, &p)) == 0)
+        if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
             break;
-        r = manifest_scan(&mf, path);
-        xfree(path);
-        if (r != 0)
-            break;
-    }
     if (r != FERRY_ERR_SHORT) {
         manifest_cleanup(&mf);
         return r;
@@ -377,10 +438,14 @@ session_agent_list(struct session *s, const struct msg_open *o,
     manifest_init(&mf);
     manifest_set_filter(&mf, s->filter, 1);
     while ((r = msg_open_path(o, &pos, &p)) == 0) {
+        if (!(o->flags & OPEN_F_DEST_DIR)) {
+            if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
+                break;
+            continue;
+        }
         if ((r = session_resolve(s, o->op, &p, &path)) != 0)
             break;
-        r = (o->flags & OPEN_F_DEST_DIR) ? session_list_dest(&mf, path) :
-            manifest_scan(&mf, path);
+        r = session_list_dest(&mf, path);
         xfree(path);
         if (r != 0)
             break;

@@ -31,6 +31,9 @@
 
 struct session;
 
+/* Names one glob in a pull's source may match. */
+#define SESSION_GLOB_MAX 16384u
+
 struct session_open {
     uint8_t op;            /* OPEN_PUSH, OPEN_PULL, OPEN_STATUS, OPEN_CLEAN */
     uint32_t flags;        /* OPEN_F_* */

@@ -97,6 +97,45 @@ deleted_d(struct rt *rt)
     CHECK_EQ_INT(lstat(p, &st), 0);
 }
 
+/* The agent serves only the scratch root (serve --restrict), and src
+ * holds a link out of it. */
+static void
+restricted_with_link(struct rt *rt)
+{
+    char msg[256];
+
+    CHECK_OK(policy_restrict(&rt->pol, rt->root, msg, sizeof(msg)));
+    rt_link(rt, "src/lnk", "../outside");
+}
+
+static void
+unrestrict(struct rt *rt)
+{
+    policy_cleanup(&rt->pol);
+}
+
+static void
+many_names(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX + 16];
+    unsigned i;
+    int fd;
+
+    rt_mkdir(rt, "src/many", 0755);
+    for (i = 0; i <= SESSION_GLOB_MAX; i++) {
+        rt_path(rt, "src/many", p);
+        snprintf(p + strlen(p), 16, "/%u", i);
+        CHECK((fd = open(p, O_WRONLY | O_CREAT, 0644)) >= 0);
+        close(fd);
+    }
+}
+
+static void
+said_no_match(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, "~/src/zz*: no match") != NULL);
+}
+
 static void
 state_in_src(struct rt *rt)
 {
@@ -170,6 +209,26 @@ static const struct rt_case session_agent[] = {
     { "delete_dotdot",
       .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", "../src") } },
       .out = "HELLO OPEN_OK NOTICE END" },
+    /* Globs in a pull's sources: expanded by the agent, in name order;
+     * no match ends it before anything is sent; each match is confined
+     * like any path; at most SESSION_GLOB_MAX of them. */
+    { "pull_glob",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/[ae]") }, READY_NONE,
+                  { F_WANT(0) }, { F_WANT(1) }, { F_DONE(0) }, { F_DONE(1) },
+                  { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:2 ENTRY:0:a ENTRY:1:e BLOCK:0:0 FEND:0 "
+          "FEND:1 END" },
+    { "pull_glob_no_match", .check = said_no_match,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/zz*") } },
+      .err = -ENOENT, .out = "HELLO ERROR:ENOENT" },
+    { "pull_glob_through_link",
+      .setup = restricted_with_link, .check = unrestrict,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/l*/keep") } },
+      .err = -EACCES, .out = "HELLO ERROR:EACCES" },
+    { "pull_glob_too_many",
+      .setup = many_names,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/many/*") } },
+      .err = FERRY_ERR_TOO_LARGE, .out = "HELLO ERROR:TOO_LARGE" },
     { "pull_missing_source",
       .script = { HI, { F_OPEN(OPEN_PULL, "~/nothing") }, READY_NONE,
                   { F_SUMMARY } },
