@@ -93,7 +93,8 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 
 # The client's pure parsers, the retry policy and the progress line are
 # unit-tested too; the ssh*.o bring libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/help.c client/sshcfg.c client/ssh.c \
+UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/help.c \
+	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/retry.c)
 

@@ -30,6 +30,8 @@ cli_usage(FILE *f)
 "      --exclude PAT, --include PAT, --exclude-from FILE   leave out what\n"
 "                        matches (first match decides; .ferryignore too)\n"
 "      --bwlimit RATE    at most RATE bytes/s over all streams (20M, 500K)\n"
+"      --margin PCT      refuse what would leave less than PCT%% of the\n"
+"                        destination's file system free (20); --force\n"
 "      --delete          remove from DEST what the sources do not have\n"
 "                        (--delete-excluded: excluded files too)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
@@ -394,6 +396,20 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
         if (cli_rate(v, &c->bwlimit) != 0)
             *r = cli_fail(c, "--bwlimit %s: want a rate such as 20M (bytes "
                 "per second; a bare number is KiB/s)", v);
+    } else if (strcmp(a, "--force") == 0) {
+        c->force = 1;
+    } else if (cli_opt(a, NULL, "--margin", &nl)) {
+        char *end;
+        long n;
+
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        n = strtol(v, &end, 10);
+        if (end == v || (*end != '\0' && strcmp(end, "%") != 0) || n < 0 ||
+            n > 99)
+            *r = cli_fail(c, "--margin %s: want a percentage from 0 to 99",
+                v);
+        c->margin = (unsigned)n;
     } else if (strcmp(a, "--delete") == 0) {
         c->delete = c->delete ? c->delete : 1;
     } else if (strcmp(a, "--delete-excluded") == 0) {
@@ -438,6 +454,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->retry_for = CLI_DEFAULT_RETRY_FOR;
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
     c->stall_timeout = CLI_DEFAULT_STALL;
+    c->margin = 20;
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)

@@ -66,6 +66,8 @@ struct cli {
     unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
     int dry_run;              /* -n/--dry-run */
     uint64_t bwlimit;         /* --bwlimit: bytes per second; 0 none */
+    unsigned margin;          /* --margin: percent kept free */
+    int force;                /* --force: no space check */
     int delete;               /* --delete: 1; --delete-excluded: 2 */
     struct filter filter;     /* --exclude, --include, --exclude-from */
     unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */

@@ -39,6 +39,7 @@
 #include "mirror.h"
 #include "retry.h"
 #include "run.h"
+#include "space.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
@@ -49,6 +50,7 @@
 struct run {
     struct cli *cli;
     const struct run_op *op;  /* NULL: the command's own transfer */
+    struct space_check *space;  /* the check before it, or NULL */
     struct xfer x;
     struct output out;
     struct session_open so;
@@ -84,41 +86,6 @@ struct run {
     struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
 };
-
-static int
-exit_for_code(int code, enum xfer_side side)
-{
-    switch (code) {
-    case FERRY_ERR_VERSION:
-    case FERRY_ERR_AGENT:
-        return EXIT_AGENT;
-    case FERRY_ERR_HOSTKEY:
-        return EXIT_HOSTKEY;
-    case FERRY_ERR_AUTH:
-        return EXIT_AUTH;
-    case FERRY_ERR_CONNECT:
-    case FERRY_ERR_CLOSED:
-    case FERRY_ERR_TIMEOUT:
-    case FERRY_ERR_SSH:
-        return EXIT_CONNECT;
-    case FERRY_ERR_HASH_MISMATCH:
-        return EXIT_INTEGRITY;
-    case FERRY_ERR_INTERRUPTED:
-        return EXIT_INTERRUPTED;
-    case FERRY_ERR_USAGE:
-        return EXIT_USAGE;
-    case FERRY_ERR_SHORT:
-    case FERRY_ERR_TOO_LARGE:
-    case FERRY_ERR_FORMAT:
-    case FERRY_ERR_TRAILING:
-    case FERRY_ERR_PROTOCOL:
-    case FERRY_ERR_PEER:
-    case FERRY_ERR_BAD_PATH:
-        return EXIT_PROTOCOL;
-    default:
-        return side == SIDE_SOURCE ? EXIT_SOURCE : EXIT_DEST;
-    }
-}
 
 static void
 run_signal(uv_signal_t *s, int signum)
@@ -159,11 +126,11 @@ run_result(struct run *rn, char *msg, size_t msglen)
     }
     if (err == FERRY_ERR_PEER) {
         snprintf(msg, msglen, "%s: %s", run_host(rn), rn->x.peer_error);
-        return exit_for_code(rn->x.peer_error_code, remote_side);
+        return exitcode_for(rn->x.peer_error_code, remote_side);
     }
     if (err == FERRY_ERR_CLOSED && rn->at.tp_code != 0) {
         snprintf(msg, msglen, "%s", rn->at.tp_err);
-        return exit_for_code(rn->at.tp_code, local_side);
+        return exitcode_for(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
         if (rn->at.exit_status == 127 || rn->at.exit_status == 126) {
@@ -180,7 +147,7 @@ run_result(struct run *rn, char *msg, size_t msglen)
             run_host(rn), 2 * rn->cli->stall_timeout);
         return EXIT_CONNECT;
     }
-    code = exit_for_code(err, local_side);
+    code = exitcode_for(err, local_side);
     if (code == EXIT_PROTOCOL) {
         /* The agent's frames made no sense: name it, and the likely
          * reason when it is the very first thing it said. */
@@ -540,6 +507,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.paths = (const char *const *)&cli->remote.path;
         rn->so.npaths = 1;
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
+        if (rn->space != NULL)
+            rn->space->need = mf->bytes;
         if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
             goto nomem;
@@ -564,6 +533,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0)
             goto nomem;
         rn->role_step = receiver_step;
+    }
+    if (rn->space != NULL) {
+        rn->so.space = space_on_report;
+        rn->so.space_ctx = rn->space;
     }
     /* output puts one '/' between a prefix and a path. */
     rn->out.dest_prefix = *dest_prefix;
@@ -604,8 +577,8 @@ run_summary(struct run *rn, int code, const char *msg)
     output_summary(&rn->out, &sum);
 }
 
-int
-run_command(struct cli *cli, const struct run_op *op)
+static int
+run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
 {
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
@@ -616,6 +589,7 @@ run_command(struct cli *cli, const struct run_op *op)
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
     rn.op = op;
+    rn.space = sc;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
@@ -646,7 +620,7 @@ run_command(struct cli *cli, const struct run_op *op)
     output_start(&rn.out, loop);
 
     if ((r = run_setup(&rn, msg, sizeof(msg))) != 0) {
-        code = exit_for_code(r, SIDE_DEST);
+        code = exitcode_for(r, SIDE_DEST);
         goto out_fatal;
     }
     run_env(&rn, loop);
@@ -655,7 +629,7 @@ run_command(struct cli *cli, const struct run_op *op)
             r = run_attempt(&rn, msg, sizeof(msg));
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
-                exit_for_code(r, SIDE_DEST);
+                exitcode_for(r, SIDE_DEST);
             if (msg[0] == '\0')
                 snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
                     ferry_strerror(r));
@@ -666,7 +640,7 @@ run_command(struct cli *cli, const struct run_op *op)
                 "uploading this one to ~/.cache/ferry", run_host(&rn));
             if ((r = remote_agent_upload(&rn.agent, rn.use_cmd ? NULL :
                 rn.ssh, run_host(&rn), msg, sizeof(msg))) != 0) {
-                code = exit_for_code(r, SIDE_DEST);
+                code = exitcode_for(r, SIDE_DEST);
                 goto out_fatal;
             }
             continue;
@@ -674,7 +648,7 @@ run_command(struct cli *cli, const struct run_op *op)
         if (!run_should_retry(&rn, r, msg, sizeof(msg))) {
             if (r != 0 && !rn.interrupted) {
                 /* The last try could not even connect. */
-                code = exit_for_code(r, SIDE_DEST);
+                code = exitcode_for(r, SIDE_DEST);
                 if (msg[0] == '\0')
                     snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
                         ferry_strerror(r));
@@ -692,6 +666,8 @@ run_command(struct cli *cli, const struct run_op *op)
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
     r = rn.at.err;
+    if (sc != NULL && sc->short_ && !rn.interrupted)
+        goto out_summary;   /* the caller checks again (space.h) */
     if (rn.interrupted) {
         output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
             "what arrived is kept; run the same command again to resume "
@@ -706,7 +682,8 @@ out_fatal:
 out_summary:
     output_stop(&rn.out);
     run_ssh_close(&rn);
-    if ((rn.role != &rn.status && op == NULL) || code != EXIT_OK)
+    if (((rn.role != &rn.status && op == NULL) || code != EXIT_OK) &&
+        (sc == NULL || !sc->short_))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
@@ -729,6 +706,18 @@ out_early:
     xfree(dest_prefix);
     xfree(source_prefix);
     return code;
+}
+
+int
+run_command(struct cli *cli, const struct run_op *op)
+{
+    return run_main(cli, op, NULL);
+}
+
+int
+run_transfer(struct cli *cli, struct space_check *sc)
+{
+    return run_main(cli, NULL, sc);
 }
 
 int
@@ -781,6 +770,8 @@ main(int argc, char **argv)
         code = status_run_local(&cli);
     else if (cli.dry_run || cli.delete)
         code = mirror_main(&cli);
+    else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)
+        code = space_transfer(&cli);
     else
         code = run_command(&cli, NULL);
     cli_cleanup(&cli);

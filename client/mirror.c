@@ -20,6 +20,7 @@
 #include "exitcode.h"
 #include "output.h"
 #include "run.h"
+#include "space.h"
 
 /* The client's role in LIST and DELETE: entries and notices, to END. */
 struct mirror_collect {
@@ -105,6 +106,7 @@ struct mirror_report {
     struct output out;
     struct xfer x;
     int dry_run;
+    int silent;         /* only the totals: the space check */
     uint64_t nsend, bsend, nskip, bskip, ndel, bdel;
 };
 
@@ -115,7 +117,7 @@ mirror_line(struct mirror_report *rp, const char *action, const char *rel,
     char esc[8192], sz[32];
     struct buf b;
 
-    if (!rp->dry_run && strcmp(action, "delete") != 0)
+    if (rp->silent || (!rp->dry_run && strcmp(action, "delete") != 0))
         return;
     if (rp->out.json) {
         buf_init(&b, 1 << 16);
@@ -421,15 +423,80 @@ mirror_summary(struct mirror_report *rp, int code)
         fprintf(stderr, "ferry: %" PRIu64 " deleted (%s)\n", rp->ndel, c);
 }
 
+/* The two trees of a push or pull: the sources in *src, the
+ * destination in *dst (is_dir as mirror_push_dest). Returns an exit
+ * status; r gets an error of our own. */
+static int
+mirror_trees(struct mirror_report *rp, struct cli *cli,
+    struct manifest *src, struct manifest *dst, int *is_dir, int *r)
+{
+    struct mirror_collect c;
+    int code = EXIT_OK, i;
+
+    *r = 0;
+    if (cli->cmd == CMD_PUSH) {
+        manifest_set_filter(src, &cli->filter, 1);
+        for (i = 0; i < cli->nlocal && *r == 0; i++)
+            *r = manifest_scan(src, cli->local_paths[i]);
+        if (*r == 0 && src->nnotices > 0)
+            code = mirror_source_notices(rp, src, NULL);
+        if (*r == 0 && code == EXIT_OK)
+            code = mirror_push_dest(cli, dst, is_dir);
+        return code;
+    }
+    code = mirror_remote(cli, OPEN_LIST, 0,
+        (const char *const *)cli->remote_paths, (size_t)cli->nremote,
+        &cli->filter, &c);
+    *src = c.m;
+    if (code == EXIT_OK)
+        code = mirror_source_notices(rp, src, cli->remote.local ? "local" :
+            cli->remote.host);
+    if (code == EXIT_OK || code == EXIT_SOURCE)
+        *r = mirror_pull_dest(cli->local_paths[0], dst, is_dir);
+    return code;
+}
+
+int
+mirror_space_need(struct cli *cli, uint64_t *need)
+{
+    struct mirror_report rp;
+    struct manifest src, dst;
+    const char **del = NULL;
+    size_t ndel = 0;
+    int code, is_dir = 1, r, del_mode = cli->delete;
+
+    memset(&rp, 0, sizeof(rp));
+    rp.out.json = cli->json;
+    rp.out.quiet = cli->quiet;
+    rp.silent = 1;
+    output_init(&rp.out, &rp.x);
+    manifest_init(&src);
+    manifest_init(&dst);
+    *need = 0;
+    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    cli->delete = 0;
+    if (r == 0 && code == EXIT_OK)
+        r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
+    cli->delete = del_mode;
+    if (r != 0) {
+        output_fatal(&rp.out, NULL, r, ferry_strerror(r));
+        code = cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
+    }
+    *need = rp.bsend;
+    xfree(del);
+    manifest_cleanup(&src);
+    manifest_cleanup(&dst);
+    return code;
+}
+
 int
 mirror_main(struct cli *cli)
 {
     struct mirror_report rp;
-    struct mirror_collect c;
     struct manifest src, dst;
     const char **del = NULL;
     size_t ndel = 0;
-    int code = EXIT_OK, is_dir = 1, r = 0, i, dest_dir;
+    int code = EXIT_OK, is_dir = 1, r = 0, dest_dir;
     const char *dest;
 
     memset(&rp, 0, sizeof(rp));
@@ -440,30 +507,10 @@ mirror_main(struct cli *cli)
     output_init(&rp.out, &rp.x);
     manifest_init(&src);
     manifest_init(&dst);
-    if (!cli->dry_run && (code = run_command(cli, NULL)) != EXIT_OK)
+    if (!cli->dry_run && (code = space_transfer(cli)) != EXIT_OK)
         return code;
-    if (cli->cmd == CMD_PUSH) {
-        dest = cli->remote.path;
-        manifest_set_filter(&src, &cli->filter, 1);
-        for (i = 0; i < cli->nlocal && r == 0; i++)
-            r = manifest_scan(&src, cli->local_paths[i]);
-        if (r == 0 && src.nnotices > 0)
-            code = mirror_source_notices(&rp, &src, NULL);
-        if (r == 0)
-            code = code != EXIT_OK ? code : mirror_push_dest(cli, &dst,
-                &is_dir);
-    } else {
-        dest = cli->local_paths[0];
-        code = mirror_remote(cli, OPEN_LIST, 0,
-            (const char *const *)cli->remote_paths, (size_t)cli->nremote,
-            &cli->filter, &c);
-        src = c.m;
-        if (code == EXIT_OK)
-            code = mirror_source_notices(&rp, &src, cli->remote.local ?
-                "local" : cli->remote.host);
-        if (code == EXIT_OK || code == EXIT_SOURCE)
-            r = mirror_pull_dest(dest, &dst, &is_dir);
-    }
+    dest = cli->cmd == CMD_PUSH ? cli->remote.path : cli->local_paths[0];
+    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
     dest_dir = dest[0] != '\0' && dest[strlen(dest) - 1] == '/';
     if (r == 0 && (code == EXIT_OK || (code == EXIT_SOURCE &&
         cli->dry_run))) {

@@ -18,11 +18,17 @@
 #ifndef FERRY_CLIENT_MIRROR_H
 #define FERRY_CLIENT_MIRROR_H
 
+#include <stdint.h>
+
 #include "cli.h"
 
 /* Runs a push or pull with --dry-run or --delete. Returns an exit
  * status (README.md). */
 int mirror_main(struct cli *cli);
+
+/* The bytes a push or pull would write (the files not up to date), as a
+ * dry run finds them, without a word. Returns an exit status. */
+int mirror_space_need(struct cli *cli, uint64_t *need);
 
 /* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,
  * the destination included). */

@@ -31,4 +31,11 @@ struct run_op {
  */
 int run_command(struct cli *cli, const struct run_op *op);
 
+struct space_check;
+
+/* The command's push or pull, with the space check sc (space.h; NULL:
+ * none). When sc->short_ comes back set, nothing was printed or moved
+ * and the returned status means nothing: the caller checks again. */
+int run_transfer(struct cli *cli, struct space_check *sc);
+
 #endif

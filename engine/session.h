@@ -45,6 +45,12 @@ struct session_open {
     /* A pull: the rules sent in FILTERS before OPEN (borrowed; NULL: no
      * FILTERS, so the agent reads no .ferryignore either). */
     const struct filter *filter;
+    /* PUSH and PULL: called with the agent's SPACE (proto/msg_space.h)
+     * before the role starts; an error stops the transfer before any
+     * data moved. NULL: SPACE is read and ignored. */
+    int (*space)(void *ctx, uint64_t avail, uint64_t size,
+        uint64_t offered);
+    void *space_ctx;
 };
 
 /* The client side: sends HELLO and OPEN (or JOIN), then runs role (a

@@ -192,6 +192,7 @@
     X(msg_filters_roundtrip) \
     X(msg_filters_mutate) \
     X(msg_filters_limits) \
+    X(msg_space_codec) \
     /* test_ratelimit.c */ \
     X(ratelimit_debt_and_wait) \
     X(ratelimit_no_saving_up) \
@@ -229,6 +230,7 @@
     X(client_duration) \
     X(client_rate) \
     X(client_cli_habits) \
+    X(client_space_fits) \
     X(client_cli_retry_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \

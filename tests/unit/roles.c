@@ -7,6 +7,7 @@
 #include "roles.h"
 
 #include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -361,7 +362,7 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&h, 0, sizeof(h));
         h.version_min = fr->a ? (uint16_t)fr->a : PROTO_VERSION_MIN;
         h.version_max = fr->b ? (uint16_t)fr->b : PROTO_VERSION_MAX;
-        h.caps = RT_CAPS_ALL & ~rt->c->caps_off;
+        h.caps = (RT_CAPS_ALL | rt->c->caps_on) & ~rt->c->caps_off;
         h.software.p = "ferry test";
         h.software.len = strlen(h.software.p);
         CHECK_OK(msg_hello_encode(b, &h));
@@ -381,6 +382,12 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&ok, 0, sizeof(ok));
         CHECK_OK(msg_open_ok_encode(b, &ok));
         break;
+    case MSG_SPACE: {
+        struct msg_space sp = { fr->a, fr->b, 0 };
+
+        CHECK_OK(msg_space_encode(b, &sp));
+        break;
+    }
     case MSG_FILTERS: {
         /* fr->a copies (at least one) of the rule kind, s. */
         size_t n = fr->a ? (size_t)fr->a : 1, i;

@@ -5,6 +5,9 @@
  */
 #include "roles.h"
 
+#include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -619,8 +622,11 @@ rt_count(const struct buf *out, uint64_t *sent, uint64_t *blocks)
 
     while (off < n) {
         CHECK_OK(frame_parse(p + off, n - off, &f, &used));
-        CHECK(f.type <= MSG_TYPE_MAX);
-        sent[f.type]++;
+        /* FILTERS and SPACE are numbered past the table; not counted. */
+        CHECK(f.type <= MSG_TYPE_MAX || f.type == MSG_FILTERS ||
+            f.type == MSG_SPACE);
+        if (f.type <= MSG_TYPE_MAX)
+            sent[f.type]++;
         if (f.type == MSG_BLOCK)
             (*blocks)++;
         off += used;

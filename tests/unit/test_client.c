@@ -13,6 +13,7 @@
 #include "../../client/cli.h"
 #include "../../client/output.h"
 #include "../../client/retry.h"
+#include "../../client/space.h"
 #include "../../client/ssh.h"
 #include "../../client/sshcfg.h"
 #include "../../client/digest.h"
@@ -796,4 +797,21 @@ TEST(client_cli_habits)
     CHECK_EQ_STR(c.port, "2222");
     CHECK_EQ_INT(c.verbose, 1);
     cli_cleanup(&c);
+}
+
+/* The space check's rule: what is left after writing is at least the
+ * margin, in percent of the file system (space.h). */
+TEST(client_space_fits)
+{
+    CHECK_EQ_INT(space_fits(0, 100, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(80, 100, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(81, 100, 100, 20), 0);
+    CHECK_EQ_INT(space_fits(101, 100, 100, 0), 0);
+    CHECK_EQ_INT(space_fits(100, 100, 100, 0), 1);
+    CHECK_EQ_INT(space_fits(10, 30, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(11, 30, 100, 20), 0);
+    /* No overflow at the top of the range. */
+    CHECK_EQ_INT(space_fits(1, UINT64_MAX, UINT64_MAX, 99), 1);
+    CHECK_EQ_INT(space_fits(UINT64_MAX / 50, UINT64_MAX, UINT64_MAX, 99),
+        0);
 }

@@ -2,7 +2,7 @@
  * Filters (engine/filter.c): the glob, rsync's first-match order, the
  * anchors, scopes, ignore files and every limit; FILTERS
  * (proto/msg_filter.c): round trip, every truncation and bit flip, and
- * its limits.
+ * its limits; SPACE (proto/msg_space.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "../../engine/filter.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 #include "check.h"
 
 TEST(filter_glob)
@@ -356,4 +357,36 @@ TEST(msg_filters_limits)
     /* Bytes after the last rule. */
     memcpy(raw, "\0\1\1\0\1a!", 7);
     CHECK_EQ_ERR(msg_filters_decode(raw, 7, &m), FERRY_ERR_TRAILING);
+}
+
+TEST(msg_space_codec)
+{
+    struct msg_space in = { 5, 10, 7 }, out;
+    struct buf b;
+    struct frame f;
+    size_t used, i;
+    uint8_t *p;
+
+    buf_init(&b, 1 << 10);
+    CHECK_OK(msg_space_encode(&b, &in));
+    CHECK_OK(frame_parse(buf_ptr(&b), buf_used(&b), &f, &used));
+    CHECK_EQ_INT(f.type, MSG_SPACE);
+    CHECK_OK(msg_space_decode(f.payload, f.len, &out));
+    CHECK_EQ_U64(out.avail, 5);
+    CHECK_EQ_U64(out.size, 10);
+    CHECK_EQ_U64(out.offered, 7);
+    for (i = 0; i < f.len; i++) {
+        check_note("truncated at %zu", i);
+        CHECK_FAILS(msg_space_decode(f.payload, i, &out));
+    }
+    p = check_alloc(f.len + 1);
+    memcpy(p, f.payload, f.len);
+    p[f.len] = 0;
+    CHECK_EQ_ERR(msg_space_decode(p, f.len + 1, &out), FERRY_ERR_TRAILING);
+    /* More free than the file system holds. */
+    p[7] = 11;
+    CHECK_EQ_ERR(msg_space_decode(p, f.len, &out), FERRY_ERR_FORMAT);
+    CHECK_EQ_U64(out.avail, 0);
+    free(p);
+    buf_cleanup(&b);
 }

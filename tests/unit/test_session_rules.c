@@ -15,6 +15,8 @@
 
 #include "roles.h"
 
+#include "../../proto/msg_filter.h"
+
 #define HI { F_HELLO }
 #define PUSH { F_OPEN(OPEN_PUSH, "~/dest") }
 #define PUSH_ON_1 F_OPEN(OPEN_PUSH, "~/dest"), ON(1)
@@ -325,6 +327,25 @@ static const struct rt_case session_client[] = {
       .script = { HI, { F_OPEN_OK }, READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    /* An agent with bit 7 says SPACE after OPEN_OK, before the role. */
+    { "space",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, { F_SPACE(100, 200) }, READY_NONE },
+      .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+          "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    { "space_missing",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, READY_NONE },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
+    { "space_more_free_than_size",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, { F_SPACE(300, 200) } },
+      .err = FERRY_ERR_FORMAT, .out = "HELLO OPEN ERROR:FORMAT" },
+    /* The agent says SPACE to a client with bit 7, only. */
+    { "agent_says_space",
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") } },
+      .out = "HELLO OPEN_OK ? PLAN:1" },
     { "join",
       .client = 1,
       .script = { { F_HELLO, ON(1) }, { F_JOIN_OK, ON(1) } },
