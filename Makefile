@@ -47,7 +47,7 @@ AGENT := $(BINDIR)/ferry-agent
 UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
-.PHONY: all deps test check unit integration e2e asan demo bench \
+.PHONY: all deps test check unit integration e2e asan demo bench install \
 	bench-quick fuzz clean help
 
 ## all: build bin/ferry and bin/ferry-agent
@@ -234,6 +234,27 @@ fuzz-corpus: $(OUT)/tests/fuzz/gen_corpus
 $(OUT)/tests/fuzz/gen_corpus: $(call obj,tests/fuzz/gen_corpus.c \
 		tests/fuzz/fuzz_seed.c) $(FUZZ_TEST_OBJ)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lzstd -lpthread
+
+# Where `make install` puts things; DESTDIR for packaging. The client
+# looks for ferry-agent beside itself, so both go into the same bin.
+PREFIX ?= /usr/local
+INSTALL_FROM ?= bin
+
+## install: bin/ferry, bin/ferry-agent, the man page and completions under PREFIX
+install:
+	@for f in ferry ferry-agent; do test -x $(INSTALL_FROM)/$$f || \
+		{ echo "ferry: $(INSTALL_FROM)/$$f is not built (run make)"; \
+		exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0755 $(INSTALL_FROM)/ferry $(INSTALL_FROM)/ferry-agent \
+		$(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 docs/ferry.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/completion/ferry.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ferry
+	install -m 0644 docs/completion/_ferry \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ferry
 
 ## clean: remove build outputs
 clean:

@@ -520,7 +520,9 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (dl > 0 && dest[dl - 1] == '/')
             rn->so.flags |= OPEN_F_DEST_DIR;
         rn->so.op = OPEN_PULL;
-        rn->so.filter = &cli->filter;
+        /* Rules travel only when there are some: an agent without
+         * filters can still serve (it reads no ignore file then). */
+        rn->so.filter = cli->filter.n > 0 ? &cli->filter : NULL;
         rn->so.paths = (const char *const *)cli->remote_paths;
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");

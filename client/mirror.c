@@ -446,7 +446,7 @@ mirror_trees(struct mirror_report *rp, struct cli *cli,
     }
     code = mirror_remote(cli, OPEN_LIST, 0,
         (const char *const *)cli->remote_paths, (size_t)cli->nremote,
-        &cli->filter, &c);
+        cli->filter.n > 0 ? &cli->filter : NULL, &c);
     *src = c.m;
     if (code == EXIT_OK)
         code = mirror_source_notices(rp, src, cli->remote.local ? "local" :

@@ -279,8 +279,9 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     }
     sh->sender = 1;
     manifest_init(&mf);
-    /* A client that sent FILTERS also wants each source's ignore file. */
-    manifest_set_filter(&mf, s->filter, 1);
+    /* A client that knows filters (bit 7) also wants each source's
+     * ignore file read, with or without rules of its own. */
+    manifest_set_filter(&mf, session_filter(s), 1);
     while ((r = msg_open_path(o, &pos, &p)) == 0)
         if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
             break;

@@ -72,6 +72,11 @@ int session_scan_source(struct session *s, uint8_t op,
  * parent, into m->avail and m->size (zeros if none is found). */
 void session_fs_space(const char *path, struct msg_space *m);
 
+/* The rules a pull's scan applies: those of FILTERS, or none (an empty
+ * filter, so that the sources' ignore files are read) for a client with
+ * PROTO_CAP_FILTERS; NULL for an older client. */
+struct filter *session_filter(struct session *s);
+
 /* The agent's FILTERS (once, before OPEN), LIST and DELETE. */
 int session_agent_filters(struct session *s, const struct frame *f)
     FERRY_WUR;

@@ -139,7 +139,9 @@ session_agent_list(struct session *s, const struct msg_open *o,
     int r;
 
     manifest_init(&mf);
-    manifest_set_filter(&mf, s->filter, 1);
+    /* A destination is listed as it is; sources as a pull sees them. */
+    if (!(o->flags & OPEN_F_DEST_DIR))
+        manifest_set_filter(&mf, session_filter(s), 1);
     while ((r = msg_open_path(o, &pos, &p)) == 0) {
         if (!(o->flags & OPEN_F_DEST_DIR)) {
             if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
@@ -211,6 +213,15 @@ session_agent_delete(struct session *s, const struct msg_open *o,
         r = msg_end_encode(out);
     s->state = S_DONE;
     return r;
+}
+
+struct filter *
+session_filter(struct session *s)
+{
+    if (s->filter == NULL && (s->peer_caps & PROTO_CAP_FILTERS) &&
+        (s->filter = xcalloc(1, sizeof(*s->filter))) != NULL)
+        filter_init(s->filter);
+    return s->filter;
 }
 
 /* FILTERS, once, before OPEN: the rules a pull's scan applies. */
