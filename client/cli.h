@@ -87,11 +87,11 @@ struct cli {
 /*
  * Parses argv. `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
  * help_topic set. Flags may be grouped as in rsync (-avzP); a flag that
- * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE with one line in c->err that
- * says what is wrong (without "ferry: "), or prints the usage when there
- * are no arguments at all (c->err is then ""). c->json is set even on
- * failure when --json was given, so that the error can be reported as
- * JSON. Strings borrow from argv or are owned by cli (free with
+ * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE
+ * with one line in c->err that says what is wrong (without "ferry: "),
+ * or prints the usage when there are no arguments at all (c->err is then
+ * ""). c->json is set even on failure when --json was given, so that the
+ * error can be reported as JSON. Strings borrow from argv or are owned by cli (free with
  * cli_cleanup).
  *
  * The same source given twice (after runs of '/' are made one: "a//b" is

@@ -10,7 +10,9 @@
 #include "../engine/dest.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "../proto/msg_space.h"
 #include "exitcode.h"
+#include "space.h"
 
 void
 status_init(struct status *s, struct xfer *x)
@@ -69,6 +71,16 @@ status_step(void *role, struct conn_step *st)
                 (r = status_add(s, &m)) != 0)
                 return r;
             break;
+        case MSG_SPACE: {
+            struct msg_space sp;
+
+            if ((r = msg_space_decode(f.payload, f.len, &sp)) != 0)
+                return r;
+            s->have_space = 1;
+            s->avail = sp.avail;
+            s->size = sp.size;
+            break;
+        }
         case MSG_END:
             st->done = 1;
             return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
@@ -129,6 +141,20 @@ status_print(const struct status *s, struct output *o, const char *where,
             100.0, age, text_escape(p->path, strlen(p->path), esc,
             sizeof(esc)));
     }
+    if (s->have_space && o->json) {
+        struct buf jb;
+
+        buf_init(&jb, 1 << 14);
+        output_json_end(o, &jb, output_json_begin(&jb, "space") ||
+            output_json_str(&jb, "path", where) ||
+            output_json_num(&jb, "avail", s->avail) ||
+            output_json_num(&jb, "size", s->size));
+    } else if (s->have_space && !o->quiet) {
+        text_bytes((double)s->avail, a, sizeof(a));
+        text_bytes((double)s->size, b, sizeof(b));
+        fprintf(stderr, "ferry: %s: %s free of %s\n", text_escape(where,
+            strlen(where), ew, sizeof(ew)), a, b);
+    }
     if (!o->json && !o->quiet)
         fprintf(stderr, "ferry: %s: %zu unfinished file%s%s\n",
             text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
@@ -152,6 +178,7 @@ status_run_local(struct cli *cli)
     out.quiet = cli->quiet;
     output_init(&out, &x);
     status_init(&st, &x);
+    st.have_space = space_local(dest, &st.avail, &st.size) == 0;
     if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
         &st.n)) != 0)
         return output_fatal_early(cli->json, cli->quiet, dest, r,

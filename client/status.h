@@ -6,6 +6,7 @@
 #define FERRY_CLIENT_STATUS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../engine/conn.h"
 #include "../engine/partial.h"
@@ -18,6 +19,8 @@ struct status {
     struct xfer *x;
     struct partial_info *v;  /* read-only */
     size_t n, cap;           /* read-only */
+    int have_space;          /* read-only: the agent said (SPACE) */
+    uint64_t avail, size;    /* read-only: free and all of its fs */
 };
 
 void status_init(struct status *s, struct xfer *x);

@@ -207,6 +207,7 @@ session_agent_state(struct session *s, const struct msg_open *o,
     struct buf *out)
 {
     struct partial_info *v = NULL;
+    struct msg_space sp;
     struct msg_open_ok ok;
     struct msg_partial mp;
     struct msg_str p;
@@ -223,9 +224,14 @@ session_agent_state(struct session *s, const struct msg_open *o,
         xfree(dest);
         return r;
     }
+    memset(&sp, 0, sizeof(sp));
+    session_fs_space(dest, &sp);
     xfree(dest);
     memset(&ok, 0, sizeof(ok));
     r = msg_open_ok_encode(out, &ok);
+    /* ferry status also says how much room is left there. */
+    if (r == 0 && (s->peer_caps & PROTO_CAP_FILTERS))
+        r = msg_space_encode(out, &sp);
     for (i = 0; r == 0 && i < n; i++) {
         mp.path.p = v[i].path;
         mp.path.len = strlen(v[i].path);

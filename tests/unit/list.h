@@ -228,10 +228,11 @@
     X(client_key_kind) \
     X(client_key_kind_hostile) \
     X(client_duration) \
+    X(client_cli_retry_options) \
+    /* test_cli_habits.c */ \
     X(client_rate) \
     X(client_cli_habits) \
     X(client_space_fits) \
-    X(client_cli_retry_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \

@@ -6,9 +6,6 @@
  */
 #include "roles.h"
 
-#include "../../proto/msg_filter.h"
-#include "../../proto/msg_space.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +21,8 @@
 #include "../../common/zst.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
+#include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 
 const uint8_t rt_tid[16] = { 't', 'r', 'a', 'n', 's', 'f', 'e',
     'r', '-', 'i', 'd', '-', '0', '0', '0', '1' };

@@ -5,9 +5,6 @@
  */
 #include "roles.h"
 
-#include "../../proto/msg_filter.h"
-#include "../../proto/msg_space.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +19,8 @@
 #include "../../common/hash.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
+#include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 
 /* Stepping. */
 
