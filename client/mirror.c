@@ -276,7 +276,8 @@ mirror_notice(const struct manifest *m, int code)
 }
 
 /* Problems the listing of the sources met (a source missing): one line
- * each, as a transfer says them. Returns EXIT_SOURCE if any. */
+ * each, as a transfer says them (none when silent: the transfer will).
+ * Returns EXIT_SOURCE if any. */
 static int
 mirror_source_notices(struct mirror_report *rp, const struct manifest *m,
     const char *host)
@@ -284,7 +285,7 @@ mirror_source_notices(struct mirror_report *rp, const struct manifest *m,
     char where[PROTO_MAX_PATH + 256];
     size_t i;
 
-    for (i = 0; i < m->nnotices; i++) {
+    for (i = 0; i < m->nnotices && !rp->silent; i++) {
         snprintf(where, sizeof(where), "%s%s%s", host ? host : "",
             host ? ":" : "", m->notices[i].path);
         output_fatal(&rp->out, where, m->notices[i].code,
@@ -440,8 +441,11 @@ mirror_trees(struct mirror_report *rp, struct cli *cli,
             *r = manifest_scan(src, cli->local_paths[i]);
         if (*r == 0 && src->nnotices > 0)
             code = mirror_source_notices(rp, src, NULL);
-        if (*r == 0 && code == EXIT_OK)
-            code = mirror_push_dest(cli, dst, is_dir);
+        if (*r == 0 && (code == EXIT_OK || code == EXIT_SOURCE)) {
+            int c2 = mirror_push_dest(cli, dst, is_dir);
+
+            code = c2 != EXIT_OK ? c2 : code;
+        }
         return code;
     }
     code = mirror_remote(cli, OPEN_LIST, 0,
@@ -474,6 +478,9 @@ mirror_space_need(struct cli *cli, uint64_t *need)
     manifest_init(&dst);
     *need = 0;
     code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    /* A source that is missing counts nothing; the transfer says so. */
+    if (code == EXIT_SOURCE)
+        code = EXIT_OK;
     cli->delete = 0;
     if (r == 0 && code == EXIT_OK)
         r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
