@@ -5,7 +5,9 @@ CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
 	rsync zstd time python3 iproute2 procps openssl util-linux \
-	libarchive-tools
+	libarchive-tools \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
+	libzstd-dev:arm64 qemu-user-static
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -44,14 +46,22 @@ LIB_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) $(ENGINE_SRC))
 
 FERRY := $(BINDIR)/ferry
 AGENT := $(BINDIR)/ferry-agent
+# The agent for aarch64 boxes (GH200, Graviton), cross-built and static
+# like the other; the client uploads the one that fits the box.
+AGENT_AARCH64 := $(BINDIR)/ferry-agent-aarch64
+CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench install \
 	bench-quick fuzz clean help
 
-## all: build bin/ferry and bin/ferry-agent
+## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
+ifeq ($(VARIANT),release)
+all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS)
+else
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
+endif
 
 $(OUT)/%.o: %.c | $(OUT)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -91,12 +101,24 @@ $(AGENT): $(LIB_OBJ) $(call obj,$(SERVER_SRC))
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 
+build/aarch64/%.o: %.c | $(OUT)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC_AARCH64) $(BASE_CFLAGS) -O2 -MMD -MP -c $< -o $@
+
+$(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
+		$(PROTO_SRC) $(ENGINE_SRC) $(SERVER_SRC))
+	@mkdir -p $(dir $@)
+	$(CC_AARCH64) -static -Wl,--gc-sections -pthread -o $@ $^ \
+		/usr/lib/aarch64-linux-gnu/libuv_a.a -lzstd -lpthread -ldl 2>&1 | \
+		{ grep -v 'statically linked applications requires' || true; }
+	@test -x $@
+
 # The client's pure parsers, the retry policy and the progress line are
 # unit-tested too; the ssh*.o bring libssh2.
 UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/help.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
-	client/retry.c)
+	client/retry.c client/remote.c client/transport.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
@@ -240,7 +262,7 @@ $(OUT)/tests/fuzz/gen_corpus: $(call obj,tests/fuzz/gen_corpus.c \
 PREFIX ?= /usr/local
 INSTALL_FROM ?= bin
 
-## install: bin/ferry, bin/ferry-agent, the man page and completions under PREFIX
+## install: ferry and its agents, the man page and completions under PREFIX
 install:
 	@for f in ferry ferry-agent; do test -x $(INSTALL_FROM)/$$f || \
 		{ echo "ferry: $(INSTALL_FROM)/$$f is not built (run make)"; \
@@ -250,6 +272,9 @@ install:
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 0755 $(INSTALL_FROM)/ferry $(INSTALL_FROM)/ferry-agent \
 		$(DESTDIR)$(PREFIX)/bin/
+	if [ -x $(INSTALL_FROM)/ferry-agent-aarch64 ]; then \
+		install -m 0755 $(INSTALL_FROM)/ferry-agent-aarch64 \
+			$(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0644 docs/ferry.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/completion/ferry.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ferry

@@ -133,8 +133,13 @@ stream_closed(struct conn *c, int err)
     log_debug("stream %u closed: %s", st->index, ferry_strerror(err));
     st->state = ST_CLOSED;
     st->err = err;
-    a->wire_out += c->bytes_out;
-    a->wire_in += c->bytes_in;
+    /* Over libssh2 the conn's bytes are only the pipe to the pump: the
+     * session's own counts (stream_finished, run_ssh_close) are the
+     * wire's. */
+    if (st->tp.ssh == NULL) {
+        a->wire_out += c->bytes_out;
+        a->wire_in += c->bytes_in;
+    }
     a->active--;
     if (st->index == 0) {
         a->err = err;

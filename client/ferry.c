@@ -232,14 +232,7 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         rn->use_cmd = 1;
         return 0;
     }
-    memset(&ov, 0, sizeof(ov));
-    ov.config_file = cli->ssh_config;
-    ov.port = cli->port;
-    ov.user = cli->login ? cli->login : cli->remote.user;
-    ov.identities = cli->identities;
-    ov.nidentities = cli->nidentities;
-    ov.options = cli->ssh_opts;
-    ov.noptions = cli->nssh_opts;
+    remote_ssh_overrides(cli, &ov);
     if ((r = sshcfg_resolve(cli->remote.host, &ov, &rn->cfg, msg,
         msglen)) != 0) {
         if (r == FERRY_ERR_USAGE && msg[0] != '\0') {
@@ -340,7 +333,8 @@ static int
 run_wants_bootstrap(const struct run *rn)
 {
     if (!rn->attempted || rn->cli->remote.local || rn->cli->no_bootstrap ||
-        rn->agent.use_cached || rn->interrupted || rn->agent.hash[0] == '\0')
+        rn->agent.uploaded != NULL || rn->interrupted ||
+        !remote_agent_can_upload(&rn->agent))
         return 0;
     const struct session *s0 = attempt_session(&rn->at);
 

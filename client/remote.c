@@ -4,9 +4,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/alloc.h"
 #include "digest.h"
+#include "sshcfg.h"
 #include "ssh.h"
 #include "transport.h"
 
@@ -40,16 +42,24 @@ remote_agent_command(const struct remote_agent *a, char *out, size_t n)
     char script[sizeof(pick) + 256];
     int r;
 
-    if (a->use_cached) {
+    const struct remote_build *x86 = &a->builds[REMOTE_X86_64];
+    const struct remote_build *arm = &a->builds[REMOTE_AARCH64];
+
+    if (a->uploaded != NULL) {
         snprintf(pick, sizeof(pick), "A=\"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\"", a->hash);
+            "ferry-agent-%.16s\"", a->uploaded->hash);
     } else if (a->cli->agent_path != NULL) {
         if ((r = ssh_shell_quote(a->cli->agent_path, q, sizeof(q))) != 0)
             return r;
         snprintf(pick, sizeof(pick), "A=%s", q);
-    } else if (a->hash[0] != '\0' && !a->cli->no_bootstrap) {
-        snprintf(pick, sizeof(pick), "A=\"$HOME/.cache/ferry/"
-            "ferry-agent-%.16s\"; [ -x \"$A\" ] || A=ferry-agent", a->hash);
+    } else if (remote_agent_can_upload(a) && !a->cli->no_bootstrap) {
+        /* The one uploaded earlier for this machine type, by its hash. */
+        snprintf(pick, sizeof(pick), "case \"$(uname -m)\" in "
+            "aarch64|arm64) H=%.16s;; *) H=%.16s;; esac; "
+            "A=\"$HOME/.cache/ferry/ferry-agent-$H\"; "
+            "[ -x \"$A\" ] || A=ferry-agent",
+            arm->path[0] ? arm->hash : "none", x86->path[0] ? x86->hash :
+            "none");
     } else {
         snprintf(pick, sizeof(pick), "A=ferry-agent");
     }
@@ -57,6 +67,20 @@ remote_agent_command(const struct remote_agent *a, char *out, size_t n)
         ">/dev/null 2>&1 || { [ $? = 127 ] && exit 127; exit 126; }; "
         "exec \"$A\" serve%s", pick, v);
     return remote_sh_c(script, out, n);
+}
+
+void
+remote_ssh_overrides(const struct cli *cli, struct sshcfg_overrides *ov)
+{
+    memset(ov, 0, sizeof(*ov));
+    ov->config_file = cli->ssh_config;
+    ov->port = cli->port;
+    /* ssh's order: -l wins over user@host. */
+    ov->user = cli->login ? cli->login : cli->remote.user;
+    ov->identities = cli->identities;
+    ov->nidentities = cli->nidentities;
+    ov->options = cli->ssh_opts;
+    ov->noptions = cli->nssh_opts;
 }
 
 /* CMD may hold options of its own ("ssh -o ..."): the shell splits it,
@@ -67,46 +91,23 @@ int
 remote_ssh_argv(const struct cli *cli, const char *remote_command,
     struct remote_argv *v)
 {
+    struct sshcfg_overrides ov;
     char **argv = v->argv;
     size_t n = 0;
-    int i;
+    int r;
 
-    if (sizeof(v->argv) / sizeof(v->argv[0]) <
-        16 + 2 * (size_t)(cli->nidentities + cli->nssh_opts))
-        return FERRY_ERR_TOO_LARGE;
     snprintf(v->script, sizeof(v->script), "exec %s \"$@\"",
         cli->ssh_cmd ? cli->ssh_cmd : "ssh");
-    if (cli->remote.user)
-        snprintf(v->host, sizeof(v->host), "%s@%s", cli->remote.user,
-            cli->remote.host);
-    else
-        snprintf(v->host, sizeof(v->host), "%s", cli->remote.host);
     argv[n++] = "/bin/sh";
     argv[n++] = "-c";
     argv[n++] = v->script;
     argv[n++] = "ferry-ssh";
-    if (cli->ssh_config) {
-        argv[n++] = "-F";
-        argv[n++] = (char *)cli->ssh_config;
-    }
-    if (cli->port) {
-        argv[n++] = "-p";
-        argv[n++] = (char *)cli->port;
-    }
-    if (cli->login) {
-        argv[n++] = "-l";
-        argv[n++] = (char *)cli->login;
-    }
-    for (i = 0; i < cli->nidentities; i++) {
-        argv[n++] = "-i";
-        argv[n++] = (char *)cli->identities[i];
-    }
-    for (i = 0; i < cli->nssh_opts; i++) {
-        argv[n++] = "-o";
-        argv[n++] = (char *)cli->ssh_opts[i];
-    }
+    remote_ssh_overrides(cli, &ov);
+    if ((r = sshcfg_overrides_argv(&ov, argv, &n,
+        sizeof(v->argv) / sizeof(v->argv[0]) - 4)) != 0)
+        return r;
     argv[n++] = "--";
-    argv[n++] = v->host;
+    argv[n++] = (char *)cli->remote.host;
     argv[n++] = (char *)remote_command;
     argv[n] = NULL;
     return 0;
@@ -149,7 +150,7 @@ remote_agent_missing(const struct remote_agent *a, const char *host,
     const struct cli *cli = a->cli;
     const char *what = cli->agent_path ? cli->agent_path : "ferry-agent";
 
-    if (a->use_cached)
+    if (a->uploaded != NULL)
         snprintf(msg, n, "%s: the agent uploaded to ~/.cache/ferry %s "
             "there", host, exit_status == 127 ? "is gone" : "cannot run");
     else if (exit_status == 126)
@@ -174,11 +175,6 @@ static void
 remote_upload_failed(const char *where, int status, char *msg, size_t n)
 {
     switch (status) {
-    case 90:
-        snprintf(msg, n, "%s: the bundled agent is for x86_64 and this "
-            "host is not: install ferry-agent there and give --agent PATH",
-            where);
-        break;
     case 91:
         snprintf(msg, n, "%s: the uploaded agent arrived corrupt (its "
             "SHA-256 differs); try again", where);
@@ -208,35 +204,26 @@ remote_upload_failed(const char *where, int status, char *msg, size_t n)
  * script's stderr goes to /dev/null: each failure is an exit status that
  * remote_upload_failed explains in one line.
  */
-int
-remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
-    const char *where, char *msg, size_t msglen)
+/* Runs script remotely (through ssh when ssh is NULL) with the file at
+ * in_path, if any, as its stdin; its exit status in *status. */
+static int
+remote_run_script(struct remote_agent *a, struct ssh_conn *ssh,
+    const char *script, const char *in_path, const char *where,
+    int *status, char *msg, size_t msglen)
 {
-    char script[2048], cmd[16384];
-    struct remote_argv *v = NULL;
+    char cmd[16384];
+    struct remote_argv *v;
     uint8_t *bin = NULL;
     size_t len = 0;
-    int r, status = -1;
+    int r;
 
-    snprintf(script, sizeof(script),
-        "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
-        "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
-        "case \"$(uname -m)\" in x86_64|amd64) ;; *) exit 90;; esac; "
-        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
-        "cat >\"$t\" || exit 93; "
-        "if command -v sha256sum >/dev/null; then "
-        "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
-        "chmod 700 \"$t\" || exit 93; "
-        "\"$t\" --version </dev/null >/dev/null || exit 92; "
-        "mv -f \"$t\" \"$d/ferry-agent-%.16s\" || exit 93; "
-        "trap - EXIT", a->hash, a->hash);
     if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0)
         return r;
     if (ssh == NULL) {
         if ((v = xmalloc(sizeof(*v))) == NULL)
             return FERRY_ERR_NOMEM;
         if ((r = remote_ssh_argv(a->cli, cmd, v)) == 0)
-            r = transport_run_sync(v->argv, a->local, &status);
+            r = transport_run_sync(v->argv, in_path, status);
         xfree(v);
         if (r != 0) {
             snprintf(msg, msglen, "%s: cannot run %s: %s", where,
@@ -244,38 +231,137 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
                 ferry_strerror(r));
             return FERRY_ERR_AGENT;
         }
-    } else {
-        if ((r = remote_read_file(a->local, &bin, &len)) != 0) {
-            snprintf(msg, msglen, "%.900s: %s", a->local, ferry_strerror(r));
-            return FERRY_ERR_AGENT;
-        }
-        r = ssh_conn_run(ssh, cmd, bin, len, &status, msg, msglen);
-        xfree(bin);
-        if (r != 0)
-            return r;
+        return 0;
     }
+    if (in_path != NULL && (r = remote_read_file(in_path, &bin, &len)) != 0) {
+        snprintf(msg, msglen, "%.900s: %s", in_path, ferry_strerror(r));
+        return FERRY_ERR_AGENT;
+    }
+    r = ssh_conn_run(ssh, cmd, bin, len, status, msg, msglen);
+    xfree(bin);
+    return r;
+}
+
+/* The box's machine type, told by the exit status of a one-line script
+ * (nothing else of what it prints is read). */
+#define REMOTE_ARCH_STATUS 80
+
+static int
+remote_probe_arch(struct remote_agent *a, struct ssh_conn *ssh,
+    const char *where, enum remote_arch *arch, char *msg, size_t msglen)
+{
+    char script[256];
+    int r, status = -1;
+
+    snprintf(script, sizeof(script), "case \"$(uname -m)\" in "
+        "x86_64|amd64) exit %d;; aarch64|arm64) exit %d;; *) exit %d;; "
+        "esac", REMOTE_ARCH_STATUS + REMOTE_X86_64,
+        REMOTE_ARCH_STATUS + REMOTE_AARCH64,
+        REMOTE_ARCH_STATUS + REMOTE_NARCH);
+    if ((r = remote_run_script(a, ssh, script, NULL, where, &status, msg,
+        msglen)) != 0)
+        return r;
+    if (status < REMOTE_ARCH_STATUS ||
+        status >= REMOTE_ARCH_STATUS + REMOTE_NARCH) {
+        snprintf(msg, msglen, "%s: the box is neither x86_64 nor aarch64, "
+            "for which ferry has agents: install ferry-agent there and "
+            "give --agent PATH", where);
+        return FERRY_ERR_AGENT;
+    }
+    *arch = (enum remote_arch)(status - REMOTE_ARCH_STATUS);
+    return 0;
+}
+
+int
+remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
+    const char *where, char *msg, size_t msglen)
+{
+    const struct remote_build *b;
+    enum remote_arch arch;
+    char script[2048];
+    int r, status = -1;
+
+    if ((r = remote_probe_arch(a, ssh, where, &arch, msg, msglen)) != 0)
+        return r;
+    b = &a->builds[arch];
+    if (b->path[0] == '\0') {
+        snprintf(msg, msglen, "%s: the box is %s and this ferry has no "
+            "agent for it (ferry-agent-%s beside ferry-agent): install "
+            "ferry-agent there and give --agent PATH", where,
+            remote_arch_name(arch), remote_arch_name(arch));
+        return FERRY_ERR_AGENT;
+    }
+    snprintf(script, sizeof(script),
+        "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
+        "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
+        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
+        "cat >\"$t\" || exit 93; "
+        "if command -v sha256sum >/dev/null; then "
+        "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
+        "chmod 700 \"$t\" || exit 93; "
+        "\"$t\" --version </dev/null >/dev/null || exit 92; "
+        "mv -f \"$t\" \"$d/ferry-agent-%.16s\" || exit 93; "
+        "trap - EXIT", b->hash, b->hash);
+    if ((r = remote_run_script(a, ssh, script, b->path, where, &status, msg,
+        msglen)) != 0)
+        return r;
     if (status != 0) {
         remote_upload_failed(where, status, msg, msglen);
         return FERRY_ERR_AGENT;
     }
-    a->use_cached = 1;
+    a->uploaded = b;
     return 0;
 }
 
+const char *
+remote_arch_name(enum remote_arch arch)
+{
+    return arch == REMOTE_AARCH64 ? "aarch64" : "x86_64";
+}
+
+int
+remote_agent_can_upload(const struct remote_agent *a)
+{
+    int i;
+
+    for (i = 0; i < REMOTE_NARCH; i++)
+        if (a->builds[i].path[0] != '\0')
+            return 1;
+    return 0;
+}
+
+/* The agent built for this machine's own type. */
+#if defined(__aarch64__)
+#define REMOTE_NATIVE REMOTE_AARCH64
+#else
+#define REMOTE_NATIVE REMOTE_X86_64
+#endif
+
+
+static void
+remote_build_find(struct remote_build *b, const char *path)
+{
+    if ((size_t)snprintf(b->path, sizeof(b->path), "%s", path) >=
+        sizeof(b->path) || access(b->path, R_OK) != 0 ||
+        digest_sha256_file(b->path, b->hash) != 0)
+        b->path[0] = '\0';
+}
 
 void
 remote_agent_init(struct remote_agent *a, const struct cli *cli)
 {
+    char buf[PATH_MAX], other[PATH_MAX + 16];
+    enum remote_arch o = REMOTE_NATIVE == REMOTE_X86_64 ? REMOTE_AARCH64 :
+        REMOTE_X86_64;
     const char *local;
 
     memset(a, 0, sizeof(*a));
     a->cli = cli;
-    if ((local = transport_local_agent(a->local, sizeof(a->local))) == NULL) {
-        a->local[0] = '\0';
+    if ((local = transport_local_agent(buf, sizeof(buf))) == NULL)
         return;
-    }
-    if (local != a->local)
-        snprintf(a->local, sizeof(a->local), "%s", local);
-    if (digest_sha256_file(a->local, a->hash) != 0)
-        a->hash[0] = '\0';
+    remote_build_find(&a->builds[REMOTE_NATIVE], local);
+    /* bin/ferry-agent-aarch64 beside bin/ferry-agent. */
+    if ((size_t)snprintf(other, sizeof(other), "%s-%s", local,
+        remote_arch_name(o)) < sizeof(other))
+        remote_build_find(&a->builds[o], other);
 }

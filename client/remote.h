@@ -14,21 +14,39 @@
 #include "cli.h"
 
 struct ssh_conn;
+struct sshcfg_overrides;
+
+/* The machine types a box may be, as its `uname -m` names them, each with
+ * the agent build this client can upload there. */
+enum remote_arch { REMOTE_X86_64, REMOTE_AARCH64, REMOTE_NARCH };
+
+struct remote_build {
+    char path[PATH_MAX];     /* "" if this client has none for the arch */
+    char hash[65];           /* its SHA-256 */
+};
 
 struct remote_agent {
     const struct cli *cli;   /* borrowed */
-    char local[PATH_MAX];    /* this machine's ferry-agent, "" if none */
-    char hash[65];           /* its SHA-256, "" if unknown */
-    int use_cached;          /* run the uploaded agent from now on */
+    /* This machine's ferry-agent (see transport_local_agent), and beside
+     * it ferry-agent-<arch> for the other machine type. */
+    struct remote_build builds[REMOTE_NARCH];
+    const struct remote_build *uploaded;  /* run it from now on */
 };
 
-/* Finds this machine's agent (see transport_local_agent) and hashes it. */
+/* Finds the agents this client can upload and hashes them. */
 void remote_agent_init(struct remote_agent *a, const struct cli *cli);
+
+/* 1 when some agent build could be uploaded. */
+int remote_agent_can_upload(const struct remote_agent *a);
+
+/* "x86_64", "aarch64". */
+const char *remote_arch_name(enum remote_arch arch);
 
 /*
  * The command that starts the agent remotely: the agent uploaded in this
  * run (after a bootstrap), else --agent PATH, else one uploaded earlier
- * by this very build (named by its hash), else ferry-agent on PATH. It
+ * by this very build for the box's machine type (named by its hash),
+ * else ferry-agent on PATH. It
  * exits 127 when that program is not there and 126 when it cannot run,
  * without letting the shell print its own error.
  */
@@ -49,8 +67,12 @@ void remote_agent_missing(const struct remote_agent *a, const char *host,
 struct remote_argv {
     char *argv[300];
     char script[16500];
-    char host[512];
 };
+
+/* The settings given on the command line that override ssh's config:
+ * the same for `ssh -G`, libssh2 and the ssh program. */
+void remote_ssh_overrides(const struct cli *cli,
+    struct sshcfg_overrides *ov);
 
 int remote_ssh_argv(const struct cli *cli, const char *command,
     struct remote_argv *v) FERRY_WUR;

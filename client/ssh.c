@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/alloc.h"
 #include "../common/log.h"
 #include "ssh_int.h"
@@ -125,10 +126,7 @@ ssh_global_init(void)
 int64_t
 ssh_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)clock_ms();
 }
 
 uint64_t

@@ -275,36 +275,54 @@ sshcfg_defaults(const char *host, const struct sshcfg_overrides *o,
 }
 
 int
+sshcfg_overrides_argv(const struct sshcfg_overrides *o, char **argv,
+    size_t *argc, size_t max)
+{
+    size_t n = *argc;
+    int i;
+
+    if (o->nidentities < 0 || o->noptions < 0 || n > max ||
+        (max - n) / 2 < 3 + (size_t)o->nidentities + (size_t)o->noptions)
+        return FERRY_ERR_TOO_LARGE;
+    if (o->config_file) {
+        argv[n++] = "-F";
+        argv[n++] = (char *)o->config_file;
+    }
+    if (o->port) {
+        argv[n++] = "-p";
+        argv[n++] = (char *)o->port;
+    }
+    if (o->user) {
+        argv[n++] = "-l";
+        argv[n++] = (char *)o->user;
+    }
+    for (i = 0; i < o->nidentities; i++) {
+        argv[n++] = "-i";
+        argv[n++] = (char *)o->identities[i];
+    }
+    for (i = 0; i < o->noptions; i++) {
+        argv[n++] = "-o";
+        argv[n++] = (char *)o->options[i];
+    }
+    *argc = n;
+    return 0;
+}
+
+int
 sshcfg_resolve(const char *host, const struct sshcfg_overrides *o,
     struct sshcfg *c, char *err, size_t errlen)
 {
     char *argv[16 + 2 * 2 * 64];
     struct buf out, eb;
-    int argc = 0, i, status, r;
+    size_t argc = 0;
+    int status, r;
 
     err[0] = '\0';
     argv[argc++] = "ssh";
     argv[argc++] = "-G";
-    if (o->config_file) {
-        argv[argc++] = "-F";
-        argv[argc++] = (char *)o->config_file;
-    }
-    if (o->port) {
-        argv[argc++] = "-p";
-        argv[argc++] = (char *)o->port;
-    }
-    if (o->user) {
-        argv[argc++] = "-l";
-        argv[argc++] = (char *)o->user;
-    }
-    for (i = 0; i < o->nidentities && i < 64; i++) {
-        argv[argc++] = "-i";
-        argv[argc++] = (char *)o->identities[i];
-    }
-    for (i = 0; i < o->noptions && i < 64; i++) {
-        argv[argc++] = "-o";
-        argv[argc++] = (char *)o->options[i];
-    }
+    if ((r = sshcfg_overrides_argv(o, argv, &argc,
+        sizeof(argv) / sizeof(argv[0]) - 3)) != 0)
+        return r;
     argv[argc++] = "--";
     argv[argc++] = (char *)host;
     argv[argc] = NULL;

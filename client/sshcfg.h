@@ -55,6 +55,15 @@ struct sshcfg_overrides {
 };
 
 /*
+ * Appends o as the ssh program's options (-F, -p, -l, -i, -o) at
+ * argv[*argc], advancing *argc, within max entries in all. The one place
+ * that spells them, for `ssh -G` and for starting the agent through ssh.
+ * Returns 0 or FERRY_ERR_TOO_LARGE.
+ */
+int sshcfg_overrides_argv(const struct sshcfg_overrides *o, char **argv,
+    size_t *argc, size_t max) FERRY_WUR;
+
+/*
  * Parses `ssh -G` output (lines "key value") into c. Unknown keys are
  * ignored; values are bounded. Returns 0 or FERRY_ERR_FORMAT/NOMEM.
  */

@@ -33,14 +33,9 @@ status_add(struct status *s, const struct msg_partial *m)
 {
     struct partial_info *nv;
 
-    if (s->n == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 16;
-
-        if ((nv = xrealloc(s->v, ncap * sizeof(*nv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        s->v = nv;
-        s->cap = ncap;
-    }
+    if ((nv = xgrow(s->v, s->n, &s->cap, sizeof(*nv), 16)) == NULL)
+        return FERRY_ERR_NOMEM;
+    s->v = nv;
     nv = &s->v[s->n];
     if ((nv->path = xstrndup(m->path.p, m->path.len)) == NULL)
         return FERRY_ERR_NOMEM;

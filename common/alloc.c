@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,21 @@ xrealloc(void *p, size_t n)
     if (alloc_should_fail())
         return NULL;
     return realloc(p, n == 0 ? 1 : n);
+}
+
+void *
+xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    size_t ncap;
+
+    if (n < *cap)
+        return v;
+    ncap = *cap ? *cap * 2 : first;
+    if (ncap <= *cap || elem == 0 || ncap > SIZE_MAX / elem)
+        return NULL;
+    if ((v = xrealloc(v, ncap * elem)) != NULL)
+        *cap = ncap;
+    return v;
 }
 
 char *

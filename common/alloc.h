@@ -24,6 +24,18 @@ char *xstrndup(const char *s, size_t len);
 char *xstrdup(const char *s);
 void xfree(void *p);
 
+/*
+ * Makes room for element n of an array v of *cap elements of elem bytes:
+ * when n == *cap, doubles *cap (starting at first) and reallocates.
+ * Returns the array, moved or not, or NULL when memory or the size runs
+ * out, leaving v and *cap as they were:
+ *
+ *     if ((nv = xgrow(s->v, s->n, &s->cap, sizeof(*s->v), 16)) == NULL)
+ *         return FERRY_ERR_NOMEM;
+ *     s->v = nv;
+ */
+void *xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first);
+
 /* Makes allocation number n (counting from 1 after this call) fail; 0 turns
  * injection off. Overrides FERRY_FAIL_ALLOC. Used by tests only. */
 void alloc_fail_at(unsigned long n);

@@ -24,12 +24,6 @@ log_set_level(enum log_level level)
     log_level = level;
 }
 
-enum log_level
-log_get_level(void)
-{
-    return log_level;
-}
-
 void
 log_msg(enum log_level level, const char *func, int r, const char *fmt, ...)
 {

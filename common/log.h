@@ -14,7 +14,6 @@ enum log_level { LOG_QUIET = 0, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* Sets the line prefix (borrowed, must outlive logging) and the level. */
 void log_init(const char *prog, enum log_level level);
 void log_set_level(enum log_level level);
-enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *func, int r, const char *fmt,
     ...) FERRY_PRINTF(4, 5);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
@@ -244,22 +245,13 @@ dest_salt_load(struct dest *d)
     return r;
 }
 
-static uint64_t
-dest_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Takes the destination's lock, waiting a while for a holder that is
  * going away (the agent of a connection that just died). */
 static int
 dest_lock(struct dest *d)
 {
     char info[96], held[96];
-    uint64_t until = dest_now_ms() + DEST_LOCK_WAIT_MS;
+    uint64_t until = clock_ms() + DEST_LOCK_WAIT_MS;
     struct stat st;
     size_t got = 0;
     int fd, n, i;
@@ -278,7 +270,7 @@ dest_lock(struct dest *d)
             close(fd);
             return -errno;
         }
-        if (dest_now_ms() >= until) {
+        if (clock_ms() >= until) {
             memset(held, 0, sizeof(held));
             if (fsx_pread_full(fd, held, sizeof(held) - 1, 0, &got) != 0)
                 held[0] = '\0';
@@ -456,7 +448,7 @@ dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
 {
     const char *name;
     struct stat st;
-    struct dest_dir *dd;
+    struct dest_dir *dd, *nv;
     int r, pfd;
 
     if ((r = dest_parent(d, path, &pfd, &name)) != 0)
@@ -469,15 +461,10 @@ dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
     if (mkdirat(pfd, name, (m->mode | 0700) & 07777) != 0 &&
         errno != EEXIST)
         return -errno;
-    if (d->ndirs == d->dirs_cap) {
-        size_t ncap = d->dirs_cap ? d->dirs_cap * 2 : 64;
-        struct dest_dir *nv = xrealloc(d->dirs, ncap * sizeof(*nv));
-
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        d->dirs = nv;
-        d->dirs_cap = ncap;
-    }
+    if ((nv = xgrow(d->dirs, d->ndirs, &d->dirs_cap, sizeof(*nv), 64)) ==
+        NULL)
+        return FERRY_ERR_NOMEM;
+    d->dirs = nv;
     dd = &d->dirs[d->ndirs];
     if ((dd->path = xstrdup(path)) == NULL)
         return FERRY_ERR_NOMEM;
@@ -544,15 +531,12 @@ dest_fatal_errno(int r)
 int
 dest_stage(struct dest *d, struct dest_staged *s)
 {
-    if (d->batch_len == d->batch_cap) {
-        size_t ncap = d->batch_cap ? d->batch_cap * 2 : 64;
-        struct dest_staged *nv = xrealloc(d->batch, ncap * sizeof(*nv));
+    struct dest_staged *nv;
 
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        d->batch = nv;
-        d->batch_cap = ncap;
-    }
+    if ((nv = xgrow(d->batch, d->batch_len, &d->batch_cap, sizeof(*nv),
+        64)) == NULL)
+        return FERRY_ERR_NOMEM;
+    d->batch = nv;
     d->batch[d->batch_len++] = *s;
     d->batch_bytes += s->size;
     memset(s, 0, sizeof(*s));

@@ -57,14 +57,10 @@ manifest_notice(struct manifest *m, int code, const char *path,
 {
     struct mnotice *nv;
 
-    if (m->nnotices == m->notices_cap) {
-        size_t ncap = m->notices_cap ? m->notices_cap * 2 : 8;
-
-        if ((nv = xrealloc(m->notices, ncap * sizeof(*nv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        m->notices = nv;
-        m->notices_cap = ncap;
-    }
+    if ((nv = xgrow(m->notices, m->nnotices, &m->notices_cap,
+        sizeof(*nv), 8)) == NULL)
+        return FERRY_ERR_NOMEM;
+    m->notices = nv;
     nv = &m->notices[m->nnotices];
     nv->code = code;
     nv->path = xstrdup(path);
@@ -98,19 +94,13 @@ int
 manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
 {
-    struct mentry *e;
+    struct mentry *e, *nv;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_TOO_LARGE;
-    if (m->n == m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        struct mentry *nv = xrealloc(m->v, ncap * sizeof(*nv));
-
-        if (nv == NULL)
-            return FERRY_ERR_NOMEM;
-        m->v = nv;
-        m->cap = ncap;
-    }
+    if ((nv = xgrow(m->v, m->n, &m->cap, sizeof(*nv), 64)) == NULL)
+        return FERRY_ERR_NOMEM;
+    m->v = nv;
     e = &m->v[m->n];
     memset(e, 0, sizeof(*e));
     if ((e->rel = xstrdup(rel)) == NULL)
@@ -230,14 +220,11 @@ list_dir(const char *local, char ***names, size_t *count)
         }
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            if ((nv = xrealloc(v, cap * sizeof(*v))) == NULL) {
-                r = FERRY_ERR_NOMEM;
-                break;
-            }
-            v = nv;
+        if ((nv = xgrow(v, n, &cap, sizeof(*v), 32)) == NULL) {
+            r = FERRY_ERR_NOMEM;
+            break;
         }
+        v = nv;
         if ((v[n] = xstrdup(de->d_name)) == NULL) {
             r = FERRY_ERR_NOMEM;
             break;

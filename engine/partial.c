@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../proto/limits.h"
@@ -53,15 +54,6 @@ partial_key(const uint8_t salt[16], const char *path,
     hash_hex(&h, hex);
     memcpy(key, hex, PARTIAL_KEY_LEN);
     key[PARTIAL_KEY_LEN] = '\0';
-}
-
-static uint64_t
-partial_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -174,14 +166,11 @@ partial_read_records(int jfd, uint64_t off, uint64_t nblocks,
                 torn = 1;
                 break;
             }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 256;
-                if ((nv = xrealloc(v, cap * sizeof(*v))) == NULL) {
-                    r = FERRY_ERR_NOMEM;
-                    goto out;
-                }
-                v = nv;
+            if ((nv = xgrow(v, n, &cap, sizeof(*v), 256)) == NULL) {
+                r = FERRY_ERR_NOMEM;
+                goto out;
             }
+            v = nv;
             v[n].index = jr.index;
             v[n].seq = n;
             v[n].hash = jr.hash;
@@ -321,7 +310,7 @@ partial_open(int partfd, const char *key, const struct partial_id *id,
      * anywhere, and what was never written reads as a hole. */
     if (ftruncate(p->fd, (off_t)id->size) != 0)
         goto fail_errno;
-    p->synced_ms = partial_now_ms();
+    p->synced_ms = clock_ms();
     *out = p;
     return 0;
 fail_errno:
@@ -390,7 +379,7 @@ partial_sync(struct partial *p)
     p->jlen += buf_used(&p->pending);
     buf_reset(&p->pending);
     p->unsynced = 0;
-    p->synced_ms = partial_now_ms();
+    p->synced_ms = clock_ms();
     return 0;
 }
 
@@ -415,7 +404,7 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
         return r;
     p->unsynced += n;
     if (p->unsynced >= PARTIAL_SYNC_BYTES ||
-        partial_now_ms() - p->synced_ms >= PARTIAL_SYNC_MS)
+        clock_ms() - p->synced_ms >= PARTIAL_SYNC_MS)
         return partial_sync(p);
     return 0;
 }
@@ -455,14 +444,9 @@ partial_list_add(struct partial_info **v, size_t *n, size_t *cap,
 {
     struct partial_info *nv;
 
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-
-        if ((nv = xrealloc(*v, ncap * sizeof(*nv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        *v = nv;
-        *cap = ncap;
-    }
+    if ((nv = xgrow(*v, *n, cap, sizeof(*nv), 16)) == NULL)
+        return FERRY_ERR_NOMEM;
+    *v = nv;
     nv = &(*v)[*n];
     if ((nv->path = xstrndup(path, path_len)) == NULL)
         return FERRY_ERR_NOMEM;

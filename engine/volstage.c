@@ -24,14 +24,9 @@ volstage_push(struct volstage_name **v, size_t *n, size_t *cap,
 {
     struct volstage_name *nv;
 
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-
-        if ((nv = xrealloc(*v, ncap * sizeof(*nv))) == NULL)
-            return FERRY_ERR_NOMEM;
-        *v = nv;
-        *cap = ncap;
-    }
+    if ((nv = xgrow(*v, *n, cap, sizeof(*nv), 16)) == NULL)
+        return FERRY_ERR_NOMEM;
+    *v = nv;
     (*v)[(*n)++] = *x;
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/log.h"
 
 #define RV_JOIN 'J'
@@ -188,21 +189,12 @@ rv_wait_closed(int fd, int ms)
     }
 }
 
-static uint64_t
-rv_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int
 rendezvous_bind(struct rendezvous *rv, const uint8_t id[16])
 {
     struct sockaddr_un sa;
     socklen_t len = rv_addr(id, &sa);
-    uint64_t until = rv_now_ms() + RENDEZVOUS_TAKEOVER_MS;
+    uint64_t until = clock_ms() + RENDEZVOUS_TAKEOVER_MS;
     int fd, old, asked = 0, r;
 
     memset(rv, 0, sizeof(*rv));
@@ -211,7 +203,7 @@ rendezvous_bind(struct rendezvous *rv, const uint8_t id[16])
         SOCK_NONBLOCK, 0)) < 0)
         return -errno;
     while (bind(fd, (struct sockaddr *)&sa, len) != 0) {
-        if (errno != EADDRINUSE || rv_now_ms() >= until) {
+        if (errno != EADDRINUSE || clock_ms() >= until) {
             r = errno == EADDRINUSE ? -EBUSY : -errno;
             close(fd);
             return r;
@@ -220,7 +212,7 @@ rendezvous_bind(struct rendezvous *rv, const uint8_t id[16])
         if (!asked && rv_connect(id, &old) == 0) {
             asked = 1;
             if (rv_send(old, RV_STOP, NULL, 0, NULL, 0) == 0)
-                rv_wait_closed(old, (int)(until - rv_now_ms()));
+                rv_wait_closed(old, (int)(until - clock_ms()));
             close(old);
             continue;
         }

@@ -13,6 +13,17 @@ echo "deps: installing$missing"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
+# pkg:arch names a package of another architecture (the aarch64 agent's
+# libraries): dpkg must know that architecture first.
+for p in $missing; do
+    case $p in
+    *:*)
+        arch=${p#*:}
+        dpkg --print-foreign-architectures | grep -qx "$arch" ||
+            $SUDO dpkg --add-architecture "$arch"
+        ;;
+    esac
+done
 $SUDO apt-get update -qq || true
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

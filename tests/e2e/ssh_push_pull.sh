@@ -16,12 +16,19 @@ tree_same "$T/src" "$dest"
 expect_field files_failed 0
 wire=$(json_field bytes_wire)
 [ "$wire" -gt 3000000 ] || fail "bytes_wire $wire: should count SSH bytes"
+# ... once: the pipe to the pump thread is not the wire.
+literal=$(json_field bytes_literal)
+[ "$wire" -le $((literal + literal / 10 + 1000000)) ] ||
+    fail "bytes_wire $wire for $literal bytes of data: counted twice?"
 
 expect_rc 0 "$FERRY" pull -F "$SSH_CONFIG" --agent "$AGENT" --json \
     "ferry-test:$dest/" "$T/back"
 tree_same "$T/src" "$T/back"
 wire_in=$(json_field bytes_wire_in)
 [ "$wire_in" -gt 3000000 ] || fail "bytes_wire_in $wire_in"
+literal=$(json_field bytes_literal)
+[ "$wire_in" -le $((literal + literal / 10 + 1000000)) ] ||
+    fail "bytes_wire_in $wire_in for $literal bytes of data: counted twice?"
 
 # Unchanged: nothing sent.
 expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json \

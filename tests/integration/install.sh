@@ -12,6 +12,9 @@ for f in bin/ferry bin/ferry-agent share/man/man1/ferry.1 \
     [ -f "$p/$f" ] || fail "not installed: $f"
 done
 [ -x "$p/bin/ferry" ] && [ -x "$p/bin/ferry-agent" ] || fail "not executable"
+if [ -x "$FERRY_BIN/ferry-agent-aarch64" ]; then
+    [ -x "$p/bin/ferry-agent-aarch64" ] || fail "aarch64 agent not installed"
+fi
 
 # The installed client runs its installed agent for local: copies.
 mkdir -p "$T/src"

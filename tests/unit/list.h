@@ -18,6 +18,7 @@
     X(alloc_fail_at) \
     X(alloc_env_probe) \
     X(alloc_fail_env) \
+    X(alloc_grow) \
     /* test_buf.c */ \
     X(buf_put_ints) \
     X(buf_growth) \
@@ -222,6 +223,7 @@
     X(push_stream_lost_answers) \
     /* test_client.c */ \
     X(client_parse_remote) \
+    X(client_ssh_argv) \
     X(client_cli_rules) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \

@@ -4,6 +4,7 @@
  * lets any ferry binary run with its Nth allocation failing.
  */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -136,4 +137,34 @@ TEST(alloc_fail_env)
     run_probe("-1", 0);
     run_probe(" 2", 0);
     run_probe("99999999999999999999999", 0);
+}
+
+/* xgrow doubles only when full, keeps the array on failure, and refuses
+ * a size that would overflow instead of allocating too little. */
+TEST(alloc_grow)
+{
+    size_t cap = 0, n;
+    int *v = NULL, *nv;
+
+    for (n = 0; n < 40; n++) {
+        CHECK((nv = xgrow(v, n, &cap, sizeof(*v), 4)) != NULL);
+        v = nv;
+        v[n] = (int)n;
+        CHECK(cap > n);
+    }
+    CHECK_EQ_INT(cap, 64);
+    CHECK(xgrow(v, 10, &cap, sizeof(*v), 4) == v);
+    CHECK_EQ_INT(cap, 64);
+    alloc_fail_at(1);
+    CHECK(xgrow(v, 64, &cap, sizeof(*v), 4) == NULL);
+    alloc_fail_at(0);
+    CHECK_EQ_INT(cap, 64);
+    CHECK_EQ_INT(v[39], 39);
+    cap = SIZE_MAX / 2 + 1;
+    CHECK(xgrow(v, cap, &cap, 1, 4) == NULL);
+    CHECK(cap == SIZE_MAX / 2 + 1);
+    cap = 64;
+    CHECK(xgrow(v, 64, &cap, SIZE_MAX / 64, 4) == NULL);
+    CHECK_EQ_INT(cap, 64);
+    xfree(v);
 }
