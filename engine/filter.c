@@ -45,14 +45,9 @@ filter_add_rule(struct filter *f, int action, const char *pattern,
         return FERRY_ERR_FORMAT;
     if (f->n >= FILTER_MAX_RULES)
         return FERRY_ERR_TOO_LARGE;
-    if (f->n == f->cap) {
-        size_t ncap = f->cap ? f->cap * 2 : 16;
-
-        if ((r = xrealloc(f->v, ncap * sizeof(*r))) == NULL)
-            return FERRY_ERR_NOMEM;
-        f->v = r;
-        f->cap = ncap;
-    }
+    if ((r = xgrow(f->v, f->n, &f->cap, sizeof(*f->v), 16)) == NULL)
+        return FERRY_ERR_NOMEM;
+    f->v = r;
     r = &f->v[f->n];
     memset(r, 0, sizeof(*r));
     if (pattern[0] == '/') {
