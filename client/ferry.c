@@ -267,6 +267,7 @@ static int
 run_ssh_open(struct run *rn, char *msg, size_t msglen)
 {
     struct ssh_conn_opts so;
+    int r;
 
     if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL)
         return 0;
@@ -274,7 +275,18 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     so.cfg = &rn->cfg;
     so.display = rn->cli->remote.host;
     so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
-    return ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
+     * as for ProxyJump hosts. */
+    if (r == FERRY_ERR_AUTH && so.rsa_only) {
+        output_note(&rn->out, "%s: its key is RSA, which this SSH library "
+            "signs only with SHA-1: running it through ssh",
+            rn->cli->remote.host);
+        rn->use_cmd = rn->env.use_cmd = 1;
+        msg[0] = '\0';
+        return 0;
+    }
+    return r;
 }
 
 /* What every attempt borrows from the run. */
