@@ -68,6 +68,7 @@ struct run {
     int have_cfg;
     struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
     int use_cmd;             /* the ssh program is the transport */
+    int rsa_fallback;        /* ... because only an RSA key would do */
     struct remote_agent agent;
     struct attempt_env env;
     /* The attempt running or last run. */
@@ -133,6 +134,14 @@ run_result(struct run *rn, char *msg, size_t msglen)
         return exitcode_for(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
+        /* ssh says 255 for its own failures: after the RSA fallback,
+         * before any HELLO, that is the login refused again. */
+        if (rn->rsa_fallback && rn->at.exit_status == 255 && s0 != NULL &&
+            session_peer_software(s0)[0] == '\0') {
+            snprintf(msg, msglen, "%s: authentication failed through ssh "
+                "as well (ssh's message is above)", run_host(rn));
+            return EXIT_AUTH;
+        }
         if (rn->at.exit_status == 127 || rn->at.exit_status == 126) {
             remote_agent_missing(&rn->agent, run_host(rn),
                 rn->at.exit_status, msg, msglen);
@@ -279,10 +288,10 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
      * as for ProxyJump hosts. */
     if (r == FERRY_ERR_AUTH && so.rsa_only) {
-        output_note(&rn->out, "%s: its key is RSA, which this SSH library "
-            "signs only with SHA-1: running it through ssh",
+        output_note(&rn->out, "%s: RSA keys are left to try, which this "
+            "SSH library signs only with SHA-1: running it through ssh",
             rn->cli->remote.host);
-        rn->use_cmd = rn->env.use_cmd = 1;
+        rn->use_cmd = rn->env.use_cmd = rn->rsa_fallback = 1;
         msg[0] = '\0';
         return 0;
     }

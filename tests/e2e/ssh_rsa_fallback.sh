@@ -19,7 +19,7 @@ head -c 3000000 /dev/urandom >"$T/src/big"
 expect_rc 0 "$FERRY" push -F "$T/rsa_config" --agent "$AGENT" "$T/src/" \
     "ferry-rsa:$T/dst"
 tree_same "$T/src" "$T/dst"
-[ "$(grep -c 'its key is RSA' "$T/last.err")" = 1 ] ||
+[ "$(grep -c 'RSA keys are left to try' "$T/last.err")" = 1 ] ||
     fail "the fallback was not said in one line: $(cat "$T/last.err")"
 expect_err "running it through ssh"
 # A pull too.
@@ -27,9 +27,14 @@ expect_rc 0 "$FERRY" pull -q -F "$T/rsa_config" --agent "$AGENT" \
     "ferry-rsa:$T/dst/" "$T/back"
 tree_same "$T/src" "$T/back"
 
-# With no key ssh could use either, it is still the authentication
-# error, exit 6, and no fallback.
+# An RSA key the server does not take either: still an authentication
+# error (exit 6), after ssh said why.
 : >"$SSHD_DIR/authorized_keys"
+expect_rc 6 "$FERRY" push -F "$T/rsa_config" --agent "$AGENT" "$T/src/" \
+    "ferry-rsa:$T/dst2"
+expect_err "ferry-rsa: authentication failed through ssh as well"
+[ ! -e "$T/dst2" ] || fail "a refused login made the destination"
+# Without RSA keys: the error of before, exit 6, and no fallback.
 expect_rc 6 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" "$T/src/" \
     "ferry-test:$T/dst2"
-! grep -q 'its key is RSA' "$T/last.err" || fail "fallback without RSA"
+! grep -q 'RSA keys are left' "$T/last.err" || fail "fallback without RSA"
