@@ -14,7 +14,6 @@
 #include "../proto/msg_space.h"
 #include "listing.h"
 #include "manifest.h"
-#include "prune.h"
 #include "receiver.h"
 #include "sender.h"
 
