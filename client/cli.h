@@ -91,8 +91,8 @@ struct cli {
  * with one line in c->err that says what is wrong (without "ferry: "),
  * or prints the usage when there are no arguments at all (c->err is then
  * ""). c->json is set even on failure when --json was given, so that the
- * error can be reported as JSON. Strings borrow from argv or are owned by cli (free with
- * cli_cleanup).
+ * error can be reported as JSON. Strings borrow from argv or are owned by
+ * cli (free with cli_cleanup).
  *
  * The same source given twice (after runs of '/' are made one: "a//b" is
  * "a/b") is kept once. "a" and "a/" stay two sources: under the
