@@ -53,7 +53,7 @@ CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
-.PHONY: all deps test check unit integration e2e asan demo bench \
+.PHONY: all deps test check unit integration e2e asan demo bench install \
 	bench-quick bench-delta fuzz clean help
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
@@ -115,7 +115,8 @@ $(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
 
 # The client's pure parsers, the retry policy and the progress line are
 # unit-tested too; the ssh*.o bring libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/sshcfg.c client/ssh.c \
+UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/help.c \
+	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/retry.c client/remote.c client/transport.c)
 
@@ -283,6 +284,30 @@ fuzz-corpus: $(OUT)/tests/fuzz/gen_corpus
 $(OUT)/tests/fuzz/gen_corpus: $(call obj,tests/fuzz/gen_corpus.c \
 		tests/fuzz/fuzz_seed.c) $(FUZZ_TEST_OBJ)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lzstd -lpthread
+
+# Where `make install` puts things; DESTDIR for packaging. The client
+# looks for ferry-agent beside itself, so both go into the same bin.
+PREFIX ?= /usr/local
+INSTALL_FROM ?= bin
+
+## install: ferry and its agents, the man page and completions under PREFIX
+install:
+	@for f in ferry ferry-agent; do test -x $(INSTALL_FROM)/$$f || \
+		{ echo "ferry: $(INSTALL_FROM)/$$f is not built (run make)"; \
+		exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0755 $(INSTALL_FROM)/ferry $(INSTALL_FROM)/ferry-agent \
+		$(DESTDIR)$(PREFIX)/bin/
+	if [ -x $(INSTALL_FROM)/ferry-agent-aarch64 ]; then \
+		install -m 0755 $(INSTALL_FROM)/ferry-agent-aarch64 \
+			$(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 0644 docs/ferry.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/completion/ferry.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ferry
+	install -m 0644 docs/completion/_ferry \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ferry
 
 ## clean: remove build outputs
 clean:

@@ -583,6 +583,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     memset(a, 0, sizeof(*a));
     a->env = env;
     a->exit_status = -1;
+    a->group.limit = env->limit;
     a->t0 = attempt_now_ms();
     uv_timer_init(env->loop, &a->tick);
     a->tick.data = a;

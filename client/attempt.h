@@ -69,6 +69,7 @@ struct attempt_env {
     int use_cmd;                   /* the ssh program is the transport */
     unsigned streams;              /* -j; 0: choose */
     unsigned stall_s;              /* --stall-timeout; 0: none */
+    struct ratelimit *limit;       /* --bwlimit, shared by the streams */
 };
 
 struct attempt_stream;

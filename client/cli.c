@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
+#include "help.h"
 
 void
 cli_usage(FILE *f)
@@ -21,12 +22,20 @@ cli_usage(FILE *f)
 "       ferry clean [options] [[user@]host:]DEST    remove them\n"
 "       ferry pack [--volume-size SIZE] [--name NAME] SRC... OUTDIR\n"
 "       ferry unpack [--name NAME] OUTDIR DEST   volumes: see README\n"
-"       ferry --version\n"
+"       ferry help [COMMAND], ferry COMMAND --help, ferry --version\n"
 "\n"
 "Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"
 "this machine). \"dir\" copies the directory, \"dir/\" its contents.\n"
 "\n"
-"options:\n"
+"options (ferry help push: all of them):\n"
+"  -n, --dry-run         show what would be sent and deleted; change nothing\n"
+"      --exclude PAT, --include PAT, --exclude-from FILE   leave out what\n"
+"                        matches (first match decides; .ferryignore too)\n"
+"      --bwlimit RATE    at most RATE bytes/s over all streams (20M, 500K)\n"
+"      --margin PCT      refuse what would leave less than PCT%% of the\n"
+"                        destination's file system free (20); --force\n"
+"      --delete          remove from DEST what the sources do not have\n"
+"                        (--delete-excluded: excluded files too)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
 "  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
 "      --delta=MODE      send only what changed in files the destination\n"
@@ -197,6 +206,44 @@ cli_duration(const char *s, int *out)
     return 0;
 }
 
+int
+cli_rate(const char *s, uint64_t *out)
+{
+    double v, mul = 1024;
+    char *end;
+
+    *out = 0;
+    if (*s < '0' || *s > '9')
+        return FERRY_ERR_USAGE;
+    v = strtod(s, &end);
+    switch (*end) {
+    case 'k': case 'K':
+        end++;
+        break;
+    case 'm': case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g': case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'b': case 'B':
+        /* A bare B: bytes. */
+        mul = 1;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    v *= mul;
+    if (*end != '\0' || !(v >= 1) || v > 1099511627776.0)
+        return FERRY_ERR_USAGE;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 /* 1 if a and b name the same source (see cli_parse). */
 static int
 cli_same_source(const char *a, const char *b)
@@ -280,11 +327,132 @@ cli_opt(const char *arg, const char *shrt, const char *lng, size_t *namelen)
     return 0;
 }
 
+/* Flags that take no value, which may be grouped as in rsync: -avzP. */
+#define CLI_GROUP_FLAGS "arPvzcqnh"
+/* Flags that take a value: in a group, the rest of it (or the next word)
+ * is the value. */
+#define CLI_VALUE_FLAGS "jeFplio"
+
+/*
+ * Splits groups of short flags ("-avzP" into "-a" "-v" "-z" "-P", "-avj4"
+ * into "-a" "-v" "-j4") into args (argc entries at most, after the
+ * command). A word is a group when its first letter is one of
+ * CLI_GROUP_FLAGS; other letters become flags of their own, so an
+ * unknown one is named alone. Words after "--" stay as they are.
+ */
+static int
+cli_expand(struct cli *c, int argc, char **argv, char ***out, int *outc)
+{
+    char **args, *buf, *p;
+    int i, n = 0, done = 0;
+    size_t j, len, total = 0;
+
+    for (i = 2; i < argc; i++)
+        total += strlen(argv[i]);
+    if ((args = xcalloc(total + (size_t)argc + 1, sizeof(*args))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+
+        len = strlen(a);
+        if (done || a[0] != '-' || a[1] == '-' || len <= 2 ||
+            strchr(CLI_GROUP_FLAGS, a[1]) == NULL) {
+            done |= strcmp(a, "--") == 0;
+            args[n++] = argv[i];
+            continue;
+        }
+        if (c->nexpanded == CLI_MAX_OPTS) {
+            xfree(args);
+            return cli_fail(c, "too many groups of flags");
+        }
+        /* Each letter becomes "-x\0"; a value rides with its flag. */
+        if ((buf = xmalloc(3 * len + 1)) == NULL) {
+            xfree(args);
+            return FERRY_ERR_NOMEM;
+        }
+        c->expanded[c->nexpanded++] = buf;
+        for (j = 1, p = buf; j < len; j++) {
+            args[n++] = p;
+            *p++ = '-';
+            if (strchr(CLI_VALUE_FLAGS, a[j]) != NULL) {
+                memcpy(p, a + j, len - j + 1);
+                break;
+            }
+            *p++ = a[j];
+            *p++ = '\0';
+        }
+    }
+    *out = args;
+    *outc = n;
+    return 0;
+}
+
+/* Options every push and pull takes that other commands do not. */
+static int
+cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
+{
+    const char *a = argv[*i], *v;
+    unsigned line;
+    size_t nl;
+    int e;
+
+    *r = 0;
+    if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0) {
+        c->dry_run = 1;
+    } else if (cli_opt(a, NULL, "--bwlimit", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        if (cli_rate(v, &c->bwlimit) != 0)
+            *r = cli_fail(c, "--bwlimit %s: want a rate such as 20M (bytes "
+                "per second; a bare number is KiB/s)", v);
+    } else if (strcmp(a, "--force") == 0) {
+        c->force = 1;
+    } else if (cli_opt(a, NULL, "--margin", &nl)) {
+        char *end;
+        long n;
+
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        n = strtol(v, &end, 10);
+        if (end == v || (*end != '\0' && strcmp(end, "%") != 0) || n < 0 ||
+            n > 99)
+            *r = cli_fail(c, "--margin %s: want a percentage from 0 to 99",
+                v);
+        c->margin = (unsigned)n;
+    } else if (strcmp(a, "--delete") == 0) {
+        c->delete = c->delete ? c->delete : 1;
+    } else if (strcmp(a, "--delete-excluded") == 0) {
+        c->delete = 2;
+    } else if (cli_opt(a, NULL, "--exclude", &nl) ||
+        cli_opt(a, NULL, "--include", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        e = filter_add(&c->filter, a[2] == 'e' ? FILTER_EXCLUDE :
+            FILTER_INCLUDE, v, strlen(v), NULL);
+        if (e != 0)
+            *r = cli_fail(c, "%.*s '%s': %s", (int)nl, a, v,
+                e == FERRY_ERR_TOO_LARGE ? "too long, or too many patterns"
+                : "not a pattern");
+    } else if (cli_opt(a, NULL, "--exclude-from", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        e = filter_add_file(&c->filter, v, FILTER_EXCLUDE, 0, NULL, &line);
+        if (e != 0 && line > 0)
+            *r = cli_fail(c, "--exclude-from %s: line %u: %s", v, line,
+                ferry_strerror(e));
+        else if (e != 0)
+            *r = cli_fail(c, "--exclude-from %s: %s", v, ferry_strerror(e));
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int
 cli_parse(struct cli *c, int argc, char **argv)
 {
-    char **words;
-    int nwords = 0, i, r, options_done = 0;
+    char **words = NULL, **args = NULL;
+    int nwords = 0, nargs = 0, i, r, options_done = 0;
     const char *v;
     size_t nl;
 
@@ -295,6 +463,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->retry_for = CLI_DEFAULT_RETRY_FOR;
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
     c->stall_timeout = CLI_DEFAULT_STALL;
+    c->margin = 20;
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
@@ -310,6 +479,11 @@ cli_parse(struct cli *c, int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         c->cmd = CMD_HELP;
+        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+            if (help_command(NULL, argv[2]) != 0)
+                return cli_fail(c, "help: unknown command '%s'", argv[2]);
+            c->help_topic = argv[2];
+        }
         return 0;
     }
     if (strcmp(argv[1], "push") == 0)
@@ -322,16 +496,45 @@ cli_parse(struct cli *c, int argc, char **argv)
         c->cmd = CMD_CLEAN;
     else
         return cli_fail(c, "unknown command '%s'", argv[1]);
-    if ((words = xcalloc((size_t)argc, sizeof(*words))) == NULL)
-        return FERRY_ERR_NOMEM;
-    for (i = 2; i < argc; i++) {
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            c->help_topic = argv[1];
+            c->cmd = CMD_HELP;
+            return 0;
+        }
+    if ((r = cli_expand(c, argc, argv, &args, &nargs)) != 0)
+        goto fail;
+    if ((words = xcalloc((size_t)nargs + 1, sizeof(*words))) == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto fail;
+    }
+    argc = nargs;
+    argv = args;
+    for (i = 0; i < argc; i++) {
         const char *a = argv[i];
+        const char *instead;
 
         if (options_done || a[0] != '-' || a[1] == '\0') {
             words[nwords++] = argv[i];
             continue;
         }
-        if (strcmp(a, "--") == 0) {
+        if ((c->cmd == CMD_PUSH || c->cmd == CMD_PULL) &&
+            cli_transfer_opt(c, argc, argv, &i, &r)) {
+            if (r != 0)
+                goto fail;
+        } else if (strcmp(a, "-a") == 0 || strcmp(a, "--archive") == 0) {
+            c->habits |= HELP_HABIT_ARCHIVE;
+        } else if (strcmp(a, "-r") == 0 || strcmp(a, "--recursive") == 0) {
+            c->habits |= HELP_HABIT_RECURSIVE;
+        } else if (strcmp(a, "--partial") == 0) {
+            c->habits |= HELP_HABIT_PARTIAL;
+        } else if (strcmp(a, "-P") == 0) {
+            /* rsync's --partial --progress. */
+            c->habits |= HELP_HABIT_PARTIAL;
+            c->progress = 1;
+        } else if (strcmp(a, "-h") == 0) {
+            /* In a group (-avh), rsync's --human-readable: always so. */
+        } else if (strcmp(a, "--") == 0) {
             options_done = 1;
         } else if (strcmp(a, "-c") == 0 || strcmp(a, "--checksum") == 0) {
             c->checksum = 1;
@@ -465,11 +668,19 @@ cli_parse(struct cli *c, int argc, char **argv)
                 goto fail;
             }
             c->ssh_opts[c->nssh_opts++] = v;
+        } else if ((instead = help_foreign_option(a)) != NULL) {
+            r = cli_fail(c, "option '%s' is rsync's or scp's: %s", a,
+                instead);
+            goto fail;
         } else {
             r = cli_fail(c, "unknown option '%s'", a);
             goto fail;
         }
     }
+    xfree(args);
+    args = NULL;
+    if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL && c->habits != 0)
+        c->habits = 0;
     if (c->cmd == CMD_STATUS || c->cmd == CMD_CLEAN) {
         if (nwords != 1) {
             r = cli_fail(c, "%s needs one destination",
@@ -567,6 +778,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     return 0;
 fail:
     xfree(words);
+    xfree(args);
     cli_cleanup(c);
     return r;
 }
@@ -583,4 +795,8 @@ cli_cleanup(struct cli *c)
     xfree(c->remote_paths);
     c->local_paths = c->remote_paths = NULL;
     c->nlocal = c->nremote = 0;
+    for (i = 0; i < c->nexpanded; i++)
+        xfree(c->expanded[i]);
+    c->nexpanded = 0;
+    filter_cleanup(&c->filter);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "../common/err.h"
+#include "../engine/filter.h"
 
 enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_STATUS, CMD_CLEAN, CMD_VERSION,
     CMD_HELP };
@@ -66,6 +67,16 @@ struct cli {
     int retry_wait;           /* --retry-wait: longest pause, seconds */
     int streams;              /* -j/--streams: 0 chooses by itself */
     unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
+    int dry_run;              /* -n/--dry-run */
+    uint64_t bwlimit;         /* --bwlimit: bytes per second; 0 none */
+    unsigned margin;          /* --margin: percent kept free */
+    int force;                /* --force: no space check */
+    int delete;               /* --delete: 1; --delete-excluded: 2 */
+    struct filter filter;     /* --exclude, --include, --exclude-from */
+    unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */
+    const char *help_topic;   /* CMD_HELP: a command, or NULL */
+    char *expanded[CLI_MAX_OPTS];  /* private: split flag groups */
+    int nexpanded;
     char err[512];            /* why cli_parse failed, for the user */
 };
 
@@ -77,12 +88,14 @@ struct cli {
 #define CLI_MAX_STREAMS 16
 
 /*
- * Parses argv. Returns 0, or FERRY_ERR_USAGE with one line in c->err that
- * says what is wrong (without "ferry: "), or prints the usage when there
- * are no arguments at all (c->err is then ""). c->json is set even on
- * failure when --json was given, so that the error can be reported as
- * JSON. Strings borrow from argv or are owned by cli (free with
- * cli_cleanup).
+ * Parses argv. `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
+ * help_topic set. Flags may be grouped as in rsync (-avzP); a flag that
+ * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE
+ * with one line in c->err that says what is wrong (without "ferry: "),
+ * or prints the usage when there are no arguments at all (c->err is then
+ * ""). c->json is set even on failure when --json was given, so that the
+ * error can be reported as JSON. Strings borrow from argv or are owned by
+ * cli (free with cli_cleanup).
  *
  * The same source given twice (after runs of '/' are made one: "a//b" is
  * "a/b") is kept once. "a" and "a/" stay two sources: under the
@@ -102,5 +115,11 @@ void remote_cleanup(struct remote *r);
  * ("90s", "15m", "1h30m"; "0" is zero). Returns 0 and the seconds in
  * *out, or FERRY_ERR_USAGE (also past a year). */
 int cli_duration(const char *s, int *out) FERRY_WUR;
+
+/* Parses a rate as rsync's --bwlimit does: a number of KiB per second,
+ * or with a suffix K, M or G (powers of 1024; "20M", "1.5M"; KB, MB, GB
+ * too), or B for bytes ("65536B"). Returns 0
+ * and bytes per second in *out, or FERRY_ERR_USAGE (0, or past 1 TiB/s). */
+int cli_rate(const char *s, uint64_t *out) FERRY_WUR;
 
 #endif

@@ -5,6 +5,8 @@
 #ifndef FERRY_CLIENT_EXITCODE_H
 #define FERRY_CLIENT_EXITCODE_H
 
+#include "../engine/xfer.h"
+
 enum {
     EXIT_OK = 0,
     EXIT_USAGE = 1,
@@ -18,5 +20,9 @@ enum {
     EXIT_INTEGRITY = 9,
     EXIT_INTERRUPTED = 130
 };
+
+/* The exit status for an error code: the side it happened on (a
+ * transfer's source or destination) decides for errors of files. */
+int exitcode_for(int code, enum xfer_side side);
 
 #endif

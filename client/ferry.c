@@ -32,10 +32,14 @@
 #include "attempt.h"
 #include "cli.h"
 #include "exitcode.h"
+#include "help.h"
 #include "output.h"
 #include "pack.h"
 #include "remote.h"
+#include "mirror.h"
 #include "retry.h"
+#include "run.h"
+#include "space.h"
 #include "ssh.h"
 #include "sshcfg.h"
 #include "status.h"
@@ -45,6 +49,8 @@
 
 struct run {
     struct cli *cli;
+    const struct run_op *op;  /* NULL: the command's own transfer */
+    struct space_check *space;  /* the check before it, or NULL */
     struct xfer x;
     struct output out;
     struct session_open so;
@@ -62,6 +68,7 @@ struct run {
     int have_cfg;
     struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
     int use_cmd;             /* the ssh program is the transport */
+    int rsa_fallback;        /* ... because only an RSA key would do */
     struct remote_agent agent;
     struct attempt_env env;
     /* The attempt running or last run. */
@@ -78,43 +85,9 @@ struct run {
     /* Retries. */
     struct retry_wait rw;
     struct retry_state rs;
+    struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
 };
-
-static int
-exit_for_code(int code, enum xfer_side side)
-{
-    switch (code) {
-    case FERRY_ERR_VERSION:
-    case FERRY_ERR_AGENT:
-        return EXIT_AGENT;
-    case FERRY_ERR_HOSTKEY:
-        return EXIT_HOSTKEY;
-    case FERRY_ERR_AUTH:
-        return EXIT_AUTH;
-    case FERRY_ERR_CONNECT:
-    case FERRY_ERR_CLOSED:
-    case FERRY_ERR_TIMEOUT:
-    case FERRY_ERR_SSH:
-        return EXIT_CONNECT;
-    case FERRY_ERR_HASH_MISMATCH:
-        return EXIT_INTEGRITY;
-    case FERRY_ERR_INTERRUPTED:
-        return EXIT_INTERRUPTED;
-    case FERRY_ERR_USAGE:
-        return EXIT_USAGE;
-    case FERRY_ERR_SHORT:
-    case FERRY_ERR_TOO_LARGE:
-    case FERRY_ERR_FORMAT:
-    case FERRY_ERR_TRAILING:
-    case FERRY_ERR_PROTOCOL:
-    case FERRY_ERR_PEER:
-    case FERRY_ERR_BAD_PATH:
-        return EXIT_PROTOCOL;
-    default:
-        return side == SIDE_SOURCE ? EXIT_SOURCE : EXIT_DEST;
-    }
-}
 
 static void
 run_signal(uv_signal_t *s, int signum)
@@ -155,13 +128,21 @@ run_result(struct run *rn, char *msg, size_t msglen)
     }
     if (err == FERRY_ERR_PEER) {
         snprintf(msg, msglen, "%s: %s", run_host(rn), rn->x.peer_error);
-        return exit_for_code(rn->x.peer_error_code, remote_side);
+        return exitcode_for(rn->x.peer_error_code, remote_side);
     }
     if (err == FERRY_ERR_CLOSED && rn->at.tp_code != 0) {
         snprintf(msg, msglen, "%s", rn->at.tp_err);
-        return exit_for_code(rn->at.tp_code, local_side);
+        return exitcode_for(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
+        /* ssh says 255 for its own failures: after the RSA fallback,
+         * before any HELLO, that is the login refused again. */
+        if (rn->rsa_fallback && rn->at.exit_status == 255 && s0 != NULL &&
+            session_peer_software(s0)[0] == '\0') {
+            snprintf(msg, msglen, "%s: authentication failed through ssh "
+                "as well (ssh's message is above)", run_host(rn));
+            return EXIT_AUTH;
+        }
         if (rn->at.exit_status == 127 || rn->at.exit_status == 126) {
             remote_agent_missing(&rn->agent, run_host(rn),
                 rn->at.exit_status, msg, msglen);
@@ -176,7 +157,7 @@ run_result(struct run *rn, char *msg, size_t msglen)
             run_host(rn), 2 * rn->cli->stall_timeout);
         return EXIT_CONNECT;
     }
-    code = exit_for_code(err, local_side);
+    code = exitcode_for(err, local_side);
     if (code == EXIT_PROTOCOL) {
         /* The agent's frames made no sense: name it, and the likely
          * reason when it is the very first thing it said. */
@@ -296,6 +277,7 @@ static int
 run_ssh_open(struct run *rn, char *msg, size_t msglen)
 {
     struct ssh_conn_opts so;
+    int r;
 
     if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL)
         return 0;
@@ -303,7 +285,18 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     so.cfg = &rn->cfg;
     so.display = rn->cli->remote.host;
     so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
-    return ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
+     * as for ProxyJump hosts. */
+    if (r == FERRY_ERR_AUTH && so.rsa_only) {
+        output_note(&rn->out, "%s: RSA keys are left to try, which this "
+            "SSH library signs only with SHA-1: running it through ssh",
+            rn->cli->remote.host);
+        rn->use_cmd = rn->env.use_cmd = rn->rsa_fallback = 1;
+        msg[0] = '\0';
+        return 0;
+    }
+    return r;
 }
 
 /* What every attempt borrows from the run. */
@@ -330,6 +323,10 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->use_cmd = rn->use_cmd;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
+    if (rn->cli->bwlimit > 0) {
+        ratelimit_init(&rn->limit, rn->cli->bwlimit, uv_hrtime());
+        e->limit = &rn->limit;
+    }
 }
 
 /* One attempt: stream 0 and the streams that join it, start to close. */
@@ -424,7 +421,9 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
      * cannot be reached at all is reported at once, as ssh does. */
     if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
-    if (rn->interrupted || !run_retryable(err) || !rn->connected_once ||
+    /* An operation's role keeps what it collected: it is not retried. */
+    if (rn->op != NULL || rn->interrupted || !run_retryable(err) ||
+        !rn->connected_once ||
         (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
         session_peer_software(s0)[0] == '\0' &&
         (rn->at.exit_status == 127 || rn->at.exit_status == 126)))
@@ -479,6 +478,16 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     size_t i;
     int r;
 
+    if (rn->op != NULL) {
+        rn->so.op = rn->op->op;
+        rn->so.flags = rn->op->flags;
+        rn->so.paths = rn->op->paths;
+        rn->so.npaths = rn->op->npaths;
+        rn->so.filter = rn->op->filter;
+        rn->role_step = rn->op->role_step;
+        rn->role = rn->op->role;
+        return -1;
+    }
     if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
         rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
         rn->so.paths = (const char *const *)&cli->remote.path;
@@ -492,6 +501,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
 
+        manifest_set_filter(mf, &cli->filter, 1);
         for (i = 0; i < (size_t)cli->nlocal; i++)
             if ((r = manifest_scan(mf, cli->local_paths[i])) != 0) {
                 snprintf(msg, msglen, "%s", ferry_strerror(r));
@@ -517,6 +527,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (cli->basis != NULL)
             rn->so.flags |= OPEN_F_BASIS_FILE;
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
+        if (rn->space != NULL)
+            rn->space->need = mf->bytes;
         if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
             &rn->x)) == NULL)
             goto nomem;
@@ -528,6 +540,9 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (dl > 0 && dest[dl - 1] == '/')
             rn->so.flags |= OPEN_F_DEST_DIR;
         rn->so.op = OPEN_PULL;
+        /* Rules travel only when there are some: an agent without
+         * filters can still serve (it reads no ignore file then). */
+        rn->so.filter = cli->filter.n > 0 ? &cli->filter : NULL;
         rn->so.paths = (const char *const *)cli->remote_paths;
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");
@@ -541,6 +556,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0))
             goto nomem;
         rn->role_step = receiver_step;
+    }
+    if (rn->space != NULL) {
+        rn->so.space = space_on_report;
+        rn->so.space_ctx = rn->space;
     }
     /* output puts one '/' between a prefix and a path. */
     rn->out.dest_prefix = *dest_prefix;
@@ -582,7 +601,7 @@ run_summary(struct run *rn, int code, const char *msg)
 }
 
 static int
-run(struct cli *cli)
+run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
 {
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
@@ -592,11 +611,13 @@ run(struct cli *cli)
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
+    rn.op = op;
+    rn.space = sc;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
-    rn.out.progress = cli->progress == -1 ? isatty(STDERR_FILENO) &&
-        !cli->json : cli->progress;
+    rn.out.progress = op != NULL ? 0 : cli->progress == -1 ?
+        isatty(STDERR_FILENO) && !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
     rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) |
@@ -622,7 +643,7 @@ run(struct cli *cli)
     output_start(&rn.out, loop);
 
     if ((r = run_setup(&rn, msg, sizeof(msg))) != 0) {
-        code = exit_for_code(r, SIDE_DEST);
+        code = exitcode_for(r, SIDE_DEST);
         goto out_fatal;
     }
     run_env(&rn, loop);
@@ -631,7 +652,7 @@ run(struct cli *cli)
             r = run_attempt(&rn, msg, sizeof(msg));
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
-                exit_for_code(r, SIDE_DEST);
+                exitcode_for(r, SIDE_DEST);
             if (msg[0] == '\0')
                 snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
                     ferry_strerror(r));
@@ -642,7 +663,7 @@ run(struct cli *cli)
                 "uploading this one to ~/.cache/ferry", run_host(&rn));
             if ((r = remote_agent_upload(&rn.agent, rn.use_cmd ? NULL :
                 rn.ssh, run_host(&rn), msg, sizeof(msg))) != 0) {
-                code = exit_for_code(r, SIDE_DEST);
+                code = exitcode_for(r, SIDE_DEST);
                 goto out_fatal;
             }
             continue;
@@ -650,7 +671,7 @@ run(struct cli *cli)
         if (!run_should_retry(&rn, r, msg, sizeof(msg))) {
             if (r != 0 && !rn.interrupted) {
                 /* The last try could not even connect. */
-                code = exit_for_code(r, SIDE_DEST);
+                code = exitcode_for(r, SIDE_DEST);
                 if (msg[0] == '\0')
                     snprintf(msg, sizeof(msg), "%s: %s", run_host(&rn),
                         ferry_strerror(r));
@@ -668,6 +689,8 @@ run(struct cli *cli)
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
     r = rn.at.err;
+    if (sc != NULL && sc->short_ && !rn.interrupted)
+        goto out_summary;   /* the caller checks again (space.h) */
     if (rn.interrupted) {
         output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
             "what arrived is kept; run the same command again to resume "
@@ -682,7 +705,8 @@ out_fatal:
 out_summary:
     output_stop(&rn.out);
     run_ssh_close(&rn);
-    if (rn.role != &rn.status || code != EXIT_OK)
+    if (((rn.role != &rn.status && op == NULL) || code != EXIT_OK) &&
+        (sc == NULL || !sc->short_))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
@@ -707,30 +731,16 @@ out_early:
     return code;
 }
 
-/* status/clean of a local destination: no agent needed. */
-static int
-run_local_status(struct cli *cli)
+int
+run_command(struct cli *cli, const struct run_op *op)
 {
-    const char *dest = cli->local_paths[0];
-    struct output out;
-    struct status st;
-    struct xfer x;
-    int r;
+    return run_main(cli, op, NULL);
+}
 
-    memset(&x, 0, sizeof(x));
-    memset(&out, 0, sizeof(out));
-    out.json = cli->json;
-    out.quiet = cli->quiet;
-    output_init(&out, &x);
-    status_init(&st, &x);
-    if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
-        &st.n)) != 0)
-        return output_fatal_early(cli->json, cli->quiet, dest, r,
-            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
-            EXIT_USAGE : EXIT_DEST);
-    status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
-    status_cleanup(&st);
-    return EXIT_OK;
+int
+run_transfer(struct cli *cli, struct space_check *sc)
+{
+    return run_main(cli, NULL, sc);
 }
 
 int
@@ -744,6 +754,10 @@ main(int argc, char **argv)
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
     /* Local commands with options of their own (pack.h, unpack.h). */
+    if (argc >= 3 && (strcmp(argv[1], "pack") == 0 ||
+        strcmp(argv[1], "unpack") == 0) && (strcmp(argv[2], "--help") == 0 ||
+        strcmp(argv[2], "-h") == 0))
+        return help_command(stdout, argv[1]) == 0 ? EXIT_OK : EXIT_USAGE;
     if (argc >= 2 && strcmp(argv[1], "pack") == 0)
         return pack_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
@@ -762,19 +776,27 @@ main(int argc, char **argv)
             PROTO_VERSION_MIN, PROTO_VERSION_MAX);
         return EXIT_OK;
     case CMD_HELP:
-        cli_usage(stdout);
+        if (cli.help_topic == NULL || help_command(stdout,
+            cli.help_topic) != 0)
+            cli_usage(stdout);
         return EXIT_OK;
     default:
         break;
     }
+    if (cli.habits != 0 && !cli.quiet && !cli.json)
+        help_habits(stderr, cli.habits);
     if (cli.quiet)
         log_set_level(LOG_ERROR);
     if (cli.verbose >= 1)
         log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
     if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
-        code = run_local_status(&cli);
+        code = status_run_local(&cli);
+    else if (cli.dry_run || cli.delete)
+        code = mirror_main(&cli);
+    else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)
+        code = space_transfer(&cli);
     else
-        code = run(&cli);
+        code = run_command(&cli, NULL);
     cli_cleanup(&cli);
     return code;
 }

@@ -367,7 +367,7 @@ pack_run(struct pack *p)
 {
     struct volw_sink sink = { pack_vol_open, pack_vol_write, pack_vol_close,
         pack_record, p };
-    struct manifest_walker walker = { pack_entry, pack_notice, p };
+    struct manifest_walker walker = { pack_entry, pack_notice, p, NULL };
     struct volw_opts vo;
     char mtmp[VOLUME_NAME_MAX + 8], mname[VOLUME_NAME_MAX];
     char vol[VOLUME_NAME_MAX];

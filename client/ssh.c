@@ -401,7 +401,7 @@ ssh_handshake(struct ssh_conn *c, char *err, size_t errlen)
 }
 
 int
-ssh_conn_open(const struct ssh_conn_opts *o, struct ssh_conn **out,
+ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen)
 {
     const struct sshcfg *cfg = o->cfg;
@@ -444,6 +444,8 @@ fail:
      * anything else may have left a send half done. */
     if (r != FERRY_ERR_HOSTKEY && r != FERRY_ERR_AUTH)
         c->dirty = 1;
+    if (r == FERRY_ERR_AUTH && c->rsa_skipped)
+        o->rsa_only = 1;
     if (r == FERRY_ERR_INTERRUPTED)
         snprintf(err, errlen, "interrupted");
     else if (r == FERRY_ERR_TIMEOUT && err[0] == '\0')

@@ -40,6 +40,9 @@ struct ssh_conn_opts {
     const char *display;   /* the host as the user wrote it */
     int interactive;       /* may prompt on /dev/tty (only the first
                             * connection of the process does) */
+    int rsa_only;          /* out: login failed, and keys were skipped
+                            * that ssh can use (RSA, signed here with
+                            * SHA-1 only): the ssh program may do */
 };
 
 /*
@@ -66,9 +69,9 @@ int ssh_interrupted(void);
  * Connects, checks the host key and authenticates. Blocking. Returns 0, or
  * FERRY_ERR_CONNECT / TIMEOUT / HOSTKEY / AUTH / SSH with one line for the
  * user in err (host named, reason, what to do), or FERRY_ERR_INTERRUPTED
- * with "interrupted" in err.
+ * with "interrupted" in err. Sets o->rsa_only as it says.
  */
-int ssh_conn_open(const struct ssh_conn_opts *o, struct ssh_conn **out,
+int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
 
 /*

@@ -427,6 +427,7 @@ ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
         return 0;
     if (r < 0)
         return r;
+    c->rsa_skipped = a.rsa_skipped;
     snprintf(err, errlen, "%s: authentication failed for %s (tried: %s)%s",
         c->display, user, a.tried[0] ? a.tried : "no usable key",
         a.rsa_skipped ? "; RSA keys were skipped: this SSH library signs "

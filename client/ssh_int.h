@@ -41,6 +41,7 @@ struct ssh_conn {
     char host[256];        /* what known_hosts is searched for */
     unsigned port;
     int interactive;       /* may prompt (first connection of a run) */
+    int rsa_skipped;       /* login skipped RSA keys (ssh_auth_login) */
     int64_t timeout_ms;    /* ConnectTimeout */
     int64_t deadline;      /* of the blocking step running now */
     int wait_err;          /* why the last ssh_again() gave up */

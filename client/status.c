@@ -1,13 +1,18 @@
 #include "status.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/alloc.h"
 #include "../common/text.h"
+#include "../engine/dest.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "../proto/msg_space.h"
+#include "exitcode.h"
+#include "space.h"
 
 void
 status_init(struct status *s, struct xfer *x)
@@ -61,6 +66,16 @@ status_step(void *role, struct conn_step *st)
                 (r = status_add(s, &m)) != 0)
                 return r;
             break;
+        case MSG_SPACE: {
+            struct msg_space sp;
+
+            if ((r = msg_space_decode(f.payload, f.len, &sp)) != 0)
+                return r;
+            s->have_space = 1;
+            s->avail = sp.avail;
+            s->size = sp.size;
+            break;
+        }
         case MSG_END:
             st->done = 1;
             return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
@@ -121,9 +136,50 @@ status_print(const struct status *s, struct output *o, const char *where,
             100.0, age, text_escape(p->path, strlen(p->path), esc,
             sizeof(esc)));
     }
+    if (s->have_space && o->json) {
+        struct buf jb;
+
+        buf_init(&jb, 1 << 14);
+        output_json_end(o, &jb, output_json_begin(&jb, "space") ||
+            output_json_str(&jb, "path", where) ||
+            output_json_num(&jb, "avail", s->avail) ||
+            output_json_num(&jb, "size", s->size));
+    } else if (s->have_space && !o->quiet) {
+        text_bytes((double)s->avail, a, sizeof(a));
+        text_bytes((double)s->size, b, sizeof(b));
+        fprintf(stderr, "ferry: %s: %s free of %s\n", text_escape(where,
+            strlen(where), ew, sizeof(ew)), a, b);
+    }
     if (!o->json && !o->quiet)
         fprintf(stderr, "ferry: %s: %zu unfinished file%s%s\n",
             text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
             s->n == 1 ? "" : "s", cleaned ? " removed" : s->n ?
             "; the same transfer run again resumes them" : "");
+}
+
+/* status/clean of a local destination: no agent needed. */
+int
+status_run_local(struct cli *cli)
+{
+    const char *dest = cli->local_paths[0];
+    struct output out;
+    struct status st;
+    struct xfer x;
+    int r;
+
+    memset(&x, 0, sizeof(x));
+    memset(&out, 0, sizeof(out));
+    out.json = cli->json;
+    out.quiet = cli->quiet;
+    output_init(&out, &x);
+    status_init(&st, &x);
+    st.have_space = space_local(dest, &st.avail, &st.size) == 0;
+    if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
+        &st.n)) != 0)
+        return output_fatal_early(cli->json, cli->quiet, dest, r,
+            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
+            EXIT_USAGE : EXIT_DEST);
+    status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
+    status_cleanup(&st);
+    return EXIT_OK;
 }

@@ -6,10 +6,12 @@
 #define FERRY_CLIENT_STATUS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../engine/conn.h"
 #include "../engine/partial.h"
 #include "../engine/xfer.h"
+#include "cli.h"
 #include "output.h"
 
 /* Collects the agent's PARTIAL messages (the client side's role). */
@@ -17,6 +19,8 @@ struct status {
     struct xfer *x;
     struct partial_info *v;  /* read-only */
     size_t n, cap;           /* read-only */
+    int have_space;          /* read-only: the agent said (SPACE) */
+    uint64_t avail, size;    /* read-only: free and all of its fs */
 };
 
 void status_init(struct status *s, struct xfer *x);
@@ -27,5 +31,9 @@ int status_step(void *role, struct conn_step *st) FERRY_WUR;
  * stdout, or "partial" events with --json. */
 void status_print(const struct status *s, struct output *o,
     const char *where, int cleaned);
+
+/* `ferry status|clean DEST` of a local destination (a pull's): no agent
+ * needed. Returns an exit status. */
+int status_run_local(struct cli *cli);
 
 #endif

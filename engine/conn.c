@@ -22,6 +22,7 @@ struct conn_write {
 
 static void conn_kick(struct conn *c);
 static void conn_finish(struct conn *c);
+static void conn_wake_fired(uv_timer_t *t);
 
 static void
 conn_group_leave(struct conn *c)
@@ -208,6 +209,16 @@ conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     }
     c->bytes_in += (uint64_t)nread;
+    if (c->group != NULL && c->group->limit != NULL) {
+        ratelimit_take(c->group->limit, (uint64_t)nread, uv_hrtime());
+        /* Over the limit: the peer waits, by TCP's own flow control. */
+        if (ratelimit_wait_ms(c->group->limit, uv_hrtime()) > 0 &&
+            c->reading) {
+            uv_read_stop(s);
+            c->reading = 0;
+            c->read_paused = 1;
+        }
+    }
     if (buf_used(&c->inbox) > CONN_INBOX_HIGH && c->reading) {
         uv_read_stop(s);
         c->reading = 0;
@@ -268,6 +279,34 @@ conn_send(struct conn *c, struct buf *b)
     }
     c->tx_pending += w->len;
     c->bytes_out += w->len;
+    if (c->group != NULL && c->group->limit != NULL)
+        ratelimit_take(c->group->limit, w->len, uv_hrtime());
+    return 0;
+}
+
+/*
+ * While the group's rate limit is in debt, nothing of this conn goes:
+ * no step (it would write more), and its reading stays paused; the wake
+ * timer brings it back when the debt is paid. Returns 1 to wait.
+ */
+static int
+conn_throttled(struct conn *c)
+{
+    unsigned ms;
+
+    if (c->group == NULL || c->group->limit == NULL)
+        return 0;
+    if ((ms = ratelimit_wait_ms(c->group->limit, uv_hrtime())) > 0) {
+        uv_timer_start(&c->wake, conn_wake_fired, ms, 0);
+        return 1;
+    }
+    if (c->read_paused) {
+        c->read_paused = 0;
+        if (!c->reading && !c->eof &&
+            buf_used(&c->inbox) <= CONN_INBOX_HIGH &&
+            uv_read_start(c->rs, conn_alloc, conn_read) == 0)
+            c->reading = 1;
+    }
     return 0;
 }
 
@@ -344,7 +383,8 @@ conn_after_step(struct conn *c, int kick)
     }
     if (c->job_wake > 0 && !c->job_more)
         uv_timer_start(&c->wake, conn_wake_fired, c->job_wake, 0);
-    if (!c->reading && !c->eof && buf_used(&c->inbox) <= CONN_INBOX_HIGH) {
+    if (!c->reading && !c->eof && !c->read_paused &&
+        buf_used(&c->inbox) <= CONN_INBOX_HIGH) {
         if (uv_read_start(c->rs, conn_alloc, conn_read) == 0)
             c->reading = 1;
     }
@@ -360,7 +400,7 @@ conn_kick(struct conn *c)
     int r, has_frames, deliver_eof;
 
     if (c->job_running || c->finishing ||
-        (c->group != NULL && c->group->busy))
+        (c->group != NULL && c->group->busy) || conn_throttled(c))
         return;
     if ((r = conn_whole_frames(buf_ptr(&c->inbox), buf_used(&c->inbox),
         &whole)) != 0) {

@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "../common/buf.h"
+#include "ratelimit.h"
 
 #define CONN_INBOX_HIGH (16u << 20)
 #define CONN_TX_HIGH (4u << 20)
@@ -61,6 +62,9 @@ struct conn_group {
     int n;                                 /* read-only */
     int busy;                              /* private: a step runs */
     int rr;                                /* private: next to run */
+    /* public: set before the conns start: the rate every conn of the
+     * group shares (--bwlimit), or NULL */
+    struct ratelimit *limit;
 };
 
 /* Called once on the loop thread after the conn has closed; err is 0 on a
@@ -90,6 +94,7 @@ struct conn {
     int job_running, job_result, job_more, job_done, job_poke;
     unsigned job_wake;
     int reading, eof, eof_delivered, wake_due, finishing, closing, released;
+    int read_paused;          /* reading stopped by the group's limit */
     size_t tx_pending;
     conn_step_fn *step;
     void *role;

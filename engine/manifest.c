@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,13 @@ void
 manifest_init(struct manifest *m)
 {
     memset(m, 0, sizeof(*m));
+}
+
+void
+manifest_set_filter(struct manifest *m, struct filter *f, int ignore_files)
+{
+    m->filter = f;
+    m->ignore_files = f != NULL && ignore_files;
 }
 
 void
@@ -82,12 +90,10 @@ path_join(const char *a, const char *b)
     return p;
 }
 
-/* Appends an entry the walk found. */
-static int
-manifest_add(void *ctx, const char *rel, const char *local,
-    const struct stat *st, const char *target)
+int
+manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
+    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
 {
-    struct manifest *m = ctx;
     struct mentry *e, *nv;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
@@ -97,26 +103,48 @@ manifest_add(void *ctx, const char *rel, const char *local,
     m->v = nv;
     e = &m->v[m->n];
     memset(e, 0, sizeof(*e));
-    e->rel = xstrdup(rel);
+    if ((e->rel = xstrdup(rel)) == NULL)
+        return FERRY_ERR_NOMEM;
+    e->kind = kind;
+    e->mode = mode;
+    e->size = kind == ENTRY_FILE ? size : 0;
+    e->mtime_sec = mtime_sec;
+    e->mtime_nsec = mtime_nsec;
+    m->n++;
+    if (kind == ENTRY_FILE) {
+        m->files++;
+        m->bytes += size;
+    }
+    return 0;
+}
+
+/* Appends an entry the walk found. */
+static int
+manifest_add(void *ctx, const char *rel, const char *local,
+    const struct stat *st, const char *target)
+{
+    struct manifest *m = ctx;
+    struct mentry *e;
+    int r;
+
+    if ((r = manifest_add_listed(m, rel, S_ISREG(st->st_mode) ? ENTRY_FILE :
+        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK,
+        st->st_mode & 07777, S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
+        st->st_mtim.tv_sec, (uint32_t)st->st_mtim.tv_nsec)) != 0)
+        return r;
+    e = &m->v[m->n - 1];
     e->local = xstrdup(local);
     e->target = target != NULL ? xstrdup(target) : NULL;
-    if (e->rel == NULL || e->local == NULL ||
-        (target != NULL && e->target == NULL)) {
+    if (e->local == NULL || (target != NULL && e->target == NULL)) {
         xfree(e->rel);
         xfree(e->local);
         xfree(e->target);
+        m->n--;
+        if (e->kind == ENTRY_FILE) {
+            m->files--;
+            m->bytes -= e->size;
+        }
         return FERRY_ERR_NOMEM;
-    }
-    e->kind = S_ISREG(st->st_mode) ? ENTRY_FILE :
-        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK;
-    e->mode = st->st_mode & 07777;
-    e->size = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0;
-    e->mtime_sec = st->st_mtim.tv_sec;
-    e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-    m->n++;
-    if (e->kind == ENTRY_FILE) {
-        m->files++;
-        m->bytes += e->size;
     }
     return 0;
 }
@@ -139,6 +167,9 @@ walk_entry(const struct manifest_walker *w, const char *rel,
     int r;
 
     *added = 0;
+    if (w->filter != NULL && filter_excluded(w->filter, rel,
+        S_ISDIR(st->st_mode)))
+        return 0;
     if (fsx_path_check(rel, strlen(rel)) != 0)
         return walk_notice(w, FERRY_ERR_BAD_PATH, local,
             "name cannot be sent (too long or invalid)");
@@ -341,15 +372,66 @@ manifest_walk_notice(void *ctx, int code, const char *path, const char *text)
     return manifest_notice(ctx, code, path, text);
 }
 
+/* Adds the rules of the ignore file at the root of source src (local,
+ * contents as manifest_source says), if there is one. Returns 0, 1 if
+ * the source must not be sent (a notice says why), or an error. */
+static int
+manifest_ignore_file(struct manifest *m, const char *src, const char *local,
+    int contents)
+{
+    char *file, *dir = NULL, *base = NULL, text[160];
+    struct stat st;
+    unsigned line = 0;
+    int r;
+
+    if (lstat(local, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if ((file = path_join(local, FILTER_IGNORE_FILE)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (lstat(file, &st) != 0) {
+        xfree(file);
+        return 0;
+    }
+    if (!contents && (r = fsx_split(local, &dir, &base)) != 0)
+        goto out;
+    r = filter_add_file(m->filter, file, FILTER_EXCLUDE, 1, base, &line);
+    if (r != 0 && r != FERRY_ERR_NOMEM) {
+        if (line > 0)
+            snprintf(text, sizeof(text), "line %u: %s; %s not sent", line,
+                ferry_strerror(r), src);
+        else
+            snprintf(text, sizeof(text), "%s; %s not sent",
+                ferry_strerror(r), src);
+        r = manifest_notice(m, r, file, text);
+        if (r == 0)
+            r = 1;
+    }
+out:
+    xfree(dir);
+    xfree(base);
+    xfree(file);
+    return r;
+}
+
 int
 manifest_scan(struct manifest *m, const char *src)
 {
-    struct manifest_walker w = { manifest_add, manifest_walk_notice, m };
+    struct manifest_walker w = { manifest_add, manifest_walk_notice, m,
+        m->filter };
     size_t before = m->n;
     char *local = NULL;
     struct stat st;
     int r, contents;
 
+    if (m->ignore_files) {
+        if ((r = manifest_source(src, &local, &contents)) != 0)
+            return r;
+        r = manifest_ignore_file(m, src, local, contents);
+        xfree(local);
+        local = NULL;
+        if (r != 0)
+            return r == 1 ? 0 : r;
+    }
     if ((r = manifest_walk(src, &w)) != 0)
         return r;
     /* A directory's contents count as one top-level source; otherwise
@@ -364,6 +446,22 @@ manifest_scan(struct manifest *m, const char *src)
     }
     xfree(local);
     return 0;
+}
+
+int
+manifest_scan_contents(struct manifest *m, const char *dir)
+{
+    size_t n = strlen(dir);
+    char *p;
+    int r;
+
+    if ((p = xmalloc(n + 2)) == NULL)
+        return FERRY_ERR_NOMEM;
+    memcpy(p, dir, n);
+    memcpy(p + n, "/", 2);
+    r = manifest_scan(m, p);
+    xfree(p);
+    return r;
 }
 
 int

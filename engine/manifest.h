@@ -16,6 +16,7 @@
 
 #include "../common/err.h"
 #include "../common/hash.h"
+#include "filter.h"
 
 struct mentry {
     char *rel;       /* wire path, '/'-separated, checked */
@@ -48,9 +49,22 @@ struct manifest {
     int contents;      /* read-only: some source was "dir/" */
     uint64_t files;    /* read-only: regular files */
     uint64_t bytes;    /* read-only: their total size */
+    struct filter *filter;  /* private: borrowed, see manifest_set_filter */
+    int ignore_files;       /* private */
 };
 
 void manifest_init(struct manifest *m);
+
+/*
+ * Leaves out of later scans what filter f excludes (borrowed: it must
+ * outlive the scans; NULL for none). With ignore_files, the scan of a
+ * source directory first adds the rules of its FILTER_IGNORE_FILE, if
+ * there is one, to f, scoped to that source; an ignore file that cannot
+ * be read or has a bad line is a notice naming it, and the source is
+ * then not sent at all (better than sending what it meant to leave out).
+ */
+void manifest_set_filter(struct manifest *m, struct filter *f,
+    int ignore_files);
 void manifest_cleanup(struct manifest *m);
 
 /*
@@ -60,6 +74,9 @@ void manifest_cleanup(struct manifest *m);
  * failure or a tree over the limits (FERRY_ERR_TOO_LARGE).
  */
 int manifest_scan(struct manifest *m, const char *src) FERRY_WUR;
+
+/* manifest_scan of the contents of directory dir (as "dir/"). */
+int manifest_scan_contents(struct manifest *m, const char *dir) FERRY_WUR;
 
 /*
  * A walk of one source, entry by entry, in the order manifest_scan lists
@@ -75,6 +92,8 @@ struct manifest_walker {
         const struct stat *st, const char *target);
     int (*notice)(void *ctx, int code, const char *path, const char *text);
     void *ctx;
+    /* Entries it excludes are left out without a word (NULL: none). */
+    const struct filter *filter;
 };
 
 int manifest_walk(const char *src, const struct manifest_walker *w)
@@ -86,6 +105,12 @@ int manifest_walk(const char *src, const struct manifest_walker *w)
  * sent rather than the source itself (so it gives no top-level name).
  */
 int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
+
+/* Appends an entry as the other side listed it (copies rel and target;
+ * local is left NULL). */
+int manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
+    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
+    FERRY_WUR;
 
 /* Adds a notice (copies path and text). */
 int manifest_notice(struct manifest *m, int code, const char *path,

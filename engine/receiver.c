@@ -1,10 +1,12 @@
 #include "receiver.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
@@ -78,6 +80,20 @@ receiver_expect_tops(struct receiver *rc, const char *const *names,
     return 0;
 }
 
+/* 1 if the first n bytes of path are a name the glob top matches, as
+ * the agent's glob(3) would (no leading dot matched by a wildcard). */
+static int
+receiver_glob_top(const char *top, const char *path, size_t n)
+{
+    char name[FSX_NAME_MAX + 1];
+
+    if (strpbrk(top, "*?[") == NULL || n > FSX_NAME_MAX)
+        return 0;
+    memcpy(name, path, n);
+    name[n] = '\0';
+    return fnmatch(top, name, FNM_PATHNAME | FNM_PERIOD) == 0;
+}
+
 /* 1 if path is under a top-level name we asked for. */
 static int
 receiver_requested(const struct receiver *rc, const char *path)
@@ -88,9 +104,13 @@ receiver_requested(const struct receiver *rc, const char *path)
         return 1;
     if (rc->rename != NULL)
         return strlen(rc->rename) == n && memcmp(rc->rename, path, n) == 0;
-    for (i = 0; i < rc->ntops; i++)
+    for (i = 0; i < rc->ntops; i++) {
         if (strlen(rc->tops[i]) == n && memcmp(rc->tops[i], path, n) == 0)
             return 1;
+        /* A glob the agent expanded ("step-*.pt"): names it matches. */
+        if (receiver_glob_top(rc->tops[i], path, n))
+            return 1;
+    }
     return 0;
 }
 

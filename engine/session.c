@@ -1,4 +1,5 @@
 #include "session.h"
+#include "session_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,48 +10,15 @@
 #include "../common/version.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "../proto/msg_filter.h"
+#include "../proto/msg_space.h"
+#include "listing.h"
 #include "manifest.h"
 #include "receiver.h"
 #include "sender.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS | PROTO_CAP_DELTA)
-
-enum sess_state {
-    S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
-    S_AGENT_WAIT_HELLO, S_AGENT_WAIT_OPEN,
-    S_RUN, S_DONE
-};
-
-/* What the streams of one transfer share on the agent: made by the
- * session that opened it, borrowed by the ones that joined. */
-struct session_shared {
-    uint8_t transfer_id[16];
-    uint32_t flags, block_size;
-    int sender;              /* a pull: the agent sends */
-    struct plan *plan;
-    struct dest *dest;
-    struct incoming *in;
-    uint32_t streams_used;   /* a bit per stream number */
-};
-
-struct session {
-    enum sess_state state;
-    struct xfer *x;
-    struct session_open open;
-    const struct session_policy *pol;
-    conn_step_fn *role_step;
-    void *role;
-    unsigned stream;
-    /* The agent's: the transfer it opened (owned) or joined. */
-    struct session_shared *shared;
-    int owns_shared;
-    struct sender *own_sender;
-    struct receiver *own_receiver;
-    char peer_software[PROTO_MAX_SOFTWARE + 1];
-    uint64_t peer_caps;
-    int error_sent;
-};
+    PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -102,6 +70,11 @@ session_free(struct session *s)
         return;
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
+    listing_free(s->own_listing);
+    if (s->filter != NULL) {
+        filter_cleanup(s->filter);
+        xfree(s->filter);
+    }
     if (s->owns_shared) {
         /* What is complete is committed before the destination goes. */
         incoming_free(s->shared->in);
@@ -208,7 +181,7 @@ session_on_hello(struct session *s, const struct frame *f)
 }
 
 /* A path of OPEN, through the program's policy. */
-static int
+int
 session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
     char **out)
 {
@@ -233,6 +206,7 @@ session_agent_state(struct session *s, const struct msg_open *o,
     struct buf *out)
 {
     struct partial_info *v = NULL;
+    struct msg_space sp;
     struct msg_open_ok ok;
     struct msg_partial mp;
     struct msg_str p;
@@ -249,9 +223,14 @@ session_agent_state(struct session *s, const struct msg_open *o,
         xfree(dest);
         return r;
     }
+    memset(&sp, 0, sizeof(sp));
+    session_fs_space(dest, &sp);
     xfree(dest);
     memset(&ok, 0, sizeof(ok));
     r = msg_open_ok_encode(out, &ok);
+    /* ferry status also says how much room is left there. */
+    if (r == 0 && (s->peer_caps & PROTO_CAP_FILTERS))
+        r = msg_space_encode(out, &sp);
     for (i = 0; r == 0 && i < n; i++) {
         mp.path.p = v[i].path;
         mp.path.len = strlen(v[i].path);
@@ -313,6 +292,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
         if ((r = msg_open_path(o, &pos, &p)) != 0 ||
             (r = session_resolve(s, o->op, &p, &path)) != 0)
             return r;
+        session_fs_space(path, &s->space);
         sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
         xfree(path);
         if (sh->dest != NULL && (o->flags & OPEN_F_BASIS_FILE) &&
@@ -329,18 +309,17 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     }
     sh->sender = 1;
     manifest_init(&mf);
-    while ((r = msg_open_path(o, &pos, &p)) == 0) {
-        if ((r = session_resolve(s, o->op, &p, &path)) != 0)
+    /* A client that knows filters (bit 7) also wants each source's
+     * ignore file read, with or without rules of its own. */
+    manifest_set_filter(&mf, session_filter(s), 1);
+    while ((r = msg_open_path(o, &pos, &p)) == 0)
+        if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
             break;
-        r = manifest_scan(&mf, path);
-        xfree(path);
-        if (r != 0)
-            break;
-    }
     if (r != FERRY_ERR_SHORT) {
         manifest_cleanup(&mf);
         return r;
     }
+    s->space.offered = mf.bytes;
     sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
     manifest_cleanup(&mf);
     if (sh->plan == NULL ||
@@ -363,13 +342,21 @@ session_agent_open(struct session *s, const struct frame *f,
         return r;
     if (o.op == OPEN_STATUS || o.op == OPEN_CLEAN)
         return session_agent_state(s, &o, out);
+    if (o.op == OPEN_LIST)
+        return session_agent_list(s, &o, out);
+    if (o.op == OPEN_DELETE)
+        return session_agent_delete(s, &o, out);
     if ((r = session_agent_transfer(s, &o)) != 0)
         return r;
     if (s->pol->opened != NULL && (r = s->pol->opened(s->pol->ctx, s)) != 0)
         return r;
     memset(&ok, 0, sizeof(ok));
     s->state = S_RUN;
-    return msg_open_ok_encode(out, &ok);
+    if ((r = msg_open_ok_encode(out, &ok)) != 0)
+        return r;
+    /* A client that knows SPACE checks its free space with it. */
+    return (s->peer_caps & PROTO_CAP_FILTERS) ?
+        msg_space_encode(out, &s->space) : 0;
 }
 
 /* A further stream of the transfer this process runs. */
@@ -421,6 +408,33 @@ session_client_start(struct session *s, struct buf *out)
         j.stream = o->stream;
         return msg_join_encode(out, &j);
     }
+    if (o->filter != NULL) {
+        const char **pats = NULL;
+        uint8_t *acts = NULL;
+        size_t i, n = o->filter->n;
+
+        /* Only the rules given to the client travel: the agent reads the
+         * sources' ignore files itself. */
+        for (i = 0; i < o->filter->n; i++)
+            if (o->filter->v[i].scope != NULL)
+                n--;
+        if (n > 0 && ((pats = xcalloc(n, sizeof(*pats))) == NULL ||
+            (acts = xcalloc(n, 1)) == NULL)) {
+            xfree(pats);
+            return FERRY_ERR_NOMEM;
+        }
+        for (i = 0, n = 0; i < o->filter->n; i++) {
+            if (o->filter->v[i].scope != NULL)
+                continue;
+            pats[n] = o->filter->v[i].text;
+            acts[n++] = o->filter->v[i].action;
+        }
+        r = msg_filters_encode(out, acts, pats, n);
+        xfree(pats);
+        xfree(acts);
+        if (r != 0)
+            return r;
+    }
     memset(&m, 0, sizeof(m));
     m.op = o->op;
     m.flags = o->flags;
@@ -442,6 +456,12 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
             return FERRY_ERR_PROTOCOL;
         if ((r = session_on_hello(s, f)) != 0)
             return r;
+        /* An agent without filters would send what they leave out: one
+         * of ours replaces it (a version error leads to the upload). */
+        if (s->open.filter != NULL && s->open.stream == 0 &&
+            !(s->peer_caps & PROTO_CAP_FILTERS))
+            return xfer_fail(s->x, FERRY_ERR_VERSION, "the agent (%s) "
+                "cannot filter what it sends", s->peer_software);
         s->state = S_CLIENT_WAIT_OPEN_OK;
         return 0;
     case S_CLIENT_WAIT_OPEN_OK:
@@ -457,9 +477,27 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
                 return FERRY_ERR_PROTOCOL;
             if ((r = msg_open_ok_decode(f->payload, f->len, &ok)) != 0)
                 return r;
+            if ((s->open.op == OPEN_PUSH || s->open.op == OPEN_PULL) &&
+                (s->peer_caps & PROTO_CAP_FILTERS)) {
+                s->state = S_CLIENT_WAIT_SPACE;
+                return 0;
+            }
         }
         s->state = S_RUN;
         return 0;
+    case S_CLIENT_WAIT_SPACE: {
+        struct msg_space sp;
+
+        if (f->type != MSG_SPACE)
+            return FERRY_ERR_PROTOCOL;
+        if ((r = msg_space_decode(f->payload, f->len, &sp)) != 0)
+            return r;
+        if (s->open.space != NULL && (r = s->open.space(s->open.space_ctx,
+            sp.avail, sp.size, sp.offered)) != 0)
+            return r;
+        s->state = S_RUN;
+        return 0;
+    }
     case S_AGENT_WAIT_HELLO:
         if (f->type != MSG_HELLO)
             return FERRY_ERR_PROTOCOL;
@@ -477,6 +515,8 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
          * of its transfer takes JOIN. */
         if (f->type == MSG_OPEN && s->shared == NULL)
             return session_agent_open(s, f, out);
+        if (f->type == MSG_FILTERS && s->shared == NULL)
+            return session_agent_filters(s, f);
         if (f->type == MSG_JOIN && s->shared != NULL)
             return session_agent_on_join(s, f, out);
         break;

@@ -24,11 +24,15 @@
 
 #include "conn.h"
 #include "dest.h"
+#include "filter.h"
 #include "incoming.h"
 #include "plan.h"
 #include "xfer.h"
 
 struct session;
+
+/* Names one glob in a pull's source may match. */
+#define SESSION_GLOB_MAX 16384u
 
 struct session_open {
     uint8_t op;            /* OPEN_PUSH, OPEN_PULL, OPEN_STATUS, OPEN_CLEAN */
@@ -38,6 +42,15 @@ struct session_open {
     const char *const *paths;  /* push: the destination; pull: sources */
     uint16_t npaths;
     uint16_t stream;       /* 0: OPEN; else JOIN the running transfer */
+    /* A pull: the rules sent in FILTERS before OPEN (borrowed; NULL: no
+     * FILTERS, so the agent reads no .ferryignore either). */
+    const struct filter *filter;
+    /* PUSH and PULL: called with the agent's SPACE (proto/msg_space.h)
+     * before the role starts; an error stops the transfer before any
+     * data moved. NULL: SPACE is read and ignored. */
+    int (*space)(void *ctx, uint64_t avail, uint64_t size,
+        uint64_t offered);
+    void *space_ctx;
 };
 
 /* The client side: sends HELLO and OPEN (or JOIN), then runs role (a

@@ -209,12 +209,12 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
     }
     if ((e = rd_end(&r)) != 0)
         goto fail;
-    if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN ||
+    if (m->op < OPEN_PUSH || m->op > OPEN_DELETE ||
         (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
         (m->flags & (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER)) ==
         (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
         ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH) ||
-        (m->op != OPEN_PULL &&
+        (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
         m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0))) {
         e = FERRY_ERR_FORMAT;
         goto fail;

@@ -76,6 +76,8 @@ enum msg_open_op {
     OPEN_PULL = 2,  /* the agent sends paths[0..n) */
     OPEN_STATUS = 3,  /* the agent lists unfinished files in paths[0] */
     OPEN_CLEAN = 4,   /* ... and removes them */
+    OPEN_LIST = 5,    /* the agent lists the entries of paths[0..n) */
+    OPEN_DELETE = 6,  /* the agent removes paths[1..n) beneath paths[0] */
 };
 
 #define OPEN_F_CHECKSUM (1u << 0)  /* compare content hashes, not mtimes */

@@ -174,14 +174,15 @@ policy_resolve(void *ctx, uint8_t op, const char *path, size_t len,
     const struct policy *pol = ctx;
     char rel[PATH_MAX];
     size_t rl;
-    int r, writes = op == OPEN_PUSH || op == OPEN_CLEAN;
+    int r, writes = op == OPEN_PUSH || op == OPEN_CLEAN ||
+        op == OPEN_DELETE;
 
     *out = NULL;
     if (pol->root == NULL)
         return policy_home(pol, path, len, out);
     if (pol->read_only && writes)
         return policy_refuse(-EACCES, msg, msglen, "this agent only "
-            "serves reads (--read-only): no push or clean");
+            "serves reads (--read-only): no push, clean or delete");
     if (pol->write_only && op == OPEN_PULL)
         return policy_refuse(-EACCES, msg, msglen, "this agent only "
             "takes writes (--write-only): no pull");

@@ -363,6 +363,7 @@ tool_name() {
     case $1 in
     ferry) echo "ferry" ;;
     ferry_z) echo "ferry -z" ;;
+    ferry_bw) echo "ferry --bwlimit -j 4" ;;
     rsync) echo "rsync -a" ;;
     rsync_z) echo "rsync -az" ;;
     rsync_partial) echo "rsync -a --partial" ;;
@@ -379,11 +380,12 @@ build_cmd() {
     local rpath f
     rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
     case $tool in
-    ferry | ferry_z)
+    ferry | ferry_z | ferry_bw)
         local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
         [ "$TRANSPORT" = local ] &&
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
         [ "$tool" = ferry_z ] && remote+=(-z)
+        [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
         if [ "$dir" = push ]; then
             CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
         else
@@ -424,8 +426,10 @@ build_cmd() {
 tool_notes() {
     local tool=$1 scen=$2
     case $tool in
-    ferry | ferry_z)
+    ferry | ferry_z | ferry_bw)
         [ "$tool" = ferry_z ] && echo "zstd blocks"
+        [ "$tool" = ferry_bw ] &&
+            echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
         case $scen in
         delta_*) [ "$FEATURE_DELTA" = yes ] ||
             echo "delta not built yet: whole file re-sent" ;;
@@ -566,6 +570,33 @@ scenario() {
 not_run() {
     record kind=run scenario="$1" tool="$(tool_name "$2")" rep=0 \
         status=not-run reason="$3"
+}
+
+# run_bwlimit: the checkpoint pushed with --bwlimit set so that it takes
+# 10 s, over 4 streams that share the limit. A run whose rate (bytes over
+# ferry's elapsed time) is more than 15% off the limit fails the row.
+BW_RATE=0
+run_bwlimit() {
+    local rep dest=$T/dst/remote-bwlimit rate
+    BW_RATE=$((CKPT / 10))
+    for rep in $(seq 1 "$REPS"); do
+        prepare_dest fresh "$dest" ferry_bw
+        run_once ferry_bw push ferry-test "$T/data/ckpt" "$dest" "$T/data/ckpt"
+        if [ "$R_STATUS" = ok ]; then
+            rate=$(grep '"event":"summary"' "$T/run.out" | tail -n 1 |
+                "$PY" -c 'import json, sys
+s = json.loads(sys.stdin.read())
+print(int(s["bytes_total"] / max(s["elapsed_s"], 1e-3)))')
+            if [ $((rate * 100)) -lt $((BW_RATE * 85)) ] ||
+                [ $((rate * 100)) -gt $((BW_RATE * 115)) ]; then
+                R_STATUS=failed
+                R_REASON="rate $rate B/s, limit $BW_RATE B/s: off by over 15%"
+            fi
+            log "bwlimit: $rate B/s for a limit of $BW_RATE B/s"
+        fi
+        record_run bwlimit ferry_bw "$rep"
+        prepare_dest none "$dest" ferry_bw
+    done
 }
 
 # run_scenario ID DIR HOST SRC PREP TOOLS...: REPS rounds, each running
@@ -755,6 +786,11 @@ main() {
         scenario resume "resume a $((CKPT / MIB)) MiB push killed at half (second run)" \
             "$CKPT" "rsync -a --partial"
         run_resume ferry rsync_partial
+    fi
+    if wanted bwlimit; then
+        scenario bwlimit "--bwlimit: the $((CKPT / MIB)) MiB checkpoint at a limit of a tenth of it per second (10 s)" \
+            "$CKPT" "ferry --bwlimit -j 4"
+        run_bwlimit
     fi
     if wanted pull; then
         scenario pull "pull a $((CKPT / MIB)) MiB checkpoint" "$CKPT" "rsync -a"

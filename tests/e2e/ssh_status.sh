@@ -25,6 +25,7 @@ interrupted_push
 expect_rc 0 "$FERRY" status "${opts[@]}" "ferry-test:$T/d"
 grep -q 'ckpt.bin' "$T/last.out" || fail "status does not list the file"
 expect_err "1 unfinished file"
+expect_err " free of "
 expect_rc 0 "$FERRY" status "${opts[@]}" --json "ferry-test:$T/d"
 python3 - "$T/last.out" <<'PY'
 import json, sys
@@ -32,6 +33,8 @@ ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 p = [e for e in ev if e["event"] == "partial"]
 assert len(p) == 1 and p[0]["path"] == "ckpt.bin", p
 assert p[0]["size"] == 40000000 and 0 < p[0]["done"] < 40000000, p
+s = [e for e in ev if e["event"] == "space"]
+assert len(s) == 1 and 0 < s[0]["avail"] <= s[0]["size"], s
 PY
 
 # The same push resumes it; then nothing is left to list.

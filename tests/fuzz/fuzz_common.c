@@ -131,7 +131,7 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
     struct msg_str s;
     size_t pos = 0, i;
 
-    if (m->op < OPEN_PUSH || m->op > OPEN_CLEAN)
+    if (m->op < OPEN_PUSH || m->op > OPEN_DELETE)
         return "OPEN: op out of range";
     if ((m->flags & ~OPEN_F_KNOWN) != 0)
         return "OPEN: unknown flags";
@@ -140,7 +140,7 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
     if (!fuzz_block_size_ok(m->block_size))
         return "OPEN: block size";
     if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
-        (m->op != OPEN_PULL &&
+        (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
         m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0)))
         return "OPEN: path count";
     if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)

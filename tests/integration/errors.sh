@@ -26,7 +26,8 @@ expect_rc 3 $as_user "$ferry_bin" push "$T/src" "local:$T/locked"
 expect_err "$T/locked: Permission denied"
 [ -z "$(ls -A "$T/locked")" ] || fail "something was written to locked"
 
-# A full disk: exit 3, and no partial file under its final name. A 1 MiB
+# A full disk, past the space check (--force): exit 3, and no partial
+# file under its final name. A 1 MiB
 # tmpfs in a private mount namespace where we may mount one; where we may
 # not (an unprivileged container), a file size limit on the agent makes
 # writes fail the same way (EFBIG).
@@ -37,7 +38,7 @@ if unshare $unshare_args sh -c "mount -t tmpfs -o size=1m tmpfs '$T/dst'" \
     2>/dev/null; then
     expect_rc 3 unshare $unshare_args sh -c "
         mount -t tmpfs -o size=1m tmpfs '$T/dst' &&
-        '$FERRY' push '$T/src/' 'local:$T/dst'; rc=\$?
+        '$FERRY' push --force '$T/src/' 'local:$T/dst'; rc=\$?
         ls -A '$T/dst' >'$T/full.ls'
         exit \$rc"
     expect_err "No space left on device"

@@ -190,10 +190,32 @@
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
+    /* test_filter.c */ \
+    X(filter_glob) \
+    X(filter_glob_budget) \
+    X(filter_rules) \
+    X(filter_scope) \
+    X(filter_limits) \
+    X(filter_ignore_file) \
+    X(filter_exclude_from) \
+    X(msg_filters_roundtrip) \
+    X(msg_filters_mutate) \
+    X(msg_filters_limits) \
+    X(msg_space_codec) \
+    /* test_ratelimit.c */ \
+    X(ratelimit_debt_and_wait) \
+    X(ratelimit_no_saving_up) \
+    X(ratelimit_rate) \
+    /* test_prune.c */ \
+    X(prune_removes) \
+    X(prune_refuses) \
+    X(prune_depth) \
+    X(prune_keeps_parent_mtime) \
     /* test_session_rules.c */ \
     X(session_agent) \
     X(session_client) \
     X(session_policy) \
+    X(session_policy_delete) \
     /* test_streams.c */ \
     X(streams_group_full) \
     X(streams_handover_nobody) \
@@ -217,6 +239,10 @@
     X(client_key_kind_hostile) \
     X(client_duration) \
     X(client_cli_retry_options) \
+    /* test_cli_habits.c */ \
+    X(client_rate) \
+    X(client_cli_habits) \
+    X(client_space_fits) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \

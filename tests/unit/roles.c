@@ -21,6 +21,8 @@
 #include "../../common/zst.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
+#include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 
 const uint8_t rt_tid[16] = { 't', 'r', 'a', 'n', 's', 'f', 'e',
     'r', '-', 'i', 'd', '-', '0', '0', '0', '1' };
@@ -398,7 +400,7 @@ rt_encode_entry(struct rt *rt, const struct rt_frame *fr, struct buf *b)
 static void
 rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
 {
-    const char *paths[1] = { fr->s };
+    const char *paths[2] = { fr->s, fr->t };
     struct msg_hello h;
     struct msg_open o;
     struct msg_open_ok ok;
@@ -409,7 +411,7 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&h, 0, sizeof(h));
         h.version_min = fr->a ? (uint16_t)fr->a : PROTO_VERSION_MIN;
         h.version_max = fr->b ? (uint16_t)fr->b : PROTO_VERSION_MAX;
-        h.caps = RT_CAPS_ALL & ~rt->c->caps_off;
+        h.caps = (RT_CAPS_ALL | rt->c->caps_on) & ~rt->c->caps_off;
         h.software.p = "ferry test";
         h.software.len = strlen(h.software.p);
         CHECK_OK(msg_hello_encode(b, &h));
@@ -422,13 +424,34 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memcpy(o.transfer_id, rt_tid, sizeof(rt_tid));
         if (fr->v == RV_OTHER)
             o.transfer_id[0] ^= 1;
-        o.npaths = 1;
+        o.npaths = fr->t != NULL ? 2 : 1;
         CHECK_OK(msg_open_encode(b, &o, paths));
         break;
     case MSG_OPEN_OK:
         memset(&ok, 0, sizeof(ok));
         CHECK_OK(msg_open_ok_encode(b, &ok));
         break;
+    case MSG_SPACE: {
+        struct msg_space sp = { fr->a, fr->b, 0 };
+
+        CHECK_OK(msg_space_encode(b, &sp));
+        break;
+    }
+    case MSG_FILTERS: {
+        /* fr->a copies (at least one) of the rule kind, s. */
+        size_t n = fr->a ? (size_t)fr->a : 1, i;
+        const char **pats = check_alloc(n * sizeof(*pats));
+        uint8_t *acts = check_alloc(n);
+
+        for (i = 0; i < n; i++) {
+            pats[i] = fr->s;
+            acts[i] = fr->kind;
+        }
+        CHECK_OK(msg_filters_encode(b, acts, pats, n));
+        free(pats);
+        free(acts);
+        break;
+    }
     case MSG_JOIN:
         memcpy(j.transfer_id, rt_tid, sizeof(rt_tid));
         if (fr->v == RV_OTHER)

@@ -161,8 +161,15 @@ struct rt_frame {
 #define F_HELLO .type = MSG_HELLO
 #define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
+/* OPEN with a second path (DELETE: what to remove beneath the first). */
+#define F_OPEN2(op, p, q) F_OPEN(op, p), .t = (q)
 #define F_OPEN_OK .type = MSG_OPEN_OK
 #define F_JOIN(k) .type = MSG_JOIN, .id = (k)
+/* SPACE (proto/msg_space.h, type 27): avail, size. */
+#define F_SPACE(av, sz) .type = 27, .a = (av), .b = (sz)
+/* FILTERS (proto/msg_filter.h, type 26): n copies of one rule. */
+#define F_FILTERS(act, pat, n) .type = 26, .kind = (act), .s = (pat), \
+    .a = (n)
 #define F_JOIN_OK .type = MSG_JOIN_OK
 #define F_EOF .type = RT_EOF
 #define F_IDLE .type = RT_IDLE
@@ -191,6 +198,7 @@ struct rt_case {
     const char *out;
     const char *tree;
     uint64_t caps_off;          /* capabilities the peers do not share */
+    uint64_t caps_on;           /* ... and more the scripted peer says */
     uint32_t flags;             /* OPEN flags */
     const char *tops;           /* receiver_expect_tops, space-separated */
     const char *dest;           /* below the scratch root; "dest" if NULL */

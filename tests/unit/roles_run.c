@@ -19,6 +19,8 @@
 #include "../../common/hash.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
+#include "../../proto/msg_filter.h"
+#include "../../proto/msg_space.h"
 
 /* Stepping. */
 
@@ -294,7 +296,11 @@ rt_tree_mode(const struct rt *rt, const char *dir, int exact, char *out,
 
     rt_path(rt, dir, p);
     out[0] = '\0';
-    if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (lstat(p, &st) != 0) {
+        snprintf(out, len, "-");
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         snprintf(out, len, "%s", S_ISREG(st.st_mode) ? "!dir" : "-");
         return;
     }
@@ -622,8 +628,11 @@ rt_count(const struct buf *out, uint64_t *sent, uint64_t *blocks)
 
     while (off < n) {
         CHECK_OK(frame_parse(p + off, n - off, &f, &used));
-        CHECK(f.type <= MSG_TYPE_MAX);
-        sent[f.type]++;
+        /* FILTERS and SPACE are numbered past the table; not counted. */
+        CHECK(f.type <= MSG_TYPE_MAX || f.type == MSG_FILTERS ||
+            f.type == MSG_SPACE);
+        if (f.type <= MSG_TYPE_MAX)
+            sent[f.type]++;
         if (f.type == MSG_BLOCK)
             (*blocks)++;
         off += used;

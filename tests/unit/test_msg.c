@@ -1219,7 +1219,12 @@ TEST(msg_open_fields)
         FERRY_ERR_FORMAT);
     /* Unknown ops and flags. */
     CHECK_EQ_ERR(open_decode_raw(0, 0, bs, 1, two, 1), FERRY_ERR_FORMAT);
-    CHECK_EQ_ERR(open_decode_raw(OPEN_CLEAN + 1, 0, bs, 1, two, 1),
+    CHECK_EQ_ERR(open_decode_raw(OPEN_DELETE + 1, 0, bs, 1, two, 1),
+        FERRY_ERR_FORMAT);
+    /* LIST and DELETE take many paths, STATUS one. */
+    CHECK_OK(open_decode_raw(OPEN_LIST, 0, bs, 2, two, 2));
+    CHECK_OK(open_decode_raw(OPEN_DELETE, 0, bs, 2, two, 2));
+    CHECK_EQ_ERR(open_decode_raw(OPEN_STATUS, 0, bs, 2, two, 2),
         FERRY_ERR_FORMAT);
     CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 1u << 31, bs, 1, two, 1),
         FERRY_ERR_FORMAT);

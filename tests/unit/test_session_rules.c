@@ -15,6 +15,8 @@
 
 #include "roles.h"
 
+#include "../../proto/msg_filter.h"
+
 #define HI { F_HELLO }
 #define PUSH { F_OPEN(OPEN_PUSH, "~/dest") }
 #define PUSH_ON_1 F_OPEN(OPEN_PUSH, "~/dest"), ON(1)
@@ -85,6 +87,63 @@ unlock(struct rt *rt)
     lock_fd = -1;
 }
 
+static void
+deleted_d(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    struct stat st;
+
+    rt_path(rt, "src/d", p);
+    CHECK(lstat(p, &st) != 0 && errno == ENOENT);
+    rt_path(rt, "src/a", p);
+    CHECK_EQ_INT(lstat(p, &st), 0);
+}
+
+/* The agent serves only the scratch root (serve --restrict), and src
+ * holds a link out of it. */
+static void
+restricted_with_link(struct rt *rt)
+{
+    char msg[256];
+
+    CHECK_OK(policy_restrict(&rt->pol, rt->root, msg, sizeof(msg)));
+    rt_link(rt, "src/lnk", "../outside");
+}
+
+static void
+unrestrict(struct rt *rt)
+{
+    policy_cleanup(&rt->pol);
+}
+
+static void
+many_names(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX + 16];
+    unsigned i;
+    int fd;
+
+    rt_mkdir(rt, "src/many", 0755);
+    for (i = 0; i <= SESSION_GLOB_MAX; i++) {
+        rt_path(rt, "src/many", p);
+        snprintf(p + strlen(p), 16, "/%u", i);
+        CHECK((fd = open(p, O_WRONLY | O_CREAT, 0644)) >= 0);
+        close(fd);
+    }
+}
+
+static void
+said_no_match(struct rt *rt)
+{
+    CHECK(strstr(rt->x.local_error, "~/src/zz*: no match") != NULL);
+}
+
+static void
+state_in_src(struct rt *rt)
+{
+    rt_mkdir(rt, "src/.ferry", 0700);
+}
+
 /* The program refuses to run the transfer once it is opened. */
 static int
 refuse(void *ctx, struct session *s)
@@ -108,10 +167,78 @@ static const struct rt_case session_agent[] = {
       .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") }, READY_NONE,
                   { F_WANT(0) }, { F_DONE(0) }, { F_SUMMARY } },
       .out = "HELLO OPEN_OK PLAN:1 ENTRY:0:a BLOCK:0:0 FEND:0 END" },
+    /* FILTERS before OPEN: the pull's scan leaves out what they
+     * exclude; bad or too many rules end the session. */
+    { "pull_filtered",
+      .script = { HI, { F_FILTERS(1, "a", 1) },
+                  { F_OPEN(OPEN_PULL, "~/src/a") }, READY_NONE,
+                  { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:0 END" },
+    { "pull_filter_other_name",
+      .script = { HI, { F_FILTERS(1, "/b", 1) },
+                  { F_OPEN(OPEN_PULL, "~/src/a") }, READY_NONE,
+                  { F_WANT(0) }, { F_DONE(0) }, { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:1 ENTRY:0:a BLOCK:0:0 FEND:0 END" },
+    { "filters_twice",
+      .script = { HI, { F_FILTERS(1, "a", 1) }, { F_FILTERS(1, "a", 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO ERROR:PROTOCOL" },
+    { "filters_after_open",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") },
+                  { F_FILTERS(1, "a", 1) } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK PLAN:1 ERROR:PROTOCOL" },
+    { "filter_pattern_only_slash",
+      .script = { HI, { F_FILTERS(2, "/", 1) } },
+      .err = FERRY_ERR_FORMAT, .out = "HELLO ERROR:FORMAT" },
+    /* LIST: the entries a pull would offer; DELETE: beneath the first
+     * path only, a NOTICE for what may not go. */
+    { "list",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") } },
+      .out = "HELLO OPEN_OK ENTRY:0:a END" },
+    { "list_missing",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
+    { "list_then_a_frame",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") }, { F_END } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK ENTRY:0:a END ERROR:PROTOCOL" },
+    { "delete", .check = deleted_d,
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", "d") } },
+      .out = "HELLO OPEN_OK END" },
+    { "delete_state_dir", .setup = state_in_src,
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", ".ferry") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
+    { "delete_dotdot",
+      .script = { HI, { F_OPEN2(OPEN_DELETE, "~/src", "../src") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
+    /* Globs in a pull's sources: expanded by the agent, in name order;
+     * no match ends it before anything is sent; each match is confined
+     * like any path; at most SESSION_GLOB_MAX of them. */
+    { "pull_glob",
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/[ae]") }, READY_NONE,
+                  { F_WANT(0) }, { F_WANT(1) }, { F_DONE(0) }, { F_DONE(1) },
+                  { F_SUMMARY } },
+      .out = "HELLO OPEN_OK PLAN:2 ENTRY:0:a ENTRY:1:e BLOCK:0:0 FEND:0 "
+          "FEND:1 END" },
+    { "pull_glob_no_match", .check = said_no_match,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/zz*") } },
+      .err = -ENOENT, .out = "HELLO ERROR:ENOENT" },
+    { "pull_glob_through_link",
+      .setup = restricted_with_link, .check = unrestrict,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/l*/keep") } },
+      .err = -EACCES, .out = "HELLO ERROR:EACCES" },
+    { "pull_glob_too_many",
+      .setup = many_names,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/many/*") } },
+      .err = FERRY_ERR_TOO_LARGE, .out = "HELLO ERROR:TOO_LARGE" },
     { "pull_missing_source",
       .script = { HI, { F_OPEN(OPEN_PULL, "~/nothing") }, READY_NONE,
                   { F_SUMMARY } },
       .out = "HELLO OPEN_OK PLAN:0 NOTICE END" },
+    { "status_says_space",
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
+      .out = "HELLO OPEN_OK ? END" },
     { "status_without_state",
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
       .out = "HELLO OPEN_OK END" },
@@ -204,6 +331,25 @@ static const struct rt_case session_client[] = {
       .script = { HI, { F_OPEN_OK }, READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    /* An agent with bit 7 says SPACE after OPEN_OK, before the role. */
+    { "space",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, { F_SPACE(100, 200) }, READY_NONE },
+      .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+          "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    { "space_missing",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, READY_NONE },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
+    { "space_more_free_than_size",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, { F_SPACE(300, 200) } },
+      .err = FERRY_ERR_FORMAT, .out = "HELLO OPEN ERROR:FORMAT" },
+    /* The agent says SPACE to a client with bit 7, only. */
+    { "agent_says_space",
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") } },
+      .out = "HELLO OPEN_OK ? PLAN:1" },
     { "join",
       .client = 1,
       .script = { { F_HELLO, ON(1) }, { F_JOIN_OK, ON(1) } },
@@ -275,4 +421,31 @@ TEST(session_policy)
         free(out);
     }
     check_note_clear();
+}
+
+/* A read-only agent (serve --restrict --read-only) lists but does not
+ * delete; DELETE and LIST are confined like every other path. */
+TEST(session_policy_delete)
+{
+    struct policy pol;
+    char dir[CHECK_PATH_MAX], msg[256], *out = NULL;
+
+    check_tmpdir(dir);
+    memset(&pol, 0, sizeof(pol));
+    CHECK_OK(policy_restrict(&pol, dir, msg, sizeof(msg)));
+    CHECK_OK(policy_resolve(&pol, OPEN_DELETE, LIT("~"), &out, msg,
+        sizeof(msg)));
+    free(out);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_LIST, LIT("/etc"), &out, msg,
+        sizeof(msg)), -EACCES);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_DELETE, LIT("~/../x"), &out,
+        msg, sizeof(msg)), -EACCES);
+    pol.read_only = 1;
+    CHECK_OK(policy_resolve(&pol, OPEN_LIST, LIT("~"), &out, msg,
+        sizeof(msg)));
+    free(out);
+    CHECK_EQ_ERR(policy_resolve(&pol, OPEN_DELETE, LIT("~"), &out, msg,
+        sizeof(msg)), -EACCES);
+    CHECK(strstr(msg, "no push, clean or delete") != NULL);
+    policy_cleanup(&pol);
 }

@@ -1,0 +1,546 @@
+#include "mirror.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/buf.h"
+#include "../common/text.h"
+#include "../engine/manifest.h"
+#include "../engine/prune.h"
+#include "../engine/xfer.h"
+#include "../proto/frame.h"
+#include "../proto/msg.h"
+#include "exitcode.h"
+#include "output.h"
+#include "run.h"
+#include "space.h"
+
+/* The client's role in LIST and DELETE: entries and notices, to END. */
+struct mirror_collect {
+    struct xfer *x;
+    struct manifest m;
+};
+
+static int
+mirror_collect_step(void *role, struct conn_step *st)
+{
+    struct mirror_collect *c = role;
+    struct msg_entry e;
+    struct msg_notice nt;
+    struct frame f;
+    size_t off = 0, used;
+    char rel[PROTO_MAX_PATH + 1], path[PROTO_MAX_PATH + 1];
+    char text[PROTO_MAX_MESSAGE + 1];
+    int r;
+
+    while (off < st->in_len) {
+        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
+            &used)) != 0)
+            return r;
+        off += used;
+        switch (f.type) {
+        case MSG_ENTRY:
+            if ((r = msg_entry_decode(f.payload, f.len, &e)) != 0)
+                return r;
+            memcpy(rel, e.path.p, e.path.len);
+            rel[e.path.len] = '\0';
+            if ((r = manifest_add_listed(&c->m, rel, e.kind, e.mode, e.size,
+                e.mtime_sec, e.mtime_nsec)) != 0)
+                return r;
+            break;
+        case MSG_NOTICE:
+            if ((r = msg_notice_decode(f.payload, f.len, &nt)) != 0)
+                return r;
+            snprintf(path, sizeof(path), "%.*s", (int)nt.path.len,
+                nt.path.p);
+            snprintf(text, sizeof(text), "%.*s", (int)nt.text.len,
+                nt.text.p);
+            if ((r = manifest_notice(&c->m, proto_err_from_wire(nt.code),
+                path, text)) != 0)
+                return r;
+            break;
+        case MSG_END:
+            st->done = 1;
+            return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
+        case MSG_ERROR:
+            return xfer_peer_error(c->x, f.payload, f.len);
+        default:
+            return FERRY_ERR_PROTOCOL;
+        }
+    }
+    return st->eof ? FERRY_ERR_CLOSED : 0;
+}
+
+/* Runs op on the remote side into c. */
+static int
+mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
+    const char *const *paths, size_t npaths, const struct filter *f,
+    struct mirror_collect *c)
+{
+    struct xfer x;
+    struct run_op ro;
+
+    memset(&x, 0, sizeof(x));
+    manifest_init(&c->m);
+    c->x = &x;
+    memset(&ro, 0, sizeof(ro));
+    ro.op = op;
+    ro.flags = flags;
+    ro.paths = paths;
+    ro.npaths = (uint16_t)npaths;
+    ro.filter = f;
+    ro.role_step = mirror_collect_step;
+    ro.role = c;
+    return run_command(cli, &ro);
+}
+
+/* What the comparison found. */
+struct mirror_report {
+    struct output out;
+    struct xfer x;
+    int dry_run;
+    int silent;         /* only the totals: the space check */
+    uint64_t nsend, bsend, nskip, bskip, ndel, bdel;
+};
+
+static void
+mirror_line(struct mirror_report *rp, const char *action, const char *rel,
+    uint64_t bytes)
+{
+    char esc[8192], sz[32];
+    struct buf b;
+
+    if (rp->silent || (!rp->dry_run && strcmp(action, "delete") != 0))
+        return;
+    if (rp->out.json) {
+        buf_init(&b, 1 << 16);
+        output_json_end(&rp->out, &b, output_json_begin(&b, rp->dry_run ?
+            "dry_run" : "deleted") || output_json_str(&b, "action",
+            action) || output_json_str(&b, "path", rel) ||
+            output_json_num(&b, "bytes", bytes));
+        return;
+    }
+    if (!rp->dry_run && rp->out.verbose < 1)
+        return;
+    text_bytes((double)bytes, sz, sizeof(sz));
+    printf("%-8s %10s  %s\n", rp->dry_run ? action : "deleted", sz,
+        text_escape(rel, strlen(rel), esc, sizeof(esc)));
+}
+
+static int
+mirror_rel_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Entries by name. */
+static int
+mirror_entry_cmp(const void *a, const void *b)
+{
+    const struct mentry *const *x = a, *const *y = b;
+
+    return strcmp((*x)->rel, (*y)->rel);
+}
+
+/* 1 if rel (or a directory above it) is excluded by f. */
+static int
+mirror_excluded(const struct filter *f, const char *rel, int is_dir)
+{
+    char buf[PROTO_MAX_PATH + 1];
+    char *slash;
+
+    if (filter_excluded(f, rel, is_dir))
+        return 1;
+    snprintf(buf, sizeof(buf), "%s", rel);
+    while ((slash = strrchr(buf, '/')) != NULL) {
+        *slash = '\0';
+        if (filter_excluded(f, buf, 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if rel is beneath dir (a path of dlen bytes). */
+static int
+mirror_beneath(const char *rel, const char *dir, size_t dlen)
+{
+    return dlen > 0 && strncmp(rel, dir, dlen) == 0 && rel[dlen] == '/';
+}
+
+/*
+ * Compares the sources src (paths relative to the destination directory)
+ * with the destination's entries dst: reports what would be sent and
+ * skipped (dry run), and what the destination has that the sources do not
+ * (with --delete); the topmost of those go into *del (paths borrowed from
+ * dst), *ndel of them.
+ */
+static int
+mirror_compare(struct mirror_report *rp, const struct cli *cli,
+    const struct manifest *src, const struct manifest *dst,
+    const char ***del, size_t *ndel)
+{
+    const char **names = NULL, *gone = NULL, *kept = NULL;
+    const struct mentry **byname;
+    size_t i, ns = 0, nd = 0, gl = 0, kl = 0;
+
+    *del = NULL;
+    *ndel = 0;
+    if ((byname = xcalloc(dst->n + 1, sizeof(*byname))) == NULL)
+        return FERRY_ERR_NOMEM;
+    if ((names = xcalloc(dst->n + src->n + 1, sizeof(*names))) == NULL) {
+        xfree(byname);
+        return FERRY_ERR_NOMEM;
+    }
+    for (i = 0; i < dst->n; i++)
+        byname[i] = &dst->v[i];
+    qsort(byname, dst->n, sizeof(*byname), mirror_entry_cmp);
+    for (i = 0; i < src->n; i++) {
+        const struct mentry *s = &src->v[i], *d = NULL, **hit;
+
+        if (s->kind != ENTRY_FILE)
+            continue;
+        hit = bsearch(&s, byname, dst->n, sizeof(*byname),
+            mirror_entry_cmp);
+        d = hit != NULL ? *hit : NULL;
+        if (d != NULL && d->kind == ENTRY_FILE && d->size == s->size &&
+            d->mtime_sec == s->mtime_sec && d->mtime_nsec == s->mtime_nsec) {
+            rp->nskip++;
+            rp->bskip += s->size;
+            mirror_line(rp, "skip", s->rel, s->size);
+        } else {
+            rp->nsend++;
+            rp->bsend += s->size;
+            mirror_line(rp, "send", s->rel, s->size);
+        }
+    }
+    /* Now the other way: the sources' names, sorted. */
+    for (i = 0; i < src->n; i++)
+        names[i] = src->v[i].rel;
+    ns = src->n;
+    qsort(names, ns, sizeof(*names), mirror_rel_cmp);
+    for (i = 0; cli->delete && i < dst->n; i++) {
+        const struct mentry *d = &dst->v[i];
+
+        /* Entries come directory first, so what lies beneath a removed
+         * or kept directory follows it. */
+        if (gone != NULL && mirror_beneath(d->rel, gone, gl)) {
+            rp->ndel += d->kind != ENTRY_DIR;
+            rp->bdel += d->size;
+            mirror_line(rp, "delete", d->rel, d->size);
+            continue;
+        }
+        if (kept != NULL && mirror_beneath(d->rel, kept, kl))
+            continue;
+        gone = kept = NULL;
+        if (bsearch(&d->rel, names, ns, sizeof(*names),
+            mirror_rel_cmp) != NULL)
+            continue;
+        if (cli->delete == 1 && mirror_excluded(&cli->filter, d->rel,
+            d->kind == ENTRY_DIR)) {
+            kept = d->rel;
+            kl = strlen(kept);
+            continue;
+        }
+        rp->ndel += d->kind != ENTRY_DIR;
+        rp->bdel += d->size;
+        mirror_line(rp, "delete", d->rel, d->size);
+        names[ns + nd++] = d->rel;
+        gone = d->rel;
+        gl = strlen(gone);
+    }
+    if (nd > 0)
+        memmove(names, names + ns, nd * sizeof(*names));
+    xfree(byname);
+    *del = names;
+    *ndel = nd;
+    return 0;
+}
+
+/* The notice of a listing with code, if any. */
+static const struct mnotice *
+mirror_notice(const struct manifest *m, int code)
+{
+    size_t i;
+
+    for (i = 0; i < m->nnotices; i++)
+        if (m->notices[i].code == code)
+            return &m->notices[i];
+    return NULL;
+}
+
+/* Problems the listing of the sources met (a source missing): one line
+ * each, as a transfer says them (none when silent: the transfer will).
+ * Returns EXIT_SOURCE if any. */
+static int
+mirror_source_notices(struct mirror_report *rp, const struct manifest *m,
+    const char *host)
+{
+    char where[PROTO_MAX_PATH + 256];
+    size_t i;
+
+    for (i = 0; i < m->nnotices && !rp->silent; i++) {
+        snprintf(where, sizeof(where), "%s%s%s", host ? host : "",
+            host ? ":" : "", m->notices[i].path);
+        output_fatal(&rp->out, where, m->notices[i].code,
+            m->notices[i].text);
+    }
+    return m->nnotices > 0 ? EXIT_SOURCE : EXIT_OK;
+}
+
+/* The destination of a push, listed by the agent: its entries relative
+ * to it, or none when it is missing; *is_dir 0 when it is not a
+ * directory (then, for one file, its entry in *dst under its name). */
+static int
+mirror_push_dest(struct cli *cli, struct manifest *dst, int *is_dir)
+{
+    const char *paths[1] = { cli->remote.path };
+    struct mirror_collect c;
+    int code;
+
+    *is_dir = 1;
+    if ((code = mirror_remote(cli, OPEN_LIST, OPEN_F_DEST_DIR, paths, 1,
+        NULL, &c)) != EXIT_OK) {
+        manifest_cleanup(&c.m);
+        return code;
+    }
+    if (mirror_notice(&c.m, -ENOTDIR) != NULL) {
+        *is_dir = 0;
+        manifest_cleanup(&c.m);
+        if ((code = mirror_remote(cli, OPEN_LIST, 0, paths, 1, NULL,
+            &c)) != EXIT_OK) {
+            manifest_cleanup(&c.m);
+            return code;
+        }
+    } else if (mirror_notice(&c.m, -ENOENT) != NULL) {
+        *is_dir = -1;
+    }
+    *dst = c.m;
+    return EXIT_OK;
+}
+
+/* The destination of a pull, here: as mirror_push_dest. */
+static int
+mirror_pull_dest(const char *dest, struct manifest *dst, int *is_dir)
+{
+    struct stat st;
+
+    manifest_init(dst);
+    *is_dir = 1;
+    if (stat(dest, &st) != 0) {
+        *is_dir = -1;
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        *is_dir = 0;
+        return manifest_scan(dst, dest);
+    }
+    return manifest_scan_contents(dst, dest);
+}
+
+/* Removes del[0..n) beneath the destination. Returns an exit status. */
+static int
+mirror_delete(struct mirror_report *rp, struct cli *cli, const char **del,
+    size_t n)
+{
+    const char *dest = cli->local_paths[0];
+    const char *paths[MIRROR_DELETE_BATCH + 1];
+    struct mirror_collect c;
+    size_t i, k;
+    int code = EXIT_OK, r, fd;
+
+    if (cli->cmd == CMD_PUSH) {
+        paths[0] = cli->remote.path;
+        for (i = 0; i < n && code == EXIT_OK; i += k) {
+            for (k = 0; k < MIRROR_DELETE_BATCH && i + k < n; k++)
+                paths[k + 1] = del[i + k];
+            code = mirror_remote(cli, OPEN_DELETE, 0, paths, k + 1, NULL, &c);
+            for (size_t j = 0; j < c.m.nnotices; j++)
+                output_fatal(&rp->out, c.m.notices[j].path,
+                    c.m.notices[j].code, c.m.notices[j].text);
+            if (code == EXIT_OK && c.m.nnotices > 0)
+                code = EXIT_DEST;
+            manifest_cleanup(&c.m);
+        }
+        return code;
+    }
+    if (n == 0)
+        return EXIT_OK;
+    if ((fd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        output_fatal(&rp->out, dest, -errno, ferry_strerror(-errno));
+        return EXIT_DEST;
+    }
+    for (i = 0; i < n; i++)
+        if ((r = prune_beneath(fd, del[i])) != 0) {
+            char where[PROTO_MAX_PATH * 2 + 2];
+
+            snprintf(where, sizeof(where), "%s/%s", dest, del[i]);
+            output_fatal(&rp->out, where, r, ferry_strerror(r));
+            code = EXIT_DEST;
+        }
+    close(fd);
+    return code;
+}
+
+static void
+mirror_summary(struct mirror_report *rp, int code)
+{
+    char a[32], b[32], c[32];
+    struct buf jb;
+
+    if (rp->out.json) {
+        buf_init(&jb, 1 << 12);
+        output_json_end(&rp->out, &jb, output_json_begin(&jb, "summary") ||
+            buf_put(&jb, code == EXIT_OK ? ",\"ok\":true" : ",\"ok\":false",
+            code == EXIT_OK ? 10 : 11) ||
+            output_json_num(&jb, "exit_code", (uint64_t)code) ||
+            buf_put(&jb, rp->dry_run ? ",\"dry_run\":true" :
+            ",\"dry_run\":false", rp->dry_run ? 15 : 16) ||
+            output_json_num(&jb, "files_send", rp->nsend) ||
+            output_json_num(&jb, "bytes_send", rp->bsend) ||
+            output_json_num(&jb, "files_skip", rp->nskip) ||
+            output_json_num(&jb, "bytes_skip", rp->bskip) ||
+            output_json_num(&jb, "files_delete", rp->ndel) ||
+            output_json_num(&jb, "bytes_delete", rp->bdel));
+        return;
+    }
+    if (rp->out.quiet)
+        return;
+    text_bytes((double)rp->bsend, a, sizeof(a));
+    text_bytes((double)rp->bskip, b, sizeof(b));
+    text_bytes((double)rp->bdel, c, sizeof(c));
+    if (rp->dry_run)
+        fprintf(stderr, "ferry: dry run: %" PRIu64 " to send (%s), %"
+            PRIu64 " up to date (%s)%s%" PRIu64 "%s%s%s; nothing was "
+            "changed\n", rp->nsend, a, rp->nskip, b,
+            rp->out.json ? "" : ", ", rp->ndel, " to delete (", c, ")");
+    else
+        fprintf(stderr, "ferry: %" PRIu64 " deleted (%s)\n", rp->ndel, c);
+}
+
+/* The two trees of a push or pull: the sources in *src, the
+ * destination in *dst (is_dir as mirror_push_dest). Returns an exit
+ * status; r gets an error of our own. */
+static int
+mirror_trees(struct mirror_report *rp, struct cli *cli,
+    struct manifest *src, struct manifest *dst, int *is_dir, int *r)
+{
+    struct mirror_collect c;
+    int code = EXIT_OK, i;
+
+    *r = 0;
+    if (cli->cmd == CMD_PUSH) {
+        manifest_set_filter(src, &cli->filter, 1);
+        for (i = 0; i < cli->nlocal && *r == 0; i++)
+            *r = manifest_scan(src, cli->local_paths[i]);
+        if (*r == 0 && src->nnotices > 0)
+            code = mirror_source_notices(rp, src, NULL);
+        if (*r == 0 && (code == EXIT_OK || code == EXIT_SOURCE)) {
+            int c2 = mirror_push_dest(cli, dst, is_dir);
+
+            code = c2 != EXIT_OK ? c2 : code;
+        }
+        return code;
+    }
+    code = mirror_remote(cli, OPEN_LIST, 0,
+        (const char *const *)cli->remote_paths, (size_t)cli->nremote,
+        cli->filter.n > 0 ? &cli->filter : NULL, &c);
+    *src = c.m;
+    if (code == EXIT_OK)
+        code = mirror_source_notices(rp, src, cli->remote.local ? "local" :
+            cli->remote.host);
+    if (code == EXIT_OK || code == EXIT_SOURCE)
+        *r = mirror_pull_dest(cli->local_paths[0], dst, is_dir);
+    return code;
+}
+
+int
+mirror_space_need(struct cli *cli, uint64_t *need)
+{
+    struct mirror_report rp;
+    struct manifest src, dst;
+    const char **del = NULL;
+    size_t ndel = 0;
+    int code, is_dir = 1, r, del_mode = cli->delete;
+
+    memset(&rp, 0, sizeof(rp));
+    rp.out.json = cli->json;
+    rp.out.quiet = cli->quiet;
+    rp.silent = 1;
+    output_init(&rp.out, &rp.x);
+    manifest_init(&src);
+    manifest_init(&dst);
+    *need = 0;
+    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    /* A source that is missing counts nothing; the transfer says so. */
+    if (code == EXIT_SOURCE)
+        code = EXIT_OK;
+    cli->delete = 0;
+    if (r == 0 && code == EXIT_OK)
+        r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
+    cli->delete = del_mode;
+    if (r != 0) {
+        output_fatal(&rp.out, NULL, r, ferry_strerror(r));
+        code = cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
+    }
+    *need = rp.bsend;
+    xfree(del);
+    manifest_cleanup(&src);
+    manifest_cleanup(&dst);
+    return code;
+}
+
+int
+mirror_main(struct cli *cli)
+{
+    struct mirror_report rp;
+    struct manifest src, dst;
+    const char **del = NULL;
+    size_t ndel = 0;
+    int code = EXIT_OK, is_dir = 1, r = 0, dest_dir;
+    const char *dest;
+
+    memset(&rp, 0, sizeof(rp));
+    rp.out.json = cli->json;
+    rp.out.quiet = cli->quiet;
+    rp.out.verbose = cli->verbose;
+    rp.dry_run = cli->dry_run;
+    output_init(&rp.out, &rp.x);
+    manifest_init(&src);
+    manifest_init(&dst);
+    if (!cli->dry_run && (code = space_transfer(cli)) != EXIT_OK)
+        return code;
+    dest = cli->cmd == CMD_PUSH ? cli->remote.path : cli->local_paths[0];
+    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    dest_dir = dest[0] != '\0' && dest[strlen(dest) - 1] == '/';
+    if (r == 0 && (code == EXIT_OK || (code == EXIT_SOURCE &&
+        cli->dry_run))) {
+        /* One file into a name that is not a directory: it is renamed,
+         * and a mirror deletes nothing. */
+        if (manifest_single_file(&src) && is_dir != 1 && !dest_dir) {
+            cli->delete = 0;
+            if (dst.n == 1)
+                r = manifest_rename_top(&src, dst.v[0].rel);
+        }
+        if (r == 0)
+            r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
+    }
+    if (r != 0) {
+        output_fatal(&rp.out, NULL, r, ferry_strerror(r));
+        code = cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
+    }
+    if (r == 0 && code == EXIT_OK && !cli->dry_run && ndel > 0)
+        code = mirror_delete(&rp, cli, del, ndel);
+    if (r == 0 && (cli->dry_run || ndel > 0 || cli->json))
+        mirror_summary(&rp, code);
+    xfree(del);
+    manifest_cleanup(&src);
+    manifest_cleanup(&dst);
+    return code;
+}

@@ -1,0 +1,37 @@
+/*
+ * mirror.h: --dry-run and --delete.
+ *
+ * A dry run scans the sources (a push) or has the agent list them with
+ * the pull's filters (OPEN LIST), lists the destination the same way
+ * (the agent for a push, the local tree for a pull), and prints what the
+ * transfer would send (size and mtime differ, as the receiver decides),
+ * skip, and with --delete remove; it writes nothing anywhere, not even
+ * the state directory.
+ *
+ * --delete runs the transfer first; only when it succeeded are the two
+ * trees compared again, and what the destination has and the sources do
+ * not is removed beneath the destination: by the agent (OPEN DELETE,
+ * engine/prune.c) for a push, here for a pull. Entries the filters
+ * exclude are kept unless --delete-excluded. A transfer of one file
+ * into a name that is not a directory deletes nothing.
+ */
+#ifndef FERRY_CLIENT_MIRROR_H
+#define FERRY_CLIENT_MIRROR_H
+
+#include <stdint.h>
+
+#include "cli.h"
+
+/* Runs a push or pull with --dry-run or --delete. Returns an exit
+ * status (README.md). */
+int mirror_main(struct cli *cli);
+
+/* The bytes a push or pull would write (the files not up to date), as a
+ * dry run finds them, without a word. Returns an exit status. */
+int mirror_space_need(struct cli *cli, uint64_t *need);
+
+/* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,
+ * the destination included). */
+#define MIRROR_DELETE_BATCH 1000
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * run.h: one conversation with the remote side, from connecting (with
+ * retries and the agent's upload) to the summary: the command's own
+ * transfer, or another operation a command needs (a listing for
+ * --dry-run, deletions for --delete; see mirror.h).
+ */
+#ifndef FERRY_CLIENT_RUN_H
+#define FERRY_CLIENT_RUN_H
+
+#include <stdint.h>
+
+#include "../engine/conn.h"
+#include "../engine/filter.h"
+#include "cli.h"
+
+/* An operation other than the command's transfer. */
+struct run_op {
+    uint8_t op;                  /* OPEN_LIST, OPEN_DELETE */
+    uint32_t flags;              /* OPEN_F_* */
+    const char *const *paths;    /* borrowed */
+    uint16_t npaths;
+    const struct filter *filter; /* sent in FILTERS (NULL: none) */
+    conn_step_fn *role_step;     /* the client's role */
+    void *role;
+};
+
+/*
+ * Runs the command cli names (op NULL) or op against cli's remote side.
+ * Problems are reported as the command's are (one line, or JSON events);
+ * an op prints no summary unless it failed. Returns an exit status.
+ */
+int run_command(struct cli *cli, const struct run_op *op);
+
+struct space_check;
+
+/* The command's push or pull, with the space check sc (space.h; NULL:
+ * none). When sc->short_ comes back set, nothing was printed or moved
+ * and the returned status means nothing: the caller checks again. */
+int run_transfer(struct cli *cli, struct space_check *sc);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * session_int.h: what the parts of the session share (session.c: the
+ * handshake and transfers; session_ops.c: the agent's other operations,
+ * FILTERS, LIST and DELETE, and the scan of a pull's sources). Not for
+ * use outside engine/session*.c.
+ */
+#ifndef FERRY_ENGINE_SESSION_INT_H
+#define FERRY_ENGINE_SESSION_INT_H
+
+#include "../proto/frame.h"
+#include "../proto/msg.h"
+#include "../proto/msg_space.h"
+#include "listing.h"
+#include "manifest.h"
+#include "receiver.h"
+#include "sender.h"
+#include "session.h"
+
+enum sess_state {
+    S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
+    S_CLIENT_WAIT_SPACE,
+    S_AGENT_WAIT_HELLO, S_AGENT_WAIT_OPEN,
+    S_RUN, S_DONE
+};
+
+/* What the streams of one transfer share on the agent: made by the
+ * session that opened it, borrowed by the ones that joined. */
+struct session_shared {
+    uint8_t transfer_id[16];
+    uint32_t flags, block_size;
+    int sender;              /* a pull: the agent sends */
+    struct plan *plan;
+    struct dest *dest;
+    struct incoming *in;
+    uint32_t streams_used;   /* a bit per stream number */
+};
+
+struct session {
+    enum sess_state state;
+    struct xfer *x;
+    struct session_open open;
+    const struct session_policy *pol;
+    conn_step_fn *role_step;
+    void *role;
+    unsigned stream;
+    /* The agent's: the transfer it opened (owned) or joined. */
+    struct session_shared *shared;
+    int owns_shared;
+    struct sender *own_sender;
+    struct receiver *own_receiver;
+    struct listing *own_listing;
+    char peer_software[PROTO_MAX_SOFTWARE + 1];
+    uint64_t peer_caps;
+    int error_sent;
+    /* The agent's: rules from FILTERS (NULL until one came). */
+    struct filter *filter;
+    /* The agent's: what SPACE will say after OPEN_OK. */
+    struct msg_space space;
+};
+
+/* A path of OPEN through the program's policy: the local path (new) in
+ * *out, or the policy's refusal as the session's error. */
+int session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
+    char **out) FERRY_WUR;
+
+/* Scans one source of a pull or LIST into mf, expanding a glob (see
+ * PROTOCOL.md, OPEN). */
+int session_scan_source(struct session *s, uint8_t op,
+    const struct msg_str *p, struct manifest *mf) FERRY_WUR;
+
+/* The space of the file system of path, or of its nearest existing
+ * parent, into m->avail and m->size (zeros if none is found). */
+void session_fs_space(const char *path, struct msg_space *m);
+
+/* The rules a pull's scan applies: those of FILTERS, or none (an empty
+ * filter, so that the sources' ignore files are read) for a client with
+ * PROTO_CAP_FILTERS; NULL for an older client. */
+struct filter *session_filter(struct session *s);
+
+/* The agent's FILTERS (once, before OPEN), LIST and DELETE. */
+int session_agent_filters(struct session *s, const struct frame *f)
+    FERRY_WUR;
+int session_agent_list(struct session *s, const struct msg_open *o,
+    struct buf *out) FERRY_WUR;
+int session_agent_delete(struct session *s, const struct msg_open *o,
+    struct buf *out) FERRY_WUR;
+
+#endif

@@ -1,0 +1,50 @@
+# The space check: onto a 10 MiB tmpfs the test mounts (as root, or in a
+# user and mount namespace of its own otherwise), a push or pull that
+# would leave less than 20% free is refused before anything is written,
+# with what it needs, what is free and the margin; --margin and --force
+# change that; files already there need no room.
+if [ "$(id -u)" -ne 0 ] && [ -z "${FERRY_SPACE_NS:-}" ]; then
+    FERRY_SPACE_NS=1 exec unshare -rm bash "$0" "$@"
+fi
+. "$(dirname "$0")/../lib/common.sh"
+
+small=$T/small
+mkdir -p "$small"
+mount -t tmpfs -o size=10m tmpfs "$small" || fail "cannot mount a tmpfs"
+unmount_small() { umount "$small" 2>/dev/null || true; }
+at_exit unmount_small
+
+head -c 7000000 /dev/urandom >"$T/seven.bin"
+head -c 2000000 /dev/urandom >"$T/two.bin"
+
+# 7 MB leaves 30% free: fine. It is there now.
+expect_rc 0 "$FERRY" push -q "$T/seven.bin" "local:$small/"
+# Sent again: up to date, needs no room though it would not fit.
+expect_rc 0 "$FERRY" push --json "$T/seven.bin" "local:$small/"
+expect_field files_skipped 1
+# 2 MB more would leave 14%: refused, one line, nothing written.
+expect_rc 3 "$FERRY" push "$T/two.bin" "local:$small/"
+expect_err "local:$small/: not enough space: 1.91 MiB to write, 3."
+expect_err "ferry keeps 20% free (--margin PCT to change it, --force to go on)"
+[ "$(wc -l <"$T/last.err")" = 1 ] || fail "refusal: not one line"
+[ "$(ls -A "$small")" = seven.bin ] || fail "a refused push wrote: $(ls -A "$small")"
+expect_rc 3 "$FERRY" push --json "$T/two.bin" "local:$small/"
+grep -q '"code":"ENOSPC"' "$T/last.out" || fail "no ENOSPC event"
+# --margin 10 lets it through; so would --force.
+expect_rc 0 "$FERRY" push -q --margin 10 "$T/two.bin" "local:$small/x/"
+rm -rf "$small/x"
+expect_rc 0 "$FERRY" push -q --force "$T/two.bin" "local:$small/"
+cmp -s "$T/two.bin" "$small/two.bin" || fail "--force"
+rm -f "$small/two.bin"
+
+# A pull into the small file system is checked here, the same way.
+mkdir -p "$T/box"
+cp "$T/two.bin" "$T/box/"
+expect_rc 3 "$FERRY" pull "local:$T/box/two.bin" "$small/pulled/"
+expect_err "$small/pulled/: not enough space: 1.91 MiB to write"
+[ ! -e "$small/pulled" ] || fail "a refused pull made its destination"
+expect_rc 0 "$FERRY" pull -q --force "local:$T/box/two.bin" "$small/pulled/"
+cmp -s "$T/two.bin" "$small/pulled/two.bin" || fail "pull --force"
+# With --dry-run nothing is checked or written.
+expect_rc 0 "$FERRY" pull -n "local:$T/box/two.bin" "$small/again/"
+[ ! -e "$small/again" ] || fail "a dry run made its destination"

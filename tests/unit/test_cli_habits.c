@@ -1,0 +1,104 @@
+/*
+ * What rsync users type (client/cli.c): grouped flags, the options of
+ * rsync and scp, filters, --bwlimit's rates, help; and the space check's
+ * rule (client/space.h).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "../../client/cli.h"
+#include "../../client/space.h"
+#include "check.h"
+
+TEST(client_rate)
+{
+    static const struct {
+        const char *in;
+        uint64_t want;
+    } ok[] = {
+        { "20M", 20u << 20 }, { "20m", 20u << 20 }, { "500K", 500u << 10 },
+        { "100", 100u << 10 }, { "1.5M", 3u << 19 }, { "1G", 1u << 30 },
+        { "64KB", 64u << 10 }, { "1024B", 1024 }, { "3355443B", 3355443 },
+    };
+    static const char *const bad[] = {
+        "", "x", "-1", "0", "1X", "M", " 1M", "2000G", "nan", "inf",
+    };
+    uint64_t v;
+    size_t i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        check_note("%s", ok[i].in);
+        CHECK_OK(cli_rate(ok[i].in, &v));
+        CHECK_EQ_U64(v, ok[i].want);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        check_note("\"%s\"", bad[i]);
+        CHECK_EQ_ERR(cli_rate(bad[i], &v), FERRY_ERR_USAGE);
+    }
+    check_note_clear();
+}
+
+/* rsync's habits: grouped flags, -a -r -P --partial, -n, filters, help. */
+TEST(client_cli_habits)
+{
+    char *grouped[] = { "ferry", "push", "-avzP", "-nj2", "--exclude",
+        "*.pyc", "--include=keep/", "--delete", "--bwlimit=10M", "a",
+        "box:/d", NULL };
+    char *help[] = { "ferry", "pull", "-q", "--help", NULL };
+    char *topic[] = { "ferry", "help", "clean", NULL };
+    char *badtopic[] = { "ferry", "help", "frob", NULL };
+    char *foreign[] = { "ferry", "push", "--inplace", "a", "box:/d", NULL };
+    char *unknown_in_group[] = { "ferry", "push", "-avY", "a", "box:/d",
+        NULL };
+    char *value_ends[] = { "ferry", "push", "-e", "ssh -x", "-vp2222", "a",
+        "box:/d", NULL };
+    struct cli c;
+
+    CHECK_OK(cli_parse(&c, 11, grouped));
+    CHECK_EQ_INT(c.verbose, 1);
+    CHECK_EQ_INT(c.compress, 1);
+    CHECK_EQ_INT(c.progress, 1);
+    CHECK_EQ_INT(c.dry_run, 1);
+    CHECK_EQ_INT(c.streams, 2);
+    CHECK_EQ_INT(c.delete, 1);
+    CHECK_EQ_U64(c.bwlimit, 10u << 20);
+    CHECK(c.habits != 0);
+    CHECK_EQ_U64(c.filter.n, 2);
+    CHECK_EQ_INT(c.filter.v[0].action, FILTER_EXCLUDE);
+    CHECK_EQ_INT(c.filter.v[1].action, FILTER_INCLUDE);
+    CHECK_EQ_INT(c.filter.v[1].dir_only, 1);
+    CHECK_EQ_INT(filter_excluded(&c.filter, "x/y.pyc", 0), 1);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 4, help));
+    CHECK_EQ_INT(c.cmd, CMD_HELP);
+    CHECK_EQ_STR(c.help_topic, "pull");
+    CHECK_OK(cli_parse(&c, 3, topic));
+    CHECK_EQ_STR(c.help_topic, "clean");
+    CHECK_EQ_ERR(cli_parse(&c, 3, badtopic), FERRY_ERR_USAGE);
+    CHECK_EQ_ERR(cli_parse(&c, 5, foreign), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "never writes in place") != NULL);
+    CHECK_EQ_ERR(cli_parse(&c, 5, unknown_in_group), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "unknown option '-Y'") != NULL);
+    CHECK_OK(cli_parse(&c, 7, value_ends));
+    CHECK_EQ_STR(c.ssh_cmd, "ssh -x");
+    CHECK_EQ_STR(c.port, "2222");
+    CHECK_EQ_INT(c.verbose, 1);
+    cli_cleanup(&c);
+}
+
+/* The space check's rule: what is left after writing is at least the
+ * margin, in percent of the file system (space.h). */
+TEST(client_space_fits)
+{
+    CHECK_EQ_INT(space_fits(0, 100, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(80, 100, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(81, 100, 100, 20), 0);
+    CHECK_EQ_INT(space_fits(101, 100, 100, 0), 0);
+    CHECK_EQ_INT(space_fits(100, 100, 100, 0), 1);
+    CHECK_EQ_INT(space_fits(10, 30, 100, 20), 1);
+    CHECK_EQ_INT(space_fits(11, 30, 100, 20), 0);
+    /* No overflow at the top of the range. */
+    CHECK_EQ_INT(space_fits(1, UINT64_MAX, UINT64_MAX, 99), 1);
+    CHECK_EQ_INT(space_fits(UINT64_MAX / 50, UINT64_MAX, UINT64_MAX, 99),
+        0);
+}
