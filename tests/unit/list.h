@@ -102,6 +102,8 @@
     X(msg_match_mutate) \
     X(msg_join_mutate) \
     X(msg_join_ok_mutate) \
+    X(msg_vol_mutate) \
+    X(msg_vol_bounds) \
     X(msg_sigs_roundtrip) \
     X(msg_sigs_fields) \
     X(msg_match_join_roundtrip) \
