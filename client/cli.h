@@ -63,6 +63,12 @@ struct cli {
     int retry_wait;           /* --retry-wait: longest pause, seconds */
     int streams;              /* -j/--streams: 0 chooses by itself */
     unsigned stall_timeout;   /* --stall-timeout: seconds; 0 none */
+    uint64_t pack_threshold;  /* --pack-threshold: smaller files travel
+                                 in volumes; 0 none */
+    uint64_t volume_size;     /* --volume-size (transfers and pack) */
+    uint8_t vol_compress;     /* --compress=auto|never|LEVEL (volumes):
+                                 enum vol_compress */
+    uint8_t vol_level;
     char err[512];            /* why cli_parse failed, for the user */
 };
 

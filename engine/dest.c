@@ -120,6 +120,12 @@ dest_free(struct dest *d)
     xfree(d);
 }
 
+int
+dest_root_fd(const struct dest *d)
+{
+    return d->resolved ? d->rootfd : -1;
+}
+
 const char *
 dest_root(const struct dest *d)
 {

@@ -74,6 +74,9 @@ int dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename) FERRY_WUR;
 /* Where the files go (after dest_resolve), for messages. */
 const char *dest_root(const struct dest *d);
+/* Its directory fd (borrowed, valid until dest_free), -1 before
+ * dest_resolve. */
+int dest_root_fd(const struct dest *d);
 
 /*
  * The staging directory DEST/.ferry/part: made if missing (with the

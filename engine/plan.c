@@ -11,6 +11,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "volsend.h"
 
 /* Per-entry progress. E_PRIOR: finished over an earlier connection, so
  * not offered again (directories are, for their final mode and mtime). */
@@ -33,6 +34,7 @@ struct pfile {
     int ready, ended;
     int aborted;             /* why it was given up, or 0 */
     int zst_misses;
+    int packed;              /* travels in a volume (volsend.h) */
     uint64_t n_literal, n_sparse, n_resumed;
     struct pfile *ready_next;
 };
@@ -53,6 +55,7 @@ struct plan {
     struct pfile *rhead, *rtail;
     uint32_t *ready_ids;     /* ring: ids of ready files */
     size_t rq_head, rq_len;
+    struct volsend *vs;      /* small files' packer, or NULL */
 };
 
 struct plan *
@@ -134,6 +137,7 @@ plan_free(struct plan *p)
     if (p == NULL)
         return;
     plan_clear_queue(p);
+    volsend_free(p->vs);
     for (i = 0; i < p->mf.n; i++)
         pfile_free(p->files[i]);
     manifest_cleanup(&p->mf);
@@ -150,6 +154,7 @@ plan_restart(struct plan *p)
     size_t i;
 
     plan_clear_queue(p);
+    volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
     for (i = 0; i < p->mf.n; i++) {
         pfile_free(p->files[i]);
@@ -166,6 +171,19 @@ plan_restart(struct plan *p)
     }
     p->next_entry = 0;
     p->inflight = 0;
+}
+
+void
+plan_set_packer(struct plan *p, struct volsend *vs)
+{
+    volsend_free(p->vs);
+    p->vs = vs;
+}
+
+struct volsend *
+plan_packer(struct plan *p)
+{
+    return p->vs;
 }
 
 struct manifest *
@@ -321,6 +339,14 @@ plan_want(struct plan *p, uint32_t id, int resume)
     }
     p->files[id] = f;
     p->est[id] = E_WANTED;
+    if (!resume && volsend_take(p->vs, id, e->size)) {
+        /* Its data and end come in a volume: done once FILE_DONE is. */
+        f->packed = f->ready = f->ended = 1;
+        f->n_literal = e->size;
+        p->est[id] = E_ENDED;
+        plan_count(p, id, e->size);
+        return 0;
+    }
     if (resume)
         return 0;
     for (i = 0; i < f->nblocks; i++)
@@ -688,6 +714,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
     size_t id;
     uint64_t i, start;
 
+    volsend_stream_lost(p->vs, stream);
     if (w != NULL) {
         /* To the front: it was the oldest work when it was taken. */
         p->cur[stream] = NULL;
@@ -700,7 +727,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
     for (id = 0; id < p->mf.n; id++) {
         struct pfile *f = p->files[id];
 
-        if (f == NULL || f->aborted)
+        if (f == NULL || f->aborted || f->packed)
             continue;
         /* Blocks it sent of a file not yet done may never have arrived.
          * A FILE_END it carried may be lost too. */

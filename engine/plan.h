@@ -53,11 +53,17 @@ struct plan_work {
 
 struct plan;
 
+struct volsend;
+
 /* Takes ownership of mf's contents (mf is left empty). flags are the OPEN
  * flags (CHECKSUM: files are hashed before they are offered). */
 struct plan *plan_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
 void plan_free(struct plan *p);
+/* Small files go to vs (volsend.h) instead of blocks; the plan owns it
+ * from now on (NULL: none). */
+void plan_set_packer(struct plan *p, struct volsend *vs);
+struct volsend *plan_packer(struct plan *p);
 void plan_restart(struct plan *p);
 
 /* The manifest, for PLAN, READY's rename and offering. */

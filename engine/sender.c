@@ -13,6 +13,7 @@
 #include "../common/zst.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
+#include "volsend.h"
 
 enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
     SND_DONE };
@@ -84,6 +85,20 @@ sender_on_ready(struct sender *s, const struct frame *f)
     return 0;
 }
 
+/* The client's volume settings for a pull (packer's rules). */
+static int
+sender_on_vol_opts(struct sender *s, const struct frame *f)
+{
+    struct msg_vol_opts m;
+    int r;
+
+    if (plan_packer(s->p) == NULL || !(s->x->caps & PROTO_CAP_VOLUMES))
+        return FERRY_ERR_PROTOCOL;
+    if ((r = msg_vol_opts_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    return volsend_on_opts(plan_packer(s->p), &m);
+}
+
 static int
 sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
 {
@@ -123,6 +138,10 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
             return r;
         st->poke = 1;
         return plan_on_sigs(s->p, &sigs);
+    case MSG_VOL_OPTS:
+        if (s->state != SND_RUN)
+            goto bad;
+        return sender_on_vol_opts(s, f);
     case MSG_SUMMARY:
         if (s->state != SND_WAIT_SUMMARY)
             goto bad;
@@ -471,7 +490,7 @@ sender_produce(struct sender *s, struct conn_step *st)
     struct buf *out = st->out;
     struct plan_work *w;
     uint32_t id;
-    int r;
+    int r, packed;
 
     if (s->state == SND_PLAN)
         return sender_send_plan(s, out);
@@ -490,6 +509,11 @@ sender_produce(struct sender *s, struct conn_step *st)
                 return r;
             continue;
         }
+        if ((r = volsend_work(plan_packer(s->p), s->stream, out,
+            &packed)) != 0)
+            return r;
+        if (packed)
+            continue;
         if ((w = plan_current(s->p, s->stream)) == NULL)
             break;
         if (w->next == w->first)
