@@ -355,6 +355,26 @@ plan_want(struct plan *p, uint32_t id, int resume)
     return plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL);
 }
 
+void
+plan_file_unpack(struct plan *p, uint32_t id)
+{
+    struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
+    uint64_t i;
+
+    if (f == NULL || !f->packed || f->aborted)
+        return;
+    f->packed = f->ready = f->ended = 0;
+    f->n_literal = 0;
+    p->est[id] = E_WANTED;
+    xfer_sub(&p->x->st.bytes_done, p->counted[id]);
+    p->counted[id] = 0;
+    for (i = 0; i < f->nblocks; i++)
+        f->bs[i] = B_NEED;
+    plan_make_ready(p, id);
+    if (plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL) != 0)
+        plan_file_abort(p, id, FERRY_ERR_NOMEM);
+}
+
 int
 plan_on_reply(struct plan *p, const struct msg_reply *m)
 {

@@ -73,6 +73,12 @@ uint32_t plan_flags(const struct plan *p);
 /* Entries this attempt offers (all, less those finished before). */
 uint64_t plan_entries_to_offer(const struct plan *p);
 
+/* A packed file whose volume went with a lost stream is sent in blocks
+ * instead: the receiver may have committed it already (its FILE_DONE on
+ * the way), and blocks of a finished file are ignored there, while a
+ * second copy in a volume would not be. */
+void plan_file_unpack(struct plan *p, uint32_t id);
+
 /* The next entry to offer, if the window allows: 1 and *id, else 0. */
 int plan_next_offer(struct plan *p, uint32_t *id);
 void plan_offered(struct plan *p, uint32_t id);

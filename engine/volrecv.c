@@ -228,10 +228,10 @@ vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
 
     if ((r = msg_vol_file_decode(f->payload, f->len, &m)) != 0)
         return r;
-    if (vs->vol == 0 || m.volume != vs->vol ||
-        vs->nm >= PROTO_MAX_VOLUME_FILES)
+    if (vs->vol == 0 || m.volume != vs->vol)
         return FERRY_ERR_PROTOCOL;
-    /* Only a file we asked for, in one volume at a time. */
+    /* Only a file we asked for (at most INCOMING_MAX_FILES, which bounds
+     * the records of a volume), in one volume at a time. */
     if ((r = incoming_pack_claim(vr->in, m.id, stream, &path, &size)) != 0)
         return r;
     if (vs->nm == vs->mcap) {
@@ -263,8 +263,7 @@ vr_data(struct volrecv *vr, unsigned stream, const struct frame *f)
 
     if ((r = msg_vol_data_decode(f->payload, f->len, &m)) != 0)
         return r;
-    if (vs->vol == 0 || m.volume != vs->vol ||
-        m.len > PROTO_MAX_VOLUME_SIZE - vs->bytes)
+    if (vs->vol == 0 || m.volume != vs->vol)
         return FERRY_ERR_PROTOCOL;
     vs->bytes += m.len;
     if ((r = volr_put(vs->r, m.data, m.len)) != 0)
@@ -319,9 +318,7 @@ volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
         return vr_file(vr, stream, f);
     case MSG_VOL_DATA:
         return vr_data(vr, stream, f);
-    case MSG_VOL_END:
+    default:  /* volrecv_is_frame: VOL_END */
         return vr_end(vr, stream, f, out);
-    default:
-        return FERRY_ERR_PROTOCOL;
     }
 }

@@ -209,9 +209,10 @@ vs_sink_open(void *ctx, uint32_t index)
     struct msg_vol_begin m;
 
     (void)index;
-    if (ps->vs->next_vol == UINT32_MAX)
-        return FERRY_ERR_TOO_LARGE;
-    ps->vol = ++ps->vs->next_vol;
+    /* Numbers only tell a stream's volumes apart; 0 is never one. */
+    if (++ps->vs->next_vol == 0)
+        ps->vs->next_vol = 1;
+    ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
@@ -257,8 +258,6 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
 
     if (rec->type != VMAN_FILE)
         return 0;
-    if (ps->nfiles >= PROTO_MAX_VOLUME_FILES)
-        return FERRY_ERR_TOO_LARGE;
     m.volume = ps->vol;
     m.id = ps->cur_id;
     m.hash = rec->hash;
@@ -480,10 +479,7 @@ volsend_stream_lost(struct volsend *vs, unsigned stream)
     ps = &vs->st[stream];
     vs_stream_reset(ps);
     for (i = 0; i < ps->nids; i++)
-        if (plan_file_active(vs->p, ps->ids[i]) &&
-            vs_push(vs, ps->ids[i]) != 0)
-            log_debug("stream %u lost: cannot queue entry %u again",
-                stream, ps->ids[i]);
+        plan_file_unpack(vs->p, ps->ids[i]);
     ps->nids = 0;
 }
 

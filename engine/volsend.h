@@ -26,8 +26,8 @@
  * spent more than 80% (compression is the bottleneck).
  *
  * A lost stream other than 0 gives back the files it carried that are
- * not yet done (volsend_stream_lost): they are packed again on another
- * stream. A new attempt starts afresh (volsend_restart): files done are
+ * not yet done (volsend_stream_lost): they are sent again in blocks
+ * (plan_file_unpack says why not in another volume). A new attempt starts afresh (volsend_restart): files done are
  * not offered again, so a volume whose files were all committed is never
  * sent again.
  *
@@ -93,8 +93,8 @@ int volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
 /* 1 while stream has a volume begun and not ended. */
 int volsend_open(const struct volsend *vs, unsigned stream);
 
-/* A stream other than 0 was lost: its files not yet done are queued
- * again (its volume is abandoned). */
+/* A stream other than 0 was lost: its files not yet done go back to
+ * the plan, to be sent in blocks (its volume is abandoned). */
 void volsend_stream_lost(struct volsend *vs, unsigned stream);
 /* A new attempt: queues and volumes are dropped (the plan offers again
  * what is not done). */

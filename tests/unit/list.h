@@ -181,6 +181,12 @@
     X(receiver_max_files) \
     X(receiver_max_pending) \
     X(receiver_torture) \
+    /* test_volrecv.c */ \
+    X(volrecv_rules) \
+    X(volrecv_lost_then_blocks) \
+    /* test_volsend.c */ \
+    X(volsend_rules) \
+    X(volsend_changed) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
@@ -201,6 +207,9 @@
     X(push_resume_streams) \
     X(push_stream_lost) \
     X(push_stream_lost_answers) \
+    X(push_volumes) \
+    X(push_volumes_streams) \
+    X(push_volumes_resume) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_ssh_argv) \
