@@ -22,6 +22,7 @@ struct vs_stream {
     struct volw *w;          /* a set of volumes being written, or NULL */
     uint32_t vol;            /* the wire number of the open volume, or 0 */
     uint32_t nfiles;         /* VOL_FILE sent for it */
+    uint64_t nbytes;         /* ... and their files' bytes */
     uint32_t cur_id;         /* the file being added */
     struct buf data;         /* compressed bytes not yet framed */
     struct buf *out;         /* the step's output, while working */
@@ -214,6 +215,7 @@ vs_sink_open(void *ctx, uint32_t index)
         ps->vs->next_vol = 1;
     ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
+    ps->nbytes = 0;
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
 }
@@ -241,7 +243,8 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
     log_debug("volume %u: %u files, %llu bytes (%llu raw)", ps->vol,
         ps->nfiles, (unsigned long long)v->bytes,
         (unsigned long long)v->raw);
-    xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, v->raw, v->bytes);
+    xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, ps->nbytes,
+        v->bytes);
     ps->vol = 0;
     return msg_vol_end_encode(ps->out, &m);
 }
@@ -264,6 +267,7 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
     if ((r = msg_vol_file_encode(ps->out, &m)) != 0)
         return r;
     ps->nfiles++;
+    ps->nbytes += rec->size;
     return vs_flush_data(ps);
 }
 

@@ -16,10 +16,10 @@ xfer_file(struct xfer *x, const char *path, const char *action,
 
 void
 xfer_volume(struct xfer *x, uint32_t index, const char *action,
-    uint64_t files, uint64_t raw, uint64_t bytes)
+    uint64_t files, uint64_t file_bytes, uint64_t bytes)
 {
     if (x->ev.volume != NULL)
-        x->ev.volume(x->ev.ctx, index, action, files, raw, bytes);
+        x->ev.volume(x->ev.ctx, index, action, files, file_bytes, bytes);
 }
 
 void
