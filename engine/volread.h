@@ -78,6 +78,9 @@ struct volr;
  * the staging directory. */
 int volr_new(int rootfd, const struct volr_opts *o,
     const struct volr_hooks *h, struct volr **out) FERRY_WUR;
+/* The same, staging in stagefd (borrowed; see volstage_init_in). */
+int volr_new_in(int rootfd, int stagefd, const struct volr_opts *o,
+    const struct volr_hooks *h, struct volr **out) FERRY_WUR;
 /* Closes what is open and removes the staging directory with what it
  * holds. */
 void volr_free(struct volr *v);

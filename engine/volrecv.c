@@ -200,14 +200,18 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
     struct volr_opts o = { 1, vr->block_size };
     struct volr_hooks h = { vr_hook, NULL, NULL };
     struct msg_vol_begin m;
-    int r, rootfd;
+    int r, rootfd, partfd;
 
     if ((r = msg_vol_begin_decode(f->payload, f->len, &m)) != 0)
         return r;
     if (vs->vol != 0 || (rootfd = dest_root_fd(vr->d)) < 0)
         return FERRY_ERR_PROTOCOL;
+    /* Staged in DEST/.ferry/part, whose lock we hold: what a crash
+     * leaves there is swept by the next transfer, never in sight. */
+    if ((r = dest_part_dir(vr->d, &partfd)) != 0)
+        return r;
     h.ctx = vs;
-    if ((r = volr_new(rootfd, &o, &h, &vs->r)) != 0)
+    if ((r = volr_new_in(rootfd, partfd, &o, &h, &vs->r)) != 0)
         return xfer_fail(vr->x, r, "%s: cannot stage a volume: %s",
             dest_root(vr->d), ferry_strerror(r));
     vs->vol = m.volume;
