@@ -236,6 +236,7 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
         return FERRY_ERR_PROTOCOL;
     if ((r = incoming_flush(rc->in, st->out)) != 0)
         return r;
+    volrecv_end(incoming_volrecv(rc->in));
     dest_fix_dirs(rc->d);
     dest_tidy(rc->d);
     if ((r = msg_summary_encode(st->out, incoming_summary(rc->in))) != 0)

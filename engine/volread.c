@@ -640,4 +640,5 @@ void
 volr_stats(const struct volr *v, struct volr_stats *st)
 {
     *st = v->st;
+    st->committed = v->s.committed;
 }

@@ -103,7 +103,8 @@ enum volr_kind volr_error(const struct volr *v, const char **text);
 struct volr_stats {
     uint32_t volumes;
     uint64_t members;
-    uint64_t files;        /* regular files committed, split ones once */
+    uint64_t files;        /* regular files read, split ones once */
+    uint64_t committed;    /* of them, in place (in the order read) */
     uint64_t bytes;        /* their data */
 };
 void volr_stats(const struct volr *v, struct volr_stats *st);

@@ -20,15 +20,18 @@ struct vr_member {
     uint64_t size;
 };
 
-/* One stream's volume; also the context of the reader's hook. */
+/* One stream's volume; also the context of the reader's hook. The
+ * reader (and its staging directory) serves the stream's volumes one
+ * after the other: a directory made per volume costs the file system
+ * more than the files in it. */
 struct vr_stream {
     struct volrecv *vr;
     uint32_t vol;            /* open volume, or 0 */
-    int ending;              /* VOL_END came: the reader wants the end */
     struct volr *r;
     struct vr_member *m;
     size_t nm, mcap;
     size_t next;             /* the reader's next record */
+    size_t acked;            /* records answered (committed) so far */
     uint64_t bytes;          /* compressed bytes so far */
     uint64_t raw;            /* file bytes of the records handed out */
 };
@@ -61,24 +64,32 @@ volrecv_new(struct incoming *in, struct dest *d, uint32_t block_size,
     return vr;
 }
 
-/* Ends the stream's volume: the reader (and its staging) goes, and the
- * files claimed for it may come again. */
+/* Forgets the stream's volume: the files claimed for it and not
+ * answered may come again. */
 static void
-vr_close(struct volrecv *vr, unsigned stream)
+vr_forget(struct volrecv *vr, unsigned stream)
 {
     struct vr_stream *vs = &vr->st[stream];
     size_t i;
 
-    volr_free(vs->r);
-    vs->r = NULL;
     for (i = 0; i < vs->nm; i++) {
         incoming_pack_release(vr->in, vs->m[i].id, stream);
         xfree(vs->m[i].path);
     }
-    vs->nm = vs->next = 0;
+    vs->nm = vs->next = vs->acked = 0;
     vs->vol = 0;
-    vs->ending = 0;
     vs->bytes = vs->raw = 0;
+}
+
+/* ... and its reader, with what it staged and did not commit. */
+static void
+vr_close(struct volrecv *vr, unsigned stream)
+{
+    struct vr_stream *vs = &vr->st[stream];
+
+    vr_forget(vr, stream);
+    volr_free(vs->r);
+    vs->r = NULL;
 }
 
 void
@@ -112,6 +123,12 @@ volrecv_restart(struct volrecv *vr)
 }
 
 void
+volrecv_end(struct volrecv *vr)
+{
+    volrecv_restart(vr);
+}
+
+void
 volrecv_set_prefs(struct volrecv *vr, const struct volsend_opts *o)
 {
     vr->prefs = *o;
@@ -140,9 +157,8 @@ volrecv_is_frame(uint8_t type)
         type == MSG_VOL_DATA || type == MSG_VOL_END;
 }
 
-/* The reader's manifest: the records the sender announced, in order;
- * after VOL_END, the end record with their totals. A member without a
- * record (FERRY_ERR_SHORT) is refused by the reader. */
+/* The reader's manifest: the records the sender announced, in order. A
+ * member without a record (FERRY_ERR_SHORT) is refused by the reader. */
 static int
 vr_hook(void *ctx, struct vman_rec *rec, char *store)
 {
@@ -150,21 +166,13 @@ vr_hook(void *ctx, struct vman_rec *rec, char *store)
     struct vr_member *m;
 
     memset(rec, 0, sizeof(*rec));
-    /* The reader numbers this volume as the wire does (its messages name
-     * it); its end counts the one volume it read. */
-    rec->volume = vs->vol;
-    if (vs->next >= vs->nm) {
-        if (!vs->ending)
-            return FERRY_ERR_SHORT;
-        rec->type = VMAN_END;
-        rec->volume = 1;
-        rec->entries = vs->nm;
-        rec->files = vs->nm;
-        rec->size = vs->raw;
-        return 0;
-    }
+    if (vs->next >= vs->nm)
+        return FERRY_ERR_SHORT;
     m = &vs->m[vs->next++];
     rec->type = VMAN_FILE;
+    /* The reader numbers the volume as the wire does (its messages name
+     * it). */
+    rec->volume = vs->vol;
     rec->path_len = strlen(m->path);
     memcpy(store, m->path, rec->path_len + 1);
     rec->path = store;
@@ -211,7 +219,8 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
     if ((r = dest_part_dir(vr->d, &partfd)) != 0)
         return r;
     h.ctx = vs;
-    if ((r = volr_new_in(rootfd, partfd, &o, &h, &vs->r)) != 0)
+    if (vs->r == NULL && (r = volr_new_in(rootfd, partfd, &o, &h,
+        &vs->r)) != 0)
         return xfer_fail(vr->x, r, "%s: cannot stage a volume: %s",
             dest_root(vr->d), ferry_strerror(r));
     vs->vol = m.volume;
@@ -258,8 +267,28 @@ vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
     return 0;
 }
 
+/* Answers the files the reader has committed: it commits in batches as
+ * it reads, in order, so the window moves on before the volume ends. */
 static int
-vr_data(struct volrecv *vr, unsigned stream, const struct frame *f)
+vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
+{
+    struct vr_stream *vs = &vr->st[stream];
+    struct volr_stats st;
+    int r;
+
+    volr_stats(vs->r, &st);
+    while (vs->acked < vs->nm && vs->acked < st.committed) {
+        if ((r = incoming_pack_done(vr->in, vs->m[vs->acked].id, stream,
+            out)) != 0)
+            return r;
+        vs->acked++;
+    }
+    return 0;
+}
+
+static int
+vr_data(struct volrecv *vr, unsigned stream, const struct frame *f,
+    struct buf *out)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct msg_vol_data m;
@@ -272,7 +301,7 @@ vr_data(struct volrecv *vr, unsigned stream, const struct frame *f)
     vs->bytes += m.len;
     if ((r = volr_put(vs->r, m.data, m.len)) != 0)
         return vr_fail(vr, stream, r);
-    return 0;
+    return vr_answer(vr, stream, out);
 }
 
 static int
@@ -281,8 +310,6 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
 {
     struct vr_stream *vs = &vr->st[stream];
     struct msg_vol_end m;
-    uint32_t vol;
-    size_t i;
     int r;
 
     if ((r = msg_vol_end_decode(f->payload, f->len, &m)) != 0)
@@ -296,15 +323,17 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
             vs->vol, vs->bytes, vs->nm, m.bytes, m.files);
     if ((r = volr_end(vs->r)) != 0)
         return vr_fail(vr, stream, r);
-    vol = vs->vol;
-    vs->ending = 1;
-    if ((r = volr_finish(vs->r)) != 0)
-        return vr_fail(vr, stream, r);
-    xfer_volume(vr->x, vol, "committed", vs->nm, vs->raw, vs->bytes);
-    for (i = 0; i < vs->nm; i++)
-        if ((r = incoming_pack_done(vr->in, vs->m[i].id, stream, out)) != 0)
-            return r;
-    vr_close(vr, stream);
+    if (vs->next < vs->nm) {
+        r = xfer_fail(vr->x, FERRY_ERR_FORMAT, "%s: volume %" PRIu32
+            " from the sender refused: %zu of the files it announced are "
+            "not in it", dest_root(vr->d), vs->vol, vs->nm - vs->next);
+        vr_close(vr, stream);
+        return r;
+    }
+    xfer_volume(vr->x, vs->vol, "committed", vs->nm, vs->raw, vs->bytes);
+    if ((r = vr_answer(vr, stream, out)) != 0)
+        return r;
+    vr_forget(vr, stream);
     return 0;
 }
 
@@ -321,7 +350,7 @@ volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
     case MSG_VOL_FILE:
         return vr_file(vr, stream, f);
     case MSG_VOL_DATA:
-        return vr_data(vr, stream, f);
+        return vr_data(vr, stream, f, out);
     default:  /* volrecv_is_frame: VOL_END */
         return vr_end(vr, stream, f, out);
     }

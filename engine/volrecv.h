@@ -60,5 +60,8 @@ int volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
  * abandoned and its files may come again, in blocks. */
 void volrecv_stream_lost(struct volrecv *vr, unsigned stream);
 void volrecv_restart(struct volrecv *vr);
+/* The transfer ended (every file answered): the readers and their
+ * staging directories go, so that the state directory can. */
+void volrecv_end(struct volrecv *vr);
 
 #endif

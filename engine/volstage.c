@@ -234,6 +234,8 @@ volstage_commit(struct volstage *s, const char **failed)
     }
     if (r == 0 && s->nbatch > 0)
         r = volstage_sync(s);
+    if (r == 0)
+        s->committed += s->nbatch;
     for (i = 0; i < s->nbatch; i++) {
         if (r != 0) {
             volstage_key_name(s->batch[i].key, name);

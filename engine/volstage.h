@@ -38,6 +38,7 @@ struct volstage_name {
 struct volstage {
     /* read-only */
     char name[64];          /* of the staging directory */
+    uint64_t committed;     /* files in place, in the order they came */
     /* private */
     int rootfd, stagefd, parentfd;
     uint32_t block_size;
