@@ -608,7 +608,7 @@ plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
     return plan_queue(p, id, PW_SEND, index, 1, NULL);
 }
 
-static int
+int
 plan_same_file(const struct mentry *e, const struct stat *st)
 {
     return S_ISREG(st->st_mode) && (uint64_t)st->st_size == e->size &&

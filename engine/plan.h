@@ -25,6 +25,7 @@
 #define FERRY_ENGINE_PLAN_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../proto/msg.h"
 #include "manifest.h"
@@ -112,6 +113,10 @@ void plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
 /* A held block that differs here: it goes back in the queue to be sent. */
 int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
     FERRY_WUR;
+
+/* 1 if st (of the open source) is the file e was scanned as: a regular
+ * file of the same size and mtime. */
+int plan_same_file(const struct mentry *e, const struct stat *st);
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

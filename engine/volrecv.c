@@ -32,6 +32,7 @@ struct vr_stream {
     size_t nm, mcap;
     size_t next;             /* the reader's next record */
     size_t acked;            /* records answered (committed) so far */
+    uint64_t committed0;     /* the reader's committed files before it */
     uint64_t bytes;          /* compressed bytes so far */
     uint64_t raw;            /* file bytes of the records handed out */
 };
@@ -207,6 +208,7 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
     struct vr_stream *vs = &vr->st[stream];
     struct volr_opts o = { 1, vr->block_size };
     struct volr_hooks h = { vr_hook, NULL, NULL };
+    struct volr_stats st;
     struct msg_vol_begin m;
     int r, rootfd, partfd;
 
@@ -224,6 +226,8 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
         return xfer_fail(vr->x, r, "%s: cannot stage a volume: %s",
             dest_root(vr->d), ferry_strerror(r));
     vs->vol = m.volume;
+    volr_stats(vs->r, &st);
+    vs->committed0 = st.committed;
     if ((r = volr_begin(vs->r, m.volume)) != 0)
         return vr_fail(vr, stream, r);
     return 0;
@@ -276,8 +280,11 @@ vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
     struct volr_stats st;
     int r;
 
+    /* The reader counts over the stream's volumes; this one's files
+     * are those it committed since it began. */
     volr_stats(vs->r, &st);
-    while (vs->acked < vs->nm && vs->acked < st.committed) {
+    while (vs->acked < vs->nm &&
+        vs->acked < st.committed - vs->committed0) {
         if ((r = incoming_pack_done(vr->in, vs->m[vs->acked].id, stream,
             out)) != 0)
             return r;

@@ -11,6 +11,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "../common/zst.h"
 #include "../proto/limits.h"
 #include "conn.h"
 #include "plan.h"
@@ -26,8 +27,8 @@ struct vs_stream {
     uint32_t cur_id;         /* the file being added */
     struct buf data;         /* compressed bytes not yet framed */
     struct buf *out;         /* the step's output, while working */
-    uint64_t t_start;        /* ns: when the set began */
-    uint64_t t_busy;         /* ns spent reading and compressing */
+    uint64_t t_start;        /* ns: when the volume began */
+    uint64_t t_busy;         /* ns spent reading and compressing it */
     uint32_t *ids;           /* files packed here, maybe not done yet */
     size_t nids, ids_cap;
     struct volsend *vs;
@@ -43,6 +44,8 @@ struct volsend {
     uint32_t *q;             /* ring of ids waiting to be packed */
     size_t qhead, qlen, qcap;
     uint8_t *fbuf;           /* one file, read whole (threshold + 1) */
+    struct zst *probe;       /* auto: a sample's compressibility */
+    uint8_t *probe_out;
     struct vs_stream st[PROTO_MAX_STREAMS];
 };
 
@@ -114,6 +117,8 @@ volsend_free(struct volsend *vs)
     }
     xfree(vs->q);
     xfree(vs->fbuf);
+    zst_free(vs->probe);
+    xfree(vs->probe_out);
     xfree(vs);
 }
 
@@ -216,6 +221,8 @@ vs_sink_open(void *ctx, uint32_t index)
     ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
     ps->nbytes = 0;
+    ps->t_start = vs_now_ns();
+    ps->t_busy = 0;
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
 }
@@ -226,6 +233,35 @@ vs_sink_write(void *ctx, const void *p, size_t n)
     struct vs_stream *ps = ctx;
 
     return buf_put(&ps->data, p, n);
+}
+
+/* zstd's level 0 means its default: never ask for it by accident. */
+static int
+vs_zstd_level(const struct volsend *vs)
+{
+    return vs->level != 0 ? vs->level : 1;
+}
+
+/* The level of the next volume, from how the one just ended went (see
+ * volsend.h): files bytes in, bytes out, and the time it took. */
+static void
+vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
+    uint64_t busy)
+{
+    if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10))
+        return;  /* too little to judge by */
+    if (out * 100 > in * 97) {
+        vs->level = VOLSEND_MIN_LEVEL;
+        return;
+    }
+    if (vs->level == VOLSEND_MIN_LEVEL)
+        vs->level = 1;  /* it compresses after all: try again */
+    else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
+        vs->level++;
+    else if (busy * 10 > wall * 8 && vs->level > 1)
+        vs->level--;
+    else if (busy * 10 > wall * 8 && vs->level == 1)
+        vs->level = VOLSEND_MIN_LEVEL;
 }
 
 static int
@@ -245,6 +281,10 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
         (unsigned long long)v->raw);
     xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, ps->nbytes,
         v->bytes);
+    vs_adapt(ps->vs, ps->nbytes, v->bytes, vs_now_ns() - ps->t_start,
+        ps->t_busy);
+    /* Between two zstd frames: the next volume takes it. */
+    volw_set_level(ps->w, vs_zstd_level(ps->vs));
     ps->vol = 0;
     return msg_vol_end_encode(ps->out, &m);
 }
@@ -271,14 +311,6 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
     return vs_flush_data(ps);
 }
 
-static int
-vs_same(const struct mentry *e, const struct stat *st)
-{
-    return S_ISREG(st->st_mode) && (uint64_t)st->st_size == e->size &&
-        st->st_mtim.tv_sec == e->mtime_sec &&
-        (uint32_t)st->st_mtim.tv_nsec == e->mtime_nsec;
-}
-
 /* Reads the file whole into vs->fbuf: 0, or why it cannot be sent as
  * scanned (FERRY_ERR_CHANGED when it changed: a byte more than its size
  * can be read, or its size or mtime moved while it was read). */
@@ -294,7 +326,7 @@ vs_read(struct volsend *vs, const struct mentry *e)
         return errno == ELOOP ? FERRY_ERR_CHANGED : -errno;
     if (fstat(fd, &st) != 0)
         r = -errno;
-    else if (!vs_same(e, &st))
+    else if (!plan_same_file(e, &st))
         r = FERRY_ERR_CHANGED;
     while (r == 0 && got <= e->size) {
         k = read(fd, vs->fbuf + got, (size_t)e->size + 1 - got);
@@ -308,7 +340,7 @@ vs_read(struct volsend *vs, const struct mentry *e)
             got += (size_t)k;
     }
     if (r == 0 && (got != e->size || fstat(fd, &st) != 0 ||
-        !vs_same(e, &st)))
+        !plan_same_file(e, &st)))
         r = FERRY_ERR_CHANGED;
     close(fd);
     return r;
@@ -357,8 +389,32 @@ vs_remember(struct volsend *vs, struct vs_stream *ps, uint32_t id)
     return 0;
 }
 
+/* Before a set of volumes begins, with auto: a sample of its first file
+ * (in vs->fbuf) that does not shrink by 3% at zstd's level 1 starts it
+ * at the fastest level, so incompressible data does not wait for a
+ * whole volume to be found out. */
+#define VS_PROBE_MAX (128u << 10)
+#define VS_PROBE_MIN 512u
+
+static void
+vs_probe(struct volsend *vs, uint64_t size)
+{
+    size_t n = size < VS_PROBE_MAX ? (size_t)size : VS_PROBE_MAX, out;
+
+    if (vs->o.compress != VOL_COMPRESS_AUTO || n < VS_PROBE_MIN)
+        return;
+    if (vs->probe == NULL && ((vs->probe = zst_new()) == NULL ||
+        (vs->probe_out = xmalloc(VS_PROBE_MAX)) == NULL))
+        return;
+    if (zst_compress(vs->probe, vs->probe_out, n - n / 32, vs->fbuf, n,
+        &out) != 0)
+        vs->level = VOLSEND_MIN_LEVEL;
+    else if (vs->level == VOLSEND_MIN_LEVEL)
+        vs->level = VOLSEND_START_LEVEL;
+}
+
 static int
-vs_begin_set(struct volsend *vs, struct vs_stream *ps)
+vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
 {
     struct volw_sink sink = { vs_sink_open, vs_sink_write, vs_sink_close,
         vs_sink_record, ps };
@@ -368,45 +424,20 @@ vs_begin_set(struct volsend *vs, struct vs_stream *ps)
     o.name = "ferry";
     o.volume_size = vs->o.volume_size;
     o.block_size = plan_block_size(vs->p);
-    /* zstd's level 0 means its default: never ask for it by accident. */
-    o.level = vs->level != 0 ? vs->level : 1;
-    ps->t_start = vs_now_ns();
-    ps->t_busy = 0;
+    vs_probe(vs, size);
+    o.level = vs_zstd_level(vs);
     return volw_new(&o, &sink, &ps->w);
-}
-
-/* The next level, from how the set just ended went (see volsend.h). */
-static void
-vs_adapt(struct volsend *vs, const struct volw_totals *t, uint64_t wall,
-    uint64_t busy)
-{
-    if (vs->o.compress != VOL_COMPRESS_AUTO || t->bytes < (256u << 10))
-        return;  /* too little to judge by */
-    if (t->compressed * 100 > t->bytes * 97) {
-        vs->level = VOLSEND_MIN_LEVEL;
-        return;
-    }
-    if (vs->level == VOLSEND_MIN_LEVEL)
-        vs->level = 1;  /* it compresses after all: try again */
-    else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
-        vs->level++;
-    else if (busy * 10 > wall * 8 && vs->level > 1)
-        vs->level--;
-    else if (busy * 10 > wall * 8 && vs->level == 1)
-        vs->level = VOLSEND_MIN_LEVEL;
 }
 
 static int
 vs_end_set(struct volsend *vs, struct vs_stream *ps, struct buf *out)
 {
-    struct volw_totals t;
     int r;
 
+    (void)vs;
     ps->out = out;
     if ((r = volw_finish(ps->w)) != 0)
         return r;
-    volw_totals(ps->w, &t);
-    vs_adapt(vs, &t, vs_now_ns() - ps->t_start, ps->t_busy);
     volw_free(ps->w);
     ps->w = NULL;
     return 0;
@@ -424,7 +455,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     if ((r = vs_read(vs, e)) != 0)
         return vs_give_up(vs, stream, id, r, out);
     ps->out = out;
-    if (ps->w == NULL && (r = vs_begin_set(vs, ps)) != 0)
+    if (ps->w == NULL && (r = vs_begin_set(vs, ps, e->size)) != 0)
         return r;
     memset(&ve, 0, sizeof(ve));
     ve.type = TAR_FILE;

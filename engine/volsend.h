@@ -18,12 +18,14 @@
  * Its size never passes the volume size; a full volume is followed by the
  * next one on the same stream.
  *
- * Compression adapts per volume (auto): a volume whose data did not
- * shrink by 3% makes the next ones use zstd's fastest level (near a raw
- * copy); otherwise the level goes up while the sender spent less than
- * half of the volume's time compressing (the link or the receiver is the
- * bottleneck: spending CPU saves wire bytes for free), and down when it
- * spent more than 80% (compression is the bottleneck).
+ * Compression adapts (auto): a set of volumes starts at zstd's fastest
+ * level (near a raw copy) when a sample of its first file does not
+ * shrink by 3% at level 1, else where the last one left off. After each
+ * volume, one whose data did not shrink by 3% makes the next use the
+ * fastest level; otherwise the level goes up while the sender spent less
+ * than half of the volume's time reading and compressing (the link or
+ * the receiver is the bottleneck: spending CPU saves wire bytes for
+ * free), and down when it spent more than 80% (compression is).
  *
  * A lost stream other than 0 gives back the files it carried that are
  * not yet done (volsend_stream_lost): they are sent again in blocks

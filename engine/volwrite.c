@@ -503,3 +503,9 @@ volw_totals(const struct volw *w, struct volw_totals *t)
 {
     *t = w->t;
 }
+
+void
+volw_set_level(struct volw *w, int level)
+{
+    zst_enc_set_level(w->z, level != 0 ? level : ZST_LEVEL);
+}

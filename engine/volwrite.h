@@ -121,4 +121,7 @@ int volw_finish(struct volw *w) FERRY_WUR;
 /* Totals so far. */
 void volw_totals(const struct volw *w, struct volw_totals *t);
 
+/* The zstd level of the volumes begun after this call (0: ZST_LEVEL). */
+void volw_set_level(struct volw *w, int level);
+
 #endif

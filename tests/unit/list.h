@@ -43,6 +43,7 @@
     X(text_json_string) \
     X(text_lines) \
     X(text_bytes) \
+    X(text_parse_size) \
     /* test_hash.c */ \
     X(hash_fd_tree) \
     X(hash_fd_errors) \
@@ -62,6 +63,7 @@
     X(zst_incompressible) \
     X(zst_bad_input) \
     X(zst_nomem) \
+    X(zst_set_level) \
     /* test_frame.c */ \
     X(frame_parse_prefix) \
     X(frame_parse_limits) \
@@ -184,6 +186,7 @@
     /* test_volrecv.c */ \
     X(volrecv_rules) \
     X(volrecv_lost_then_blocks) \
+    X(volrecv_second_volume) \
     /* test_volsend.c */ \
     X(volsend_rules) \
     X(volsend_changed) \

@@ -48,7 +48,8 @@ enum {
     VB_END_BYTES = 1 << 3,    /* VOL_END says a byte more */
     VB_END_FILES = 1 << 4,    /* VOL_END says a file more */
     VB_NO_PLAN = 1 << 5,      /* no PLAN, no entries */
-    VB_EOF_1 = 1 << 6         /* stream 1 is lost before VOL_END */
+    VB_EOF_1 = 1 << 6,        /* stream 1 is lost before VOL_END */
+    VB_END_OTHER = 1 << 7     /* VOL_END for another volume number */
 };
 
 struct vr_case {
@@ -172,7 +173,7 @@ vr_run(const struct vr_case *c)
     vd.data = buf_ptr(&vol);
     vd.len = buf_used(&vol);
     CHECK_OK(msg_vol_data_encode(&b, &vd));
-    ve.volume = vb.volume;
+    ve.volume = vb.volume + ((c->breaks & VB_END_OTHER) != 0);
     ve.bytes = buf_used(&vol) + ((c->breaks & VB_END_BYTES) != 0);
     ve.files = (uint32_t)nrec + ((c->breaks & VB_END_FILES) != 0);
     if (c->breaks & VB_EOF_1) {
@@ -282,6 +283,10 @@ static const struct vr_case volrecv_cases[] = {
       .rec = { R_A }, .breaks = VB_OTHER_VOL,
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
       .tree = "d/" },
+    { "end_of_another_volume", .entries = { WANT_A_B }, .m = { M_A },
+      .rec = { R_A }, .breaks = VB_END_OTHER,
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
+      .tree = "d/" },
     { "end_bytes_differ", .entries = { WANT_A_B }, .m = { M_A },
       .rec = { R_A }, .breaks = VB_END_BYTES,
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
@@ -359,6 +364,65 @@ TEST(volrecv_lost_then_blocks)
     CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
     CHECK(strstr(rt->out, "DONE:0") != NULL);
     rt_close(rt);
+    buf_cleanup(&b);
+    rt_finish(rt);
+    free(rt);
+}
+
+/* Two volumes on one stream: the second one's files are answered only
+ * once they are committed, not by what the first one committed (the
+ * reader counts over both). */
+TEST(volrecv_second_volume)
+{
+    static const struct vr_member ma[] = { M_A, { 0 } };
+    static const struct vr_member mb[] = { M_B, { 0 } };
+    static const struct rt_frame want[] = { WANT_A_B };
+    struct rt_case rc = { .name = "second_volume" };
+    struct rt *rt = check_alloc(sizeof(*rt));
+    struct msg_vol_begin vb;
+    struct msg_vol_file vf;
+    struct msg_vol_data vd;
+    struct msg_vol_end ve;
+    struct buf vol, b;
+    size_t i;
+
+    rt_init(rt, &rc);
+    rt_open_receiver(rt, 2);
+    for (i = 0; i < 4; i++)
+        CHECK_OK(rt_feed(rt, &want[i]));
+    buf_init(&vol, 1u << 20);
+    buf_init(&b, 1u << 20);
+    /* Volume 1: a, whole. */
+    vr_volume(ma, &vol);
+    vb.volume = vf.volume = vd.volume = ve.volume = 1;
+    vf.id = 0;
+    vr_hash_of("a", 100, &vf.hash);
+    vd.data = buf_ptr(&vol);
+    vd.len = buf_used(&vol);
+    ve.bytes = buf_used(&vol);
+    ve.files = 1;
+    CHECK_OK(msg_vol_begin_encode(&b, &vb));
+    CHECK_OK(msg_vol_file_encode(&b, &vf));
+    CHECK_OK(msg_vol_data_encode(&b, &vd));
+    CHECK_OK(msg_vol_end_encode(&b, &ve));
+    CHECK_OK(vr_send(rt, 1, &b));
+    /* Volume 2: d/b, all its data but not its end: staged, not
+     * committed, not answered. */
+    buf_reset(&vol);
+    vr_volume(mb, &vol);
+    vb.volume = vf.volume = vd.volume = 2;
+    vf.id = 2;
+    vr_hash_of("d/b", 5000, &vf.hash);
+    vd.data = buf_ptr(&vol);
+    vd.len = buf_used(&vol);
+    CHECK_OK(msg_vol_begin_encode(&b, &vb));
+    CHECK_OK(msg_vol_file_encode(&b, &vf));
+    CHECK_OK(msg_vol_data_encode(&b, &vd));
+    CHECK_OK(vr_send(rt, 1, &b));
+    CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
+    CHECK_EQ_STR(rt->out, "READY WANT:0 SKIP:1 WANT:2 DONE:0");
+    rt_close(rt);
+    buf_cleanup(&vol);
     buf_cleanup(&b);
     rt_finish(rt);
     free(rt);
