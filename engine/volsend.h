@@ -29,9 +29,9 @@
  *
  * A lost stream other than 0 gives back the files it carried that are
  * not yet done (volsend_stream_lost): they are sent again in blocks
- * (plan_file_unpack says why not in another volume). A new attempt starts afresh (volsend_restart): files done are
- * not offered again, so a volume whose files were all committed is never
- * sent again.
+ * (plan_file_unpack says why not in another volume). A new attempt
+ * starts afresh (volsend_restart): files done are not offered again, so
+ * a volume whose files were all committed is never sent again.
  *
  * Not thread-safe: the senders of one transfer step one at a time.
  */

@@ -10,7 +10,8 @@
 # vol_files FILE ACTION: files in the volume events of that action.
 vol_files() {
     grep "\"event\":\"volume\".*\"action\":\"$2\"" "$1" |
-        sed 's/.*"files":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s + 0 }'
+        sed 's/.*"files":\([0-9]*\).*/\1/' |
+        awk '{ s += $1 } END { print s + 0 }'
 }
 vol_count() {
     grep -c "\"event\":\"volume\".*\"action\":\"$2\"" "$1" || true

@@ -223,6 +223,7 @@
     X(client_key_kind_hostile) \
     X(client_duration) \
     X(client_cli_retry_options) \
+    X(client_cli_volume_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \
