@@ -15,7 +15,7 @@
  *
  * The output stays short: a line per group of cases (the name up to the
  * first '_', which is the module), FAIL lines, and the total. The timeout
- * (10 s) can be raised with FERRY_TEST_TIMEOUT=seconds for slow runs.
+ * (30 s) can be raised with FERRY_TEST_TIMEOUT=seconds for slow runs.
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,7 +29,7 @@
 #include "check.h"
 #include "list.h"
 
-#define TEST_TIMEOUT 10
+#define TEST_TIMEOUT 30
 
 struct test_case {
     const char *name;
