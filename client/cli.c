@@ -33,7 +33,7 @@ cli_usage(FILE *f)
 "      --compress=auto|never|LEVEL  volumes of small files: adapt the zstd\n"
 "                        level to the link (default), or not, or fix it\n"
 "      --pack-threshold SIZE  files smaller than this travel packed in\n"
-"                        volumes (default 256K; 0: never)\n"
+"                        volumes (default 8M; 0: never)\n"
 "      --volume-size SIZE  largest volume (64K..1T; default 2G)\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"

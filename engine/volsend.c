@@ -473,6 +473,9 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
+    /* Enough to judge the level by: the next file begins a volume. */
+    if (ps->nbytes >= VOLSEND_ADAPT_BYTES && (r = volw_cut(ps->w)) != 0)
+        return r;
     return vs_remember(vs, ps, id);
 }
 

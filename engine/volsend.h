@@ -18,7 +18,9 @@
  * Its size never passes the volume size; a full volume is followed by the
  * next one on the same stream.
  *
- * Compression adapts (auto): a set of volumes starts at zstd's fastest
+ * Compression adapts (auto), between volumes, which end after
+ * VOLSEND_ADAPT_BYTES of file data for that: a set of volumes starts at
+ * zstd's fastest
  * level (near a raw copy) when a sample of its first file does not
  * shrink by 3% at level 1, else where the last one left off. After each
  * volume, one whose data did not shrink by 3% makes the next use the
@@ -44,12 +46,15 @@
 #include "../proto/msg_vol.h"
 #include "xfer.h"
 
-/* Files below this size travel packed unless the user says otherwise:
- * below it, the per-file costs (an ENTRY, REPLY, BLOCK, FILE_END and
- * FILE_DONE each, a staging file, journal-free commit) weigh more than
- * the data; above it, a file is worth its own blocks, resume and
- * parallel spreading. */
-#define VOLSEND_DEFAULT_THRESHOLD (256u << 10)
+/* Files below this size travel packed unless the user says otherwise.
+ * It is the size below which a file has no resume journal
+ * (PARTIAL_JOURNAL_MIN): such a file is sent again whole after a cut
+ * anyway, so packing it loses nothing, while it gains compression
+ * across files and saves its per-file messages and staging. */
+#define VOLSEND_DEFAULT_THRESHOLD (8u << 20)
+/* A volume ends after this much file data even when it could hold more,
+ * so that the level adapts while a large set is sent. */
+#define VOLSEND_ADAPT_BYTES (64u << 20)
 /* Where the adaptive level starts: zstd's default (as `zstd -3`). */
 #define VOLSEND_START_LEVEL 3
 #define VOLSEND_MIN_LEVEL (-5)

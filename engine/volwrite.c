@@ -509,3 +509,19 @@ volw_set_level(struct volw *w, int level)
 {
     zst_enc_set_level(w->z, level != 0 ? level : ZST_LEVEL);
 }
+
+int
+volw_cut(struct volw *w)
+{
+    int r;
+
+    if (w->broken)
+        return FERRY_ERR_USAGE;
+    if (!w->open)
+        return 0;
+    w->broken = 1;
+    if ((r = volw_close(w)) != 0)
+        return r;
+    w->broken = 0;
+    return 0;
+}

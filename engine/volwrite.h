@@ -124,4 +124,9 @@ void volw_totals(const struct volw *w, struct volw_totals *t);
 /* The zstd level of the volumes begun after this call (0: ZST_LEVEL). */
 void volw_set_level(struct volw *w, int level);
 
+/* Ends the volume being written, if any, before it is full: the next
+ * entry begins a new one. Returns 0 or a sink's error (then the writer
+ * is broken, as for volw_add). */
+int volw_cut(struct volw *w) FERRY_WUR;
+
 #endif

@@ -24,7 +24,7 @@ head -c 9000000 /dev/urandom >"$T/src/big2"
 for i in $(seq 1 20); do seq 1 $((i * 500)) >"$T/src/text/t$i.txt"; done
 : >"$T/src/empty"
 ln -s small "$T/src/link"
-nsmall=$(find "$T/src" -type f -size -262144c | wc -l)
+nsmall=$(find "$T/src" -type f -size -8388608c | wc -l)
 
 # 1. Push and pull, default settings: the small files in volumes.
 expect_rc 0 "$FERRY" push --json "$T/src/" "local:$T/d1"

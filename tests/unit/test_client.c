@@ -287,7 +287,7 @@ TEST(client_cli_volume_options)
     size_t i;
 
     CHECK_OK(cli_parse(&c, 4, dflt));
-    CHECK_EQ_U64(c.pack_threshold, 256u << 10);
+    CHECK_EQ_U64(c.pack_threshold, 8u << 20);
     CHECK_EQ_U64(c.volume_size, UINT64_C(2) << 30);
     CHECK_EQ_INT(c.vol_compress, VOL_COMPRESS_AUTO);
     cli_cleanup(&c);
