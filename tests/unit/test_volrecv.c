@@ -318,55 +318,84 @@ TEST(volrecv_rules)
         vr_run(&volrecv_cases[i]);
 }
 
-/* After a lost stream, the files its volume claimed may come again, in
- * blocks on another stream (the sender's way of sending them again), or
- * in another volume. */
-TEST(volrecv_lost_then_blocks)
+/* A receiver of two streams that wants a and d/b (ids 0 and 2). */
+static struct rt *
+vr_open(const struct rt_case *rc)
 {
-    static const struct vr_case lost = { "lost_then_blocks",
-        .entries = { WANT_A_B }, .m = { M_A }, .rec = { R_A }, .stream = 1,
-        .breaks = VB_EOF_1, .out = "READY WANT:0 SKIP:1 WANT:2",
-        .tree = "d/" };
-    struct rt_case rc = { .name = lost.name };
+    static const struct rt_frame want[] = { WANT_A_B };
     struct rt *rt = check_alloc(sizeof(*rt));
-    struct rt_frame fr[] = { { F_BLOCK(0, 0) }, { F_FEND(0) } };
-    struct msg_vol_begin vb = { 3 };
-    struct msg_vol_file vf = { 3, 0, { { 0 } } };
-    struct buf b;
     size_t i;
 
-    rt_init(rt, &rc);
+    rt_init(rt, rc);
     rt_open_receiver(rt, 2);
-    for (i = 0; i < 4; i++)
-        CHECK_OK(rt_feed(rt, &lost.entries[i]));
-    buf_init(&b, 1u << 20);
-    vr_hash_of("a", 100, &vf.hash);
-    CHECK_OK(msg_vol_begin_encode(&b, &vb));
-    CHECK_OK(msg_vol_file_encode(&b, &vf));
-    CHECK_OK(vr_send(rt, 1, &b));
-    /* While stream 1 holds it, another volume may not claim it. */
-    CHECK_OK(msg_vol_begin_encode(&b, &vb));
-    CHECK_OK(msg_vol_file_encode(&b, &vf));
-    CHECK_EQ_ERR(vr_send(rt, 0, &b), FERRY_ERR_PROTOCOL);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        CHECK_OK(rt_feed(rt, &want[i]));
+    return rt;
+}
+
+/* Appends volume vol of the one member m, as file id: VOL_BEGIN,
+ * VOL_FILE, with data its VOL_DATA, with end its VOL_END. */
+static void
+vr_frames(struct buf *b, uint32_t vol, uint32_t id,
+    const struct vr_member *m, int data, int end)
+{
+    const struct vr_member ms[] = { *m, { 0 } };
+    struct msg_vol_begin vb = { vol };
+    struct msg_vol_file vf = { vol, id, { { 0 } } };
+    struct msg_vol_data vd = { vol, NULL, 0 };
+    struct msg_vol_end ve = { vol, 0, 1 };
+    struct buf v;
+
+    buf_init(&v, 1u << 20);
+    vr_volume(ms, &v);
+    vr_hash_of(m->path, m->size, &vf.hash);
+    vd.data = buf_ptr(&v);
+    vd.len = ve.bytes = buf_used(&v);
+    CHECK_OK(msg_vol_begin_encode(b, &vb));
+    CHECK_OK(msg_vol_file_encode(b, &vf));
+    if (data)
+        CHECK_OK(msg_vol_data_encode(b, &vd));
+    if (end)
+        CHECK_OK(msg_vol_end_encode(b, &ve));
+    buf_cleanup(&v);
+}
+
+static void
+vr_done(struct rt *rt)
+{
     rt_close(rt);
     rt_finish(rt);
+    free(rt);
+}
 
-    rt_init(rt, &rc);
-    rt_open_receiver(rt, 2);
-    for (i = 0; i < 4; i++)
-        CHECK_OK(rt_feed(rt, &lost.entries[i]));
-    CHECK_OK(msg_vol_begin_encode(&b, &vb));
-    CHECK_OK(msg_vol_file_encode(&b, &vf));
+/* After a lost stream, the files its volume claimed may come again, in
+ * blocks on another stream (the sender's way of sending them again);
+ * while the stream holds them, another volume may not claim them. */
+TEST(volrecv_lost_then_blocks)
+{
+    static const struct vr_member ma = M_A;
+    static const struct rt_frame fr[] = { { F_BLOCK(0, 0) }, { F_FEND(0) } };
+    struct rt_case rc = { .name = "lost_then_blocks" };
+    struct rt *rt = vr_open(&rc);
+    struct buf b;
+
+    buf_init(&b, 1u << 20);
+    vr_frames(&b, 3, 0, &ma, 0, 0);
+    CHECK_OK(vr_send(rt, 1, &b));
+    vr_frames(&b, 4, 0, &ma, 0, 0);
+    CHECK_EQ_ERR(vr_send(rt, 0, &b), FERRY_ERR_PROTOCOL);
+    vr_done(rt);
+
+    rt = vr_open(&rc);
+    vr_frames(&b, 3, 0, &ma, 0, 0);
     CHECK_OK(vr_send(rt, 1, &b));
     CHECK_OK(rt_feed_eof(rt, 1));
     CHECK_OK(rt_feed(rt, &fr[0]));
     CHECK_OK(rt_feed(rt, &fr[1]));
     CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
-    CHECK(strstr(rt->out, "DONE:0") != NULL);
-    rt_close(rt);
+    CHECK_EQ_STR(rt->out, "READY WANT:0 SKIP:1 WANT:2 DONE:0");
     buf_cleanup(&b);
-    rt_finish(rt);
-    free(rt);
+    vr_done(rt);
 }
 
 /* Two volumes on one stream: the second one's files are answered only
@@ -374,56 +403,20 @@ TEST(volrecv_lost_then_blocks)
  * reader counts over both). */
 TEST(volrecv_second_volume)
 {
-    static const struct vr_member ma[] = { M_A, { 0 } };
-    static const struct vr_member mb[] = { M_B, { 0 } };
-    static const struct rt_frame want[] = { WANT_A_B };
+    static const struct vr_member ma = M_A, mb = M_B;
     struct rt_case rc = { .name = "second_volume" };
-    struct rt *rt = check_alloc(sizeof(*rt));
-    struct msg_vol_begin vb;
-    struct msg_vol_file vf;
-    struct msg_vol_data vd;
-    struct msg_vol_end ve;
-    struct buf vol, b;
-    size_t i;
+    struct rt *rt = vr_open(&rc);
+    struct buf b;
 
-    rt_init(rt, &rc);
-    rt_open_receiver(rt, 2);
-    for (i = 0; i < 4; i++)
-        CHECK_OK(rt_feed(rt, &want[i]));
-    buf_init(&vol, 1u << 20);
     buf_init(&b, 1u << 20);
-    /* Volume 1: a, whole. */
-    vr_volume(ma, &vol);
-    vb.volume = vf.volume = vd.volume = ve.volume = 1;
-    vf.id = 0;
-    vr_hash_of("a", 100, &vf.hash);
-    vd.data = buf_ptr(&vol);
-    vd.len = buf_used(&vol);
-    ve.bytes = buf_used(&vol);
-    ve.files = 1;
-    CHECK_OK(msg_vol_begin_encode(&b, &vb));
-    CHECK_OK(msg_vol_file_encode(&b, &vf));
-    CHECK_OK(msg_vol_data_encode(&b, &vd));
-    CHECK_OK(msg_vol_end_encode(&b, &ve));
+    vr_frames(&b, 1, 0, &ma, 1, 1);
     CHECK_OK(vr_send(rt, 1, &b));
-    /* Volume 2: d/b, all its data but not its end: staged, not
-     * committed, not answered. */
-    buf_reset(&vol);
-    vr_volume(mb, &vol);
-    vb.volume = vf.volume = vd.volume = 2;
-    vf.id = 2;
-    vr_hash_of("d/b", 5000, &vf.hash);
-    vd.data = buf_ptr(&vol);
-    vd.len = buf_used(&vol);
-    CHECK_OK(msg_vol_begin_encode(&b, &vb));
-    CHECK_OK(msg_vol_file_encode(&b, &vf));
-    CHECK_OK(msg_vol_data_encode(&b, &vd));
+    /* All of d/b's data but not its volume's end: staged, not committed,
+     * not answered. */
+    vr_frames(&b, 2, 2, &mb, 1, 0);
     CHECK_OK(vr_send(rt, 1, &b));
     CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
     CHECK_EQ_STR(rt->out, "READY WANT:0 SKIP:1 WANT:2 DONE:0");
-    rt_close(rt);
-    buf_cleanup(&vol);
     buf_cleanup(&b);
-    rt_finish(rt);
-    free(rt);
+    vr_done(rt);
 }
