@@ -338,6 +338,8 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
         return r;
     }
     xfer_volume(vr->x, vs->vol, "committed", vs->nm, vs->raw, vs->bytes);
+    if (vs->bytes < vs->raw)
+        xfer_add(&vr->x->st.bytes_compressed, vs->raw - vs->bytes);
     if ((r = vr_answer(vr, stream, out)) != 0)
         return r;
     vr_forget(vr, stream);

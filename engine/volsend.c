@@ -281,6 +281,8 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
         (unsigned long long)v->raw);
     xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, ps->nbytes,
         v->bytes);
+    if (v->bytes < ps->nbytes)
+        xfer_add(&ps->vs->x->st.bytes_compressed, ps->nbytes - v->bytes);
     vs_adapt(ps->vs, ps->nbytes, v->bytes, vs_now_ns() - ps->t_start,
         ps->t_busy);
     /* Between two zstd frames: the next volume takes it. */

@@ -33,10 +33,13 @@ tree_same "$T/src" "$T/d1"
     fail "push: $(vol_files "$T/last.out" sent) files in volumes, not $nsmall"
 [ "$(json_field files_sent)" -eq "$(find "$T/src" -type f | wc -l)" ] ||
     fail "push: files_sent"
+# The text files shrink in their volume: counted as saved.
+[ "$(json_field bytes_compressed_saved)" -gt 0 ] || fail "push: nothing saved"
 expect_rc 0 "$FERRY" pull --json "local:$T/src/" "$T/d2"
 tree_same "$T/src" "$T/d2"
 [ "$(vol_files "$T/last.out" committed)" -eq "$nsmall" ] ||
     fail "pull: $(vol_files "$T/last.out" committed) files committed in volumes"
+[ "$(json_field bytes_compressed_saved)" -gt 0 ] || fail "pull: nothing saved"
 # Nothing of the volumes' staging is left behind.
 [ -z "$(find "$T/d1" "$T/d2" -name '.ferry*')" ] || fail "staging left"
 
