@@ -8,6 +8,9 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "../common/text.h"
+#include "../engine/volsend.h"
+#include "../engine/volume.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
 #include "help.h"
@@ -45,6 +48,11 @@ cli_usage(FILE *f)
 "                        similar file beside it (same extension, closest\n"
 "                        size and name), e.g. step-2000.pt from step-1000.pt\n"
 "      --basis FILE      ... from FILE (relative to the destination)\n"
+"      --compress=auto|never|LEVEL  volumes of small files: adapt the zstd\n"
+"                        level to the link (default), or not, or fix it\n"
+"      --pack-threshold SIZE  files smaller than this travel packed in\n"
+"                        volumes (default 8M; 0: never)\n"
+"      --volume-size SIZE  largest volume (64K..1T; default 2G)\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -448,6 +456,53 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
     return 1;
 }
 
+/* --compress=MODE, --pack-threshold and --volume-size: how small files
+ * travel in volumes (engine/volsend.h). */
+static int
+cli_volume_opt(struct cli *c, int argc, char **argv, int *i, const char *a)
+{
+    const char *v;
+    uint64_t n;
+    size_t nl;
+    char *end;
+    long lv;
+    int r;
+
+    if (strncmp(a, "--compress=", 11) == 0) {
+        v = a + 11;
+        lv = strtol(v, &end, 10);
+        if (strcmp(v, "auto") == 0) {
+            c->vol_compress = VOL_COMPRESS_AUTO;
+        } else if (strcmp(v, "never") == 0) {
+            c->vol_compress = VOL_COMPRESS_NEVER;
+        } else if (end != v && *end == '\0' && lv >= VOL_LEVEL_MIN &&
+            lv <= VOL_LEVEL_MAX) {
+            c->vol_compress = VOL_COMPRESS_LEVEL;
+            c->vol_level = (uint8_t)lv;
+        } else {
+            return cli_fail(c, "%s: want auto, never or a level from %d to "
+                "%d", a, VOL_LEVEL_MIN, VOL_LEVEL_MAX);
+        }
+        return 0;
+    }
+    nl = strcspn(a, "=");
+    if ((r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+        return r;
+    if (text_parse_size(v, &n) != 0)
+        return cli_fail(c, "%.*s %s: want a size such as 256K, 2G or 0",
+            (int)nl, a, v);
+    if (a[2] == 'p') {
+        if (n > PROTO_MAX_PACK_THRESHOLD)
+            return cli_fail(c, "--pack-threshold %s: at most 16M", v);
+        c->pack_threshold = n;
+    } else {
+        if (n < PROTO_MIN_VOLUME_SIZE || n > PROTO_MAX_VOLUME_SIZE)
+            return cli_fail(c, "--volume-size %s: want 64K to 1T", v);
+        c->volume_size = n;
+    }
+    return 0;
+}
+
 int
 cli_parse(struct cli *c, int argc, char **argv)
 {
@@ -464,6 +519,8 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
     c->stall_timeout = CLI_DEFAULT_STALL;
     c->margin = 20;
+    c->pack_threshold = VOLSEND_DEFAULT_THRESHOLD;
+    c->volume_size = VOLUME_DEFAULT_SIZE;
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
@@ -540,6 +597,11 @@ cli_parse(struct cli *c, int argc, char **argv)
             c->checksum = 1;
         } else if (strcmp(a, "-z") == 0 || strcmp(a, "--compress") == 0) {
             c->compress = 1;
+        } else if (strncmp(a, "--compress=", 11) == 0 ||
+            cli_opt(a, NULL, "--pack-threshold", &nl) ||
+            cli_opt(a, NULL, "--volume-size", &nl)) {
+            if ((r = cli_volume_opt(c, argc, argv, &i, a)) != 0)
+                goto fail;
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {

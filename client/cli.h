@@ -77,6 +77,12 @@ struct cli {
     const char *help_topic;   /* CMD_HELP: a command, or NULL */
     char *expanded[CLI_MAX_OPTS];  /* private: split flag groups */
     int nexpanded;
+    uint64_t pack_threshold;  /* --pack-threshold: smaller files travel
+                                 in volumes; 0 none */
+    uint64_t volume_size;     /* --volume-size (transfers and pack) */
+    uint8_t vol_compress;     /* --compress=auto|never|LEVEL (volumes):
+                                 enum vol_compress */
+    uint8_t vol_level;
     char err[512];            /* why cli_parse failed, for the user */
 };
 

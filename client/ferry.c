@@ -26,6 +26,8 @@
 #include "../engine/receiver.h"
 #include "../engine/sender.h"
 #include "../engine/session.h"
+#include "../engine/volrecv.h"
+#include "../engine/volsend.h"
 #include "../engine/xfer.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
@@ -475,6 +477,9 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     char **source_prefix, char *msg, size_t msglen)
 {
     struct cli *cli = rn->cli;
+    struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
+        cli->vol_compress, cli->vol_level };
+    struct volsend *vs;
     size_t i;
     int r;
 
@@ -530,8 +535,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (rn->space != NULL)
             rn->space->need = mf->bytes;
         if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
+            &rn->x)) == NULL || (vs = volsend_new(rn->plan, &vo,
             &rn->x)) == NULL)
             goto nomem;
+        plan_set_packer(rn->plan, vs);
         rn->role_step = sender_step;
     } else {
         const char *dest = cli->local_paths[0];
@@ -553,8 +560,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
-            (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0))
+            (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||
+            incoming_volrecv(rn->in) == NULL)
             goto nomem;
+        volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
         rn->role_step = receiver_step;
     }
     if (rn->space != NULL) {

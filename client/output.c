@@ -245,6 +245,26 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
     }
 }
 
+/* A volume of small files (JSON only): "sent" by this side's sender,
+ * "committed" by its receiver. */
+static void
+output_volume(void *ctx, uint32_t index, const char *action, uint64_t files,
+    uint64_t file_bytes, uint64_t bytes)
+{
+    struct output *o = ctx;
+    struct buf b;
+
+    if (!o->json)
+        return;
+    buf_init(&b, 1 << 10);
+    output_json_emit(o, &b, (json_begin(&b, "volume") == 0 &&
+        json_kv_num(&b, "index", index) == 0 &&
+        json_kv_str(&b, "action", action) == 0 &&
+        json_kv_num(&b, "files", files) == 0 &&
+        json_kv_num(&b, "bytes_files", file_bytes) == 0 &&
+        json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
+}
+
 static void
 output_problem(void *ctx, enum xfer_side side, const char *path, int code,
     const char *text)
@@ -285,6 +305,7 @@ output_init(struct output *o, struct xfer *x)
     o->current[0] = '\0';
     x->ev.file = output_file;
     x->ev.problem = output_problem;
+    x->ev.volume = output_volume;
     x->ev.ctx = o;
 }
 

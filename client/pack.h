@@ -36,10 +36,6 @@ struct pack_args {
 int pack_args_parse(struct pack_args *a, int argc, char **argv) FERRY_WUR;
 void pack_args_cleanup(struct pack_args *a);
 
-/* "2G", "500M", "64K", "1048576" (K, M, G, T are powers of 1024; a
- * trailing "B" or "iB" is allowed). Returns 0 or FERRY_ERR_USAGE. */
-int pack_size(const char *s, uint64_t *out) FERRY_WUR;
-
 /* A name for a set: no '/', not starting with '.', at most 200 bytes of
  * printable text. Returns 0 or FERRY_ERR_USAGE. */
 int pack_name_ok(const char *name) FERRY_WUR;

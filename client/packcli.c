@@ -52,33 +52,6 @@ pack_signals(void)
 }
 
 int
-pack_size(const char *s, uint64_t *out)
-{
-    unsigned long long v;
-    unsigned shift = 0;
-    char *end;
-
-    *out = 0;
-    if (s[0] < '0' || s[0] > '9')
-        return FERRY_ERR_USAGE;
-    v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    }
-    if (shift != 0 && strcmp(end, "iB") == 0)
-        end += 2;
-    else if (strcmp(end, "B") == 0)
-        end++;
-    if (*end != '\0' || v > (UINT64_MAX >> 1) >> shift)
-        return FERRY_ERR_USAGE;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
-int
 pack_name_ok(const char *name)
 {
     size_t n = strlen(name), i;
@@ -138,7 +111,7 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
             a->name = v;
         } else if ((v = pack_value(argc, argv, &i, "--volume-size")) !=
             NULL) {
-            if (pack_size(v, &a->volume_size) != 0 ||
+            if (text_parse_size(v, &a->volume_size) != 0 ||
                 a->volume_size < VOLUME_MIN_SIZE) {
                 pack_args_cleanup(a);
                 return pack_fail("--volume-size %s: want a size of "

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* text_escape_* flags. */
@@ -357,4 +358,31 @@ text_lines_flush(struct text_lines *l)
 {
     if (l->len > 0)
         text_lines_emit(l);
+}
+
+int
+text_parse_size(const char *s, uint64_t *out)
+{
+    unsigned long long v;
+    unsigned shift = 0;
+    char *end;
+
+    *out = 0;
+    if (s[0] < '0' || s[0] > '9')
+        return FERRY_ERR_USAGE;
+    v = strtoull(s, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    }
+    if (shift != 0 && strcmp(end, "iB") == 0)
+        end += 2;
+    else if (strcmp(end, "B") == 0)
+        end++;
+    if (*end != '\0' || v > (UINT64_MAX >> 1) >> shift)
+        return FERRY_ERR_USAGE;
+    *out = (uint64_t)v << shift;
+    return 0;
 }

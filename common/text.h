@@ -86,4 +86,8 @@ struct text_lines {
 void text_lines_feed(struct text_lines *l, const char *p, size_t n);
 void text_lines_flush(struct text_lines *l);
 
+/* A size as users write it: digits, then K, M, G or T (powers of 1024,
+ * optionally followed by "iB") or "B". Returns 0 or FERRY_ERR_USAGE. */
+int text_parse_size(const char *s, uint64_t *out) FERRY_WUR;
+
 #endif

@@ -94,6 +94,16 @@ zst_enc_free(struct zst_enc *e)
 }
 
 void
+zst_enc_set_level(struct zst_enc *e, int level)
+{
+    if (level < ZSTD_minCLevel())
+        level = ZSTD_minCLevel();
+    if (level > ZSTD_maxCLevel())
+        level = ZSTD_maxCLevel();
+    (void)ZSTD_CCtx_setParameter(e->c, ZSTD_c_compressionLevel, level);
+}
+
+void
 zst_enc_reset(struct zst_enc *e)
 {
     (void)ZSTD_CCtx_reset(e->c, ZSTD_reset_session_and_parameters);

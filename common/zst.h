@@ -56,6 +56,11 @@ struct zst_enc;
 
 struct zst_enc *zst_enc_new(void);
 void zst_enc_free(struct zst_enc *e);
+/* The level of the frames that begin after this call (before the first
+ * put, or right after zst_enc_end): clamped to zstd's range; negative
+ * levels are zstd's fast modes, which store incompressible data nearly
+ * for free. A reset goes back to ZST_LEVEL. */
+void zst_enc_set_level(struct zst_enc *e, int level);
 /* Compresses n bytes, appending what zstd emits to out. Fails with out's
  * TOO_LARGE or NOMEM, or FERRY_ERR_FORMAT from zstd; after a failure the
  * frame is lost (zst_enc_reset before reuse). */

@@ -15,6 +15,8 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 
+#include "volstage.h"
+
 struct dest_dir {
     char *path;
     uint32_t mode;
@@ -143,6 +145,12 @@ const char *
 dest_basis(const struct dest *d)
 {
     return d->basis;
+}
+
+int
+dest_root_fd(const struct dest *d)
+{
+    return d->resolved ? d->rootfd : -1;
 }
 
 const char *
@@ -338,9 +346,11 @@ dest_open_state(struct dest *d, int create)
         (r = dest_open_state_dir(d->statefd, DEST_PART_DIR, 1,
         &d->partfd)) != 0)
         goto fail;
-    /* We alone write here now: what a dead run left is ours to expire. */
+    /* We alone write here now: what a dead run left is ours to expire,
+     * and the volumes it was reading are gone (volrecv.c stages here). */
     if (partial_list(d->partfd, 1, &v, &n) == 0)
         partial_list_free(v, n);
+    volstage_sweep(d->partfd);
     return 0;
 fail:
     /* A lock held by another transfer has said so already; the first

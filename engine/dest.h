@@ -81,6 +81,9 @@ uint32_t dest_flags(const struct dest *d);
  * it is not one: absolute, "..", empty). NULL when none was named. */
 int dest_set_basis(struct dest *d, const char *rel) FERRY_WUR;
 const char *dest_basis(const struct dest *d);
+/* Its directory fd (borrowed, valid until dest_free), -1 before
+ * dest_resolve. */
+int dest_root_fd(const struct dest *d);
 
 /*
  * The staging directory DEST/.ferry/part: made if missing (with the

@@ -10,6 +10,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
+#include "volrecv.h"
 
 
 struct incoming *
@@ -77,6 +78,7 @@ incoming_free(struct incoming *in)
 
     if (in == NULL)
         return;
+    volrecv_free(in->vr);
     incoming_commit_orphans(in);
     for (i = 0; i < in->tab_cap; i++)
         if (in->tab[i] != NULL)
@@ -97,6 +99,7 @@ incoming_restart(struct incoming *in)
 {
     size_t i;
 
+    volrecv_restart(in->vr);
     incoming_commit_orphans(in);
     for (i = 0; i < in->tab_cap; i++) {
         struct rfile *f = in->tab[i];
@@ -601,4 +604,63 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;
+}
+
+/* Volumes (volrecv.c) */
+
+struct volrecv *
+incoming_volrecv(struct incoming *in)
+{
+    if (in->vr == NULL)
+        in->vr = volrecv_new(in, in->d, in->block_size, in->x);
+    return in->vr;
+}
+
+int
+incoming_pack_claim(struct incoming *in, uint32_t id, unsigned stream,
+    const char **path, uint64_t *size)
+{
+    struct rfile *f = incoming_table_find(in, id);
+
+    *path = NULL;
+    *size = 0;
+    /* Data may already have come in blocks after a stream was lost: the
+     * volume's copy is as good, and whichever commits first answers. */
+    if (f == NULL || f->packed_by != 0)
+        return FERRY_ERR_PROTOCOL;
+    f->packed_by = stream + 1;
+    *path = f->path;
+    *size = f->size;
+    return 0;
+}
+
+void
+incoming_pack_release(struct incoming *in, uint32_t id, unsigned stream)
+{
+    struct rfile *f = incoming_table_find(in, id);
+
+    if (f != NULL && f->packed_by == stream + 1)
+        f->packed_by = 0;
+}
+
+int
+incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
+    struct buf *out)
+{
+    struct rfile *f = incoming_table_find(in, id);
+
+    /* Committed in blocks meanwhile: answered already. */
+    if (f == NULL || f->packed_by != stream + 1)
+        return 0;
+    xfer_add(&in->x->st.files_sent, 1);
+    xfer_add(&in->x->st.bytes_payload, f->size);
+    xfer_add(&in->x->st.bytes_literal, f->size);
+    xfer_add(&in->x->st.bytes_moved, f->size);
+    xfer_add(&in->x->st.bytes_done, f->size - f->counted);
+    (void)pathset_add(&in->done, f->path);
+    xfer_file(in->x, f->path, "sent", f->size, f->size, 0);
+    in->sum.files_committed++;
+    in->sum.bytes_written += f->size;
+    in_drop(in, f, PARTIAL_DISCARD);
+    return file_done(out, id, 0);
 }

@@ -117,6 +117,23 @@ struct buf *incoming_outbox(struct incoming *in);
 /* Files wanted and not finished (END is only valid at 0). */
 uint64_t incoming_active(const struct incoming *in);
 
+/*
+ * Volumes of small files (volrecv.h), made on first use and freed with
+ * in. A VOL_FILE claims the wanted file id for the volume on stream:
+ * *path (valid while the file is active) and *size are the entry's;
+ * FERRY_ERR_PROTOCOL for an id not wanted or finished, or claimed by
+ * another volume. A lost volume releases its claims; a committed one
+ * answers each of its files (FILE_DONE to out; nothing if the file was
+ * committed in blocks meanwhile).
+ */
+struct volrecv *incoming_volrecv(struct incoming *in);
+int incoming_pack_claim(struct incoming *in, uint32_t id, unsigned stream,
+    const char **path, uint64_t *size) FERRY_WUR;
+void incoming_pack_release(struct incoming *in, uint32_t id,
+    unsigned stream);
+int incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
+    struct buf *out) FERRY_WUR;
+
 /* What the receiver did, for SUMMARY. */
 const struct msg_summary *incoming_summary(const struct incoming *in);
 /* Counts a failed entry (not a wanted file) in the summary. */

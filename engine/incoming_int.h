@@ -36,6 +36,7 @@ struct rfile {
     uint64_t verified;        /* claims read back so far */
     int resume;               /* SIGS owed for every block */
     int ended, failed;
+    unsigned packed_by;       /* stream + 1 whose volume holds it, or 0 */
     struct hash128 end_hash;
     uint64_t n_literal, n_sparse, n_resumed, counted;
     struct rfile *vnext;      /* the read-back queue */
@@ -74,6 +75,7 @@ struct incoming {
     struct rfile *shead, *stail;  /* bases to sign, in order */
     uint8_t *sigs;            /* DELTA_SIGS being filled */
     uint32_t nsigs;
+    struct volrecv *vr;       /* volumes of small files, made on use */
 };
 
 static inline uint64_t

@@ -11,6 +11,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "volsend.h"
 
 struct plan *
 plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
@@ -92,6 +93,7 @@ plan_free(struct plan *p)
     if (p == NULL)
         return;
     plan_clear_queue(p);
+    volsend_free(p->vs);
     for (i = 0; i < p->mf.n; i++)
         pfile_free(p, p->files[i]);
     manifest_cleanup(&p->mf);
@@ -108,6 +110,7 @@ plan_restart(struct plan *p)
     size_t i;
 
     plan_clear_queue(p);
+    volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
     for (i = 0; i < p->mf.n; i++) {
         pfile_free(p, p->files[i]);
@@ -124,6 +127,19 @@ plan_restart(struct plan *p)
     }
     p->next_entry = 0;
     p->inflight = 0;
+}
+
+void
+plan_set_packer(struct plan *p, struct volsend *vs)
+{
+    volsend_free(p->vs);
+    p->vs = vs;
+}
+
+struct volsend *
+plan_packer(struct plan *p)
+{
+    return p->vs;
 }
 
 struct manifest *
@@ -285,12 +301,40 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     }
     p->files[id] = f;
     p->est[id] = E_WANTED;
+    if (!resume && volsend_take(p->vs, id, e->size)) {
+        /* Its data and end come in a volume: done once FILE_DONE is. */
+        f->packed = f->ready = f->ended = 1;
+        f->n_literal = e->size;
+        p->est[id] = E_ENDED;
+        plan_count(p, id, e->size);
+        return 0;
+    }
     if (resume)
         return 0;
     for (i = 0; i < f->nblocks; i++)
         f->bs[i] = B_NEED;
     plan_make_ready(p, id);  /* an empty file is ready at once */
     return plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL);
+}
+
+void
+plan_file_unpack(struct plan *p, uint32_t id)
+{
+    struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
+    uint64_t i;
+
+    if (f == NULL || !f->packed || f->aborted)
+        return;
+    f->packed = f->ready = f->ended = 0;
+    f->n_literal = 0;
+    p->est[id] = E_WANTED;
+    xfer_sub(&p->x->st.bytes_done, p->counted[id]);
+    p->counted[id] = 0;
+    for (i = 0; i < f->nblocks; i++)
+        f->bs[i] = B_NEED;
+    plan_make_ready(p, id);
+    if (plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL) != 0)
+        plan_file_abort(p, id, FERRY_ERR_NOMEM);
 }
 
 int
@@ -547,7 +591,7 @@ plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
     return plan_queue(p, id, PW_SEND, index, 1, NULL);
 }
 
-static int
+int
 plan_same_file(const struct mentry *e, const struct stat *st)
 {
     return S_ISREG(st->st_mode) && (uint64_t)st->st_size == e->size &&
@@ -673,6 +717,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
     size_t id;
     uint64_t i, start;
 
+    volsend_stream_lost(p->vs, stream);
     if (w != NULL) {
         /* To the front: it was the oldest work when it was taken. */
         p->cur[stream] = NULL;
@@ -685,7 +730,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
     for (id = 0; id < p->mf.n; id++) {
         struct pfile *f = p->files[id];
 
-        if (f == NULL || f->aborted)
+        if (f == NULL || f->aborted || f->packed)
             continue;
         /* Blocks it sent of a file not yet done may never have arrived.
          * A FILE_END it carried may be lost too. */

@@ -25,6 +25,7 @@
 #define FERRY_ENGINE_PLAN_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../proto/msg.h"
 #include "delta_index.h"
@@ -54,11 +55,17 @@ struct plan_work {
 
 struct plan;
 
+struct volsend;
+
 /* Takes ownership of mf's contents (mf is left empty). flags are the OPEN
  * flags (CHECKSUM: files are hashed before they are offered). */
 struct plan *plan_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
 void plan_free(struct plan *p);
+/* Small files go to vs (volsend.h) instead of blocks; the plan owns it
+ * from now on (NULL: none). */
+void plan_set_packer(struct plan *p, struct volsend *vs);
+struct volsend *plan_packer(struct plan *p);
 void plan_restart(struct plan *p);
 
 /* The manifest, for PLAN, READY's rename and offering. */
@@ -67,6 +74,12 @@ uint32_t plan_block_size(const struct plan *p);
 uint32_t plan_flags(const struct plan *p);
 /* Entries this attempt offers (all, less those finished before). */
 uint64_t plan_entries_to_offer(const struct plan *p);
+
+/* A packed file whose volume went with a lost stream is sent in blocks
+ * instead: the receiver may have committed it already (its FILE_DONE on
+ * the way), and blocks of a finished file are ignored there, while a
+ * second copy in a volume would not be. */
+void plan_file_unpack(struct plan *p, uint32_t id);
 
 /* The next entry to offer, if the window allows: 1 and *id, else 0. */
 int plan_next_offer(struct plan *p, uint32_t *id);
@@ -127,6 +140,10 @@ void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
  * wait for it. */
 int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
     uint64_t count) FERRY_WUR;
+
+/* 1 if st (of the open source) is the file e was scanned as: a regular
+ * file of the same size and mtime. */
+int plan_same_file(const struct mentry *e, const struct stat *st);
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

@@ -11,6 +11,8 @@
 #include "delta_index.h"
 #include "plan.h"
 
+struct volsend;
+
 /* Per-entry progress. E_PRIOR: finished over an earlier connection, so
  * not offered again (directories are, for their final mode and mtime). */
 enum { E_NEW, E_OFFERED, E_WANTED, E_ENDED, E_ABORTED, E_FINISHED,
@@ -32,6 +34,7 @@ struct pfile {
     int ready, ended;
     int aborted;             /* why it was given up, or 0 */
     int zst_misses;
+    int packed;              /* travels in a volume (volsend.h) */
     uint64_t n_literal, n_sparse, n_resumed, n_matched;
     struct pfile *ready_next;
     /* Delta (REPLY_F_DELTA): the receiver's basis, and the runs to send
@@ -60,6 +63,7 @@ struct plan {
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
     size_t rq_head, rq_len;
+    struct volsend *vs;      /* small files' packer, or NULL */
 };
 
 /* plan.c */

@@ -11,6 +11,7 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "manifest.h"
+#include "volrecv.h"
 
 enum rcv_state { RCV_WAIT_PLAN, RCV_RUN, RCV_DONE };
 
@@ -162,7 +163,9 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
         ready.rename.len = strlen(rc->rename);
     }
     rc->state = RCV_RUN;
-    return msg_ready_encode(out, &ready);
+    if ((r = msg_ready_encode(out, &ready)) != 0)
+        return r;
+    return volrecv_send_prefs(incoming_volrecv(rc->in), out);
 }
 
 /* An entry we cannot make: the transfer stops if every later write would
@@ -258,6 +261,7 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
         return FERRY_ERR_PROTOCOL;
     if ((r = incoming_flush(rc->in, st->out)) != 0)
         return r;
+    volrecv_end(incoming_volrecv(rc->in));
     dest_fix_dirs(rc->d);
     dest_tidy(rc->d);
     if ((r = msg_summary_encode(st->out, incoming_summary(rc->in))) != 0)
@@ -326,6 +330,9 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         f->type == MSG_DELTA || f->type == MSG_FILE_END)
         return rc->state == RCV_RUN ? receiver_on_data(rc, f, st->out) :
             FERRY_ERR_PROTOCOL;
+    if (volrecv_is_frame(f->type))
+        return rc->state == RCV_RUN ? volrecv_frame(incoming_volrecv(rc->in),
+            rc->stream, f, st->out) : FERRY_ERR_PROTOCOL;
     if (rc->stream != 0)
         return FERRY_ERR_PROTOCOL;
     if (rc->state == RCV_WAIT_PLAN && f->type == MSG_PLAN)
@@ -368,6 +375,7 @@ receiver_run(struct receiver *rc, struct conn_step *st)
         /* A further stream that ends is retired; the transfer goes on
          * over the others. Stream 0 ending early is a lost connection. */
         if (rc->stream != 0) {
+            volrecv_stream_lost(incoming_volrecv(rc->in), rc->stream);
             st->done = 1;
             return 0;
         }

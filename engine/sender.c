@@ -14,6 +14,7 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "delta_match.h"
+#include "volsend.h"
 
 enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
     SND_DONE };
@@ -96,6 +97,20 @@ sender_on_ready(struct sender *s, const struct frame *f)
     return 0;
 }
 
+/* The client's volume settings for a pull (packer's rules). */
+static int
+sender_on_vol_opts(struct sender *s, const struct frame *f)
+{
+    struct msg_vol_opts m;
+    int r;
+
+    if (plan_packer(s->p) == NULL || !(s->x->caps & PROTO_CAP_VOLUMES))
+        return FERRY_ERR_PROTOCOL;
+    if ((r = msg_vol_opts_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    return volsend_on_opts(plan_packer(s->p), &m);
+}
+
 static int
 sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
 {
@@ -143,6 +158,10 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
             return r;
         st->poke = 1;  /* the file's runs may be free to go */
         return plan_on_delta_sigs(s->p, &dsigs);
+    case MSG_VOL_OPTS:
+        if (s->state != SND_RUN)
+            goto bad;
+        return sender_on_vol_opts(s, f);
     case MSG_SUMMARY:
         if (s->state != SND_WAIT_SUMMARY)
             goto bad;
@@ -598,7 +617,7 @@ sender_produce(struct sender *s, struct conn_step *st)
     struct buf *out = st->out;
     struct plan_work *w;
     uint32_t id;
-    int r;
+    int r, packed;
 
     if (s->state == SND_PLAN)
         return sender_send_plan(s, out);
@@ -617,6 +636,11 @@ sender_produce(struct sender *s, struct conn_step *st)
                 return r;
             continue;
         }
+        if ((r = volsend_work(plan_packer(s->p), s->stream, out,
+            &packed)) != 0)
+            return r;
+        if (packed)
+            continue;
         if ((w = plan_current(s->p, s->stream)) == NULL)
             break;
         if (w->next == w->first)

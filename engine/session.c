@@ -16,9 +16,11 @@
 #include "manifest.h"
 #include "receiver.h"
 #include "sender.h"
+#include "volsend.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA)
+    PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
+    PROTO_CAP_VOLUMES)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -273,7 +275,9 @@ session_basis(struct session *s, const struct msg_open *o, size_t *pos,
 static int
 session_agent_transfer(struct session *s, const struct msg_open *o)
 {
+    static const struct volsend_opts no_packing;
     struct session_shared *sh;
+    struct volsend *vs;
     struct manifest mf;
     struct msg_str p;
     size_t pos = 0;
@@ -322,7 +326,11 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     s->space.offered = mf.bytes;
     sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
     manifest_cleanup(&mf);
-    if (sh->plan == NULL ||
+    /* Packs nothing until the client's VOL_OPTS says how. */
+    if (sh->plan != NULL &&
+        (vs = volsend_new(sh->plan, &no_packing, s->x)) != NULL)
+        plan_set_packer(sh->plan, vs);
+    if (sh->plan == NULL || plan_packer(sh->plan) == NULL ||
         (s->own_sender = sender_new(sh->plan, 0, s->x)) == NULL)
         return FERRY_ERR_NOMEM;
     s->role_step = sender_step;

@@ -573,6 +573,13 @@ int
 volr_new(int rootfd, const struct volr_opts *o, const struct volr_hooks *h,
     struct volr **out)
 {
+    return volr_new_in(rootfd, rootfd, o, h, out);
+}
+
+int
+volr_new_in(int rootfd, int stagefd, const struct volr_opts *o,
+    const struct volr_hooks *h, struct volr **out)
+{
     struct volr *v;
     int r;
 
@@ -594,7 +601,7 @@ volr_new(int rootfd, const struct volr_opts *o, const struct volr_hooks *h,
         volr_free(v);
         return FERRY_ERR_NOMEM;
     }
-    r = volstage_init(&v->s, rootfd, v->o.block_size);
+    r = volstage_init_in(&v->s, rootfd, stagefd, v->o.block_size);
     v->s_ready = 1;
     if (r != 0) {
         volr_free(v);
@@ -637,4 +644,5 @@ void
 volr_stats(const struct volr *v, struct volr_stats *st)
 {
     *st = v->st;
+    st->committed = v->s.committed;
 }

@@ -78,6 +78,9 @@ struct volr;
  * the staging directory. */
 int volr_new(int rootfd, const struct volr_opts *o,
     const struct volr_hooks *h, struct volr **out) FERRY_WUR;
+/* The same, staging in stagefd (borrowed; see volstage_init_in). */
+int volr_new_in(int rootfd, int stagefd, const struct volr_opts *o,
+    const struct volr_hooks *h, struct volr **out) FERRY_WUR;
 /* Closes what is open and removes the staging directory with what it
  * holds. */
 void volr_free(struct volr *v);
@@ -100,7 +103,8 @@ enum volr_kind volr_error(const struct volr *v, const char **text);
 struct volr_stats {
     uint32_t volumes;
     uint64_t members;
-    uint64_t files;        /* regular files committed, split ones once */
+    uint64_t files;        /* regular files read, split ones once */
+    uint64_t committed;    /* of them, in place (in the order read) */
     uint64_t bytes;        /* their data */
 };
 void volr_stats(const struct volr *v, struct volr_stats *st);

@@ -44,11 +44,19 @@ volstage_names_free(struct volstage_name *n, size_t count)
 int
 volstage_init(struct volstage *s, int rootfd, uint32_t block_size)
 {
+    return volstage_init_in(s, rootfd, rootfd, block_size);
+}
+
+int
+volstage_init_in(struct volstage *s, int rootfd, int parentfd,
+    uint32_t block_size)
+{
     static unsigned seq;
     int i;
 
     memset(s, 0, sizeof(*s));
     s->rootfd = rootfd;
+    s->parentfd = parentfd;
     s->stagefd = s->pfd = -1;
     s->block_size = block_size;
     /* A name of our own (mkdirat fails on one that is there); 0700 so
@@ -56,12 +64,12 @@ volstage_init(struct volstage *s, int rootfd, uint32_t block_size)
     for (i = 0; i < 100; i++) {
         snprintf(s->name, sizeof(s->name), VOLSTAGE_PREFIX "%ld.%u",
             (long)getpid(), seq++);
-        if (mkdirat(rootfd, s->name, 0700) == 0)
+        if (mkdirat(parentfd, s->name, 0700) == 0)
             break;
         if (errno != EEXIST)
             return -errno;
     }
-    s->stagefd = openat(rootfd, s->name, O_RDONLY | O_DIRECTORY |
+    s->stagefd = openat(parentfd, s->name, O_RDONLY | O_DIRECTORY |
         O_NOFOLLOW | O_CLOEXEC);
     return s->stagefd < 0 ? -errno : 0;
 }
@@ -84,7 +92,7 @@ volstage_cleanup(struct volstage *s)
             close(fd);
         }
         close(s->stagefd);
-        (void)unlinkat(s->rootfd, s->name, AT_REMOVEDIR);
+        (void)unlinkat(s->parentfd, s->name, AT_REMOVEDIR);
     }
     s->stagefd = -1;
     if (s->pfd >= 0)
@@ -98,6 +106,40 @@ volstage_cleanup(struct volstage *s)
     s->ppath = s->failed = NULL;
     s->batch = s->dirs = s->fix = NULL;
     s->nbatch = s->ndirs = s->nfix = 0;
+}
+
+void
+volstage_sweep(int parentfd)
+{
+    struct dirent *de, *fe;
+    DIR *d, *fd_dir;
+    int fd, sfd;
+
+    if ((fd = dup(parentfd)) < 0)
+        return;
+    if ((d = fdopendir(fd)) == NULL) {
+        close(fd);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, VOLSTAGE_PREFIX,
+            strlen(VOLSTAGE_PREFIX)) != 0)
+            continue;
+        sfd = openat(parentfd, de->d_name, O_RDONLY | O_DIRECTORY |
+            O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0)
+            continue;
+        if ((fd_dir = fdopendir(sfd)) == NULL) {
+            close(sfd);
+            continue;
+        }
+        /* Staged files only (names are counters): no deeper tree. */
+        while ((fe = readdir(fd_dir)) != NULL)
+            (void)unlinkat(dirfd(fd_dir), fe->d_name, 0);
+        closedir(fd_dir);
+        (void)unlinkat(parentfd, de->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
 }
 
 int
@@ -192,6 +234,8 @@ volstage_commit(struct volstage *s, const char **failed)
     }
     if (r == 0 && s->nbatch > 0)
         r = volstage_sync(s);
+    if (r == 0)
+        s->committed += s->nbatch;
     for (i = 0; i < s->nbatch; i++) {
         if (r != 0) {
             volstage_key_name(s->batch[i].key, name);

@@ -38,8 +38,9 @@ struct volstage_name {
 struct volstage {
     /* read-only */
     char name[64];          /* of the staging directory */
+    uint64_t committed;     /* files in place, in the order they came */
     /* private */
-    int rootfd, stagefd;
+    int rootfd, stagefd, parentfd;
     uint32_t block_size;
     struct volstage_name *batch, *dirs, *fix;
     size_t nbatch, nbatch_cap, ndirs, ndirs_cap, nfix, nfix_cap;
@@ -69,6 +70,15 @@ struct volstage_file {
 /* Makes the staging directory beneath rootfd (borrowed). */
 int volstage_init(struct volstage *s, int rootfd,
     uint32_t block_size) FERRY_WUR;
+/* The same with the staging directory made in parentfd (borrowed), on
+ * the same file system: a transfer stages in the destination's state
+ * directory, where a crash leaves nothing in sight. */
+int volstage_init_in(struct volstage *s, int rootfd, int parentfd,
+    uint32_t block_size) FERRY_WUR;
+/* Removes the staging directories a crashed reader left in parentfd;
+ * only for a directory whose user holds its lock (nobody else stages
+ * there). */
+void volstage_sweep(int parentfd);
 /* Removes what is staged and not committed, and the staging directory. */
 void volstage_cleanup(struct volstage *s);
 

@@ -22,6 +22,7 @@ struct volw {
     uint8_t *blk;          /* one block of file data */
     size_t fill;           /* bytes of the current block read so far */
     char *pname;           /* a piece's member name */
+    const uint8_t *mem;    /* volw_add_mem: the file's bytes still to copy */
     int broken;            /* a member was left half written */
     int open;              /* a volume is being written */
     uint32_t vol;          /* its index */
@@ -163,7 +164,13 @@ volw_copy(struct volw *w, int fd, uint64_t n, struct hash_file *hf)
         want = w->o.block_size - w->fill;
         if (want > n)
             want = (size_t)n;
-        k = read(fd, w->blk + w->fill, want);
+        if (w->mem != NULL) {
+            memcpy(w->blk + w->fill, w->mem, want);
+            w->mem += want;
+            k = (ssize_t)want;
+        } else {
+            k = read(fd, w->blk + w->fill, want);
+        }
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
@@ -350,6 +357,8 @@ volw_new(const struct volw_opts *o, const struct volw_sink *s,
     buf_init(&w->hdr, 4 * TAR_MAX_EXT);
     w->name = xstrdup(o->name);
     w->z = zst_enc_new();
+    if (w->z != NULL && w->o.level != 0)
+        zst_enc_set_level(w->z, w->o.level);
     w->blk = xmalloc(w->o.block_size);
     w->pname = xmalloc(VOLUME_NAME_MAX);
     if (w->name == NULL || w->z == NULL || w->blk == NULL ||
@@ -451,6 +460,20 @@ volw_add(struct volw *w, const struct volw_entry *e, int fd)
 }
 
 int
+volw_add_mem(struct volw *w, const struct volw_entry *e, const void *data)
+{
+    int r;
+
+    if (e->type != TAR_FILE)
+        return FERRY_ERR_USAGE;
+    w->mem = e->size > 0 ? data : NULL;
+    /* Without data there is nothing to read: fd -1 is never used. */
+    r = volw_add(w, e, -1);
+    w->mem = NULL;
+    return r;
+}
+
+int
 volw_finish(struct volw *w)
 {
     struct vman_rec end;
@@ -479,4 +502,26 @@ void
 volw_totals(const struct volw *w, struct volw_totals *t)
 {
     *t = w->t;
+}
+
+void
+volw_set_level(struct volw *w, int level)
+{
+    zst_enc_set_level(w->z, level != 0 ? level : ZST_LEVEL);
+}
+
+int
+volw_cut(struct volw *w)
+{
+    int r;
+
+    if (w->broken)
+        return FERRY_ERR_USAGE;
+    if (!w->open)
+        return 0;
+    w->broken = 1;
+    if ((r = volw_close(w)) != 0)
+        return r;
+    w->broken = 0;
+    return 0;
 }

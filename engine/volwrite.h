@@ -62,6 +62,7 @@ struct volw_opts {
     const char *name;        /* for the manifest's head */
     uint64_t volume_size;    /* VOLUME_MIN_SIZE or more */
     uint32_t block_size;     /* hash blocks; 0 for PROTO_DEFAULT_BLOCK */
+    int level;               /* zstd level; 0 for ZST_LEVEL */
 };
 
 /* An entry to add. */
@@ -104,11 +105,28 @@ void volw_free(struct volw *w);
  */
 int volw_add(struct volw *w, const struct volw_entry *e, int fd) FERRY_WUR;
 
+/*
+ * volw_add for a file whose size bytes are already in memory at data
+ * (borrowed for the call): a transfer reads each small file whole first,
+ * so that one that changes while it is read is refused before anything
+ * of it enters a volume. Same results as volw_add, without read errors.
+ */
+int volw_add_mem(struct volw *w, const struct volw_entry *e,
+    const void *data) FERRY_WUR;
+
 /* Ends the last volume (an empty set still makes one, an empty archive)
  * and emits the end record. */
 int volw_finish(struct volw *w) FERRY_WUR;
 
 /* Totals so far. */
 void volw_totals(const struct volw *w, struct volw_totals *t);
+
+/* The zstd level of the volumes begun after this call (0: ZST_LEVEL). */
+void volw_set_level(struct volw *w, int level);
+
+/* Ends the volume being written, if any, before it is full: the next
+ * entry begins a new one. Returns 0 or a sink's error (then the writer
+ * is broken, as for volw_add). */
+int volw_cut(struct volw *w) FERRY_WUR;
 
 #endif

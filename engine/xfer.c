@@ -15,6 +15,14 @@ xfer_file(struct xfer *x, const char *path, const char *action,
 }
 
 void
+xfer_volume(struct xfer *x, uint32_t index, const char *action,
+    uint64_t files, uint64_t file_bytes, uint64_t bytes)
+{
+    if (x->ev.volume != NULL)
+        x->ev.volume(x->ev.ctx, index, action, files, file_bytes, bytes);
+}
+
+void
 xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
     int code, const char *text)
 {

@@ -61,6 +61,10 @@ struct xfer_events {
     /* A per-file or scan problem; code 0 is a warning. */
     void (*problem)(void *ctx, enum xfer_side side, const char *path,
         int code, const char *text);
+    /* A volume of small files: action "sent" (the sender ended it) or
+     * "committed" (the receiver put its files in place). May be NULL. */
+    void (*volume)(void *ctx, uint32_t index, const char *action,
+        uint64_t files, uint64_t file_bytes, uint64_t bytes);
     void *ctx;
 };
 
@@ -106,6 +110,10 @@ int xfer_fail(struct xfer *x, int code, const char *fmt, ...)
 
 void xfer_file(struct xfer *x, const char *path, const char *action,
     uint64_t bytes, uint64_t literal, uint64_t matched);
+/* Reports a volume: its files, their bytes, and its own (compressed)
+ * bytes. */
+void xfer_volume(struct xfer *x, uint32_t index, const char *action,
+    uint64_t files, uint64_t file_bytes, uint64_t bytes);
 /* Counts a failure (code != 0) on side and reports it. */
 void xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
     int code, const char *text);

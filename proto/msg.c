@@ -14,9 +14,18 @@ msg_type_name(uint8_t type)
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA" };
+        "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_VOL_OPTS] = "VOL_OPTS",
+        [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
+        [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END" };
 
-    return type <= MSG_TYPE_MAX ? names[type] : "?";
+    return msg_type_known(type) ? names[type] : "?";
+}
+
+int
+msg_type_known(uint8_t type)
+{
+    return (type >= MSG_HELLO && type <= MSG_DELTA) ||
+        (type >= MSG_VOL_OPTS && type <= MSG_VOL_END);
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);

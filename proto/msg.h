@@ -40,18 +40,28 @@ enum msg_type {
     MSG_JOIN_OK = 19,
     MSG_DELTA_SIGS = 20,
     MSG_DELTA = 21,
-    MSG_TYPE_MAX = 21
+    /* 26, 27: FILTERS and SPACE (msg_filter.h, msg_space.h). Volumes
+     * (msg_vol.h): */
+    MSG_VOL_OPTS = 32,
+    MSG_VOL_BEGIN = 33,
+    MSG_VOL_FILE = 34,
+    MSG_VOL_DATA = 35,
+    MSG_VOL_END = 36,
+    MSG_TYPE_MAX = 36
 };
 
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
+/* 1 if type is a message this version defines (the range up to
+ * MSG_TYPE_MAX has gaps reserved for other features). */
+int msg_type_known(uint8_t type);
 
 /* Capability bits in HELLO. Unknown bits are ignored; the agreed set is
  * the intersection of both sides' bits. */
 #define PROTO_CAP_SPARSE (1u << 0)   /* ZERO blocks */
 #define PROTO_CAP_RESUME (1u << 1)   /* REPLY_F_RESUME, SIGS, MATCH */
 #define PROTO_CAP_DELTA (1u << 2)    /* REPLY_F_DELTA, DELTA_SIGS, DELTA */
-#define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
+#define PROTO_CAP_VOLUMES (1u << 3)  /* small files in volumes */
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
 /* Said by an agent run as `serve --restrict` (a forced command): a client

@@ -364,6 +364,7 @@ tool_name() {
     ferry) echo "ferry" ;;
     ferry_z) echo "ferry -z" ;;
     ferry_bw) echo "ferry --bwlimit -j 4" ;;
+    ferry_blocks) echo "ferry, no volumes" ;;
     rsync) echo "rsync -a" ;;
     rsync_z) echo "rsync -az" ;;
     rsync_partial) echo "rsync -a --partial" ;;
@@ -380,12 +381,14 @@ build_cmd() {
     local rpath f
     rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
     case $tool in
-    ferry | ferry_z | ferry_bw)
+    ferry | ferry_z | ferry_bw | ferry_blocks)
         local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
         [ "$TRANSPORT" = local ] &&
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
         [ "$tool" = ferry_z ] && remote+=(-z)
         [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
+        # Every file on its own, as before volumes: the rows side by side.
+        [ "$tool" = ferry_blocks ] && remote+=(--pack-threshold 0)
         if [ "$dir" = push ]; then
             CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
         else
@@ -426,10 +429,11 @@ build_cmd() {
 tool_notes() {
     local tool=$1 scen=$2
     case $tool in
-    ferry | ferry_z | ferry_bw)
+    ferry | ferry_z | ferry_bw | ferry_blocks)
         [ "$tool" = ferry_z ] && echo "zstd blocks"
         [ "$tool" = ferry_bw ] &&
             echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
+        [ "$tool" = ferry_blocks ] && echo "--pack-threshold 0"
         case $scen in
         delta_*) [ "$FEATURE_DELTA" = yes ] ||
             echo "delta not built yet: whole file re-sent" ;;
@@ -756,13 +760,15 @@ main() {
     fi
     if wanted small; then
         scenario small "$SMALL_N small files (0-8 KiB)" "$(tree_bytes "$d/small")" "rsync -a"
-        run_scenario small push ferry-test "$d/small" fresh "${tools[@]}"
+        run_scenario small push ferry-test "$d/small" fresh ferry ferry_blocks \
+            rsync scp tar
     fi
     if wanted text; then
         scenario text "compressible text tree, $(($(tree_bytes "$d/text") / MIB)) MiB" \
             "$(tree_bytes "$d/text")" "rsync -a"
         if [ "$FEATURE_COMPRESS" = yes ]; then
-            run_scenario text push ferry-test "$d/text" fresh ferry ferry_z rsync rsync_z scp tar
+            run_scenario text push ferry-test "$d/text" fresh ferry ferry_z \
+                ferry_blocks rsync rsync_z scp tar
         else
             run_scenario text push ferry-test "$d/text" fresh ferry rsync rsync_z scp tar
             not_run text ferry_z "compression not built yet (FEATURE_COMPRESS=no)"
@@ -817,7 +823,8 @@ main() {
         scenario wan_small "WAN (50 ms RTT, 1 Gbit/s): $SMALL_N small files" \
             "$(tree_bytes "$d/small")" "rsync -a"
         if [ "$HAVE_PROXY" = 1 ]; then
-            run_scenario wan_small push ferry-wan "$d/small" fresh ferry rsync tar
+            run_scenario wan_small push ferry-wan "$d/small" fresh ferry \
+                ferry_blocks rsync tar
             run_scp_sample wan_small ferry-wan 1 "$SMALL_N"
         else
             for t in "${tools[@]}"; do not_run wan_small "$t" "no netproxy"; done

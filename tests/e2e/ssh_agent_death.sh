@@ -21,7 +21,9 @@ cat >"$T/wrap" <<EOF
 exec "$AGENT" "\$@"
 EOF
 chmod +x "$T/wrap"
-opts=(-F "$SSH_CONFIG" --agent "$T/wrap" --no-bootstrap)
+# Every file in blocks: in volumes the 50 small ones are committed before
+# the big one is under way, and a summary line would follow the cause.
+opts=(-F "$SSH_CONFIG" --agent "$T/wrap" --no-bootstrap --pack-threshold 0)
 
 # run_bounded SECONDS CMD...: runs CMD in the background (pid in $run_pid,
 # stderr in $T/last.err, stdout in $T/last.out).

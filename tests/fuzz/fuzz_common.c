@@ -16,6 +16,7 @@
 #include "../../proto/frame.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
+#include "../../proto/msg_vol.h"
 
 #define FUZZ_MAX_INPUT (64u << 20)
 
@@ -39,6 +40,11 @@ union fuzz_msg {
     struct msg_join join;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta delta;
+    struct msg_vol_opts vol_opts;
+    struct msg_vol_begin vol_begin;
+    struct msg_vol_file vol_file;
+    struct msg_vol_data vol_data;
+    struct msg_vol_end vol_end;
 };
 
 /*
@@ -83,6 +89,11 @@ FUZZ_WRAP(partial)
 FUZZ_WRAP(sigs)
 FUZZ_WRAP(match)
 FUZZ_WRAP(join)
+FUZZ_WRAP(vol_opts)
+FUZZ_WRAP(vol_begin)
+FUZZ_WRAP(vol_file)
+FUZZ_WRAP(vol_data)
+FUZZ_WRAP(vol_end)
 
 #undef FUZZ_WRAP
 
@@ -429,6 +440,65 @@ fuzz_join_ok_encode(struct buf *b, const void *m)
     return msg_join_ok_encode(b);
 }
 
+static const char *
+fuzz_vol_opts_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_vol_opts *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->threshold > PROTO_MAX_PACK_THRESHOLD ||
+        m->volume_size < PROTO_MIN_VOLUME_SIZE ||
+        m->volume_size > PROTO_MAX_VOLUME_SIZE ||
+        m->compress > VOL_COMPRESS_LEVEL ||
+        (m->compress == VOL_COMPRESS_LEVEL ? m->level < VOL_LEVEL_MIN ||
+        m->level > VOL_LEVEL_MAX : m->level != 0))
+        return "VOL_OPTS: fields";
+    return NULL;
+}
+
+static const char *
+fuzz_vol_begin_check(const void *v, const uint8_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return ((const struct msg_vol_begin *)v)->volume == 0 ?
+        "VOL_BEGIN: volume" : NULL;
+}
+
+static const char *
+fuzz_vol_file_check(const void *v, const uint8_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return ((const struct msg_vol_file *)v)->volume == 0 ?
+        "VOL_FILE: volume" : NULL;
+}
+
+static const char *
+fuzz_vol_data_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_vol_data *m = v;
+
+    if (m->volume == 0 || m->len == 0 || m->len > PROTO_MAX_BLOCK ||
+        !fuzz_inside(m->data, m->len, p, n))
+        return "VOL_DATA: fields";
+    return NULL;
+}
+
+static const char *
+fuzz_vol_end_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_vol_end *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->volume == 0 || m->files > PROTO_MAX_VOLUME_FILES ||
+        m->bytes > PROTO_MAX_VOLUME_SIZE)
+        return "VOL_END: fields";
+    return NULL;
+}
+
 #define FUZZ_TYPE(name, check)                                               \
     { sizeof(struct msg_##name), fuzz_##name##_decode, check,                \
         fuzz_##name##_encode }
@@ -459,6 +529,11 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
         fuzz_delta_sigs_encode },
     [MSG_DELTA] = { sizeof(struct msg_delta), fuzz_delta_decode,
         fuzz_delta_check, fuzz_delta_encode },
+    [MSG_VOL_OPTS] = FUZZ_TYPE(vol_opts, fuzz_vol_opts_check),
+    [MSG_VOL_BEGIN] = FUZZ_TYPE(vol_begin, fuzz_vol_begin_check),
+    [MSG_VOL_FILE] = FUZZ_TYPE(vol_file, fuzz_vol_file_check),
+    [MSG_VOL_DATA] = FUZZ_TYPE(vol_data, fuzz_vol_data_check),
+    [MSG_VOL_END] = FUZZ_TYPE(vol_end, fuzz_vol_end_check),
 };
 
 #undef FUZZ_TYPE
@@ -506,7 +581,7 @@ fuzz_decode(uint8_t type, const uint8_t *p, size_t n, int *rc)
     const char *why;
 
     *rc = FERRY_ERR_PROTOCOL;
-    if (type == 0 || type > MSG_TYPE_MAX)
+    if (!msg_type_known(type))
         return NULL;
     t = &fuzz_types[type];
     /* A type added to msg.h but not to the table above. */

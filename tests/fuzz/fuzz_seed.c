@@ -7,6 +7,7 @@
 #include "../../common/fsx.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
+#include "../../proto/msg_vol.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
 #define SEED_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -212,6 +213,37 @@ static const struct msg_join seed_join[] = {
     { .transfer_id = { 0xff }, .stream = PROTO_MAX_STREAMS - 1 },
 };
 
+static const struct msg_vol_opts seed_vol_opts[] = {
+    { .threshold = 256u << 10, .volume_size = UINT64_C(2) << 30 },
+    { .threshold = 0, .volume_size = PROTO_MIN_VOLUME_SIZE,
+      .compress = VOL_COMPRESS_NEVER },
+    { .threshold = PROTO_MAX_PACK_THRESHOLD,
+      .volume_size = PROTO_MAX_VOLUME_SIZE, .compress = VOL_COMPRESS_LEVEL,
+      .level = VOL_LEVEL_MAX },
+};
+
+static const struct msg_vol_begin seed_vol_begin[] = {
+    { .volume = 1 }, { .volume = UINT32_MAX },
+};
+
+static const struct msg_vol_file seed_vol_file[] = {
+    { .volume = 1, .id = 0, .hash = SEED_HASH },
+    { .volume = UINT32_MAX, .id = UINT32_MAX },
+};
+
+static const uint8_t seed_vol_bytes[] = { 0x28, 0xb5, 0x2f, 0xfd, 0 };
+
+static const struct msg_vol_data seed_vol_data[] = {
+    { .volume = 1, .data = seed_vol_bytes, .len = sizeof(seed_vol_bytes) },
+    { .volume = 7, .data = seed_vol_bytes, .len = 1 },
+};
+
+static const struct msg_vol_end seed_vol_end[] = {
+    { .volume = 1, .bytes = 1234, .files = 3 },
+    { .volume = UINT32_MAX, .bytes = PROTO_MAX_VOLUME_SIZE,
+      .files = PROTO_MAX_VOLUME_FILES },
+};
+
 size_t
 fuzz_seed_count(uint8_t type)
 {
@@ -237,6 +269,11 @@ fuzz_seed_count(uint8_t type)
     case MSG_JOIN_OK: return 1;
     case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
     case MSG_DELTA: return SEED_COUNT(seed_delta);
+    case MSG_VOL_OPTS: return SEED_COUNT(seed_vol_opts);
+    case MSG_VOL_BEGIN: return SEED_COUNT(seed_vol_begin);
+    case MSG_VOL_FILE: return SEED_COUNT(seed_vol_file);
+    case MSG_VOL_DATA: return SEED_COUNT(seed_vol_data);
+    case MSG_VOL_END: return SEED_COUNT(seed_vol_end);
     default: return 0;
     }
 }
@@ -272,6 +309,11 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_DELTA:
         return msg_delta_encode(b, &seed_delta[i].m,
             &seed_delta_ops[seed_delta[i].first], seed_delta[i].nops);
+    case MSG_VOL_OPTS: return msg_vol_opts_encode(b, &seed_vol_opts[i]);
+    case MSG_VOL_BEGIN: return msg_vol_begin_encode(b, &seed_vol_begin[i]);
+    case MSG_VOL_FILE: return msg_vol_file_encode(b, &seed_vol_file[i]);
+    case MSG_VOL_DATA: return msg_vol_data_encode(b, &seed_vol_data[i]);
+    case MSG_VOL_END: return msg_vol_end_encode(b, &seed_vol_end[i]);
     default: return FERRY_ERR_USAGE;
     }
 }

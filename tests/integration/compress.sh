@@ -1,5 +1,7 @@
 # -z: blocks that shrink travel zstd-compressed, both ways; data that does
-# not compress goes raw; the result is the same either way.
+# not compress goes raw; the result is the same either way. Files in
+# blocks (--pack-threshold 0): volumes are compressed with or without -z
+# (tests/integration/volumes.sh).
 . "$(dirname "$0")/../lib/common.sh"
 
 mkdir -p "$T/src"
@@ -16,18 +18,18 @@ PY
 head -c 3000000 /dev/urandom >"$T/src/random.bin"
 text=$(stat -c %s "$T/src/data.jsonl")
 
-expect_rc 0 "$FERRY" push -z --json "$T/src/" "local:$T/d1"
+expect_rc 0 "$FERRY" push -z --json --pack-threshold 0 "$T/src/" "local:$T/d1"
 tree_same "$T/src" "$T/d1"
 wire=$(json_field bytes_wire)
 saved=$(json_field bytes_compressed_saved)
 [ "$saved" -gt $((text / 2)) ] || fail "push -z saved only $saved bytes"
 [ "$wire" -lt $((text / 2 + 3200000)) ] || fail "push -z wire $wire"
 
-expect_rc 0 "$FERRY" pull -z --json "local:$T/src/" "$T/d2"
+expect_rc 0 "$FERRY" pull -z --json --pack-threshold 0 "local:$T/src/" "$T/d2"
 tree_same "$T/src" "$T/d2"
 [ "$(json_field bytes_wire_in)" -lt $((text / 2 + 3200000)) ] ||
     fail "pull -z was not compressed"
 
 # Without -z nothing is compressed.
-expect_rc 0 "$FERRY" push --json "$T/src/" "local:$T/d3"
+expect_rc 0 "$FERRY" push --json --pack-threshold 0 "$T/src/" "local:$T/d3"
 expect_field bytes_compressed_saved 0

@@ -50,15 +50,15 @@ grep -qF 'c1\u009b2Jname' "$T/last.out" || fail "C1 control not \\u009b"
 
 # A source file that changes while it is read, in a pull: named where it
 # is on the remote side (not as if in the remote home), with a hint.
-change_while_read "$T/chgdst" pull --block-size 64K "local:$T/chg/" \
-    "$T/chgdst"
+change_while_read "$T/chgdst" pull --block-size 64K --pack-threshold 0 \
+    "local:$T/chg/" "$T/chgdst"
 [ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc"; }
 expect_err "ferry: local:$T/chg/b: file changed while being read"
 expect_err "run the same command again once the writer is done"
 # The same with the directory itself as the source (its name on the wire
 # is "chg/b").
-change_while_read "$T/chgdst2" pull --block-size 64K "local:$T/chg" \
-    "$T/chgdst2"
+change_while_read "$T/chgdst2" pull --block-size 64K --pack-threshold 0 \
+    "local:$T/chg" "$T/chgdst2"
 [ "$rc" -eq 2 ] || { cat "$T/last.err"; fail "changed file: exit $rc"; }
 expect_err "ferry: local:$T/chg/b: file changed while being read"
 

@@ -25,8 +25,12 @@ tree_same "$T/src" "$T/d1"
 resumed=$(json_field resumed_bytes)
 literal=$(json_field bytes_literal)
 [ "$resumed" -ge 20000000 ] || fail "resumed only $resumed bytes"
-[ $((resumed + literal)) -eq $((size + 6)) ] ||
-    fail "resumed $resumed + sent $literal != $size + 6"
+# "small" (6 bytes, in a volume) may have been committed by the first
+# run already: then it is skipped now.
+small=6
+[ "$(json_field files_skipped)" -eq 1 ] && small=0
+[ $((resumed + literal)) -eq $((size + small)) ] ||
+    fail "resumed $resumed + sent $literal != $size + $small"
 [ ! -e "$T/d1/.ferry" ] || fail "state left after the resumed run"
 
 # 2. The same for a pull, with the client killed.
@@ -95,5 +99,7 @@ tree_same "$T/src" "$T/d5"
 resumed=$(json_field resumed_bytes)
 literal=$(json_field bytes_literal)
 [ "$resumed" -ge 10000000 ] || fail "held blocks not kept: $resumed"
-[ $((resumed + literal)) -eq $((size + 6)) ] ||
-    fail "resumed $resumed + sent $literal != $size + 6"
+small=6
+[ "$(json_field files_skipped)" -eq 1 ] && small=0
+[ $((resumed + literal)) -eq $((size + small)) ] ||
+    fail "resumed $resumed + sent $literal != $size + $small"

@@ -12,16 +12,27 @@ misbehaviour, chosen by the environment variable FAKE_AGENT_MODE:
   unrequested   pull: offers "other.txt" when "wanted.txt" was asked for
   huge-frame    announces a 4 GiB frame
   bad-hash      pull: sends a block whose hash does not match its data
+  vol-dotdot    pull with volumes: "wanted.txt" comes as a volume whose
+                member is "../escape"
+  vol-absolute  ... whose member is OUTSIDE/abs.txt (an absolute name)
+  vol-symlink   ... whose members are a symlink "wanted.txt" -> OUTSIDE
+                and a file "wanted.txt/pwned" through it
+  vol-short     ... whose member's size field is larger than its data
 
 FAKE_AGENT_OUTSIDE names the directory the symlink points to.
 """
+import io
 import os
 import struct
+import subprocess
 import sys
+import tarfile
 
 MSG = dict(HELLO=1, OPEN=2, OPEN_OK=3, ERROR=4, PLAN=5, READY=6, ENTRY=7,
            REPLY=8, BLOCK=9, FILE_END=10, FILE_DONE=11, NOTICE=12, END=13,
-           SUMMARY=14)
+           SUMMARY=14, VOL_OPTS=32, VOL_BEGIN=33, VOL_FILE=34, VOL_DATA=35,
+           VOL_END=36)
+CAP_SPARSE, CAP_VOLUMES = 1, 8
 ENTRY_FILE, ENTRY_DIR, ENTRY_SYMLINK = 1, 2, 3
 
 inp = sys.stdin.buffer
@@ -45,9 +56,44 @@ def s16(b):
     return struct.pack(">H", len(b)) + b
 
 
-def hello(vmin=2, vmax=2):
-    send(MSG["HELLO"], b"FRY1" + struct.pack(">HHQ", vmin, vmax, 1) +
+def hello(vmin=2, vmax=2, caps=CAP_SPARSE):
+    send(MSG["HELLO"], b"FRY1" + struct.pack(">HHQ", vmin, vmax, caps) +
          s16(b"fake-agent"))
+
+
+def evil_volume(mode, outside):
+    """A zstd-compressed tar archive that lies as the mode says."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+        def add(name, data=b"pwned", **kw):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            for k, v in kw.items():
+                setattr(ti, k, v)
+            t.addfile(ti, io.BytesIO(data))
+        if mode == "vol-dotdot":
+            add("../escape")
+        elif mode == "vol-absolute":
+            add(outside.decode() + "/abs.txt")
+        elif mode == "vol-symlink":
+            add("wanted.txt", b"", type=tarfile.SYMTYPE,
+                linkname=outside.decode())
+            add("wanted.txt/pwned")
+        else:
+            add("wanted.txt")
+    data = raw.getvalue()
+    if mode == "vol-short":
+        # The header says 5 bytes; cut the archive inside the data.
+        data = data[:data.rindex(b"pwned")] + b"pw"
+    return subprocess.run(["zstd", "-q", "-c"], input=data,
+                          stdout=subprocess.PIPE, check=True).stdout
+
+
+def send_volume(rid, vol):
+    send(MSG["VOL_BEGIN"], struct.pack(">I", 1))
+    send(MSG["VOL_FILE"], struct.pack(">II", 1, rid) + b"\0" * 16)
+    send(MSG["VOL_DATA"], struct.pack(">II", 1, len(vol)) + vol)
+    send(MSG["VOL_END"], struct.pack(">IQI", 1, len(vol), 1))
 
 
 def entry(eid, kind, path, size=0, target=b"", mode=0o644):
@@ -78,7 +124,8 @@ def main():
         hello(9, 9)
         recv()
         return
-    hello()
+    volumes = mode.startswith("vol-")
+    hello(caps=CAP_SPARSE | (CAP_VOLUMES if volumes else 0))
     t, _ = recv()                       # OPEN
     send(MSG["OPEN_OK"], s16(b""))
     if mode == "dotdot":
@@ -90,7 +137,7 @@ def main():
         items = [(ENTRY_FILE, b".ferry/part/x", 5, b"")]
     elif mode == "unrequested":
         items = [(ENTRY_FILE, b"other.txt", 5, b"")]
-    elif mode == "bad-hash":
+    elif mode == "bad-hash" or volumes:
         items = [(ENTRY_FILE, b"wanted.txt", 5, b"")]
     else:
         items = []
@@ -98,6 +145,8 @@ def main():
     send(MSG["PLAN"], struct.pack(">IIQQQ", 0, len(items), len(items),
                                   nfiles, 5 * nfiles))
     t, _ = recv()                       # READY
+    if volumes:
+        t, _ = recv()                   # VOL_OPTS
     for eid, (kind, path, size, target) in enumerate(items):
         entry(eid, kind, path, size, target,
               0o777 if kind == ENTRY_SYMLINK else 0o644)
@@ -106,7 +155,10 @@ def main():
         if t != MSG["REPLY"]:
             return                      # the client gave up: fine
         rid, action = struct.unpack(">IB", p[:5])
-        if action == 2:                 # WANT
+        if action == 2 and volumes:
+            send_volume(rid, evil_volume(mode, outside))
+            t, p = recv()               # the client's ERROR, or FILE_DONE
+        elif action == 2:               # WANT
             data = b"pwned"
             send(MSG["BLOCK"], struct.pack(">IQBI", rid, 0, 0, len(data)) +
                  xxh_block(data) + struct.pack(">I", len(data)) + data)

@@ -43,6 +43,7 @@
     X(text_json_string) \
     X(text_lines) \
     X(text_bytes) \
+    X(text_parse_size) \
     /* test_hash.c */ \
     X(hash_fd_tree) \
     X(hash_fd_errors) \
@@ -62,6 +63,7 @@
     X(zst_incompressible) \
     X(zst_bad_input) \
     X(zst_nomem) \
+    X(zst_set_level) \
     /* test_frame.c */ \
     X(frame_parse_prefix) \
     X(frame_parse_limits) \
@@ -102,6 +104,8 @@
     X(msg_match_mutate) \
     X(msg_join_mutate) \
     X(msg_join_ok_mutate) \
+    X(msg_vol_mutate) \
+    X(msg_vol_bounds) \
     X(msg_sigs_roundtrip) \
     X(msg_sigs_fields) \
     X(msg_match_join_roundtrip) \
@@ -187,6 +191,13 @@
     X(delta_receiver) \
     X(delta_sender) \
     X(delta_basis_file) \
+    /* test_volrecv.c */ \
+    X(volrecv_rules) \
+    X(volrecv_lost_then_blocks) \
+    X(volrecv_second_volume) \
+    /* test_volsend.c */ \
+    X(volsend_rules) \
+    X(volsend_changed) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
@@ -229,6 +240,9 @@
     X(push_resume_streams) \
     X(push_stream_lost) \
     X(push_stream_lost_answers) \
+    X(push_volumes) \
+    X(push_volumes_streams) \
+    X(push_volumes_resume) \
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_ssh_argv) \
@@ -243,6 +257,7 @@
     X(client_rate) \
     X(client_cli_habits) \
     X(client_space_fits) \
+    X(client_cli_volume_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \

@@ -23,6 +23,7 @@
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"
 #include "../../proto/msg_space.h"
+#include "../../proto/msg_vol.h"
 
 const uint8_t rt_tid[16] = { 't', 'r', 'a', 'n', 's', 'f', 'e',
     'r', '-', 'i', 'd', '-', '0', '0', '0', '1' };
@@ -465,6 +466,17 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     }
 }
 
+static void
+rt_encode_vol_opts(const struct rt_frame *fr, struct buf *b)
+{
+    struct msg_vol_opts m;
+
+    memset(&m, 0, sizeof(m));
+    m.threshold = fr->a;
+    m.volume_size = fr->b;
+    CHECK_OK(msg_vol_opts_encode(b, &m));
+}
+
 void
 rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
 {
@@ -535,6 +547,9 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         er.text.p = "peer says no";
         er.text.len = strlen(er.text.p);
         CHECK_OK(msg_error_encode(b, &er));
+        break;
+    case MSG_VOL_OPTS:
+        rt_encode_vol_opts(fr, b);
         break;
     case MSG_READY:
         ready.rename.p = fr->s != NULL ? fr->s : "";

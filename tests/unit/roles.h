@@ -71,7 +71,7 @@
 #define RT_BIG PARTIAL_JOURNAL_MIN
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS | PROTO_CAP_DELTA)
+    PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -171,6 +171,7 @@ struct rt_frame {
 #define F_FILTERS(act, pat, n) .type = 26, .kind = (act), .s = (pat), \
     .a = (n)
 #define F_JOIN_OK .type = MSG_JOIN_OK
+#define F_VOL_OPTS(th, vs) .type = MSG_VOL_OPTS, .a = (th), .b = (vs)
 #define F_EOF .type = RT_EOF
 #define F_IDLE .type = RT_IDLE
 #define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
@@ -205,6 +206,10 @@ struct rt_case {
     const char *src;            /* the sender's source; "src" if NULL */
     int unjoined;               /* sessions of streams > 0 opened nothing */
     int client;                 /* session rows: the client side */
+    /* Sender rows: a packer (volsend.h) with this threshold and volume
+     * size (0: none; packer_off: a packer that packs nothing). */
+    uint64_t pack, volume_size;
+    int packer_off;
     /* Prepares the scratch root (rt->root) before the roles exist. */
     void (*setup)(struct rt *rt);
     /* Changes the destination after the earlier run. */
@@ -292,6 +297,7 @@ struct rt_pump {
     uint64_t cut_blocks;
     unsigned lose_stream;
     uint64_t lose_after;
+    uint64_t pack, volume_size;          /* a packer on the client */
     uint64_t sent[2][MSG_TYPE_MAX + 1];  /* frames each side sent */
     uint64_t blocks[RT_MAX_STREAMS];     /* BLOCKs sent on each stream */
     struct xfer xc, xa;                  /* each side's counters */
@@ -317,6 +323,8 @@ int rt_same_content(const char *p, const struct rt_file *f);
 void rt_open_receiver(struct rt *rt, unsigned n);
 int rt_feed(struct rt *rt, const struct rt_frame *fr);
 int rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
+/* Stream k's peer closed it. */
+int rt_feed_eof(struct rt *rt, unsigned k);
 void rt_close(struct rt *rt);
 
 /*

@@ -18,6 +18,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../engine/manifest.h"
+#include "../../engine/volsend.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"
 #include "../../proto/msg_space.h"
@@ -167,6 +168,12 @@ int
 rt_feed_bytes(struct rt *rt, unsigned k, const uint8_t *p, size_t n)
 {
     return rt_step(rt, k, p, n, 0);
+}
+
+int
+rt_feed_eof(struct rt *rt, unsigned k)
+{
+    return rt_step(rt, k, NULL, 0, 1);
 }
 
 int
@@ -384,6 +391,13 @@ rt_open_sender(struct rt *rt, unsigned n)
     CHECK_OK(manifest_scan(&mf, p));
     CHECK((rt->plan = plan_new(&mf, RT_BS, rt->c->flags, &rt->x)) != NULL);
     manifest_cleanup(&mf);
+    if (rt->c->pack > 0 || rt->c->packer_off) {
+        struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0 };
+        struct volsend *vs = volsend_new(rt->plan, &o, &rt->x);
+
+        CHECK(vs != NULL);
+        plan_set_packer(rt->plan, vs);
+    }
     for (k = 0; k < n; k++) {
         CHECK((rt->snd[k] = sender_new(rt->plan, k, &rt->x)) != NULL);
         rt->role[k] = rt->snd[k];
@@ -628,12 +642,12 @@ rt_count(const struct buf *out, uint64_t *sent, uint64_t *blocks)
 
     while (off < n) {
         CHECK_OK(frame_parse(p + off, n - off, &f, &used));
-        /* FILTERS and SPACE are numbered past the table; not counted. */
-        CHECK(f.type <= MSG_TYPE_MAX || f.type == MSG_FILTERS ||
-            f.type == MSG_SPACE);
-        if (f.type <= MSG_TYPE_MAX)
+        /* FILTERS and SPACE are numbered in the gap of the table (26,
+         * 27) but are not in it; not counted. */
+        CHECK(f.type <= MSG_TYPE_MAX);
+        if (f.type != MSG_FILTERS && f.type != MSG_SPACE)
             sent[f.type]++;
-        if (f.type == MSG_BLOCK)
+        if (f.type == MSG_BLOCK || f.type == MSG_VOL_DATA)
             (*blocks)++;
         off += used;
     }
@@ -686,6 +700,13 @@ rt_push(struct rt *rt, struct rt_pump *p)
     CHECK_OK(manifest_scan(&mf, src));
     CHECK((plan = plan_new(&mf, RT_BS, p->flags, &p->xc)) != NULL);
     manifest_cleanup(&mf);
+    if (p->pack > 0) {
+        struct volsend_opts vo = { p->pack, p->volume_size, 0, 0 };
+        struct volsend *vs = volsend_new(plan, &vo, &p->xc);
+
+        CHECK(vs != NULL);
+        plan_set_packer(plan, vs);
+    }
     rt_push_open(&o, paths, p->flags);
     for (k = 0; k < n; k++) {
         o.stream = (uint16_t)k;

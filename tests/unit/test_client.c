@@ -19,6 +19,7 @@
 #include "../../client/ssh_int.h"
 #include "../../common/alloc.h"
 #include "../../common/buf.h"
+#include "../../proto/msg_vol.h"
 #include "check.h"
 
 TEST(client_parse_remote)
@@ -260,6 +261,56 @@ TEST(client_cli_retry_options)
     cli_cleanup(&c);
     CHECK_EQ_ERR(cli_parse(&c, 6, bad), FERRY_ERR_USAGE);
     CHECK(strstr(c.err, "--retry-for soon") != NULL);
+}
+
+/* How small files travel in volumes: defaults, each form, and refusals
+ * that name the option. */
+TEST(client_cli_volume_options)
+{
+    char *dflt[] = { "ferry", "push", "a", "box:/d", NULL };
+    char *set[] = { "ferry", "pull", "--pack-threshold", "1M",
+        "--volume-size=64K", "--compress=never", "box:/a", "d", NULL };
+    char *level[] = { "ferry", "push", "--compress=19", "--pack-threshold=0",
+        "a", "box:/d", NULL };
+    char *bad[][7] = {
+        { "ferry", "push", "--compress=20", "a", "box:/d", NULL },
+        { "ferry", "push", "--compress=fast", "a", "box:/d", NULL },
+        { "ferry", "push", "--pack-threshold", "17M", "a", "box:/d", NULL },
+        { "ferry", "push", "--volume-size", "63K", "a", "box:/d", NULL },
+        { "ferry", "push", "--volume-size", "2T", "a", "box:/d", NULL },
+        { "ferry", "push", "--volume-size", "lots", "a", "box:/d", NULL },
+    };
+    static const char *const why[] = { "--compress=20", "--compress=fast",
+        "--pack-threshold 17M", "--volume-size 63K", "--volume-size 2T",
+        "--volume-size lots" };
+    struct cli c;
+    size_t i;
+
+    CHECK_OK(cli_parse(&c, 4, dflt));
+    CHECK_EQ_U64(c.pack_threshold, 8u << 20);
+    CHECK_EQ_U64(c.volume_size, UINT64_C(2) << 30);
+    CHECK_EQ_INT(c.vol_compress, VOL_COMPRESS_AUTO);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 8, set));
+    CHECK_EQ_U64(c.pack_threshold, 1u << 20);
+    CHECK_EQ_U64(c.volume_size, 64u << 10);
+    CHECK_EQ_INT(c.vol_compress, VOL_COMPRESS_NEVER);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 6, level));
+    CHECK_EQ_INT(c.vol_compress, VOL_COMPRESS_LEVEL);
+    CHECK_EQ_INT(c.vol_level, 19);
+    CHECK_EQ_U64(c.pack_threshold, 0);
+    cli_cleanup(&c);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int n = 0;
+
+        while (bad[i][n] != NULL)
+            n++;
+        check_note("%s", why[i]);
+        CHECK_EQ_ERR(cli_parse(&c, n, bad[i]), FERRY_ERR_USAGE);
+        CHECK(strstr(c.err, why[i]) != NULL);
+    }
+    check_note_clear();
 }
 
 TEST(client_cli_dedupe)

@@ -175,3 +175,61 @@ TEST(push_stream_lost_answers)
 {
     push_lost(2);
 }
+
+/* Small files in volumes (a threshold of 16K with 256K volumes: a, e and
+ * many/f00..f16), the rest in blocks, over one or three streams; the
+ * destination is the source all the same, and every file is answered
+ * once. */
+static void
+push_volumes(unsigned nstreams)
+{
+    static const struct rt_case c = { .name = "push_volumes" };
+    struct fixture *fx = fixture_new(&c, nstreams);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
+
+    p->pack = 64u << 10;
+    p->volume_size = 256u << 10;
+    CHECK_OK(rt_push(rt, p));
+    check_same(rt);
+    CHECK_EQ_U64(p->sent[0][MSG_VOL_FILE], 2 + 17);
+    CHECK(p->sent[0][MSG_VOL_END] >= 1);
+    CHECK_EQ_U64(p->sent[0][MSG_VOL_BEGIN], p->sent[0][MSG_VOL_END]);
+    CHECK_EQ_U64(p->sent[1][MSG_FILE_DONE], NSMALL + 4);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.files_sent), NSMALL + 4);
+    CHECK_EQ_U64(xfer_get(&p->xc.st.files_sent), NSMALL + 4);
+    fixture_free(fx);
+}
+
+TEST(push_volumes)
+{
+    push_volumes(1);
+}
+
+TEST(push_volumes_streams)
+{
+    push_volumes(3);
+}
+
+/* A push cut while volumes are on the wire, then run again: what was
+ * committed is not sent again, the rest arrives. */
+TEST(push_volumes_resume)
+{
+    static const struct rt_case c = { .name = "push_volumes_resume" };
+    struct fixture *fx = fixture_new(&c, 1);
+    struct rt *rt = &fx->rt;
+    struct rt_pump *p = &fx->p;
+    uint64_t first;
+
+    p->pack = 64u << 10;
+    p->volume_size = 256u << 10;
+    p->cut_blocks = 3;
+    CHECK_OK(rt_push(rt, p));
+    first = p->sent[0][MSG_VOL_FILE];
+    CHECK(first > 0);
+    p->cut_blocks = 0;
+    CHECK_OK(rt_push(rt, p));
+    check_same(rt);
+    CHECK(p->sent[0][MSG_VOL_FILE] < 2 + 17);
+    fixture_free(fx);
+}

@@ -406,3 +406,31 @@ TEST(text_bytes)
             cases[i].want);
     }
 }
+
+/* Sizes as users write them, and what is refused. */
+TEST(text_parse_size)
+{
+    static const struct {
+        const char *s;
+        uint64_t want;
+    } ok[] = {
+        { "0", 0 }, { "1048576", 1048576 }, { "64K", 65536 },
+        { "2G", UINT64_C(2) << 30 }, { "500MiB", UINT64_C(500) << 20 },
+        { "1T", UINT64_C(1) << 40 }, { "7B", 7 }, { "1KB", 1024 },
+    };
+    static const char *const bad[] = { "", "K", "-1", "1X", "1KiBB", "1 K",
+        "99999999999999999999", "9223372036854775807K" };
+    uint64_t v;
+    size_t i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        check_note("%s", ok[i].s);
+        CHECK_OK(text_parse_size(ok[i].s, &v));
+        CHECK_EQ_U64(v, ok[i].want);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        check_note("%s", bad[i]);
+        CHECK_EQ_ERR(text_parse_size(bad[i], &v), FERRY_ERR_USAGE);
+    }
+    check_note_clear();
+}

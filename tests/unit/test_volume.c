@@ -220,7 +220,7 @@ vol_same_file(const char *a, const char *b)
 TEST(volume_roundtrip)
 {
     const uint64_t vs = 64u << 10;
-    struct volw_opts o = { "t", vs, 64u << 10 };
+    struct volw_opts o = { "t", vs, 64u << 10, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64];
     struct volw_totals t;
@@ -483,7 +483,7 @@ TEST(volume_pieces_refused)
  * second head. */
 TEST(volume_manifest_mismatch)
 {
-    struct volw_opts o = { "t", 1u << 20, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -538,7 +538,7 @@ TEST(volume_manifest_mismatch)
  * volumes hold. */
 TEST(volume_manifest_pieces)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -571,7 +571,7 @@ TEST(volume_manifest_pieces)
 /* Damaged zstd and a volume cut short. */
 TEST(volume_damaged)
 {
-    struct volw_opts o = { "t", 1u << 20, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -600,7 +600,7 @@ TEST(volume_damaged)
 /* The writer's own refusals: bad options, paths, too small a volume. */
 TEST(volume_writer_limits)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0, 0 };
     struct volw_sink s;
     struct volw_entry e;
     struct volw *w;

@@ -1,0 +1,113 @@
+/*
+ * volsend.h: a sender's small files, packed into volumes on their way
+ * (PROTO_CAP_VOLUMES; the wire side is proto/PROTOCOL.md, Volumes).
+ *
+ * A file the receiver wants (REPLY WANT, no RESUME) that is smaller than
+ * the threshold is not cut into blocks: the plan hands its id here
+ * (volsend_take), and any stream's sender packs it into that stream's
+ * volume (volsend_work): the file is read whole into memory, checked
+ * unchanged, and added to a tar member of the volume (engine/volwrite.c),
+ * whose compressed bytes go out as they are made. Nothing is written to
+ * disk on this side, and nothing is kept per file but its id until the
+ * receiver's FILE_DONE. So volumes are units of scheduling across the
+ * streams: each stream fills its own, from one queue.
+ *
+ * A stream's volume is ended when nothing more can join it soon: the
+ * queue is empty and the plan can offer no more entries now (its window
+ * is full of files waiting for their volume's end, or all were offered).
+ * Its size never passes the volume size; a full volume is followed by the
+ * next one on the same stream.
+ *
+ * Compression adapts (auto), between volumes, which end after
+ * VOLSEND_ADAPT_BYTES of file data for that: a set of volumes starts at
+ * zstd's fastest
+ * level (near a raw copy) when a sample of its first file does not
+ * shrink by 3% at level 1, else where the last one left off. After each
+ * volume, one whose data did not shrink by 3% makes the next use the
+ * fastest level; otherwise the level goes up while the sender spent less
+ * than half of the volume's time reading and compressing (the link or
+ * the receiver is the bottleneck: spending CPU saves wire bytes for
+ * free), and down when it spent more than 80% (compression is).
+ *
+ * A lost stream other than 0 gives back the files it carried that are
+ * not yet done (volsend_stream_lost): they are sent again in blocks
+ * (plan_file_unpack says why not in another volume). A new attempt
+ * starts afresh (volsend_restart): files done are not offered again, so
+ * a volume whose files were all committed is never sent again.
+ *
+ * Not thread-safe: the senders of one transfer step one at a time.
+ */
+#ifndef FERRY_ENGINE_VOLSEND_H
+#define FERRY_ENGINE_VOLSEND_H
+
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../proto/msg_vol.h"
+#include "xfer.h"
+
+/* Files below this size travel packed unless the user says otherwise.
+ * It is the size below which a file has no resume journal
+ * (PARTIAL_JOURNAL_MIN): such a file is sent again whole after a cut
+ * anyway, so packing it loses nothing, while it gains compression
+ * across files and saves its per-file messages and staging. */
+#define VOLSEND_DEFAULT_THRESHOLD (8u << 20)
+/* A volume ends after this much file data even when it could hold more,
+ * so that the level adapts while a large set is sent. */
+#define VOLSEND_ADAPT_BYTES (64u << 20)
+/* Where the adaptive level starts: zstd's default (as `zstd -3`). */
+#define VOLSEND_START_LEVEL 3
+#define VOLSEND_MIN_LEVEL (-5)
+#define VOLSEND_MAX_LEVEL 9
+
+struct plan;
+struct volsend;
+
+/* What the user asked for (also what VOL_OPTS carries). */
+struct volsend_opts {
+    uint64_t threshold;      /* 0: nothing is packed */
+    uint64_t volume_size;    /* 0: VOLUME_DEFAULT_SIZE */
+    uint8_t compress;        /* enum vol_compress */
+    uint8_t level;           /* VOL_COMPRESS_LEVEL */
+};
+
+/* The packer of plan p (which owns it, see plan_set_packer). */
+struct volsend *volsend_new(struct plan *p, const struct volsend_opts *o,
+    struct xfer *x);
+void volsend_free(struct volsend *vs);
+
+/*
+ * VOL_OPTS from the client (a pull: the agent sends): replaces the
+ * options. FERRY_ERR_PROTOCOL if a file was taken already (they must
+ * come before any REPLY) or options came twice.
+ */
+int volsend_on_opts(struct volsend *vs, const struct msg_vol_opts *m)
+    FERRY_WUR;
+
+/* The plan offers a wanted file of size bytes: 1 if it is packed (then
+ * the plan sends no blocks and no FILE_END for it), else 0. */
+int volsend_take(struct volsend *vs, uint32_t id, uint64_t size);
+
+/*
+ * Packs queued files on stream into out while out has room, and ends the
+ * stream's volume when nothing more can join it soon. *busy is set when
+ * it added anything. Returns 0 or a fatal error (a file that cannot be
+ * read fails alone: FILE_END with its code).
+ */
+int volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
+    int *busy) FERRY_WUR;
+
+/* 1 while stream has a volume begun and not ended. */
+int volsend_open(const struct volsend *vs, unsigned stream);
+
+/* A stream other than 0 was lost: its files not yet done go back to
+ * the plan, to be sent in blocks (its volume is abandoned). */
+void volsend_stream_lost(struct volsend *vs, unsigned stream);
+/* A new attempt: queues and volumes are dropped (the plan offers again
+ * what is not done). */
+void volsend_restart(struct volsend *vs);
+
+/* Level the next volume starts with (for tests and the summary). */
+int volsend_level(const struct volsend *vs);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * The sender's volumes (engine/volsend.c, the hooks in sender.c and
+ * plan.c) against a scripted receiver (roles.h explains the rows). The
+ * source is rt_make_source's:
+ *
+ *     id 0 src/, 1 src/a (100 bytes), 2 src/d/, 3 src/d/b (150000
+ *     bytes), 4 src/e (empty), 5 src/ln -> a
+ *
+ * With a threshold of 1000 bytes, a and e travel packed, d/b in blocks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../engine/volsend.h"
+#include "roles.h"
+
+#define OFFERS "PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d " \
+    "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln"
+#define READY_ { F_READY("") }
+#define VOL1 "VOL_BEGIN VOL_FILE VOL_DATA VOL_END"
+
+static const struct rt_case volsend_rules[] = {
+    { "packed_and_blocks", .pack = 1000,
+      .script = { READY_, { F_SKIP(0) }, { F_WANT(1) }, { F_SKIP(2) },
+                  { F_WANT(3) }, { F_WANT(4) }, { F_SKIP(5) }, { F_DONE(1) },
+                  { F_DONE(3) }, { F_DONE(4) }, { F_SUMMARY } },
+      .out = OFFERS " " VOL1 " BLOCK:3:0-2 FEND:3 " VOL1 " END" },
+    /* Without the capability, or below no threshold: blocks. */
+    { "without_capability", .pack = 1000, .caps_off = PROTO_CAP_VOLUMES,
+      .script = { READY_, { F_WANT(1) } },
+      .out = OFFERS " BLOCK:1:0 FEND:1" },
+    /* A packed file's FILE_DONE is awaited like any other's: one that
+     * comes twice is refused. */
+    { "packed_done_twice", .pack = 1000,
+      .script = { READY_, { F_WANT(1) }, { F_DONE(1) }, { F_DONE(1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS " " VOL1 },
+    /* The client's settings (a pull): once, before any file is taken. */
+    { "opts_enable", .packer_off = 1,
+      .script = { READY_, { F_VOL_OPTS(1000, 1u << 20) }, { F_WANT(1) },
+                  { F_WANT(3) } },
+      .out = OFFERS " " VOL1 " BLOCK:3:0-2 FEND:3" },
+    { "opts_zero", .packer_off = 1,
+      .script = { READY_, { F_VOL_OPTS(0, 1u << 20) }, { F_WANT(1) } },
+      .out = OFFERS " BLOCK:1:0 FEND:1" },
+    { "opts_twice", .packer_off = 1,
+      .script = { READY_, { F_VOL_OPTS(1000, 1u << 20) },
+                  { F_VOL_OPTS(1000, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "opts_after_packing", .pack = 1000,
+      .script = { READY_, { F_WANT(1) }, { F_VOL_OPTS(0, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS " " VOL1 },
+    { "opts_without_capability", .packer_off = 1,
+      .caps_off = PROTO_CAP_VOLUMES,
+      .script = { READY_, { F_VOL_OPTS(1000, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "opts_without_packer",
+      .script = { READY_, { F_VOL_OPTS(1000, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "opts_before_ready", .packer_off = 1,
+      .script = { { F_VOL_OPTS(1000, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "PLAN:6" },
+    { "opts_on_stream_1", .packer_off = 1,
+      .script = { READY_, { F_VOL_OPTS(1000, 1u << 20), ON(1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+};
+
+TEST(volsend_rules)
+{
+    RT_RUN_TABLE(volsend_rules, rt_sender_case);
+}
+
+/* A file that changed since the scan is not packed: it fails alone with
+ * FILE_END and its code, as a file sent in blocks would. */
+static const struct rt_case volsend_changed[] = {
+    { "changed_before_packing", .pack = 1000,
+      .script = { READY_, { F_TOUCH("src/a") }, { F_WANT(1) },
+                  { .type = MSG_FILE_DONE, .id = 1, .code = FERRY_ERR_CHANGED },
+                  { F_WANT(4) } },
+      .out = OFFERS " FEND:1:CHANGED " VOL1 },
+};
+
+TEST(volsend_changed)
+{
+    RT_RUN_TABLE(volsend_changed, rt_sender_case);
+}
