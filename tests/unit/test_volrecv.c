@@ -49,7 +49,9 @@ enum {
     VB_END_FILES = 1 << 4,    /* VOL_END says a file more */
     VB_NO_PLAN = 1 << 5,      /* no PLAN, no entries */
     VB_EOF_1 = 1 << 6,        /* stream 1 is lost before VOL_END */
-    VB_END_OTHER = 1 << 7     /* VOL_END for another volume number */
+    VB_END_OTHER = 1 << 7,    /* VOL_END for another volume number */
+    VB_FILE_OTHER = 1 << 8,   /* VOL_FILE for another volume number */
+    VB_NO_END = 1 << 9        /* the volume stops after its data */
 };
 
 struct vr_case {
@@ -163,7 +165,7 @@ vr_run(const struct vr_case *c)
     if (c->breaks & VB_TWO_BEGINS)
         CHECK_OK(msg_vol_begin_encode(&b, &vb));
     for (i = 0; i < VR_MAX && c->rec[i].hash_of != NULL; i++, nrec++) {
-        vf.volume = vb.volume;
+        vf.volume = vb.volume + ((c->breaks & VB_FILE_OTHER) != 0);
         vf.id = c->rec[i].id;
         vr_hash_of(c->rec[i].hash_of, c->rec[i].size, &vf.hash);
         vf.hash.b[0] ^= (uint8_t)c->rec[i].bad_hash;
@@ -179,6 +181,8 @@ vr_run(const struct vr_case *c)
     if (c->breaks & VB_EOF_1) {
         CHECK_OK(vr_send(rt, k, &b));
         CHECK_OK(rt_feed_eof(rt, k));
+    } else if (c->breaks & VB_NO_END) {
+        r = vr_send(rt, k, &b);
     } else {
         CHECK_OK(msg_vol_end_encode(&b, &ve));
         r = vr_send(rt, k, &b);
@@ -279,8 +283,14 @@ static const struct vr_case volrecv_cases[] = {
       .rec = { R_A }, .breaks = VB_TWO_BEGINS,
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
       .tree = "d/" },
+    /* Each refused at its own frame, not by a later check: the volume
+     * stops there. */
+    { "file_of_another_volume", .entries = { WANT_A_B }, .m = { M_A },
+      .rec = { R_A }, .breaks = VB_FILE_OTHER | VB_NO_END,
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
+      .tree = "d/" },
     { "data_of_another_volume", .entries = { WANT_A_B }, .m = { M_A },
-      .rec = { R_A }, .breaks = VB_OTHER_VOL,
+      .rec = { R_A }, .breaks = VB_OTHER_VOL | VB_NO_END,
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0 SKIP:1 WANT:2",
       .tree = "d/" },
     { "end_of_another_volume", .entries = { WANT_A_B }, .m = { M_A },
