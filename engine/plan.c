@@ -301,7 +301,9 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     }
     p->files[id] = f;
     p->est[id] = E_WANTED;
-    if (!resume && volsend_take(p->vs, id, e->size)) {
+    /* A file with a basis (delta) or kept blocks (resume) is worth more
+     * in blocks than in a volume. */
+    if (!resume && !delta && volsend_take(p->vs, id, e->size)) {
         /* Its data and end come in a volume: done once FILE_DONE is. */
         f->packed = f->ready = f->ended = 1;
         f->n_literal = e->size;
