@@ -430,7 +430,7 @@ tool_notes() {
     local tool=$1 scen=$2
     case $tool in
     ferry | ferry_z | ferry_bw | ferry_blocks)
-        [ "$tool" = ferry_z ] && echo "zstd blocks"
+        [ "$tool" = ferry_z ] && echo "zstd blocks (files under --pack-threshold travel in volumes, compressed either way)"
         [ "$tool" = ferry_bw ] &&
             echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
         [ "$tool" = ferry_blocks ] && echo "--pack-threshold 0"
