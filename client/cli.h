@@ -114,6 +114,9 @@ void cli_usage(FILE *f);
 /* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
  * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it
  * is a local path. */
+/* A --block-size value: a power of two within the protocol's limits,
+ * with an optional K or M. */
+int cli_block_size(const char *s, uint32_t *out) FERRY_WUR;
 int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
 void remote_cleanup(struct remote *r);
 
