@@ -109,6 +109,10 @@ stream_finish_work(uv_work_t *w)
 {
     struct attempt_stream *st = w->data;
 
+    /* A stalled stream's link takes nothing: waiting for its agent to
+     * finish would only run out the pump's grace period. */
+    if (st->retired)
+        transport_stop(&st->tp);
     /* The pump thread's end (bounded: ssh.h) and the session's. */
     st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
         sizeof(st->msg));
@@ -144,6 +148,12 @@ stream_closed(struct conn *c, int err)
          * others (a flag: another stream's step may be running), which
          * must hear of it even if they are idle. */
         plan_stream_lost(e->plan, st->index);
+        conn_group_poke(&a->group);
+    } else if (!a->ending && e->dest != NULL && a->s[0] != NULL &&
+        a->s[0]->rcv != NULL) {
+        /* A pull: the sender is the agent, which may not see this
+         * stream die (a link that hangs tells it nothing). */
+        receiver_retire_stream(a->s[0]->rcv, st->index);
         conn_group_poke(&a->group);
     }
     if (st->index > 0 && !a->ending)
@@ -317,6 +327,8 @@ stream_open_work(uv_work_t *w)
     st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
 }
 
+static void attempt_tune(struct attempt *a, uint64_t now);
+
 static void
 stream_open_done(uv_work_t *w, int status)
 {
@@ -331,6 +343,8 @@ stream_open_done(uv_work_t *w, int status)
         sizeof(msg))) == 0 && (r = stream_run(st)) == 0) {
         output_stream(a->env->out, "added", st->index, a->active,
             a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+        /* The next one need not wait for the tick. */
+        attempt_tune(a, attempt_now_ms());
         return;
     }
     if (r != 0 && !a->ending)
@@ -392,7 +406,7 @@ attempt_can_grow(struct attempt *a)
 
     return !a->ending && s0 != NULL && session_running(s0) &&
         (e->x->caps & PROTO_CAP_STREAMS) && (e->plan != NULL ||
-        e->dest != NULL) && a->opening == 0 &&
+        e->dest != NULL) && a->opening < ATTEMPT_OPENING_MAX &&
         a->next_index < PROTO_MAX_STREAMS;
 }
 
@@ -412,11 +426,13 @@ attempt_tune(struct attempt *a, uint64_t now)
     if (!attempt_can_grow(a))
         return;
     if (e->streams > 0) {
-        if (a->active < e->streams && !a->tuned)
+        while (a->active + a->opening < e->streams && !a->tuned &&
+            attempt_can_grow(a))
             attempt_add_stream(a);
         return;
     }
-    if (a->tuned || now < a->tune_at)
+    /* The rate is measured with every stream running. */
+    if (a->tuned || now < a->tune_at || a->opening > 0)
         return;
     rate = a->tune_at == 0 ? 0 : (double)(moved - a->tune_moved) * 1000.0 /
         (double)(ATTEMPT_TUNE_MS + now - a->tune_at);

@@ -47,6 +47,10 @@
 /* More streams only pay while this much is left to move. */
 #define ATTEMPT_AUTO_MIN_LEFT (64ull << 20)
 #define ATTEMPT_TICK_MS 250
+/* Streams being opened at once: a few, not all (sshd's MaxStartups), and
+ * each takes a thread of libuv's pool (4) while it connects, so that one
+ * is always left for the roles' steps. */
+#define ATTEMPT_OPENING_MAX 3
 
 struct ssh_conn;
 

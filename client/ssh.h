@@ -90,6 +90,15 @@ int ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
     size_t errlen);
 
 /*
+ * Stops the pump at once, without waiting for the remote command or
+ * closing the channel politely: for a stream given up because its link
+ * takes nothing, where a goodbye would only wait out its time limit.
+ * ssh_conn_pump_wait then returns at once. The session stays for
+ * ssh_conn_close, which then skips its goodbye.
+ */
+void ssh_conn_pump_stop(struct ssh_conn *c);
+
+/*
  * Runs command with in (inlen bytes) as its stdin and waits for it to
  * finish; its stderr is copied to ours. Blocking; no pump may run.
  */

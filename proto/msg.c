@@ -16,6 +16,8 @@ msg_type_name(uint8_t type)
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
         "JOIN_OK" };
 
+    if (type == MSG_RETIRE)
+        return "RETIRE";
     return type <= MSG_TYPE_MAX ? names[type] : "?";
 }
 
@@ -566,6 +568,42 @@ msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     if ((e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
         (e = rd_u16(&r, &m->stream)) != 0 ||
         (e = rd_end(&r)) != 0)
+        goto fail;
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
+        e = FERRY_ERR_FORMAT;
+        goto fail;
+    }
+    return 0;
+fail:
+    memset(m, 0, sizeof(*m));
+    return e;
+}
+
+/* RETIRE: u16 stream. */
+
+int
+msg_retire_encode(struct buf *b, const struct msg_retire *m)
+{
+    size_t mark;
+    int r;
+
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_RETIRE, &mark)) != 0)
+        return r;
+    r = buf_put_u16(b, m->stream);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u16(&r, &m->stream)) != 0 || (e = rd_end(&r)) != 0)
         goto fail;
     if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
         e = FERRY_ERR_FORMAT;

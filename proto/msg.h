@@ -41,6 +41,15 @@ enum msg_type {
     MSG_TYPE_MAX = 19
 };
 
+/*
+ * RETIRE (receiver -> sender, on stream 0, when both sides have
+ * PROTO_CAP_RETIRE): the receiver gave up on a further stream (it stalled,
+ * or its connection died where the sender may not see it). The sender
+ * sends again, on the others, what it sent there, and gives it no more
+ * work. Numbered apart from the run above, which other features extend.
+ */
+#define MSG_RETIRE 28
+
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
 
@@ -52,6 +61,7 @@ const char *msg_type_name(uint8_t type);
 #define PROTO_CAP_VOLUMES (1u << 3)  /* reserved */
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
+#define PROTO_CAP_RETIRE (1u << 8)   /* RETIRE */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -225,6 +235,11 @@ struct msg_join {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
+/* RETIRE: a further stream the receiver gave up on. */
+struct msg_retire {
+    uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
+};
+
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
 struct msg_partial {
     struct msg_str path;
@@ -257,6 +272,7 @@ int msg_sigs_encode(struct buf *b, const struct msg_sigs *m) FERRY_WUR;
 int msg_match_encode(struct buf *b, const struct msg_match *m) FERRY_WUR;
 int msg_join_encode(struct buf *b, const struct msg_join *m) FERRY_WUR;
 int msg_join_ok_encode(struct buf *b) FERRY_WUR;
+int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -306,6 +322,8 @@ int msg_match_decode(const uint8_t *p, size_t n, struct msg_match *m)
 int msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     FERRY_WUR;
 int msg_join_ok_decode(const uint8_t *p, size_t n) FERRY_WUR;
+int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
+    FERRY_WUR;
 
 /*
  * Iterates the paths of a decoded OPEN: *pos starts at 0; each call yields
