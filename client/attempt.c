@@ -32,6 +32,7 @@ struct attempt_stream {
     int err, exit_status, tp_code;
     char msg[256];
     uint64_t seen, seen_ms;    /* bytes moved, and when that last changed */
+    uint64_t open_ms;          /* when its opening began */
     int retired;
     int wait_exit;             /* closed; its child has yet to exit */
 };
@@ -279,7 +280,9 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
     } else if (e->use_cmd) {
         if ((argv = xmalloc(sizeof(*argv))) == NULL)
             return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(e->cli, command, argv)) == 0)
+        /* Only the first may ask for a passphrase. */
+        if ((r = remote_ssh_argv(e->cli, command, st->index > 0,
+            argv)) == 0)
             r = transport_start_cmd(&st->tp, e->loop, argv->argv);
         xfree(argv);
     } else {
@@ -375,6 +378,7 @@ attempt_add_stream(struct attempt *a)
         return;
     }
     st->state = ST_OPENING;
+    st->open_ms = attempt_now_ms();
     if (!e->cli->remote.local && !e->use_cmd) {
         st->work.data = st;
         a->opening++;
@@ -410,55 +414,147 @@ attempt_can_grow(struct attempt *a)
         a->next_index < PROTO_MAX_STREAMS;
 }
 
+/* Opens streams until there are as many as wanted (replacing a retired
+ * one too), a few at a time. */
+static void
+attempt_fill(struct attempt *a)
+{
+    while (a->active + a->opening < a->target && !a->tuned &&
+        attempt_can_grow(a))
+        attempt_add_stream(a);
+}
+
 /*
- * Chooses the number of streams: -j's, or, by default, one more every
- * ATTEMPT_TUNE_MS while the rate of data over the wire rose by a tenth in
- * the last period and enough is left to send.
+ * At most this many streams by default. On a short link (a further
+ * stream was up within ATTEMPT_SHORT_LINK_MS: a handful of round trips)
+ * no window binds, and streams only spread the cipher over cores, which
+ * both ends share on loopback: one per core, at least two. Rates measured
+ * on a shared machine are too noisy to find that out by trying more.
+ */
+static unsigned
+attempt_auto_max(const struct attempt *a)
+{
+    unsigned cores = uv_available_parallelism();
+
+    if (a->link_ms >= ATTEMPT_SHORT_LINK_MS)
+        return ATTEMPT_AUTO_MAX;
+    return cores < 2 ? 2 : cores > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX :
+        cores;
+}
+
+/* The time from the start of a further stream's opening to its session
+ * running (JOIN answered) says how long the link is: ten round trips or
+ * so, SSH's handshake and login included. */
+static void
+attempt_measure_link(struct attempt *a, uint64_t now)
+{
+    unsigned k;
+
+    for (k = 1; a->link_ms == 0 && k < a->next_index; k++) {
+        const struct attempt_stream *st = a->s[k];
+
+        if (st != NULL && st->state == ST_RUNNING && st->sess != NULL &&
+            session_running(st->sess)) {
+            a->link_ms = now > st->open_ms ? now - st->open_ms : 1;
+            log_debug("streams: the second one ran after %llu ms",
+                (unsigned long long)a->link_ms);
+        }
+    }
+}
+
+/* The rate of data over the wire since (at, from), in bytes per second. */
+static double
+attempt_rate(uint64_t moved, uint64_t from, uint64_t now, uint64_t at)
+{
+    return now > at ? (double)(moved - from) * 1000.0 / (double)(now - at) :
+        0;
+}
+
+/*
+ * Chooses the number of streams: -j's, or, by default, as many as pay.
+ * A second stream opens as soon as data moves and enough is left to send
+ * (on 2 cores it already splits the cipher); stream 0's rate while it
+ * opens is the first measure. Once every stream is up, the rate over the
+ * next ATTEMPT_TUNE_MS is compared with the one before the last streams
+ * came: half again or more means the link's window, not the CPU, binds
+ * (a long fat pipe), and the streams double; a tenth more adds one; less
+ * stops the growth. So a long link fills within a few seconds, and a
+ * short one stops at two or three instead of crowding its cores.
  */
 static void
 attempt_tune(struct attempt *a, uint64_t now)
 {
     const struct attempt_env *e = a->env;
     struct xfer_stats *st = &e->x->st;
-    uint64_t moved = xfer_get(&st->bytes_moved), total, done;
+    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left;
+    unsigned more = 0;
     double rate;
 
-    if (!attempt_can_grow(a))
-        return;
     if (e->streams > 0) {
-        while (a->active + a->opening < e->streams && !a->tuned &&
-            attempt_can_grow(a))
-            attempt_add_stream(a);
+        a->target = e->streams;
+        attempt_fill(a);
         return;
     }
-    /* The rate is measured with every stream running. */
-    if (a->tuned || now < a->tune_at || a->opening > 0)
+    attempt_fill(a);
+    if (a->grown || a->opening > 0 || a->active < a->target ||
+        !attempt_can_grow(a) || moved == 0)
         return;
-    rate = a->tune_at == 0 ? 0 : (double)(moved - a->tune_moved) * 1000.0 /
-        (double)(ATTEMPT_TUNE_MS + now - a->tune_at);
     total = xfer_get(&st->bytes_total);
     done = xfer_get(&st->bytes_done);
-    a->tune_at = now + ATTEMPT_TUNE_MS;
-    a->tune_moved = moved;
-    if (rate <= 0)
-        return;  /* nothing measured yet (a scan, a first reply) */
-    if (a->tune_rate > 0 && rate < a->tune_rate * 1.1) {
-        a->tuned = 1;  /* the last one did not pay: stop there */
+    left = total > done ? total - done : 0;
+    if (a->link_ms == 0 && a->target >= 2)
+        return;  /* how long the link is, from the second stream's start */
+    if (a->tune_at == 0) {
+        /* The first data: a second stream, if there is work for it. */
+        a->tune_at = now;
+        a->tune_moved = moved;
+        if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+            a->grown = 1;
+            return;
+        }
+        a->target = 2;
+        attempt_fill(a);
         return;
     }
-    a->tune_rate = rate;
-    if (a->active < ATTEMPT_AUTO_MAX && total > done &&
-        total - done >= ATTEMPT_AUTO_MIN_LEFT)
-        attempt_add_stream(a);
+    if (a->period_at == 0) {
+        /* Every stream is up: the rate until now is the one to beat. */
+        a->tune_rate = attempt_rate(moved, a->tune_moved, now, a->tune_at);
+        a->period_at = now;
+        a->period_moved = moved;
+        return;
+    }
+    if (now - a->period_at < ATTEMPT_TUNE_MS)
+        return;
+    rate = attempt_rate(moved, a->period_moved, now, a->period_at);
+    log_debug("streams: %u at %.1f MiB/s, before %.1f MiB/s", a->active,
+        rate / 1048576.0, a->tune_rate / 1048576.0);
+    if (rate >= a->tune_rate * 1.5)
+        more = a->active;
+    else if (rate >= a->tune_rate * 1.1)
+        more = 1;
+    if (more > attempt_auto_max(a) - a->active)
+        more = attempt_auto_max(a) - a->active;
+    if (more == 0 || left < ATTEMPT_AUTO_MIN_LEFT) {
+        a->grown = 1;  /* the last ones did not pay: stop there */
+        return;
+    }
+    a->tune_at = a->period_at;
+    a->tune_moved = a->period_moved;
+    a->period_at = 0;
+    a->target = a->active + more;
+    attempt_fill(a);
 }
 
 /* 1 if the far side is not what holds stream k up: another stream
- * moved data in the last limit ms, or every other one has nothing
- * waiting (they ran out of work while k's is stuck in its pipe). */
+ * moved data in the last limit ms, or, when we send, every other one has
+ * nothing waiting (they ran out of work while k's is stuck in its pipe).
+ * When we receive, idle streams prove nothing: the sender may be held up
+ * as a whole (stream 0 stuck, say), which is no reason to retire k. */
 static int
 attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
     uint64_t limit)
 {
+    const int receiving = a->env->dest != NULL;
     unsigned j;
     int waiting = 0;
 
@@ -471,7 +567,7 @@ attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
             return 1;
         waiting |= o->conn.tx_pending > 0;
     }
-    return !waiting;
+    return !receiving && !waiting;
 }
 
 /*
@@ -516,10 +612,8 @@ attempt_watch(struct attempt *a, uint64_t now)
             continue;
         st->retired = 1;
         conn_abort(&st->conn, FERRY_ERR_TIMEOUT);
-        /* A new stream takes its place. */
+        /* A new stream takes its place (attempt_fill). */
         a->tuned = 0;
-        if (e->streams == 0)
-            a->tune_rate = 0;
     }
     if (total != a->last_total) {
         a->last_total = total;
@@ -547,6 +641,7 @@ attempt_tick(uv_timer_t *t)
         return;
     if (a->idle_since == 0)
         a->idle_since = now;
+    attempt_measure_link(a, now);
     attempt_watch(a, now);
     attempt_tune(a, now);
 }

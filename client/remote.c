@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/alloc.h"
 #include "digest.h"
@@ -65,7 +67,7 @@ remote_agent_command(const struct remote_agent *a, char *out, size_t n)
  * running. */
 int
 remote_ssh_argv(const struct cli *cli, const char *remote_command,
-    struct remote_argv *v)
+    int batch, struct remote_argv *v)
 {
     char **argv = v->argv;
     size_t n = 0;
@@ -104,6 +106,10 @@ remote_ssh_argv(const struct cli *cli, const char *remote_command,
     for (i = 0; i < cli->nssh_opts; i++) {
         argv[n++] = "-o";
         argv[n++] = (char *)cli->ssh_opts[i];
+    }
+    if (batch) {
+        argv[n++] = "-o";
+        argv[n++] = "BatchMode=yes";
     }
     argv[n++] = "--";
     argv[n++] = v->host;
@@ -235,7 +241,7 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
     if (ssh == NULL) {
         if ((v = xmalloc(sizeof(*v))) == NULL)
             return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(a->cli, cmd, v)) == 0)
+        if ((r = remote_ssh_argv(a->cli, cmd, 0, v)) == 0)
             r = transport_run_sync(v->argv, a->local, &status);
         xfree(v);
         if (r != 0) {
@@ -278,4 +284,22 @@ remote_agent_init(struct remote_agent *a, const struct cli *cli)
         snprintf(a->local, sizeof(a->local), "%s", local);
     if (digest_sha256_file(a->local, a->hash) != 0)
         a->hash[0] = '\0';
+}
+
+int
+remote_have_ssh(void)
+{
+    const char *path = getenv("PATH"), *p, *end;
+    char file[4096];
+
+    for (p = path; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
+        end = strchr(p, ':');
+        if (end == NULL)
+            end = p + strlen(p);
+        if (end > p && snprintf(file, sizeof(file), "%.*s/ssh",
+            (int)(end - p), p) < (int)sizeof(file) &&
+            access(file, X_OK) == 0)
+            return 1;
+    }
+    return 0;
 }

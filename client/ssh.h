@@ -72,6 +72,15 @@ int ssh_conn_open(const struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
 
 /*
+ * Connects and checks the host key as ssh_conn_open does (asking about an
+ * unknown key when o->interactive), then disconnects: for a transfer
+ * whose bytes go through the ssh program, so that a changed key is
+ * refused all the same. Returns 0 or an error as ssh_conn_open.
+ */
+int ssh_conn_check_host(const struct ssh_conn_opts *o, char *err,
+    size_t errlen) FERRY_WUR;
+
+/*
  * Runs command on a new channel and starts the pump; *fd is the engine's
  * end of the byte pipe (the caller owns it). One pump per conn at a time.
  */

@@ -8,7 +8,9 @@
 # streams. Identical trees at the end of each.
 #
 # Connections are numbered by the proxy in the order they come: stream 0
-# is connection 1, and the further streams follow one by one.
+# is connection 1 of a push, and the further streams follow one by one; a
+# pull first checks the host key over a connection of its own (its bytes
+# go through the ssh program), so there stream k is connection k + 2.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -65,30 +67,35 @@ run_dir() {
     tree_same "$T/src" "$out"
 }
 
-# 2. The TCP connection of stream 2 (connection 3) reset after 3 MiB went
-# through (up for a push, down for a pull): that stream is retired, the
-# others send its runs, and the transfer finishes in the same attempt.
+# conn_of DIR STREAM: the proxy's number for that stream's connection.
+conn_of() { if [ "$1" = up ]; then echo $(($2 + 1)); else echo $(($2 + 2)); fi; }
+
+# 2. The TCP connection of stream 2 reset after 3 MiB went through (up
+# for a push, down for a pull): that stream is retired, the others send
+# its runs, and the transfer finishes in the same attempt.
 for dir in up down; do
     : >"$T/proxy.log"
+    c=$(conn_of $dir 2)
     proxy_start --delay-ms 5 --rate 200 --cut-after 3m --cut-dir $dir \
-        --fault-conn 3
+        --fault-conn "$c"
     run_dir $dir -j 4 "$T/cut-$dir"
-    grep -q 'conn 3 cut after' "$T/proxy.log" ||
+    grep -q "conn $c cut after" "$T/proxy.log" ||
         fail "cut $dir: the proxy did not cut"
     [ "$(retired)" -ge 1 ] || fail "cut $dir: no stream retired"
     no_retry "cut $dir"
     counted_once "cut $dir"
 done
 
-# 3. Stream 1 (connection 2) hangs after 2 MiB without closing: TCP and
-# the SSH session stay up, no data moves. Retired after the stall
-# timeout while the others move data, replaced, and the transfer ends.
+# 3. Stream 1 hangs after 2 MiB without closing: TCP and the SSH session
+# stay up, no data moves. Retired after the stall timeout while the
+# others move data, replaced, and the transfer ends in the same attempt.
 for dir in up down; do
     : >"$T/proxy.log"
+    c=$(conn_of $dir 1)
     proxy_start --delay-ms 5 --rate 200 --stall-after 2m --cut-dir $dir \
-        --fault-conn 2
+        --fault-conn "$c"
     run_dir $dir -j 3 --stall-timeout 1s "$T/stall-$dir"
-    grep -q 'conn 2 stalled after' "$T/proxy.log" ||
+    grep -q "conn $c stalled after" "$T/proxy.log" ||
         fail "stall $dir: the proxy did not stall the stream"
     grep -q '"why":"it stalled"' "$T/last.out" ||
         fail "stall $dir: no stream retired as stalled"
