@@ -48,7 +48,7 @@ UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench \
-	bench-quick fuzz clean help
+	bench-quick bench-streams fuzz clean help
 
 ## all: build bin/ferry and bin/ferry-agent
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
@@ -158,6 +158,12 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
+
+## bench-streams: 1 GiB pushes and pulls next to rsync and scp, loopback and
+## WAN, and the rate against -j 1-16 (about 12 minutes)
+bench-streams: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh streams
 
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps
