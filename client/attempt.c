@@ -424,6 +424,22 @@ attempt_fill(struct attempt *a)
         attempt_add_stream(a);
 }
 
+/* The time from the start of a further stream's opening to its session
+ * running (JOIN answered) says how long the link is: ten round trips or
+ * so, SSH's handshake and login included. An ssh child adds its own start
+ * (a quarter of a second on a busy machine): there the first handshake,
+ * which libssh2 times, says it, and only a much longer wait otherwise. */
+static int
+attempt_long_link(const struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+
+    if (e->connect_ms > 0)
+        return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ||
+            (!e->use_cmd && a->link_ms >= ATTEMPT_SHORT_LINK_MS);
+    return a->link_ms >= (e->use_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
+}
+
 /*
  * At most this many streams by default. On a short link (a further
  * stream was up within ATTEMPT_SHORT_LINK_MS: a handful of round trips)
@@ -436,15 +452,13 @@ attempt_auto_max(const struct attempt *a)
 {
     unsigned cores = uv_available_parallelism();
 
-    if (a->link_ms >= ATTEMPT_SHORT_LINK_MS)
+    if (attempt_long_link(a))
         return ATTEMPT_AUTO_MAX;
     return cores < 2 ? 2 : cores > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX :
         cores;
 }
 
-/* The time from the start of a further stream's opening to its session
- * running (JOIN answered) says how long the link is: ten round trips or
- * so, SSH's handshake and login included. */
+/* Notes when the first further stream runs (attempt_long_link). */
 static void
 attempt_measure_link(struct attempt *a, uint64_t now)
 {
@@ -476,10 +490,13 @@ attempt_rate(uint64_t moved, uint64_t from, uint64_t now, uint64_t at)
  * (on 2 cores it already splits the cipher); stream 0's rate while it
  * opens is the first measure. Once every stream is up, the rate over the
  * next ATTEMPT_TUNE_MS is compared with the one before the last streams
- * came: half again or more means the link's window, not the CPU, binds
- * (a long fat pipe), and the streams double; a tenth more adds one; less
- * stops the growth. So a long link fills within a few seconds, and a
- * short one stops at two or three instead of crowding its cores.
+ * came: as much per stream as before means each stream's window, not
+ * the link or the CPU, binds (a long fat pipe), and the streams double;
+ * a tenth more in all (and half as much per stream) adds one; less stops
+ * the growth. On a long link (attempt_auto_max) the second step
+ * is taken without measuring: four streams at once. So a long link fills
+ * within a few seconds, and a short one stops at one stream per core
+ * instead of crowding them.
  */
 static void
 attempt_tune(struct attempt *a, uint64_t now)
@@ -488,7 +505,7 @@ attempt_tune(struct attempt *a, uint64_t now)
     struct xfer_stats *st = &e->x->st;
     uint64_t moved = xfer_get(&st->bytes_moved), total, done, left;
     unsigned more = 0;
-    double rate;
+    double rate, per;
 
     if (e->streams > 0) {
         a->target = e->streams;
@@ -505,14 +522,27 @@ attempt_tune(struct attempt *a, uint64_t now)
     if (a->link_ms == 0 && a->target >= 2)
         return;  /* how long the link is, from the second stream's start */
     if (a->tune_at == 0) {
-        /* The first data: a second stream, if there is work for it. */
+        /* The first data: a second stream, if there is work for it; four
+         * at once if the first handshake already took long (a long link,
+         * where seconds count: attempt_auto_max). */
         a->tune_at = now;
         a->tune_moved = moved;
+        log_debug("streams: the first handshake took %llu ms",
+            (unsigned long long)e->connect_ms);
         if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
             a->grown = 1;
             return;
         }
-        a->target = 2;
+        a->target = e->connect_ms >= ATTEMPT_LONG_CONNECT_MS &&
+            left >= 4 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
+        a->tune_streams = 1;
+        attempt_fill(a);
+        return;
+    }
+    if (a->period_at == 0 && a->target == 2 && attempt_long_link(a)) {
+        /* A long link: a stream's window binds, as good as measured; the
+         * second of a link's few seconds is worth more than a measure. */
+        a->target = 4;
         attempt_fill(a);
         return;
     }
@@ -526,11 +556,16 @@ attempt_tune(struct attempt *a, uint64_t now)
     if (now - a->period_at < ATTEMPT_TUNE_MS)
         return;
     rate = attempt_rate(moved, a->period_moved, now, a->period_at);
-    log_debug("streams: %u at %.1f MiB/s, before %.1f MiB/s", a->active,
-        rate / 1048576.0, a->tune_rate / 1048576.0);
-    if (rate >= a->tune_rate * 1.5)
+    log_debug("streams: %u at %.1f MiB/s, before %u at %.1f MiB/s",
+        a->active, rate / 1048576.0, a->tune_streams,
+        a->tune_rate / 1048576.0);
+    /* Per stream: as much as before means each new one found a window
+     * of its own to fill; much less, that the link or the cores are near
+     * their end. */
+    per = rate * a->tune_streams / (a->tune_rate * a->active + 1);
+    if (per >= 0.9)
         more = a->active;
-    else if (rate >= a->tune_rate * 1.1)
+    else if (rate >= a->tune_rate * 1.1 && per >= 0.5)
         more = 1;
     if (more > attempt_auto_max(a) - a->active)
         more = attempt_auto_max(a) - a->active;
@@ -540,6 +575,7 @@ attempt_tune(struct attempt *a, uint64_t now)
     }
     a->tune_at = a->period_at;
     a->tune_moved = a->period_moved;
+    a->tune_streams = a->active;
     a->period_at = 0;
     a->target = a->active + more;
     attempt_fill(a);

@@ -52,6 +52,9 @@
 /* A link on which a further stream runs sooner than this is short: more
  * streams than cores would not pay there (attempt.c). */
 #define ATTEMPT_SHORT_LINK_MS 300
+/* A first SSH handshake (three round trips or more, with login more)
+ * that took this long means a long link, before any stream says so. */
+#define ATTEMPT_LONG_CONNECT_MS 100
 /* Streams being opened at once: a few, not all (sshd's MaxStartups), and
  * each takes a thread of libuv's pool (4) while it connects, so that one
  * is always left for the roles' steps. */
@@ -77,6 +80,7 @@ struct attempt_env {
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
     unsigned streams;              /* -j; 0: choose */
+    uint64_t connect_ms;           /* the first SSH handshake took this */
     unsigned stall_s;              /* --stall-timeout; 0: none */
 };
 
@@ -105,6 +109,7 @@ struct attempt {
     uint64_t tune_at, tune_moved;      /* before the last streams came */
     uint64_t period_at, period_moved;  /* since they are all up */
     double tune_rate;                  /* the rate to beat */
+    unsigned tune_streams;             /* ... with this many streams */
     uint64_t idle_since, last_total;
     int ending, interrupted;
 };

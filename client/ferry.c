@@ -313,18 +313,24 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     so.cfg = &rn->cfg;
     so.display = rn->cli->remote.host;
     so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    uint64_t t0 = uv_hrtime();
+    int r;
+
     if (rn->check_host) {
         /* Once: a changed key is refused whatever the ssh config says,
          * an unknown one asked about, before OpenSSH carries the data. */
-        int r = ssh_conn_check_host(&so, msg, msglen);
-
-        if (r == 0)
+        if ((r = ssh_conn_check_host(&so, msg, msglen)) == 0)
             rn->check_host = 0;
-        return r;
-    }
-    if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL)
+    } else if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL) {
         return 0;
-    return ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    } else {
+        r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    }
+    /* A handshake takes round trips: a first hint of the link's length
+     * for the streams (attempt.h). */
+    if (r == 0 && rn->env.connect_ms == 0)
+        rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1;
+    return r;
 }
 
 /* What every attempt borrows from the run. */
