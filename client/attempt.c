@@ -177,19 +177,14 @@ stream_closed(struct conn *c, int err)
 static void
 stream_finish(struct attempt_stream *st)
 {
-    if (st->index == 0 || st->tp.ssh == NULL) {
-        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
-            sizeof(st->msg));
-        stream_finished(st);
-        return;
-    }
     st->work.data = st;
-    if (uv_queue_work(st->a->env->loop, &st->work, stream_finish_work,
-        stream_finish_done) != 0) {
-        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
-            sizeof(st->msg));
-        stream_finished(st);
-    }
+    if (st->index != 0 && st->tp.ssh != NULL && uv_queue_work(
+        st->a->env->loop, &st->work, stream_finish_work,
+        stream_finish_done) == 0)
+        return;
+    st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
+        sizeof(st->msg));
+    stream_finished(st);
 }
 
 static void
@@ -332,20 +327,30 @@ stream_open_work(uv_work_t *w)
 
 static void attempt_tune(struct attempt *a, uint64_t now);
 
+/* A further stream's transport and session, and its event. */
+static int
+stream_start(struct attempt_stream *st)
+{
+    char msg[256];
+    int r;
+
+    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
+        (r = stream_run(st)) == 0)
+        output_stream(st->a->env->out, "added", st->index, st->a->active,
+            st->a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+    return r;
+}
+
 static void
 stream_open_done(uv_work_t *w, int status)
 {
     struct attempt_stream *st = w->data;
     struct attempt *a = st->a;
-    char msg[256];
     int r = st->err;
 
     (void)status;
     a->opening--;
-    if (r == 0 && !a->ending && (r = stream_transport(st, msg,
-        sizeof(msg))) == 0 && (r = stream_run(st)) == 0) {
-        output_stream(a->env->out, "added", st->index, a->active,
-            a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+    if (r == 0 && !a->ending && (r = stream_start(st)) == 0) {
         /* The next one need not wait for the tick. */
         attempt_tune(a, attempt_now_ms());
         return;
@@ -370,7 +375,6 @@ attempt_add_stream(struct attempt *a)
 {
     const struct attempt_env *e = a->env;
     struct attempt_stream *st;
-    char msg[256];
     int r;
 
     if ((st = stream_new(a)) == NULL) {
@@ -390,12 +394,8 @@ attempt_add_stream(struct attempt *a)
         }
         return;
     }
-    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
-        (r = stream_run(st)) == 0) {
-        output_stream(e->out, "added", st->index, a->active,
-            e->streams > 0 ? "as -j asks" : "the rate still rose");
+    if ((r = stream_start(st)) == 0)
         return;
-    }
     log_info("stream %u: %s", st->index, ferry_strerror(r));
     a->tuned = 1;
     stream_done(st);
@@ -470,18 +470,11 @@ attempt_measure_link(struct attempt *a, uint64_t now)
         if (st != NULL && st->state == ST_RUNNING && st->sess != NULL &&
             session_running(st->sess)) {
             a->link_ms = now > st->open_ms ? now - st->open_ms : 1;
-            log_debug("streams: the second one ran after %llu ms",
-                (unsigned long long)a->link_ms);
+            log_debug("streams: the second one ran after %llu ms, the "
+                "first handshake took %llu ms", (unsigned long long)
+                a->link_ms, (unsigned long long)a->env->connect_ms);
         }
     }
-}
-
-/* The rate of data over the wire since (at, from), in bytes per second. */
-static double
-attempt_rate(uint64_t moved, uint64_t from, uint64_t now, uint64_t at)
-{
-    return now > at ? (double)(moved - from) * 1000.0 / (double)(now - at) :
-        0;
 }
 
 /*
@@ -527,8 +520,6 @@ attempt_tune(struct attempt *a, uint64_t now)
          * where seconds count: attempt_auto_max). */
         a->tune_at = now;
         a->tune_moved = moved;
-        log_debug("streams: the first handshake took %llu ms",
-            (unsigned long long)e->connect_ms);
         if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
             a->grown = 1;
             return;
@@ -548,14 +539,16 @@ attempt_tune(struct attempt *a, uint64_t now)
     }
     if (a->period_at == 0) {
         /* Every stream is up: the rate until now is the one to beat. */
-        a->tune_rate = attempt_rate(moved, a->tune_moved, now, a->tune_at);
+        a->tune_rate = (double)(moved - a->tune_moved) * 1000.0 /
+            (double)(now - a->tune_at + 1);
         a->period_at = now;
         a->period_moved = moved;
         return;
     }
     if (now - a->period_at < ATTEMPT_TUNE_MS)
         return;
-    rate = attempt_rate(moved, a->period_moved, now, a->period_at);
+    rate = (double)(moved - a->period_moved) * 1000.0 /
+        (double)(now - a->period_at + 1);
     log_debug("streams: %u at %.1f MiB/s, before %u at %.1f MiB/s",
         a->active, rate / 1048576.0, a->tune_streams,
         a->tune_rate / 1048576.0);

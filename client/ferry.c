@@ -326,8 +326,7 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     } else {
         r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
     }
-    /* A handshake takes round trips: a first hint of the link's length
-     * for the streams (attempt.h). */
+    /* Its round trips hint at the link's length (attempt.h). */
     if (r == 0 && rn->env.connect_ms == 0)
         rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1;
     return r;
