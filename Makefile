@@ -54,7 +54,7 @@ UNIT := $(OUT)/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan demo bench install \
-	bench-quick bench-delta fuzz clean help
+	bench-quick bench-delta bench-streams fuzz clean help
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
 ifeq ($(VARIANT),release)
@@ -189,6 +189,12 @@ bench: deps
 bench-delta: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_delta.sh 512
+
+## bench-streams: 1 GiB pushes and pulls next to rsync and scp, loopback and
+## WAN, and the rate against -j 1-16 (about 12 minutes)
+bench-streams: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh streams
 
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps

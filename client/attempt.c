@@ -32,6 +32,7 @@ struct attempt_stream {
     int err, exit_status, tp_code;
     char msg[256];
     uint64_t seen, seen_ms;    /* bytes moved, and when that last changed */
+    uint64_t open_ms;          /* when its opening began */
     int retired;
     int wait_exit;             /* closed; its child has yet to exit */
 };
@@ -109,6 +110,10 @@ stream_finish_work(uv_work_t *w)
 {
     struct attempt_stream *st = w->data;
 
+    /* A stalled stream's link takes nothing: waiting for its agent to
+     * finish would only run out the pump's grace period. */
+    if (st->retired)
+        transport_stop(&st->tp);
     /* The pump thread's end (bounded: ssh.h) and the session's. */
     st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
         sizeof(st->msg));
@@ -150,6 +155,12 @@ stream_closed(struct conn *c, int err)
          * must hear of it even if they are idle. */
         plan_stream_lost(e->plan, st->index);
         conn_group_poke(&a->group);
+    } else if (!a->ending && e->dest != NULL && a->s[0] != NULL &&
+        a->s[0]->rcv != NULL) {
+        /* A pull: the sender is the agent, which may not see this
+         * stream die (a link that hangs tells it nothing). */
+        receiver_retire_stream(a->s[0]->rcv, st->index);
+        conn_group_poke(&a->group);
     }
     if (st->index > 0 && !a->ending)
         output_stream(e->out, "retired", st->index, a->active,
@@ -171,19 +182,14 @@ stream_closed(struct conn *c, int err)
 static void
 stream_finish(struct attempt_stream *st)
 {
-    if (st->index == 0 || st->tp.ssh == NULL) {
-        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
-            sizeof(st->msg));
-        stream_finished(st);
-        return;
-    }
     st->work.data = st;
-    if (uv_queue_work(st->a->env->loop, &st->work, stream_finish_work,
-        stream_finish_done) != 0) {
-        st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
-            sizeof(st->msg));
-        stream_finished(st);
-    }
+    if (st->index != 0 && st->tp.ssh != NULL && uv_queue_work(
+        st->a->env->loop, &st->work, stream_finish_work,
+        stream_finish_done) == 0)
+        return;
+    st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
+        sizeof(st->msg));
+    stream_finished(st);
 }
 
 static void
@@ -274,7 +280,9 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
     } else if (e->use_cmd) {
         if ((argv = xmalloc(sizeof(*argv))) == NULL)
             return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(e->cli, command, argv)) == 0)
+        /* Only the first may ask for a passphrase. */
+        if ((r = remote_ssh_argv(e->cli, command, st->index > 0,
+            argv)) == 0)
             r = transport_start_cmd(&st->tp, e->loop, argv->argv);
         xfree(argv);
     } else {
@@ -322,20 +330,34 @@ stream_open_work(uv_work_t *w)
     st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
 }
 
+static void attempt_tune(struct attempt *a, uint64_t now);
+
+/* A further stream's transport and session, and its event. */
+static int
+stream_start(struct attempt_stream *st)
+{
+    char msg[256];
+    int r;
+
+    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
+        (r = stream_run(st)) == 0)
+        output_stream(st->a->env->out, "added", st->index, st->a->active,
+            st->a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+    return r;
+}
+
 static void
 stream_open_done(uv_work_t *w, int status)
 {
     struct attempt_stream *st = w->data;
     struct attempt *a = st->a;
-    char msg[256];
     int r = st->err;
 
     (void)status;
     a->opening--;
-    if (r == 0 && !a->ending && (r = stream_transport(st, msg,
-        sizeof(msg))) == 0 && (r = stream_run(st)) == 0) {
-        output_stream(a->env->out, "added", st->index, a->active,
-            a->env->streams > 0 ? "as -j asks" : "the rate still rose");
+    if (r == 0 && !a->ending && (r = stream_start(st)) == 0) {
+        /* The next one need not wait for the tick. */
+        attempt_tune(a, attempt_now_ms());
         return;
     }
     if (r != 0 && !a->ending)
@@ -358,7 +380,6 @@ attempt_add_stream(struct attempt *a)
 {
     const struct attempt_env *e = a->env;
     struct attempt_stream *st;
-    char msg[256];
     int r;
 
     if ((st = stream_new(a)) == NULL) {
@@ -366,6 +387,7 @@ attempt_add_stream(struct attempt *a)
         return;
     }
     st->state = ST_OPENING;
+    st->open_ms = attempt_now_ms();
     if (!e->cli->remote.local && !e->use_cmd) {
         st->work.data = st;
         a->opening++;
@@ -377,12 +399,8 @@ attempt_add_stream(struct attempt *a)
         }
         return;
     }
-    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
-        (r = stream_run(st)) == 0) {
-        output_stream(e->out, "added", st->index, a->active,
-            e->streams > 0 ? "as -j asks" : "the rate still rose");
+    if ((r = stream_start(st)) == 0)
         return;
-    }
     log_info("stream %u: %s", st->index, ferry_strerror(r));
     a->tuned = 1;
     stream_done(st);
@@ -397,57 +415,180 @@ attempt_can_grow(struct attempt *a)
 
     return !a->ending && s0 != NULL && session_running(s0) &&
         (e->x->caps & PROTO_CAP_STREAMS) && (e->plan != NULL ||
-        e->dest != NULL) && a->opening == 0 &&
+        e->dest != NULL) && a->opening < ATTEMPT_OPENING_MAX &&
         a->next_index < PROTO_MAX_STREAMS;
 }
 
+/* Opens streams until there are as many as wanted (replacing a retired
+ * one too), a few at a time. */
+static void
+attempt_fill(struct attempt *a)
+{
+    while (a->active + a->opening < a->target && !a->tuned &&
+        attempt_can_grow(a))
+        attempt_add_stream(a);
+}
+
+/* The time from the start of a further stream's opening to its session
+ * running (JOIN answered) says how long the link is: ten round trips or
+ * so, SSH's handshake and login included. An ssh child adds its own start
+ * (a quarter of a second on a busy machine): there the first handshake,
+ * which libssh2 times, says it, and only a much longer wait otherwise. */
+static int
+attempt_long_link(const struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+
+    if (e->connect_ms > 0)
+        return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ||
+            (!e->use_cmd && a->link_ms >= ATTEMPT_SHORT_LINK_MS);
+    return a->link_ms >= (e->use_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
+}
+
 /*
- * Chooses the number of streams: -j's, or, by default, one more every
- * ATTEMPT_TUNE_MS while the rate of data over the wire rose by a tenth in
- * the last period and enough is left to send.
+ * At most this many streams by default. On a short link (a further
+ * stream was up within ATTEMPT_SHORT_LINK_MS: a handful of round trips)
+ * no window binds, and streams only spread the cipher over cores, which
+ * both ends share on loopback: one per core, at least two. Rates measured
+ * on a shared machine are too noisy to find that out by trying more.
+ */
+static unsigned
+attempt_auto_max(const struct attempt *a)
+{
+    unsigned cores = uv_available_parallelism();
+
+    if (attempt_long_link(a))
+        return ATTEMPT_AUTO_MAX;
+    return cores < 2 ? 2 : cores > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX :
+        cores;
+}
+
+/* Notes when the first further stream runs (attempt_long_link). */
+static void
+attempt_measure_link(struct attempt *a, uint64_t now)
+{
+    unsigned k;
+
+    for (k = 1; a->link_ms == 0 && k < a->next_index; k++) {
+        const struct attempt_stream *st = a->s[k];
+
+        if (st != NULL && st->state == ST_RUNNING && st->sess != NULL &&
+            session_running(st->sess)) {
+            a->link_ms = now > st->open_ms ? now - st->open_ms : 1;
+            log_debug("streams: the second one ran after %llu ms, the "
+                "first handshake took %llu ms", (unsigned long long)
+                a->link_ms, (unsigned long long)a->env->connect_ms);
+        }
+    }
+}
+
+/*
+ * Chooses the number of streams: -j's, or, by default, as many as pay.
+ * A second stream opens as soon as data moves and enough is left to send
+ * (on 2 cores it already splits the cipher); stream 0's rate while it
+ * opens is the first measure. Once every stream is up, the rate over the
+ * next ATTEMPT_TUNE_MS is compared with the one before the last streams
+ * came: as much per stream as before means each stream's window, not
+ * the link or the CPU, binds (a long fat pipe), and the streams double;
+ * a tenth more in all (and half as much per stream) adds one; less stops
+ * the growth. On a long link (attempt_auto_max) the second step
+ * is taken without measuring: four streams at once. So a long link fills
+ * within a few seconds, and a short one stops at one stream per core
+ * instead of crowding them.
  */
 static void
 attempt_tune(struct attempt *a, uint64_t now)
 {
     const struct attempt_env *e = a->env;
     struct xfer_stats *st = &e->x->st;
-    uint64_t moved = xfer_get(&st->bytes_moved), total, done;
-    double rate;
+    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left;
+    unsigned more = 0;
+    double rate, per;
 
-    if (!attempt_can_grow(a))
-        return;
     if (e->streams > 0) {
-        if (a->active < e->streams && !a->tuned)
-            attempt_add_stream(a);
+        a->target = e->streams;
+        attempt_fill(a);
         return;
     }
-    if (a->tuned || now < a->tune_at)
+    attempt_fill(a);
+    if (a->grown || a->opening > 0 || a->active < a->target ||
+        !attempt_can_grow(a) || moved == 0)
         return;
-    rate = a->tune_at == 0 ? 0 : (double)(moved - a->tune_moved) * 1000.0 /
-        (double)(ATTEMPT_TUNE_MS + now - a->tune_at);
     total = xfer_get(&st->bytes_total);
     done = xfer_get(&st->bytes_done);
-    a->tune_at = now + ATTEMPT_TUNE_MS;
-    a->tune_moved = moved;
-    if (rate <= 0)
-        return;  /* nothing measured yet (a scan, a first reply) */
-    if (a->tune_rate > 0 && rate < a->tune_rate * 1.1) {
-        a->tuned = 1;  /* the last one did not pay: stop there */
+    left = total > done ? total - done : 0;
+    if (a->link_ms == 0 && a->target >= 2)
+        return;  /* how long the link is, from the second stream's start */
+    if (a->tune_at == 0) {
+        /* The first data: a second stream, if there is work for it; four
+         * at once if the first handshake already took long (a long link,
+         * where seconds count: attempt_auto_max). */
+        a->tune_at = now;
+        a->tune_moved = moved;
+        if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+            a->grown = 1;
+            return;
+        }
+        a->target = e->connect_ms >= ATTEMPT_LONG_CONNECT_MS &&
+            left >= 4 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
+        a->tune_streams = 1;
+        attempt_fill(a);
         return;
     }
-    a->tune_rate = rate;
-    if (a->active < ATTEMPT_AUTO_MAX && total > done &&
-        total - done >= ATTEMPT_AUTO_MIN_LEFT)
-        attempt_add_stream(a);
+    if (a->period_at == 0 && a->target == 2 && attempt_long_link(a)) {
+        /* A long link: a stream's window binds, as good as measured; the
+         * second of a link's few seconds is worth more than a measure. */
+        a->target = 4;
+        attempt_fill(a);
+        return;
+    }
+    if (a->period_at == 0) {
+        /* Every stream is up: the rate until now is the one to beat. */
+        a->tune_rate = (double)(moved - a->tune_moved) * 1000.0 /
+            (double)(now - a->tune_at + 1);
+        a->period_at = now;
+        a->period_moved = moved;
+        return;
+    }
+    if (now - a->period_at < ATTEMPT_TUNE_MS)
+        return;
+    rate = (double)(moved - a->period_moved) * 1000.0 /
+        (double)(now - a->period_at + 1);
+    log_debug("streams: %u at %.1f MiB/s, before %u at %.1f MiB/s",
+        a->active, rate / 1048576.0, a->tune_streams,
+        a->tune_rate / 1048576.0);
+    /* Per stream: as much as before means each new one found a window
+     * of its own to fill; much less, that the link or the cores are near
+     * their end. */
+    per = rate * a->tune_streams / (a->tune_rate * a->active + 1);
+    if (per >= 0.9)
+        more = a->active;
+    else if (rate >= a->tune_rate * 1.1 && per >= 0.5)
+        more = 1;
+    if (more > attempt_auto_max(a) - a->active)
+        more = attempt_auto_max(a) - a->active;
+    if (more == 0 || left < ATTEMPT_AUTO_MIN_LEFT) {
+        a->grown = 1;  /* the last ones did not pay: stop there */
+        return;
+    }
+    a->tune_at = a->period_at;
+    a->tune_moved = a->period_moved;
+    a->tune_streams = a->active;
+    a->period_at = 0;
+    a->target = a->active + more;
+    attempt_fill(a);
 }
 
 /* 1 if the far side is not what holds stream k up: another stream
- * moved data in the last limit ms, or every other one has nothing
- * waiting (they ran out of work while k's is stuck in its pipe). */
+ * moved data in the last limit ms, or, when we send, every other one has
+ * nothing waiting (they ran out of work while k's is stuck in its pipe).
+ * When we receive, idle streams prove nothing: the sender may be held up
+ * as a whole (stream 0 stuck, say), which is no reason to retire k. */
 static int
 attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
     uint64_t limit)
 {
+    const int receiving = a->env->dest != NULL;
     unsigned j;
     int waiting = 0;
 
@@ -460,7 +601,7 @@ attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
             return 1;
         waiting |= o->conn.tx_pending > 0;
     }
-    return !waiting;
+    return !receiving && !waiting;
 }
 
 /*
@@ -505,10 +646,8 @@ attempt_watch(struct attempt *a, uint64_t now)
             continue;
         st->retired = 1;
         conn_abort(&st->conn, FERRY_ERR_TIMEOUT);
-        /* A new stream takes its place. */
+        /* A new stream takes its place (attempt_fill). */
         a->tuned = 0;
-        if (e->streams == 0)
-            a->tune_rate = 0;
     }
     if (total != a->last_total) {
         a->last_total = total;
@@ -536,6 +675,7 @@ attempt_tick(uv_timer_t *t)
         return;
     if (a->idle_since == 0)
         a->idle_since = now;
+    attempt_measure_link(a, now);
     attempt_watch(a, now);
     attempt_tune(a, now);
 }

@@ -8,12 +8,14 @@
  * and pump thread, so encryption runs on as many cores as there are), conn,
  * session and role, and the conns form one group (engine/conn.h).
  *
- * How many streams: `-j N` opens N; by default the attempt adds one at a
- * time, every ATTEMPT_TUNE_MS, while the rate of data over the wire still
- * rises by a tenth and enough is left to send, up to ATTEMPT_AUTO_MAX.
- * Streams after the first are opened one at a time (sshd's MaxStartups),
- * in a worker thread, and never prompt (ssh.h keeps what the first
- * connection unlocked).
+ * How many streams: `-j N` opens N; by default a second one as soon as
+ * data moves, then, every ATTEMPT_TUNE_MS with all of them up, twice as
+ * many while the rate still grows by half, one more while it grows by a
+ * tenth, up to ATTEMPT_AUTO_MAX and while enough is left to send
+ * (attempt.c says why). Up to ATTEMPT_OPENING_MAX streams are opened at
+ * once (sshd's MaxStartups), in worker threads or as ssh children, and
+ * they never prompt (ssh.h keeps what the first connection unlocked; the
+ * ssh program runs them with BatchMode).
  *
  * Stalls are judged by progress, not keepalives: a further stream that
  * moves nothing for the stall timeout while the others move data (and it
@@ -42,11 +44,21 @@
 #include "sshcfg.h"
 #include "transport.h"
 
-#define ATTEMPT_TUNE_MS 2000
+#define ATTEMPT_TUNE_MS 1000
 #define ATTEMPT_AUTO_MAX 8
 /* More streams only pay while this much is left to move. */
 #define ATTEMPT_AUTO_MIN_LEFT (64ull << 20)
-#define ATTEMPT_TICK_MS 250
+#define ATTEMPT_TICK_MS 100
+/* A link on which a further stream runs sooner than this is short: more
+ * streams than cores would not pay there (attempt.c). */
+#define ATTEMPT_SHORT_LINK_MS 300
+/* A first SSH handshake (three round trips or more, with login more)
+ * that took this long means a long link, before any stream says so. */
+#define ATTEMPT_LONG_CONNECT_MS 100
+/* Streams being opened at once: a few, not all (sshd's MaxStartups), and
+ * each takes a thread of libuv's pool (4) while it connects, so that one
+ * is always left for the roles' steps. */
+#define ATTEMPT_OPENING_MAX 3
 
 struct ssh_conn;
 
@@ -68,6 +80,7 @@ struct attempt_env {
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
     unsigned streams;              /* -j; 0: choose */
+    uint64_t connect_ms;           /* the first SSH handshake took this */
     unsigned stall_s;              /* --stall-timeout; 0: none */
     struct ratelimit *limit;       /* --bwlimit, shared by the streams */
 };
@@ -86,11 +99,18 @@ struct attempt {
     /* private */
     const struct attempt_env *env;
     struct attempt_stream *s[PROTO_MAX_STREAMS];
-    unsigned next_index, active, opening, target, tuned;
+    unsigned next_index, active, opening;
+    unsigned target;     /* streams wanted now */
+    int tuned;           /* an open failed: no more this attempt */
+    int grown;           /* the default's growth has stopped */
     struct conn_group group;
     uv_timer_t tick;
-    uint64_t t0, tune_at, tune_moved;
-    double tune_rate;
+    uint64_t t0;
+    uint64_t link_ms;    /* a further stream's time to run: > 0 once known */
+    uint64_t tune_at, tune_moved;      /* before the last streams came */
+    uint64_t period_at, period_moved;  /* since they are all up */
+    double tune_rate;                  /* the rate to beat */
+    unsigned tune_streams;             /* ... with this many streams */
     uint64_t idle_since, last_total;
     int ending, interrupted;
 };

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,7 +90,7 @@ remote_ssh_overrides(const struct cli *cli, struct sshcfg_overrides *ov)
  * running. */
 int
 remote_ssh_argv(const struct cli *cli, const char *remote_command,
-    struct remote_argv *v)
+    int batch, struct remote_argv *v)
 {
     struct sshcfg_overrides ov;
     char **argv = v->argv;
@@ -104,8 +105,12 @@ remote_ssh_argv(const struct cli *cli, const char *remote_command,
     argv[n++] = "ferry-ssh";
     remote_ssh_overrides(cli, &ov);
     if ((r = sshcfg_overrides_argv(&ov, argv, &n,
-        sizeof(v->argv) / sizeof(v->argv[0]) - 4)) != 0)
+        sizeof(v->argv) / sizeof(v->argv[0]) - 6)) != 0)
         return r;
+    if (batch) {
+        argv[n++] = "-o";
+        argv[n++] = "BatchMode=yes";
+    }
     argv[n++] = "--";
     argv[n++] = (char *)cli->remote.host;
     argv[n++] = (char *)remote_command;
@@ -222,7 +227,7 @@ remote_run_script(struct remote_agent *a, struct ssh_conn *ssh,
     if (ssh == NULL) {
         if ((v = xmalloc(sizeof(*v))) == NULL)
             return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(a->cli, cmd, v)) == 0)
+        if ((r = remote_ssh_argv(a->cli, cmd, 0, v)) == 0)
             r = transport_run_sync(v->argv, in_path, status);
         xfree(v);
         if (r != 0) {
@@ -364,4 +369,22 @@ remote_agent_init(struct remote_agent *a, const struct cli *cli)
     if ((size_t)snprintf(other, sizeof(other), "%s-%s", local,
         remote_arch_name(o)) < sizeof(other))
         remote_build_find(&a->builds[o], other);
+}
+
+int
+remote_have_ssh(void)
+{
+    const char *path = getenv("PATH"), *p, *end;
+    char file[4096];
+
+    for (p = path; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
+        end = strchr(p, ':');
+        if (end == NULL)
+            end = p + strlen(p);
+        if (end > p && snprintf(file, sizeof(file), "%.*s/ssh",
+            (int)(end - p), p) < (int)sizeof(file) &&
+            access(file, X_OK) == 0)
+            return 1;
+    }
+    return 0;
 }

@@ -63,7 +63,8 @@ void remote_agent_missing(const struct remote_agent *a, const char *host,
     int exit_status, char *msg, size_t n);
 
 /* The argv that runs command on the remote host with the ssh program:
- * sh -c 'CMD "$@"' with ssh's options and the host. */
+ * sh -c 'CMD "$@"' with ssh's options and the host. batch adds
+ * -o BatchMode=yes: a further stream must never prompt. */
 struct remote_argv {
     char *argv[300];
     char script[16500];
@@ -74,7 +75,11 @@ struct remote_argv {
 void remote_ssh_overrides(const struct cli *cli,
     struct sshcfg_overrides *ov);
 
-int remote_ssh_argv(const struct cli *cli, const char *command,
+/* 1 if the ssh program is on PATH. */
+int remote_have_ssh(void);
+
+/* batch: add BatchMode=yes (no prompt: streams after the first). */
+int remote_ssh_argv(const struct cli *cli, const char *command, int batch,
     struct remote_argv *v) FERRY_WUR;
 
 /*

@@ -400,9 +400,29 @@ ssh_handshake(struct ssh_conn *c, char *err, size_t errlen)
     return r;
 }
 
+static int ssh_conn_start(struct ssh_conn_opts *o, int check_only,
+    struct ssh_conn **out, char *err, size_t errlen);
+
+int
+ssh_conn_check_host(const struct ssh_conn_opts *o, char *err, size_t errlen)
+{
+    struct ssh_conn_opts copy = *o;
+    struct ssh_conn *c;
+
+    return ssh_conn_start(&copy, 1, &c, err, errlen);
+}
+
 int
 ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen)
+{
+    return ssh_conn_start(o, 0, out, err, errlen);
+}
+
+/* Connects, checks the host key and, unless check_only, logs in. */
+static int
+ssh_conn_start(struct ssh_conn_opts *o, int check_only,
+    struct ssh_conn **out, char *err, size_t errlen)
 {
     const struct sshcfg *cfg = o->cfg;
     unsigned timeout = cfg->connect_timeout ? cfg->connect_timeout :
@@ -431,8 +451,13 @@ ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     ssh_deadline_reset(c);
     if ((r = ssh_tcp_connect(c, cfg, err, errlen)) != 0 ||
         (r = ssh_handshake(c, err, errlen)) != 0 ||
-        (r = ssh_hostkey_check(c, cfg, err, errlen)) != 0 ||
-        (r = ssh_auth_login(c, cfg, err, errlen)) != 0)
+        (r = ssh_hostkey_check(c, cfg, err, errlen)) != 0)
+        goto fail;
+    if (check_only) {
+        ssh_conn_close(c);
+        return 0;
+    }
+    if ((r = ssh_auth_login(c, cfg, err, errlen)) != 0)
         goto fail;
     atomic_store(&ssh_logged_in, 1);
     libssh2_keepalive_config(c->s, 1, c->alive_interval);

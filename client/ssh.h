@@ -75,6 +75,15 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
 
 /*
+ * Connects and checks the host key as ssh_conn_open does (asking about an
+ * unknown key when o->interactive), then disconnects: for a transfer
+ * whose bytes go through the ssh program, so that a changed key is
+ * refused all the same. Returns 0 or an error as ssh_conn_open.
+ */
+int ssh_conn_check_host(const struct ssh_conn_opts *o, char *err,
+    size_t errlen) FERRY_WUR;
+
+/*
  * Runs command on a new channel and starts the pump; *fd is the engine's
  * end of the byte pipe (the caller owns it). One pump per conn at a time.
  */
@@ -91,6 +100,15 @@ int ssh_conn_exec_pump(struct ssh_conn *c, const char *command, int *fd,
  */
 int ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
     size_t errlen);
+
+/*
+ * Stops the pump at once, without waiting for the remote command or
+ * closing the channel politely: for a stream given up because its link
+ * takes nothing, where a goodbye would only wait out its time limit.
+ * ssh_conn_pump_wait then returns at once. The session stays for
+ * ssh_conn_close, which then skips its goodbye.
+ */
+void ssh_conn_pump_stop(struct ssh_conn *c);
 
 /*
  * Runs command with in (inlen bytes) as its stdin and waits for it to

@@ -502,6 +502,13 @@ ssh_pump_join(struct ssh_conn *c, int stop)
     c->sp = -1;
 }
 
+void
+ssh_conn_pump_stop(struct ssh_conn *c)
+{
+    ssh_pump_join(c, 1);
+    c->dirty = 1;
+}
+
 int
 ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
     size_t errlen)

@@ -183,6 +183,15 @@ transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
     return ssh_conn_exec_pump(ssh, command, &t->fd, err, errlen);
 }
 
+void
+transport_stop(struct transport *t)
+{
+    if (t->ssh != NULL)
+        ssh_conn_pump_stop(t->ssh);
+    else
+        transport_kill(t);
+}
+
 int
 transport_finish(struct transport *t, int *exit_status, char *err,
     size_t errlen)

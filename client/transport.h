@@ -85,6 +85,11 @@ int transport_run_sync(char *const *argv, const char *in_path,
  * executable, or NULL). */
 const char *transport_local_agent(char *buf, size_t n);
 
+/* Gives up on the transport now (a stream retired because it stalled):
+ * an SSH pump stops without waiting for the remote command, so that
+ * transport_finish returns at once; a child is stopped as below. */
+void transport_stop(struct transport *t);
+
 /* Stops the child if it is still running (after the conn has closed and a
  * grace period passed): SIGTERM, and SIGKILL TRANSPORT_KILL_GRACE_MS
  * later if it is still there (it may ignore SIGTERM). */

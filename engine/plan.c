@@ -83,6 +83,7 @@ plan_clear_queue(struct plan *p)
         p->cur[i] = NULL;
     }
     atomic_store(&p->lost, 0);
+    atomic_store(&p->retired, 0);
 }
 
 void
@@ -480,6 +481,8 @@ plan_current(struct plan *p, unsigned stream)
     struct plan_work *q;
 
     plan_reap_lost(p);
+    if (atomic_load(&p->retired) & (1u << stream))
+        return NULL;
     if ((q = p->cur[stream]) != NULL) {
         if (plan_file_active(p, q->id) && q->next < q->first + q->count)
             return q;
@@ -709,6 +712,15 @@ plan_stream_lost(struct plan *p, unsigned stream)
 {
     if (stream > 0 && stream < PROTO_MAX_STREAMS)
         atomic_fetch_or(&p->lost, 1u << stream);
+}
+
+void
+plan_stream_retired(struct plan *p, unsigned stream)
+{
+    if (stream > 0 && stream < PROTO_MAX_STREAMS) {
+        atomic_fetch_or(&p->retired, 1u << stream);
+        plan_stream_lost(p, stream);
+    }
 }
 
 /* Gives back what a lost stream was doing. */

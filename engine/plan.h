@@ -179,4 +179,11 @@ int plan_file_aborted(struct plan *p, uint32_t id);
  */
 void plan_stream_lost(struct plan *p, unsigned stream);
 
+/*
+ * The receiver gave up on a further stream (RETIRE): lost as above, and
+ * it gets no more work even if its connection still takes data. Any
+ * thread.
+ */
+void plan_stream_retired(struct plan *p, unsigned stream);
+
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ struct receiver {
     uint64_t entries_total;
     char **tops;            /* accepted top-level names; NULL: any */
     size_t ntops;
+    atomic_uint retire;     /* stream 0: streams to RETIRE, a bit each */
 };
 
 struct receiver *
@@ -61,6 +63,33 @@ receiver_free(struct receiver *rc)
         xfree(rc->tops[i]);
     xfree(rc->tops);
     xfree(rc);
+}
+
+void
+receiver_retire_stream(struct receiver *rc0, unsigned stream)
+{
+    if (stream > 0 && stream < PROTO_MAX_STREAMS)
+        atomic_fetch_or(&rc0->retire, 1u << stream);
+}
+
+/* RETIRE for the streams given up since the last step. */
+static int
+receiver_send_retire(struct receiver *rc, struct buf *out)
+{
+    unsigned bits = atomic_exchange(&rc->retire, 0), k;
+    struct msg_retire m;
+    int r;
+
+    if (!(rc->x->caps & PROTO_CAP_RETIRE) || rc->state != RCV_RUN)
+        return 0;
+    for (k = 1; bits != 0 && k < PROTO_MAX_STREAMS; k++) {
+        if (!(bits & (1u << k)))
+            continue;
+        m.stream = (uint16_t)k;
+        if ((r = msg_retire_encode(out, &m)) != 0)
+            return r;
+    }
+    return 0;
 }
 
 int
@@ -403,7 +432,8 @@ receiver_step(void *role, struct conn_step *st)
     int r;
 
     if (rc->stream == 0) {
-        if ((r = buf_put(out, buf_ptr(outbox), buf_used(outbox))) != 0)
+        if ((r = buf_put(out, buf_ptr(outbox), buf_used(outbox))) != 0 ||
+            (r = receiver_send_retire(rc, out)) != 0)
             return r;
         buf_reset(outbox);
         return receiver_run(rc, st);

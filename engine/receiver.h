@@ -36,6 +36,14 @@ struct receiver *receiver_new(struct dest *d, struct incoming *in,
 void receiver_free(struct receiver *rc);
 
 /*
+ * Stream 0's receiver tells the sender, at its next step, that a further
+ * stream was given up (RETIRE, when the peer has PROTO_CAP_RETIRE): on a
+ * pull the sender is far away and may not see that stream die. Only sets
+ * a flag: any thread; poke the group so that the step comes.
+ */
+void receiver_retire_stream(struct receiver *rc0, unsigned stream);
+
+/*
  * Accept only entries under these top-level names (scp's lesson: a
  * server must not send what was not asked for). n = 0 accepts any name,
  * as a "dir/" source does. A single file renamed by the destination is

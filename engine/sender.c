@@ -119,6 +119,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     struct msg_delta_sigs dsigs;
     struct msg_file_done done;
     struct msg_summary sum;
+    struct msg_retire ret;
     int r;
 
     if (f->type == MSG_ERROR)
@@ -162,6 +163,16 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
         if (s->state != SND_RUN)
             goto bad;
         return sender_on_vol_opts(s, f);
+    case MSG_RETIRE:
+        if (s->state < SND_RUN || s->state == SND_DONE ||
+            !(s->x->caps & PROTO_CAP_RETIRE))
+            goto bad;
+        if ((r = msg_retire_decode(f->payload, f->len, &ret)) != 0)
+            return r;
+        log_debug("stream %u retired by the receiver", ret.stream);
+        plan_stream_retired(s->p, ret.stream);
+        st->poke = 1;  /* its work, for the others */
+        return 0;
     case MSG_SUMMARY:
         if (s->state != SND_WAIT_SUMMARY)
             goto bad;

@@ -14,7 +14,8 @@ msg_type_name(uint8_t type)
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_VOL_OPTS] = "VOL_OPTS",
+        "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_RETIRE] = "RETIRE",
+        [MSG_VOL_OPTS] = "VOL_OPTS",
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END" };
 
@@ -25,6 +26,7 @@ int
 msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA) ||
+        type == MSG_RETIRE ||
         (type >= MSG_VOL_OPTS && type <= MSG_VOL_END);
 }
 
@@ -579,6 +581,42 @@ msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     if ((e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
         (e = rd_u16(&r, &m->stream)) != 0 ||
         (e = rd_end(&r)) != 0)
+        goto fail;
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
+        e = FERRY_ERR_FORMAT;
+        goto fail;
+    }
+    return 0;
+fail:
+    memset(m, 0, sizeof(*m));
+    return e;
+}
+
+/* RETIRE: u16 stream. */
+
+int
+msg_retire_encode(struct buf *b, const struct msg_retire *m)
+{
+    size_t mark;
+    int r;
+
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_RETIRE, &mark)) != 0)
+        return r;
+    r = buf_put_u16(b, m->stream);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u16(&r, &m->stream)) != 0 || (e = rd_end(&r)) != 0)
         goto fail;
     if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
         e = FERRY_ERR_FORMAT;

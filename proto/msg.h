@@ -50,10 +50,20 @@ enum msg_type {
     MSG_TYPE_MAX = 36
 };
 
+/*
+ * RETIRE (receiver -> sender, on stream 0, when both sides have
+ * PROTO_CAP_RETIRE): the receiver gave up on a further stream (it stalled,
+ * or its connection died where the sender may not see it). The sender
+ * sends again, on the others, what it sent there, and gives it no more
+ * work. Numbered apart from the run above, which other features extend.
+ */
+#define MSG_RETIRE 28
+
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
-/* 1 if type is a message this version defines (the range up to
- * MSG_TYPE_MAX has gaps reserved for other features). */
+/* 1 if type is a message of this table (the range up to MSG_TYPE_MAX has
+ * gaps; FILTERS and SPACE, numbered in one, are handled apart by the
+ * session). */
 int msg_type_known(uint8_t type);
 
 /* Capability bits in HELLO. Unknown bits are ignored; the agreed set is
@@ -64,6 +74,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_VOLUMES (1u << 3)  /* small files in volumes */
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
+#define PROTO_CAP_RETIRE (1u << 8)   /* RETIRE */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -302,6 +313,11 @@ struct msg_join {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
+/* RETIRE: a further stream the receiver gave up on. */
+struct msg_retire {
+    uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
+};
+
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
 struct msg_partial {
     struct msg_str path;
@@ -339,6 +355,7 @@ int msg_delta_sigs_encode(struct buf *b, const struct msg_delta_sigs *m)
 /* m's nops, ops_raw and ops_len are ignored: the ops are ops[0..nops). */
 int msg_delta_encode(struct buf *b, const struct msg_delta *m,
     const struct msg_delta_op *ops, size_t nops) FERRY_WUR;
+int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -401,6 +418,8 @@ int msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)
  */
 int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
     struct msg_delta_op *op) FERRY_WUR;
+int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
+    FERRY_WUR;
 
 /*
  * Iterates the paths of a decoded OPEN: *pos starts at 0; each call yields

@@ -27,6 +27,7 @@
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
+#include "../engine/sender.h"
 #include "../engine/session.h"
 #include "../engine/xfer.h"
 #include "../proto/frame.h"
@@ -99,6 +100,14 @@ agent_closed(struct conn *c, int err)
         agent_stop_listening(a);
         agent_abort_all(a, err == 0 ? FERRY_ERR_CLOSED : err);
         return;
+    }
+    /* However it ended (a read that saw EOF retires it in a step, but a
+     * write into a reset connection does not), what it was sending goes
+     * back to the others, who must hear of it even if they are idle.
+     * Twice costs nothing: blocks already handed on are not its own. */
+    if (session_is_sender(st->s) && session_role(st->s) != NULL) {
+        sender_retire(session_role(st->s));
+        conn_group_poke(&a->group);
     }
     rendezvous_release(st->token);
     st->token = -1;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# bench.sh quick|full: ferry side by side with rsync, scp and tar|zstd|ssh,
-# on loopback and through an emulated WAN (tests/tools/netproxy).
+# bench.sh quick|full|streams: ferry side by side with rsync, scp and
+# tar|zstd|ssh, on loopback and through an emulated WAN (tests/tools/netproxy).
+# streams: 1 GiB pushes and pulls with default settings next to rsync and
+# scp, on loopback and through the WAN, and ferry's rate against -j 1, 2,
+# 4, 8 and 16 (its own results section in docs/BENCHMARKS.md).
 #
 # Starts the test sshd on 127.0.0.1 (tests/lib/sshd.sh), generates seeded
 # data in a temp dir, runs every scenario with every tool (alternating,
@@ -32,9 +35,9 @@ FEATURE_COMPRESS=yes  # ferry -z: zstd on the wire for compressible data
 
 MODE=${1:-}
 case $MODE in
-quick | full) ;;
+quick | full | streams) ;;
 *)
-    echo "usage: bench.sh quick|full" >&2
+    echo "usage: bench.sh quick|full|streams" >&2
     exit 2
     ;;
 esac
@@ -62,7 +65,19 @@ MIB=1048576
 # Sizes. The WAN big file is smaller than the loopback one: OpenSSH's
 # 2 MiB channel window caps the peers at ~35 MB/s over a 50 ms RTT, and
 # 1 GiB x 3 peers x 3 runs would take most of the 10 minute budget.
-if [ "$MODE" = full ]; then
+if [ "$MODE" = streams ]; then
+    # Every row moves the same 1 GiB file. The -j tables run once per
+    # repetition of FERRY_BENCH_TABLE_REPS (1): they show where streams
+    # stop paying, which one run shows as well as three, within budget.
+    REPS=${FERRY_BENCH_REPS:-3}
+    TABLE_REPS=${FERRY_BENCH_TABLE_REPS:-1}
+    CMD_TIMEOUT=300
+    BIG=$((${FERRY_BENCH_STREAMS_MIB:-1024} * MIB))
+    SMALL_N=0 TEXT=0 CKPT=0 WAN_BIG=$BIG SCP_SAMPLE=0
+    SLOW_MBIT=1000
+    DOCS=${FERRY_BENCH_DOCS:-1}
+    DROP=${FERRY_BENCH_DROP_CACHES:-1}
+elif [ "$MODE" = full ]; then
     REPS=${FERRY_BENCH_REPS:-3}
     CMD_TIMEOUT=300
     BIG=$((1024 * MIB))
@@ -322,6 +337,11 @@ gen() { "$PY" "$BENCH_DIR/gen.py" "$@"; }
 make_data() {
     local d=$T/data
     log "generating data (seed $SEED)"
+    if [ "$MODE" = streams ]; then
+        mkdir -p "$d/big"
+        gen random "$d/big/dataset.bin" "$BIG" "$SEED-big"
+        return 0
+    fi
     mkdir -p "$d/big" "$d/small" "$d/text" "$d/ckpt" "$d/rewrite" \
         "$d/insert" "$d/wan_big"
     gen random "$d/big/dataset.bin" "$BIG" "$SEED-big"
@@ -365,6 +385,7 @@ tool_name() {
     ferry_z) echo "ferry -z" ;;
     ferry_bw) echo "ferry --bwlimit -j 4" ;;
     ferry_blocks) echo "ferry, no volumes" ;;
+    ferry_j*) echo "ferry -j ${1#ferry_j}" ;;
     rsync) echo "rsync -a" ;;
     rsync_z) echo "rsync -az" ;;
     rsync_partial) echo "rsync -a --partial" ;;
@@ -381,7 +402,7 @@ build_cmd() {
     local rpath f
     rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
     case $tool in
-    ferry | ferry_z | ferry_bw | ferry_blocks)
+    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_j*)
         local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
         [ "$TRANSPORT" = local ] &&
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
@@ -389,6 +410,7 @@ build_cmd() {
         [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
         # Every file on its own, as before volumes: the rows side by side.
         [ "$tool" = ferry_blocks ] && remote+=(--pack-threshold 0)
+        case $tool in ferry_j*) remote+=(-j "${tool#ferry_j}") ;; esac
         if [ "$dir" = push ]; then
             CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
         else
@@ -429,7 +451,7 @@ build_cmd() {
 tool_notes() {
     local tool=$1 scen=$2
     case $tool in
-    ferry | ferry_z | ferry_bw | ferry_blocks)
+    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_j*)
         [ "$tool" = ferry_z ] && echo "zstd blocks (files under --pack-threshold travel in volumes, compressed either way)"
         [ "$tool" = ferry_bw ] &&
             echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
@@ -708,10 +730,14 @@ collect_meta() {
         awk '/kex: client->server cipher:/ && !c { c = $5 } END { print c }' || true)
     ferry_v=$("$FERRY" --version 2>/dev/null | awk 'NR == 1 { print $2 }' || true)
     local sizes
-    sizes="big file $((BIG / MIB)) MiB; $SMALL_N small files ($(($(tree_bytes "$T/data/small") / MIB)) MiB)"
-    sizes="$sizes; text tree $(($(tree_bytes "$T/data/text") / MIB)) MiB in $(tree_files "$T/data/text") files"
-    sizes="$sizes; checkpoint $((CKPT / MIB)) MiB (1% rewritten as 256 KiB regions / 4 KiB inserted at the start)"
-    sizes="$sizes; WAN: $((WAN_BIG / MIB)) MiB file and the $SMALL_N small files, ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s"
+    if [ "$MODE" = streams ]; then
+        sizes="one $((BIG / MIB)) MiB incompressible file; WAN: ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s; -j rows: $TABLE_REPS run(s) each"
+    else
+        sizes="big file $((BIG / MIB)) MiB; $SMALL_N small files ($(($(tree_bytes "$T/data/small") / MIB)) MiB)"
+        sizes="$sizes; text tree $(($(tree_bytes "$T/data/text") / MIB)) MiB in $(tree_files "$T/data/text") files"
+        sizes="$sizes; checkpoint $((CKPT / MIB)) MiB (1% rewritten as 256 KiB regions / 4 KiB inserted at the start)"
+        sizes="$sizes; WAN: $((WAN_BIG / MIB)) MiB file and the $SMALL_N small files, ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s"
+    fi
     record kind=meta mode="$MODE" reps="$REPS" \
         date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
         git="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo ?)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo +dirty)" \
@@ -737,6 +763,48 @@ collect_meta() {
 
 # ------------------------------------------------------------- main
 
+# The streams scenarios: ID TITLE DIR HOST, with default settings next to
+# rsync and scp, then the -j tables.
+streams_main() {
+    local d=$T/data/big mib=$((BIG / MIB)) dir host id
+    local wan="WAN (50 ms RTT, 1 Gbit/s)" jt=(ferry_j1 ferry_j2 ferry_j4 ferry_j8 ferry_j16)
+    [ "$HAVE_PROXY" = 1 ] || fail "the streams bench needs netproxy (make all)"
+    for id in wan_push wan_pull lo_push lo_pull; do
+        case $id in *push) dir=push ;; *) dir=pull ;; esac
+        case $id in wan_*) host=ferry-wan ;; *) host=ferry-test ;; esac
+        wanted "$id" || continue
+        scenario "$id" "$([ $host = ferry-wan ] && echo "$wan" || echo loopback): $dir a $mib MiB file, default settings" \
+            "$BIG" "rsync -a"
+        run_scenario "$id" "$dir" "$host" "$d" fresh ferry rsync scp
+    done
+    local reps=$REPS
+    REPS=$TABLE_REPS
+    for id in wan_j_push wan_j_pull lo_j_push lo_j_pull; do
+        case $id in *push) dir=push ;; *) dir=pull ;; esac
+        case $id in wan_*) host=ferry-wan ;; *) host=ferry-test ;; esac
+        wanted "$id" || continue
+        scenario "$id" "$([ $host = ferry-wan ] && echo "$wan" || echo loopback): $dir a $mib MiB file with -j N" \
+            "$BIG" "ferry -j 1"
+        run_scenario "$id" "$dir" "$host" "$d" fresh "${jt[@]}"
+    done
+    REPS=$reps
+    streams_finish
+}
+
+streams_finish() {
+    record kind=meta duration_s="$(($(date +%s) - START_S))"
+    local stamp args rc=0
+    stamp=$(date -u +%Y%m%d-%H%M%S)
+    args=(--json "$OUT_DIR/results-$stamp-$MODE.json" --json "$OUT_DIR/latest-streams.json")
+    [ "$DOCS" = 1 ] && args+=(--docs "$ROOT/docs/BENCHMARKS.md" --section streams)
+    echo
+    echo "ferry streams bench ($REPS run(s) per row, $TABLE_REPS per -j row, median;"
+    echo "x rsync = wall / wall of the rsync row, or of ferry -j 1 in the tables):"
+    echo
+    "$PY" "$BENCH_DIR/report.py" render "$RUNS" "${args[@]}" --strict || rc=$?
+    exit "$rc"
+}
+
 main() {
     check_prereqs
     make_wrappers
@@ -754,6 +822,10 @@ main() {
 
     local d=$T/data t
     local tools=(ferry rsync scp tar)
+    if [ "$MODE" = streams ]; then
+        streams_main
+        return
+    fi
     if wanted big; then
         scenario big "$((BIG / MIB)) MiB incompressible file" "$BIG" "rsync -a"
         run_scenario big push ferry-test "$d/big" fresh "${tools[@]}"

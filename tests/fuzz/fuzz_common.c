@@ -38,6 +38,7 @@ union fuzz_msg {
     struct msg_sigs sigs;
     struct msg_match match;
     struct msg_join join;
+    struct msg_retire retire;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta delta;
     struct msg_vol_opts vol_opts;
@@ -89,6 +90,7 @@ FUZZ_WRAP(partial)
 FUZZ_WRAP(sigs)
 FUZZ_WRAP(match)
 FUZZ_WRAP(join)
+FUZZ_WRAP(retire)
 FUZZ_WRAP(vol_opts)
 FUZZ_WRAP(vol_begin)
 FUZZ_WRAP(vol_file)
@@ -426,6 +428,18 @@ fuzz_join_check(const void *v, const uint8_t *p, size_t n)
     return NULL;
 }
 
+static const char *
+fuzz_retire_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_retire *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
+        return "RETIRE: stream";
+    return NULL;
+}
+
 static int
 fuzz_join_ok_decode(const uint8_t *p, size_t n, void *m)
 {
@@ -524,6 +538,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_JOIN] = FUZZ_TYPE(join, fuzz_join_check),
     [MSG_JOIN_OK] = { 0, fuzz_join_ok_decode, fuzz_no_check,
         fuzz_join_ok_encode },
+    [MSG_RETIRE] = FUZZ_TYPE(retire, fuzz_retire_check),
     [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),
         fuzz_delta_sigs_decode, fuzz_delta_sigs_check,
         fuzz_delta_sigs_encode },

@@ -95,6 +95,8 @@ struct opts {
     uint64_t cut_max;
     int cut_dir;                /* CUT_UP | CUT_DOWN */
     uint64_t cut_rounds;        /* 0: every connection */
+    uint64_t fault_conn;        /* 0: any connection; else only this one */
+    int stall;                  /* freeze at K instead of resetting */
     int seed_set;
     uint64_t seed;
     const char *port_file;
@@ -169,6 +171,7 @@ struct conn {
     uint64_t cut_at;
     uint64_t cut_count;
     int cutting;
+    int stalled;                /* relays nothing more, closes nothing */
     uint64_t cut_deadline_ns;
 };
 
@@ -664,7 +667,8 @@ conn_new(struct proxy *px, int cfd, uint64_t now)
     px->nconns++;
     fd_nodelay(cfd);
 
-    if (px->o.cut && (px->o.cut_rounds == 0 || c->id <= px->o.cut_rounds)) {
+    if (px->o.cut && (px->o.cut_rounds == 0 || c->id <= px->o.cut_rounds) &&
+        (px->o.fault_conn == 0 || c->id == px->o.fault_conn)) {
         c->cut_armed = 1;
         c->cut_at = rng_range(&px->rng, px->o.cut_min, px->o.cut_max);
     }
@@ -922,6 +926,10 @@ conn_pump(struct proxy *px, struct conn *c, uint64_t now, uint64_t *deadline)
     }
     if (c->cutting)
         return conn_pump_cut(px, c, now, deadline);
+    /* A link that hangs without closing: both sockets stay open, and
+     * nothing is read or written again (the proxy's exit resets them). */
+    if (c->stalled)
+        return 0;
     for (d = 0; d < 2; d++) {
         if ((r = dir_write(px, c, d, now, deadline)) != 0) {
             say(2, "conn %llu: write to %s: %s", (unsigned long long)c->id,
@@ -943,6 +951,12 @@ conn_pump(struct proxy *px, struct conn *c, uint64_t now, uint64_t *deadline)
             return 1;
         }
         dir_finish(c, d, now, deadline);
+    }
+    if (c->cut_armed && c->cut_count >= c->cut_at && px->o.stall) {
+        say(1, "conn %llu stalled after %llu bytes",
+            (unsigned long long)c->id, (unsigned long long)c->cut_count);
+        c->stalled = 1;
+        return 0;
     }
     if (c->cut_armed && c->cut_count >= c->cut_at) {
         c->cutting = 1;
@@ -1303,6 +1317,10 @@ usage(FILE *f)
 "      --cut-dir up|down|both  bytes that count: client to server, server\n"
 "                          to client, or both (default both)\n"
 "      --cut-rounds N      cut only the first N connections (default all)\n"
+"      --stall-after K     once K bytes were delivered, relay nothing more\n"
+"                          and close nothing (a link that hangs)\n"
+"      --fault-conn N      the cut or stall applies to connection N only\n"
+"                          (numbered from 1 in accept order)\n"
 "      --seed S            seed for --cut-random (default: from the clock,\n"
 "                          logged so a run can be repeated)\n"
 "\n"
@@ -1394,7 +1412,8 @@ parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 enum {
     OPT_PORT_FILE = 256, OPT_PID_FILE, OPT_DELAY, OPT_RATE, OPT_CONN_RATE,
     OPT_INFLIGHT, OPT_CUT_AFTER, OPT_CUT_RANDOM, OPT_CUT_DIR, OPT_CUT_ROUNDS,
-    OPT_SEED, OPT_MAX_CONNS, OPT_IDLE_EXIT, OPT_LIFETIME
+    OPT_SEED, OPT_MAX_CONNS, OPT_IDLE_EXIT, OPT_LIFETIME, OPT_STALL_AFTER,
+    OPT_FAULT_CONN
 };
 
 static const struct option long_opts[] = {
@@ -1409,6 +1428,8 @@ static const struct option long_opts[] = {
     { "cut-random", required_argument, NULL, OPT_CUT_RANDOM },
     { "cut-dir", required_argument, NULL, OPT_CUT_DIR },
     { "cut-rounds", required_argument, NULL, OPT_CUT_ROUNDS },
+    { "stall-after", required_argument, NULL, OPT_STALL_AFTER },
+    { "fault-conn", required_argument, NULL, OPT_FAULT_CONN },
     { "seed", required_argument, NULL, OPT_SEED },
     { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
     { "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
@@ -1466,12 +1487,12 @@ parse_args(int argc, char **argv, struct opts *o)
             bad = o->cut || parse_size(optarg, UINT64_MAX, &o->cut_min) != 0;
             o->cut_max = o->cut_min;
             o->cut = 1;
-            what = "--cut-after (or given twice, or with --cut-random)";
+            what = "--cut-after (or given twice, or with another fault)";
             break;
         case OPT_CUT_RANDOM:
             bad = o->cut || parse_range(optarg, &o->cut_min, &o->cut_max);
             o->cut = 1;
-            what = "--cut-random (or given with --cut-after)";
+            what = "--cut-random (or given with another fault)";
             break;
         case OPT_CUT_DIR:
             cut_dir_set = 1;
@@ -1490,6 +1511,18 @@ parse_args(int argc, char **argv, struct opts *o)
                 o->cut_rounds == 0;
             cut_rounds_set = 1;
             what = "--cut-rounds";
+            break;
+        case OPT_STALL_AFTER:
+            bad = o->cut || parse_size(optarg, UINT64_MAX, &o->cut_min) != 0;
+            o->cut_max = o->cut_min;
+            o->cut = o->stall = 1;
+            what = "--stall-after (or given with a cut)";
+            break;
+        case OPT_FAULT_CONN:
+            bad = parse_size(optarg, UINT64_MAX, &o->fault_conn) != 0 ||
+                o->fault_conn == 0;
+            cut_rounds_set = 1;
+            what = "--fault-conn";
             break;
         case OPT_SEED:
             bad = parse_size(optarg, UINT64_MAX, &o->seed) != 0;
@@ -1533,8 +1566,8 @@ parse_args(int argc, char **argv, struct opts *o)
         return NETPROXY_EXIT_USAGE;
     }
     if (!o->cut && (cut_dir_set || cut_rounds_set || o->seed_set)) {
-        fputs("netproxy: --cut-dir, --cut-rounds and --seed need "
-            "--cut-after or --cut-random\n", stderr);
+        fputs("netproxy: --cut-dir, --cut-rounds, --fault-conn and --seed "
+            "need --cut-after, --cut-random or --stall-after\n", stderr);
         return NETPROXY_EXIT_USAGE;
     }
     o->target = argv[optind];

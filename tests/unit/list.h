@@ -109,6 +109,7 @@
     X(msg_sigs_roundtrip) \
     X(msg_sigs_fields) \
     X(msg_match_join_roundtrip) \
+    X(msg_retire_roundtrip) \
     X(msg_types_covered) \
     X(msg_alloc_fail) \
     X(msg_encode_usage) \

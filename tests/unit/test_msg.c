@@ -807,6 +807,37 @@ TEST(msg_match_join_roundtrip)
     buf_cleanup(&b);
 }
 
+/* RETIRE names a further stream: never 0 (which OPENs), never past the
+ * limit, nothing after it, and its type's name for the logs. */
+TEST(msg_retire_roundtrip)
+{
+    struct msg_retire m = { .stream = 31 }, mo;
+    const uint8_t zero[2] = { 0, 0 }, big[2] = { 0, 32 },
+        trailing[3] = { 0, 5, 0 };
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_retire_encode(&b, &m), MSG_RETIRE, &n);
+    CHECK_OK(msg_retire_decode(p, n, &mo));
+    CHECK_EQ_INT(mo.stream, 31);
+    CHECK_EQ_ERR(msg_retire_decode(p, 1, &mo), FERRY_ERR_SHORT);
+    CHECK_EQ_INT(mo.stream, 0);
+    free(p);
+    CHECK_EQ_ERR(msg_retire_decode(zero, 2, &mo), FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(msg_retire_decode(big, 2, &mo), FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(msg_retire_decode(trailing, 3, &mo), FERRY_ERR_TRAILING);
+    m.stream = 0;
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_EQ_ERR(msg_retire_encode(&b, &m), FERRY_ERR_USAGE);
+    m.stream = PROTO_MAX_STREAMS;
+    CHECK_EQ_ERR(msg_retire_encode(&b, &m), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    buf_cleanup(&b);
+    CHECK_EQ_STR(msg_type_name(MSG_RETIRE), "RETIRE");
+}
+
 /*
  * A message type added to msg.h needs seeds (fuzz_seed.c) and an entry in
  * fuzz_common.c, and then a round trip and a mutation test here: this

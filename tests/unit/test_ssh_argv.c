@@ -39,7 +39,7 @@ TEST(client_ssh_argv)
     cli.remote.host = "box";
     cli.remote.user = "bob";
     cli.login = "ann";
-    CHECK_EQ_INT(remote_ssh_argv(&cli, "ferry-agent serve", &v), 0);
+    CHECK_EQ_INT(remote_ssh_argv(&cli, "ferry-agent serve", 0, &v), 0);
     for (n = 0; v.argv[n] != NULL; n++)
         ;
     CHECK(n >= 4);
