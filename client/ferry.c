@@ -1,8 +1,9 @@
 /*
- * ferry: the client. Parses the command line, scans local sources for a
- * push, starts the transport, runs the session with the sender (push) or
- * receiver (pull) role on a libuv loop, and turns the outcome into output
- * and an exit status (see README.md, "Exit status").
+ * ferry.c: one run of a command against the remote side (run.h): scans
+ * local sources for a push, starts the transport, runs the session with
+ * the sender (push) or receiver (pull) role on a libuv loop over its
+ * attempts, and turns the outcome into output and an exit status (see
+ * README.md, "Exit status"). main() is in main.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -767,62 +768,4 @@ int
 run_transfer(struct cli *cli, struct space_check *sc)
 {
     return run_main(cli, NULL, sc);
-}
-
-int
-main(int argc, char **argv)
-{
-    struct cli cli;
-    int r, code;
-
-    log_init("ferry", LOG_WARN);
-    signal(SIGPIPE, SIG_IGN);
-    /* A file size limit must fail the write (EFBIG), not kill us. */
-    signal(SIGXFSZ, SIG_IGN);
-    /* Local commands with options of their own (pack.h, unpack.h). */
-    if (argc >= 3 && (strcmp(argv[1], "pack") == 0 ||
-        strcmp(argv[1], "unpack") == 0) && (strcmp(argv[2], "--help") == 0 ||
-        strcmp(argv[2], "-h") == 0))
-        return help_command(stdout, argv[1]) == 0 ? EXIT_OK : EXIT_USAGE;
-    if (argc >= 2 && strcmp(argv[1], "pack") == 0)
-        return pack_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
-        return unpack_main(argc, argv);
-    if ((r = cli_parse(&cli, argc, argv)) != 0) {
-        if (r == FERRY_ERR_NOMEM)
-            snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));
-        if (cli.err[0] == '\0')
-            return EXIT_USAGE;      /* the usage was printed */
-        return output_fatal_early(cli.json, 0, NULL, FERRY_ERR_USAGE,
-            cli.err, EXIT_USAGE);
-    }
-    switch (cli.cmd) {
-    case CMD_VERSION:
-        printf("ferry %s (protocol %d-%d)\n", FERRY_VERSION,
-            PROTO_VERSION_MIN, PROTO_VERSION_MAX);
-        return EXIT_OK;
-    case CMD_HELP:
-        if (cli.help_topic == NULL || help_command(stdout,
-            cli.help_topic) != 0)
-            cli_usage(stdout);
-        return EXIT_OK;
-    default:
-        break;
-    }
-    if (cli.habits != 0 && !cli.quiet && !cli.json)
-        help_habits(stderr, cli.habits);
-    if (cli.quiet)
-        log_set_level(LOG_ERROR);
-    if (cli.verbose >= 1)
-        log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
-    if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
-        code = status_run_local(&cli);
-    else if (cli.dry_run || cli.delete)
-        code = mirror_main(&cli);
-    else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)
-        code = space_transfer(&cli);
-    else
-        code = run_command(&cli, NULL);
-    cli_cleanup(&cli);
-    return code;
 }

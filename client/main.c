@@ -1,0 +1,80 @@
+/*
+ * main.c: the ferry command: parses the command line and hands the
+ * command to what runs it (pack, unpack, status of a local destination,
+ * a dry run or mirror, or a transfer through run.h).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/version.h"
+#include "../proto/msg.h"
+#include "cli.h"
+#include "exitcode.h"
+#include "help.h"
+#include "mirror.h"
+#include "output.h"
+#include "pack.h"
+#include "run.h"
+#include "space.h"
+#include "status.h"
+#include "unpack.h"
+
+int
+main(int argc, char **argv)
+{
+    struct cli cli;
+    int r, code;
+
+    log_init("ferry", LOG_WARN);
+    signal(SIGPIPE, SIG_IGN);
+    /* A file size limit must fail the write (EFBIG), not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
+    /* Local commands with options of their own (pack.h, unpack.h). */
+    if (argc >= 3 && (strcmp(argv[1], "pack") == 0 ||
+        strcmp(argv[1], "unpack") == 0) && (strcmp(argv[2], "--help") == 0 ||
+        strcmp(argv[2], "-h") == 0))
+        return help_command(stdout, argv[1]) == 0 ? EXIT_OK : EXIT_USAGE;
+    if (argc >= 2 && strcmp(argv[1], "pack") == 0)
+        return pack_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
+        return unpack_main(argc, argv);
+    if ((r = cli_parse(&cli, argc, argv)) != 0) {
+        if (r == FERRY_ERR_NOMEM)
+            snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));
+        if (cli.err[0] == '\0')
+            return EXIT_USAGE;      /* the usage was printed */
+        return output_fatal_early(cli.json, 0, NULL, FERRY_ERR_USAGE,
+            cli.err, EXIT_USAGE);
+    }
+    switch (cli.cmd) {
+    case CMD_VERSION:
+        printf("ferry %s (protocol %d-%d)\n", FERRY_VERSION,
+            PROTO_VERSION_MIN, PROTO_VERSION_MAX);
+        return EXIT_OK;
+    case CMD_HELP:
+        if (cli.help_topic == NULL || help_command(stdout,
+            cli.help_topic) != 0)
+            cli_usage(stdout);
+        return EXIT_OK;
+    default:
+        break;
+    }
+    if (cli.habits != 0 && !cli.quiet && !cli.json)
+        help_habits(stderr, cli.habits);
+    if (cli.quiet)
+        log_set_level(LOG_ERROR);
+    if (cli.verbose >= 1)
+        log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
+    if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
+        code = status_run_local(&cli);
+    else if (cli.dry_run || cli.delete)
+        code = mirror_main(&cli);
+    else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)
+        code = space_transfer(&cli);
+    else
+        code = run_command(&cli, NULL);
+    cli_cleanup(&cli);
+    return code;
+}
