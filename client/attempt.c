@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 #include "../common/log.h"
 #include "../engine/receiver.h"
 #include "../engine/sender.h"
@@ -36,12 +37,6 @@ struct attempt_stream {
     int retired;
     int wait_exit;             /* closed; its child has yet to exit */
 };
-
-static uint64_t
-attempt_now_ms(void)
-{
-    return uv_hrtime() / 1000000;
-}
 
 static uint64_t
 stream_moved(const struct attempt_stream *st)
@@ -138,9 +133,7 @@ stream_closed(struct conn *c, int err)
     log_debug("stream %u closed: %s", st->index, ferry_strerror(err));
     st->state = ST_CLOSED;
     st->err = err;
-    /* Over libssh2 the conn's bytes are only the pipe to the pump: the
-     * session's own counts (stream_finished, run_ssh_close) are the
-     * wire's. */
+    /* Over libssh2 the session counts the wire, not this pipe. */
     if (st->tp.ssh == NULL) {
         a->wire_out += c->bytes_out;
         a->wire_in += c->bytes_in;
@@ -251,7 +244,7 @@ stream_run(struct attempt_stream *st)
         session_step, st->sess, stream_closed)) != 0)
         return r;
     st->state = ST_RUNNING;
-    st->seen_ms = attempt_now_ms();
+    st->seen_ms = clock_ms();
     a->active++;
     if (a->active > a->max_active)
         a->max_active = a->active;
@@ -357,7 +350,7 @@ stream_open_done(uv_work_t *w, int status)
     a->opening--;
     if (r == 0 && !a->ending && (r = stream_start(st)) == 0) {
         /* The next one need not wait for the tick. */
-        attempt_tune(a, attempt_now_ms());
+        attempt_tune(a, clock_ms());
         return;
     }
     if (r != 0 && !a->ending)
@@ -387,7 +380,7 @@ attempt_add_stream(struct attempt *a)
         return;
     }
     st->state = ST_OPENING;
-    st->open_ms = attempt_now_ms();
+    st->open_ms = clock_ms();
     if (!e->cli->remote.local && !e->use_cmd) {
         st->work.data = st;
         a->opening++;
@@ -669,7 +662,7 @@ static void
 attempt_tick(uv_timer_t *t)
 {
     struct attempt *a = t->data;
-    uint64_t now = attempt_now_ms();
+    uint64_t now = clock_ms();
 
     if (a->ending)
         return;
@@ -689,7 +682,7 @@ attempt_end(struct attempt *a)
     if (a->ending)
         return;
     a->ending = 1;
-    a->moving_s = (double)(attempt_now_ms() - a->t0) / 1000.0;
+    a->moving_s = (double)(clock_ms() - a->t0) / 1000.0;
     uv_timer_stop(&a->tick);
     for (k = 1; k < a->next_index; k++) {
         struct attempt_stream *st = a->s[k];
@@ -724,7 +717,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     a->env = env;
     a->exit_status = -1;
     a->group.limit = env->limit;
-    a->t0 = attempt_now_ms();
+    a->t0 = clock_ms();
     uv_timer_init(env->loop, &a->tick);
     a->tick.data = a;
     if ((st = stream_new(a)) == NULL) {
