@@ -35,16 +35,12 @@ mirror_collect_step(void *role, struct conn_step *st)
     struct msg_entry e;
     struct msg_notice nt;
     struct frame f;
-    size_t off = 0, used;
+    size_t off = 0;
     char rel[PROTO_MAX_PATH + 1], path[PROTO_MAX_PATH + 1];
     char text[PROTO_MAX_MESSAGE + 1];
     int r;
 
-    while (off < st->in_len) {
-        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
-            &used)) != 0)
-            return r;
-        off += used;
+    while ((r = conn_step_frame(st, &off, &f)) > 0) {
         switch (f.type) {
         case MSG_ENTRY:
             if ((r = msg_entry_decode(f.payload, f.len, &e)) != 0)
@@ -75,6 +71,8 @@ mirror_collect_step(void *role, struct conn_step *st)
             return FERRY_ERR_PROTOCOL;
         }
     }
+    if (r < 0)
+        return r;
     return st->eof ? FERRY_ERR_CLOSED : 0;
 }
 

@@ -52,14 +52,10 @@ status_step(void *role, struct conn_step *st)
     struct status *s = role;
     struct msg_partial m;
     struct frame f;
-    size_t off = 0, used;
+    size_t off = 0;
     int r;
 
-    while (off < st->in_len) {
-        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
-            &used)) != 0)
-            return r;
-        off += used;
+    while ((r = conn_step_frame(st, &off, &f)) > 0) {
         switch (f.type) {
         case MSG_PARTIAL:
             if ((r = msg_partial_decode(f.payload, f.len, &m)) != 0 ||
@@ -85,6 +81,8 @@ status_step(void *role, struct conn_step *st)
             return FERRY_ERR_PROTOCOL;
         }
     }
+    if (r < 0)
+        return r;
     return st->eof ? FERRY_ERR_CLOSED : 0;
 }
 

@@ -518,6 +518,20 @@ conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
     return 0;
 }
 
+int
+conn_step_frame(const struct conn_step *st, size_t *off, struct frame *f)
+{
+    size_t used;
+    int r;
+
+    if (*off >= st->in_len)
+        return 0;
+    if ((r = frame_parse(st->in + *off, st->in_len - *off, f, &used)) != 0)
+        return r;
+    *off += used;
+    return 1;
+}
+
 void
 conn_group_poke(struct conn_group *g)
 {

@@ -47,6 +47,20 @@ struct conn_step {
                            something to do now (work was queued) */
 };
 
+/*
+ * The next frame of a step's input, from *off (0 at first) on: 1 with the
+ * frame in *f and *off past it, 0 when the input is used up, or the
+ * error of a malformed frame. The one loop over a step's frames:
+ *
+ *     while ((r = conn_step_frame(st, &off, &f)) > 0)
+ *         ...
+ *     if (r < 0)
+ *         return r;
+ */
+struct frame;
+int conn_step_frame(const struct conn_step *st, size_t *off,
+    struct frame *f) FERRY_WUR;
+
 /* Returns 0 or a fatal error (the conn then sends what is in out and
  * closes). Runs in a worker thread. */
 typedef int conn_step_fn(void *role, struct conn_step *st);

@@ -387,17 +387,14 @@ static int
 receiver_run(struct receiver *rc, struct conn_step *st)
 {
     struct frame f;
-    size_t off = 0, used;
-    int r, more = 0;
+    size_t off = 0;
+    int r = 0, more = 0;
 
-    while (off < st->in_len && rc->state != RCV_DONE) {
-        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
-            &used)) != 0)
-            return r;
-        off += used;
+    while (rc->state != RCV_DONE && (r = conn_step_frame(st, &off, &f)) > 0)
         if ((r = receiver_on_frame(rc, &f, st)) != 0)
             return r;
-    }
+    if (r < 0)
+        return r;
     if (rc->state == RCV_DONE)
         return off < st->in_len ? FERRY_ERR_PROTOCOL : 0;
     if (st->eof) {

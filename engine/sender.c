@@ -676,17 +676,14 @@ sender_step(void *role, struct conn_step *st)
 {
     struct sender *s = role;
     struct frame f;
-    size_t off = 0, used;
+    size_t off = 0;
     int r;
 
-    while (off < st->in_len) {
-        if ((r = frame_parse(st->in + off, st->in_len - off, &f,
-            &used)) != 0)
-            return r;
-        off += used;
+    while ((r = conn_step_frame(st, &off, &f)) > 0)
         if ((r = sender_on_frame(s, &f, st)) != 0)
             return r;
-    }
+    if (r < 0)
+        return r;
     if (s->state == SND_DONE)
         return 0;
     if (st->eof) {

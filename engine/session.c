@@ -540,16 +540,14 @@ static int
 session_handshake(struct session *s, struct conn_step *st, size_t *used)
 {
     struct frame f;
-    size_t off = 0, n;
-    int r;
+    size_t off = 0;
+    int r = 0;
 
     if (s->state == S_CLIENT_START &&
         (r = session_client_start(s, st->out)) != 0)
         return r;
-    while (s->state != S_RUN && s->state != S_DONE && off < st->in_len) {
-        if ((r = frame_parse(st->in + off, st->in_len - off, &f, &n)) != 0)
-            return r;
-        off += n;
+    while (s->state != S_RUN && s->state != S_DONE &&
+        (r = conn_step_frame(st, &off, &f)) > 0) {
         if (f.type == MSG_ERROR) {
             *used = off;
             return xfer_peer_error(s->x, f.payload, f.len);
@@ -558,7 +556,7 @@ session_handshake(struct session *s, struct conn_step *st, size_t *used)
             return r;
     }
     *used = off;
-    return 0;
+    return r < 0 ? r : 0;
 }
 
 int
