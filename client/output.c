@@ -632,6 +632,21 @@ output_breakdown(struct xfer_stats *st, char *out, size_t n)
     }
 }
 
+/* "; 29.1 MiB kept checked in 0.1 s" after a resume, "" else. */
+static void
+output_readback(struct xfer_stats *st, char *out, size_t n)
+{
+    uint64_t bytes = xfer_get(&st->readback_bytes);
+    char num[32];
+
+    out[0] = '\0';
+    if (bytes == 0)
+        return;
+    text_bytes((double)bytes, num, sizeof(num));
+    snprintf(out, n, "; %s kept checked in %.1f s", num,
+        (double)xfer_get(&st->readback_ns) / 1e9);
+}
+
 void
 output_summary(struct output *o, const struct output_summary *s)
 {
@@ -640,7 +655,7 @@ output_summary(struct output *o, const struct output_summary *s)
     double moving = s->moving_s > 0 ? s->moving_s : elapsed;
     uint64_t payload = xfer_get(&st->bytes_payload);
     uint64_t moved = xfer_get(&st->bytes_moved);
-    char tmp[64], a[160], rate[32];
+    char tmp[64], a[160], rate[32], check[64];
     struct buf b;
     int r;
 
@@ -695,6 +710,13 @@ output_summary(struct output *o, const struct output_summary *s)
             r = json_kv_num(&b, "resumed_bytes",
                 xfer_get(&st->resumed_bytes));
         if (r == 0)
+            r = json_kv_num(&b, "readback_bytes",
+                xfer_get(&st->readback_bytes));
+        snprintf(tmp, sizeof(tmp), "%.3f",
+            (double)xfer_get(&st->readback_ns) / 1e9);
+        if (r == 0)
+            r = json_kv_raw(&b, "readback_s", tmp);
+        if (r == 0)
             r = json_kv_num(&b, "retries", (uint64_t)s->retries);
         if (r == 0)
             r = json_kv_str(&b, "error", s->error);
@@ -706,15 +728,16 @@ output_summary(struct output *o, const struct output_summary *s)
         xfer_get(&st->files_sent) == 0))
         return;
     output_breakdown(st, a, sizeof(a));
+    output_readback(st, check, sizeof(check));
     text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
         sizeof(rate));
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
     fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
-        "%" PRIu64 " failed, in %.1f s (%s/s)\n",
+        "%" PRIu64 " failed, in %.1f s (%s/s)%s\n",
         xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
         xfer_get(&st->files_skipped), xfer_get(&st->files_failed), elapsed,
-        rate);
+        rate, check);
     pthread_mutex_unlock(&o->lock);
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 
 /* SIGS for blocks [first, first + count) of f: NEED, or HAVE with their
  * hashes (consecutive blocks). */
@@ -80,47 +81,58 @@ rfile_verify_failed(struct incoming *in, struct rfile *f, struct buf *out,
     return 0;
 }
 
-/* Reads back claimed blocks of f, up to *budget bytes, and says which
- * are held (HAVE, with the hash read) and which not (NEED). */
+/* Says that claimed blocks [start, end) of f are held (HAVE, with their
+ * hashes) or not (NEED). */
+static int
+rfile_verify_emit(struct rfile *f, struct buf *out, uint64_t start,
+    uint64_t end, int good)
+{
+    const struct partial_claim *c = &f->claim;
+    int r;
+
+    if ((r = sigs_emit(out, f->id, c->index[start], end - start,
+        good ? &c->hash[start] : NULL)) != 0)
+        return r;
+    rfile_sign(f, c->index[start], end - start, good);
+    f->verified = end;
+    return 0;
+}
+
+/* Reads back claimed blocks of f, up to *budget bytes, each once, and
+ * says which are held and which not, in runs of consecutive blocks that
+ * read back alike. */
 static int
 rfile_verify(struct incoming *in, struct rfile *f, struct buf *out,
     uint64_t *budget)
 {
     struct partial_claim *c = &f->claim;
-    int r;
+    uint64_t k, start;
+    int r, good = 0;
 
     if (in->scratch == NULL &&
         (in->scratch = xmalloc(in->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
-    while (f->verified < c->n && *budget > 0) {
-        uint64_t k = f->verified, start = k;
+    k = start = f->verified;
+    for (; k < c->n && *budget > 0; k++) {
+        uint64_t len = incoming_block_len(in, f, c->index[k]);
         struct hash128 h;
-        int good = 0;
+        int ok;
 
-        /* A run of consecutive blocks that read back alike. */
-        for (; k < c->n && *budget > 0; k++) {
-            uint64_t len = incoming_block_len(in, f, c->index[k]);
-            int ok;
-
-            if (k > start && c->index[k] != c->index[k - 1] + 1)
-                break;
-            if ((r = partial_read_block(f->pt, c->index[k], (size_t)len,
-                in->scratch, &h)) != 0)
-                return rfile_verify_failed(in, f, out, r);
-            ok = hash_equal(&h, &c->hash[k]);
-            if (k == start)
-                good = ok;
-            else if (ok != good)
-                break;
-            *budget -= len < *budget ? len : *budget;
+        if ((r = partial_read_block(f->pt, c->index[k], (size_t)len,
+            in->scratch, &h)) != 0)
+            return rfile_verify_failed(in, f, out, r);
+        xfer_add(&in->x->st.readback_bytes, len);
+        ok = hash_equal(&h, &c->hash[k]);
+        if (k > start && (ok != good ||
+            c->index[k] != c->index[k - 1] + 1)) {
+            if ((r = rfile_verify_emit(f, out, start, k, good)) != 0)
+                return r;
+            start = k;
         }
-        if ((r = sigs_emit(out, f->id, c->index[start], k - start,
-            good ? &c->hash[start] : NULL)) != 0)
-            return r;
-        rfile_sign(f, c->index[start], k - start, good);
-        f->verified = k;
+        good = ok;
+        *budget -= len < *budget ? len : *budget;
     }
-    return 0;
+    return k > start ? rfile_verify_emit(f, out, start, k, good) : 0;
 }
 
 int
@@ -192,8 +204,11 @@ incoming_verify_step(struct incoming *in, struct buf *out, uint64_t *budget)
 
     while (in->vhead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->vhead;
+        uint64_t t0 = clock_ns();
 
-        if ((r = rfile_verify(in, f, out, budget)) != 0)
+        r = rfile_verify(in, f, out, budget);
+        xfer_add(&in->x->st.readback_ns, clock_ns() - t0);
+        if (r != 0)
             return r;
         if (f->verified == f->claim.n || f->failed != 0) {
             in->vhead = f->vnext;

@@ -282,6 +282,16 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
 }
 
 static int
+receiver_send_readback(struct receiver *rc, struct buf *out)
+{
+    struct msg_readback m;
+
+    m.bytes = xfer_get(&rc->x->st.readback_bytes);
+    m.ns = xfer_get(&rc->x->st.readback_ns);
+    return msg_readback_encode(out, &m);
+}
+
+static int
 receiver_on_end(struct receiver *rc, struct conn_step *st)
 {
     int r;
@@ -293,6 +303,9 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
     volrecv_end(incoming_volrecv(rc->in));
     dest_fix_dirs(rc->d);
     dest_tidy(rc->d);
+    if ((rc->x->caps & PROTO_CAP_READBACK) &&
+        (r = receiver_send_readback(rc, st->out)) != 0)
+        return r;
     if ((r = msg_summary_encode(st->out, incoming_summary(rc->in))) != 0)
         return r;
     rc->state = RCV_DONE;

@@ -40,6 +40,7 @@ struct sender {
     struct delta_result *ops;
     struct delta_carry carry;
     int deferred;             /* the last block waits for the basis */
+    int readback_seen;        /* READBACK came (at most one) */
 };
 
 struct sender *
@@ -111,6 +112,21 @@ sender_on_vol_opts(struct sender *s, const struct frame *f)
     return volsend_on_opts(plan_packer(s->p), &m);
 }
 
+/* What checking kept data cost the receiver (a resumed push). */
+static int
+sender_on_readback(struct sender *s, const struct frame *f)
+{
+    struct msg_readback m;
+    int r;
+
+    if ((r = msg_readback_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    s->readback_seen = 1;
+    xfer_add(&s->x->st.readback_bytes, m.bytes);
+    xfer_add(&s->x->st.readback_ns, m.ns);
+    return 0;
+}
+
 static int
 sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
 {
@@ -173,6 +189,11 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
         plan_stream_retired(s->p, ret.stream);
         st->poke = 1;  /* its work, for the others */
         return 0;
+    case MSG_READBACK:
+        if (s->state != SND_WAIT_SUMMARY || s->readback_seen ||
+            !(s->x->caps & PROTO_CAP_READBACK))
+            goto bad;
+        return sender_on_readback(s, f);
     case MSG_SUMMARY:
         if (s->state != SND_WAIT_SUMMARY)
             goto bad;

@@ -20,7 +20,7 @@
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
-    PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE)
+    PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,

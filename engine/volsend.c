@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
@@ -48,15 +48,6 @@ struct volsend {
     uint8_t *probe_out;
     struct vs_stream st[PROTO_MAX_STREAMS];
 };
-
-static uint64_t
-vs_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 vs_apply_opts(struct volsend *vs, const struct volsend_opts *o)
@@ -221,7 +212,7 @@ vs_sink_open(void *ctx, uint32_t index)
     ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
     ps->nbytes = 0;
-    ps->t_start = vs_now_ns();
+    ps->t_start = clock_ns();
     ps->t_busy = 0;
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
@@ -283,7 +274,7 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
         v->bytes);
     if (v->bytes < ps->nbytes)
         xfer_add(&ps->vs->x->st.bytes_compressed, ps->nbytes - v->bytes);
-    vs_adapt(ps->vs, ps->nbytes, v->bytes, vs_now_ns() - ps->t_start,
+    vs_adapt(ps->vs, ps->nbytes, v->bytes, clock_ns() - ps->t_start,
         ps->t_busy);
     /* Between two zstd frames: the next volume takes it. */
     volw_set_level(ps->w, vs_zstd_level(ps->vs));
@@ -451,7 +442,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     struct vs_stream *ps = &vs->st[stream];
     const struct mentry *e = &plan_manifest(vs->p)->v[id];
     struct volw_entry ve;
-    uint64_t t0 = vs_now_ns();
+    uint64_t t0 = clock_ns();
     int r;
 
     if ((r = vs_read(vs, e)) != 0)
@@ -468,7 +459,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     ve.mtime_nsec = e->mtime_nsec;
     ps->cur_id = id;
     r = volw_add_mem(ps->w, &ve, vs->fbuf);
-    ps->t_busy += vs_now_ns() - t0;
+    ps->t_busy += clock_ns() - t0;
     /* A name tar cannot hold: nothing of it was written. */
     if (r == FERRY_ERR_BAD_PATH || r == FERRY_ERR_USAGE)
         return vs_give_up(vs, stream, id, r, out);

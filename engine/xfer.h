@@ -49,6 +49,11 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_sparse;   /* zero blocks sent as holes */
     atomic_uint_fast64_t bytes_compressed;  /* saved by compression */
     atomic_uint_fast64_t resumed_bytes;
+    /* Reading kept partial data back to check it before a resume trusts
+     * it (at the receiver; a push learns it from SUMMARY): its bytes and
+     * the time the reads took, which overlaps with receiving the rest. */
+    atomic_uint_fast64_t readback_bytes;
+    atomic_uint_fast64_t readback_ns;
     atomic_int worst_error;              /* first per-file error code */
 };
 

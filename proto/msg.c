@@ -15,6 +15,7 @@ msg_type_name(uint8_t type)
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
         "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_RETIRE] = "RETIRE",
+        [MSG_READBACK] = "READBACK",
         [MSG_VOL_OPTS] = "VOL_OPTS",
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END" };
@@ -26,7 +27,7 @@ int
 msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA) ||
-        type == MSG_RETIRE ||
+        type == MSG_RETIRE || type == MSG_READBACK ||
         (type >= MSG_VOL_OPTS && type <= MSG_VOL_END);
 }
 
@@ -626,6 +627,38 @@ msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
 fail:
     memset(m, 0, sizeof(*m));
     return e;
+}
+
+/* READBACK: u64 bytes, u64 ns. */
+
+int
+msg_readback_encode(struct buf *b, const struct msg_readback *m)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, MSG_READBACK, &mark)) != 0)
+        return r;
+    r = buf_put_u64(b, m->bytes);
+    if (r == 0)
+        r = buf_put_u64(b, m->ns);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u64(&r, &m->bytes)) != 0 || (e = rd_u64(&r, &m->ns)) != 0 ||
+        (e = rd_end(&r)) != 0) {
+        memset(m, 0, sizeof(*m));
+        return e;
+    }
+    return 0;
 }
 
 /* JOIN_OK and END: no payload. */

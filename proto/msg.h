@@ -59,6 +59,13 @@ enum msg_type {
  */
 #define MSG_RETIRE 28
 
+/*
+ * READBACK (receiver -> sender, on stream 0 right before SUMMARY, when
+ * both sides have PROTO_CAP_READBACK): what checking kept partial data
+ * cost the receiver, for the sender's summary (a resumed push).
+ */
+#define MSG_READBACK 29
+
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
 /* 1 if type is a message of this table (the range up to MSG_TYPE_MAX has
@@ -75,6 +82,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_STREAMS (1u << 4)  /* JOIN: more connections */
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
 #define PROTO_CAP_RETIRE (1u << 8)   /* RETIRE */
+#define PROTO_CAP_READBACK (1u << 9) /* READBACK */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -318,6 +326,13 @@ struct msg_retire {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
+/* READBACK: the bytes of kept partial files read back to check them
+ * before a resume trusted them, and the time the reads took. */
+struct msg_readback {
+    uint64_t bytes;
+    uint64_t ns;
+};
+
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
 struct msg_partial {
     struct msg_str path;
@@ -356,6 +371,8 @@ int msg_delta_sigs_encode(struct buf *b, const struct msg_delta_sigs *m)
 int msg_delta_encode(struct buf *b, const struct msg_delta *m,
     const struct msg_delta_op *ops, size_t nops) FERRY_WUR;
 int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
+int msg_readback_encode(struct buf *b, const struct msg_readback *m)
+    FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -419,6 +436,8 @@ int msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)
 int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
     struct msg_delta_op *op) FERRY_WUR;
 int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
+    FERRY_WUR;
+int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
     FERRY_WUR;
 
 /*

@@ -39,6 +39,7 @@ union fuzz_msg {
     struct msg_match match;
     struct msg_join join;
     struct msg_retire retire;
+    struct msg_readback readback;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta delta;
     struct msg_vol_opts vol_opts;
@@ -91,6 +92,7 @@ FUZZ_WRAP(sigs)
 FUZZ_WRAP(match)
 FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
+FUZZ_WRAP(readback)
 FUZZ_WRAP(vol_opts)
 FUZZ_WRAP(vol_begin)
 FUZZ_WRAP(vol_file)
@@ -539,6 +541,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_JOIN_OK] = { 0, fuzz_join_ok_decode, fuzz_no_check,
         fuzz_join_ok_encode },
     [MSG_RETIRE] = FUZZ_TYPE(retire, fuzz_retire_check),
+    [MSG_READBACK] = FUZZ_TYPE(readback, fuzz_no_check),
     [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),
         fuzz_delta_sigs_decode, fuzz_delta_sigs_check,
         fuzz_delta_sigs_encode },

@@ -218,6 +218,11 @@ static const struct msg_retire seed_retire[] = {
     { .stream = PROTO_MAX_STREAMS - 1 },
 };
 
+static const struct msg_readback seed_readback[] = {
+    { .bytes = 512u << 20, .ns = 250000000 },
+    { .bytes = UINT64_MAX, .ns = UINT64_MAX },
+};
+
 static const struct msg_vol_opts seed_vol_opts[] = {
     { .threshold = 256u << 10, .volume_size = UINT64_C(2) << 30 },
     { .threshold = 0, .volume_size = PROTO_MIN_VOLUME_SIZE,
@@ -273,6 +278,7 @@ fuzz_seed_count(uint8_t type)
     case MSG_JOIN: return SEED_COUNT(seed_join);
     case MSG_JOIN_OK: return 1;
     case MSG_RETIRE: return SEED_COUNT(seed_retire);
+    case MSG_READBACK: return SEED_COUNT(seed_readback);
     case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
     case MSG_DELTA: return SEED_COUNT(seed_delta);
     case MSG_VOL_OPTS: return SEED_COUNT(seed_vol_opts);
@@ -312,6 +318,7 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_JOIN: return msg_join_encode(b, &seed_join[i]);
     case MSG_JOIN_OK: return msg_join_ok_encode(b);
     case MSG_RETIRE: return msg_retire_encode(b, &seed_retire[i]);
+    case MSG_READBACK: return msg_readback_encode(b, &seed_readback[i]);
     case MSG_DELTA_SIGS: return msg_delta_sigs_encode(b, &seed_delta_sigs[i]);
     case MSG_DELTA:
         return msg_delta_encode(b, &seed_delta[i].m,

@@ -110,6 +110,8 @@
     X(msg_sigs_fields) \
     X(msg_match_join_roundtrip) \
     X(msg_retire_roundtrip) \
+    X(msg_retire_readback_mutate) \
+    X(msg_readback_roundtrip) \
     X(msg_types_covered) \
     X(msg_alloc_fail) \
     X(msg_encode_usage) \

@@ -491,6 +491,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_notice no;
     struct msg_error er;
     struct msg_summary sum;
+    struct msg_readback rb;
     uint64_t k;
 
     switch (fr->type) {
@@ -583,6 +584,11 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&sum, 0, sizeof(sum));
         CHECK_OK(msg_summary_encode(b, &sum));
         break;
+    case MSG_READBACK:
+        rb.bytes = fr->a * RT_BS;
+        rb.ns = 1000;
+        CHECK_OK(msg_readback_encode(b, &rb));
+        break;
     default:
         rt_encode_session(rt, fr, b);
         break;
@@ -657,6 +663,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_file_end fe;
     struct msg_file_done fd;
     struct msg_summary sum;
+    struct msg_readback rb;
     struct msg_plan plan;
     struct msg_entry en;
     struct msg_error er;
@@ -724,12 +731,29 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         rt_say(rt, k, fd.code ? "DONE:%u:%s" : "DONE:%u%.0s", fd.id,
             rt_code(fd.code));
         break;
+    case MSG_READBACK:
+        /* Said with the SUMMARY it must come right before. */
+        CHECK_OK(msg_readback_decode(p, n, &rb));
+        CHECK(!rt->readback);
+        rt->readback = 1;
+        rt->readback_bytes = rb.bytes;
+        break;
     case MSG_SUMMARY:
         CHECK_OK(msg_summary_decode(p, n, &sum));
-        rt_say(rt, k, "SUMMARY:%llu,%llu,%llu",
-            (unsigned long long)sum.files_committed,
-            (unsigned long long)sum.files_skipped,
-            (unsigned long long)sum.files_failed);
+        CHECK_EQ_INT(rt->readback, !!(rt->x.caps & PROTO_CAP_READBACK));
+        if (rt->readback_bytes > 0)
+            rt_say(rt, k, "SUMMARY:%llu,%llu,%llu,read:%llu",
+                (unsigned long long)sum.files_committed,
+                (unsigned long long)sum.files_skipped,
+                (unsigned long long)sum.files_failed,
+                (unsigned long long)(rt->readback_bytes / RT_BS));
+        else
+            rt_say(rt, k, "SUMMARY:%llu,%llu,%llu",
+                (unsigned long long)sum.files_committed,
+                (unsigned long long)sum.files_skipped,
+                (unsigned long long)sum.files_failed);
+        rt->readback = 0;
+        rt->readback_bytes = 0;
         break;
     case MSG_ERROR:
         CHECK_OK(msg_error_decode(p, n, &er));

@@ -21,7 +21,8 @@
  *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
- *     SUMMARY:committed,skipped,failed PARTIAL:path ERROR:CODE
+ *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
+ *     ERROR:CODE (READBACK: in the SUMMARY after it)
  *
  * where CODE is ferry_errname of the code. The tree is one token per
  * entry beneath the destination, sorted by path: "dir/", "file=size"
@@ -71,7 +72,8 @@
 #define RT_BIG PARTIAL_JOURNAL_MIN
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
-    PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES)
+    PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
+    PROTO_CAP_READBACK)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -158,6 +160,9 @@ struct rt_frame {
 #define F_HAVE(i, k, n) F_NEED(i, k, n), .flags = SIGS_F_HAVE
 #define F_DONE(i) .type = MSG_FILE_DONE, .id = (i)
 #define F_SUMMARY .type = MSG_SUMMARY
+/* READBACK of n blocks (as a receiver with PROTO_CAP_READBACK sends it
+ * right before SUMMARY). */
+#define F_READBACK(n) .type = MSG_READBACK, .a = (n)
 #define F_HELLO .type = MSG_HELLO
 #define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
@@ -245,6 +250,8 @@ struct rt {
     struct rt_file files[RT_MAX_FILES];
     size_t nfiles;
     int poking;                 /* stepping the others after a poke */
+    int readback;               /* READBACK came; its bytes: */
+    uint64_t readback_bytes;
     /* The frames the roles sent, as text. */
     char out[RT_TEXT_MAX];
     size_t out_len;

@@ -838,6 +838,32 @@ TEST(msg_retire_roundtrip)
     CHECK_EQ_STR(msg_type_name(MSG_RETIRE), "RETIRE");
 }
 
+TEST(msg_retire_readback_mutate)
+{
+    mutate_type(MSG_RETIRE);
+    mutate_type(MSG_READBACK);
+}
+
+/* READBACK: two u64, nothing more, nothing less. */
+TEST(msg_readback_roundtrip)
+{
+    struct msg_readback m = { .bytes = 3ull << 40, .ns = 987654321 }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_readback_encode(&b, &m), MSG_READBACK, &n);
+    CHECK_EQ_U64(n, 16);
+    CHECK_OK(msg_readback_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.bytes, 3ull << 40);
+    CHECK_EQ_U64(mo.ns, 987654321);
+    CHECK_EQ_ERR(msg_readback_decode(p, 8, &mo), FERRY_ERR_SHORT);
+    CHECK_EQ_U64(mo.bytes, 0);
+    free(p);
+    CHECK_EQ_STR(msg_type_name(MSG_READBACK), "READBACK");
+}
+
 /*
  * A message type added to msg.h needs seeds (fuzz_seed.c) and an entry in
  * fuzz_common.c, and then a round trip and a mutation test here: this
