@@ -480,9 +480,8 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     } else if (rn->dest != NULL) {
         incoming_restart(rn->in);
         dest_restart(rn->dest);
-    } else {
-        status_cleanup(&rn->status);
-        status_init(&rn->status, &rn->x);
+    } else if (status_restart(&rn->status) != 0) {
+        return 0;
     }
     return 1;
 }
@@ -516,6 +515,9 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.paths = (const char *const *)&cli->remote.path;
         rn->so.npaths = 1;
         status_init(&rn->status, &rn->x);
+        if (cli->cmd == CMD_STATUS &&
+            status_want_probe(&rn->status) != 0)
+            goto nomem;
         rn->role_step = status_step;
         rn->role = &rn->status;
         return -1;
@@ -713,6 +715,9 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
 
         snprintf(where, sizeof(where), "%s:%s", run_host(&rn),
             cli->remote.path);
+        if (attempt_session(&rn.at) != NULL)
+            snprintf(rn.status.agent, sizeof(rn.status.agent), "%s",
+                session_peer_software(attempt_session(&rn.at)));
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
     r = rn.at.err;

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 #include "../common/text.h"
 #include "../engine/dest.h"
+#include "../engine/probe.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "../proto/msg_space.h"
@@ -21,9 +23,29 @@ status_init(struct status *s, struct xfer *x)
     s->x = x;
 }
 
+int
+status_want_probe(struct status *s)
+{
+    if (s->probe == NULL && (s->probe = probe_new(clock_ns)) == NULL)
+        return FERRY_ERR_NOMEM;
+    return 0;
+}
+
+int
+status_restart(struct status *s)
+{
+    int probe = s->probe != NULL;
+    struct xfer *x = s->x;
+
+    status_cleanup(s);
+    status_init(s, x);
+    return probe ? status_want_probe(s) : 0;
+}
+
 void
 status_cleanup(struct status *s)
 {
+    probe_free(s->probe);
     partial_list_free(s->v, s->n);
     memset(s, 0, sizeof(*s));
 }
@@ -56,6 +78,13 @@ status_step(void *role, struct conn_step *st)
     int r;
 
     while ((r = conn_step_frame(st, &off, &f)) > 0) {
+        if (f.type == MSG_ERROR)
+            return xfer_peer_error(s->x, f.payload, f.len);
+        if (s->listed) {
+            if ((r = probe_on_frame(s->probe, &f)) != 0)
+                return r;
+            continue;
+        }
         switch (f.type) {
         case MSG_PARTIAL:
             if ((r = msg_partial_decode(f.payload, f.len, &m)) != 0 ||
@@ -73,17 +102,23 @@ status_step(void *role, struct conn_step *st)
             break;
         }
         case MSG_END:
+            if ((r = msg_end_decode(f.payload, f.len)) != 0)
+                return r;
+            if (s->probe != NULL && (s->x->caps & PROTO_CAP_PROBE)) {
+                s->listed = 1;  /* the probe follows */
+                break;
+            }
             st->done = 1;
             return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
-        case MSG_ERROR:
-            return xfer_peer_error(s->x, f.payload, f.len);
         default:
             return FERRY_ERR_PROTOCOL;
         }
     }
     if (r < 0)
         return r;
-    return st->eof ? FERRY_ERR_CLOSED : 0;
+    if (s->listed && (r = probe_send(s->probe, st)) != 0)
+        return r;
+    return st->eof && !st->done ? FERRY_ERR_CLOSED : 0;
 }
 
 static void
@@ -97,6 +132,56 @@ status_age(int64_t s, char *out, size_t n)
         snprintf(out, n, "%" PRId64 " h ago", s / 3600);
     else
         snprintf(out, n, "%" PRId64 " days ago", s / 86400);
+}
+
+/* The agent, and what the probe found: a line each, or "agent" and
+ * "probe" events. */
+static void
+status_print_probe(const struct status *s, struct output *o,
+    const char *where)
+{
+    const struct probe_result *pr = s->probe != NULL &&
+        probe_done(s->probe) ? probe_result(s->probe) : NULL;
+    uint64_t down = 0, up = 0;
+    char ew[1024], ea[256], d[32], u[32];
+    struct buf jb;
+
+    if (pr != NULL) {
+        down = (uint64_t)((double)pr->down_bytes * 1e9 /
+            (double)pr->down_ns);
+        up = (uint64_t)((double)pr->up_bytes * 1e9 / (double)pr->up_ns);
+    }
+    if (o->json) {
+        if (s->agent[0] != '\0') {
+            buf_init(&jb, 1 << 12);
+            output_json_end(o, &jb, output_json_begin(&jb, "agent") ||
+                output_json_str(&jb, "path", where) ||
+                output_json_str(&jb, "software", s->agent));
+        }
+        if (pr != NULL) {
+            buf_init(&jb, 1 << 12);
+            output_json_end(o, &jb, output_json_begin(&jb, "probe") ||
+                output_json_str(&jb, "path", where) ||
+                output_json_num(&jb, "rtt_us", pr->rtt_ns / 1000) ||
+                output_json_num(&jb, "down_bytes", pr->down_bytes) ||
+                output_json_num(&jb, "down_bytes_per_s", down) ||
+                output_json_num(&jb, "up_bytes", pr->up_bytes) ||
+                output_json_num(&jb, "up_bytes_per_s", up));
+        }
+        return;
+    }
+    if (o->quiet)
+        return;
+    text_escape(where, strlen(where), ew, sizeof(ew));
+    if (s->agent[0] != '\0')
+        fprintf(stderr, "ferry: %s: agent %s\n", ew, text_escape(s->agent,
+            strlen(s->agent), ea, sizeof(ea)));
+    if (pr != NULL) {
+        text_bytes((double)down, d, sizeof(d));
+        text_bytes((double)up, u, sizeof(u));
+        fprintf(stderr, "ferry: %s: round trip %.1f ms; one stream moves "
+            "%s/s down, %s/s up\n", ew, (double)pr->rtt_ns / 1e6, d, u);
+    }
 }
 
 void
@@ -148,6 +233,7 @@ status_print(const struct status *s, struct output *o, const char *where,
         fprintf(stderr, "ferry: %s: %s free of %s\n", text_escape(where,
             strlen(where), ew, sizeof(ew)), a, b);
     }
+    status_print_probe(s, o, where);
     if (!o->json && !o->quiet)
         fprintf(stderr, "ferry: %s: %zu unfinished file%s%s\n",
             text_escape(where, strlen(where), ew, sizeof(ew)), s->n,

@@ -21,9 +21,18 @@ struct status {
     size_t n, cap;           /* read-only */
     int have_space;          /* read-only: the agent said (SPACE) */
     uint64_t avail, size;    /* read-only: free and all of its fs */
+    /* `ferry status` of an agent that knows the probe: it runs after
+     * the agent's END (engine/probe.h). NULL: no probe. */
+    struct probe *probe;
+    int listed;              /* the agent's END came */
+    char agent[80];          /* the agent's software, if known */
 };
 
 void status_init(struct status *s, struct xfer *x);
+/* Also probes the round trip and throughput (status, not clean). */
+int status_want_probe(struct status *s) FERRY_WUR;
+/* For a new attempt: what the last one collected is dropped. */
+int status_restart(struct status *s) FERRY_WUR;
 void status_cleanup(struct status *s);
 int status_step(void *role, struct conn_step *st) FERRY_WUR;
 

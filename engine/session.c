@@ -14,13 +14,15 @@
 #include "../proto/msg_space.h"
 #include "listing.h"
 #include "manifest.h"
+#include "probe.h"
 #include "receiver.h"
 #include "sender.h"
 #include "volsend.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
-    PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK)
+    PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
+    PROTO_CAP_PROBE)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -73,6 +75,7 @@ session_free(struct session *s)
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
     listing_free(s->own_listing);
+    probe_answer_free(s->own_probe);
     if (s->filter != NULL) {
         filter_cleanup(s->filter);
         xfree(s->filter);
@@ -245,6 +248,14 @@ session_agent_state(struct session *s, const struct msg_open *o,
         r = msg_end_encode(out);
     partial_list_free(v, n);
     s->state = S_DONE;
+    /* Then the client's probe, if it knows of it. */
+    if (r == 0 && o->op == OPEN_STATUS && (s->x->caps & PROTO_CAP_PROBE)) {
+        if ((s->own_probe = probe_answer_new()) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->role_step = probe_answer_step;
+        s->role = s->own_probe;
+        s->state = S_RUN;
+    }
     return r;
 }
 

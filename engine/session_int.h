@@ -49,6 +49,7 @@ struct session {
     struct sender *own_sender;
     struct receiver *own_receiver;
     struct listing *own_listing;
+    struct probe_answer *own_probe;
     char peer_software[PROTO_MAX_SOFTWARE + 1];
     uint64_t peer_caps;
     int error_sent;

@@ -38,5 +38,9 @@
 #define PROTO_MAX_DELTA_OPS 4096u
 /* Connections of one transfer (stream 0 opens it, the others JOIN). */
 #define PROTO_MAX_STREAMS 32u
+/* PROBE: data in one message, and bytes one message may ask back (the
+ * agent owes at most this much at any time). */
+#define PROTO_MAX_PROBE_DATA (1u << 20)
+#define PROTO_MAX_PROBE_ASK (16u << 20)
 
 #endif

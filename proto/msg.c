@@ -15,7 +15,7 @@ msg_type_name(uint8_t type)
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
         "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_RETIRE] = "RETIRE",
-        [MSG_READBACK] = "READBACK",
+        [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
         [MSG_VOL_OPTS] = "VOL_OPTS",
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END" };
@@ -27,7 +27,7 @@ int
 msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA) ||
-        type == MSG_RETIRE || type == MSG_READBACK ||
+        (type >= MSG_RETIRE && type <= MSG_PROBE) ||
         (type >= MSG_VOL_OPTS && type <= MSG_VOL_END);
 }
 

@@ -66,6 +66,14 @@ enum msg_type {
  */
 #define MSG_READBACK 29
 
+/*
+ * PROBE (both ways, after the agent's END of a STATUS, when both sides
+ * have PROTO_CAP_PROBE): the round trip and throughput probe of `ferry
+ * status`. Data is any bytes; `ask` asks the agent for that many bytes
+ * of PROBE data back (only the client asks). See PROTOCOL.md.
+ */
+#define MSG_PROBE 30
+
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
 /* 1 if type is a message of this table (the range up to MSG_TYPE_MAX has
@@ -83,6 +91,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_ZSTD (1u << 5)     /* compressed blocks */
 #define PROTO_CAP_RETIRE (1u << 8)   /* RETIRE */
 #define PROTO_CAP_READBACK (1u << 9) /* READBACK */
+#define PROTO_CAP_PROBE (1u << 10)   /* PROBE after a STATUS */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -326,6 +335,13 @@ struct msg_retire {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
+/* PROBE: data, and how many bytes of it to send back. */
+struct msg_probe {
+    uint32_t ask;       /* 0..PROTO_MAX_PROBE_ASK */
+    const uint8_t *data;
+    size_t len;         /* 0..PROTO_MAX_PROBE_DATA */
+};
+
 /* READBACK: the bytes of kept partial files read back to check them
  * before a resume trusted them, and the time the reads took. */
 struct msg_readback {
@@ -373,6 +389,7 @@ int msg_delta_encode(struct buf *b, const struct msg_delta *m,
 int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
 int msg_readback_encode(struct buf *b, const struct msg_readback *m)
     FERRY_WUR;
+int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -438,6 +455,9 @@ int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
 int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
     FERRY_WUR;
 int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
+    FERRY_WUR;
+/* FERRY_ERR_TOO_LARGE past the bounds of struct msg_probe. */
+int msg_probe_decode(const uint8_t *p, size_t n, struct msg_probe *m)
     FERRY_WUR;
 
 /*

@@ -40,6 +40,7 @@ union fuzz_msg {
     struct msg_join join;
     struct msg_retire retire;
     struct msg_readback readback;
+    struct msg_probe probe;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta delta;
     struct msg_vol_opts vol_opts;
@@ -93,6 +94,7 @@ FUZZ_WRAP(match)
 FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
 FUZZ_WRAP(readback)
+FUZZ_WRAP(probe)
 FUZZ_WRAP(vol_opts)
 FUZZ_WRAP(vol_begin)
 FUZZ_WRAP(vol_file)
@@ -503,6 +505,17 @@ fuzz_vol_data_check(const void *v, const uint8_t *p, size_t n)
 }
 
 static const char *
+fuzz_probe_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_probe *m = v;
+
+    if (m->ask > PROTO_MAX_PROBE_ASK || m->len > PROTO_MAX_PROBE_DATA ||
+        (m->len > 0 && !fuzz_inside(m->data, m->len, p, n)))
+        return "PROBE: fields";
+    return NULL;
+}
+
+static const char *
 fuzz_vol_end_check(const void *v, const uint8_t *p, size_t n)
 {
     const struct msg_vol_end *m = v;
@@ -542,6 +555,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
         fuzz_join_ok_encode },
     [MSG_RETIRE] = FUZZ_TYPE(retire, fuzz_retire_check),
     [MSG_READBACK] = FUZZ_TYPE(readback, fuzz_no_check),
+    [MSG_PROBE] = FUZZ_TYPE(probe, fuzz_probe_check),
     [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),
         fuzz_delta_sigs_decode, fuzz_delta_sigs_check,
         fuzz_delta_sigs_encode },

@@ -218,6 +218,14 @@ static const struct msg_retire seed_retire[] = {
     { .stream = PROTO_MAX_STREAMS - 1 },
 };
 
+static const uint8_t seed_probe_bytes[] = "probe data";
+
+static const struct msg_probe seed_probe[] = {
+    { .ask = 1 },
+    { .ask = PROTO_MAX_PROBE_ASK, .data = seed_probe_bytes, .len = 10 },
+    { .ask = 0, .data = seed_probe_bytes, .len = 1 },
+};
+
 static const struct msg_readback seed_readback[] = {
     { .bytes = 512u << 20, .ns = 250000000 },
     { .bytes = UINT64_MAX, .ns = UINT64_MAX },
@@ -279,6 +287,7 @@ fuzz_seed_count(uint8_t type)
     case MSG_JOIN_OK: return 1;
     case MSG_RETIRE: return SEED_COUNT(seed_retire);
     case MSG_READBACK: return SEED_COUNT(seed_readback);
+    case MSG_PROBE: return SEED_COUNT(seed_probe);
     case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
     case MSG_DELTA: return SEED_COUNT(seed_delta);
     case MSG_VOL_OPTS: return SEED_COUNT(seed_vol_opts);
@@ -319,6 +328,7 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_JOIN_OK: return msg_join_ok_encode(b);
     case MSG_RETIRE: return msg_retire_encode(b, &seed_retire[i]);
     case MSG_READBACK: return msg_readback_encode(b, &seed_readback[i]);
+    case MSG_PROBE: return msg_probe_encode(b, &seed_probe[i]);
     case MSG_DELTA_SIGS: return msg_delta_sigs_encode(b, &seed_delta_sigs[i]);
     case MSG_DELTA:
         return msg_delta_encode(b, &seed_delta[i].m,

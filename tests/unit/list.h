@@ -112,6 +112,7 @@
     X(msg_retire_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
+    X(msg_probe_bounds) \
     X(msg_types_covered) \
     X(msg_alloc_fail) \
     X(msg_encode_usage) \
@@ -277,6 +278,11 @@
     /* test_policy.c */ \
     X(policy_restricted_paths) \
     X(policy_landlock) \
+    /* test_probe.c */ \
+    X(probe_rounds_grow) \
+    X(probe_slow_rounds_stop) \
+    X(probe_client_rules) \
+    X(probe_answer_rules) \
     /* test_key_clash.c */ \
     X(key_clash_one_stream) \
     X(key_clash_streams) \

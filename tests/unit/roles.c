@@ -492,6 +492,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_error er;
     struct msg_summary sum;
     struct msg_readback rb;
+    struct msg_probe pr;
     uint64_t k;
 
     switch (fr->type) {
@@ -584,6 +585,11 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&sum, 0, sizeof(sum));
         CHECK_OK(msg_summary_encode(b, &sum));
         break;
+    case MSG_PROBE:
+        memset(&pr, 0, sizeof(pr));
+        pr.ask = (uint32_t)fr->a;
+        CHECK_OK(msg_probe_encode(b, &pr));
+        break;
     case MSG_READBACK:
         rb.bytes = fr->a * RT_BS;
         rb.ns = 1000;
@@ -664,6 +670,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_file_done fd;
     struct msg_summary sum;
     struct msg_readback rb;
+    struct msg_probe pr;
     struct msg_plan plan;
     struct msg_entry en;
     struct msg_error er;
@@ -730,6 +737,10 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         CHECK_OK(msg_file_done_decode(p, n, &fd));
         rt_say(rt, k, fd.code ? "DONE:%u:%s" : "DONE:%u%.0s", fd.id,
             rt_code(fd.code));
+        break;
+    case MSG_PROBE:
+        CHECK_OK(msg_probe_decode(p, n, &pr));
+        rt_say(rt, k, "PROBE:%zu", pr.len);
         break;
     case MSG_READBACK:
         /* Said with the SUMMARY it must come right before. */

@@ -22,7 +22,7 @@
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
- *     ERROR:CODE (READBACK: in the SUMMARY after it)
+ *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
  *
  * where CODE is ferry_errname of the code. The tree is one token per
  * entry beneath the destination, sorted by path: "dir/", "file=size"
@@ -163,6 +163,8 @@ struct rt_frame {
 /* READBACK of n blocks (as a receiver with PROTO_CAP_READBACK sends it
  * right before SUMMARY). */
 #define F_READBACK(n) .type = MSG_READBACK, .a = (n)
+/* PROBE asking for n bytes back (the client's, after a STATUS). */
+#define F_PROBE(n) .type = MSG_PROBE, .a = (n)
 #define F_HELLO .type = MSG_HELLO
 #define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)

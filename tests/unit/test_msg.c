@@ -842,6 +842,38 @@ TEST(msg_retire_readback_mutate)
 {
     mutate_type(MSG_RETIRE);
     mutate_type(MSG_READBACK);
+    mutate_type(MSG_PROBE);
+}
+
+/* PROBE: ask and data, each at its bound and one past it. */
+TEST(msg_probe_bounds)
+{
+    static uint8_t data[PROTO_MAX_PROBE_DATA + 1];
+    struct msg_probe m = { .ask = PROTO_MAX_PROBE_ASK, .data = data,
+        .len = PROTO_MAX_PROBE_DATA }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_probe_encode(&b, &m), MSG_PROBE, &n);
+    CHECK_OK(msg_probe_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.ask, PROTO_MAX_PROBE_ASK);
+    CHECK_EQ_U64(mo.len, PROTO_MAX_PROBE_DATA);
+    /* ask is the first field (big-endian) */
+    p[3]++;
+    CHECK_EQ_ERR(msg_probe_decode(p, n, &mo), FERRY_ERR_TOO_LARGE);
+    CHECK_EQ_U64(mo.ask, 0);
+    free(p);
+    buf_init(&b, MSG_BUF_MAX);
+    m.ask++;
+    CHECK_EQ_ERR(msg_probe_encode(&b, &m), FERRY_ERR_USAGE);
+    m.ask--;
+    m.len++;
+    CHECK_EQ_ERR(msg_probe_encode(&b, &m), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    buf_cleanup(&b);
+    CHECK_EQ_STR(msg_type_name(MSG_PROBE), "PROBE");
 }
 
 /* READBACK: two u64, nothing more, nothing less. */
