@@ -39,6 +39,8 @@ cli_usage(FILE *f)
 "                        destination's file system free (20); --force\n"
 "      --delete          remove from DEST what the sources do not have\n"
 "                        (--delete-excluded: excluded files too)\n"
+"      --watch TIME      pull: keep pulling checkpoints as they appear in\n"
+"                        host:DIR (--ready-marker NAME, --keep N)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
 "  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
 "      --delta=MODE      send only what changed in files the destination\n"
@@ -254,6 +256,29 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
                 "per second; a bare number is KiB/s)", v);
     } else if (strcmp(a, "--force") == 0) {
         c->force = 1;
+    } else if (cli_opt(a, NULL, "--watch", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        if (cli_duration(v, &c->watch_s) != 0 || c->watch_s < 1)
+            *r = cli_fail(c, "--watch %s: want a duration such as 30s or "
+                "2m between looks", v);
+    } else if (cli_opt(a, NULL, "--ready-marker", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &c->ready_marker)) != 0)
+            return 1;
+        if (c->ready_marker[0] == '\0' || strchr(c->ready_marker, '/'))
+            *r = cli_fail(c, "--ready-marker '%s': want a file name",
+                c->ready_marker);
+    } else if (cli_opt(a, NULL, "--keep", &nl)) {
+        char *end;
+        long n;
+
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
+            return 1;
+        n = strtol(v, &end, 10);
+        if (end == v || *end != '\0' || n < 1 || n > 1000000)
+            *r = cli_fail(c, "--keep %s: want a number of copies, 1 or "
+                "more", v);
+        c->keep = (int)n;
     } else if (cli_opt(a, NULL, "--margin", &nl)) {
         char *end;
         long n;
@@ -582,6 +607,16 @@ cli_parse(struct cli *c, int argc, char **argv)
     args = NULL;
     if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL && c->habits != 0)
         c->habits = 0;
+    if ((c->ready_marker != NULL || c->keep > 0) && c->watch_s == 0) {
+        r = cli_fail(c, "--ready-marker and --keep go with pull --watch");
+        goto fail;
+    }
+    if (c->watch_s > 0 && (c->cmd != CMD_PULL || nwords != 2 ||
+        c->dry_run || c->delete)) {
+        r = cli_fail(c, "--watch: write ferry pull --watch TIME "
+            "host:DIR LOCALDIR (one source, no --dry-run or --delete)");
+        goto fail;
+    }
     if (c->cmd == CMD_STATUS || c->cmd == CMD_CLEAN) {
         if (nwords != 1) {
             r = cli_fail(c, "%s needs one destination",

@@ -83,6 +83,9 @@ struct cli {
     uint8_t vol_compress;     /* --compress=auto|never|LEVEL (volumes):
                                  enum vol_compress */
     uint8_t vol_level;
+    int watch_s;              /* pull --watch: seconds between looks */
+    const char *ready_marker; /* --ready-marker NAME */
+    int keep;                 /* --keep N: local copies kept; 0 all */
     char err[512];            /* why cli_parse failed, for the user */
 };
 

@@ -15,7 +15,16 @@ static const char help_pull[] =
 "\n"
 "Copies remote files and directories into the local DEST. A source may\n"
 "be a glob (box:'ckpt/step-*.pt'): the agent expands it; quote it so\n"
-"that your own shell does not.\n";
+"that your own shell does not.\n"
+"\n"
+"      --watch TIME      keep pulling the checkpoints that appear or change\n"
+"                        in host:DIR until Ctrl-C, looking every TIME;\n"
+"                        each once complete (the same two looks in a row),\n"
+"                        newest first; a directory appears all at once\n"
+"      --ready-marker NAME  complete when DIR/E/NAME (a directory) or\n"
+"                        E + NAME (a file: step-1.pt.done) is there\n"
+"      --keep N          keep only the N newest here (after the new one\n"
+"                        arrived whole)\n";
 
 static const char help_transfer_opts[] =
 "\n"

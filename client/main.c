@@ -20,6 +20,7 @@
 #include "space.h"
 #include "status.h"
 #include "unpack.h"
+#include "watch.h"
 
 int
 main(int argc, char **argv)
@@ -69,6 +70,8 @@ main(int argc, char **argv)
         log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
     if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
         code = status_run_local(&cli);
+    else if (cli.watch_s > 0)
+        code = watch_main(&cli);
     else if (cli.dry_run || cli.delete)
         code = mirror_main(&cli);
     else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)

@@ -99,6 +99,18 @@ mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
     return run_command(cli, &ro);
 }
 
+int
+mirror_list(struct cli *cli, const char *path, struct manifest *out)
+{
+    struct mirror_collect c;
+    int code;
+
+    code = mirror_remote(cli, OPEN_LIST, 0, &path, 1,
+        cli->filter.n > 0 ? &cli->filter : NULL, &c);
+    *out = c.m;
+    return code;
+}
+
 /* What the comparison found. */
 struct mirror_report {
     struct output out;

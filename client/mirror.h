@@ -30,6 +30,12 @@ int mirror_main(struct cli *cli);
  * dry run finds them, without a word. Returns an exit status. */
 int mirror_space_need(struct cli *cli, uint64_t *need);
 
+/* The agent's listing of the pull source path (with the pull's filters)
+ * into *out (manifest_init'ed here; the caller cleans it up). Problems
+ * are reported as the command's are. Returns an exit status. */
+struct manifest;
+int mirror_list(struct cli *cli, const char *path, struct manifest *out);
+
 /* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,
  * the destination included). */
 #define MIRROR_DELETE_BATCH 1000

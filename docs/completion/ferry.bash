@@ -15,7 +15,8 @@ _ferry() {
         --delete-excluded --bwlimit --margin --force --checksum --compress
         --json --quiet --verbose --progress --no-progress --block-size
         --streams --retry-for --retries --retry-wait --stall-timeout --agent
-        --no-bootstrap --ssh-cmd --archive --recursive --partial --help"
+        --no-bootstrap --ssh-cmd --archive --recursive --partial --help
+        --watch --ready-marker --keep"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$cmds --version --help" -- "$cur"))
         return
@@ -36,7 +37,8 @@ _ferry() {
         ;;
     --exclude | --include | --bwlimit | --margin | --block-size | -j | \
         --streams | --retry-for | --retries | --retry-wait | \
-        --stall-timeout | -e | --ssh-cmd | -p | -l | -o)
+        --stall-timeout | -e | --ssh-cmd | -p | -l | -o | --watch | \
+        --ready-marker | --keep)
         return
         ;;
     esac

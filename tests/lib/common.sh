@@ -96,6 +96,26 @@ wait_part_bytes() {
     fail "transfer into $1 never reached $2 bytes"
 }
 
+# wait_exists PATH: until PATH exists (at most 20 s; then the test fails,
+# with $T/watch.err shown if there is one).
+wait_exists() {
+    for _ in $(seq 1 200); do
+        [ -e "$1" ] && return 0
+        sleep 0.1
+    done
+    [ ! -e "$T/watch.err" ] || cat "$T/watch.err" >&2
+    fail "$1 never came"
+}
+
+# wait_absent PATH: until PATH is gone (at most 10 s).
+wait_absent() {
+    for _ in $(seq 1 100); do
+        [ ! -e "$1" ] && return 0
+        sleep 0.1
+    done
+    fail "$1 is still there"
+}
+
 # free_port: a TCP port the kernel considers free on 127.0.0.1.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -261,6 +261,7 @@
     X(client_rate) \
     X(client_cli_habits) \
     X(client_space_fits) \
+    X(client_cli_watch) \
     X(client_cli_volume_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
@@ -278,6 +279,11 @@
     /* test_policy.c */ \
     X(policy_restricted_paths) \
     X(policy_landlock) \
+    /* test_watch.c */ \
+    X(watch_stable_twice) \
+    X(watch_changed_and_gone) \
+    X(watch_markers) \
+    X(watch_gives_up) \
     /* test_probe.c */ \
     X(probe_rounds_grow) \
     X(probe_slow_rounds_stop) \

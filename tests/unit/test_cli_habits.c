@@ -102,3 +102,43 @@ TEST(client_space_fits)
     CHECK_EQ_INT(space_fits(UINT64_MAX / 50, UINT64_MAX, UINT64_MAX, 99),
         0);
 }
+
+/* pull --watch and its options: where they may go and what they take. */
+TEST(client_cli_watch)
+{
+    static const char *const bad[][8] = {
+        { "pull", "--keep", "2", "box:d", "l" },
+        { "pull", "--ready-marker", ".done", "box:d", "l" },
+        { "push", "--watch", "30s", "l", "box:d" },
+        { "pull", "--watch", "30s", "box:d", "box:e", "l" },
+        { "pull", "--watch", "30s", "-n", "box:d", "l" },
+        { "pull", "--watch", "30s", "--delete", "box:d", "l" },
+        { "pull", "--watch", "0", "box:d", "l" },
+        { "pull", "--watch", "soon", "box:d", "l" },
+        { "pull", "--watch", "1", "--keep", "0", "box:d", "l" },
+        { "pull", "--watch", "1", "--ready-marker", "a/b", "box:d", "l" },
+        { "pull", "--watch", "1", "--ready-marker", "", "box:d", "l" },
+    };
+    char *ok[] = { "ferry", "pull", "--watch", "2m", "--keep=3",
+        "--ready-marker", ".done", "box:ckpt/", "here", NULL };
+    char *argv[10];
+    struct cli c;
+    size_t i;
+    int n;
+
+    CHECK_OK(cli_parse(&c, 9, ok));
+    CHECK_EQ_INT(c.watch_s, 120);
+    CHECK_EQ_INT(c.keep, 3);
+    CHECK_EQ_STR(c.ready_marker, ".done");
+    cli_cleanup(&c);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        argv[0] = "ferry";
+        for (n = 0; bad[i][n] != NULL; n++)
+            argv[n + 1] = (char *)bad[i][n];
+        argv[n + 1] = NULL;
+        check_note("case %zu", i);
+        CHECK_EQ_ERR(cli_parse(&c, n + 1, argv), FERRY_ERR_USAGE);
+        CHECK(c.err[0] != '\0');
+    }
+    check_note_clear();
+}

@@ -1,0 +1,75 @@
+/*
+ * watch.h: `ferry pull --watch TIME host:DIR LOCAL`: keeps pulling the
+ * checkpoints that appear or change in DIR until interrupted.
+ *
+ * Each look lists DIR through the agent (OPEN LIST). Its top-level
+ * entries are the units: a file, or a directory of shards taken as one.
+ * A unit is ready when, with --ready-marker NAME, its marker exists (a
+ * directory's DIR/E/NAME, a file's sibling E + NAME); without one, when
+ * it looked the same (size, newest mtime, entries) two looks in a row.
+ * Ready units are pulled newest first, each by a pull of its own (so
+ * delta, --basis and resume work as for any pull); with --keep N only
+ * the N newest are pulled, and once a pull has succeeded the local
+ * copies of units beyond the N newest are removed. A directory is pulled
+ * into LOCAL/.E.ferry-watch and renamed into place when complete, so it
+ * appears all at once. A unit whose pull fails is tried again once it is
+ * stable again; after WATCH_MAX_FAILURES failures in a row it is given
+ * up with a hint. A look that cannot reach the host is reported and the
+ * next one tries again.
+ */
+#ifndef FERRY_CLIENT_WATCH_H
+#define FERRY_CLIENT_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+#define WATCH_MAX_FAILURES 3
+
+struct manifest;
+
+/* A top-level entry of DIR, across looks. */
+struct watch_unit {
+    char *name;
+    int is_dir;
+    int seen;              /* in the last look */
+    int has_marker;
+    int is_marker;         /* a file's marker itself: never pulled */
+    uint64_t size, count;  /* a directory's: over what it holds */
+    int64_t mtime_sec;     /* the newest within */
+    uint32_t mtime_nsec;
+    unsigned stable;       /* looks in a row that found it the same */
+    int pulled;            /* this version is here */
+    unsigned failures;     /* pulls in a row that failed */
+    int given_up;
+};
+
+struct watch_table {
+    struct watch_unit *v;
+    size_t n, cap;
+    const char *marker;    /* --ready-marker, or NULL */
+};
+
+/* Takes a look: the listing of DIR (paths relative to it). */
+int watch_look(struct watch_table *t, const struct manifest *m) FERRY_WUR;
+/* The units ready to pull, newest first, at most keep (0: all) of the
+ * newest units that could ever be (so older ones wait for nothing), in
+ * out (room for t->n). Returns how many. */
+size_t watch_ready(const struct watch_table *t, int keep,
+    struct watch_unit **out);
+/* A pull of u failed: it waits to be stable again; 1 when that was the
+ * WATCH_MAX_FAILURES-th failure in a row and u is given up. */
+int watch_failed(struct watch_unit *u);
+/* A pull of u succeeded. */
+void watch_pulled(struct watch_unit *u);
+void watch_table_cleanup(struct watch_table *t);
+/* qsort order of units (struct watch_unit *): newest first, then by
+ * name. */
+int watch_unit_cmp(const void *a, const void *b);
+
+/* Runs until interrupted (then returns EXIT_INTERRUPTED) or a usage
+ * error. */
+int watch_main(struct cli *cli);
+
+#endif

@@ -1,0 +1,127 @@
+# pull --watch: a checkpoint written slowly on the box is pulled only once
+# complete, then a newer one, and --keep 1 removes the older after that;
+# the box going away is said and survived; a directory of shards appears
+# all at once when its --ready-marker is there, and a file's marker is
+# never pulled; Ctrl-C ends the watch with exit 130.
+. "$(dirname "$0")/../lib/common.sh"
+
+R=$T/box
+L=$T/here
+mkdir -p "$R"
+
+# A checkpoint written in 12 pieces 0.25 s apart (about 3 s).
+slow_write() {
+    python3 - "$1" "$2" <<'PY'
+import random, sys, time
+rnd = random.Random(int(sys.argv[2]))
+with open(sys.argv[1], "wb") as f:
+    for _ in range(12):
+        f.write(rnd.randbytes(200000))
+        f.flush()
+        time.sleep(0.25)
+PY
+}
+
+stop_watch() {
+    if [ -n "${wpid:-}" ]; then
+        kill -INT "$wpid" 2>/dev/null || true
+        wait "$wpid" 2>/dev/null || true
+    fi
+}
+at_exit stop_watch
+
+# The agent, through a wrapper that fails while $T/down exists.
+printf '#!/bin/sh\n[ -e "%s/down" ] && exit 1\nexec "%s" "$@"\n' "$T" \
+    "$AGENT" >"$T/agent"
+chmod +x "$T/agent"
+
+"$FERRY" pull --watch 1 --keep 1 --json --retry-for 0 --agent "$T/agent" \
+    "local:$R/" "$L" >"$T/watch.out" 2>"$T/watch.err" &
+wpid=$!
+
+# 1. Nothing of a checkpoint arrives while it is being written.
+slow_write "$R/step-1.pt" 1 &
+writer=$!
+while kill -0 $writer 2>/dev/null; do
+    [ ! -e "$L/step-1.pt" ] || fail "step-1.pt pulled while being written"
+    sleep 0.05
+done
+wait $writer
+wait_exists "$L/step-1.pt"
+cmp "$R/step-1.pt" "$L/step-1.pt" || fail "step-1.pt differs"
+
+# 2. A newer one comes; with --keep 1 the older copy goes after it.
+slow_write "$R/step-2.pt" 2
+wait_exists "$L/step-2.pt"
+cmp "$R/step-2.pt" "$L/step-2.pt" || fail "step-2.pt differs"
+wait_absent "$L/step-1.pt"
+[ -e "$R/step-1.pt" ] || fail "the box's copy was removed"
+
+# 3. The box goes away: the watch says so and goes on; when it is back
+# the next checkpoint comes.
+touch "$T/down"
+sleep 2.5
+cp "$R/step-2.pt" "$R/step-3.pt"
+touch -d '+1 min' "$R/step-3.pt"
+sleep 2.5
+[ ! -e "$L/step-3.pt" ] || fail "pulled while the box was away"
+grep -q '"action":"unreachable"' "$T/watch.out" ||
+    { cat "$T/watch.out"; fail "the watch did not say the box was away"; }
+rm "$T/down"
+wait_exists "$L/step-3.pt"
+wait_absent "$L/step-2.pt"
+
+# 4. Ctrl-C ends it: exit 130, within a few seconds.
+kill -INT $wpid
+for _ in $(seq 1 50); do
+    kill -0 $wpid 2>/dev/null || break
+    sleep 0.1
+done
+set +e
+wait $wpid
+rc=$?
+set -e
+wpid=""
+[ "$rc" -eq 130 ] || { cat "$T/watch.err"; fail "watch ended with $rc"; }
+python3 - "$T/watch.out" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+w = [(e["action"], e.get("path")) for e in ev if e["event"] == "watch"]
+for want in [("pulled", "step-1.pt"), ("pulled", "step-2.pt"),
+             ("removed", "step-1.pt"), ("pulled", "step-3.pt"),
+             ("removed", "step-2.pt")]:
+    assert want in w, (want, w)
+assert w.count(("pulled", "step-1.pt")) == 1, w
+PY
+
+# 5. --ready-marker: a directory of shards appears all at once when its
+# marker is there; a file waits for its sibling marker, which stays on
+# the box.
+R2=$T/box2
+L2=$T/here2
+mkdir -p "$R2/ck-1"
+"$FERRY" pull --watch 1 --ready-marker .done --agent "$AGENT" \
+    "local:$R2/" "$L2" >"$T/watch.out" 2>"$T/watch.err" &
+wpid=$!
+head -c 300000 /dev/urandom >"$R2/ck-1/shard0"
+head -c 300000 /dev/urandom >"$R2/ck-1/shard1"
+head -c 1000 /dev/urandom >"$R2/m.pt"
+sleep 3
+[ ! -e "$L2/ck-1" ] || fail "ck-1 pulled before its marker"
+[ ! -e "$L2/m.pt" ] || fail "m.pt pulled before its marker"
+touch "$R2/ck-1/.done" "$R2/m.pt.done"
+for _ in $(seq 1 500); do
+    if [ -e "$L2/ck-1" ]; then
+        # The first time it is there, all of it is.
+        cmp "$R2/ck-1/shard0" "$L2/ck-1/shard0" &&
+            cmp "$R2/ck-1/shard1" "$L2/ck-1/shard1" &&
+            [ -e "$L2/ck-1/.done" ] || fail "ck-1 appeared in part"
+        break
+    fi
+    sleep 0.02
+done
+wait_exists "$L2/ck-1"
+wait_exists "$L2/m.pt"
+cmp "$R2/m.pt" "$L2/m.pt" || fail "m.pt differs"
+[ ! -e "$L2/m.pt.done" ] || fail "a marker was pulled"
+[ -z "$(ls -A "$L2" | grep ferry-watch)" ] || fail "staging left behind"
