@@ -125,3 +125,28 @@ wait_exists "$L2/m.pt"
 cmp "$R2/m.pt" "$L2/m.pt" || fail "m.pt differs"
 [ ! -e "$L2/m.pt.done" ] || fail "a marker was pulled"
 [ -z "$(ls -A "$L2" | grep ferry-watch)" ] || fail "staging left behind"
+stop_watch
+
+# 6. A checkpoint replaced by rename while it is being pulled: the pull
+# under way ends with the version it opened, whole, and the next look
+# brings the new one.
+R3=$T/box3
+L3=$T/here3
+mkdir -p "$R3"
+head -c 12000000 /dev/urandom >"$T/v1"
+cp "$T/v1" "$R3/last.pt"
+FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_RATE=4000000 SLOW_AGENT_DIR=down \
+    "$FERRY" pull --watch 1 --agent "$TESTS_DIR/lib/slow_agent.py" \
+    "local:$R3/" "$L3" >"$T/watch.out" 2>"$T/watch.err" &
+wpid=$!
+wait_part_bytes "$L3" 2000000
+head -c 12000000 /dev/urandom >"$T/v2"
+cp "$T/v2" "$R3/.next"
+mv "$R3/.next" "$R3/last.pt"
+wait_exists "$L3/last.pt"
+cmp "$T/v1" "$L3/last.pt" || fail "the pull under way mixed versions"
+for _ in $(seq 1 300); do
+    cmp -s "$T/v2" "$L3/last.pt" && break
+    sleep 0.1
+done
+cmp "$T/v2" "$L3/last.pt" || fail "the new version never came"
