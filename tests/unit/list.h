@@ -191,6 +191,7 @@
     X(receiver_torture) \
     /* test_rollsum.c */ \
     X(rollsum_definition) \
+    X(rollsum_long) \
     /* test_delta_rules.c */ \
     X(delta_receiver) \
     X(delta_sender) \

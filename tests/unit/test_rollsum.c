@@ -38,3 +38,33 @@ TEST(rollsum_definition)
     memset(buf, 0xff, sizeof(buf));
     CHECK_EQ_INT(rollsum_of(buf, w), rollsum_slow(buf, w));
 }
+
+/* Long windows, where the sums wrap, at every alignment: the whole sums,
+ * not only the value (rolling needs them). */
+TEST(rollsum_long)
+{
+    static uint8_t big[(1u << 20) + 64];
+    uint32_t a, b, x = 1;
+    struct rollsum s;
+    size_t i, n, k;
+
+    for (i = 0; i < sizeof(big); i++) {
+        x = x * 1103515245u + 12345u;
+        big[i] = (uint8_t)(x >> 23);
+    }
+    for (k = 0; k < 3; k++) {
+        if (k == 2)
+            memset(big, 0xff, sizeof(big));
+        for (i = 0; i < 17; i++) {
+            n = (k == 0 ? (1u << 20) : (1u << 20) - 3) - i;
+            rollsum_init(&s, big + i, n);
+            a = b = 0;
+            for (size_t j = 0; j < n; j++) {
+                a += big[i + j];
+                b += a;
+            }
+            CHECK_EQ_U64(s.a, a);
+            CHECK_EQ_U64(s.b, b);
+        }
+    }
+}
