@@ -12,7 +12,10 @@
  * data moves, then, every ATTEMPT_TUNE_MS with all of them up, twice as
  * many while the rate still grows by half, one more while it grows by a
  * tenth, up to ATTEMPT_AUTO_MAX and while enough is left to send
- * (attempt.c says why). Up to ATTEMPT_OPENING_MAX streams are opened at
+ * (attempt_grow.c says why). Over libssh2, the SSH connections of the
+ * streams that would come first (three on a long link for a push worth
+ * them, or -j's) are opened while stream 0 starts the transfer, and JOIN
+ * once it runs. Up to ATTEMPT_OPENING_MAX streams are opened at
  * once (sshd's MaxStartups), in worker threads or as ssh children, and
  * they never prompt (ssh.h keeps what the first connection unlocked; the
  * ssh program runs them with BatchMode).
@@ -99,7 +102,7 @@ struct attempt {
     /* private */
     const struct attempt_env *env;
     struct attempt_stream *s[PROTO_MAX_STREAMS];
-    unsigned next_index, active, opening;
+    unsigned next_index, active, opening, parked;
     unsigned target;     /* streams wanted now */
     int tuned;           /* an open failed: no more this attempt */
     int grown;           /* the default's growth has stopped */

@@ -223,6 +223,13 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
             json_kv_num(&b, "bytes", bytes) == 0 &&
             (matched == 0 || (json_kv_num(&b, "bytes_literal", literal) == 0 &&
             json_kv_num(&b, "bytes_matched", matched) == 0))) ? 0 : -1);
+        /* Sent means committed: in place under its name, durable. */
+        if (strcmp(action, "sent") == 0) {
+            buf_init(&b, 1 << 16);
+            output_json_emit(o, &b, (json_begin(&b, "ready") == 0 &&
+                json_kv_str(&b, "path", path) == 0 &&
+                json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
+        }
     } else if (o->verbose >= 1 && strcmp(action, "sent") == 0) {
         char esc[OUTPUT_ESC];
 

@@ -18,12 +18,29 @@ s = events[-1]
 for k in ("ok", "files_total", "files_sent", "files_skipped", "bytes_total",
           "bytes_payload", "bytes_literal", "bytes_matched", "bytes_wire",
           "bytes_wire_in", "streams", "elapsed_s", "resumed_bytes",
-          "exit_code"):
+          "readback_bytes", "readback_s", "exit_code"):
     assert k in s, "summary lacks " + k
 assert s["ok"] is True and s["files_sent"] == 2 and s["streams"] == 1, s
 files = [e for e in events if e["event"] == "file"]
 assert len(files) == 2 and all(e["action"] == "sent" for e in files), files
 assert any("\x1b" in e["path"] for e in files), "name not kept exactly"
+# Each file sent is then ready, right after its file event.
+for i, e in enumerate(events):
+    if e["event"] == "file" and e["action"] == "sent":
+        r = events[i + 1]
+        assert r["event"] == "ready" and r["path"] == e["path"] and \
+            r["bytes"] == e["bytes"], (e, r)
+assert len([e for e in events if e["event"] == "ready"]) == 2, events
+PY
+# The same for a pull, whose files are committed here.
+expect_rc 0 "$FERRY" pull --json "local:$T/src/" "$T/p1"
+python3 - "$T/last.out" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+ready = [e["path"] for e in events if e["event"] == "ready"]
+sent = [e["path"] for e in events
+        if e["event"] == "file" and e["action"] == "sent"]
+assert ready == sent and len(ready) == 2, (ready, sent)
 PY
 [ -s "$T/last.err" ] && grep -q $'\033' "$T/last.err" &&
     fail "an escape sequence from a name reached the terminal"

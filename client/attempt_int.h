@@ -1,0 +1,68 @@
+/*
+ * attempt_int.h: what the two halves of an attempt share (private to
+ * client/attempt*.c; the interface is attempt.h).
+ *
+ *   attempt.c       a stream's life: transport, conn, session, its end;
+ *                   the attempt's run, tick and end
+ *   attempt_grow.c  how many streams, opening them (ahead of stream 0 on
+ *                   a long link), and the stall watch
+ */
+#ifndef FERRY_CLIENT_ATTEMPT_INT_H
+#define FERRY_CLIENT_ATTEMPT_INT_H
+
+#include "attempt.h"
+
+/* ST_PARKED: its SSH connection is up before stream 0 runs; it JOINs
+ * when stream 0 does (attempt_preopen). */
+enum { ST_OPENING = 1, ST_PARKED, ST_RUNNING, ST_CLOSED, ST_DONE };
+
+struct attempt_stream {
+    struct attempt *a;
+    unsigned index;
+    int state;
+    struct transport tp;
+    int has_tp;
+    struct ssh_conn *ssh;      /* a further stream's own session */
+    struct conn conn;
+    struct session *sess;
+    struct sender *snd;
+    struct receiver *rcv;
+    uv_timer_t kill_timer;
+    uv_work_t work;            /* opening, then finishing, off the loop */
+    int err, exit_status, tp_code;
+    char msg[256];
+    uint64_t seen, seen_ms;    /* bytes moved, and when that last changed */
+    uint64_t open_ms;          /* when its opening began */
+    uint64_t ssh_ms;           /* how long its SSH connection took */
+    int retired;
+    int wait_exit;             /* closed; its child has yet to exit */
+};
+
+static inline uint64_t
+stream_moved(const struct attempt_stream *st)
+{
+    /* Written means taken by the transport, not merely queued. */
+    return st->conn.bytes_in + st->conn.bytes_out - st->conn.tx_pending;
+}
+
+/* attempt.c */
+
+/* A new stream in the next slot (NULL past PROTO_MAX_STREAMS). */
+struct attempt_stream *stream_new(struct attempt *a);
+/* A further stream's transport and session, and its event. */
+int stream_start(struct attempt_stream *st) FERRY_WUR;
+/* A further stream that cannot be, or is not needed: it goes. */
+void stream_drop(struct attempt_stream *st);
+/* The stream is over: its handles go, then the attempt may end. */
+void stream_done(struct attempt_stream *st);
+int stream0_running(const struct attempt *a);
+
+/* attempt_grow.c */
+
+void attempt_tune(struct attempt *a, uint64_t now);
+void attempt_unpark(struct attempt *a, uint64_t now);
+void attempt_preopen(struct attempt *a);
+void attempt_measure_link(struct attempt *a, uint64_t now);
+void attempt_watch(struct attempt *a, uint64_t now);
+
+#endif
