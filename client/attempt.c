@@ -225,7 +225,7 @@ stream_run(struct attempt_stream *st)
 
 /* Starts a stream's transport: a child, or a pump over an SSH session
  * that is open already. */
-static int
+int
 stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
 {
     const struct attempt_env *e = st->a->env;
@@ -287,7 +287,7 @@ stream_start(struct attempt_stream *st)
     char msg[256];
     int r;
 
-    if ((r = stream_transport(st, msg, sizeof(msg))) == 0 &&
+    if ((st->has_tp || (r = stream_transport(st, msg, sizeof(msg))) == 0) &&
         (r = stream_run(st)) == 0)
         output_stream(st->a->env->out, "added", st->index, st->a->active,
             st->a->env->streams > 0 ? "as -j asks" : "the rate still rose");

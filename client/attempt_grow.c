@@ -22,6 +22,9 @@ stream_open_work(uv_work_t *w)
     so.cfg = e->cfg;
     so.display = e->cli->remote.host;
     st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
+    /* The channel and the agent's start are round trips too. */
+    if (st->err == 0)
+        st->err = stream_transport(st, st->msg, sizeof(st->msg));
 }
 
 static void
@@ -82,12 +85,15 @@ attempt_unpark(struct attempt *a, uint64_t now)
 }
 
 /*
- * On a long link, further streams' SSH connections (several round trips
- * each) are opened while stream 0 starts the transfer, for a push big
- * enough to want them (what attempt_tune would open at its first data)
- * or as -j asks; they JOIN as soon as stream 0 runs. With the ssh program
- * or local: a stream's start is a child whose JOIN cannot wait, so those
- * open later, as before.
+ * The streams that would come first are opened while stream 0 starts the
+ * transfer, and JOIN as soon as it runs: over libssh2, the further SSH
+ * connections (several round trips each, and the channel running the
+ * agent) of a push on a long link big enough for attempt_tune to want
+ * four streams at its first data, or up to three of -j's N - 1. Not a
+ * pull's by default (its size comes only with PLAN: a small pull would
+ * log in four times for nothing), and not over the ssh program, whose
+ * children connect in any order (stream 0 is the first connection the
+ * far side sees, which tests of one stream's faults rely on).
  */
 void
 attempt_preopen(struct attempt *a)

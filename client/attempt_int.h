@@ -49,7 +49,12 @@ stream_moved(const struct attempt_stream *st)
 
 /* A new stream in the next slot (NULL past PROTO_MAX_STREAMS). */
 struct attempt_stream *stream_new(struct attempt *a);
-/* A further stream's transport and session, and its event. */
+/* A stream's transport: a child, or a channel running the agent over an
+ * SSH session that is open already (safe off the loop: no handle). */
+int stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
+    FERRY_WUR;
+/* A further stream's transport (unless it has one) and session, and its
+ * event. */
 int stream_start(struct attempt_stream *st) FERRY_WUR;
 /* A further stream that cannot be, or is not needed: it goes. */
 void stream_drop(struct attempt_stream *st);

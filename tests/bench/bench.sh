@@ -368,6 +368,14 @@ tree_bytes() {
         awk '{ s += $1 } END { print s + 0 }'
 }
 
+# tree_disk_bytes DIR: bytes its files hold on disk (blocks allocated):
+# what has arrived in a partial file that already has its full length
+# with holes (ferry's staging files), unlike its size.
+tree_disk_bytes() {
+    { find "$1" -type f -printf '%b\n' 2>/dev/null || true; } |
+        awk '{ s += $1 * 512 } END { print s + 0 }'
+}
+
 # last_line FILE: the last non-blank line of FILE, cut to 120 characters.
 last_line() {
     awk 'NF { l = $0 } END { print substr(l, 1, 120) }' "$1" 2>/dev/null || true
@@ -705,7 +713,7 @@ run_resume() {
             got=0
             deadline=$((SECONDS + CMD_TIMEOUT))
             while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-                got=$(tree_bytes "$dest")
+                got=$(tree_disk_bytes "$dest")
                 [ "$got" -ge "$half" ] && break
                 sleep 0.02
             done
@@ -714,7 +722,7 @@ run_resume() {
             BG_PID=""
             sshd_idle
             sleep 0.3
-            kept=$(tree_bytes "$dest")
+            kept=$(tree_disk_bytes "$dest")
             run_once "$tool" push ferry-test "$src" "$dest" "$src"
             record_run "$id" "$tool" "$rep" kill_bytes="$got" kept_bytes="$kept"
             prepare_dest none "$dest" "$tool"
