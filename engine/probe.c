@@ -212,23 +212,18 @@ probe_on_frame(struct probe *p, const struct frame *f)
         return 0;
     p->waiting = 0;
     t = p->now() - p->sent_at;
-    switch (p->phase) {
-    case P_PING:
+    /* A request is out only in these three phases (probe_send). */
+    if (p->phase == P_PING) {
         if (t < p->res.rtt_ns)
             p->res.rtt_ns = t;
         if (++p->pings == PROBE_PINGS) {
             p->phase = P_DOWN;
             p->round = PROBE_FIRST_ROUND;
         }
-        break;
-    case P_DOWN:
+    } else if (p->phase == P_DOWN) {
         probe_round_done(p, t, &p->res.down_bytes, &p->res.down_ns);
-        break;
-    case P_UP:
+    } else {
         probe_round_done(p, t, &p->res.up_bytes, &p->res.up_ns);
-        break;
-    default:
-        return FERRY_ERR_PROTOCOL;
     }
     return 0;
 }
