@@ -27,8 +27,10 @@ struct vs_stream {
     uint32_t cur_id;         /* the file being added */
     struct buf data;         /* compressed bytes not yet framed */
     struct buf *out;         /* the step's output, while working */
-    uint64_t t_start;        /* ns: when the volume began */
-    uint64_t t_busy;         /* ns spent reading and compressing it */
+    /* The zstd frame being written: its file bytes, the set's
+     * compressed bytes when it began, when, and the ns spent reading and
+     * compressing since. */
+    uint64_t f_in, f_out0, f_t0, f_busy;
     uint32_t *ids;           /* files packed here, maybe not done yet */
     size_t nids, ids_cap;
     struct volsend *vs;
@@ -198,6 +200,38 @@ vs_flush_data(struct vs_stream *ps)
     return 0;
 }
 
+static void
+vs_frame_begin(struct vs_stream *ps)
+{
+    struct volw_totals t;
+
+    memset(&t, 0, sizeof(t));
+    if (ps->w != NULL)
+        volw_totals(ps->w, &t);
+    ps->f_in = 0;
+    ps->f_out0 = t.compressed;
+    ps->f_t0 = clock_ns();
+    ps->f_busy = 0;
+}
+
+static void vs_adapt(struct volsend *vs, uint64_t in, uint64_t out,
+    uint64_t wall, uint64_t busy);
+static int vs_zstd_level(const struct volsend *vs);
+
+/* The zstd frame just ended (its bytes are all out): the level of the
+ * next one, from how this one went. */
+static void
+vs_frame_end(struct vs_stream *ps)
+{
+    struct volw_totals t;
+
+    volw_totals(ps->w, &t);
+    vs_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0,
+        clock_ns() - ps->f_t0, ps->f_busy);
+    volw_set_level(ps->w, vs_zstd_level(ps->vs));
+    vs_frame_begin(ps);
+}
+
 /* The volume writer's sink: its bytes and records become frames. */
 static int
 vs_sink_open(void *ctx, uint32_t index)
@@ -212,8 +246,7 @@ vs_sink_open(void *ctx, uint32_t index)
     ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
     ps->nbytes = 0;
-    ps->t_start = clock_ns();
-    ps->t_busy = 0;
+    vs_frame_begin(ps);
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
 }
@@ -274,10 +307,8 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
         v->bytes);
     if (v->bytes < ps->nbytes)
         xfer_add(&ps->vs->x->st.bytes_compressed, ps->nbytes - v->bytes);
-    vs_adapt(ps->vs, ps->nbytes, v->bytes, clock_ns() - ps->t_start,
-        ps->t_busy);
-    /* Between two zstd frames: the next volume takes it. */
-    volw_set_level(ps->w, vs_zstd_level(ps->vs));
+    /* The volume's last frame ended with it. */
+    vs_frame_end(ps);
     ps->vol = 0;
     return msg_vol_end_encode(ps->out, &m);
 }
@@ -459,16 +490,24 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     ve.mtime_nsec = e->mtime_nsec;
     ps->cur_id = id;
     r = volw_add_mem(ps->w, &ve, vs->fbuf);
-    ps->t_busy += clock_ns() - t0;
+    ps->f_busy += clock_ns() - t0;
+    ps->f_in += e->size;
     /* A name tar cannot hold: nothing of it was written. */
     if (r == FERRY_ERR_BAD_PATH || r == FERRY_ERR_USAGE)
         return vs_give_up(vs, stream, id, r, out);
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
-    /* Enough to judge the level by: the next file begins a volume. */
-    if (ps->nbytes >= VOLSEND_ADAPT_BYTES && (r = volw_cut(ps->w)) != 0)
-        return r;
+    /* A volume's worth: the next file begins a volume; else a frame's
+     * worth, to judge the level by: the next file begins a frame. */
+    if (ps->nbytes >= VOLSEND_ADAPT_BYTES) {
+        if ((r = volw_cut(ps->w)) != 0)
+            return r;
+    } else if (ps->f_in >= VOLSEND_FRAME_BYTES) {
+        if ((r = volw_end_frame(ps->w)) != 0)
+            return r;
+        vs_frame_end(ps);
+    }
     return vs_remember(vs, ps, id);
 }
 

@@ -18,16 +18,17 @@
  * Its size never passes the volume size; a full volume is followed by the
  * next one on the same stream.
  *
- * Compression adapts (auto), between volumes, which end after
- * VOLSEND_ADAPT_BYTES of file data for that: a set of volumes starts at
- * zstd's fastest
- * level (near a raw copy) when a sample of its first file does not
- * shrink by 3% at level 1, else where the last one left off. After each
- * volume, one whose data did not shrink by 3% makes the next use the
- * fastest level; otherwise the level goes up while the sender spent less
- * than half of the volume's time reading and compressing (the link or
- * the receiver is the bottleneck: spending CPU saves wire bytes for
- * free), and down when it spent more than 80% (compression is).
+ * Compression adapts (auto), between zstd frames: a volume's frame ends
+ * after VOLSEND_FRAME_BYTES of file data (between members; the volume
+ * stays one .zst), and a volume after VOLSEND_ADAPT_BYTES. A set of
+ * volumes starts at zstd's fastest level (near a raw copy) when a sample
+ * of its first file does not shrink by 3% at level 1, else where the last
+ * one left off. After each frame, one whose data did not shrink by 3%
+ * makes the next use the fastest level; otherwise the level goes up while
+ * the sender spent less than half of the frame's time reading and
+ * compressing (the link or the receiver is the bottleneck: spending CPU
+ * saves wire bytes for free), and down when it spent more than 80%
+ * (compression is).
  *
  * A lost stream other than 0 gives back the files it carried that are
  * not yet done (volsend_stream_lost): they are sent again in blocks
@@ -52,9 +53,12 @@
  * anyway, so packing it loses nothing, while it gains compression
  * across files and saves its per-file messages and staging. */
 #define VOLSEND_DEFAULT_THRESHOLD (8u << 20)
-/* A volume ends after this much file data even when it could hold more,
- * so that the level adapts while a large set is sent. */
+/* A volume ends after this much file data even when it could hold more:
+ * the receiver commits a volume's files at its end. */
 #define VOLSEND_ADAPT_BYTES (64u << 20)
+/* A volume's zstd frame ends after this much file data, so that the
+ * level adapts several times a volume. */
+#define VOLSEND_FRAME_BYTES (8u << 20)
 /* Where the adaptive level starts: zstd's default (as `zstd -3`). */
 #define VOLSEND_START_LEVEL 3
 #define VOLSEND_MIN_LEVEL (-5)

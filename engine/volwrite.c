@@ -28,6 +28,7 @@ struct volw {
     uint32_t vol;          /* its index */
     uint64_t vol_bytes;    /* its compressed bytes, exact */
     uint64_t unflushed;    /* raw bytes fed since zstd last emitted all */
+    uint64_t frame_raw;    /* raw bytes of the frame being written */
     uint64_t raw;          /* its tar stream so far */
     uint64_t members;
     struct volw_totals t;
@@ -60,6 +61,7 @@ volw_feed(struct volw *w, const void *p, size_t n)
         return r;
     w->raw += n;
     w->unflushed += n;
+    w->frame_raw += n;
     return volw_emit(w);
 }
 
@@ -112,7 +114,7 @@ volw_close(struct volw *w)
         (r = zst_enc_end(w->z, &w->out)) != 0 || (r = volw_emit(w)) != 0)
         return r;
     w->open = 0;
-    w->unflushed = 0;
+    w->unflushed = w->frame_raw = 0;
     w->t.volumes = w->vol;
     v.index = w->vol;
     v.bytes = w->vol_bytes;
@@ -508,6 +510,23 @@ void
 volw_set_level(struct volw *w, int level)
 {
     zst_enc_set_level(w->z, level != 0 ? level : ZST_LEVEL);
+}
+
+int
+volw_end_frame(struct volw *w)
+{
+    int r;
+
+    if (w->broken)
+        return FERRY_ERR_USAGE;
+    if (!w->open || w->frame_raw == 0)
+        return 0;
+    if ((r = zst_enc_end(w->z, &w->out)) != 0 || (r = volw_emit(w)) != 0) {
+        w->broken = 1;
+        return r;
+    }
+    w->unflushed = w->frame_raw = 0;
+    return 0;
 }
 
 int

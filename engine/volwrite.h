@@ -121,8 +121,15 @@ int volw_finish(struct volw *w) FERRY_WUR;
 /* Totals so far. */
 void volw_totals(const struct volw *w, struct volw_totals *t);
 
-/* The zstd level of the volumes begun after this call (0: ZST_LEVEL). */
+/* The zstd level of the frames begun after this call (0: ZST_LEVEL): the
+ * next volume's, or the next frame's after volw_end_frame. */
 void volw_set_level(struct volw *w, int level);
+
+/* Ends the zstd frame of the volume being written here, between members,
+ * so that what follows may use another level: a volume of several frames
+ * is still one .zst to every reader (frames concatenate). Nothing is done
+ * when the frame is empty. Returns 0 or a sink's error. */
+int volw_end_frame(struct volw *w) FERRY_WUR;
 
 /* Ends the volume being written, if any, before it is full: the next
  * entry begins a new one. Returns 0 or a sink's error (then the writer

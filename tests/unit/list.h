@@ -166,6 +166,7 @@
     X(vman_refused) \
     /* test_volume.c */ \
     X(volume_roundtrip) \
+    X(volume_frames) \
     X(volume_refused) \
     X(volume_pieces_refused) \
     X(volume_manifest_pieces) \

@@ -19,6 +19,8 @@
 #include "../../engine/volwrite.h"
 #include "check.h"
 
+#include <zstd.h>
+
 /* Volumes and manifest lines kept in memory. */
 #define MAXVOL 16
 
@@ -276,6 +278,66 @@ TEST(volume_roundtrip)
         check_rmtree(dst);
     }
     check_note_clear();
+    mem_cleanup(&m);
+    check_rmtree(src);
+}
+
+/* zstd frames in one volume's bytes. */
+static unsigned
+vol_frames(const struct buf *b)
+{
+    const uint8_t *p = buf_ptr(b);
+    size_t n = buf_used(b), k;
+    unsigned frames = 0;
+
+    while (n > 0) {
+        k = ZSTD_findFrameCompressedSize(p, n);
+        CHECK(!ZSTD_isError(k) && k > 0 && k <= n);
+        p += k;
+        n -= k;
+        frames++;
+    }
+    return frames;
+}
+
+/* A volume of several zstd frames, each at its own level (how a transfer
+ * adapts its level within a volume): one archive to the reader. An empty
+ * frame is never made. */
+TEST(volume_frames)
+{
+    struct volw_opts o = { "t", 8u << 20, 64u << 10, 0 };
+    char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
+        b[CHECK_PATH_MAX + 64], name[32];
+    static const int levels[] = { 1, 9, -5, 3 };
+    struct volw *w;
+    struct mem m;
+    const char *text;
+    size_t i;
+
+    check_tmpdir(src);
+    mem_init(&m, o.volume_size);
+    w = mem_writer(&m, &o);
+    for (i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "f%zu", i);
+        vol_add(w, TAR_FILE, name, vol_file(src, name, 300000,
+            (unsigned)i + 1), 300000, NULL);
+        CHECK_OK(volw_end_frame(w));
+        CHECK_OK(volw_end_frame(w));  /* nothing since: no frame */
+        volw_set_level(w, levels[i]);
+    }
+    CHECK_OK(volw_finish(w));
+    volw_free(w);
+    CHECK_EQ_INT(m.nvol, 1);
+    /* four members' frames, and the last one with the archive's end */
+    CHECK_EQ_INT(vol_frames(&m.vol[1]), 5);
+    check_tmpdir(dst);
+    CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_OK);
+    for (i = 0; i < 4; i++) {
+        snprintf(a, sizeof(a), "%s/f%zu", src, i);
+        snprintf(b, sizeof(b), "%s/f%zu", dst, i);
+        vol_same_file(a, b);
+    }
+    check_rmtree(dst);
     mem_cleanup(&m);
     check_rmtree(src);
 }
