@@ -46,98 +46,120 @@ watch_ends_with(const char *s, const char *tail)
     return n > m && strcmp(s + n - m, tail) == 0;
 }
 
+/* The unit of now[0..nn) named (name, len), or NULL. A listing is depth
+ * first, so an entry's unit is the last one but for a hostile order. */
+static struct watch_unit *
+watch_find(struct watch_unit *now, size_t nn, const char *name, size_t len)
+{
+    size_t k;
+
+    for (k = nn; k-- > 0;)
+        if (strlen(now[k].name) == len && memcmp(now[k].name, name, len) == 0)
+            return &now[k];
+    return NULL;
+}
+
+/* The listing as units, in now (room for m->n), *nn of them. */
+static int
+watch_gather(const struct watch_table *t, const struct manifest *m,
+    struct watch_unit *now, size_t *nn)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++) {
+        const struct mentry *e = &m->v[i];
+        const char *slash = strchr(e->rel, '/');
+        size_t len = slash != NULL ? (size_t)(slash - e->rel) :
+            strlen(e->rel);
+        struct watch_unit *w = watch_find(now, *nn, e->rel, len);
+
+        if (w == NULL) {
+            w = &now[*nn];
+            if ((w->name = xstrndup(e->rel, len)) == NULL)
+                return FERRY_ERR_NOMEM;
+            (*nn)++;
+        }
+        if (slash == NULL)
+            w->is_dir = e->kind == ENTRY_DIR;
+        else
+            w->count++;
+        if (e->kind == ENTRY_FILE)
+            w->size += e->size;
+        if (watch_newer(e->mtime_sec, e->mtime_nsec, w->mtime_sec,
+            w->mtime_nsec)) {
+            w->mtime_sec = e->mtime_sec;
+            w->mtime_nsec = e->mtime_nsec;
+        }
+        if (slash != NULL && t->marker != NULL &&
+            strcmp(slash + 1, t->marker) == 0)
+            w->has_marker = 1;
+    }
+    return 0;
+}
+
+/* A file's marker is its sibling E + NAME. */
+static void
+watch_mark_files(const struct watch_table *t, struct watch_unit *now,
+    size_t nn)
+{
+    size_t i, ml = t->marker != NULL ? strlen(t->marker) : 0;
+    struct watch_unit *f;
+
+    for (i = 0; i < nn && t->marker != NULL; i++) {
+        if (now[i].is_dir || !watch_ends_with(now[i].name, t->marker))
+            continue;
+        f = watch_find(now, nn, now[i].name, strlen(now[i].name) - ml);
+        if (f != NULL && !f->is_dir) {
+            f->has_marker = 1;
+            now[i].is_marker = 1;
+        }
+    }
+}
+
 int
 watch_look(struct watch_table *t, const struct manifest *m)
 {
     struct watch_unit *u, *now;
-    size_t i, n0 = t->n, k, nn = 0;
-    int r = 0;
+    size_t i, n0 = t->n, nn = 0;
+    int r;
 
     for (i = 0; i < t->n; i++)
         t->v[i].seen = 0;
     /* What this look finds, unit by unit, then merged into the table. */
     if ((now = xcalloc(m->n + 1, sizeof(*now))) == NULL)
         return FERRY_ERR_NOMEM;
-    {
-        for (i = 0; i < m->n && r == 0; i++) {
-            const struct mentry *e = &m->v[i];
-            const char *slash = strchr(e->rel, '/');
-            size_t len = slash != NULL ? (size_t)(slash - e->rel) :
-                strlen(e->rel);
-            struct watch_unit *w = NULL;
+    if ((r = watch_gather(t, m, now, &nn)) == 0)
+        watch_mark_files(t, now, nn);
+    for (i = 0; i < nn && r == 0; i++) {
+        const struct watch_unit *w = &now[i];
 
-            for (k = 0; k < nn; k++)
-                if (strlen(now[k].name) == len &&
-                    memcmp(now[k].name, e->rel, len) == 0)
-                    w = &now[k];
-            if (w == NULL) {
-                w = &now[nn];
-                if ((w->name = xstrndup(e->rel, len)) == NULL) {
-                    r = FERRY_ERR_NOMEM;
-                    break;
-                }
-                nn++;
-            }
-            if (slash == NULL)
-                w->is_dir = e->kind == ENTRY_DIR;
-            else
-                w->count++;
-            if (e->kind == ENTRY_FILE)
-                w->size += e->size;
-            if (watch_newer(e->mtime_sec, e->mtime_nsec, w->mtime_sec,
-                w->mtime_nsec)) {
-                w->mtime_sec = e->mtime_sec;
-                w->mtime_nsec = e->mtime_nsec;
-            }
-            if (slash != NULL && t->marker != NULL &&
-                strcmp(slash + 1, t->marker) == 0)
-                w->has_marker = 1;
+        if ((u = watch_unit_get(t, w->name, strlen(w->name))) == NULL) {
+            r = FERRY_ERR_NOMEM;
+            break;
         }
-        /* A file's marker is its sibling E + NAME. */
-        for (i = 0; i < nn && t->marker != NULL; i++) {
-            size_t ml = strlen(t->marker), nl = strlen(now[i].name);
-
-            if (now[i].is_dir || !watch_ends_with(now[i].name, t->marker))
-                continue;
-            for (k = 0; k < nn; k++) {
-                if (!now[k].is_dir && strlen(now[k].name) == nl - ml &&
-                    memcmp(now[k].name, now[i].name, nl - ml) == 0) {
-                    now[k].has_marker = 1;
-                    now[i].is_marker = 1;
-                }
-            }
+        if (u->size == w->size && u->count == w->count &&
+            u->mtime_sec == w->mtime_sec &&
+            u->mtime_nsec == w->mtime_nsec && u->is_dir == w->is_dir &&
+            (size_t)(u - t->v) < n0) {
+            u->stable++;
+        } else {
+            /* A new version: it waits to be stable, and is tried
+             * again if its last one failed. */
+            u->stable = 0;
+            u->pulled = 0;
         }
-        for (i = 0; i < nn && r == 0; i++) {
-            const struct watch_unit *w = &now[i];
-
-            if ((u = watch_unit_get(t, w->name, strlen(w->name))) == NULL) {
-                r = FERRY_ERR_NOMEM;
-                break;
-            }
-            if (u->size == w->size && u->count == w->count &&
-                u->mtime_sec == w->mtime_sec &&
-                u->mtime_nsec == w->mtime_nsec && u->is_dir == w->is_dir &&
-                (size_t)(u - t->v) < n0) {
-                u->stable++;
-            } else {
-                /* A new version: it waits to be stable, and is tried
-                 * again if its last one failed. */
-                u->stable = 0;
-                u->pulled = 0;
-            }
-            u->is_dir = w->is_dir;
-            u->size = w->size;
-            u->count = w->count;
-            u->mtime_sec = w->mtime_sec;
-            u->mtime_nsec = w->mtime_nsec;
-            u->has_marker = w->has_marker;
-            u->is_marker = w->is_marker;
-            u->seen = 1;
-        }
-        for (i = 0; i < nn; i++)
-            xfree(now[i].name);
-        xfree(now);
+        u->is_dir = w->is_dir;
+        u->size = w->size;
+        u->count = w->count;
+        u->mtime_sec = w->mtime_sec;
+        u->mtime_nsec = w->mtime_nsec;
+        u->has_marker = w->has_marker;
+        u->is_marker = w->is_marker;
+        u->seen = 1;
     }
+    for (i = 0; i < nn; i++)
+        xfree(now[i].name);
+    xfree(now);
     return r;
 }
 

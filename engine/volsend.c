@@ -200,6 +200,35 @@ vs_flush_data(struct vs_stream *ps)
     return 0;
 }
 
+/* zstd's level 0 means its default: never ask for it by accident. */
+static int
+vs_zstd_level(const struct volsend *vs)
+{
+    return vs->level != 0 ? vs->level : 1;
+}
+
+/* The level of the next frame, from how the one just ended went (see
+ * volsend.h): files bytes in, bytes out, and the time it took. */
+static void
+vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
+    uint64_t busy)
+{
+    if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10))
+        return;  /* too little to judge by */
+    if (out * 100 > in * 97) {
+        vs->level = VOLSEND_MIN_LEVEL;
+        return;
+    }
+    if (vs->level == VOLSEND_MIN_LEVEL)
+        vs->level = 1;  /* it compresses after all: try again */
+    else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
+        vs->level++;
+    else if (busy * 10 > wall * 8 && vs->level > 1)
+        vs->level--;
+    else if (busy * 10 > wall * 8 && vs->level == 1)
+        vs->level = VOLSEND_MIN_LEVEL;
+}
+
 static void
 vs_frame_begin(struct vs_stream *ps)
 {
@@ -213,10 +242,6 @@ vs_frame_begin(struct vs_stream *ps)
     ps->f_t0 = clock_ns();
     ps->f_busy = 0;
 }
-
-static void vs_adapt(struct volsend *vs, uint64_t in, uint64_t out,
-    uint64_t wall, uint64_t busy);
-static int vs_zstd_level(const struct volsend *vs);
 
 /* The zstd frame just ended (its bytes are all out): the level of the
  * next one, from how this one went. */
@@ -257,35 +282,6 @@ vs_sink_write(void *ctx, const void *p, size_t n)
     struct vs_stream *ps = ctx;
 
     return buf_put(&ps->data, p, n);
-}
-
-/* zstd's level 0 means its default: never ask for it by accident. */
-static int
-vs_zstd_level(const struct volsend *vs)
-{
-    return vs->level != 0 ? vs->level : 1;
-}
-
-/* The level of the next volume, from how the one just ended went (see
- * volsend.h): files bytes in, bytes out, and the time it took. */
-static void
-vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
-    uint64_t busy)
-{
-    if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10))
-        return;  /* too little to judge by */
-    if (out * 100 > in * 97) {
-        vs->level = VOLSEND_MIN_LEVEL;
-        return;
-    }
-    if (vs->level == VOLSEND_MIN_LEVEL)
-        vs->level = 1;  /* it compresses after all: try again */
-    else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
-        vs->level++;
-    else if (busy * 10 > wall * 8 && vs->level > 1)
-        vs->level--;
-    else if (busy * 10 > wall * 8 && vs->level == 1)
-        vs->level = VOLSEND_MIN_LEVEL;
 }
 
 static int
