@@ -62,8 +62,8 @@ listing_step(void *role, struct conn_step *st)
         e.mtime_nsec = me->mtime_nsec;
         e.path.p = me->rel;
         e.path.len = strlen(me->rel);
-        e.target.p = me->target;
-        e.target.len = me->target != NULL ? strlen(me->target) : 0;
+        e.target.p = mentry_target(me);
+        e.target.len = e.target.p != NULL ? strlen(e.target.p) : 0;
         r = msg_entry_encode(st->out, &e);
         l->next++;
     }

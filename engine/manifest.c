@@ -19,10 +19,14 @@
  * and its state is not data. */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
+/* An entry the other side listed reads from nowhere. */
+#define NO_SOURCE UINT32_MAX
+
 void
 manifest_init(struct manifest *m)
 {
     memset(m, 0, sizeof(*m));
+    arena_init(&m->names);
 }
 
 void
@@ -37,18 +41,118 @@ manifest_cleanup(struct manifest *m)
 {
     size_t i;
 
-    for (i = 0; i < m->n; i++) {
-        xfree(m->v[i].rel);
-        xfree(m->v[i].local);
-        xfree(m->v[i].target);
-    }
     for (i = 0; i < m->nnotices; i++) {
         xfree(m->notices[i].path);
         xfree(m->notices[i].text);
     }
     xfree(m->v);
     xfree(m->notices);
-    memset(m, 0, sizeof(*m));
+    xfree(m->sources);
+    xfree(m->hashes);
+    arena_cleanup(&m->names);
+    manifest_init(m);
+}
+
+const char *
+mentry_target(const struct mentry *e)
+{
+    return (e->flags & MENTRY_TARGET) ? e->rel + strlen(e->rel) + 1 : NULL;
+}
+
+int
+manifest_local(const struct manifest *m, const struct mentry *e, char *buf,
+    size_t cap)
+{
+    const struct msource *s;
+    size_t rest;
+
+    if (e->source == NO_SOURCE || e->source >= m->nsources)
+        return -ENOENT;
+    s = &m->sources[e->source];
+    rest = strlen(e->rel + s->strip);
+    if (s->plen + rest >= cap)
+        return -ENAMETOOLONG;
+    memcpy(buf, s->prefix, s->plen);
+    memcpy(buf + s->plen, e->rel + s->strip, rest + 1);
+    return 0;
+}
+
+int
+manifest_open(const struct manifest *m, const struct mentry *e, int flags)
+{
+    char local[MANIFEST_LOCAL_MAX];
+    int r, fd;
+
+    if ((r = manifest_local(m, e, local, sizeof(local))) != 0)
+        return r;
+    fd = open(local, flags);
+    return fd >= 0 ? fd : -errno;
+}
+
+int
+manifest_want_hashes(struct manifest *m)
+{
+    if (m->hashes == NULL && m->n > 0 &&
+        (m->hashes = xcalloc(m->n, sizeof(*m->hashes))) == NULL)
+        return FERRY_ERR_NOMEM;
+    return 0;
+}
+
+void
+manifest_set_hash(struct manifest *m, size_t id, const struct hash128 *h)
+{
+    if (m->hashes == NULL || id >= m->n)
+        return;
+    m->hashes[id] = *h;
+    m->v[id].flags |= MENTRY_HASHED;
+}
+
+const struct hash128 *
+manifest_hash(const struct manifest *m, size_t id)
+{
+    return id < m->n && (m->v[id].flags & MENTRY_HASHED) ? &m->hashes[id] :
+        NULL;
+}
+
+/* The source that reads rel at local: the last one if it does, else a new
+ * one. Checking each entry against it keeps manifest_local exact whatever
+ * shape a source path has. */
+static int
+manifest_source_for(struct manifest *m, const char *rel, const char *local,
+    uint32_t *out)
+{
+    size_t rl = strlen(rel), ll = strlen(local);
+    struct msource *s, *nv;
+
+    if (m->nsources > 0) {
+        s = &m->sources[m->nsources - 1];
+        if (rl >= s->strip && ll == s->plen + rl - s->strip &&
+            memcmp(local, s->prefix, s->plen) == 0 &&
+            memcmp(local + s->plen, rel + s->strip, rl - s->strip) == 0) {
+            *out = (uint32_t)(m->nsources - 1);
+            return 0;
+        }
+    }
+    if (m->nsources >= NO_SOURCE)
+        return FERRY_ERR_TOO_LARGE;
+    if ((nv = xgrow(m->sources, m->nsources, &m->sources_cap, sizeof(*nv),
+        4)) == NULL)
+        return FERRY_ERR_NOMEM;
+    m->sources = nv;
+    s = &m->sources[m->nsources];
+    /* "dir/a" read at "/p/dir/a": the prefix is "/p/"; otherwise (a file
+     * renamed) the whole local path, with all of rel stripped. */
+    if (ll >= rl && memcmp(local + ll - rl, rel, rl) == 0) {
+        s->plen = ll - rl;
+        s->strip = 0;
+    } else {
+        s->plen = ll;
+        s->strip = rl;
+    }
+    if ((s->prefix = arena_strndup(&m->names, local, s->plen)) == NULL)
+        return FERRY_ERR_NOMEM;
+    *out = (uint32_t)m->nsources++;
+    return 0;
 }
 
 int
@@ -90,21 +194,32 @@ path_join(const char *a, const char *b)
     return p;
 }
 
-int
-manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
-    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
+/* Appends an entry: rel and target (or NULL) go into the arena. */
+static int
+manifest_append(struct manifest *m, const char *rel, const char *target,
+    uint32_t source, uint8_t kind, uint32_t mode, uint64_t size,
+    int64_t mtime_sec, uint32_t mtime_nsec)
 {
+    size_t rl = strlen(rel), tl = target != NULL ? strlen(target) : 0;
     struct mentry *e, *nv;
+    char *names;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_TOO_LARGE;
     if ((nv = xgrow(m->v, m->n, &m->cap, sizeof(*nv), 64)) == NULL)
         return FERRY_ERR_NOMEM;
     m->v = nv;
+    if ((names = arena_alloc(&m->names, rl + 1 +
+        (target != NULL ? tl + 1 : 0))) == NULL)
+        return FERRY_ERR_NOMEM;
+    memcpy(names, rel, rl + 1);
+    if (target != NULL)
+        memcpy(names + rl + 1, target, tl + 1);
     e = &m->v[m->n];
     memset(e, 0, sizeof(*e));
-    if ((e->rel = xstrdup(rel)) == NULL)
-        return FERRY_ERR_NOMEM;
+    e->rel = names;
+    e->flags = target != NULL ? MENTRY_TARGET : 0;
+    e->source = source;
     e->kind = kind;
     e->mode = mode;
     e->size = kind == ENTRY_FILE ? size : 0;
@@ -118,35 +233,30 @@ manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     return 0;
 }
 
+int
+manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
+    uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
+{
+    return manifest_append(m, rel, NULL, NO_SOURCE, kind, mode, size,
+        mtime_sec, mtime_nsec);
+}
+
 /* Appends an entry the walk found. */
 static int
 manifest_add(void *ctx, const char *rel, const char *local,
     const struct stat *st, const char *target)
 {
     struct manifest *m = ctx;
-    struct mentry *e;
+    uint32_t source;
     int r;
 
-    if ((r = manifest_add_listed(m, rel, S_ISREG(st->st_mode) ? ENTRY_FILE :
-        S_ISDIR(st->st_mode) ? ENTRY_DIR : ENTRY_SYMLINK,
-        st->st_mode & 07777, S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
-        st->st_mtim.tv_sec, (uint32_t)st->st_mtim.tv_nsec)) != 0)
+    if ((r = manifest_source_for(m, rel, local, &source)) != 0)
         return r;
-    e = &m->v[m->n - 1];
-    e->local = xstrdup(local);
-    e->target = target != NULL ? xstrdup(target) : NULL;
-    if (e->local == NULL || (target != NULL && e->target == NULL)) {
-        xfree(e->rel);
-        xfree(e->local);
-        xfree(e->target);
-        m->n--;
-        if (e->kind == ENTRY_FILE) {
-            m->files--;
-            m->bytes -= e->size;
-        }
-        return FERRY_ERR_NOMEM;
-    }
-    return 0;
+    return manifest_append(m, rel, target, source,
+        S_ISREG(st->st_mode) ? ENTRY_FILE : S_ISDIR(st->st_mode) ? ENTRY_DIR :
+        ENTRY_SYMLINK, st->st_mode & 07777,
+        S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
+        st->st_mtim.tv_sec, (uint32_t)st->st_mtim.tv_nsec);
 }
 
 static int
@@ -474,13 +584,28 @@ manifest_single_file(const struct manifest *m)
 int
 manifest_rename_top(struct manifest *m, const char *name)
 {
-    char *n;
+    char local[MANIFEST_LOCAL_MAX], *n;
+    const char *target;
+    struct mentry *e = &m->v[0];
+    uint32_t source = NO_SOURCE;
+    size_t nl = strlen(name), tl;
+    int r;
 
-    if (m->n != 1 || m->v[0].kind == ENTRY_DIR)
+    if (m->n != 1 || e->kind == ENTRY_DIR)
         return FERRY_ERR_USAGE;
-    if ((n = xstrdup(name)) == NULL)
+    /* The new name reads from where the old one did. */
+    if (e->source != NO_SOURCE &&
+        ((r = manifest_local(m, e, local, sizeof(local))) != 0 ||
+        (r = manifest_source_for(m, name, local, &source)) != 0))
+        return r;
+    target = mentry_target(e);
+    tl = target != NULL ? strlen(target) + 1 : 0;
+    if ((n = arena_alloc(&m->names, nl + 1 + tl)) == NULL)
         return FERRY_ERR_NOMEM;
-    xfree(m->v[0].rel);
-    m->v[0].rel = n;
+    memcpy(n, name, nl + 1);
+    if (target != NULL)
+        memcpy(n + nl + 1, target, tl);
+    e->rel = n;
+    e->source = source;
     return 0;
 }

@@ -14,21 +14,37 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "../common/arena.h"
 #include "../common/err.h"
 #include "../common/hash.h"
 #include "filter.h"
 
+/*
+ * An entry, compact because a tree may have millions: 40 bytes, plus its
+ * name (and a symlink's target after the name's NUL) in the manifest's
+ * arena. Where the sender reads it is not stored but rebuilt from its
+ * source (manifest_local), and a content hash is kept beside the entries
+ * only when a transfer asks for hashes (manifest_want_hashes).
+ */
 struct mentry {
-    char *rel;       /* wire path, '/'-separated, checked */
-    char *local;     /* where the sender reads it */
-    char *target;    /* symlink target, else NULL */
+    const char *rel; /* wire path, '/'-separated, checked */
     uint64_t size;
     int64_t mtime_sec;
     uint32_t mtime_nsec;
     uint32_t mode;   /* permission bits */
+    uint32_t source; /* private: index into the manifest's sources */
     uint8_t kind;    /* enum msg_entry_kind */
-    uint8_t has_hash;
-    struct hash128 hash;
+    uint8_t flags;   /* private: MENTRY_* */
+};
+
+/* mentry.flags */
+enum { MENTRY_TARGET = 1, MENTRY_HASHED = 2 };
+
+/* Where a source's entries are read: prefix followed by rel minus its
+ * first strip bytes. */
+struct msource {
+    const char *prefix;
+    size_t plen, strip;
 };
 
 /* A problem met while scanning, reported to the other side as a NOTICE. */
@@ -42,6 +58,10 @@ struct manifest {
     struct mentry *v;  /* read-only */
     size_t n;          /* read-only */
     size_t cap;        /* private */
+    struct arena names;        /* private: rel and target strings */
+    struct msource *sources;   /* private */
+    size_t nsources, sources_cap;  /* private */
+    struct hash128 *hashes;    /* private: per entry, if wanted */
     struct mnotice *notices;  /* read-only */
     size_t nnotices;          /* read-only */
     size_t notices_cap;       /* private */
@@ -106,8 +126,37 @@ int manifest_walk(const char *src, const struct manifest_walker *w)
  */
 int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
 
-/* Appends an entry as the other side listed it (copies rel and target;
- * local is left NULL). */
+/* A symlink's target as scanned, or NULL (a listed entry has none). */
+const char *mentry_target(const struct mentry *e);
+
+/*
+ * Writes where the sender reads entry e into buf (cap bytes). Fails with
+ * -ENAMETOOLONG if it does not fit (open would refuse it too) and -ENOENT
+ * for an entry the other side listed (it has no local path).
+ */
+int manifest_local(const struct manifest *m, const struct mentry *e,
+    char *buf, size_t cap) FERRY_WUR;
+
+/* Room for manifest_local's path on the stack. */
+#define MANIFEST_LOCAL_MAX 4096
+
+/* Opens entry e where the sender reads it, with open's flags: an fd, or
+ * -errno (manifest_local's errors included). */
+int manifest_open(const struct manifest *m, const struct mentry *e,
+    int flags);
+
+/*
+ * Makes room for a content hash per entry (for --checksum); without it
+ * manifest_set_hash keeps nothing. manifest_hash gives entry id's hash,
+ * or NULL if none was set.
+ */
+int manifest_want_hashes(struct manifest *m) FERRY_WUR;
+void manifest_set_hash(struct manifest *m, size_t id,
+    const struct hash128 *h);
+const struct hash128 *manifest_hash(const struct manifest *m, size_t id);
+
+/* Appends an entry as the other side listed it (copies rel; it has no
+ * local path and no target). */
 int manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
     FERRY_WUR;

@@ -23,13 +23,11 @@ plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     if (p == NULL)
         return NULL;
     p->est = xcalloc(n, 1);
-    p->counted = xcalloc(n, sizeof(*p->counted));
     p->files = xcalloc(n, sizeof(*p->files));
     p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids));
-    if (p->est == NULL || p->counted == NULL || p->files == NULL ||
-        p->ready_ids == NULL) {
+    if (p->est == NULL || p->files == NULL || p->ready_ids == NULL ||
+        ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) != 0)) {
         xfree(p->est);
-        xfree(p->counted);
         xfree(p->files);
         xfree(p->ready_ids);
         xfree(p);
@@ -99,7 +97,6 @@ plan_free(struct plan *p)
         pfile_free(p, p->files[i]);
     manifest_cleanup(&p->mf);
     xfree(p->est);
-    xfree(p->counted);
     xfree(p->files);
     xfree(p->ready_ids);
     xfree(p);
@@ -114,17 +111,14 @@ plan_restart(struct plan *p)
     volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
     for (i = 0; i < p->mf.n; i++) {
-        pfile_free(p, p->files[i]);
-        p->files[i] = NULL;
-        if (p->est[i] == E_FINISHED || p->est[i] == E_PRIOR) {
-            p->est[i] = E_PRIOR;
-            continue;
-        }
         /* Unfinished: what the new receiver holds decides its
          * progress. */
-        xfer_sub(&p->x->st.bytes_done, p->counted[i]);
-        p->counted[i] = 0;
-        p->est[i] = E_NEW;
+        if (p->files[i] != NULL && p->est[i] != E_FINISHED)
+            xfer_sub(&p->x->st.bytes_done, p->files[i]->counted);
+        pfile_free(p, p->files[i]);
+        p->files[i] = NULL;
+        p->est[i] = p->est[i] == E_FINISHED || p->est[i] == E_PRIOR ?
+            E_PRIOR : E_NEW;
     }
     p->next_entry = 0;
     p->inflight = 0;
@@ -208,11 +202,13 @@ plan_all_finished(const struct plan *p)
     return i >= p->mf.n && p->inflight == 0;
 }
 
-/* Progress for entry id, remembered so a restart can take it back. */
+/* Progress for entry id, remembered while it is in flight so a restart
+ * can take it back (a finished entry's stays). */
 static void
 plan_count(struct plan *p, uint32_t id, uint64_t n)
 {
-    p->counted[id] += n;
+    if (p->files[id] != NULL)
+        p->files[id]->counted += n;
     xfer_add(&p->x->st.bytes_done, n);
 }
 
@@ -331,8 +327,8 @@ plan_file_unpack(struct plan *p, uint32_t id)
     f->packed = f->ready = f->ended = 0;
     f->n_literal = 0;
     p->est[id] = E_WANTED;
-    xfer_sub(&p->x->st.bytes_done, p->counted[id]);
-    p->counted[id] = 0;
+    xfer_sub(&p->x->st.bytes_done, f->counted);
+    f->counted = 0;
     for (i = 0; i < f->nblocks; i++)
         f->bs[i] = B_NEED;
     plan_make_ready(p, id);
@@ -616,9 +612,12 @@ plan_file_fd(struct plan *p, uint32_t id, int *fd)
         *fd = f->fd;
         return 0;
     }
-    f->fd = open(e->local, FSX_O_READ);
-    if (f->fd < 0)
-        return errno == ELOOP ? FERRY_ERR_CHANGED : -errno;
+    if ((f->fd = manifest_open(&p->mf, e, FSX_O_READ)) < 0) {
+        int r = f->fd;
+
+        f->fd = -1;
+        return r == -ELOOP ? FERRY_ERR_CHANGED : r;
+    }
     if (fstat(f->fd, &st) != 0)
         return -errno;
     if (!plan_same_file(e, &st))
@@ -687,13 +686,14 @@ plan_file_abort(struct plan *p, uint32_t id, int code)
 {
     struct mentry *e = &p->mf.v[id];
     struct pfile *f = p->files[id];
+    char local[MANIFEST_LOCAL_MAX];
 
     if (f == NULL || f->aborted)
         return;
     f->aborted = code != 0 ? code : FERRY_ERR_CHANGED;
-    xfer_problem(p->x, SIDE_SOURCE, e->local, code, NULL);
-    plan_count(p, id, e->size > p->counted[id] ? e->size - p->counted[id] :
-        0);
+    xfer_problem(p->x, SIDE_SOURCE, manifest_local(&p->mf, e, local,
+        sizeof(local)) == 0 ? local : e->rel, code, NULL);
+    plan_count(p, id, e->size > f->counted ? e->size - f->counted : 0);
     if (!f->ready) {
         f->ready = 1;
         p->ready_ids[(p->rq_head + p->rq_len) % PLAN_WINDOW] = id;

@@ -36,6 +36,7 @@ struct pfile {
     int zst_misses;
     int packed;              /* travels in a volume (volsend.h) */
     uint64_t n_literal, n_sparse, n_resumed, n_matched;
+    uint64_t counted;        /* progress counted, taken back on restart */
     struct pfile *ready_next;
     /* Delta (REPLY_F_DELTA): the receiver's basis, and the runs to send
      * that wait for all of its signatures (plan_delta.c). */
@@ -52,7 +53,6 @@ struct plan {
     uint32_t block_size;
     uint32_t flags;
     uint8_t *est;            /* E_* per entry */
-    uint64_t *counted;       /* progress counted per entry */
     struct pfile **files;    /* per entry, while wanted */
     size_t next_entry;       /* next to offer */
     size_t inflight;         /* offered and not finished */

@@ -213,26 +213,28 @@ bad:
 static int
 sender_offer(struct sender *s, uint32_t id, struct buf *out)
 {
-    struct mentry *e = &plan_manifest(s->p)->v[id];
+    struct manifest *mf = plan_manifest(s->p);
+    struct mentry *e = &mf->v[id];
+    const struct hash128 *h = manifest_hash(mf, id);
+    struct hash128 made;
     struct msg_entry m;
     int r, fd;
 
     memset(&m, 0, sizeof(m));
     if ((plan_flags(s->p) & OPEN_F_CHECKSUM) && e->kind == ENTRY_FILE &&
-        !e->has_hash) {
-        fd = open(e->local, FSX_O_READ);
-        if (fd < 0 || (r = hash_fd(fd, e->size, plan_block_size(s->p),
-            &e->hash)) != 0)
-            r = fd < 0 ? -errno : r;
-        else
-            e->has_hash = 1;
+        h == NULL) {
+        if ((fd = manifest_open(mf, e, FSX_O_READ)) < 0)
+            r = fd;
+        else if ((r = hash_fd(fd, e->size, plan_block_size(s->p),
+            &made)) == 0)
+            manifest_set_hash(mf, id, &made);
         if (fd >= 0)
             close(fd);
-        if (!e->has_hash) {
-            /* Offer it anyway without a hash: the receiver then wants it
-             * and the read error is reported when the data is read. */
-            log_debug("hash %s: %s", e->local, ferry_strerror(r));
-        }
+        /* Offer it anyway without a hash: the receiver then wants it and
+         * the read error is reported when the data is read. */
+        if (r != 0)
+            log_debug("hash %s: %s", e->rel, ferry_strerror(r));
+        h = manifest_hash(mf, id);
     }
     m.id = id;
     m.kind = e->kind;
@@ -240,12 +242,13 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     m.size = e->size;
     m.mtime_sec = e->mtime_sec;
     m.mtime_nsec = e->mtime_nsec;
-    m.has_hash = e->has_hash;
-    m.hash = e->hash;
+    m.has_hash = h != NULL;
+    if (h != NULL)
+        m.hash = *h;
     m.path.p = e->rel;
     m.path.len = strlen(e->rel);
-    m.target.p = e->target;
-    m.target.len = e->target != NULL ? strlen(e->target) : 0;
+    m.target.p = mentry_target(e);
+    m.target.len = m.target.p != NULL ? strlen(m.target.p) : 0;
     if ((r = msg_entry_encode(out, &m)) != 0)
         return r;
     plan_offered(s->p, id);

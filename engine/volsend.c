@@ -342,8 +342,8 @@ vs_read(struct volsend *vs, const struct mentry *e)
     ssize_t k;
     int fd, r = 0;
 
-    if ((fd = open(e->local, FSX_O_READ)) < 0)
-        return errno == ELOOP ? FERRY_ERR_CHANGED : -errno;
+    if ((fd = manifest_open(plan_manifest(vs->p), e, FSX_O_READ)) < 0)
+        return fd == -ELOOP ? FERRY_ERR_CHANGED : fd;
     if (fstat(fd, &st) != 0)
         r = -errno;
     else if (!plan_same_file(e, &st))

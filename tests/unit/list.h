@@ -19,6 +19,7 @@
     X(alloc_env_probe) \
     X(alloc_fail_env) \
     X(alloc_grow) \
+    X(arena_strings) \
     /* test_buf.c */ \
     X(buf_put_ints) \
     X(buf_growth) \
@@ -180,6 +181,7 @@
     X(manifest_root) \
     X(manifest_max_entries) \
     X(manifest_too_deep) \
+    X(manifest_local_paths) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \

@@ -361,7 +361,7 @@ rt_encode_sigs(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     m.flags = (uint8_t)fr->flags;
     memset(hashes, 0, fr->b * HASH_LEN);
     if (mf != NULL && fr->id < mf->n)
-        fd = open(mf->v[fr->id].local, O_RDONLY);
+        fd = manifest_open(mf, &mf->v[fr->id], O_RDONLY);
     for (k = 0; (m.flags & SIGS_F_HAVE) && k < fr->b; k++) {
         got = fd >= 0 ? pread(fd, buf, RT_BS, (off_t)((fr->a + k) * RT_BS)) :
             0;

@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../common/alloc.h"
+#include "../../common/arena.h"
 #include "check.h"
 
 /* Makes 5 allocations of each kind in turn and returns a bit mask of the
@@ -167,4 +169,43 @@ TEST(alloc_grow)
     CHECK(xgrow(v, 64, &cap, SIZE_MAX / 64, 4) == NULL);
     CHECK_EQ_INT(cap, 64);
     xfree(v);
+}
+
+/* An arena's strings stay where they were put while chunks fill, a long
+ * one gets a chunk of its own without spoiling the one being filled, and
+ * a failed allocation leaves what it held. */
+TEST(arena_strings)
+{
+    static char big[ARENA_CHUNK + 100];
+    char *first, *p, name[32];
+    struct arena a;
+    size_t i;
+
+    arena_init(&a);
+    CHECK(arena_alloc(&a, 0) == NULL);
+    /* A long string first: the next small one opens a chunk of its own. */
+    memset(big, 'b', sizeof(big) - 1);
+    CHECK((p = arena_strndup(&a, big, sizeof(big) - 1)) != NULL);
+    CHECK_EQ_U64(strlen(p), sizeof(big) - 1);
+    CHECK((first = arena_strndup(&a, "f-0", 3)) != NULL);
+    for (i = 1; i < 20000; i++) {
+        snprintf(name, sizeof(name), "f-%zu", i);
+        CHECK(arena_strndup(&a, name, strlen(name)) != NULL);
+        if (i == 9000) {
+            /* Between small ones, a long one elsewhere. */
+            CHECK((p = arena_strndup(&a, big, ARENA_CHUNK / 2)) != NULL);
+            CHECK_EQ_U64(strlen(p), ARENA_CHUNK / 2);
+        }
+    }
+    CHECK_EQ_STR(first, "f-0");
+    CHECK_EQ_STR(p + ARENA_CHUNK / 2, "");
+    CHECK(a.bytes > 20000 * 4);
+    /* Out of memory: NULL, and what was there stays. */
+    alloc_fail_at(1);
+    CHECK(arena_alloc(&a, ARENA_CHUNK) == NULL);
+    alloc_fail_at(0);
+    CHECK_EQ_STR(first, "f-0");
+    arena_cleanup(&a);
+    CHECK(a.chunks == NULL);
+    arena_cleanup(&a);
 }

@@ -4,7 +4,9 @@
  * becomes a notice instead of an entry are what the receiver relies on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,6 +102,16 @@ check_rels(const struct manifest *m, const char *const *want)
     CHECK_EQ_U64(m->n, i);
 }
 
+/* Where the sender reads e (one buffer, valid until the next call). */
+static const char *
+local_of(const struct manifest *m, const struct mentry *e)
+{
+    static char buf[MANIFEST_LOCAL_MAX];
+
+    CHECK_OK(manifest_local(m, e, buf, sizeof(buf)));
+    return buf;
+}
+
 static const struct mentry *
 find(const struct manifest *m, const char *rel)
 {
@@ -136,7 +148,7 @@ TEST(manifest_dir_form)
     e = find(&m, "src");
     CHECK_EQ_INT(e->kind, ENTRY_DIR);
     CHECK_EQ_U64(e->size, 0);
-    CHECK(e->target == NULL);
+    CHECK(mentry_target(e) == NULL);
     e = find(&m, "src/a.txt");
     CHECK_EQ_INT(e->kind, ENTRY_FILE);
     CHECK_EQ_U64(e->size, 5);
@@ -144,15 +156,15 @@ TEST(manifest_dir_form)
     CHECK(e->mtime_sec > 0);
     CHECK(e->mtime_nsec < 1000000000u);
     snprintf(local, sizeof(local), "%s/src/a.txt", t.dir);
-    CHECK_EQ_STR(e->local, local);
+    CHECK_EQ_STR(local_of(&m, e), local);
     /* Symlinks are entries with their target, never followed. */
     e = find(&m, "src/link");
     CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
-    CHECK_EQ_STR(e->target, "a.txt");
+    CHECK_EQ_STR(mentry_target(e), "a.txt");
     CHECK_EQ_U64(e->size, 0);
     e = find(&m, "src/dirlink");
     CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
-    CHECK_EQ_STR(e->target, "b");
+    CHECK_EQ_STR(mentry_target(e), "b");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     manifest_cleanup(&m);
     CHECK(m.v == NULL);
@@ -183,7 +195,7 @@ TEST(manifest_contents_form)
         CHECK_EQ_INT(m.contents, 1);
         CHECK_EQ_U64(m.ntop, 1);
         snprintf(local, sizeof(local), "%s/src/b/c/d", t.dir);
-        CHECK_EQ_STR(find(&m, "b/c/d")->local, local);
+        CHECK_EQ_STR(local_of(&m, find(&m, "b/c/d")), local);
         CHECK_EQ_INT(manifest_single_file(&m), 0);
         manifest_cleanup(&m);
     }
@@ -313,6 +325,7 @@ TEST(manifest_state_dir)
 /* One file or symlink named by its own source can take a new name. */
 TEST(manifest_single_file)
 {
+    char local[MPATH];
     struct manifest m;
     struct tree t;
 
@@ -325,16 +338,25 @@ TEST(manifest_single_file)
     CHECK_EQ_INT(manifest_single_file(&m), 1);
     CHECK_OK(manifest_rename_top(&m, "renamed.txt"));
     CHECK_EQ_STR(m.v[0].rel, "renamed.txt");
-    /* A second source: no longer one file. */
+    /* The new name still reads the old file. */
+    snprintf(local, sizeof(local), "%s/src/a.txt", t.dir);
+    CHECK_EQ_STR(local_of(&m, &m.v[0]), local);
+    /* A second source: no longer one file; its entry reads its own. */
     scan(&t, &m, "src/link");
     CHECK_EQ_U64(m.ntop, 2);
     CHECK_EQ_INT(manifest_single_file(&m), 0);
+    snprintf(local, sizeof(local), "%s/src/link", t.dir);
+    CHECK_EQ_STR(local_of(&m, &m.v[1]), local);
     manifest_cleanup(&m);
 
+    /* A renamed symlink keeps its target. */
     manifest_init(&m);
     scan(&t, &m, "src/link");
     CHECK_EQ_INT(m.v[0].kind, ENTRY_SYMLINK);
     CHECK_EQ_INT(manifest_single_file(&m), 1);
+    CHECK_OK(manifest_rename_top(&m, "a-much-longer-name-than-before"));
+    CHECK_EQ_STR(mentry_target(&m.v[0]), "a.txt");
+    CHECK_EQ_STR(local_of(&m, &m.v[0]), local);
     manifest_cleanup(&m);
 
     /* A directory, even an empty one, and a "dir/" of one file are not. */
@@ -349,6 +371,75 @@ TEST(manifest_single_file)
     CHECK_EQ_U64(m.n, 1);
     CHECK_EQ_STR(m.v[0].rel, "x");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
+
+/* Entries keep no local path of their own: each is rebuilt from its
+ * source, for every shape of source, and one that cannot be is said. */
+TEST(manifest_local_paths)
+{
+    /* Each form, and the directory its entries' names are under. */
+    static const char *const forms[][2] = { { "src", "" },
+        { "src/", "src/" }, { "src/b/../b", "src/" },
+        { "src/./b/", "src/b/" } };
+    char local[MPATH], want[MPATH], small[8], *wd;
+    const struct mentry *e;
+    struct manifest m;
+    struct hash128 h;
+    struct tree t;
+    size_t i, k;
+
+    tree_new(&t);
+    for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        check_note("%s", forms[i][0]);
+        manifest_init(&m);
+        scan(&t, &m, forms[i][0]);
+        CHECK(m.n > 0);
+        for (k = 0; k < m.n; k++) {
+            struct stat a, b;
+
+            e = &m.v[k];
+            /* The path read is the scanned entry itself. */
+            CHECK_OK(manifest_local(&m, e, local, sizeof(local)));
+            snprintf(want, sizeof(want), "%s/%s%s", t.dir, forms[i][1],
+                e->rel);
+            CHECK_EQ_INT(lstat(local, &a), 0);
+            CHECK_EQ_INT(lstat(want, &b), 0);
+            CHECK_EQ_U64(a.st_ino, b.st_ino);
+        }
+        /* Too small a buffer is refused, not cut. */
+        CHECK_EQ_ERR(manifest_local(&m, &m.v[0], small, sizeof(small)),
+            -ENAMETOOLONG);
+        manifest_cleanup(&m);
+    }
+    /* A relative source reads relative paths. */
+    CHECK((wd = getcwd(NULL, 0)) != NULL);
+    CHECK_EQ_INT(chdir(t.dir), 0);
+    manifest_init(&m);
+    CHECK_OK(manifest_scan(&m, "src/b"));
+    CHECK_EQ_STR(local_of(&m, find(&m, "b/c/d")), "src/b/c/d");
+    manifest_cleanup(&m);
+    CHECK_EQ_INT(chdir(wd), 0);
+    free(wd);
+
+    /* Listed entries (the other side's) have no local path. */
+    manifest_init(&m);
+    CHECK_OK(manifest_add_listed(&m, "x", ENTRY_FILE, 0644, 1, 1, 0));
+    CHECK_EQ_ERR(manifest_local(&m, &m.v[0], local, sizeof(local)),
+        -ENOENT);
+    CHECK(manifest_open(&m, &m.v[0], O_RDONLY) == -ENOENT);
+    CHECK(mentry_target(&m.v[0]) == NULL);
+    /* Hashes are kept only once asked for. */
+    memset(&h, 7, sizeof(h));
+    manifest_set_hash(&m, 0, &h);
+    CHECK(manifest_hash(&m, 0) == NULL);
+    CHECK_OK(manifest_want_hashes(&m));
+    CHECK(manifest_hash(&m, 0) == NULL);
+    manifest_set_hash(&m, 0, &h);
+    CHECK(manifest_hash(&m, 0) != NULL);
+    CHECK(memcmp(manifest_hash(&m, 0), &h, sizeof(h)) == 0);
+    CHECK(manifest_hash(&m, 1) == NULL);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }

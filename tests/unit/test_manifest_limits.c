@@ -68,7 +68,7 @@ TEST(manifest_link_target)
     manifest_init(&m);
     CHECK_OK(manifest_scan(&m, p));
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_U64(strlen(m.v[0].target), PROTO_MAX_LINK);
+    CHECK_EQ_U64(strlen(mentry_target(&m.v[0])), PROTO_MAX_LINK);
     manifest_cleanup(&m);
     fake_target_len = -1;
     check_rmtree(dir);
