@@ -19,9 +19,6 @@
  * and its state is not data. */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
-/* An entry the other side listed reads from nowhere. */
-#define NO_SOURCE UINT32_MAX
-
 void
 manifest_init(struct manifest *m)
 {
@@ -59,16 +56,36 @@ mentry_target(const struct mentry *e)
     return (e->flags & MENTRY_TARGET) ? e->rel + strlen(e->rel) + 1 : NULL;
 }
 
+/* The index of the source entry id was scanned from (the last one
+ * starting at or before it), or nsources if none. */
+static size_t
+manifest_source_of(const struct manifest *m, size_t id)
+{
+    size_t lo = 0, hi = m->nsources;
+
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (m->sources[mid].first <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo < m->nsources && m->sources[lo].first <= id ? lo :
+        m->nsources;
+}
+
 int
 manifest_local(const struct manifest *m, const struct mentry *e, char *buf,
     size_t cap)
 {
     const struct msource *s;
-    size_t rest;
+    size_t rest, k;
 
-    if (e->source == NO_SOURCE || e->source >= m->nsources)
+    if (e < m->v || e >= m->v + m->n ||
+        (k = manifest_source_of(m, (size_t)(e - m->v))) >= m->nsources ||
+        (s = &m->sources[k])->prefix == NULL)
         return -ENOENT;
-    s = &m->sources[e->source];
     rest = strlen(e->rel + s->strip);
     if (s->plen + rest >= cap)
         return -ENAMETOOLONG;
@@ -114,45 +131,54 @@ manifest_hash(const struct manifest *m, size_t id)
         NULL;
 }
 
-/* The source that reads rel at local: the last one if it does, else a new
- * one. Checking each entry against it keeps manifest_local exact whatever
- * shape a source path has. */
+/* Adds a source from the next entry on (local NULL: read nowhere). */
 static int
-manifest_source_for(struct manifest *m, const char *rel, const char *local,
-    uint32_t *out)
+manifest_source_add(struct manifest *m, const char *local, size_t plen,
+    size_t strip)
 {
-    size_t rl = strlen(rel), ll = strlen(local);
     struct msource *s, *nv;
 
-    if (m->nsources > 0) {
-        s = &m->sources[m->nsources - 1];
-        if (rl >= s->strip && ll == s->plen + rl - s->strip &&
-            memcmp(local, s->prefix, s->plen) == 0 &&
-            memcmp(local + s->plen, rel + s->strip, rl - s->strip) == 0) {
-            *out = (uint32_t)(m->nsources - 1);
-            return 0;
-        }
-    }
-    if (m->nsources >= NO_SOURCE)
-        return FERRY_ERR_TOO_LARGE;
     if ((nv = xgrow(m->sources, m->nsources, &m->sources_cap, sizeof(*nv),
         4)) == NULL)
         return FERRY_ERR_NOMEM;
     m->sources = nv;
     s = &m->sources[m->nsources];
+    s->first = m->n;
+    s->plen = plen;
+    s->strip = strip;
+    s->prefix = NULL;
+    if (local != NULL &&
+        (s->prefix = arena_strndup(&m->names, local, plen)) == NULL)
+        return FERRY_ERR_NOMEM;
+    m->nsources++;
+    return 0;
+}
+
+/* Makes the next entry, rel, read at local (NULL: nowhere): the last
+ * source goes on if it reads it there, else a new one starts. Checking
+ * each entry keeps manifest_local exact whatever shape a source path
+ * has. */
+static int
+manifest_source_for(struct manifest *m, const char *rel, const char *local)
+{
+    size_t rl = strlen(rel), ll;
+    const struct msource *s = m->nsources > 0 ?
+        &m->sources[m->nsources - 1] : NULL;
+
+    if (local == NULL)
+        return s != NULL && s->prefix == NULL ? 0 :
+            manifest_source_add(m, NULL, 0, 0);
+    ll = strlen(local);
+    if (s != NULL && s->prefix != NULL && rl >= s->strip &&
+        ll == s->plen + rl - s->strip &&
+        memcmp(local, s->prefix, s->plen) == 0 &&
+        memcmp(local + s->plen, rel + s->strip, rl - s->strip) == 0)
+        return 0;
     /* "dir/a" read at "/p/dir/a": the prefix is "/p/"; otherwise (a file
      * renamed) the whole local path, with all of rel stripped. */
-    if (ll >= rl && memcmp(local + ll - rl, rel, rl) == 0) {
-        s->plen = ll - rl;
-        s->strip = 0;
-    } else {
-        s->plen = ll;
-        s->strip = rl;
-    }
-    if ((s->prefix = arena_strndup(&m->names, local, s->plen)) == NULL)
-        return FERRY_ERR_NOMEM;
-    *out = (uint32_t)m->nsources++;
-    return 0;
+    if (ll >= rl && memcmp(local + ll - rl, rel, rl) == 0)
+        return manifest_source_add(m, local, ll - rl, 0);
+    return manifest_source_add(m, local, ll, rl);
 }
 
 int
@@ -197,18 +223,21 @@ path_join(const char *a, const char *b)
 /* Appends an entry: rel and target (or NULL) go into the arena. */
 static int
 manifest_append(struct manifest *m, const char *rel, const char *target,
-    uint32_t source, uint8_t kind, uint32_t mode, uint64_t size,
+    const char *local, uint8_t kind, uint32_t mode, uint64_t size,
     int64_t mtime_sec, uint32_t mtime_nsec)
 {
     size_t rl = strlen(rel), tl = target != NULL ? strlen(target) : 0;
     struct mentry *e, *nv;
     char *names;
+    int r;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_TOO_LARGE;
     if ((nv = xgrow(m->v, m->n, &m->cap, sizeof(*nv), 64)) == NULL)
         return FERRY_ERR_NOMEM;
     m->v = nv;
+    if ((r = manifest_source_for(m, rel, local)) != 0)
+        return r;
     if ((names = arena_alloc(&m->names, rl + 1 +
         (target != NULL ? tl + 1 : 0))) == NULL)
         return FERRY_ERR_NOMEM;
@@ -219,9 +248,8 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
     memset(e, 0, sizeof(*e));
     e->rel = names;
     e->flags = target != NULL ? MENTRY_TARGET : 0;
-    e->source = source;
     e->kind = kind;
-    e->mode = mode;
+    e->mode = (uint16_t)(mode & 07777);  /* checked by the decoder */
     e->size = kind == ENTRY_FILE ? size : 0;
     e->mtime_sec = mtime_sec;
     e->mtime_nsec = mtime_nsec;
@@ -237,7 +265,7 @@ int
 manifest_add_listed(struct manifest *m, const char *rel, uint8_t kind,
     uint32_t mode, uint64_t size, int64_t mtime_sec, uint32_t mtime_nsec)
 {
-    return manifest_append(m, rel, NULL, NO_SOURCE, kind, mode, size,
+    return manifest_append(m, rel, NULL, NULL, kind, mode, size,
         mtime_sec, mtime_nsec);
 }
 
@@ -246,13 +274,7 @@ static int
 manifest_add(void *ctx, const char *rel, const char *local,
     const struct stat *st, const char *target)
 {
-    struct manifest *m = ctx;
-    uint32_t source;
-    int r;
-
-    if ((r = manifest_source_for(m, rel, local, &source)) != 0)
-        return r;
-    return manifest_append(m, rel, target, source,
+    return manifest_append(ctx, rel, target, local,
         S_ISREG(st->st_mode) ? ENTRY_FILE : S_ISDIR(st->st_mode) ? ENTRY_DIR :
         ENTRY_SYMLINK, st->st_mode & 07777,
         S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
@@ -587,17 +609,24 @@ manifest_rename_top(struct manifest *m, const char *name)
     char local[MANIFEST_LOCAL_MAX], *n;
     const char *target;
     struct mentry *e = &m->v[0];
-    uint32_t source = NO_SOURCE;
+    struct msource *s;
     size_t nl = strlen(name), tl;
     int r;
 
     if (m->n != 1 || e->kind == ENTRY_DIR)
         return FERRY_ERR_USAGE;
-    /* The new name reads from where the old one did. */
-    if (e->source != NO_SOURCE &&
-        ((r = manifest_local(m, e, local, sizeof(local))) != 0 ||
-        (r = manifest_source_for(m, name, local, &source)) != 0))
-        return r;
+    /* The one entry has the one source; the new name reads from where the
+     * old one did: all of it stripped. */
+    s = &m->sources[manifest_source_of(m, 0)];
+    if (s->prefix != NULL) {
+        if ((r = manifest_local(m, e, local, sizeof(local))) != 0)
+            return r;
+        if ((s->prefix = arena_strndup(&m->names, local,
+            strlen(local))) == NULL)
+            return FERRY_ERR_NOMEM;
+        s->plen = strlen(local);
+        s->strip = nl;
+    }
     target = mentry_target(e);
     tl = target != NULL ? strlen(target) + 1 : 0;
     if ((n = arena_alloc(&m->names, nl + 1 + tl)) == NULL)
@@ -606,6 +635,5 @@ manifest_rename_top(struct manifest *m, const char *name)
     if (target != NULL)
         memcpy(n + nl + 1, target, tl);
     e->rel = n;
-    e->source = source;
     return 0;
 }

@@ -20,19 +20,19 @@
 #include "filter.h"
 
 /*
- * An entry, compact because a tree may have millions: 40 bytes, plus its
+ * An entry, compact because a tree may have millions: 32 bytes, plus its
  * name (and a symlink's target after the name's NUL) in the manifest's
- * arena. Where the sender reads it is not stored but rebuilt from its
- * source (manifest_local), and a content hash is kept beside the entries
- * only when a transfer asks for hashes (manifest_want_hashes).
+ * arena. Where the sender reads it is not stored but rebuilt from the
+ * source it was scanned from (manifest_local), and a content hash is kept
+ * beside the entries only when a transfer asks for hashes
+ * (manifest_want_hashes).
  */
 struct mentry {
     const char *rel; /* wire path, '/'-separated, checked */
     uint64_t size;
     int64_t mtime_sec;
     uint32_t mtime_nsec;
-    uint32_t mode;   /* permission bits */
-    uint32_t source; /* private: index into the manifest's sources */
+    uint16_t mode;   /* permission bits */
     uint8_t kind;    /* enum msg_entry_kind */
     uint8_t flags;   /* private: MENTRY_* */
 };
@@ -40,9 +40,11 @@ struct mentry {
 /* mentry.flags */
 enum { MENTRY_TARGET = 1, MENTRY_HASHED = 2 };
 
-/* Where a source's entries are read: prefix followed by rel minus its
- * first strip bytes. */
+/* Where entries first.. (up to the next source's first) are read: prefix
+ * followed by rel minus its first strip bytes; prefix NULL for entries
+ * the other side listed, which are read nowhere. */
 struct msource {
+    size_t first;
     const char *prefix;
     size_t plen, strip;
 };

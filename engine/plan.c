@@ -291,8 +291,7 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     f->nblocks = e->size / p->block_size + (e->size % p->block_size != 0);
     f->resume = resume;
     f->delta = delta;
-    if ((f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) ||
-        (f->hf = hash_file_new(e->size, p->block_size)) == NULL) {
+    if (f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) {
         pfile_free(p, f);
         return FERRY_ERR_NOMEM;
     }
@@ -308,6 +307,10 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         plan_count(p, id, e->size);
         return 0;
     }
+    /* Its own block hashes, folded: only a file sent in blocks needs
+     * them (a volume hashes what it packs). */
+    if ((f->hf = hash_file_new(e->size, p->block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
     if (resume)
         return 0;
     for (i = 0; i < f->nblocks; i++)
@@ -324,6 +327,11 @@ plan_file_unpack(struct plan *p, uint32_t id)
 
     if (f == NULL || !f->packed || f->aborted)
         return;
+    if (f->hf == NULL &&
+        (f->hf = hash_file_new(p->mf.v[id].size, p->block_size)) == NULL) {
+        plan_file_abort(p, id, FERRY_ERR_NOMEM);
+        return;
+    }
     f->packed = f->ready = f->ended = 0;
     f->n_literal = 0;
     p->est[id] = E_WANTED;

@@ -15,6 +15,10 @@
   gen.py insert SRC DST BYTES SEED   DST = BYTES seeded random bytes + SRC
   gen.py sample SRC DST COUNT        copy the first COUNT files of SRC (in
                                      sorted order) to DST, same layout
+  gen.py tiny DIR COUNT SEED         COUNT files in directories of 1,000
+                                     (dNNNN/fNNNNN): even ones empty, odd
+                                     ones 1..64 seeded bytes (the million
+                                     files row of BENCHMARKS.md)
 """
 import hashlib
 import os
@@ -152,6 +156,17 @@ def gen_sample(src, dst, count):
         shutil.copy2(os.path.join(src, rel), os.path.join(dst, rel))
 
 
+def gen_tiny(root, count, seed):
+    rng = random.Random(seed)
+    for i in range(count):
+        d = os.path.join(root, "d%04d" % (i // 1000))
+        if i % 1000 == 0:
+            os.makedirs(d, exist_ok=True)
+        n = 0 if i % 2 == 0 else rng.randint(1, 64)
+        with open(os.path.join(d, "f%05d" % (i % 1000)), "wb") as f:
+            f.write(rng.randbytes(n))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -167,6 +182,8 @@ def main(argv):
         gen_rewrite(args[0], float(args[1]), int(args[2]))
     elif cmd == "insert" and len(args) == 4:
         gen_insert(args[0], args[1], int(args[2]), int(args[3]))
+    elif cmd == "tiny" and len(args) == 3:
+        gen_tiny(args[0], int(args[1]), int(args[2]))
     elif cmd == "sample" and len(args) == 3:
         gen_sample(args[0], args[1], int(args[2]))
     else:
