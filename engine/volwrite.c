@@ -96,7 +96,7 @@ volw_fits_empty(const struct volw *w, uint64_t n)
 static int
 volw_open(struct volw *w)
 {
-    if (w->vol == VOLUME_MAX_COUNT)
+    if (w->vol == w->o.max_volumes)
         return FERRY_ERR_TOO_LARGE;
     w->vol++;
     w->open = 1;
@@ -137,11 +137,14 @@ volw_room(struct volw *w, uint64_t n)
         return r;
     if (volw_fits(w, n))
         return 0;
+    /* volw_add refused what an empty volume cannot hold, so these are
+     * the caller's mistakes, not limits: they stop a loop of empty
+     * volumes. */
     if (w->members == 0)
-        return FERRY_ERR_TOO_LARGE;
+        return FERRY_ERR_USAGE;
     if ((r = volw_close(w)) != 0 || (r = volw_open(w)) != 0)
         return r;
-    return volw_fits(w, n) ? 0 : FERRY_ERR_TOO_LARGE;
+    return volw_fits(w, n) ? 0 : FERRY_ERR_USAGE;
 }
 
 static int
@@ -302,8 +305,10 @@ volw_split(struct volw *w, const struct volw_entry *e, int fd,
             (r = volw_piece_fit(w, e, index + 1, off, &n)) != 0)
             return r;
         if (n < least && n < e->size - off) {
+            /* An empty volume holds far more than least (volw_new's
+             * minimum size): not a limit but a broken invariant. */
             if (w->members == 0)
-                return FERRY_ERR_TOO_LARGE;
+                return FERRY_ERR_USAGE;
             if ((r = volw_close(w)) != 0)
                 return r;
             continue;
@@ -347,13 +352,16 @@ volw_new(const struct volw_opts *o, const struct volw_sink *s,
     if (o->volume_size < VOLUME_MIN_SIZE || o->name == NULL ||
         o->name[0] == '\0' || (o->block_size != 0 &&
         (o->block_size < PROTO_MIN_BLOCK || o->block_size > PROTO_MAX_BLOCK ||
-        (o->block_size & (o->block_size - 1)) != 0)))
+        (o->block_size & (o->block_size - 1)) != 0)) ||
+        o->max_volumes > VOLUME_MAX_COUNT)
         return FERRY_ERR_USAGE;
     if ((w = xcalloc(1, sizeof(*w))) == NULL)
         return FERRY_ERR_NOMEM;
     w->o = *o;
     if (w->o.block_size == 0)
         w->o.block_size = PROTO_DEFAULT_BLOCK;
+    if (w->o.max_volumes == 0)
+        w->o.max_volumes = VOLUME_MAX_COUNT;
     w->s = *s;
     buf_init(&w->out, SIZE_MAX / 2);
     buf_init(&w->hdr, 4 * TAR_MAX_EXT);

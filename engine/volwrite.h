@@ -63,6 +63,7 @@ struct volw_opts {
     uint64_t volume_size;    /* VOLUME_MIN_SIZE or more */
     uint32_t block_size;     /* hash blocks; 0 for PROTO_DEFAULT_BLOCK */
     int level;               /* zstd level; 0 for ZST_LEVEL */
+    uint32_t max_volumes;    /* 0 for VOLUME_MAX_COUNT, the most */
 };
 
 /* An entry to add. */
@@ -99,7 +100,7 @@ void volw_free(struct volw *w);
  * entry that cannot be written (nothing was, the writer goes on);
  * FERRY_ERR_CHANGED when the file ends before e->size bytes (it shrank
  * while read); a read error (-errno); a sink's error; or
- * FERRY_ERR_TOO_LARGE past VOLUME_MAX_COUNT volumes. After any error
+ * FERRY_ERR_TOO_LARGE past max_volumes volumes. After any error
  * but the first two the volume being written is broken and the writer
  * refuses further calls.
  */

@@ -399,6 +399,7 @@ tool_name() {
     rsync_partial) echo "rsync -a --partial" ;;
     scp | scp_sample) echo "scp -r" ;;
     tar) echo "tar|zstd|ssh" ;;
+    floor) echo "floor: tar | tar; sync" ;;
     esac
 }
 
@@ -452,6 +453,13 @@ build_cmd() {
             CMD=("$T/bin/tar-pull" "$dest" "$CFG" "$host" "$src" "$RSS_AGENT")
         fi
         ;;
+    floor)
+        # What any tool must do, without a network: read the files and
+        # create them durably (ferry syncs what it commits; the peers'
+        # rows do not).
+        CMD=(sh -c 'mkdir -p "$2" && tar -C "$1" -cf - . | tar -C "$2" -xf - && sync -f "$2"' \
+            floor "$src" "$dest")
+        ;;
     *) fail "unknown tool $tool" ;;
     esac
 }
@@ -477,6 +485,7 @@ tool_notes() {
     rsync_z) echo "zlib" ;;
     scp | scp_sample) echo "SFTP mode, mtimes not kept" ;;
     tar) echo "zstd -3 -T0" ;;
+    floor) echo "local, no network: reading the files and creating them durably" ;;
     esac
 }
 
@@ -841,7 +850,7 @@ main() {
     if wanted small; then
         scenario small "$SMALL_N small files (0-8 KiB)" "$(tree_bytes "$d/small")" "rsync -a"
         run_scenario small push ferry-test "$d/small" fresh ferry ferry_blocks \
-            rsync scp tar
+            rsync scp tar floor
     fi
     if wanted text; then
         scenario text "compressible text tree, $(($(tree_bytes "$d/text") / MIB)) MiB" \

@@ -175,6 +175,7 @@
     X(volume_damaged) \
     X(volume_writer_limits) \
     X(volume_names) \
+    X(volume_count_limit) \
     X(volume_zst_stream) \
     /* test_manifest_limits.c */ \
     X(manifest_link_target) \

@@ -222,7 +222,7 @@ vol_same_file(const char *a, const char *b)
 TEST(volume_roundtrip)
 {
     const uint64_t vs = 64u << 10;
-    struct volw_opts o = { "t", vs, 64u << 10, 0 };
+    struct volw_opts o = { "t", vs, 64u << 10, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64];
     struct volw_totals t;
@@ -305,7 +305,7 @@ vol_frames(const struct buf *b)
  * frame is never made. */
 TEST(volume_frames)
 {
-    struct volw_opts o = { "t", 8u << 20, 64u << 10, 0 };
+    struct volw_opts o = { "t", 8u << 20, 64u << 10, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64], name[32];
     static const int levels[] = { 1, 9, -5, 3 };
@@ -545,7 +545,7 @@ TEST(volume_pieces_refused)
  * second head. */
 TEST(volume_manifest_mismatch)
 {
-    struct volw_opts o = { "t", 1u << 20, 0, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -600,7 +600,7 @@ TEST(volume_manifest_mismatch)
  * volumes hold. */
 TEST(volume_manifest_pieces)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -633,7 +633,7 @@ TEST(volume_manifest_pieces)
 /* Damaged zstd and a volume cut short. */
 TEST(volume_damaged)
 {
-    struct volw_opts o = { "t", 1u << 20, 0, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0, 0 };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -662,7 +662,7 @@ TEST(volume_damaged)
 /* The writer's own refusals: bad options, paths, too small a volume. */
 TEST(volume_writer_limits)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0, 0, 0 };
     struct volw_sink s;
     struct volw_entry e;
     struct volw *w;
@@ -675,6 +675,9 @@ TEST(volume_writer_limits)
     o.block_size = 1000;
     CHECK_EQ_ERR(volw_new(&o, &s, &w), FERRY_ERR_USAGE);
     o.block_size = 0;
+    o.max_volumes = VOLUME_MAX_COUNT + 1;
+    CHECK_EQ_ERR(volw_new(&o, &s, &w), FERRY_ERR_USAGE);
+    o.max_volumes = 0;
     CHECK_OK(volw_new(&o, &s, &w));
     memset(&e, 0, sizeof(e));
     e.type = TAR_FILE;
@@ -782,4 +785,63 @@ TEST(volume_zst_stream)
     buf_cleanup(&b);
     free(src);
     free(back);
+}
+
+/* Past the most volumes a writer may make, small files and the pieces of
+ * a large one are refused (TOO_LARGE), not numbered on. */
+TEST(volume_count_limit)
+{
+    static uint8_t noise[200000];
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 2 };
+    char src[CHECK_PATH_MAX], path[CHECK_PATH_MAX + 16], name[16];
+    struct volw_entry e;
+    struct volw *w;
+    struct mem m;
+    uint32_t x = 2463534242u;
+    size_t k;
+    int i, fd;
+
+    /* Bytes zstd cannot shrink, so each file fills its volume. */
+    for (k = 0; k < sizeof(noise); k++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        noise[k] = (uint8_t)x;
+    }
+    check_tmpdir(src);
+    /* Files of 40000 bytes: one a volume. */
+    mem_init(&m, UINT64_MAX);
+    w = mem_writer(&m, &o);
+    memset(&e, 0, sizeof(e));
+    e.type = TAR_FILE;
+    e.size = 40000;
+    e.mode = 0640;
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        e.path = name;
+        snprintf(path, sizeof(path), "%s/%s", src, name);
+        check_write_file(path, noise + i * 40000, 40000, 0);
+        CHECK((fd = open(path, O_RDONLY)) >= 0);
+        if (i < 2)
+            CHECK_OK(volw_add(w, &e, fd));
+        else
+            CHECK_EQ_ERR(volw_add(w, &e, fd), FERRY_ERR_TOO_LARGE);
+        close(fd);
+    }
+    CHECK_EQ_U64(m.nvol, 2);
+    volw_free(w);
+    mem_cleanup(&m);
+    /* A file that needs three volumes' pieces. */
+    mem_init(&m, UINT64_MAX);
+    w = mem_writer(&m, &o);
+    e.path = "big";
+    e.size = 200000;
+    snprintf(path, sizeof(path), "%s/big", src);
+    check_write_file(path, noise, sizeof(noise), 0);
+    CHECK((fd = open(path, O_RDONLY)) >= 0);
+    CHECK_EQ_ERR(volw_add(w, &e, fd), FERRY_ERR_TOO_LARGE);
+    close(fd);
+    volw_free(w);
+    mem_cleanup(&m);
+    check_rmtree(src);
 }
