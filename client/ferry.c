@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,11 @@ struct run {
     struct retry_state rs;
     struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
+    /* A push's scan, in the pool while stream 0 connects. */
+    uv_work_t scan_req;
+    struct manifest *scan_mf;
+    atomic_int scan_stop;
+    int scanning, scan_err, scan_failed;  /* failed: the path's index */
 };
 
 static void
@@ -101,6 +107,8 @@ run_signal(uv_signal_t *s, int signum)
     (void)signum;
     if (rn->interrupted++ > 0)
         _exit(EXIT_INTERRUPTED);  /* second Ctrl-C: no more waiting */
+    if (rn->scanning)
+        atomic_store(&rn->scan_stop, 1);
     if (rn->waiting)
         retry_wait_stop(&rn->rw);
     else if (rn->in_attempt)
@@ -486,6 +494,57 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     return 1;
 }
 
+/* Scans a push's sources into rn->scan_mf; on an error, scan_failed is
+ * the index of the path that met it. */
+static void
+run_scan(uv_work_t *req)
+{
+    struct run *rn = req->data;
+    struct cli *cli = rn->cli;
+    int i;
+
+    manifest_set_filter(rn->scan_mf, &cli->filter, 1);
+    manifest_set_stop(rn->scan_mf, &rn->scan_stop);
+    for (i = 0; i < cli->nlocal; i++)
+        if ((rn->scan_err = manifest_scan(rn->scan_mf,
+            cli->local_paths[i])) != 0) {
+            rn->scan_failed = i;
+            return;
+        }
+}
+
+static void
+run_scan_done(uv_work_t *req, int status)
+{
+    struct run *rn = req->data;
+
+    if (status != 0)   /* cancelled before it ran */
+        rn->scan_err = FERRY_ERR_INTERRUPTED;
+    rn->scanning = 0;
+}
+
+/* Starts the scan of a push in the pool: a big tree is walked while
+ * stream 0 connects and logs in (several round trips on a long link). */
+static void
+run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf)
+{
+    rn->scan_mf = mf;
+    rn->scan_req.data = rn;
+    rn->scanning = 1;
+    if (uv_queue_work(loop, &rn->scan_req, run_scan, run_scan_done) != 0) {
+        rn->scanning = 0;
+        run_scan(&rn->scan_req);
+    }
+}
+
+/* Waits for the scan, running the loop so that Ctrl-C stops it. */
+static void
+run_scan_wait(struct run *rn, uv_loop_t *loop)
+{
+    while (rn->scanning)
+        uv_run(loop, UV_RUN_ONCE);
+}
+
 /* Scans the sources of a push or prepares the receiver of a pull. Returns
  * an exit status, after reporting why (msg: for the summary), or -1 to go
  * on. */
@@ -526,13 +585,14 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
 
-        manifest_set_filter(mf, &cli->filter, 1);
-        for (i = 0; i < (size_t)cli->nlocal; i++)
-            if ((r = manifest_scan(mf, cli->local_paths[i])) != 0) {
-                snprintf(msg, msglen, "%s", ferry_strerror(r));
-                output_fatal(&rn->out, cli->local_paths[i], r, msg);
-                return EXIT_SOURCE;
-            }
+        /* The scan ran while stream 0 connected (run_scan_start). */
+        if ((r = rn->scan_err) != 0) {
+            snprintf(msg, msglen, "%s", ferry_strerror(r));
+            output_fatal(&rn->out, r == FERRY_ERR_INTERRUPTED ? NULL :
+                cli->local_paths[rn->scan_failed], r, msg);
+            return r == FERRY_ERR_INTERRUPTED ? EXIT_INTERRUPTED :
+                EXIT_SOURCE;
+        }
         if (mf->n == 0 && mf->nnotices > 0) {
             /* Nothing can be sent: say why without connecting (the
              * notices are the error lines and events). */
@@ -635,8 +695,10 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
     struct run rn;
-    char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
-    int r, code;
+    char msg[1200], early_msg[1200], *dest_prefix = NULL,
+        *source_prefix = NULL;
+    uint64_t connect_ms;
+    int r, code, early;
 
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
@@ -655,12 +717,6 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
         NULL);
     msg[0] = '\0';
-    if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
-        sizeof(msg))) >= 0) {
-        run_summary(&rn, code, msg);
-        goto out_early;
-    }
-
     retry_wait_init(&rn.rw, loop);
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
@@ -671,13 +727,33 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     uv_unref((uv_handle_t *)&rn.sigterm);
     output_start(&rn.out, loop);
 
+    if (op == NULL && cli->cmd == CMD_PUSH)
+        run_scan_start(&rn, loop, &mf);
     if ((r = run_setup(&rn, msg, sizeof(msg))) != 0) {
+        run_scan_wait(&rn, loop);
         code = exitcode_for(r, SIDE_DEST);
         goto out_fatal;
     }
+    /* Stream 0's SSH session opens while the scan runs; what it met is
+     * said after the scan's own errors. */
+    early = rn.scanning ? run_ssh_open(&rn, early_msg, sizeof(early_msg)) :
+        INT_MIN;
+    run_scan_wait(&rn, loop);
+    if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
+        sizeof(msg))) >= 0)
+        goto out_summary;
+    connect_ms = rn.env.connect_ms;
     run_env(&rn, loop);
+    rn.env.connect_ms = connect_ms;
     for (;;) {
-        if ((r = run_ssh_open(&rn, msg, sizeof(msg))) == 0)
+        if (early != INT_MIN) {
+            r = early;
+            early = INT_MIN;
+            snprintf(msg, sizeof(msg), "%s", early_msg);
+        } else {
+            r = run_ssh_open(&rn, msg, sizeof(msg));
+        }
+        if (r == 0)
             r = run_attempt(&rn, msg, sizeof(msg));
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
@@ -744,7 +820,6 @@ out_summary:
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
     (void)uv_loop_close(loop);
-out_early:
     ssh_conn_close(rn.ssh);
     if (rn.have_cfg)
         sshcfg_cleanup(&rn.cfg);

@@ -34,6 +34,12 @@ manifest_set_filter(struct manifest *m, struct filter *f, int ignore_files)
 }
 
 void
+manifest_set_stop(struct manifest *m, const atomic_int *stop)
+{
+    m->stop = stop;
+}
+
+void
 manifest_cleanup(struct manifest *m)
 {
     size_t i;
@@ -274,7 +280,11 @@ static int
 manifest_add(void *ctx, const char *rel, const char *local,
     const struct stat *st, const char *target)
 {
-    return manifest_append(ctx, rel, target, local,
+    struct manifest *m = ctx;
+
+    if (m->stop != NULL && atomic_load(m->stop))
+        return FERRY_ERR_INTERRUPTED;
+    return manifest_append(m, rel, target, local,
         S_ISREG(st->st_mode) ? ENTRY_FILE : S_ISDIR(st->st_mode) ? ENTRY_DIR :
         ENTRY_SYMLINK, st->st_mode & 07777,
         S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,

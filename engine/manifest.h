@@ -10,6 +10,7 @@
 #ifndef FERRY_ENGINE_MANIFEST_H
 #define FERRY_ENGINE_MANIFEST_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -72,6 +73,7 @@ struct manifest {
     uint64_t files;    /* read-only: regular files */
     uint64_t bytes;    /* read-only: their total size */
     struct filter *filter;  /* private: borrowed, see manifest_set_filter */
+    const atomic_int *stop; /* private: see manifest_set_stop */
     int ignore_files;       /* private */
 };
 
@@ -87,6 +89,10 @@ void manifest_init(struct manifest *m);
  */
 void manifest_set_filter(struct manifest *m, struct filter *f,
     int ignore_files);
+
+/* Later scans end with FERRY_ERR_INTERRUPTED once *stop is set (from
+ * another thread); NULL for never. */
+void manifest_set_stop(struct manifest *m, const atomic_int *stop);
 void manifest_cleanup(struct manifest *m);
 
 /*

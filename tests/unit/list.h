@@ -183,6 +183,7 @@
     X(manifest_max_entries) \
     X(manifest_too_deep) \
     X(manifest_local_paths) \
+    X(manifest_scan_stops) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \

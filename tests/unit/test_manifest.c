@@ -443,3 +443,27 @@ TEST(manifest_local_paths)
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }
+
+/* A scan stops, with INTERRUPTED, once its stop flag is set: Ctrl-C during
+ * a push's scan (which runs while the first connection opens). */
+TEST(manifest_scan_stops)
+{
+    atomic_int stop = 0;
+    struct manifest m;
+    struct tree t;
+
+    tree_new(&t);
+    manifest_init(&m);
+    manifest_set_stop(&m, &stop);
+    scan(&t, &m, "src");
+    CHECK(m.n > 1);
+    atomic_store(&stop, 1);
+    {
+        char path[MPATH];
+
+        snprintf(path, sizeof(path), "%s/src/", t.dir);
+        CHECK_EQ_ERR(manifest_scan(&m, path), FERRY_ERR_INTERRUPTED);
+    }
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
