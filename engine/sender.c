@@ -41,6 +41,7 @@ struct sender {
     struct delta_carry carry;
     int deferred;             /* the last block waits for the basis */
     int readback_seen;        /* READBACK came (at most one) */
+    int ready_due;            /* PLAN went, READY not yet in */
 };
 
 struct sender *
@@ -94,7 +95,9 @@ sender_on_ready(struct sender *s, const struct frame *f)
         if ((r = manifest_rename_top(mf, name)) != 0)
             return r;
     }
-    s->state = SND_RUN;
+    s->ready_due = 0;
+    if (s->state == SND_WAIT_READY)
+        s->state = SND_RUN;
     return 0;
 }
 
@@ -141,7 +144,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     if (f->type == MSG_ERROR)
         return xfer_peer_error(s->x, f->payload, f->len);
     if (f->type == MSG_FILE_DONE && s->state >= SND_RUN &&
-        s->state != SND_DONE) {
+        s->state != SND_DONE && !s->ready_due) {
         if ((r = msg_file_done_decode(f->payload, f->len, &done)) != 0)
             return r;
         st->poke = 1;  /* the window moved: stream 0 may offer more */
@@ -149,10 +152,12 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     }
     if (s->stream != 0)
         goto bad;
+    /* The receiver answers PLAN first, whatever the sender sent after
+     * it. */
+    if (s->ready_due != (f->type == MSG_READY))
+        goto bad;
     switch (f->type) {
     case MSG_READY:
-        if (s->state != SND_WAIT_READY)
-            goto bad;
         return sender_on_ready(s, f);
     case MSG_REPLY:
         if (s->state != SND_RUN)
@@ -642,7 +647,11 @@ sender_send_plan(struct sender *s, struct buf *out)
     plan.entries_total = n;
     plan.files_total = mf->files < n ? mf->files : n;
     plan.bytes_total = mf->bytes;
-    s->state = SND_WAIT_READY;
+    /* Only a single file's READY can change what is offered (its new
+     * name); otherwise the offers follow PLAN at once, a round trip
+     * sooner, and READY is checked when it comes. */
+    s->state = plan.flags & PLAN_F_SINGLE_FILE ? SND_WAIT_READY : SND_RUN;
+    s->ready_due = 1;
     return msg_plan_encode(out, &plan);
 }
 
@@ -654,8 +663,8 @@ sender_produce(struct sender *s, struct conn_step *st)
     uint32_t id;
     int r, packed;
 
-    if (s->state == SND_PLAN)
-        return sender_send_plan(s, out);
+    if (s->state == SND_PLAN && (r = sender_send_plan(s, out)) != 0)
+        return r;
     if (s->state != SND_RUN)
         return 0;
     if (s->stream == 0 && (r = sender_send_notices(s, out)) != 0)

@@ -59,7 +59,7 @@ static const struct rt_case volsend_rules[] = {
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
     { "opts_before_ready", .packer_off = 1,
       .script = { { F_VOL_OPTS(1000, 1u << 20) } },
-      .err = FERRY_ERR_PROTOCOL, .out = "PLAN:6" },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
     { "opts_on_stream_1", .packer_off = 1,
       .script = { READY_, { F_VOL_OPTS(1000, 1u << 20), ON(1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
