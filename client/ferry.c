@@ -725,7 +725,6 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     uv_signal_start(&rn.sigterm, run_signal, SIGTERM);
     uv_unref((uv_handle_t *)&rn.sigint);
     uv_unref((uv_handle_t *)&rn.sigterm);
-    output_start(&rn.out, loop);
 
     if (op == NULL && cli->cmd == CMD_PUSH)
         run_scan_start(&rn, loop, &mf);
@@ -742,6 +741,9 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
         sizeof(msg))) >= 0)
         goto out_summary;
+    /* The progress line, from here: the loop ran for the scan, but there
+     * was nothing to show yet. */
+    output_start(&rn.out, loop);
     connect_ms = rn.env.connect_ms;
     run_env(&rn, loop);
     rn.env.connect_ms = connect_ms;
