@@ -23,6 +23,7 @@
 #include "../engine/conn.h"
 #include "../engine/dest.h"
 #include "../engine/incoming.h"
+#include "../engine/keptsig.h"
 #include "../engine/manifest.h"
 #include "../engine/plan.h"
 #include "../engine/receiver.h"
@@ -92,6 +93,7 @@ struct run {
     struct retry_state rs;
     struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
+    struct keptsig_store *kept;  /* a pull's receiver keeps signatures */
     /* A push's scan, in the pool while stream 0 connects. */
     uv_work_t scan_req;
     struct manifest *scan_mf;
@@ -644,6 +646,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             incoming_volrecv(rn->in) == NULL)
             goto nomem;
         volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
+        rn->kept = keptsig_store_default();
+        incoming_set_keptsig(rn->in, rn->kept);
         rn->role_step = receiver_step;
     }
     if (rn->space != NULL) {
@@ -832,6 +836,7 @@ out_summary:
     xfree(rn.tops);
     plan_free(rn.plan);
     incoming_free(rn.in);
+    keptsig_store_close(rn.kept);
     dest_free(rn.dest);
     status_cleanup(&rn.status);
     manifest_cleanup(&mf);

@@ -253,6 +253,29 @@ fsx_fdatasync(int fd)
 }
 
 int
+fsx_open_private_dir(int dirfd, const char *name, int create, int *out)
+{
+    struct stat st;
+    int fd;
+
+    *out = -1;
+    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return -errno;
+    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC);
+    if (fd < 0)
+        return errno == ELOOP || errno == ENOTDIR ? FERRY_ERR_STATE :
+            -errno;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
+        (st.st_mode & 022) != 0) {
+        close(fd);
+        return FERRY_ERR_STATE;
+    }
+    *out = fd;
+    return 0;
+}
+
+int
 fsx_mkdir_p(const char *path, mode_t mode)
 {
     char *tmp = xstrdup(path);

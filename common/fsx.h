@@ -72,6 +72,12 @@ int fsx_fdatasync(int fd) FERRY_WUR;
  * named it). Returns 0 if it exists as a directory afterwards. */
 int fsx_mkdir_p(const char *path, mode_t mode) FERRY_WUR;
 
+/* Opens directory name beneath dirfd (create: making it 0700 first) and
+ * checks that it is private: a real directory (no symlink), ours, not
+ * writable by others. FERRY_ERR_STATE when it is not. */
+int fsx_open_private_dir(int dirfd, const char *name, int create, int *out)
+    FERRY_WUR;
+
 /* Sets atime and mtime of fd (or of name beneath dirfd without following a
  * link when fd < 0) to the given mtime. Callers that treat metadata as
  * best effort may ignore the result. */

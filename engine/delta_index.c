@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/hash.h"
+#include "../common/rollsum.h"
 
 uint32_t
 delta_index_sig_block(uint64_t size, uint32_t block_size)
@@ -188,4 +190,18 @@ delta_index_find(const struct delta_index *ix, uint32_t weak,
         }
     }
     return 0;
+}
+
+void
+delta_sign(const uint8_t *p, size_t len, uint8_t *q)
+{
+    uint32_t weak = rollsum_of(p, len);
+    struct hash128 h;
+
+    hash_block(p, len, &h);
+    q[0] = (uint8_t)(weak >> 24);
+    q[1] = (uint8_t)(weak >> 16);
+    q[2] = (uint8_t)(weak >> 8);
+    q[3] = (uint8_t)weak;
+    memcpy(q + 4, h.b, HASH_LEN);
 }

@@ -220,30 +220,6 @@ out:
     return r;
 }
 
-/* A directory of the state that we may trust: ours, not a link, not
- * writable by anyone else. */
-static int
-dest_open_state_dir(int dirfd, const char *name, int create, int *out)
-{
-    struct stat st;
-    int fd;
-
-    *out = -1;
-    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
-        return -errno;
-    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-        O_CLOEXEC);
-    if (fd < 0)
-        return errno == ELOOP || errno == ENOTDIR ? FERRY_ERR_STATE :
-            -errno;
-    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
-        (st.st_mode & 022) != 0) {
-        close(fd);
-        return FERRY_ERR_STATE;
-    }
-    *out = fd;
-    return 0;
-}
 
 /* Reads the salt, or makes it: 16 secret bytes in a file of ours. */
 static int
@@ -334,7 +310,7 @@ dest_open_state(struct dest *d, int create)
     size_t n;
     int r, fd;
 
-    if ((r = dest_open_state_dir(d->rootfd, DEST_STATE_DIR, create,
+    if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, create,
         &d->statefd)) != 0)
         goto fail;
     fd = openat(d->statefd, DEST_MARKER, O_WRONLY | O_CREAT | O_NOFOLLOW |
@@ -343,7 +319,7 @@ dest_open_state(struct dest *d, int create)
         close(fd);
     if ((r = dest_lock(d)) != 0 ||
         (r = dest_salt_load(d)) != 0 ||
-        (r = dest_open_state_dir(d->statefd, DEST_PART_DIR, 1,
+        (r = fsx_open_private_dir(d->statefd, DEST_PART_DIR, 1,
         &d->partfd)) != 0)
         goto fail;
     /* We alone write here now: what a dead run left is ours to expire,
@@ -644,13 +620,14 @@ dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
         struct dest_staged *s = &d->batch[i];
         int rd;
 
+        /* Each is told, even after a failure, while its file is still
+         * open: the caller frees what it keeps with the file. The first
+         * error is returned. */
+        if ((rd = done(ctx, s)) != 0 && r == 0)
+            r = rd;
         partial_close(s->pt, d->partfd, s->failed ? PARTIAL_DISCARD :
             PARTIAL_DONE);
         s->pt = NULL;
-        /* Each is told, even after a failure: the caller frees what it
-         * keeps with the file. The first error is returned. */
-        if ((rd = done(ctx, s)) != 0 && r == 0)
-            r = rd;
         xfree(s->path);
     }
     return r;
@@ -713,7 +690,7 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
     if (clean) {
         /* Locked: a live transfer's state is not ours to remove. Do not
          * wait for it either. */
-        if ((r = dest_open_state_dir(d->rootfd, DEST_STATE_DIR, 0,
+        if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0,
             &d->statefd)) != 0)
             goto out;
         d->lockfd = openat(d->statefd, DEST_LOCK, O_RDWR | O_CREAT |
@@ -722,7 +699,7 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
             r = -EBUSY;
             goto out;
         }
-        if (dest_open_state_dir(d->statefd, DEST_PART_DIR, 0,
+        if (fsx_open_private_dir(d->statefd, DEST_PART_DIR, 0,
             &d->partfd) == 0) {
             r = partial_list(d->partfd, 0, out, n);
             partial_clear(d->partfd);
@@ -735,8 +712,8 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
         }
         goto out;
     }
-    if (dest_open_state_dir(d->rootfd, DEST_STATE_DIR, 0, &d->statefd) == 0 &&
-        dest_open_state_dir(d->statefd, DEST_PART_DIR, 0, &d->partfd) == 0)
+    if (fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0, &d->statefd) == 0 &&
+        fsx_open_private_dir(d->statefd, DEST_PART_DIR, 0, &d->partfd) == 0)
         r = partial_list(d->partfd, 0, out, n);
     else
         r = FERRY_ERR_STATE;

@@ -34,6 +34,7 @@ rfile_free(struct incoming *in, struct rfile *f, enum partial_end how)
     int partfd = -1;
 
     incoming_delta_forget(in, f);
+    incoming_keep_forget(in, f);
     if (f->pt != NULL && dest_part_dir(in->d, &partfd) == 0)
         partial_close(f->pt, partfd, how);
     else if (f->pt != NULL)
@@ -297,6 +298,11 @@ incoming_committed(void *ctx, struct dest_staged *s)
     struct rfile *f = s->owner;
     int r;
 
+    /* Its signatures describe it as it is now, committed. */
+    if (s->failed == 0 && f->ksig != NULL &&
+        (r = keptsig_save(in->ks, f->ksig, partial_fd(s->pt))) != 0)
+        log_debug("%s: signatures not kept: %s", s->path,
+            ferry_strerror(r));
     if (s->failed != 0) {
         xfer_problem(in->x, SIDE_DEST, s->path, s->failed, NULL);
         in->sum.files_failed++;
@@ -437,6 +443,8 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
     xfer_add(&in->x->st.bytes_done, len);
     if (f->failed != 0)
         return rfile_complete(in, f, out);
+    if ((r = incoming_keep(in, f, off, data, len)) != 0)
+        return r;
     if ((r = rfile_open(in, f)) != 0 ||
         (data == NULL && f->resume && (r = partial_zero(f->pt, off,
         len)) != 0) ||

@@ -55,13 +55,23 @@
 #define INCOMING_MAX_DELTA_PIECES (1u << 22)
 /* Basis signatures in one DELTA_SIGS frame. */
 #define INCOMING_SIGS_PER_FRAME 4096u
+/* Kept signatures (keptsig.h) held in memory over all files at once, of
+ * files being written and of bases being described: 64 MiB is those of
+ * about 200 TB of files at the largest pieces. A file beyond it is
+ * simply not kept. */
+#define INCOMING_KEPT_MEM (64u << 20)
 
 struct incoming;
+struct keptsig_store;
 
 struct incoming *incoming_new(struct dest *d, uint32_t block_size,
     struct xfer *x);
 /* Unfinished files are kept for a resume. */
 void incoming_free(struct incoming *in);
+
+/* Keeps the signatures of the files it writes in store ks, and uses the
+ * kept ones of a basis instead of reading it (borrowed; NULL: neither). */
+void incoming_set_keptsig(struct incoming *in, struct keptsig_store *ks);
 
 /*
  * A new attempt of the same run: unfinished files are kept on disk (their

@@ -11,7 +11,6 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
-#include "../common/rollsum.h"
 #include "delta_index.h"
 
 /* 1 if the OPEN flags and sizes call for delta against a basis of
@@ -114,6 +113,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 {
     const char *name;
     struct stat st;
+    uint64_t n;
     int pfd, fd;
 
     if (!delta_wanted(in, f, UINT64_MAX) ||
@@ -141,8 +141,18 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     f->delta = 1;
     f->basis_fd = fd;
     f->basis_size = (uint64_t)st.st_size;
+    f->basis_st = st;
     f->sig_block = delta_index_sig_block(f->basis_size, in->block_size);
     f->npieces = msg_delta_nsigs(f->basis_size, f->sig_block);
+    /* Signatures kept when we wrote it spare the read to sign it. */
+    if (in->ks != NULL && in->kept_mem + f->npieces * DELTA_SIG_LEN <=
+        INCOMING_KEPT_MEM && keptsig_load(in->ks, &st, f->sig_block,
+        &f->kept, &n) == 0) {
+        in->kept_mem += f->npieces * DELTA_SIG_LEN;
+        log_info("%s/%s: the basis's signatures were kept when it was "
+            "written: not read to sign it", dest_root(in->d), f->path);
+        return 0;
+    }
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -158,6 +168,17 @@ incoming_delta_start(struct incoming *in, struct rfile *f)
     else
         in->shead = f;
     in->stail = f;
+}
+
+/* Frees the basis's kept signatures, all sent or no more needed. */
+static void
+kept_release(struct incoming *in, struct rfile *f)
+{
+    if (f->kept == NULL)
+        return;
+    xfree(f->kept);
+    f->kept = NULL;
+    in->kept_mem -= f->npieces * DELTA_SIG_LEN;
 }
 
 void
@@ -183,6 +204,52 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
     close(f->basis_fd);
     f->basis_fd = -1;
     f->delta = 0;
+    kept_release(in, f);
+}
+
+void
+incoming_set_keptsig(struct incoming *in, struct keptsig_store *ks)
+{
+    in->ks = ks;
+}
+
+int
+incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
+    const uint8_t *data, uint64_t len)
+{
+    uint32_t piece;
+    uint64_t need;
+
+    if (f->ksig == NULL && !f->ksig_off) {
+        /* Only a file written whole here, from the first block on, is
+         * described by what passes through. */
+        piece = delta_index_sig_block(f->size, in->block_size);
+        need = keptsig_bytes(f->size, piece);
+        f->ksig_off = 1;
+        if (in->ks == NULL || f->resume || f->nresolved != 1 ||
+            f->size < INCOMING_DELTA_AUTO_MIN ||
+            msg_delta_nsigs(f->size, piece) > INCOMING_MAX_DELTA_PIECES ||
+            in->kept_mem + need > INCOMING_KEPT_MEM)
+            return 0;
+        if ((f->ksig = keptsig_new(f->size, piece)) == NULL)
+            return FERRY_ERR_NOMEM;
+        f->ksig_off = 0;
+        in->kept_mem += need;
+    }
+    if (f->ksig != NULL)
+        keptsig_put(f->ksig, off, data, len);
+    return 0;
+}
+
+void
+incoming_keep_forget(struct incoming *in, struct rfile *f)
+{
+    if (f->ksig == NULL)
+        return;
+    in->kept_mem -= keptsig_bytes(f->size,
+        delta_index_sig_block(f->size, in->block_size));
+    keptsig_free(f->ksig);
+    f->ksig = NULL;
 }
 
 /* Sends the signatures gathered for f, the head of the queue. */
@@ -227,6 +294,13 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
         n = INCOMING_SIGS_PER_FRAME - in->nsigs;
         want = n * f->sig_block;
     }
+    if (f->kept != NULL) {
+        memcpy(in->sigs + (size_t)in->nsigs * DELTA_SIG_LEN,
+            f->kept + j * DELTA_SIG_LEN, (size_t)(n * DELTA_SIG_LEN));
+        in->nsigs += (uint32_t)n;
+        *budget -= n * DELTA_SIG_LEN < *budget ? n * DELTA_SIG_LEN : *budget;
+        return 0;
+    }
     if ((r = fsx_pread_full(f->basis_fd, in->scratch, (size_t)want, off,
         &got)) != 0)
         log_debug("%s: basis: %s", f->path, ferry_strerror(r));
@@ -234,20 +308,12 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
         uint64_t po = k * f->sig_block;
         uint64_t len = want - po < f->sig_block ? want - po : f->sig_block;
         uint8_t *q = in->sigs + (size_t)in->nsigs * DELTA_SIG_LEN;
-        struct hash128 h;
-        uint32_t weak;
 
         if (r != 0 || po + len > got) {
             memset(q, 0, 4);
             memset(q + 4, 0xff, HASH_LEN);
         } else {
-            weak = rollsum_of(in->scratch + po, (size_t)len);
-            hash_block(in->scratch + po, (size_t)len, &h);
-            q[0] = (uint8_t)(weak >> 24);
-            q[1] = (uint8_t)(weak >> 16);
-            q[2] = (uint8_t)(weak >> 8);
-            q[3] = (uint8_t)weak;
-            memcpy(q + 4, h.b, HASH_LEN);
+            delta_sign(in->scratch + po, (size_t)len, q);
         }
         in->nsigs++;
     }
@@ -285,6 +351,7 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
             if (in->shead == NULL)
                 in->stail = NULL;
             f->snext = NULL;
+            kept_release(in, f);
         }
     }
     return 0;
@@ -373,8 +440,11 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     hash_block(in->scratch, m->raw_len, &h);
     /* The literal data is the sender's, checked by the transport: a
      * block that comes out wrong had a basis that changed under us. */
-    if (!hash_equal(&h, &m->hash) && f->failed == 0)
+    if (!hash_equal(&h, &m->hash) && f->failed == 0) {
         f->failed = FERRY_ERR_CHANGED;
+        /* Kept signatures that led here are of no more use. */
+        keptsig_forget(in->ks, &f->basis_st);
+    }
     f->n_matched += copied;
     f->n_literal += m->raw_len - copied;
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);

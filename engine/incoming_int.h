@@ -11,9 +11,11 @@
 #define FERRY_ENGINE_INCOMING_INT_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../common/hash.h"
 #include "incoming.h"
+#include "keptsig.h"
 #include "partial.h"
 #include "pathset.h"
 
@@ -47,6 +49,11 @@ struct rfile {
     uint32_t sig_block;
     uint64_t npieces, signed_pieces;  /* pieces described so far */
     uint64_t n_matched;
+    struct stat basis_st;
+    uint8_t *kept;            /* the basis's kept signatures, or NULL */
+    /* The signatures of what is written, to keep (keptsig.h). */
+    struct keptsig *ksig;
+    int ksig_off;             /* none for this file */
     struct rfile *snext;      /* the signing queue */
 };
 
@@ -76,6 +83,8 @@ struct incoming {
     uint8_t *sigs;            /* DELTA_SIGS being filled */
     uint32_t nsigs;
     struct volrecv *vr;       /* volumes of small files, made on use */
+    struct keptsig_store *ks; /* borrowed, or NULL */
+    uint64_t kept_mem;        /* bytes of signatures held over files */
 };
 
 static inline uint64_t
@@ -154,5 +163,11 @@ int incoming_delta_step(struct incoming *in, struct buf *out,
     uint64_t *budget) FERRY_WUR;
 /* Takes f off the signing queue and closes its basis. */
 void incoming_delta_forget(struct incoming *in, struct rfile *f);
+/* Signs the len bytes at off of f (data NULL: zeros) as they are
+ * written, to keep once it is committed (keptsig.h). */
+int incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
+    const uint8_t *data, uint64_t len) FERRY_WUR;
+/* Drops what f was keeping. */
+void incoming_keep_forget(struct incoming *in, struct rfile *f);
 
 #endif

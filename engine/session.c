@@ -318,6 +318,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
             (s->own_receiver = receiver_new(sh->dest, sh->in, 0, o->flags,
             o->block_size, s->x)) == NULL)
             return FERRY_ERR_NOMEM;
+        incoming_set_keptsig(sh->in, s->pol->kept);
         s->role_step = receiver_step;
         s->role = s->own_receiver;
         return 0;

@@ -60,6 +60,8 @@ struct session *session_client_new(const struct session_open *o,
     conn_step_fn *role_step, void *role, struct xfer *x);
 
 /* What the agent's program decides for the session. */
+struct keptsig_store;
+
 struct session_policy {
     /*
      * Turns a path the client named for op into the local path to use
@@ -73,6 +75,8 @@ struct session_policy {
     int (*opened)(void *ctx, struct session *s);
     void *ctx;
     int restricted;   /* say so in HELLO (PROTO_CAP_RESTRICTED) */
+    /* Where a push's receiver keeps signatures (keptsig.h); NULL: not. */
+    struct keptsig_store *kept;
 };
 
 /* The agent side: answers HELLO, and on OPEN makes the role itself

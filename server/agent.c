@@ -27,6 +27,7 @@
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
+#include "../engine/keptsig.h"
 #include "../engine/sender.h"
 #include "../engine/session.h"
 #include "../engine/xfer.h"
@@ -346,6 +347,9 @@ agent_serve(const struct agent_opts *o)
     }
     if (nframes == 2 && agent_try_join(&first, &status))
         goto out;
+    /* A confined agent could not write outside its root anyway. */
+    if (!a->spol.restricted)
+        a->spol.kept = keptsig_store_default();
     a->loop = uv_default_loop();
     a->x.ev.problem = agent_problem;
     a->pol.home = getenv("HOME");
@@ -391,6 +395,7 @@ agent_serve(const struct agent_opts *o)
     status = a->result == 0 ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
 out:
     buf_cleanup(&first);
+    keptsig_store_close(a->spol.kept);
     policy_cleanup(&a->pol);
     xfree(a);
     return status;

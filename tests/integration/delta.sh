@@ -4,6 +4,8 @@
 # over many seeds, in one stream and spread over several, with small and
 # default blocks. Only what changed crosses the wire, the old file is
 # untouched until the new one is committed, and --delta=never sends all.
+# A file ferry wrote is signed from what it kept then, not read again,
+# while it is exactly as written.
 . "$(dirname "$0")/../lib/common.sh"
 
 edits="$TESTS_DIR/lib/delta_edits.py"
@@ -179,3 +181,34 @@ cmp "$T/f.new/step-2000.bin" "$T/d9b/step-2000.bin" || fail "basis FILE pull"
 [ "$(json_field bytes_matched)" -ge 6000000 ] || fail "basis FILE pull: matched"
 expect_rc 1 "$FERRY" push --basis ../outside "$T/f.new/" "local:$T/d9"
 expect_err "relative to the destination"
+
+# 10. Kept signatures: a file this receiver wrote is not read to sign it
+#     while it is as written; touched in any way, it is read as before.
+#     (Files under --pack-threshold travel in volumes, and keep none.)
+export XDG_CACHE_HOME="$T/cache10"
+kept="$XDG_CACHE_HOME/ferry/sig"
+mkdir -p "$T/k.src" "$T/k.box"
+head -c 10000000 /dev/urandom >"$T/k.src/ckpt.bin"
+expect_rc 0 "$FERRY" push "$T/k.src/" "local:$T/k.box"
+[ "$(ls "$kept" | wc -l)" -eq 1 ] || fail "kept: nothing kept by the push"
+expect_rc 0 "$FERRY" pull "local:$T/k.box/" "$T/k.here"
+[ "$(ls "$kept" | wc -l)" -eq 2 ] || fail "kept: nothing kept by the pull"
+printf 'changed' | dd of="$T/k.src/ckpt.bin" bs=1 seek=1500000 \
+    conv=notrunc 2>/dev/null
+expect_rc 0 "$FERRY" push --json "$T/k.src/" "local:$T/k.box"
+[ "$(json_field bytes_matched)" -ge 9000000 ] || fail "kept: push matched"
+expect_rc 0 "$FERRY" pull -v --json "local:$T/k.box/" "$T/k.here"
+expect_err "signatures were kept when it was written"
+cmp "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin" || fail "kept: pull differs"
+[ "$(json_field bytes_matched)" -ge 9000000 ] || fail "kept: pull matched"
+# Its content changed under the same size and mtime: the ctime says so.
+printf 'local edit' | dd of="$T/k.here/ckpt.bin" bs=1 seek=10 \
+    conv=notrunc 2>/dev/null
+touch -r "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin"
+printf 'again' | dd of="$T/k.src/ckpt.bin" bs=1 seek=2500000 \
+    conv=notrunc 2>/dev/null
+expect_rc 0 "$FERRY" push "$T/k.src/" "local:$T/k.box"
+expect_rc 0 "$FERRY" pull -v --json "local:$T/k.box/" "$T/k.here"
+grep -q "signatures were kept" "$T/last.err" &&
+    fail "kept: signatures of a file changed since were used"
+cmp "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin" || fail "kept: stale pull differs"

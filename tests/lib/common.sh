@@ -15,6 +15,8 @@ TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export FERRY_AGENT="$AGENT"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ferry-test.XXXXXX")
+# Kept delta signatures (and any other cache) go here, not to ~/.cache.
+export XDG_CACHE_HOME="$T/cache"
 CLEANUP_HOOKS=""
 cleanup() {
     for h in $CLEANUP_HOOKS; do "$h" || true; done

@@ -48,6 +48,9 @@
     /* test_hash.c */ \
     X(hash_fd_tree) \
     X(hash_fd_errors) \
+    X(keptsig_roundtrip) \
+    X(keptsig_stale) \
+    X(keptsig_store_rules) \
     X(hash_zero_block) \
     X(hash_is_zero) \
     X(hash_hex) \
