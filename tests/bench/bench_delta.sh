@@ -89,7 +89,10 @@ run_one() {
 # row ID TEXT SRC BASIS_NAME COLD [ferry options...] -- [rsync options...]
 # Each run starts from a destination that holds BASIS_NAME (the old
 # version), warm (on tmpfs, both versions read once before) or cold (on
-# disk, caches dropped).
+# disk, caches dropped). With KEPT=1 ferry's old version is put there by a
+# ferry push, as when ferry sent the last checkpoint, so its signatures
+# were kept (docs/DESIGN.md, "Kept signatures"); rsync's by cp -p as
+# always.
 row() {
     local id=$1 text=$2 src=$3 basis=$4 cold=$5 tool rep f_opts=() r_opts=()
     shift 5
@@ -103,7 +106,13 @@ row() {
             [ "$cold" = 1 ] && dest=$T/dest
             rm -rf "$dest"
             mkdir -p "$dest"
-            cp -p "$D/old/model.ckpt" "$dest/$basis"
+            if [ "${KEPT:-0}" = 1 ] && [ "$tool" = ferry ]; then
+                "$FERRY" push -q -F "$SSH_CONFIG" --agent "$AGENT" \
+                    "$D/old/model.ckpt" "ferry-test:$dest/$basis" ||
+                    fail "$id: the old version's push failed"
+            else
+                cp -p "$D/old/model.ckpt" "$dest/$basis"
+            fi
             if [ "$cold" = 1 ]; then
                 drop
             else
@@ -136,8 +145,12 @@ row touch "same content, new mtime, warm, tmpfs dest" \
     "$D/touch" model.ckpt 0
 row step "step-2.bin beside step-1.bin, 60% of 4 MiB regions kept" \
     "$D/step" step-1.bin 0 --basis auto -- --fuzzy
+KEPT=1 row rewrite_kept "1% rewritten in place, warm, tmpfs dest, old version sent by ferry" \
+    "$D/rewrite" model.ckpt 0
 if [ "$can_drop" = 1 ]; then
     row rewrite_cold "1% rewritten in place, cold caches, disk dest" \
+        "$D/rewrite" model.ckpt 1
+    KEPT=1 row rewrite_cold_kept "1% rewritten in place, cold caches, disk dest, old version sent by ferry" \
         "$D/rewrite" model.ckpt 1
     for rep in 1 2 3; do
         drop
