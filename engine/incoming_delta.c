@@ -144,6 +144,9 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     f->basis_st = st;
     f->sig_block = delta_index_sig_block(f->basis_size, in->block_size);
     f->npieces = msg_delta_nsigs(f->basis_size, f->sig_block);
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
     /* Signatures kept when we wrote it spare the read to sign it. */
     if (in->ks != NULL && in->kept_mem + f->npieces * DELTA_SIG_LEN <=
         INCOMING_KEPT_MEM && keptsig_load(in->ks, &st, f->sig_block,
@@ -151,11 +154,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
         in->kept_mem += f->npieces * DELTA_SIG_LEN;
         log_info("%s/%s: the basis's signatures were kept when it was "
             "written: not read to sign it", dest_root(in->d), f->path);
-        return 0;
     }
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
     return 0;
 }
 
