@@ -51,6 +51,7 @@ struct rfile {
     uint64_t n_matched;
     struct stat basis_st;
     uint8_t *kept;            /* the basis's kept signatures, or NULL */
+    uint64_t prefetched;      /* the basis is asked for up to here */
     /* The signatures of what is written, to keep (keptsig.h). */
     struct keptsig *ksig;
     int ksig_off;             /* none for this file */

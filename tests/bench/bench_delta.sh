@@ -11,6 +11,7 @@
 #   FERRY_BENCH_REPS     runs per row (default 3)
 #   FERRY_BENCH_COLD     1: also the cold-cache rows (needs root to drop
 #                        the page cache; default 1 when permitted)
+#   FERRY_BENCH_ONLY     row ids to run (e.g. "rewrite_kept rewrite_cold")
 set -eu
 SIZE_MIB=${1:-512}
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +96,7 @@ run_one() {
 # always.
 row() {
     local id=$1 text=$2 src=$3 basis=$4 cold=$5 tool rep f_opts=() r_opts=()
+    case " ${FERRY_BENCH_ONLY:-$id} " in *" $id "*) ;; *) return 0 ;; esac
     shift 5
     while [ $# -gt 0 ] && [ "$1" != -- ]; do f_opts+=("$1"); shift; done
     [ $# -gt 0 ] && shift
