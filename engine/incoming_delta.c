@@ -365,8 +365,10 @@ delta_signed_bytes(const struct rfile *f)
     return n < f->basis_size ? n : f->basis_size;
 }
 
-/* How far ahead of the blocks being built the basis is asked for. */
-#define BASIS_PREFETCH (64u << 20)
+/* How far ahead of the blocks being built the basis is asked for: far
+ * enough that on a cold disk it is read before the new file's writes
+ * start to compete with it (64 MiB measured no better than none). */
+#define BASIS_PREFETCH (1024u << 20)
 
 /* Asks the kernel for the basis ahead of the block at off: blocks come
  * from several streams at once, and reads from two places of one file
