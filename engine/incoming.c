@@ -298,11 +298,14 @@ incoming_committed(void *ctx, struct dest_staged *s)
     struct rfile *f = s->owner;
     int r;
 
-    /* Its signatures describe it as it is now, committed. */
+    /* Its signatures describe it as it is now, committed; the old
+     * version's, if it was the basis, describe a file that is gone. */
     if (s->failed == 0 && f->ksig != NULL &&
         (r = keptsig_save(in->ks, f->ksig, partial_fd(s->pt))) != 0)
         log_debug("%s: signatures not kept: %s", s->path,
             ferry_strerror(r));
+    if (s->failed == 0 && f->basis_replaced)
+        keptsig_forget(in->ks, &f->basis_st);
     if (s->failed != 0) {
         xfer_problem(in->x, SIDE_DEST, s->path, s->failed, NULL);
         in->sum.files_failed++;

@@ -114,13 +114,14 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     const char *name;
     struct stat st;
     uint64_t n;
-    int pfd, fd;
+    int pfd, fd, replaced;
 
     if (!delta_wanted(in, f, UINT64_MAX) ||
         dest_parent(in->d, path, &pfd, &name) != 0)
         return 0;
     /* No basis is no error: the file is sent whole. */
     fd = openat(pfd, name, FSX_O_READ);
+    replaced = fd >= 0;
     if (fd < 0 && errno == ENOENT && dest_basis(in->d) != NULL) {
         /* --basis FILE: opened beneath the destination like any path. */
         if (dest_parent(in->d, dest_basis(in->d), &pfd, &name) == 0)
@@ -139,6 +140,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
         return 0;
     }
     f->delta = 1;
+    f->basis_replaced = replaced;
     f->basis_fd = fd;
     f->basis_size = (uint64_t)st.st_size;
     f->basis_st = st;

@@ -52,6 +52,7 @@ struct rfile {
     struct stat basis_st;
     uint8_t *kept;            /* the basis's kept signatures, or NULL */
     uint64_t prefetched;      /* the basis is asked for up to here */
+    int basis_replaced;       /* the basis is the old version, replaced */
     /* The signatures of what is written, to keep (keptsig.h). */
     struct keptsig *ksig;
     int ksig_off;             /* none for this file */

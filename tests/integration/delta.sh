@@ -197,6 +197,8 @@ printf 'changed' | dd of="$T/k.src/ckpt.bin" bs=1 seek=1500000 \
     conv=notrunc 2>/dev/null
 expect_rc 0 "$FERRY" push --json "$T/k.src/" "local:$T/k.box"
 [ "$(json_field bytes_matched)" -ge 9000000 ] || fail "kept: push matched"
+# The new version's kept, the replaced one's gone.
+[ "$(ls "$kept" | wc -l)" -eq 2 ] || fail "kept: $(ls "$kept" | wc -l) kept"
 expect_rc 0 "$FERRY" pull -v --json "local:$T/k.box/" "$T/k.here"
 expect_err "signatures were kept when it was written"
 cmp "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin" || fail "kept: pull differs"
