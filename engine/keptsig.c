@@ -63,10 +63,12 @@ keptsig_trim(int dirfd)
         return;
     }
     while ((de = readdir(dir)) != NULL) {
+        size_t len = strlen(de->d_name);
+
         if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
             (de->d_name[1] == '.' && de->d_name[2] == '\0')))
             continue;
-        if (strlen(de->d_name) >= sizeof(v->name) ||
+        if (len >= sizeof(v->name) ||
             fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
@@ -75,7 +77,7 @@ keptsig_trim(int dirfd)
         v = nv;
         v[n].mtime = st.st_mtim.tv_sec;
         v[n].bytes = (uint64_t)st.st_size;
-        snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+        memcpy(v[n].name, de->d_name, len + 1);
         bytes += v[n].bytes;
         n++;
     }
