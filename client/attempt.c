@@ -386,6 +386,9 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     st->state = ST_OPENING;
     memset(&st->tp, 0, sizeof(st->tp));
     st->tp.fd = -1;
+    /* The further connections log in while stream 0 opens its channel and
+     * starts its agent (two round trips and a process). */
+    attempt_preopen(a);
     if (env->cli->remote.local || env->use_cmd) {
         r = stream_transport(st, msg, msglen);
     } else {
@@ -404,11 +407,13 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     if (r != 0) {
         a->ending = 1;
         stream_done(st);
+        /* What was opened ahead goes once its worker is back. */
+        while (a->opening > 0)
+            uv_run(env->loop, UV_RUN_ONCE);
         uv_run(env->loop, UV_RUN_NOWAIT);
         return r;
     }
     uv_timer_start(&a->tick, attempt_tick, ATTEMPT_TICK_MS, ATTEMPT_TICK_MS);
-    attempt_preopen(a);
     uv_run(env->loop, UV_RUN_DEFAULT);
     if (!a->ending) {
         /* The loop ran dry with stream 0 open: never a success. */
