@@ -334,8 +334,10 @@ static void
 run_env(struct run *rn, uv_loop_t *loop)
 {
     struct attempt_env *e = &rn->env;
+    uint64_t connect_ms = e->connect_ms;  /* a push's first login, if done */
 
     memset(e, 0, sizeof(*e));
+    e->connect_ms = connect_ms;
     e->cli = rn->cli;
     e->loop = loop;
     e->x = &rn->x;
@@ -699,9 +701,7 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     uv_loop_t *loop = uv_default_loop();
     struct manifest mf;
     struct run rn;
-    char msg[1200], early_msg[1200], *dest_prefix = NULL,
-        *source_prefix = NULL;
-    uint64_t connect_ms;
+    char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
     int r, code, early;
 
     memset(&rn, 0, sizeof(rn));
@@ -737,10 +737,9 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
         code = exitcode_for(r, SIDE_DEST);
         goto out_fatal;
     }
-    /* Stream 0's SSH session opens while the scan runs; what it met is
-     * said after the scan's own errors. */
-    early = rn.scanning ? run_ssh_open(&rn, early_msg, sizeof(early_msg)) :
-        INT_MIN;
+    /* Stream 0's SSH session opens while the scan runs; what it met (in
+     * msg) is said after the scan's own errors. */
+    early = rn.scanning ? run_ssh_open(&rn, msg, sizeof(msg)) : INT_MIN;
     run_scan_wait(&rn, loop);
     if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
         sizeof(msg))) >= 0)
@@ -748,17 +747,12 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     /* The progress line, from here: the loop ran for the scan, but there
      * was nothing to show yet. */
     output_start(&rn.out, loop);
-    connect_ms = rn.env.connect_ms;
     run_env(&rn, loop);
-    rn.env.connect_ms = connect_ms;
     for (;;) {
-        if (early != INT_MIN) {
-            r = early;
-            early = INT_MIN;
-            snprintf(msg, sizeof(msg), "%s", early_msg);
-        } else {
+        if (early != INT_MIN)
+            r = early, early = INT_MIN;
+        else
             r = run_ssh_open(&rn, msg, sizeof(msg));
-        }
         if (r == 0)
             r = run_attempt(&rn, msg, sizeof(msg));
         if (r != 0 && !run_retryable(r)) {

@@ -227,7 +227,7 @@ keptsig_name(const struct stat *st, char *name, size_t cap)
 }
 
 int
-keptsig_save(struct keptsig_store *s, const struct keptsig *k, int fd)
+keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
 {
     char name[40], tmp[64];
     uint64_t body = k->count * DELTA_SIG_LEN;

@@ -67,7 +67,7 @@ void keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
 
 /* Stores k for the file open at fd, as it now is (written whole,
  * committed). Errors are the store's: the file itself is fine. */
-int keptsig_save(struct keptsig_store *s, const struct keptsig *k, int fd)
+int keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
     FERRY_WUR;
 
 /*

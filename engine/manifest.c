@@ -226,15 +226,30 @@ path_join(const char *a, const char *b)
     return p;
 }
 
+/* rel, and a symlink's target (or NULL) after its NUL, in the arena. */
+static const char *
+manifest_names(struct manifest *m, const char *rel, const char *target)
+{
+    size_t rl = strlen(rel) + 1, tl = target != NULL ? strlen(target) + 1 :
+        0;
+    char *p;
+
+    if ((p = arena_alloc(&m->names, rl + tl)) == NULL)
+        return NULL;
+    memcpy(p, rel, rl);
+    if (target != NULL)
+        memcpy(p + rl, target, tl);
+    return p;
+}
+
 /* Appends an entry: rel and target (or NULL) go into the arena. */
 static int
 manifest_append(struct manifest *m, const char *rel, const char *target,
     const char *local, uint8_t kind, uint32_t mode, uint64_t size,
     int64_t mtime_sec, uint32_t mtime_nsec)
 {
-    size_t rl = strlen(rel), tl = target != NULL ? strlen(target) : 0;
     struct mentry *e, *nv;
-    char *names;
+    const char *names;
     int r;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
@@ -244,12 +259,8 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
     m->v = nv;
     if ((r = manifest_source_for(m, rel, local)) != 0)
         return r;
-    if ((names = arena_alloc(&m->names, rl + 1 +
-        (target != NULL ? tl + 1 : 0))) == NULL)
+    if ((names = manifest_names(m, rel, target)) == NULL)
         return FERRY_ERR_NOMEM;
-    memcpy(names, rel, rl + 1);
-    if (target != NULL)
-        memcpy(names + rl + 1, target, tl + 1);
     e = &m->v[m->n];
     memset(e, 0, sizeof(*e));
     e->rel = names;
@@ -616,11 +627,10 @@ manifest_single_file(const struct manifest *m)
 int
 manifest_rename_top(struct manifest *m, const char *name)
 {
-    char local[MANIFEST_LOCAL_MAX], *n;
-    const char *target;
+    char local[MANIFEST_LOCAL_MAX];
+    const char *n;
     struct mentry *e = &m->v[0];
     struct msource *s;
-    size_t nl = strlen(name), tl;
     int r;
 
     if (m->n != 1 || e->kind == ENTRY_DIR)
@@ -635,15 +645,10 @@ manifest_rename_top(struct manifest *m, const char *name)
             strlen(local))) == NULL)
             return FERRY_ERR_NOMEM;
         s->plen = strlen(local);
-        s->strip = nl;
+        s->strip = strlen(name);
     }
-    target = mentry_target(e);
-    tl = target != NULL ? strlen(target) + 1 : 0;
-    if ((n = arena_alloc(&m->names, nl + 1 + tl)) == NULL)
+    if ((n = manifest_names(m, name, mentry_target(e))) == NULL)
         return FERRY_ERR_NOMEM;
-    memcpy(n, name, nl + 1);
-    if (target != NULL)
-        memcpy(n + nl + 1, target, tl);
     e->rel = n;
     return 0;
 }

@@ -609,27 +609,37 @@ plan_same_file(const struct mentry *e, const struct stat *st)
 }
 
 int
+plan_open_source(struct plan *p, const struct mentry *e, struct stat *st)
+{
+    int fd, r;
+
+    if ((fd = manifest_open(&p->mf, e, FSX_O_READ)) < 0)
+        return fd == -ELOOP ? FERRY_ERR_CHANGED : fd;
+    r = fstat(fd, st) != 0 ? -errno : !plan_same_file(e, st) ?
+        FERRY_ERR_CHANGED : 0;
+    if (r != 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int
 plan_file_fd(struct plan *p, uint32_t id, int *fd)
 {
     struct mentry *e = &p->mf.v[id];
     struct pfile *f = p->files[id];
     struct stat st;
+    int r;
 
     *fd = -1;
     if (f->fd >= 0) {
         *fd = f->fd;
         return 0;
     }
-    if ((f->fd = manifest_open(&p->mf, e, FSX_O_READ)) < 0) {
-        int r = f->fd;
-
-        f->fd = -1;
-        return r == -ELOOP ? FERRY_ERR_CHANGED : r;
-    }
-    if (fstat(f->fd, &st) != 0)
-        return -errno;
-    if (!plan_same_file(e, &st))
-        return FERRY_ERR_CHANGED;
+    if ((r = plan_open_source(p, e, &st)) < 0)
+        return r;
+    f->fd = r;
     /* Fewer blocks allocated than the size needs: it has holes. */
     f->sparse = (uint64_t)st.st_blocks * 512 < e->size;
 #ifdef POSIX_FADV_SEQUENTIAL

@@ -145,6 +145,12 @@ int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
  * file of the same size and mtime. */
 int plan_same_file(const struct mentry *e, const struct stat *st);
 
+/* Opens e's source for reading: an fd (*st its fstat), or an error,
+ * FERRY_ERR_CHANGED when it is no longer the file that was scanned (or
+ * became a symlink). */
+int plan_open_source(struct plan *p, const struct mentry *e,
+    struct stat *st);
+
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */
 int plan_file_fd(struct plan *p, uint32_t id, int *fd) FERRY_WUR;

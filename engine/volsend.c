@@ -342,12 +342,8 @@ vs_read(struct volsend *vs, const struct mentry *e)
     ssize_t k;
     int fd, r = 0;
 
-    if ((fd = manifest_open(plan_manifest(vs->p), e, FSX_O_READ)) < 0)
-        return fd == -ELOOP ? FERRY_ERR_CHANGED : fd;
-    if (fstat(fd, &st) != 0)
-        r = -errno;
-    else if (!plan_same_file(e, &st))
-        r = FERRY_ERR_CHANGED;
+    if ((fd = plan_open_source(vs->p, e, &st)) < 0)
+        return fd;
     while (r == 0 && got <= e->size) {
         k = read(fd, vs->fbuf + got, (size_t)e->size + 1 - got);
         if (k < 0 && (errno == EINTR || errno == EAGAIN))
