@@ -102,7 +102,8 @@ stream_closed(struct conn *c, int err)
     struct attempt *a = st->a;
     const struct attempt_env *e = a->env;
 
-    log_debug("stream %u closed: %s", st->index, ferry_strerror(err));
+    log_debug("stream %u closed: %s", st->index, err == 0 ? "its end" :
+        ferry_strerror(err));
     st->state = ST_CLOSED;
     st->err = err;
     /* Over libssh2 the session counts the wire, not this pipe. */

@@ -14,8 +14,8 @@
  * tenth, up to ATTEMPT_AUTO_MAX and while enough is left to send
  * (attempt_grow.c says why). Over libssh2, the SSH connections of the
  * streams that would come first (three on a long link for a push worth
- * them, or -j's) are opened while stream 0 starts the transfer, and JOIN
- * once it runs. Up to ATTEMPT_OPENING_MAX streams are opened at
+ * them, or -j's) are opened while stream 0 logs in (ssh.h,
+ * ssh_early_start) or starts the transfer, and JOIN once it runs. Up to ATTEMPT_OPENING_MAX streams are opened at
  * once (sshd's MaxStartups), in worker threads or as ssh children, and
  * they never prompt (ssh.h keeps what the first connection unlocked; the
  * ssh program runs them with BatchMode).
@@ -83,7 +83,8 @@ struct attempt_env {
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
     unsigned streams;              /* -j; 0: choose */
-    uint64_t connect_ms;           /* the first SSH handshake took this */
+    uint64_t connect_ms;           /* the first SSH login took this */
+    struct ssh_early *early;       /* connections started during it */
     unsigned stall_s;              /* --stall-timeout; 0: none */
     struct ratelimit *limit;       /* --bwlimit, shared by the streams */
 };
@@ -117,6 +118,16 @@ struct attempt {
     uint64_t idle_since, last_total;
     int ending, interrupted;
 };
+
+/*
+ * How many further streams a push should open ahead, before stream 0
+ * runs: up to three of -j's N - 1 on any link; by default three when the
+ * first SSH key exchange or login took link_ms >= ATTEMPT_LONG_CONNECT_MS
+ * and the push has bytes enough for four streams at its first data
+ * (attempt_tune); else none.
+ */
+unsigned attempt_ahead(const struct cli *cli, uint64_t link_ms,
+    uint64_t bytes);
 
 /*
  * Runs an attempt on env->loop until every stream has closed. ssh0 is

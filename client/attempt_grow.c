@@ -21,7 +21,16 @@ stream_open_work(uv_work_t *w)
     memset(&so, 0, sizeof(so));
     so.cfg = e->cfg;
     so.display = e->cli->remote.host;
-    st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
+    /* One started during stream 0's login, if there is one left. */
+    st->err = e->early == NULL ? FERRY_ERR_CLOSED :
+        ssh_early_take(e->early, &st->ssh, st->msg, sizeof(st->msg));
+    /* One that failed (sshd's LoginGraceTime ran out while the user
+     * answered a prompt, say) is tried again from the start. */
+    if (st->err != 0 && st->err != FERRY_ERR_CLOSED)
+        log_info("stream %u: started early, it failed (%s): again",
+            st->index, st->msg[0] ? st->msg : ferry_strerror(st->err));
+    if (st->err != 0 && st->err != FERRY_ERR_INTERRUPTED)
+        st->err = ssh_conn_open(&so, &st->ssh, st->msg, sizeof(st->msg));
     /* The channel and the agent's start are round trips too. */
     if (st->err == 0)
         st->err = stream_transport(st, st->msg, sizeof(st->msg));
@@ -99,21 +108,37 @@ void
 attempt_preopen(struct attempt *a)
 {
     const struct attempt_env *e = a->env;
-    uint64_t total = xfer_get(&e->x->st.bytes_total);
-    unsigned want = 0;
+    unsigned want;
 
     if (e->cli->remote.local || e->use_cmd ||
         (e->plan == NULL && e->dest == NULL))
         return;
-    if (e->streams > 0)
-        want = e->streams - 1;
-    else if (e->plan != NULL && e->connect_ms >= ATTEMPT_LONG_CONNECT_MS &&
-        total >= 4 * ATTEMPT_AUTO_MIN_LEFT)
-        want = 3;
+    if (e->early != NULL)
+        want = ssh_early_left(e->early);
+    else if (e->plan != NULL || e->streams > 0)
+        want = attempt_ahead(e->cli, e->connect_ms,
+            xfer_get(&e->x->st.bytes_total));
+    else
+        want = 0;
     if (want > ATTEMPT_OPENING_MAX)
         want = ATTEMPT_OPENING_MAX;
     while (want-- > 0 && !a->tuned)
         attempt_add_stream(a);
+}
+
+unsigned
+attempt_ahead(const struct cli *cli, uint64_t link_ms, uint64_t bytes)
+{
+    unsigned want = 0;
+
+    if (cli->remote.local)
+        return 0;
+    if (cli->streams > 0)
+        want = (unsigned)cli->streams - 1;
+    else if (link_ms >= ATTEMPT_LONG_CONNECT_MS &&
+        bytes >= 4 * ATTEMPT_AUTO_MIN_LEFT)
+        want = 3;
+    return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
 }
 
 /* Opens one more stream. */

@@ -97,8 +97,12 @@ struct run {
     /* A push's scan, in the pool while stream 0 connects. */
     uv_work_t scan_req;
     struct manifest *scan_mf;
-    atomic_int scan_stop;
+    atomic_int scan_stop, scan_finished;
     int scanning, scan_err, scan_failed;  /* failed: the path's index */
+    /* Further connections started during stream 0's first login. */
+    struct ssh_early *early;
+    struct ssh_conn_opts early_opts;
+    int early_tried;
 };
 
 static void
@@ -291,6 +295,29 @@ run_setup(struct run *rn, char *msg, size_t msglen)
     return 0;
 }
 
+/* Stream 0's key exchange is done: on a long link, a push worth more
+ * streams starts their connections now, beside its login (ssh.h,
+ * ssh_early_start). Once per run. */
+static void
+run_ssh_handshake(void *ctx, uint64_t ms)
+{
+    struct run *rn = ctx;
+    uint64_t bytes = 0;
+    unsigned n;
+
+    if (rn->early_tried++ > 0 || rn->op != NULL ||
+        rn->cli->cmd != CMD_PUSH)
+        return;
+    /* The scan, in the pool, is done already for a few big files. */
+    if (atomic_load(&rn->scan_finished) && rn->scan_err == 0)
+        bytes = rn->scan_mf->bytes;
+    if ((n = attempt_ahead(rn->cli, ms, bytes)) > 0)
+        rn->early = ssh_early_start(&rn->early_opts, n);
+    log_debug("streams: the key exchange took %llu ms; %u more started "
+        "beside the login", (unsigned long long)ms,
+        ssh_early_left(rn->early));
+}
+
 /* Opens the libssh2 session, if that is the transport and none is open. */
 static int
 run_ssh_open(struct run *rn, char *msg, size_t msglen)
@@ -311,7 +338,13 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     } else if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL) {
         return 0;
     } else {
+        if (!rn->early_tried) {
+            rn->early_opts = so;
+            so.on_handshake = run_ssh_handshake;
+            so.ctx = rn;
+        }
         r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+        ssh_early_gate(rn->early, r == 0);
         /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
          * as for ProxyJump hosts. */
         if (r == FERRY_ERR_AUTH && so.rsa_only) {
@@ -338,6 +371,7 @@ run_env(struct run *rn, uv_loop_t *loop)
 
     memset(e, 0, sizeof(*e));
     e->connect_ms = connect_ms;
+    e->early = rn->early;
     e->cli = rn->cli;
     e->loop = loop;
     e->x = &rn->x;
@@ -373,6 +407,9 @@ run_attempt(struct run *rn, char *msg, size_t msglen)
     rn->in_attempt = 1;
     r = attempt_run(&rn->at, &rn->env, rn->ssh, msg, msglen);
     rn->in_attempt = 0;
+    /* Those left were for the first attempt only. */
+    ssh_early_free(rn->early);
+    rn->early = rn->env.early = NULL;
     rn->wire_out += rn->at.wire_out;
     rn->wire_in += rn->at.wire_in;
     rn->moving_s += rn->at.moving_s;
@@ -407,6 +444,8 @@ run_wants_bootstrap(const struct run *rn)
 static void
 run_ssh_close(struct run *rn)
 {
+    ssh_early_free(rn->early);
+    rn->early = rn->env.early = NULL;
     if (rn->ssh == NULL)
         return;
     rn->wire_out += ssh_conn_wire_out(rn->ssh);
@@ -513,8 +552,9 @@ run_scan(uv_work_t *req)
         if ((rn->scan_err = manifest_scan(rn->scan_mf,
             cli->local_paths[i])) != 0) {
             rn->scan_failed = i;
-            return;
+            break;
         }
+    atomic_store(&rn->scan_finished, 1);
 }
 
 static void

@@ -419,14 +419,35 @@ ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     return ssh_conn_start(o, 0, out, err, errlen);
 }
 
-/* Connects, checks the host key and, unless check_only, logs in. */
+/* The failure of a connection being started: its message, and the
+ * connection goes. */
 static int
-ssh_conn_start(struct ssh_conn_opts *o, int check_only,
-    struct ssh_conn **out, char *err, size_t errlen)
+ssh_conn_fail(struct ssh_conn *c, int r, char *err, size_t errlen)
+{
+    /* After a refusal the session is sound, and sshd gets a goodbye;
+     * anything else may have left a send half done. */
+    if (r != FERRY_ERR_HOSTKEY && r != FERRY_ERR_AUTH)
+        c->dirty = 1;
+    if (r == FERRY_ERR_INTERRUPTED)
+        snprintf(err, errlen, "interrupted");
+    else if (r == FERRY_ERR_TIMEOUT && err[0] == '\0')
+        snprintf(err, errlen, "%s: no answer from the server during login "
+            "(ConnectTimeout %lld s)", c->display,
+            (long long)(c->timeout_ms / 1000));
+    else if (err[0] == '\0')
+        snprintf(err, errlen, "%s: %s", c->display, ferry_strerror(r));
+    ssh_conn_close(c);
+    return r;
+}
+
+int
+ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
+    char *err, size_t errlen)
 {
     const struct sshcfg *cfg = o->cfg;
     unsigned timeout = cfg->connect_timeout ? cfg->connect_timeout :
         SSH_DEFAULT_TIMEOUT;
+    int64_t t0 = ssh_now_ms();
     struct ssh_conn *c;
     int r;
 
@@ -450,36 +471,51 @@ ssh_conn_start(struct ssh_conn_opts *o, int check_only,
     c->timeout_ms = (int64_t)timeout * 1000;
     ssh_deadline_reset(c);
     if ((r = ssh_tcp_connect(c, cfg, err, errlen)) != 0 ||
-        (r = ssh_handshake(c, err, errlen)) != 0 ||
-        (r = ssh_hostkey_check(c, cfg, err, errlen)) != 0)
-        goto fail;
+        (r = ssh_handshake(c, err, errlen)) != 0)
+        return ssh_conn_fail(c, r, err, errlen);
+    if (o->on_handshake != NULL)
+        o->on_handshake(o->ctx, (uint64_t)(ssh_now_ms() - t0));
+    *out = c;
+    return 0;
+}
+
+int
+ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,
+    int check_only, char *err, size_t errlen)
+{
+    int r;
+
+    err[0] = '\0';
+    if ((r = ssh_hostkey_check(c, o->cfg, err, errlen)) != 0)
+        return ssh_conn_fail(c, r, err, errlen);
     if (check_only) {
         ssh_conn_close(c);
         return 0;
     }
-    if ((r = ssh_auth_login(c, cfg, err, errlen)) != 0)
-        goto fail;
+    if ((r = ssh_auth_login(c, o->cfg, err, errlen)) != 0) {
+        if (r == FERRY_ERR_AUTH && c->rsa_skipped)
+            o->rsa_only = 1;
+        return ssh_conn_fail(c, r, err, errlen);
+    }
     atomic_store(&ssh_logged_in, 1);
     libssh2_keepalive_config(c->s, 1, c->alive_interval);
     atomic_store(&c->last_rx_ms, ssh_now_ms());
-    *out = c;
     return 0;
-fail:
-    /* After a refusal the session is sound, and sshd gets a goodbye;
-     * anything else may have left a send half done. */
-    if (r != FERRY_ERR_HOSTKEY && r != FERRY_ERR_AUTH)
-        c->dirty = 1;
-    if (r == FERRY_ERR_AUTH && c->rsa_skipped)
-        o->rsa_only = 1;
-    if (r == FERRY_ERR_INTERRUPTED)
-        snprintf(err, errlen, "interrupted");
-    else if (r == FERRY_ERR_TIMEOUT && err[0] == '\0')
-        snprintf(err, errlen, "%s: no answer from the server during login "
-            "(ConnectTimeout %u s)", c->display, timeout);
-    else if (err[0] == '\0')
-        snprintf(err, errlen, "%s: %s", c->display, ferry_strerror(r));
-    ssh_conn_close(c);
-    return r;
+}
+
+/* Connects, checks the host key and, unless check_only, logs in. */
+static int
+ssh_conn_start(struct ssh_conn_opts *o, int check_only,
+    struct ssh_conn **out, char *err, size_t errlen)
+{
+    struct ssh_conn *c;
+    int r;
+
+    if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0 ||
+        (r = ssh_conn_finish(o, c, check_only, err, errlen)) != 0)
+        return r;
+    *out = check_only ? NULL : c;
+    return 0;
 }
 
 /*

@@ -43,6 +43,10 @@ struct ssh_conn_opts {
     int rsa_only;          /* out: login failed, and keys were skipped
                             * that ssh can use (RSA, signed here with
                             * SHA-1 only): the ssh program may do */
+    /* Called (same thread) once the key exchange is done, with the time
+     * since the connect began: a measure of the link, before the login. */
+    void (*on_handshake)(void *ctx, uint64_t ms);
+    void *ctx;
 };
 
 /*
@@ -82,6 +86,29 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  */
 int ssh_conn_check_host(const struct ssh_conn_opts *o, char *err,
     size_t errlen) FERRY_WUR;
+
+/*
+ * Further connections started while the first one logs in, so that their
+ * round trips overlap its own: each connects and exchanges keys at once,
+ * in a thread of its own, then waits for ssh_early_gate(), which the
+ * first login's end calls; only then does it check the host key and log
+ * in, never prompting (the first connection asked about the host key
+ * and a passphrase, if anything). ssh_early_start returns NULL when none
+ * could start. ssh_early_take hands out the next one once it is logged
+ * in (blocking: call it off the loop); FERRY_ERR_CLOSED when all were
+ * taken, else its own error and message; any thread may take.
+ * ssh_early_free, once no take runs, shuts the gate, waits for the
+ * threads and closes what was not taken.
+ */
+#define SSH_EARLY_MAX 4
+struct ssh_early;
+struct ssh_early *ssh_early_start(const struct ssh_conn_opts *o,
+    unsigned n);
+void ssh_early_gate(struct ssh_early *e, int open);
+unsigned ssh_early_left(const struct ssh_early *e);
+int ssh_early_take(struct ssh_early *e, struct ssh_conn **out, char *err,
+    size_t errlen) FERRY_WUR;
+void ssh_early_free(struct ssh_early *e);
 
 /*
  * Runs command on a new channel and starts the pump; *fd is the engine's

@@ -67,6 +67,15 @@ struct ssh_conn {
 int64_t ssh_now_ms(void);
 const char *ssh_last_error(struct ssh_conn *c);
 
+/* ssh_conn_open in two steps, for connections started before the first
+ * one logged in (ssh_early.c): TCP connect and key exchange (then
+ * o->on_handshake), and the host key check and login (o->rsa_only is set
+ * as ssh_conn_open says). On failure the connection is gone. */
+int ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
+    char *err, size_t errlen) FERRY_WUR;
+int ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,
+    int check_only, char *err, size_t errlen) FERRY_WUR;
+
 /* The read end of the interrupt pipe: readable once ssh_interrupt() has
  * run, for poll() sets. */
 int ssh_intr_fd(void);

@@ -110,3 +110,33 @@ n=$(grep -c "Enter passphrase" "$T/tty.out" || true)
     { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
 grep -q "retrying" "$T/tty.out" || fail "the connection was not cut"
 tree_same "$T/src" "$T/d5"
+
+# Streams started during the first login (-j, or a long link) wait for
+# it: the host key question and the passphrase are asked once, by stream
+# 0, and the others then check the key it added and log in with the
+# passphrase it was given. The answers come late, as a person's do.
+: >"$kh"
+set +e
+pty --timeout 60 expect="$question" sleep=1 send='yes\n' \
+    expect="Enter passphrase for key '$T/locked': " sleep=1 \
+    send='secret\n' -- \
+    env -u SSH_AUTH_SOCK "$FERRY" push "${locked[@]}" -vv -j 3 \
+    -o "UserKnownHostsFile=$kh" -o StrictHostKeyChecking=ask \
+    "$T/src/" "ferry-test:$T/d6"
+rc=$?
+set -e
+expect_pty 0
+grep -q "2 more started beside the login" "$T/tty.out" ||
+    { cat "$T/tty.out"; fail "no streams started beside the login"; }
+! grep -q "started early, it failed" "$T/tty.out" ||
+    { cat "$T/tty.out"; fail "an early stream did not wait for the login"; }
+n=$(grep -c "Enter passphrase" "$T/tty.out" || true)
+[ "$n" -eq 1 ] ||
+    { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
+n=$(grep -c "continue connecting" "$T/tty.out" || true)
+[ "$n" -eq 1 ] ||
+    { cat "$T/tty.out"; fail "asked $n times about the host key"; }
+n=$(grep -c "stream [12] added" "$T/tty.out" || true)
+[ "$n" -eq 2 ] ||
+    { cat "$T/tty.out"; fail "$n of the 2 early streams joined"; }
+tree_same "$T/src" "$T/d6"
