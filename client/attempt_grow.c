@@ -196,6 +196,21 @@ attempt_fill(struct attempt *a)
         attempt_add_stream(a);
 }
 
+/* What stream 0's own start says, before a further stream does: the
+ * first libssh2 key exchange or login, else (the ssh program carries
+ * stream 0, which no handshake of ours timed) stream 0's time from its
+ * child's start to running, which a long link's round trips stretch to
+ * half a second or more where loopback takes a tenth. */
+static int
+attempt_first_long(const struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+
+    if (e->connect_ms > 0)
+        return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS;
+    return e->use_cmd && a->s0_run_ms >= ATTEMPT_SHORT_LINK_MS;
+}
+
 /* The time from the start of a further stream's opening to its session
  * running (JOIN answered) says how long the link is: ten round trips or
  * so, SSH's handshake and login included. An ssh child adds its own start
@@ -209,7 +224,8 @@ attempt_long_link(const struct attempt *a)
     if (e->connect_ms > 0)
         return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ||
             (!e->use_cmd && a->link_ms >= ATTEMPT_SHORT_LINK_MS);
-    return a->link_ms >= (e->use_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
+    return attempt_first_long(a) ||
+        a->link_ms >= (e->use_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
 }
 
 /*
@@ -278,10 +294,13 @@ attempt_tune(struct attempt *a, uint64_t now)
         return;
     }
     attempt_fill(a);
-    if (a->grown || a->opening > 0 || a->active < a->target ||
-        !attempt_can_grow(a) || moved == 0)
-        return;
     total = xfer_get(&st->bytes_total);
+    /* A pull's size comes with PLAN, a round trip or two before its
+     * first data: that is soon enough to know. */
+    if (a->grown || a->opening > 0 || a->active < a->target ||
+        !attempt_can_grow(a) || (moved == 0 && (e->dest == NULL ||
+        total == 0)))
+        return;
     done = xfer_get(&st->bytes_done);
     left = total > done ? total - done : 0;
     if (a->link_ms == 0 && a->target >= 2)
@@ -296,7 +315,7 @@ attempt_tune(struct attempt *a, uint64_t now)
             a->grown = 1;
             return;
         }
-        a->target = e->connect_ms >= ATTEMPT_LONG_CONNECT_MS &&
+        a->target = attempt_first_long(a) &&
             left >= 4 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
         a->tune_streams = 1;
         attempt_fill(a);

@@ -74,7 +74,8 @@ struct run {
     struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
     int use_cmd;             /* the ssh program is the transport */
     int rsa_fallback;        /* ... because only an RSA key would do */
-    int check_host;          /* ... and libssh2 checks the host key first */
+    int strict_host;         /* ... refusing host keys not known */
+    int check_host;          /* libssh2 checks the host key first */
     struct remote_agent agent;
     struct attempt_env env;
     /* The attempt running or last run. */
@@ -288,10 +289,19 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         return r;
     }
     /* A pull's data comes faster through OpenSSH, which decrypts in bulk,
-     * than through libssh2 1.10 (docs/DESIGN.md, "Which program carries
-     * the bytes"); our own host key check still comes first. */
-    if (cli->cmd == CMD_PULL && remote_have_ssh())
-        rn->use_cmd = rn->check_host = 1;
+     * than through libssh2 1.10 (docs/DESIGN.md, "Over what"). It checks
+     * the host key with StrictHostKeyChecking=yes: a key known_hosts does
+     * not hold as it is, new or changed, is refused, and then our own
+     * check asks or explains as for a push (run_main). */
+    if (cli->cmd == CMD_PULL && remote_have_ssh()) {
+        rn->use_cmd = 1;
+        /* Unless the command line chose for ssh (say "no", which would
+         * take a changed key): then ours checks first, as it always did. */
+        if (remote_cli_sets(cli, "StrictHostKeyChecking"))
+            rn->check_host = 1;
+        else
+            rn->strict_host = 1;
+    }
     return 0;
 }
 
@@ -387,6 +397,7 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->agent = &rn->agent;
     e->cfg = rn->have_cfg ? &rn->cfg : NULL;
     e->use_cmd = rn->use_cmd;
+    e->strict_host = rn->strict_host;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
     if (rn->cli->bwlimit > 0) {
@@ -795,6 +806,14 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
             r = run_ssh_open(&rn, msg, sizeof(msg));
         if (r == 0)
             r = run_attempt(&rn, msg, sizeof(msg));
+        if (r == 0 && rn.strict_host && rn.at.hostkey_refused &&
+            !rn.interrupted) {
+            /* Asked about or explained by libssh2 (run_ssh_open); ssh
+             * then goes by the user's own settings, as it did before. */
+            rn.strict_host = rn.env.strict_host = 0;
+            rn.check_host = 1;
+            continue;
+        }
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
                 exitcode_for(r, SIDE_DEST);

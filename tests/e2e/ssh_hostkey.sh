@@ -40,3 +40,59 @@ expect_err "HAS CHANGED"
 expect_err "$kh:2"
 expect_err "ssh-keygen -f '$kh' -R '[127.0.0.1]:$SSHD_PORT'"
 [ ! -e "$T/d4" ] || fail "connected despite a changed key"
+
+# A pull: its bytes go through the ssh program, which checks the key
+# itself (StrictHostKeyChecking=yes) instead of a check of ours over a
+# connection of its own first; when ssh refuses, ours says why, and ssh's
+# own lines are not shown beside it. The proxy counts the connections.
+. "$TESTS_DIR/lib/netproxy.sh"
+proxy_start -v
+pcommon=(-F "$SSH_CONFIG" --agent "$AGENT" -j 1 -o "UserKnownHostsFile=$kh")
+conns() { grep -c "conn [0-9]* open" "$T/proxy.log" || true; }
+printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
+    "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" >"$kh"
+: >"$T/proxy.log"
+expect_rc 0 "$FERRY" pull "${pcommon[@]}" "ferry-proxy:$T/src/" "$T/p1"
+[ -f "$T/p1/f" ] || fail "pull with a known key: nothing arrived"
+[ "$(conns)" -eq 1 ] ||
+    fail "a pull with a known key made $(conns) connections, want 1"
+
+# Unknown: refused with our line (exit 7), and nothing pulled.
+: >"$kh"
+expect_rc 7 "$FERRY" pull "${pcommon[@]}" "ferry-proxy:$T/src/" "$T/p2"
+expect_err "not known"
+! grep -q "Host key verification failed" "$T/last.err" ||
+    fail "ssh's own refusal was shown"
+[ ! -e "$T/p2/f" ] || fail "pulled from an unknown host"
+
+# Changed: refused, naming the line, even where the config would
+# accept new keys.
+{
+    echo "# a comment"
+    printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
+        "$(cut -d' ' -f1,2 "$T/other_host.pub")"
+} >"$kh"
+sed -i 's/^\( *StrictHostKeyChecking \)yes$/\1accept-new/' "$SSH_CONFIG"
+expect_rc 7 "$FERRY" pull "${pcommon[@]}" "ferry-proxy:$T/src/" "$T/p3"
+expect_err "HAS CHANGED"
+expect_err "$kh:2"
+[ ! -e "$T/p3/f" ] || fail "pulled despite a changed key"
+
+# accept-new in the config: the unknown key is added by our check, and
+# the pull goes on.
+: >"$kh"
+expect_rc 0 "$FERRY" pull "${pcommon[@]}" "ferry-proxy:$T/src/" "$T/p4"
+expect_err "Permanently added"
+[ -f "$T/p4/f" ] || fail "accept-new pull: nothing arrived"
+
+# -o StrictHostKeyChecking=no on the command line would bind ssh before
+# our option: our own check comes first then, and refuses a changed key.
+{
+    echo "# a comment"
+    printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
+        "$(cut -d' ' -f1,2 "$T/other_host.pub")"
+} >"$kh"
+expect_rc 7 "$FERRY" pull "${pcommon[@]}" -o StrictHostKeyChecking=no \
+    "ferry-proxy:$T/src/" "$T/p5"
+expect_err "HAS CHANGED"
+[ ! -e "$T/p5/f" ] || fail "pulled despite a changed key (-o no)"

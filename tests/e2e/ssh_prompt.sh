@@ -140,3 +140,22 @@ n=$(grep -c "stream [12] added" "$T/tty.out" || true)
 [ "$n" -eq 2 ] ||
     { cat "$T/tty.out"; fail "$n of the 2 early streams joined"; }
 tree_same "$T/src" "$T/d6"
+
+# A pull whose config says ask: ssh, told to be strict, refuses the
+# unknown key; ours asks once, adds it, and ssh then finds it.
+sed 's/^\( *StrictHostKeyChecking \)yes$/\1ask/' "$SSH_CONFIG" \
+    >"$T/ask_config"
+: >"$kh"
+set +e
+pty expect="$question" send='yes\n' -- \
+    "$FERRY" pull -F "$T/ask_config" --agent "$AGENT" \
+    -o "UserKnownHostsFile=$kh" "ferry-test:$T/src/f" "$T/d7"
+rc=$?
+set -e
+expect_pty 0
+n=$(grep -c "continue connecting" "$T/tty.out" || true)
+[ "$n" -eq 1 ] ||
+    { cat "$T/tty.out"; fail "asked $n times about the host key"; }
+! grep -q "verification failed" "$T/tty.out" ||
+    { cat "$T/tty.out"; fail "ssh's refusal was shown"; }
+cmp -s "$T/src/f" "$T/d7" || fail "the pull after yes did not arrive"
