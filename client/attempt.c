@@ -305,9 +305,12 @@ stream_start(struct attempt_stream *st)
 void
 stream_drop(struct attempt_stream *st)
 {
-    if (st->has_tp)
+    /* Its agent waits for a JOIN that will not come: not for it. */
+    if (st->has_tp) {
+        transport_stop(&st->tp);
         (void)transport_finish(&st->tp, &st->exit_status, st->msg,
             sizeof(st->msg));
+    }
     if (st->ssh != NULL)
         ssh_conn_close(st->ssh);
     st->ssh = NULL;

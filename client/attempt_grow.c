@@ -136,7 +136,7 @@ attempt_ahead(const struct cli *cli, uint64_t link_ms, uint64_t bytes)
     if (cli->streams > 0)
         want = (unsigned)cli->streams - 1;
     else if (link_ms >= ATTEMPT_LONG_CONNECT_MS &&
-        bytes >= 4 * ATTEMPT_AUTO_MIN_LEFT)
+        bytes >= 2 * ATTEMPT_AUTO_MIN_LEFT)
         want = 3;
     return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
 }
@@ -316,7 +316,7 @@ attempt_tune(struct attempt *a, uint64_t now)
             return;
         }
         a->target = attempt_first_long(a) &&
-            left >= 4 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
+            left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
         a->tune_streams = 1;
         attempt_fill(a);
         return;

@@ -608,8 +608,12 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     char **source_prefix, char *msg, size_t msglen)
 {
     struct cli *cli = rn->cli;
+    /* Stream 0's login (libssh2: a push) tells a short link, where auto
+     * keeps zstd's fastest level; a pull's agent adapts (volsend.h). */
     struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
-        cli->vol_compress, cli->vol_level };
+        cli->vol_compress, cli->vol_level, cli->remote.local ||
+        (rn->env.connect_ms > 0 &&
+        rn->env.connect_ms < ATTEMPT_LONG_CONNECT_MS) };
     struct volsend *vs;
     size_t i;
     int r;

@@ -63,7 +63,8 @@ vs_apply_opts(struct volsend *vs, const struct volsend_opts *o)
         vs->o.threshold = vs->o.volume_size / 16;
     if (vs->o.threshold > PROTO_MAX_PACK_THRESHOLD)
         vs->o.threshold = PROTO_MAX_PACK_THRESHOLD;
-    vs->level = vs->o.compress == VOL_COMPRESS_NEVER ? VOLSEND_MIN_LEVEL :
+    vs->level = vs->o.compress == VOL_COMPRESS_NEVER || (vs->o.compress ==
+        VOL_COMPRESS_AUTO && vs->o.short_link) ? VOLSEND_MIN_LEVEL :
         vs->o.compress == VOL_COMPRESS_LEVEL ? vs->o.level :
         VOLSEND_START_LEVEL;
 }
@@ -211,10 +212,11 @@ vs_zstd_level(const struct volsend *vs)
  * volsend.h): files bytes in, bytes out, and the time it took. */
 static void
 vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
-    uint64_t busy)
+    uint64_t busy, uint64_t set_out)
 {
-    if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10))
-        return;  /* too little to judge by */
+    if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10) ||
+        vs->o.short_link)
+        return;  /* too little to judge by, or nothing to judge */
     if (out * 100 > in * 97) {
         vs->level = VOLSEND_MIN_LEVEL;
         return;
@@ -223,10 +225,9 @@ vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
         vs->level = 1;  /* it compresses after all: try again */
     else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
         vs->level++;
-    else if (busy * 10 > wall * 8 && vs->level > 1)
+    else if (busy * 10 > wall * 8 && vs->level > 1 &&
+        set_out >= VOLSEND_BUFFERED)
         vs->level--;
-    else if (busy * 10 > wall * 8 && vs->level == 1)
-        vs->level = VOLSEND_MIN_LEVEL;
 }
 
 static void
@@ -252,7 +253,12 @@ vs_frame_end(struct vs_stream *ps)
 
     volw_totals(ps->w, &t);
     vs_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0,
-        clock_ns() - ps->f_t0, ps->f_busy);
+        clock_ns() - ps->f_t0, ps->f_busy, t.compressed);
+    log_debug("frame: %llu in, %llu out, %llu/%llu ms busy; level %d",
+        (unsigned long long)ps->f_in, (unsigned long long)(t.compressed -
+        ps->f_out0), (unsigned long long)(ps->f_busy / 1000000),
+        (unsigned long long)((clock_ns() - ps->f_t0) / 1000000),
+        ps->vs->level);
     volw_set_level(ps->w, vs_zstd_level(ps->vs));
     vs_frame_begin(ps);
 }
@@ -417,7 +423,8 @@ vs_probe(struct volsend *vs, uint64_t size)
 {
     size_t n = size < VS_PROBE_MAX ? (size_t)size : VS_PROBE_MAX, out;
 
-    if (vs->o.compress != VOL_COMPRESS_AUTO || n < VS_PROBE_MIN)
+    if (vs->o.compress != VOL_COMPRESS_AUTO || n < VS_PROBE_MIN ||
+        vs->o.short_link)
         return;
     if (vs->probe == NULL && ((vs->probe = zst_new()) == NULL ||
         (vs->probe_out = xmalloc(VS_PROBE_MAX)) == NULL))

@@ -149,6 +149,10 @@ row step "step-2.bin beside step-1.bin, 60% of 4 MiB regions kept" \
     "$D/step" step-1.bin 0 --basis auto -- --fuzzy
 KEPT=1 row rewrite_kept "1% rewritten in place, warm, tmpfs dest, old version sent by ferry" \
     "$D/rewrite" model.ckpt 0
+KEPT=1 row insert_kept "4 KiB inserted at the start, warm, tmpfs dest, old version sent by ferry" \
+    "$D/insert" model.ckpt 0
+KEPT=1 row touch_kept "same content, new mtime, warm, tmpfs dest, old version sent by ferry" \
+    "$D/touch" model.ckpt 0
 if [ "$can_drop" = 1 ]; then
     row rewrite_cold "1% rewritten in place, cold caches, disk dest" \
         "$D/rewrite" model.ckpt 1

@@ -143,3 +143,15 @@ interrupted "$T/d8" 16000000 "$FERRY" pull -F "$SSH_CONFIG" \
 expect_rc 0 "$FERRY" pull "${opts[@]}" -j 8 "ferry-proxy:$T/src/" "$T/d8"
 tree_same "$T/src" "$T/d8"
 [ "$(json_field resumed_bytes)" -gt 0 ] || fail "pull: nothing resumed"
+
+# 5. Stream 0 refused (a destination the agent cannot make) while the
+# further streams, opened beside its login, wait parked with their agents
+# running: the run ends at once with the agent's line, not waiting on
+# them.
+echo blocker >"$T/blocker"
+start=$(date +%s)
+expect_rc 3 timeout 30 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" \
+    -j 3 "$T/src/mid" "ferry-test:$T/blocker/sub"
+expect_err "Not a directory"
+[ $(($(date +%s) - start)) -le 10 ] ||
+    fail "refused stream 0: the run took $(($(date +%s) - start)) s"
