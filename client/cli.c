@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../common/text.h"
 #include "../engine/volsend.h"
+#include "../engine/volset.h"
 #include "../engine/volume.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
@@ -55,6 +56,8 @@ cli_usage(FILE *f)
 "      --pack-threshold SIZE  files smaller than this travel packed in\n"
 "                        volumes (default 8M; 0: never)\n"
 "      --volume-size SIZE  largest volume (64K..1T; default 2G)\n"
+"      --keep-volumes    push: store the volumes ferry pack would make in\n"
+"                        DEST, not unpacked (--name NAME; resumes)\n"
 "      --json            print NDJSON events on stdout\n"
 "  -q, --quiet           no progress and no summary\n"
 "  -v, --verbose         more diagnostics (repeat for more)\n"
@@ -236,6 +239,26 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, int *outc)
     return 0;
 }
 
+/* --keep-volumes stores what `ferry pack` makes: options that shape a
+ * transfer's tree or its blocks make no sense with it. */
+static int
+cli_keep_check(struct cli *c)
+{
+    const char *bad = c->cmd != CMD_PUSH ? "pull" : c->dry_run ?
+        "--dry-run" : c->delete ? "--delete" : c->watch_s > 0 ? "--watch" :
+        c->delta_flags != 0 || c->basis != NULL ? "--delta or --basis" :
+        c->checksum ? "--checksum" : c->compress ? "-z" :
+        c->filter.n > 0 ? "--exclude or --include" :
+        c->vol_compress == VOL_COMPRESS_NEVER ? "--compress=never" : NULL;
+
+    if (c->set_name != NULL && !c->keep_volumes)
+        return cli_fail(c, "--name goes with push --keep-volumes");
+    if (c->keep_volumes && bad != NULL)
+        return cli_fail(c, "--keep-volumes cannot go with %s: it stores "
+            "the volumes ferry pack makes", bad);
+    return 0;
+}
+
 /* Options every push and pull takes that other commands do not. */
 static int
 cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
@@ -256,6 +279,14 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
                 "per second; a bare number is KiB/s)", v);
     } else if (strcmp(a, "--force") == 0) {
         c->force = 1;
+    } else if (strcmp(a, "--keep-volumes") == 0) {
+        c->keep_volumes = 1;
+    } else if (cli_opt(a, NULL, "--name", &nl)) {
+        if ((*r = cli_value(c, argc, argv, i, a, nl, &c->set_name)) != 0)
+            return 1;
+        if (volset_name_ok(c->set_name) != 0)
+            *r = cli_fail(c, "--name %s: want a plain file name (no '/', "
+                "not starting with '.')", c->set_name);
     } else if (cli_opt(a, NULL, "--watch", &nl)) {
         if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
             return 1;
@@ -607,6 +638,8 @@ cli_parse(struct cli *c, int argc, char **argv)
     args = NULL;
     if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL && c->habits != 0)
         c->habits = 0;
+    if ((r = cli_keep_check(c)) != 0)
+        goto fail;
     if ((c->ready_marker != NULL || c->keep > 0) && c->watch_s == 0) {
         r = cli_fail(c, "--ready-marker and --keep go with pull --watch");
         goto fail;

@@ -626,6 +626,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.filter = rn->op->filter;
         rn->role_step = rn->op->role_step;
         rn->role = rn->op->role;
+        if (rn->op->run_x != NULL)
+            *rn->op->run_x = &rn->x;
         return -1;
     }
     if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "exitcode.h"
 #include "help.h"
+#include "keeppush.h"
 #include "mirror.h"
 #include "output.h"
 #include "pack.h"
@@ -72,6 +73,8 @@ main(int argc, char **argv)
         code = status_run_local(&cli);
     else if (cli.watch_s > 0)
         code = watch_main(&cli);
+    else if (cli.keep_volumes)
+        code = keeppush_main(&cli);
     else if (cli.dry_run || cli.delete)
         code = mirror_main(&cli);
     else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)

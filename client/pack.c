@@ -16,31 +16,27 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../engine/manifest.h"
+#include "../engine/volset.h"
 #include "../engine/volume.h"
 #include "../engine/volwrite.h"
 #include "../proto/vmanifest.h"
 #include "digest.h"
 #include "exitcode.h"
 
-#define PACK_SUMS "SHA256SUMS"
-/* Largest SHA256SUMS whose other lines are kept. */
-#define PACK_SUMS_MAX (16u << 20)
 #define PACK_FLUSH (64u << 10)
 
 struct pack {
     struct pack_args *a;
     struct output out;
     struct xfer x;
+    struct pack_src src;
     const char *outdir;
     int outfd;
-    dev_t out_dev;
-    ino_t out_ino;
     const char *name;
-    struct volw *w;
     /* The volume being written. */
     int vfd;
     struct digest_sha256 *vsha;
-    char tmp[VOLUME_NAME_MAX + 8], file[VOLUME_NAME_MAX];
+    char tmp[VOLSET_TMP_MAX], file[VOLUME_NAME_MAX];
     /* The volumes made: their SHA-256s, for SHA256SUMS. */
     char (*sums)[65];
     uint32_t nsums;
@@ -49,37 +45,13 @@ struct pack {
     struct buf mbuf;
     struct digest_sha256 *msha;
     char msum[65];
-    int sink_err;            /* a failure writing OUTDIR */
-    int source_failed;       /* something could not be read: exit 2 */
 };
 
 static void
-pack_problem(struct pack *p, int code, const char *path, const char *text)
+pack_problem(struct pack_src *ps, int code, const char *path,
+    const char *text)
 {
-    p->x.ev.problem(p->x.ev.ctx, SIDE_SOURCE, path, code, text);
-}
-
-/* A file in OUTDIR, created (or truncated: the name is ours). */
-static int
-pack_create(struct pack *p, const char *name)
-{
-    int fd = openat(p->outfd, name, O_WRONLY | O_CREAT | O_TRUNC |
-        O_NOFOLLOW | O_CLOEXEC, 0644);
-
-    return fd < 0 ? -errno : fd;
-}
-
-/* Syncs fd, closes it and renames tmp to name in OUTDIR. */
-static int
-pack_commit(struct pack *p, int fd, const char *tmp, const char *name)
-{
-    int r = fsx_fsync(fd);
-
-    if (close(fd) != 0 && r == 0)
-        r = -errno;
-    if (r == 0 && renameat(p->outfd, tmp, p->outfd, name) != 0)
-        r = -errno;
-    return r;
+    ps->x->ev.problem(ps->x->ev.ctx, SIDE_SOURCE, path, code, text);
 }
 
 static int
@@ -87,11 +59,11 @@ pack_sink_fail(struct pack *p, int r, const char *what)
 {
     char msg[VOLUME_NAME_MAX + 64];
 
-    if (!p->sink_err) {
+    if (!p->src.sink_err) {
         snprintf(msg, sizeof(msg), "%s: %s", what, ferry_strerror(r));
         output_fatal(&p->out, p->outdir, r, msg);
     }
-    p->sink_err = 1;
+    p->src.sink_err = 1;
     return r;
 }
 
@@ -105,13 +77,13 @@ pack_vol_open(void *ctx, uint32_t index)
     if ((r = volume_file_name(p->name, index, p->file,
         sizeof(p->file))) != 0)
         return pack_sink_fail(p, r, p->name);
-    snprintf(p->tmp, sizeof(p->tmp), ".%s.tmp", p->file);
+    volset_tmp_name(p->file, p->tmp, sizeof(p->tmp));
     if ((nv = xrealloc(p->sums, (index + 1) * sizeof(*p->sums))) == NULL)
         return pack_sink_fail(p, FERRY_ERR_NOMEM, p->file);
     p->sums = nv;
     if ((p->vsha = digest_sha256_new()) == NULL)
         return pack_sink_fail(p, FERRY_ERR_NOMEM, p->file);
-    if ((p->vfd = pack_create(p, p->tmp)) < 0)
+    if ((p->vfd = volset_create(p->outfd, p->tmp)) < 0)
         return pack_sink_fail(p, p->vfd, p->tmp);
     return 0;
 }
@@ -140,7 +112,7 @@ pack_vol_close(void *ctx, const struct volw_volume *v)
     p->vfd = -1;
     r = digest_sha256_final(p->vsha, p->sums[v->index]);
     p->vsha = NULL;
-    if (r != 0 || (r = pack_commit(p, fd, p->tmp, p->file)) != 0)
+    if (r != 0 || (r = volset_commit(p->outfd, fd, p->tmp, p->file)) != 0)
         return pack_sink_fail(p, r, p->file);
     p->nsums = v->index;
     pack_volume_event(&p->out, "written", p->file, v->index, v->bytes,
@@ -178,15 +150,17 @@ static int
 pack_entry(void *ctx, const char *rel, const char *local,
     const struct stat *st, const char *target)
 {
-    struct pack *p = ctx;
+    struct pack_src *p = ctx;
     struct volw_entry e;
     struct stat fst, after;
     int fd = -1, r;
 
     if (pack_interrupted)
         return FERRY_ERR_INTERRUPTED;
-    if (S_ISDIR(st->st_mode) && st->st_dev == p->out_dev &&
-        st->st_ino == p->out_ino) {
+    if (p->stop != NULL && *p->stop)
+        return FERRY_ERR_INTERRUPTED;
+    if (S_ISDIR(st->st_mode) && p->skip_ino != 0 &&
+        st->st_dev == p->skip_dev && st->st_ino == p->skip_ino) {
         pack_problem(p, 0, local, "skipping the output directory");
         return 1;
     }
@@ -233,7 +207,7 @@ pack_entry(void *ctx, const char *rel, const char *local,
         return 0;
     }
     if (r != 0 && !p->sink_err && r != FERRY_ERR_INTERRUPTED)
-        output_fatal(&p->out, local, r, r == FERRY_ERR_CHANGED ?
+        output_fatal(p->out, local, r, r == FERRY_ERR_CHANGED ?
             "file changed while it was read; nothing was packed" :
             r == FERRY_ERR_TOO_LARGE ? "more volumes than names allow "
             "(99999): choose a larger --volume-size" : ferry_strerror(r));
@@ -243,7 +217,7 @@ pack_entry(void *ctx, const char *rel, const char *local,
 static int
 pack_notice(void *ctx, int code, const char *path, const char *text)
 {
-    struct pack *p = ctx;
+    struct pack_src *p = ctx;
 
     pack_problem(p, code, path, text);
     if (code != 0)
@@ -251,68 +225,14 @@ pack_notice(void *ctx, int code, const char *path, const char *text)
     return 0;
 }
 
-/* 1 if what follows a set's name in a SHA256SUMS line ("rest", with its
- * newline) names one of its files: ".manifest" or ".NNNNN.tar.zst". */
-static int
-pack_ours(const char *rest)
-{
-    size_t n = strcspn(rest, "\r\n");
-
-    if (n == sizeof(VOLUME_MANIFEST_SUFFIX) - 1 &&
-        memcmp(rest, VOLUME_MANIFEST_SUFFIX, n) == 0)
-        return 1;
-    return n == 6 + sizeof(VOLUME_SUFFIX) - 1 && rest[0] == '.' &&
-        strspn(rest + 1, "0123456789") == 5 &&
-        memcmp(rest + 6, VOLUME_SUFFIX, sizeof(VOLUME_SUFFIX) - 1) == 0;
-}
-
 /* SHA256SUMS: the lines of other names that were there, then ours. */
 static int
 pack_sums(struct pack *p)
 {
-    static const char tmp[] = "." PACK_SUMS ".tmp";
-    char vol[VOLUME_NAME_MAX], line[VOLUME_NAME_MAX + 80];
-    size_t nlen = strlen(p->name);
-    struct buf b;
-    uint32_t i;
-    FILE *f;
-    int fd, r = 0, n;
+    int r = volset_sums(p->outfd, p->name, (const char (*)[65])p->sums,
+        p->nsums, p->msum);
 
-    buf_init(&b, PACK_SUMS_MAX + (size_t)(p->nsums + 1) * sizeof(line));
-    fd = openat(p->outfd, PACK_SUMS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && (f = fdopen(fd, "r")) != NULL) {
-        while (r == 0 && fgets(line, sizeof(line), f) != NULL) {
-            /* "HASH  NAME" or "HASH *NAME": drop this set's names. */
-            const char *fn = strlen(line) > 66 ? line + 66 : "";
-
-            if (strncmp(fn, p->name, nlen) == 0 && pack_ours(fn + nlen))
-                continue;
-            r = buf_put(&b, line, strlen(line));
-        }
-        fclose(f);
-    } else if (fd >= 0) {
-        close(fd);
-    }
-    for (i = 1; r == 0 && i <= p->nsums; i++) {
-        if ((r = volume_file_name(p->name, i, vol, sizeof(vol))) != 0)
-            break;
-        n = snprintf(line, sizeof(line), "%s  %s\n", p->sums[i], vol);
-        r = buf_put(&b, line, (size_t)n);
-    }
-    if (r == 0) {
-        n = snprintf(line, sizeof(line), "%s  %s%s\n", p->msum, p->name,
-            VOLUME_MANIFEST_SUFFIX);
-        r = buf_put(&b, line, (size_t)n);
-    }
-    if (r == 0 && (fd = pack_create(p, tmp)) < 0)
-        r = fd;
-    else if (r == 0 && (r = fsx_write_all(fd, buf_ptr(&b),
-        buf_used(&b))) != 0)
-        close(fd);
-    else if (r == 0)
-        r = pack_commit(p, fd, tmp, PACK_SUMS);
-    buf_cleanup(&b);
-    return r == 0 ? 0 : pack_sink_fail(p, r, PACK_SUMS);
+    return r == 0 ? 0 : pack_sink_fail(p, r, VOLSET_SUMS);
 }
 
 /* Removes what a failed run made. */
@@ -333,20 +253,21 @@ pack_remove(struct pack *p, const char *mtmp)
     (void)unlinkat(p->outfd, mtmp, 0);
 }
 
-/* The set's name: --name, else the first source's base name. */
-static int
-pack_set_name(struct pack *p, char **owned)
+int
+pack_name_for(const char *given, const char *src, const char **name,
+    char **owned)
 {
     char *local = NULL, *dir = NULL, *base = NULL;
     int contents, r;
 
     *owned = NULL;
-    if (p->a->name != NULL) {
-        p->name = p->a->name;
+    if (given != NULL) {
+        *name = given;
         return 0;
     }
-    if ((r = manifest_source(p->a->words[0], &local, &contents)) == 0 &&
-        (r = fsx_split(local, &dir, &base)) == 0 && pack_name_ok(base) == 0)
+    if ((r = manifest_source(src, &local, &contents)) == 0 &&
+        (r = fsx_split(local, &dir, &base)) == 0 &&
+        volset_name_ok(base) == 0)
         *owned = base, base = NULL;
     xfree(local);
     xfree(dir);
@@ -354,12 +275,29 @@ pack_set_name(struct pack *p, char **owned)
     if (r != 0)
         return r;
     if (*owned == NULL) {
-        fprintf(stderr, "ferry: pack: no name to take from '%s': give "
-            "--name NAME\n", p->a->words[0]);
+        fprintf(stderr, "ferry: no set name to take from '%s': give "
+            "--name NAME\n", src);
         return FERRY_ERR_USAGE;
     }
-    p->name = *owned;
+    *name = *owned;
     return 0;
+}
+
+int
+pack_src_walk(struct pack_src *ps, const struct volw_opts *vo,
+    const struct volw_sink *sink)
+{
+    struct manifest_walker walker = { pack_entry, pack_notice, ps, NULL };
+    int i, r;
+
+    volw_free(ps->w);
+    ps->w = NULL;
+    ps->source_failed = 0;
+    if ((r = volw_new(vo, sink, &ps->w)) != 0)
+        return r;
+    for (i = 0; i < ps->nsrcs && r == 0; i++)
+        r = manifest_walk(ps->srcs[i], &walker);
+    return r != 0 ? r : volw_finish(ps->w);
 }
 
 static int
@@ -367,15 +305,14 @@ pack_run(struct pack *p)
 {
     struct volw_sink sink = { pack_vol_open, pack_vol_write, pack_vol_close,
         pack_record, p };
-    struct manifest_walker walker = { pack_entry, pack_notice, p, NULL };
     struct volw_opts vo;
-    char mtmp[VOLUME_NAME_MAX + 8], mname[VOLUME_NAME_MAX];
+    char mtmp[VOLSET_TMP_MAX], mname[VOLUME_NAME_MAX];
     char vol[VOLUME_NAME_MAX];
     struct stat st;
-    int i, r;
+    int r;
 
     snprintf(mname, sizeof(mname), "%s%s", p->name, VOLUME_MANIFEST_SUFFIX);
-    snprintf(mtmp, sizeof(mtmp), ".%s.tmp", mname);
+    volset_tmp_name(mname, mtmp, sizeof(mtmp));
     if ((r = volume_file_name(p->name, 1, vol, sizeof(vol))) != 0)
         return EXIT_USAGE;
     if (fsx_mkdir_p(p->outdir, 0755) != 0 || (p->outfd = open(p->outdir,
@@ -385,8 +322,8 @@ pack_run(struct pack *p)
         output_fatal(&p->out, p->outdir, r, ferry_strerror(r));
         return EXIT_DEST;
     }
-    p->out_dev = st.st_dev;
-    p->out_ino = st.st_ino;
+    p->src.skip_dev = st.st_dev;
+    p->src.skip_ino = st.st_ino;
     if (fstatat(p->outfd, mname, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
         fstatat(p->outfd, vol, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         output_fatal(&p->out, p->outdir, FERRY_ERR_EXISTS, "a set with "
@@ -394,7 +331,7 @@ pack_run(struct pack *p)
             "--name");
         return EXIT_DEST;
     }
-    if ((p->mfd = pack_create(p, mtmp)) < 0) {
+    if ((p->mfd = volset_create(p->outfd, mtmp)) < 0) {
         pack_sink_fail(p, p->mfd, mtmp);
         return EXIT_DEST;
     }
@@ -405,17 +342,12 @@ pack_run(struct pack *p)
     }
     vo.name = p->name;
     vo.volume_size = p->a->volume_size;
-    if ((r = volw_new(&vo, &sink, &p->w)) != 0)
-        goto fail;
-    for (i = 0; i < p->a->nwords - 1 && r == 0; i++)
-        r = manifest_walk(p->a->words[i], &walker);
-    if (r == 0)
-        r = volw_finish(p->w);
+    r = pack_src_walk(&p->src, &vo, &sink);
     if (r == 0 && (r = pack_man_flush(p)) == 0) {
         r = digest_sha256_final(p->msha, p->msum);
         p->msha = NULL;
         if (r == 0)
-            r = pack_commit(p, p->mfd, mtmp, mname);
+            r = volset_commit(p->outfd, p->mfd, mtmp, mname);
         p->mfd = -1;
         if (r != 0)
             pack_sink_fail(p, r, mname);
@@ -423,7 +355,7 @@ pack_run(struct pack *p)
     if (r == 0 && (r = pack_sums(p)) == 0 && (r = fsx_fsync(p->outfd)) != 0)
         pack_sink_fail(p, r, p->outdir);
     if (r == 0)
-        return p->source_failed ? EXIT_SOURCE : EXIT_OK;
+        return p->src.source_failed ? EXIT_SOURCE : EXIT_OK;
 fail:
     if (p->mfd >= 0)
         close(p->mfd);
@@ -433,7 +365,7 @@ fail:
         output_note(&p->out, "interrupted; nothing was packed");
         return EXIT_INTERRUPTED;
     }
-    if (p->sink_err)
+    if (p->src.sink_err)
         return EXIT_DEST;
     if (r == FERRY_ERR_TOO_LARGE || r == FERRY_ERR_USAGE)
         return EXIT_USAGE;
@@ -467,15 +399,19 @@ pack_main(int argc, char **argv)
     p.outdir = a.words[a.nwords - 1];
     buf_init(&p.mbuf, 4 * PACK_FLUSH);
     pack_output_init(&p.out, &p.x, &a);
+    p.src.srcs = a.words;
+    p.src.nsrcs = a.nwords - 1;
+    p.src.out = &p.out;
+    p.src.x = &p.x;
     pack_signals();
-    if (pack_set_name(&p, &owned) != 0) {
+    if (pack_name_for(a.name, a.words[0], &p.name, &owned) != 0) {
         code = EXIT_USAGE;
     } else {
         code = pack_run(&p);
     }
     memset(&t, 0, sizeof(t));
-    if (p.w != NULL)
-        volw_totals(p.w, &t);
+    if (p.src.w != NULL)
+        volw_totals(p.src.w, &t);
     memset(&s, 0, sizeof(s));
     s.verb = "packed";
     s.exit_code = code;
@@ -486,7 +422,7 @@ pack_main(int argc, char **argv)
     s.elapsed = (double)(uv_hrtime() - t0) / 1e9;
     s.error = code == EXIT_OK || code == EXIT_SOURCE ? NULL : "pack failed";
     pack_summary(&p.out, &s);
-    volw_free(p.w);
+    volw_free(p.src.w);
     digest_sha256_free(p.vsha);
     digest_sha256_free(p.msha);
     buf_cleanup(&p.mbuf);

@@ -12,6 +12,7 @@
 
 #include "../common/alloc.h"
 #include "../common/text.h"
+#include "../engine/volset.h"
 #include "../engine/volume.h"
 #include "cli.h"
 
@@ -49,20 +50,6 @@ pack_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-}
-
-int
-pack_name_ok(const char *name)
-{
-    size_t n = strlen(name), i;
-
-    if (n == 0 || n > 200 || name[0] == '.' || name[0] == '-')
-        return FERRY_ERR_USAGE;
-    for (i = 0; i < n; i++)
-        if (name[i] == '/' || (unsigned char)name[i] < 0x20 ||
-            name[i] == 0x7f)
-            return FERRY_ERR_USAGE;
-    return 0;
 }
 
 /* The value of "--opt V" or "--opt=V". */
@@ -106,7 +93,7 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
         } else if (strcmp(s, "-vv") == 0) {
             a->verbose += 2;
         } else if ((v = pack_value(argc, argv, &i, "--name")) != NULL) {
-            if (pack_name_ok(v) != 0)
+            if (volset_name_ok(v) != 0)
                 goto bad_name;
             a->name = v;
         } else if ((v = pack_value(argc, argv, &i, "--volume-size")) !=
@@ -204,6 +191,12 @@ pack_summary(struct output *o, const struct pack_summary *s)
             r = output_json_num(&b, "bytes", s->bytes);
         if (r == 0)
             r = output_json_num(&b, "bytes_compressed", s->compressed);
+        if (r == 0 && s->where != NULL)
+            r = output_json_num(&b, "volumes_sent", s->sent);
+        if (r == 0 && s->where != NULL)
+            r = output_json_num(&b, "volumes_kept", s->kept);
+        if (r == 0 && s->where != NULL)
+            r = output_json_num(&b, "bytes_sent", s->bytes_sent);
         if (r == 0) {
             n = snprintf(tmp, sizeof(tmp), ",\"elapsed_s\":%.3f",
                 s->elapsed);
@@ -216,6 +209,17 @@ pack_summary(struct output *o, const struct pack_summary *s)
     }
     if (o->quiet || s->error != NULL)
         return;
+    if (s->where != NULL) {
+        output_note(o, "stored %" PRIu64 " file%s (%s) as %" PRIu32
+            " volume%s (%s) in %s: %" PRIu32 " sent (%s), %" PRIu32
+            " already there, in %.1f s", s->files, s->files == 1 ? "" : "s",
+            text_bytes((double)s->bytes, a, sizeof(a)), s->volumes,
+            s->volumes == 1 ? "" : "s",
+            text_bytes((double)s->compressed, c, sizeof(c)), s->where,
+            s->sent, text_bytes((double)s->bytes_sent, tmp, sizeof(tmp)),
+            s->kept, s->elapsed);
+        return;
+    }
     output_note(o, "%s %" PRIu64 " file%s (%s) %s %" PRIu32 " volume%s "
         "(%s) in %.1f s", s->verb, s->files, s->files == 1 ? "" : "s",
         text_bytes((double)s->bytes, a, sizeof(a)),

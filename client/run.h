@@ -22,6 +22,9 @@ struct run_op {
     const struct filter *filter; /* sent in FILTERS (NULL: none) */
     conn_step_fn *role_step;     /* the client's role */
     void *role;
+    /* If set, *run_x is pointed at the run's xfer before the role runs,
+     * so that the role's errors and problems are the run's. */
+    struct xfer **run_x;
 };
 
 /*

@@ -12,6 +12,7 @@
 #include "../proto/msg.h"
 #include "../proto/msg_filter.h"
 #include "../proto/msg_space.h"
+#include "volkeep.h"
 #include "listing.h"
 #include "manifest.h"
 #include "probe.h"
@@ -22,7 +23,7 @@
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
-    PROTO_CAP_PROBE)
+    PROTO_CAP_PROBE | PROTO_CAP_KEEP)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -76,6 +77,7 @@ session_free(struct session *s)
     receiver_free(s->own_receiver);
     listing_free(s->own_listing);
     probe_answer_free(s->own_probe);
+    volkeep_free(s->own_keep);
     if (s->filter != NULL) {
         filter_cleanup(s->filter);
         xfree(s->filter);
@@ -366,6 +368,8 @@ session_agent_open(struct session *s, const struct frame *f,
         return session_agent_list(s, &o, out);
     if (o.op == OPEN_DELETE)
         return session_agent_delete(s, &o, out);
+    if (o.op == OPEN_KEEP)
+        return session_agent_keep(s, &o, out);
     if ((r = session_agent_transfer(s, &o)) != 0)
         return r;
     if (s->pol->opened != NULL && (r = s->pol->opened(s->pol->ctx, s)) != 0)

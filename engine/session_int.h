@@ -50,6 +50,7 @@ struct session {
     struct receiver *own_receiver;
     struct listing *own_listing;
     struct probe_answer *own_probe;
+    struct volkeep *own_keep;
     char peer_software[PROTO_MAX_SOFTWARE + 1];
     uint64_t peer_caps;
     int error_sent;
@@ -68,6 +69,11 @@ int session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
  * PROTOCOL.md, OPEN). */
 int session_scan_source(struct session *s, uint8_t op,
     const struct msg_str *p, struct manifest *mf) FERRY_WUR;
+
+/* KEEP: the set paths[1] stored in the directory paths[0] (volkeep.h),
+ * answered with OPEN_OK. */
+int session_agent_keep(struct session *s, const struct msg_open *o,
+    struct buf *out) FERRY_WUR;
 
 /* The space of the file system of path, or of its nearest existing
  * parent, into m->avail and m->size (zeros if none is found). */

@@ -12,6 +12,7 @@
 #include "../common/alloc.h"
 #include "../proto/frame.h"
 #include "../proto/msg_filter.h"
+#include "volkeep.h"
 #include "prune.h"
 
 /* 1 if a path holds a glob character ('\\' escapes one). */
@@ -248,3 +249,33 @@ session_agent_filters(struct session *s, const struct frame *f)
     return r == FERRY_ERR_SHORT ? 0 : r;
 }
 
+
+int
+session_agent_keep(struct session *s, const struct msg_open *o,
+    struct buf *out)
+{
+    char name[PROTO_MAX_PATH + 1];
+    struct msg_open_ok ok;
+    struct msg_str p;
+    size_t pos = 0;
+    char *dir;
+    int r;
+
+    /* The decoder made sure of the two paths. */
+    if ((r = msg_open_path(o, &pos, &p)) != 0 ||
+        (r = session_resolve(s, o->op, &p, &dir)) != 0)
+        return r;
+    if ((r = msg_open_path(o, &pos, &p)) == 0) {
+        memcpy(name, p.p, p.len);
+        name[p.len] = '\0';
+        r = volkeep_new(dir, name, s->x, &s->own_keep);
+    }
+    xfree(dir);
+    if (r != 0)
+        return r;
+    s->role_step = volkeep_step;
+    s->role = s->own_keep;
+    s->state = S_RUN;
+    memset(&ok, 0, sizeof(ok));
+    return msg_open_ok_encode(out, &ok);
+}

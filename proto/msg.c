@@ -18,7 +18,9 @@ msg_type_name(uint8_t type)
         [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
         [MSG_VOL_OPTS] = "VOL_OPTS",
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
-        [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END" };
+        [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
+        [MSG_KEEP_VOL] = "KEEP_VOL", [MSG_KEEP_MAN] = "KEEP_MAN",
+        [MSG_KEEP_DONE] = "KEEP_DONE" };
 
     return msg_type_known(type) ? names[type] : "?";
 }
@@ -28,7 +30,7 @@ msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA) ||
         (type >= MSG_RETIRE && type <= MSG_PROBE) ||
-        (type >= MSG_VOL_OPTS && type <= MSG_VOL_END);
+        (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);
@@ -221,12 +223,15 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
     }
     if ((e = rd_end(&r)) != 0)
         goto fail;
-    if (m->op < OPEN_PUSH || m->op > OPEN_DELETE ||
+    /* KEEP names a directory and a set, and takes no flags. */
+    if (m->op < OPEN_PUSH || m->op > OPEN_KEEP ||
         (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
         (m->flags & (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER)) ==
         (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
         ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH) ||
+        (m->op == OPEN_KEEP && (m->npaths != 2 || m->flags != 0)) ||
         (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
+        m->op != OPEN_KEEP &&
         m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0))) {
         e = FERRY_ERR_FORMAT;
         goto fail;

@@ -47,7 +47,11 @@ enum msg_type {
     MSG_VOL_FILE = 34,
     MSG_VOL_DATA = 35,
     MSG_VOL_END = 36,
-    MSG_TYPE_MAX = 36
+    /* A push with --keep-volumes (msg_keep.h): */
+    MSG_KEEP_VOL = 37,
+    MSG_KEEP_MAN = 38,
+    MSG_KEEP_DONE = 39,
+    MSG_TYPE_MAX = 39
 };
 
 /*
@@ -92,6 +96,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_RETIRE (1u << 8)   /* RETIRE */
 #define PROTO_CAP_READBACK (1u << 9) /* READBACK */
 #define PROTO_CAP_PROBE (1u << 10)   /* PROBE after a STATUS */
+#define PROTO_CAP_KEEP (1u << 11)    /* OPEN KEEP: volumes stored as files */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -116,6 +121,8 @@ enum msg_open_op {
     OPEN_CLEAN = 4,   /* ... and removes them */
     OPEN_LIST = 5,    /* the agent lists the entries of paths[0..n) */
     OPEN_DELETE = 6,  /* the agent removes paths[1..n) beneath paths[0] */
+    OPEN_KEEP = 7,    /* the agent stores the set named paths[1] in
+                         paths[0] (msg_keep.h) */
 };
 
 #define OPEN_F_CHECKSUM (1u << 0)  /* compare content hashes, not mtimes */

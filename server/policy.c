@@ -175,7 +175,7 @@ policy_resolve(void *ctx, uint8_t op, const char *path, size_t len,
     char rel[PATH_MAX];
     size_t rl;
     int r, writes = op == OPEN_PUSH || op == OPEN_CLEAN ||
-        op == OPEN_DELETE;
+        op == OPEN_DELETE || op == OPEN_KEEP;
 
     *out = NULL;
     if (pol->root == NULL)

@@ -16,6 +16,7 @@
 #include "../../proto/frame.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
+#include "../../proto/msg_keep.h"
 #include "../../proto/msg_vol.h"
 
 #define FUZZ_MAX_INPUT (64u << 20)
@@ -48,6 +49,9 @@ union fuzz_msg {
     struct msg_vol_file vol_file;
     struct msg_vol_data vol_data;
     struct msg_vol_end vol_end;
+    struct msg_keep_vol keep_vol;
+    struct msg_keep_man keep_man;
+    struct msg_keep_done keep_done;
 };
 
 /*
@@ -100,6 +104,9 @@ FUZZ_WRAP(vol_begin)
 FUZZ_WRAP(vol_file)
 FUZZ_WRAP(vol_data)
 FUZZ_WRAP(vol_end)
+FUZZ_WRAP(keep_vol)
+FUZZ_WRAP(keep_man)
+FUZZ_WRAP(keep_done)
 
 #undef FUZZ_WRAP
 
@@ -148,8 +155,10 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
     struct msg_str s;
     size_t pos = 0, i;
 
-    if (m->op < OPEN_PUSH || m->op > OPEN_DELETE)
+    if (m->op < OPEN_PUSH || m->op > OPEN_KEEP)
         return "OPEN: op out of range";
+    if (m->op == OPEN_KEEP && (m->npaths != 2 || m->flags != 0))
+        return "OPEN: KEEP with other than two paths, or flags";
     if ((m->flags & ~OPEN_F_KNOWN) != 0)
         return "OPEN: unknown flags";
     if ((m->flags & OPEN_F_DELTA_ALWAYS) && (m->flags & OPEN_F_DELTA_NEVER))
@@ -158,6 +167,7 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
         return "OPEN: block size";
     if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
         (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
+        m->op != OPEN_KEEP &&
         m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0)))
         return "OPEN: path count";
     if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
@@ -528,6 +538,44 @@ fuzz_vol_end_check(const void *v, const uint8_t *p, size_t n)
     return NULL;
 }
 
+static const char *
+fuzz_keep_vol_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_keep_vol *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->volume == 0 || m->volume > PROTO_MAX_KEEP_VOLUMES ||
+        m->bytes > PROTO_MAX_VOLUME_SIZE)
+        return "KEEP_VOL: fields";
+    return NULL;
+}
+
+static const char *
+fuzz_keep_man_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_keep_man *m = v;
+
+    if (m->len == 0 || m->len > PROTO_MAX_BLOCK ||
+        m->offset > PROTO_MAX_KEEP_MANIFEST - m->len ||
+        !fuzz_inside(m->data, m->len, p, n))
+        return "KEEP_MAN: fields";
+    return NULL;
+}
+
+static const char *
+fuzz_keep_done_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_keep_done *m = v;
+
+    (void)p;
+    (void)n;
+    if (m->volumes == 0 || m->volumes > PROTO_MAX_KEEP_VOLUMES ||
+        m->manifest_bytes > PROTO_MAX_KEEP_MANIFEST)
+        return "KEEP_DONE: fields";
+    return NULL;
+}
+
 #define FUZZ_TYPE(name, check)                                               \
     { sizeof(struct msg_##name), fuzz_##name##_decode, check,                \
         fuzz_##name##_encode }
@@ -566,6 +614,9 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_VOL_FILE] = FUZZ_TYPE(vol_file, fuzz_vol_file_check),
     [MSG_VOL_DATA] = FUZZ_TYPE(vol_data, fuzz_vol_data_check),
     [MSG_VOL_END] = FUZZ_TYPE(vol_end, fuzz_vol_end_check),
+    [MSG_KEEP_VOL] = FUZZ_TYPE(keep_vol, fuzz_keep_vol_check),
+    [MSG_KEEP_MAN] = FUZZ_TYPE(keep_man, fuzz_keep_man_check),
+    [MSG_KEEP_DONE] = FUZZ_TYPE(keep_done, fuzz_keep_done_check),
 };
 
 #undef FUZZ_TYPE

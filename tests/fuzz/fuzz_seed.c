@@ -7,6 +7,7 @@
 #include "../../common/fsx.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
+#include "../../proto/msg_keep.h"
 #include "../../proto/msg_vol.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
@@ -53,6 +54,7 @@ static const char *const seed_push_paths[] = { "backup/dest" };
 static const char *const seed_pull_paths[] = { "src", "a/b c", "/abs/p" };
 static const char *const seed_long_paths[] = { seed_long, "~/x" };
 static const char *const seed_basis_paths[] = { "ckpts/", "step-1000.pt" };
+static const char *const seed_keep_paths[] = { "~/sets", "shards" };
 
 static const struct {
     struct msg_open m;
@@ -72,6 +74,8 @@ static const struct {
         .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_PUSH, .flags = OPEN_F_BASIS_FILE | OPEN_F_DEST_DIR,
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 }, seed_basis_paths },
+    { { .op = OPEN_KEEP, .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 },
+        seed_keep_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {
@@ -262,6 +266,24 @@ static const struct msg_vol_end seed_vol_end[] = {
       .files = PROTO_MAX_VOLUME_FILES },
 };
 
+static const struct msg_keep_vol seed_keep_vol[] = {
+    { .volume = 1, .bytes = 1234, .sha256 = "0123456789abcdef0123456789abcde" },
+    { .volume = PROTO_MAX_KEEP_VOLUMES, .bytes = PROTO_MAX_VOLUME_SIZE },
+};
+
+static const struct msg_keep_man seed_keep_man[] = {
+    { .offset = 0, .data = (const uint8_t *)"{\"ferry\":1}\n", .len = 12 },
+    { .offset = PROTO_MAX_KEEP_MANIFEST - 1, .data = seed_vol_bytes,
+      .len = 1 },
+};
+
+static const struct msg_keep_done seed_keep_done[] = {
+    { .volumes = 3, .manifest_bytes = 4096,
+      .sha256 = "fedcba9876543210fedcba987654321" },
+    { .volumes = PROTO_MAX_KEEP_VOLUMES,
+      .manifest_bytes = PROTO_MAX_KEEP_MANIFEST },
+};
+
 size_t
 fuzz_seed_count(uint8_t type)
 {
@@ -295,6 +317,9 @@ fuzz_seed_count(uint8_t type)
     case MSG_VOL_FILE: return SEED_COUNT(seed_vol_file);
     case MSG_VOL_DATA: return SEED_COUNT(seed_vol_data);
     case MSG_VOL_END: return SEED_COUNT(seed_vol_end);
+    case MSG_KEEP_VOL: return SEED_COUNT(seed_keep_vol);
+    case MSG_KEEP_MAN: return SEED_COUNT(seed_keep_man);
+    case MSG_KEEP_DONE: return SEED_COUNT(seed_keep_done);
     default: return 0;
     }
 }
@@ -338,6 +363,9 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_VOL_FILE: return msg_vol_file_encode(b, &seed_vol_file[i]);
     case MSG_VOL_DATA: return msg_vol_data_encode(b, &seed_vol_data[i]);
     case MSG_VOL_END: return msg_vol_end_encode(b, &seed_vol_end[i]);
+    case MSG_KEEP_VOL: return msg_keep_vol_encode(b, &seed_keep_vol[i]);
+    case MSG_KEEP_MAN: return msg_keep_man_encode(b, &seed_keep_man[i]);
+    case MSG_KEEP_DONE: return msg_keep_done_encode(b, &seed_keep_done[i]);
     default: return FERRY_ERR_USAGE;
     }
 }

@@ -235,6 +235,12 @@
     X(prune_refuses) \
     X(prune_depth) \
     X(prune_keeps_parent_mtime) \
+    /* test_volkeep.c */ \
+    X(volkeep_rules) \
+    X(volkeep_sums) \
+    X(volkeep_names) \
+    X(volkeep_messages) \
+    X(volkeep_sha256) \
     /* test_session_rules.c */ \
     X(session_agent) \
     X(session_client) \

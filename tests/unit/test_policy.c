@@ -161,6 +161,7 @@ TEST(policy_restricted_paths)
     pol_refused(&e, OPEN_PULL, "esc", -EACCES);
     pol_refused(&e, OPEN_PULL, "esc/secret", -EACCES);
     pol_refused(&e, OPEN_PUSH, "esc/new", -EACCES);
+    pol_refused(&e, OPEN_KEEP, "esc/sets", -EACCES);
     pol_refused(&e, OPEN_CLEAN, "esc", -EACCES);
     /* A file on the way is no directory. */
     pol_refused(&e, OPEN_PUSH, "file/x", -ENOTDIR);
@@ -186,12 +187,14 @@ TEST(policy_restricted_paths)
     pol_ok(&e, OPEN_STATUS, "d", "d");
     pol_refused(&e, OPEN_PUSH, "up", -EACCES);
     pol_refused(&e, OPEN_CLEAN, "d", -EACCES);
+    pol_refused(&e, OPEN_KEEP, "sets", -EACCES);
     e.pol.read_only = 0;
     /* --write-only: no pulls. */
     e.pol.write_only = 1;
     pol_refused(&e, OPEN_PULL, "d/f", -EACCES);
     pol_ok(&e, OPEN_PUSH, "up", "up");
     pol_ok(&e, OPEN_CLEAN, "d", "d");
+    pol_ok(&e, OPEN_KEEP, "d", "d");
     e.pol.write_only = 0;
 
     /* ROOT must be an existing directory. */
