@@ -50,61 +50,9 @@
 #include "status.h"
 #include "transport.h"
 #include "unpack.h"
+#include "run_int.h"
 
 
-struct run {
-    struct cli *cli;
-    const struct run_op *op;  /* NULL: the command's own transfer */
-    struct space_check *space;  /* the check before it, or NULL */
-    struct xfer x;
-    struct output out;
-    struct session_open so;
-    /* What the attempts share: a push's plan, a pull's destination. */
-    struct plan *plan;
-    struct dest *dest;
-    struct incoming *in;
-    char **tops;             /* a pull: the names it asks for */
-    size_t ntops;
-    struct status status;
-    conn_step_fn *role_step;
-    void *role;
-    /* The remote side, kept across attempts. */
-    struct sshcfg cfg;
-    int have_cfg;
-    struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
-    int use_cmd;             /* the ssh program is the transport */
-    int rsa_fallback;        /* ... because only an RSA key would do */
-    int strict_host;         /* ... refusing host keys not known */
-    int check_host;          /* libssh2 checks the host key first */
-    struct remote_agent agent;
-    struct attempt_env env;
-    /* The attempt running or last run. */
-    struct attempt at;
-    int in_attempt, attempted;
-    uv_signal_t sigint, sigterm;
-    int interrupted;
-    /* Over the attempts. */
-    uint64_t wire_out, wire_in;
-    const char *push_paths[2];  /* OPEN of a push: dest, --basis FILE */
-    double moving_s;
-    unsigned max_streams;
-    int reconnects;
-    /* Retries. */
-    struct retry_wait rw;
-    struct retry_state rs;
-    struct ratelimit limit;  /* --bwlimit, across the attempts */
-    int waiting, connected_once;
-    struct keptsig_store *kept;  /* a pull's receiver keeps signatures */
-    /* A push's scan, in the pool while stream 0 connects. */
-    uv_work_t scan_req;
-    struct manifest *scan_mf;
-    atomic_int scan_stop, scan_finished;
-    int scanning, scan_err, scan_failed;  /* failed: the path's index */
-    /* Further connections started during stream 0's first login. */
-    struct ssh_early *early;
-    struct ssh_conn_opts early_opts;
-    int early_tried;
-};
 
 static void
 run_signal(uv_signal_t *s, int signum)
@@ -122,12 +70,6 @@ run_signal(uv_signal_t *s, int signum)
         attempt_abort(&rn->at, FERRY_ERR_INTERRUPTED);
 }
 
-/* The name to print for the remote host. */
-static const char *
-run_host(const struct run *rn)
-{
-    return rn->cli->remote.local ? "local" : rn->cli->remote.host;
-}
 
 static int
 run_result(struct run *rn, char *msg, size_t msglen)
@@ -201,49 +143,6 @@ run_result(struct run *rn, char *msg, size_t msglen)
     if (xfer_get(&st->failed_source) > 0)
         return EXIT_SOURCE;
     return EXIT_OK;
-}
-
-/* A pull accepts only what its sources name (see receiver_expect_tops):
- * the names, into rn->tops (none when a "dir/" source may hold any). */
-static int
-run_expect_tops(struct run *rn)
-{
-    struct cli *cli = rn->cli;
-    char **names, *local, *dir, *base;
-    int i, contents, r = 0, n = 0;
-
-    if ((names = xcalloc((size_t)cli->nremote + 1, sizeof(*names))) == NULL)
-        return FERRY_ERR_NOMEM;
-    for (i = 0; i < cli->nremote && r == 0; i++) {
-        if ((r = manifest_source(cli->remote_paths[i], &local,
-            &contents)) != 0)
-            break;
-        if (contents) {
-            /* A "dir/" source may hold any name: no restriction. */
-            xfree(local);
-            n = -1;
-            break;
-        }
-        if ((r = fsx_split(local, &dir, &base)) == 0) {
-            names[n++] = base;
-            xfree(dir);
-        }
-        xfree(local);
-    }
-    rn->tops = names;
-    rn->ntops = r == 0 && n > 0 ? (size_t)n : 0;
-    return r;
-}
-
-static char *
-join_prefix(const char *a, const char *b, const char *c)
-{
-    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *p = xmalloc(n);
-
-    if (p != NULL)
-        snprintf(p, n, "%s%s%s", a, b, c);
-    return p;
 }
 
 /* Finds the agent to upload and resolves the SSH settings. */
@@ -546,181 +445,6 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
         return 0;
     }
     return 1;
-}
-
-/* Scans a push's sources into rn->scan_mf; on an error, scan_failed is
- * the index of the path that met it. */
-static void
-run_scan(uv_work_t *req)
-{
-    struct run *rn = req->data;
-    struct cli *cli = rn->cli;
-    int i;
-
-    manifest_set_filter(rn->scan_mf, &cli->filter, 1);
-    manifest_set_stop(rn->scan_mf, &rn->scan_stop);
-    for (i = 0; i < cli->nlocal; i++)
-        if ((rn->scan_err = manifest_scan(rn->scan_mf,
-            cli->local_paths[i])) != 0) {
-            rn->scan_failed = i;
-            break;
-        }
-    atomic_store(&rn->scan_finished, 1);
-}
-
-static void
-run_scan_done(uv_work_t *req, int status)
-{
-    struct run *rn = req->data;
-
-    if (status != 0)   /* cancelled before it ran */
-        rn->scan_err = FERRY_ERR_INTERRUPTED;
-    rn->scanning = 0;
-}
-
-/* Starts the scan of a push in the pool: a big tree is walked while
- * stream 0 connects and logs in (several round trips on a long link). */
-static void
-run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf)
-{
-    rn->scan_mf = mf;
-    rn->scan_req.data = rn;
-    rn->scanning = 1;
-    if (uv_queue_work(loop, &rn->scan_req, run_scan, run_scan_done) != 0) {
-        rn->scanning = 0;
-        run_scan(&rn->scan_req);
-    }
-}
-
-/* Waits for the scan, running the loop so that Ctrl-C stops it. */
-static void
-run_scan_wait(struct run *rn, uv_loop_t *loop)
-{
-    while (rn->scanning)
-        uv_run(loop, UV_RUN_ONCE);
-}
-
-/* Scans the sources of a push or prepares the receiver of a pull. Returns
- * an exit status, after reporting why (msg: for the summary), or -1 to go
- * on. */
-static int
-run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
-    char **source_prefix, char *msg, size_t msglen)
-{
-    struct cli *cli = rn->cli;
-    /* Stream 0's login (libssh2: a push) tells a short link, where auto
-     * keeps zstd's fastest level; a pull's agent adapts (volsend.h). */
-    struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
-        cli->vol_compress, cli->vol_level, cli->remote.local ||
-        (rn->env.connect_ms > 0 &&
-        rn->env.connect_ms < ATTEMPT_LONG_CONNECT_MS) };
-    struct volsend *vs;
-    size_t i;
-    int r;
-
-    if (rn->op != NULL) {
-        rn->so.op = rn->op->op;
-        rn->so.flags = rn->op->flags;
-        rn->so.paths = rn->op->paths;
-        rn->so.npaths = rn->op->npaths;
-        rn->so.filter = rn->op->filter;
-        rn->role_step = rn->op->role_step;
-        rn->role = rn->op->role;
-        if (rn->op->run_x != NULL)
-            *rn->op->run_x = &rn->x;
-        return -1;
-    }
-    if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
-        rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
-        rn->so.paths = (const char *const *)&cli->remote.path;
-        rn->so.npaths = 1;
-        status_init(&rn->status, &rn->x);
-        if (cli->cmd == CMD_STATUS &&
-            status_want_probe(&rn->status) != 0)
-            goto nomem;
-        rn->role_step = status_step;
-        rn->role = &rn->status;
-        return -1;
-    }
-    if (cli->cmd == CMD_PUSH) {
-        const char *dest = cli->remote.path;
-        size_t dl = strlen(dest);
-
-        /* The scan ran while stream 0 connected (run_scan_start). */
-        if ((r = rn->scan_err) != 0) {
-            snprintf(msg, msglen, "%s", ferry_strerror(r));
-            output_fatal(&rn->out, r == FERRY_ERR_INTERRUPTED ? NULL :
-                cli->local_paths[rn->scan_failed], r, msg);
-            return r == FERRY_ERR_INTERRUPTED ? EXIT_INTERRUPTED :
-                EXIT_SOURCE;
-        }
-        if (mf->n == 0 && mf->nnotices > 0) {
-            /* Nothing can be sent: say why without connecting (the
-             * notices are the error lines and events). */
-            for (i = 0; i < mf->nnotices; i++)
-                xfer_problem(&rn->x, SIDE_SOURCE, mf->notices[i].path,
-                    mf->notices[i].code, mf->notices[i].text);
-            snprintf(msg, msglen, "no source could be read");
-            return EXIT_SOURCE;
-        }
-        if (dl > 0 && dest[dl - 1] == '/')
-            rn->so.flags |= OPEN_F_DEST_DIR;
-        rn->so.op = OPEN_PUSH;
-        rn->push_paths[0] = cli->remote.path;
-        rn->push_paths[1] = cli->basis;
-        rn->so.paths = rn->push_paths;
-        rn->so.npaths = cli->basis != NULL ? 2 : 1;
-        if (cli->basis != NULL)
-            rn->so.flags |= OPEN_F_BASIS_FILE;
-        *dest_prefix = join_prefix(run_host(rn), ":", dest);
-        if (rn->space != NULL)
-            rn->space->need = mf->bytes;
-        if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
-            &rn->x)) == NULL || (vs = volsend_new(rn->plan, &vo,
-            &rn->x)) == NULL)
-            goto nomem;
-        plan_set_packer(rn->plan, vs);
-        rn->role_step = sender_step;
-    } else {
-        const char *dest = cli->local_paths[0];
-        size_t dl = strlen(dest);
-
-        if (dl > 0 && dest[dl - 1] == '/')
-            rn->so.flags |= OPEN_F_DEST_DIR;
-        rn->so.op = OPEN_PULL;
-        /* Rules travel only when there are some: an agent without
-         * filters can still serve (it reads no ignore file then). */
-        rn->so.filter = cli->filter.n > 0 ? &cli->filter : NULL;
-        rn->so.paths = (const char *const *)cli->remote_paths;
-        rn->so.npaths = (uint16_t)cli->nremote;
-        *source_prefix = join_prefix(run_host(rn), ":", "");
-        *dest_prefix = join_prefix(dest, "", "");
-        rn->out.pull = 1;
-        rn->out.source_paths = cli->remote_paths;
-        rn->out.nsource_paths = cli->nremote;
-        if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
-            &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
-            cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
-            (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||
-            incoming_volrecv(rn->in) == NULL)
-            goto nomem;
-        volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
-        rn->kept = keptsig_store_default();
-        incoming_set_keptsig(rn->in, rn->kept);
-        rn->role_step = receiver_step;
-    }
-    if (rn->space != NULL) {
-        rn->so.space = space_on_report;
-        rn->so.space_ctx = rn->space;
-    }
-    /* output puts one '/' between a prefix and a path. */
-    rn->out.dest_prefix = *dest_prefix;
-    rn->out.source_prefix = *source_prefix;
-    return -1;
-nomem:
-    snprintf(msg, msglen, "%s", ferry_strerror(FERRY_ERR_NOMEM));
-    output_fatal(&rn->out, NULL, FERRY_ERR_NOMEM, msg);
-    return cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
 }
 
 /* The code an error event carries for the error that ends the run. */

@@ -1,0 +1,104 @@
+/*
+ * run_int.h: what the two halves of a run share (private to client/
+ * ferry.c and client/run_prepare.c; the interface is run.h).
+ *
+ *   ferry.c        the run: setup, SSH, attempts and retries, the end
+ *   run_prepare.c  before the first attempt: a push's scan (beside
+ *                  stream 0's login) and plan, a pull's destination
+ */
+#ifndef FERRY_CLIENT_RUN_INT_H
+#define FERRY_CLIENT_RUN_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "../engine/manifest.h"
+#include "../engine/session.h"
+#include "../engine/xfer.h"
+#include "attempt.h"
+#include "cli.h"
+#include "output.h"
+#include "remote.h"
+#include "retry.h"
+#include "run.h"
+#include "ssh.h"
+#include "sshcfg.h"
+#include "status.h"
+
+struct run {
+    struct cli *cli;
+    const struct run_op *op;  /* NULL: the command's own transfer */
+    struct space_check *space;  /* the check before it, or NULL */
+    struct xfer x;
+    struct output out;
+    struct session_open so;
+    /* What the attempts share: a push's plan, a pull's destination. */
+    struct plan *plan;
+    struct dest *dest;
+    struct incoming *in;
+    char **tops;             /* a pull: the names it asks for */
+    size_t ntops;
+    struct status status;
+    conn_step_fn *role_step;
+    void *role;
+    /* The remote side, kept across attempts. */
+    struct sshcfg cfg;
+    int have_cfg;
+    struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
+    int use_cmd;             /* the ssh program is the transport */
+    int rsa_fallback;        /* ... because only an RSA key would do */
+    int strict_host;         /* ... refusing host keys not known */
+    int check_host;          /* libssh2 checks the host key first */
+    struct remote_agent agent;
+    struct attempt_env env;
+    /* The attempt running or last run. */
+    struct attempt at;
+    int in_attempt, attempted;
+    uv_signal_t sigint, sigterm;
+    int interrupted;
+    /* Over the attempts. */
+    uint64_t wire_out, wire_in;
+    const char *push_paths[2];  /* OPEN of a push: dest, --basis FILE */
+    double moving_s;
+    unsigned max_streams;
+    int reconnects;
+    /* Retries. */
+    struct retry_wait rw;
+    struct retry_state rs;
+    struct ratelimit limit;  /* --bwlimit, across the attempts */
+    int waiting, connected_once;
+    struct keptsig_store *kept;  /* a pull's receiver keeps signatures */
+    /* A push's scan, in the pool while stream 0 connects. */
+    uv_work_t scan_req;
+    struct manifest *scan_mf;
+    atomic_int scan_stop, scan_finished;
+    int scanning, scan_err, scan_failed;  /* failed: the path's index */
+    /* Further connections started during stream 0's first login. */
+    struct ssh_early *early;
+    struct ssh_conn_opts early_opts;
+    int early_tried;
+};
+
+/* The name to print for the remote host. */
+static inline const char *
+run_host(const struct run *rn)
+{
+    return rn->cli->remote.local ? "local" : rn->cli->remote.host;
+}
+
+/* run_prepare.c */
+
+/* Starts the scan of a push in the pool: a big tree is walked while
+ * stream 0 connects and logs in (several round trips on a long link). */
+void run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf);
+/* Waits for the scan, running the loop so that Ctrl-C stops it. */
+void run_scan_wait(struct run *rn, uv_loop_t *loop);
+/* Scans the sources of a push or prepares the receiver of a pull. Returns
+ * an exit status, after reporting why (msg: for the summary), or -1 to go
+ * on. */
+int run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
+    char **source_prefix, char *msg, size_t msglen);
+
+#endif
