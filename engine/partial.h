@@ -34,6 +34,9 @@
  * bounds what a crash of the receiver costs to send again. */
 #define PARTIAL_SYNC_BYTES (64u << 20)
 #define PARTIAL_SYNC_MS 1000
+/* Writeback of a file's new data is started every this many bytes
+ * (sync_file_range), between the syncs. */
+#define PARTIAL_KICK_BYTES (8u << 20)
 /* Partial state untouched this long is removed by the next transfer into
  * the same destination. */
 #define PARTIAL_EXPIRE_S (30 * 24 * 3600)
