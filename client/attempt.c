@@ -188,7 +188,6 @@ stream_finished(struct attempt_stream *st)
     }
     if (st->index == 0) {
         a->exit_status = st->exit_status;
-        a->hostkey_refused = st->tp.hostkey_refused;
         a->tp_code = st->tp_code;
         snprintf(a->tp_err, sizeof(a->tp_err), "%s", st->msg);
     }
@@ -248,15 +247,10 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
         if ((argv = xmalloc(sizeof(*argv))) == NULL)
             return FERRY_ERR_NOMEM;
         /* Only the first may ask for a passphrase. */
-        if ((r = remote_ssh_argv(e->cli, command, (st->index > 0 ?
-            REMOTE_SSH_BATCH : 0) | (e->strict_host ? REMOTE_SSH_STRICT :
-            0), argv)) == 0)
+        if ((r = remote_ssh_argv(e->cli, command, st->index > 0 ?
+            REMOTE_SSH_BATCH : 0, argv)) == 0)
             r = transport_start_cmd(&st->tp, e->loop, argv->argv);
         xfree(argv);
-        /* What stream 0's ssh says waits until it runs: a refused host
-         * key is the run's to explain (attempt.h, hostkey_refused). */
-        if (r == 0 && st->index == 0 && e->strict_host)
-            st->tp.err_hold = 1;
     } else {
         r = transport_start_ssh(&st->tp, st->ssh, command, msg, msglen);
     }
@@ -334,11 +328,8 @@ attempt_tick(uv_timer_t *t)
         return;
     if (a->idle_since == 0)
         a->idle_since = now;
-    if (a->s0_run_ms == 0 && stream0_running(a)) {
+    if (a->s0_run_ms == 0 && stream0_running(a))
         a->s0_run_ms = now > a->t0 ? now - a->t0 : 1;
-        if (a->s[0]->has_tp)
-            transport_err_release(&a->s[0]->tp);
-    }
     attempt_unpark(a, now);
     attempt_measure_link(a, now);
     attempt_watch(a, now);

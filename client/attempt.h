@@ -82,7 +82,6 @@ struct attempt_env {
     struct remote_agent *agent;
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
-    int strict_host;               /* ... with StrictHostKeyChecking=yes */
     unsigned streams;              /* -j; 0: choose */
     uint64_t connect_ms;           /* the first SSH login took this */
     struct ssh_early *early;       /* connections started during it */
@@ -97,7 +96,6 @@ struct attempt {
     int err;             /* stream 0's: 0 for a clean finish */
     int exit_status;     /* of stream 0's remote command, -1 if unknown */
     int tp_code;         /* stream 0's transport error */
-    int hostkey_refused; /* stream 0's ssh (strict_host) refused the key */
     uint64_t s0_run_ms;  /* from the start until stream 0 ran */
     char tp_err[256];
     uint64_t wire_out, wire_in;  /* pipes, and the further streams' SSH */

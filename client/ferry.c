@@ -187,44 +187,52 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot initialise libssh2");
         return r;
     }
-    /* A pull's data comes faster through OpenSSH, which decrypts in bulk,
-     * than through libssh2 1.10 (docs/DESIGN.md, "Over what"). It checks
-     * the host key with StrictHostKeyChecking=yes: a key known_hosts does
-     * not hold as it is, new or changed, is refused, and then our own
-     * check asks or explains as for a push (run_main). */
-    if (cli->cmd == CMD_PULL && remote_have_ssh()) {
-        rn->use_cmd = 1;
-        /* Unless the command line chose for ssh (say "no", which would
-         * take a changed key): then ours checks first, as it always did. */
-        if (remote_cli_sets(cli, "StrictHostKeyChecking"))
-            rn->check_host = 1;
-        else
-            rn->strict_host = 1;
-    }
+    /* Over what a pull's bytes come is chosen by the link, once libssh2
+     * has timed its key exchange (run_ssh_handshake). */
+    if (cli->cmd == CMD_PULL && remote_have_ssh())
+        rn->pull_choose = 1;
     return 0;
 }
 
-/* Stream 0's key exchange is done: on a long link, a push worth more
- * streams starts their connections now, beside its login (ssh.h,
- * ssh_early_start). Once per run. */
-static void
+/*
+ * Stream 0's key exchange is done; its time says how long the link is
+ * (ssh.h, on_handshake). Once per run:
+ * - A pull on a short link only has its host key checked here (returns
+ *   1): OpenSSH carries its bytes, decrypting them in bulk where libssh2
+ *   1.10 takes 16 bytes per call, which is what binds on a short link
+ *   (docs/DESIGN.md, "Over what"). On a long link libssh2 carries them:
+ *   the link binds there, and libssh2's 16 MiB window lets one stream
+ *   take eight times what OpenSSH's 2 MiB does while the others start.
+ * - On a long link, a push worth more streams, and any pull (its size
+ *   comes only with PLAN), starts their connections now, beside the
+ *   login (ssh_early_start).
+ */
+static int
 run_ssh_handshake(void *ctx, uint64_t ms)
 {
     struct run *rn = ctx;
     uint64_t bytes = 0;
     unsigned n;
 
-    if (rn->early_tried++ > 0 || rn->op != NULL ||
-        rn->cli->cmd != CMD_PUSH)
-        return;
-    /* The scan, in the pool, is done already for a few big files. */
-    if (atomic_load(&rn->scan_finished) && rn->scan_err == 0)
+    if (rn->early_tried++ > 0 || rn->op != NULL)
+        return 0;
+    if (rn->cli->cmd == CMD_PULL && rn->pull_choose) {
+        rn->pull_choose = 0;
+        if (ms < ATTEMPT_LONG_CONNECT_MS)
+            return 1;
+        bytes = UINT64_MAX;
+    } else if (rn->cli->cmd != CMD_PUSH) {
+        return 0;
+    } else if (atomic_load(&rn->scan_finished) && rn->scan_err == 0) {
+        /* The scan, in the pool, is done already for a few big files. */
         bytes = rn->scan_mf->bytes;
+    }
     if ((n = attempt_ahead(rn->cli, ms, bytes)) > 0)
         rn->early = ssh_early_start(&rn->early_opts, n);
     log_debug("streams: the key exchange took %llu ms; %u more started "
         "beside the login", (unsigned long long)ms,
         ssh_early_left(rn->early));
+    return 0;
 }
 
 /* Opens the libssh2 session, if that is the transport and none is open. */
@@ -239,31 +247,31 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     so.cfg = &rn->cfg;
     so.display = rn->cli->remote.host;
     so.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
-    if (rn->check_host) {
-        /* Once: a changed key is refused whatever the ssh config says,
-         * an unknown one asked about, before OpenSSH carries the data. */
-        if ((r = ssh_conn_check_host(&so, msg, msglen)) == 0)
-            rn->check_host = 0;
-    } else if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL) {
+    if (rn->cli->remote.local || rn->use_cmd || rn->ssh != NULL)
         return 0;
-    } else {
-        if (!rn->early_tried) {
-            rn->early_opts = so;
-            so.on_handshake = run_ssh_handshake;
-            so.ctx = rn;
-        }
-        r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
-        ssh_early_gate(rn->early, r == 0);
-        /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
-         * as for ProxyJump hosts. */
-        if (r == FERRY_ERR_AUTH && so.rsa_only) {
-            output_note(&rn->out, "%s: RSA keys are left to try, which this "
-                "SSH library signs only with SHA-1: running it through ssh",
-                rn->cli->remote.host);
-            rn->use_cmd = rn->env.use_cmd = rn->rsa_fallback = 1;
-            msg[0] = '\0';
-            return 0;
-        }
+    if (!rn->early_tried) {
+        rn->early_opts = so;
+        so.on_handshake = run_ssh_handshake;
+        so.ctx = rn;
+    }
+    r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    ssh_early_gate(rn->early, r == 0 && rn->ssh != NULL);
+    if (r == 0 && rn->ssh == NULL) {
+        /* A pull on a short link: the key is checked (changed ones
+         * refused whatever the ssh config says, unknown ones asked
+         * about), and OpenSSH then finds it in known_hosts. */
+        log_debug("a pull on a short link: its bytes go through ssh");
+        rn->use_cmd = rn->env.use_cmd = 1;
+    }
+    /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
+     * as for ProxyJump hosts. */
+    if (r == FERRY_ERR_AUTH && so.rsa_only) {
+        output_note(&rn->out, "%s: RSA keys are left to try, which this "
+            "SSH library signs only with SHA-1: running it through ssh",
+            rn->cli->remote.host);
+        rn->use_cmd = rn->env.use_cmd = rn->rsa_fallback = 1;
+        msg[0] = '\0';
+        return 0;
     }
     /* Its round trips hint at the link's length (attempt.h). */
     if (r == 0 && rn->env.connect_ms == 0)
@@ -296,7 +304,6 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->agent = &rn->agent;
     e->cfg = rn->have_cfg ? &rn->cfg : NULL;
     e->use_cmd = rn->use_cmd;
-    e->strict_host = rn->strict_host;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
     if (rn->cli->bwlimit > 0) {
@@ -536,14 +543,6 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
             r = run_ssh_open(&rn, msg, sizeof(msg));
         if (r == 0)
             r = run_attempt(&rn, msg, sizeof(msg));
-        if (r == 0 && rn.strict_host && rn.at.hostkey_refused &&
-            !rn.interrupted) {
-            /* Asked about or explained by libssh2 (run_ssh_open); ssh
-             * then goes by the user's own settings, as it did before. */
-            rn.strict_host = rn.env.strict_host = 0;
-            rn.check_host = 1;
-            continue;
-        }
         if (r != 0 && !run_retryable(r)) {
             code = r == FERRY_ERR_AGENT ? EXIT_AGENT :
                 exitcode_for(r, SIDE_DEST);

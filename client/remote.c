@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "../common/alloc.h"
@@ -85,24 +84,6 @@ remote_ssh_overrides(const struct cli *cli, struct sshcfg_overrides *ov)
     ov->noptions = cli->nssh_opts;
 }
 
-int
-remote_cli_sets(const struct cli *cli, const char *key)
-{
-    size_t n = strlen(key);
-    int i;
-
-    for (i = 0; i < cli->nssh_opts; i++) {
-        const char *o = cli->ssh_opts[i];
-
-        while (*o == ' ' || *o == '\t')
-            o++;
-        if (strncasecmp(o, key, n) == 0 && (o[n] == '=' || o[n] == ' ' ||
-            o[n] == '\t'))
-            return 1;
-    }
-    return 0;
-}
-
 /* CMD may hold options of its own ("ssh -o ..."): the shell splits it,
  * and "$@" keeps our arguments whole. exec, so that the child we stop
  * (transport_kill) is ssh itself, not a shell that would leave it
@@ -124,15 +105,11 @@ remote_ssh_argv(const struct cli *cli, const char *remote_command,
     argv[n++] = "ferry-ssh";
     remote_ssh_overrides(cli, &ov);
     if ((r = sshcfg_overrides_argv(&ov, argv, &n,
-        sizeof(v->argv) / sizeof(v->argv[0]) - 8)) != 0)
+        sizeof(v->argv) / sizeof(v->argv[0]) - 6)) != 0)
         return r;
     if (flags & REMOTE_SSH_BATCH) {
         argv[n++] = "-o";
         argv[n++] = "BatchMode=yes";
-    }
-    if (flags & REMOTE_SSH_STRICT) {
-        argv[n++] = "-o";
-        argv[n++] = "StrictHostKeyChecking=yes";
     }
     argv[n++] = "--";
     argv[n++] = (char *)cli->remote.host;

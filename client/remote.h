@@ -75,18 +75,12 @@ struct remote_argv {
 void remote_ssh_overrides(const struct cli *cli,
     struct sshcfg_overrides *ov);
 
-/* 1 if one of the command line's -o options sets key (ssh takes the
- * first value it meets, so ours after them would not count). */
-int remote_cli_sets(const struct cli *cli, const char *key);
-
 /* 1 if the ssh program is on PATH. */
 int remote_have_ssh(void);
 
 /* What remote_ssh_argv adds: BatchMode=yes (no prompt: streams after
- * the first), StrictHostKeyChecking=yes (no question and no key taken
- * that known_hosts does not hold: the caller asks, see ferry.c). */
+ * the first). */
 #define REMOTE_SSH_BATCH 1
-#define REMOTE_SSH_STRICT 2
 int remote_ssh_argv(const struct cli *cli, const char *command, int flags,
     struct remote_argv *v) FERRY_WUR;
 

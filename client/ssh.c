@@ -404,15 +404,6 @@ static int ssh_conn_start(struct ssh_conn_opts *o, int check_only,
     struct ssh_conn **out, char *err, size_t errlen);
 
 int
-ssh_conn_check_host(const struct ssh_conn_opts *o, char *err, size_t errlen)
-{
-    struct ssh_conn_opts copy = *o;
-    struct ssh_conn *c;
-
-    return ssh_conn_start(&copy, 1, &c, err, errlen);
-}
-
-int
 ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen)
 {
@@ -473,8 +464,7 @@ ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
     if ((r = ssh_tcp_connect(c, cfg, err, errlen)) != 0 ||
         (r = ssh_handshake(c, err, errlen)) != 0)
         return ssh_conn_fail(c, r, err, errlen);
-    if (o->on_handshake != NULL)
-        o->on_handshake(o->ctx, (uint64_t)(ssh_now_ms() - t0));
+    c->handshake_ms = (uint64_t)(ssh_now_ms() - t0);
     *out = c;
     return 0;
 }
@@ -511,8 +501,12 @@ ssh_conn_start(struct ssh_conn_opts *o, int check_only,
     struct ssh_conn *c;
     int r;
 
-    if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0 ||
-        (r = ssh_conn_finish(o, c, check_only, err, errlen)) != 0)
+    if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0)
+        return r;
+    if (!check_only && o->on_handshake != NULL &&
+        o->on_handshake(o->ctx, c->handshake_ms) == 1)
+        check_only = 1;
+    if ((r = ssh_conn_finish(o, c, check_only, err, errlen)) != 0)
         return r;
     *out = check_only ? NULL : c;
     return 0;

@@ -44,8 +44,10 @@ struct ssh_conn_opts {
                             * that ssh can use (RSA, signed here with
                             * SHA-1 only): the ssh program may do */
     /* Called (same thread) once the key exchange is done, with the time
-     * since the connect began: a measure of the link, before the login. */
-    void (*on_handshake)(void *ctx, uint64_t ms);
+     * since the connect began: a measure of the link, before the login.
+     * Returning 1 makes ssh_conn_open check the host key only, then
+     * return 0 with no connection. */
+    int (*on_handshake)(void *ctx, uint64_t ms);
     void *ctx;
 };
 
@@ -77,15 +79,6 @@ int ssh_interrupted(void);
  */
 int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
-
-/*
- * Connects and checks the host key as ssh_conn_open does (asking about an
- * unknown key when o->interactive), then disconnects: for a transfer
- * whose bytes go through the ssh program, so that a changed key is
- * refused all the same. Returns 0 or an error as ssh_conn_open.
- */
-int ssh_conn_check_host(const struct ssh_conn_opts *o, char *err,
-    size_t errlen) FERRY_WUR;
 
 /*
  * Further connections started while the first one logs in, so that their

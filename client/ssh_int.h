@@ -43,6 +43,7 @@ struct ssh_conn {
     int interactive;       /* may prompt (first connection of a run) */
     int rsa_skipped;       /* login skipped RSA keys (ssh_auth_login) */
     int64_t timeout_ms;    /* ConnectTimeout */
+    uint64_t handshake_ms; /* TCP connect and key exchange took this */
     int64_t deadline;      /* of the blocking step running now */
     int wait_err;          /* why the last ssh_again() gave up */
     atomic_uint_fast64_t wire_out, wire_in;
@@ -68,9 +69,9 @@ int64_t ssh_now_ms(void);
 const char *ssh_last_error(struct ssh_conn *c);
 
 /* ssh_conn_open in two steps, for connections started before the first
- * one logged in (ssh_early.c): TCP connect and key exchange (then
- * o->on_handshake), and the host key check and login (o->rsa_only is set
- * as ssh_conn_open says). On failure the connection is gone. */
+ * one logged in (ssh_early.c): TCP connect and key exchange, and the host
+ * key check and login (o->rsa_only is set as ssh_conn_open says). On
+ * failure the connection is gone. */
 int ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
 int ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,

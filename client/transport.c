@@ -17,37 +17,12 @@ extern char **environ;
 #include "../common/log.h"
 #include "ssh.h"
 
-/* A line from a child's stderr, escaped by text_lines: printed, or held
- * while the caller cannot yet tell whether it wants them. */
+/* A line from a child's stderr, escaped by text_lines. */
 static void
 transport_err_line(void *ctx, const char *line)
 {
-    struct transport *t = ctx;
-    size_t n = strlen(line) + 1;
-
-    if (strcmp(line, "Host key verification failed.") == 0)
-        t->hostkey_refused = 1;
-    if (t->err_hold) {
-        if (t->held_len + n > sizeof(t->held))
-            transport_err_release(t);  /* too much to be only that */
-        else {
-            memcpy(t->held + t->held_len, line, n);
-            t->held_len += n;
-            return;
-        }
-    }
+    (void)ctx;
     fprintf(stderr, "%s\n", line);
-}
-
-void
-transport_err_release(struct transport *t)
-{
-    size_t off;
-
-    t->err_hold = 0;
-    for (off = 0; off < t->held_len; off += strlen(t->held + off) + 1)
-        fprintf(stderr, "%s\n", t->held + off);
-    t->held_len = 0;
 }
 
 static void
@@ -108,7 +83,6 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     t->err.data = t;
     t->has_err = 1;
     t->err_lines.emit = transport_err_line;
-    t->err_lines.ctx = t;
     uv_timer_init(loop, &t->kill_timer);
     t->kill_timer.data = t;
     uv_unref((uv_handle_t *)&t->kill_timer);
@@ -325,9 +299,7 @@ transport_close(struct transport *t)
         uv_close((uv_handle_t *)&t->err, NULL);
         t->has_err = 0;
     }
-    if (t->hostkey_refused)
-        t->held_len = 0;
-    transport_err_release(t);
+
     if (t->has_kill_timer) {
         uv_close((uv_handle_t *)&t->kill_timer, NULL);
         t->has_kill_timer = 0;

@@ -38,12 +38,6 @@ struct transport {
     uv_pipe_t err;           /* the child's stderr */
     int has_err;
     struct text_lines err_lines;
-    /* public: hold the child's stderr lines (transport_err_release) */
-    int err_hold;
-    /* read-only: ssh said "Host key verification failed." */
-    int hostkey_refused;
-    char held[2048];         /* private */
-    size_t held_len;
     struct ssh_conn *ssh;  /* borrowed: the session a pump runs on */
 };
 
@@ -69,15 +63,6 @@ int transport_start_cmd(struct transport *t, uv_loop_t *loop,
  * engine's end. */
 int transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
     const char *command, char *err, size_t errlen) FERRY_WUR;
-
-/*
- * Prints the stderr lines held so far (err_hold) and stops holding. A
- * transport closed while holding prints them too, unless ssh refused the
- * host key: then they are dropped, since the caller checks the key itself
- * and says why in its own words (an ssh run with StrictHostKeyChecking=yes
- * while the user has not been asked about the key yet).
- */
-void transport_err_release(struct transport *t);
 
 /*
  * After the conn has closed: waits for the remote command (SSH pump) and

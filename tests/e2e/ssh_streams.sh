@@ -8,9 +8,12 @@
 # streams. Identical trees at the end of each.
 #
 # Connections are numbered by the proxy in the order they come: stream 0
-# is connection 1, and the further streams follow it (they start once
-# stream 0 has connected: beside its login or after it), so stream k > 0
-# is one of connections 2 and up; faults aim at one of those.
+# is connection 1 of a push, and the further streams follow it (they
+# start once stream 0 has connected: beside its login or after it), so
+# stream k > 0 is one of connections 2 and up; a pull on this short link
+# first checks the host key over a connection of its own (its bytes go
+# through the ssh program), so there stream k > 0 is one of connections
+# 3 and up. Faults aim at one of those.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -68,7 +71,7 @@ run_dir() {
 }
 
 # conn_of DIR STREAM: the proxy's number for that stream's connection.
-conn_of() { echo $(($2 + 1)); }
+conn_of() { if [ "$1" = up ]; then echo $(($2 + 1)); else echo $(($2 + 2)); fi; }
 
 # 2. The TCP connection of stream 2 reset after 3 MiB went through (up
 # for a push, down for a pull): that stream is retired, the others send

@@ -33,6 +33,12 @@ printf 'CHANGED' | dd of="$T/next" bs=1 seek=2000000 conv=notrunc status=none
 mv "$T/next" "$R/step-2000.pt"
 wait_exists "$L/step-2000.pt"
 cmp "$R/step-2000.pt" "$L/step-2000.pt" || fail "step-2000.pt differs"
+# Its event follows the commit that made the file appear: wait for it
+# before the Ctrl-C, which would otherwise race it.
+for _ in $(seq 1 300); do
+    [ "$(grep -c '"action":"pulled"' "$T/watch.out" || true)" -ge 2 ] && break
+    sleep 0.1
+done
 
 kill -INT $wpid
 set +e

@@ -70,6 +70,12 @@ grep -q '"action":"unreachable"' "$T/watch.out" ||
 rm "$T/down"
 wait_exists "$L/step-3.pt"
 wait_absent "$L/step-2.pt"
+# The events follow what made those files appear and go: wait for the
+# last one before the Ctrl-C, which would otherwise race it.
+for _ in $(seq 1 300); do
+    grep '"action":"removed"' "$T/watch.out" | grep -q 'step-2\.pt' && break
+    sleep 0.1
+done
 
 # 4. Ctrl-C ends it: exit 130, within a few seconds.
 kill -INT $wpid
