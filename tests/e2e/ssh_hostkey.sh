@@ -52,24 +52,24 @@ known_proxy() {
     printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
         "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" >"$kh"
 }
+# pull_over LINK CONNS: a pull with a known key arrives over CONNS
+# connections, through ssh only on a short link.
+pull_over() {
+    known_proxy
+    : >"$T/proxy.log"
+    expect_rc 0 "$FERRY" pull "${pcommon[@]}" -vv "ferry-proxy:$T/src/" \
+        "$T/p-$1"
+    [ -f "$T/p-$1/f" ] || fail "pull over a $1 link: nothing arrived"
+    [ "$(conns)" -eq "$2" ] ||
+        fail "a pull over a $1 link made $(conns) connections, want $2"
+    if [ "$1" = short ]; then grep -q "go through ssh" "$T/last.err"
+    else ! grep -q "go through ssh" "$T/last.err"; fi ||
+        fail "a pull over a $1 link: the wrong program carried it"
+}
 proxy_start -v --delay-ms 30
-known_proxy
-: >"$T/proxy.log"
-expect_rc 0 "$FERRY" pull "${pcommon[@]}" -vv "ferry-proxy:$T/src/" "$T/p0"
-[ -f "$T/p0/f" ] || fail "pull over a long link: nothing arrived"
-[ "$(conns)" -eq 1 ] ||
-    fail "a pull over a long link made $(conns) connections, want 1"
-! grep -q "go through ssh" "$T/last.err" ||
-    fail "a pull over a long link went through ssh"
+pull_over long 1
 proxy_start -v
-known_proxy
-: >"$T/proxy.log"
-expect_rc 0 "$FERRY" pull "${pcommon[@]}" -vv "ferry-proxy:$T/src/" "$T/p1"
-[ -f "$T/p1/f" ] || fail "pull with a known key: nothing arrived"
-[ "$(conns)" -eq 2 ] ||
-    fail "a pull over a short link made $(conns) connections, want 2"
-grep -q "go through ssh" "$T/last.err" ||
-    fail "a pull over a short link did not go through ssh"
+pull_over short 2
 
 # Unknown: refused with our line (exit 7), and nothing pulled.
 : >"$kh"
