@@ -114,15 +114,16 @@ tree_same "$T/src" "$T/d5"
 # Streams started during the first login (-j, or a long link) wait for
 # it: the host key question and the passphrase are asked once, by stream
 # 0, and the others then check the key it added and log in with the
-# passphrase it was given. The answers come late, as a person's do.
+# passphrase it was given. The answers come late, as a person's do; the
+# rate limit keeps the transfer going until both have joined.
 : >"$kh"
 set +e
 pty --timeout 60 expect="$question" sleep=1 send='yes\n' \
     expect="Enter passphrase for key '$T/locked': " sleep=1 \
     send='secret\n' -- \
     env -u SSH_AUTH_SOCK "$FERRY" push "${locked[@]}" -vv -j 3 \
-    -o "UserKnownHostsFile=$kh" -o StrictHostKeyChecking=ask \
-    "$T/src/" "ferry-test:$T/d6"
+    --bwlimit 10M -o "UserKnownHostsFile=$kh" \
+    -o StrictHostKeyChecking=ask "$T/src/" "ferry-test:$T/d6"
 rc=$?
 set -e
 expect_pty 0
