@@ -53,7 +53,7 @@ struct volkeep {
     uint32_t open;
     int vfd;
     struct sha256 vsha;
-    uint64_t vbytes;
+    uint64_t vbytes, max_vbytes;
     char vtmp[VOLSET_TMP_MAX], vfile[VOLUME_NAME_MAX];
     /* The manifest, under its temporary name. */
     int mfd;
@@ -76,6 +76,7 @@ volkeep_new(const char *dir, const char *name, struct xfer *x,
     if ((k = xcalloc(1, sizeof(*k))) == NULL)
         return FERRY_ERR_NOMEM;
     k->x = x;
+    k->max_vbytes = PROTO_MAX_VOLUME_SIZE;
     k->dirfd = k->sfd = k->vfd = k->mfd = -1;
     snprintf(k->name, sizeof(k->name), "%s", name);
     snprintf(k->mfile, sizeof(k->mfile), "%s%s", name,
@@ -245,7 +246,7 @@ keep_data(struct volkeep *k, const struct frame *f)
     if (k->open == 0 || m.volume != k->open)
         return xfer_fail(k->x, FERRY_ERR_PROTOCOL, "VOL_DATA of volume %u, "
             "which is not being sent", m.volume);
-    if (m.len > PROTO_MAX_VOLUME_SIZE - k->vbytes)
+    if (m.len > k->max_vbytes - k->vbytes)
         return xfer_fail(k->x, FERRY_ERR_TOO_LARGE, "volume %u: larger "
             "than a volume may be", m.volume);
     if ((r = fsx_write_all(k->vfd, m.data, m.len)) != 0)
@@ -433,4 +434,10 @@ volkeep_step(void *role, struct conn_step *st)
         return 0;
     }
     return st->eof ? FERRY_ERR_CLOSED : 0;
+}
+
+void
+volkeep_set_max_volume(struct volkeep *k, uint64_t bytes)
+{
+    k->max_vbytes = bytes;
 }

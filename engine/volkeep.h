@@ -46,6 +46,10 @@ int volkeep_new(const char *dir, const char *name, struct xfer *x,
  * run. NULL is a no-op. */
 void volkeep_free(struct volkeep *k);
 
+/* A volume's bound, PROTO_MAX_VOLUME_SIZE unless a test lowers it to
+ * reach it without a terabyte. */
+void volkeep_set_max_volume(struct volkeep *k, uint64_t bytes);
+
 /* conn_step_fn of the role. */
 int volkeep_step(void *role, struct conn_step *st) FERRY_WUR;
 

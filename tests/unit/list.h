@@ -238,6 +238,7 @@
     /* test_volkeep.c */ \
     X(volkeep_rules) \
     X(volkeep_sums) \
+    X(volkeep_volume_bound) \
     X(volkeep_names) \
     X(volkeep_messages) \
     X(volkeep_sha256) \

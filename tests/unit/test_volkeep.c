@@ -417,6 +417,44 @@ TEST(volkeep_sums)
     check_rmtree(dir);
 }
 
+/* A volume that grows past its bound is refused, and nothing of it
+ * stays (the bound lowered from PROTO_MAX_VOLUME_SIZE to reach it). */
+TEST(volkeep_volume_bound)
+{
+    char dir[CHECK_PATH_MAX], text[512];
+    struct volkeep *k = NULL;
+    struct kv_model m;
+    struct buf in, out;
+    struct kv_step st[] = { { KB, 1 }, { KD, 1, 6 }, { KD, 1, 6 } };
+    struct xfer x;
+    size_t i;
+    int more, open = 0, r = 0;
+
+    memset(&m, 0, sizeof(m));
+    memset(&x, 0, sizeof(x));
+    check_tmpdir(dir);
+    buf_init(&in, 1u << 24);
+    buf_init(&out, 1u << 24);
+    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    volkeep_set_max_volume(k, 11);
+    CHECK_OK(kv_step(k, &in, &out, 0, &more));
+    for (i = 0; i < 2; i++) {
+        kv_frame(&in, &st[i], &m, open);
+        open = st[i].op == KB ? 1 : open;
+        CHECK_OK(kv_step(k, &in, &out, 0, &more));
+    }
+    kv_frame(&in, &st[2], &m, open);
+    r = kv_step(k, &in, &out, 0, &more);
+    CHECK_EQ_ERR(r, FERRY_ERR_TOO_LARGE);
+    CHECK(strstr(x.local_error, "larger than a volume may be") != NULL);
+    volkeep_free(k);
+    kv_files(dir, text, sizeof(text));
+    CHECK(strstr(text, "tmp") == NULL);
+    buf_cleanup(&in);
+    buf_cleanup(&out);
+    check_rmtree(dir);
+}
+
 /* Set names the agent refuses, and a second run into one directory. */
 TEST(volkeep_names)
 {
