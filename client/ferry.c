@@ -228,7 +228,7 @@ run_ssh_handshake(void *ctx, uint64_t ms)
         bytes = rn->scan_mf->bytes;
     }
     if ((n = attempt_ahead(rn->cli, ms, bytes)) > 0)
-        rn->early = ssh_early_start(&rn->early_opts, n);
+        rn->early = rn->env.early = ssh_early_start(&rn->early_opts, n);
     log_debug("streams: the key exchange took %llu ms; %u more started "
         "beside the login", (unsigned long long)ms,
         ssh_early_left(rn->early));
