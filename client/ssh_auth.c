@@ -394,6 +394,19 @@ ssh_auth_files(struct ssh_conn *c, const struct sshcfg *cfg,
     return r;
 }
 
+/* The ssh-agent's keys, then the files: 1 when one got in, 0 when none
+ * did, or an error. */
+static int
+ssh_auth_keys(struct ssh_conn *c, const struct sshcfg *cfg,
+    const char *user, struct ssh_auth *a)
+{
+    int r;
+
+    if ((r = ssh_auth_agent(c, cfg, user, a)) == 0)
+        r = ssh_auth_files(c, cfg, user, a);
+    return r;
+}
+
 int
 ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     size_t errlen)
@@ -406,6 +419,15 @@ ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
     memset(&a, 0, sizeof(a));
     if (user == NULL)
         user = "root";
+    /* Asking which methods the server offers (a "none" request) costs a
+     * round trip on every connection. Where no prompt can come (further
+     * streams, retries, scripts) the keys go first, and the list only
+     * when none got in: for the message, or a server that wants none. At
+     * a terminal the list comes first, so that a server without public
+     * key authentication is said to be one before a passphrase is asked
+     * for. */
+    if (!c->interactive && (r = ssh_auth_keys(c, cfg, user, &a)) != 0)
+        return r == 1 ? 0 : r;
     do
         methods = libssh2_userauth_list(c->s, user, (unsigned)strlen(user));
     while (methods == NULL && !libssh2_userauth_authenticated(c->s) &&
@@ -421,12 +443,8 @@ ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg, char *err,
             methods ? methods : "nothing");
         return FERRY_ERR_AUTH;
     }
-    if ((r = ssh_auth_agent(c, cfg, user, &a)) == 0)
-        r = ssh_auth_files(c, cfg, user, &a);
-    if (r == 1)
-        return 0;
-    if (r < 0)
-        return r;
+    if (c->interactive && (r = ssh_auth_keys(c, cfg, user, &a)) != 0)
+        return r == 1 ? 0 : r;
     c->rsa_skipped = a.rsa_skipped;
     snprintf(err, errlen, "%s: authentication failed for %s (tried: %s)%s",
         c->display, user, a.tried[0] ? a.tried : "no usable key",
