@@ -22,7 +22,7 @@ enum { GATE_WAIT, GATE_OPEN, GATE_SHUT };
 struct ssh_early_conn {
     struct ssh_early *e;
     uv_thread_t thr;
-    int started, joined;
+    int joined;
     struct ssh_conn *c;       /* logged in, once joined */
     int err;
     char msg[256];
@@ -106,7 +106,6 @@ ssh_early_start(const struct ssh_conn_opts *o, unsigned n)
         ec->e = e;
         if (uv_thread_create(&ec->thr, early_conn_run, ec) != 0)
             break;
-        ec->started = 1;
         e->n++;
     }
     return e;
@@ -166,7 +165,7 @@ ssh_early_free(struct ssh_early *e)
     for (k = 0; k < e->n; k++) {
         struct ssh_early_conn *ec = &e->conns[k];
 
-        if (ec->started && !ec->joined)
+        if (!ec->joined)
             (void)uv_thread_join(&ec->thr);
         ssh_conn_close(ec->c);
     }

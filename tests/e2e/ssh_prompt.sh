@@ -29,6 +29,12 @@ quick() {
         fail "took $(cat "$T/tty.time") s to end after the last step"
 }
 
+# asked_once TEXT WHAT: the last pty run showed TEXT once.
+asked_once() {
+    n=$(grep -c "$1" "$T/tty.out" || true)
+    [ "$n" -eq 1 ] || { cat "$T/tty.out"; fail "asked $n times $2"; }
+}
+
 # interrupted_line: after the prompt, the one line "ferry: interrupted".
 interrupted_line() {
     tail -n 1 "$T/tty.out" | tr -d '\r' | grep -qx "ferry: interrupted" ||
@@ -105,9 +111,7 @@ pty --timeout 60 expect="Enter passphrase for key '$T/locked': " \
 rc=$?
 set -e
 expect_pty 0
-n=$(grep -c "Enter passphrase" "$T/tty.out" || true)
-[ "$n" -eq 1 ] ||
-    { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
+asked_once "Enter passphrase" "for the passphrase"
 grep -q "retrying" "$T/tty.out" || fail "the connection was not cut"
 tree_same "$T/src" "$T/d5"
 
@@ -131,12 +135,8 @@ grep -q "2 more started beside the login" "$T/tty.out" ||
     { cat "$T/tty.out"; fail "no streams started beside the login"; }
 ! grep -q "started early, it failed" "$T/tty.out" ||
     { cat "$T/tty.out"; fail "an early stream did not wait for the login"; }
-n=$(grep -c "Enter passphrase" "$T/tty.out" || true)
-[ "$n" -eq 1 ] ||
-    { cat "$T/tty.out"; fail "asked $n times for the passphrase"; }
-n=$(grep -c "continue connecting" "$T/tty.out" || true)
-[ "$n" -eq 1 ] ||
-    { cat "$T/tty.out"; fail "asked $n times about the host key"; }
+asked_once "Enter passphrase" "for the passphrase"
+asked_once "continue connecting" "about the host key"
 n=$(grep -c "stream [12] added" "$T/tty.out" || true)
 [ "$n" -eq 2 ] ||
     { cat "$T/tty.out"; fail "$n of the 2 early streams joined"; }
@@ -154,9 +154,7 @@ pty expect="$question" send='yes\n' -- \
 rc=$?
 set -e
 expect_pty 0
-n=$(grep -c "continue connecting" "$T/tty.out" || true)
-[ "$n" -eq 1 ] ||
-    { cat "$T/tty.out"; fail "asked $n times about the host key"; }
+asked_once "continue connecting" "about the host key"
 ! grep -q "verification failed" "$T/tty.out" ||
     { cat "$T/tty.out"; fail "ssh's refusal was shown"; }
 cmp -s "$T/src/f" "$T/d7" || fail "the pull after yes did not arrive"
