@@ -247,7 +247,7 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
         if ((argv = xmalloc(sizeof(*argv))) == NULL)
             return FERRY_ERR_NOMEM;
         /* Only the first may ask for a passphrase. */
-        if ((r = remote_ssh_argv(e->cli, command, st->index > 0 ?
+        if ((r = remote_ssh_argv(e->agent, command, st->index > 0 ?
             REMOTE_SSH_BATCH : 0, argv)) == 0)
             r = transport_start_cmd(&st->tp, e->loop, argv->argv);
         xfree(argv);

@@ -176,6 +176,8 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         return r;
     }
     rn->have_cfg = 1;
+    sshcfg_prefer_gcm(&rn->cfg, sshcfg_cpu_aes_fast(), rn->agent.ssh_ciphers,
+        sizeof(rn->agent.ssh_ciphers));
     if (rn->cfg.proxy != NULL) {
         /* libssh2 cannot hop; OpenSSH can. */
         log_info("%s: uses ProxyJump/ProxyCommand: running it through ssh",
@@ -187,22 +189,23 @@ run_setup(struct run *rn, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot initialise libssh2");
         return r;
     }
-    /* Over what a pull's bytes come is chosen by the link, once libssh2
-     * has timed its key exchange (run_ssh_handshake). */
+    /* Over what the bytes go is chosen by the link, once libssh2 has
+     * timed its key exchange (run_ssh_handshake). */
     if (cli->cmd == CMD_PULL && remote_have_ssh())
-        rn->pull_choose = 1;
+        rn->link_choose = 1;
     return 0;
 }
 
 /*
  * Stream 0's key exchange is done; its time says how long the link is
  * (ssh.h, on_handshake). Once per run:
- * - A pull on a short link only has its host key checked here (returns
- *   1): OpenSSH carries its bytes, decrypting them in bulk where libssh2
- *   1.10 takes 16 bytes per call, which is what binds on a short link
- *   (docs/DESIGN.md, "Over what"). On a long link libssh2 carries them:
- *   the link binds there, and libssh2's 16 MiB window lets one stream
- *   take eight times what OpenSSH's 2 MiB does while the others start.
+ * - On a short link the host key is only checked here (returns 1):
+ *   OpenSSH carries the bytes, with AES-GCM in bulk where libssh2 1.10
+ *   takes AES-CTR 16 bytes per call and HMAC-SHA2 beside it, which is
+ *   what binds on a short link (docs/DESIGN.md, "Over what"). On a long
+ *   link libssh2 carries them: the link binds there, and libssh2's 16
+ *   MiB window lets one stream of a pull take eight times what
+ *   OpenSSH's 2 MiB does while the others start.
  * - On a long link, a push worth more streams, and any pull (its size
  *   comes only with PLAN), starts their connections now, beside the
  *   login (ssh_early_start).
@@ -216,10 +219,12 @@ run_ssh_handshake(void *ctx, uint64_t ms)
 
     if (rn->early_tried++ > 0 || rn->op != NULL)
         return 0;
-    if (rn->cli->cmd == CMD_PULL && rn->pull_choose) {
-        rn->pull_choose = 0;
+    if (rn->link_choose) {
+        rn->link_choose = 0;
         if (ms < ATTEMPT_LONG_CONNECT_MS)
             return 1;
+    }
+    if (rn->cli->cmd == CMD_PULL) {
         bytes = UINT64_MAX;
     } else if (rn->cli->cmd != CMD_PUSH) {
         return 0;
@@ -257,10 +262,10 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
     ssh_early_gate(rn->early, r == 0 && rn->ssh != NULL);
     if (r == 0 && rn->ssh == NULL) {
-        /* A pull on a short link: the key is checked (changed ones
-         * refused whatever the ssh config says, unknown ones asked
-         * about), and OpenSSH then finds it in known_hosts. */
-        log_debug("a pull on a short link: its bytes go through ssh");
+        /* A short link: the key is checked (changed ones refused
+         * whatever the ssh config says, unknown ones asked about), and
+         * OpenSSH then finds it in known_hosts. */
+        log_debug("a short link: the bytes go through ssh");
         rn->use_cmd = rn->env.use_cmd = 1;
     }
     /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,

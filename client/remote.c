@@ -89,9 +89,10 @@ remote_ssh_overrides(const struct cli *cli, struct sshcfg_overrides *ov)
  * (transport_kill) is ssh itself, not a shell that would leave it
  * running. */
 int
-remote_ssh_argv(const struct cli *cli, const char *remote_command,
+remote_ssh_argv(const struct remote_agent *a, const char *remote_command,
     int flags, struct remote_argv *v)
 {
+    const struct cli *cli = a->cli;
     struct sshcfg_overrides ov;
     char **argv = v->argv;
     size_t n = 0;
@@ -105,8 +106,13 @@ remote_ssh_argv(const struct cli *cli, const char *remote_command,
     argv[n++] = "ferry-ssh";
     remote_ssh_overrides(cli, &ov);
     if ((r = sshcfg_overrides_argv(&ov, argv, &n,
-        sizeof(v->argv) / sizeof(v->argv[0]) - 6)) != 0)
+        sizeof(v->argv) / sizeof(v->argv[0]) - 8)) != 0)
         return r;
+    /* After the user's -o: ssh takes the first value it is given. */
+    if (a->ssh_ciphers[0] != '\0' && cli->ssh_cmd == NULL) {
+        argv[n++] = "-o";
+        argv[n++] = (char *)a->ssh_ciphers;
+    }
     if (flags & REMOTE_SSH_BATCH) {
         argv[n++] = "-o";
         argv[n++] = "BatchMode=yes";
@@ -227,7 +233,7 @@ remote_run_script(struct remote_agent *a, struct ssh_conn *ssh,
     if (ssh == NULL) {
         if ((v = xmalloc(sizeof(*v))) == NULL)
             return FERRY_ERR_NOMEM;
-        if ((r = remote_ssh_argv(a->cli, cmd, 0, v)) == 0)
+        if ((r = remote_ssh_argv(a, cmd, 0, v)) == 0)
             r = transport_run_sync(v->argv, in_path, status);
         xfree(v);
         if (r != 0) {

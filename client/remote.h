@@ -31,6 +31,9 @@ struct remote_agent {
      * it ferry-agent-<arch> for the other machine type. */
     struct remote_build builds[REMOTE_NARCH];
     const struct remote_build *uploaded;  /* run it from now on */
+    /* "Ciphers=..." (sshcfg_prefer_gcm) for the ssh program we run, not
+     * for --ssh-cmd's; "" for none. */
+    char ssh_ciphers[1024];
 };
 
 /* Finds the agents this client can upload and hashes them. */
@@ -78,11 +81,12 @@ void remote_ssh_overrides(const struct cli *cli,
 /* 1 if the ssh program is on PATH. */
 int remote_have_ssh(void);
 
-/* What remote_ssh_argv adds: BatchMode=yes (no prompt: streams after
- * the first). */
+/* The ssh program's command line that runs command on a's host: the
+ * command-line settings, then a's cipher order, then (with
+ * REMOTE_SSH_BATCH, for streams after the first) BatchMode=yes. */
 #define REMOTE_SSH_BATCH 1
-int remote_ssh_argv(const struct cli *cli, const char *command, int flags,
-    struct remote_argv *v) FERRY_WUR;
+int remote_ssh_argv(const struct remote_agent *a, const char *command,
+    int flags, struct remote_argv *v) FERRY_WUR;
 
 /*
  * Uploads the local agent to ~/.cache/ferry/ferry-agent-<hash> over ssh

@@ -49,7 +49,7 @@ struct run {
     struct ssh_conn *ssh;    /* stream 0's session (libssh2) */
     int use_cmd;             /* the ssh program is the transport */
     int rsa_fallback;        /* ... because only an RSA key would do */
-    int pull_choose;         /* libssh2 or ssh: its handshake decides */
+    int link_choose;         /* libssh2 or ssh: its handshake decides */
     struct remote_agent agent;
     struct attempt_env env;
     /* The attempt running or last run. */

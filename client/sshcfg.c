@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 #include <unistd.h>
 
 #include "../common/alloc.h"
@@ -51,6 +54,7 @@ sshcfg_cleanup(struct sshcfg *c)
     xfree(c->user);
     xfree(c->proxy);
     xfree(c->host_key_alias);
+    xfree(c->ciphers);
     for (i = 0; i < c->nidentity; i++)
         xfree(c->identity_files[i]);
     for (i = 0; i < c->nknown; i++)
@@ -144,7 +148,64 @@ sshcfg_line(struct sshcfg *c, char *key, char *val)
         r = set_str(&c->proxy, val);
     else if (strcmp(key, "hostkeyalias") == 0)
         r = set_str(&c->host_key_alias, val);
+    else if (strcmp(key, "ciphers") == 0)
+        r = set_str(&c->ciphers, val);
     return r;
+}
+
+static int
+is_gcm(const char *name, size_t len)
+{
+    static const char tail[] = "-gcm@openssh.com";
+
+    return len > sizeof(tail) - 1 && strncmp(name, "aes", 3) == 0 &&
+        memcmp(name + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
+}
+
+void
+sshcfg_prefer_gcm(const struct sshcfg *c, int aes_fast, char *out,
+    size_t outlen)
+{
+    static const char head[] = "chacha20-poly1305@openssh.com,";
+    const char *list = c->ciphers, *p, *e;
+    size_t n = 0;
+    int pass, any = 0;
+
+    if (outlen > 0)
+        out[0] = '\0';
+    if (!aes_fast || list == NULL ||
+        strncmp(list, head, sizeof(head) - 1) != 0 ||
+        strlen(list) + sizeof("Ciphers=") > outlen)
+        return;
+    n = (size_t)snprintf(out, outlen, "Ciphers=");
+    /* The AES-GCM ciphers first, then the rest, each in its order. */
+    for (pass = 0; pass < 2; pass++) {
+        for (p = list; *p != '\0'; p = *e ? e + 1 : e) {
+            e = p + strcspn(p, ",");
+            if (e == p || is_gcm(p, (size_t)(e - p)) != (pass == 0))
+                continue;
+            any |= pass == 0;
+            n += (size_t)snprintf(out + n, outlen - n, "%s%.*s",
+                n > sizeof("Ciphers=") - 1 ? "," : "", (int)(e - p), p);
+        }
+    }
+    if (!any)
+        out[0] = '\0';
+}
+
+int
+sshcfg_cpu_aes_fast(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul");
+#elif defined(__aarch64__)
+    unsigned long hw = getauxval(AT_HWCAP);
+
+    return (hw & HWCAP_AES) != 0 && (hw & HWCAP_PMULL) != 0;
+#else
+    return 0;
+#endif
 }
 
 int

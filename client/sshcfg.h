@@ -40,6 +40,7 @@ struct sshcfg {
     unsigned alive_count;
     char *proxy;               /* ProxyJump or ProxyCommand, if any */
     char *host_key_alias;
+    char *ciphers;             /* the cipher list ssh would offer */
     int batch_mode;
 };
 
@@ -76,6 +77,22 @@ int sshcfg_parse(const char *text, size_t len, struct sshcfg *c) FERRY_WUR;
  */
 int sshcfg_resolve(const char *host, const struct sshcfg_overrides *o,
     struct sshcfg *c, char *err, size_t errlen) FERRY_WUR;
+
+/*
+ * The "Ciphers=..." option that has the ssh program offer AES-GCM first,
+ * into out, when c's list is OpenSSH's own order (chacha20-poly1305
+ * first) and holds an AES-GCM cipher; "" otherwise. Only the order
+ * changes: the set stays what the config allows. Where the CPU has AES
+ * and carry-less multiply instructions (aes_fast), AES-GCM costs a
+ * fraction of chacha20-poly1305 on both ends (docs/DESIGN.md, "Over
+ * what"); a list the user ordered is left as it is.
+ */
+void sshcfg_prefer_gcm(const struct sshcfg *c, int aes_fast, char *out,
+    size_t outlen);
+
+/* 1 when this CPU runs AES-GCM in hardware (AES-NI and PCLMULQDQ, or
+ * ARMv8's AES and PMULL). */
+int sshcfg_cpu_aes_fast(void);
 
 void sshcfg_cleanup(struct sshcfg *c);
 

@@ -266,6 +266,7 @@
     /* test_client.c */ \
     X(client_parse_remote) \
     X(client_ssh_argv) \
+    X(client_ssh_prefer_gcm) \
     X(client_cli_rules) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \

@@ -21,6 +21,7 @@ TEST(client_ssh_argv)
     char *argv[32];
     size_t n = 1, i;
     struct cli cli;
+    struct remote_agent a;
     struct remote_argv v;
 
     argv[0] = "x";
@@ -39,7 +40,9 @@ TEST(client_ssh_argv)
     cli.remote.host = "box";
     cli.remote.user = "bob";
     cli.login = "ann";
-    CHECK_EQ_INT(remote_ssh_argv(&cli, "ferry-agent serve", 0, &v), 0);
+    memset(&a, 0, sizeof(a));
+    a.cli = &cli;
+    CHECK_EQ_INT(remote_ssh_argv(&a, "ferry-agent serve", 0, &v), 0);
     for (n = 0; v.argv[n] != NULL; n++)
         ;
     CHECK(n >= 4);
@@ -48,4 +51,70 @@ TEST(client_ssh_argv)
     CHECK_EQ_STR(v.argv[n - 3], "--");
     CHECK_EQ_STR(v.argv[n - 4], "ann");
     CHECK_EQ_STR(v.argv[n - 5], "-l");
+}
+
+/* AES-GCM goes first only over OpenSSH's own order, only on a CPU with
+ * AES instructions, and the set of ciphers never changes. */
+TEST(client_ssh_prefer_gcm)
+{
+    static const char *opt = "Ciphers=aes256-ctr";
+    struct sshcfg c;
+    struct cli cli;
+    struct remote_agent a;
+    struct remote_argv v;
+    char out[256];
+    size_t n, i;
+
+    memset(&c, 0, sizeof(c));
+    c.ciphers = "chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,"
+        "aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com";
+    sshcfg_prefer_gcm(&c, 1, out, sizeof(out));
+    CHECK_EQ_STR(out, "Ciphers=aes128-gcm@openssh.com,"
+        "aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,"
+        "aes192-ctr,aes256-ctr");
+    /* No AES instructions: chacha20 stays first. */
+    sshcfg_prefer_gcm(&c, 0, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    /* An order the user chose, or a set without GCM, is left alone. */
+    c.ciphers = "aes256-ctr,chacha20-poly1305@openssh.com,"
+        "aes128-gcm@openssh.com";
+    sshcfg_prefer_gcm(&c, 1, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    c.ciphers = "chacha20-poly1305@openssh.com,aes128-ctr";
+    sshcfg_prefer_gcm(&c, 1, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    /* A name that only ends like one is not one. */
+    c.ciphers = "chacha20-poly1305@openssh.com,x-gcm@openssh.com";
+    sshcfg_prefer_gcm(&c, 1, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    c.ciphers = NULL;
+    sshcfg_prefer_gcm(&c, 1, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    /* No room for the whole list: none rather than a cut one. */
+    c.ciphers = "chacha20-poly1305@openssh.com,aes128-gcm@openssh.com";
+    sshcfg_prefer_gcm(&c, 1, out, 40);
+    CHECK_EQ_STR(out, "");
+
+    /* On the command line after the user's -o (ssh keeps the first), and
+     * never for --ssh-cmd's own command. */
+    memset(&cli, 0, sizeof(cli));
+    cli.remote.host = "box";
+    cli.ssh_opts[0] = opt;
+    cli.nssh_opts = 1;
+    memset(&a, 0, sizeof(a));
+    a.cli = &cli;
+    snprintf(a.ssh_ciphers, sizeof(a.ssh_ciphers), "Ciphers=aes128-gcm@x");
+    CHECK_EQ_INT(remote_ssh_argv(&a, "cmd", REMOTE_SSH_BATCH, &v), 0);
+    for (n = 0; v.argv[n] != NULL; n++)
+        ;
+    for (i = 0; i < n && strcmp(v.argv[i], opt) != 0; i++)
+        ;
+    CHECK(i + 6 < n);
+    CHECK_EQ_STR(v.argv[i + 1], "-o");
+    CHECK_EQ_STR(v.argv[i + 2], "Ciphers=aes128-gcm@x");
+    CHECK_EQ_STR(v.argv[i + 4], "BatchMode=yes");
+    cli.ssh_cmd = "myssh";
+    CHECK_EQ_INT(remote_ssh_argv(&a, "cmd", 0, &v), 0);
+    for (n = 0; v.argv[n] != NULL; n++)
+        CHECK(strncmp(v.argv[n], "Ciphers=aes128", 14) != 0);
 }
