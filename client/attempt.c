@@ -133,9 +133,12 @@ stream_closed(struct conn *c, int err)
             st->retired ? "it stalled" : err != 0 ? ferry_strerror(err) :
             "it ended");
     if (st->tp.has_proc && !st->tp.proc_exited) {
-        /* Its exit status comes when it exits (stream_child_exited). */
+        /* Its exit status comes when it exits (stream_child_exited).
+         * An ssh whose link went silent would wait on it for its
+         * keepalives to give up: one we stop is stopped at once. */
         st->wait_exit = 1;
-        uv_timer_start(&st->kill_timer, stream_kill,
+        uv_timer_start(&st->kill_timer, stream_kill, err ==
+            FERRY_ERR_INTERRUPTED || st->retired ? 0 :
             ATTEMPT_CHILD_GRACE_MS, 0);
         return;
     }

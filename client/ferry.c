@@ -96,13 +96,21 @@ run_result(struct run *rn, char *msg, size_t msglen)
         return exitcode_for(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
-        /* ssh says 255 for its own failures: after the RSA fallback,
-         * before any HELLO, that is the login refused again. */
-        if (rn->rsa_fallback && rn->at.exit_status == 255 && s0 != NULL &&
-            session_peer_software(s0)[0] == '\0') {
-            snprintf(msg, msglen, "%s: authentication failed through ssh "
-                "as well (ssh's message is above)", run_host(rn));
+        /* ssh says 255 for its own failures. Before any HELLO, after
+         * libssh2 got as far as the host key (a short link) or the
+         * login (the RSA fallback), that is the login refused. */
+        if (rn->at.exit_status == 255 && rn->ssh_login_next &&
+            (s0 == NULL ||
+            session_peer_software(s0)[0] == '\0')) {
+            snprintf(msg, msglen, "%s: authentication failed through ssh%s "
+                "(ssh's message is above)", run_host(rn),
+                rn->rsa_fallback ? " as well" : "");
             return EXIT_AUTH;
+        }
+        if (rn->at.exit_status == 255) {
+            snprintf(msg, msglen, "%s: connection lost, or the agent "
+                "killed (ssh ended with status 255)", run_host(rn));
+            return EXIT_CONNECT;
         }
         if (rn->at.exit_status == 127 || rn->at.exit_status == 126) {
             remote_agent_missing(&rn->agent, run_host(rn),
@@ -191,7 +199,7 @@ run_setup(struct run *rn, char *msg, size_t msglen)
     }
     /* Over what the bytes go is chosen by the link, once libssh2 has
      * timed its key exchange (run_ssh_handshake). */
-    if (cli->cmd == CMD_PULL && remote_have_ssh())
+    if ((cli->cmd == CMD_PUSH || cli->cmd == CMD_PULL) && remote_have_ssh())
         rn->link_choose = 1;
     return 0;
 }
@@ -221,7 +229,9 @@ run_ssh_handshake(void *ctx, uint64_t ms)
         return 0;
     if (rn->link_choose) {
         rn->link_choose = 0;
-        if (ms < ATTEMPT_LONG_CONNECT_MS)
+        /* A passphrase asked for once serves every stream and login of
+         * ours; the ssh program would ask again for each. */
+        if (ms < ATTEMPT_LONG_CONNECT_MS && !ssh_auth_would_ask(&rn->cfg))
             return 1;
     }
     if (rn->cli->cmd == CMD_PULL) {
@@ -266,7 +276,8 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
          * whatever the ssh config says, unknown ones asked about), and
          * OpenSSH then finds it in known_hosts. */
         log_debug("a short link: the bytes go through ssh");
-        rn->use_cmd = rn->env.use_cmd = 1;
+        rn->use_cmd = rn->env.use_cmd = rn->short_link = 1;
+        rn->ssh_login_next = 1;
     }
     /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
      * as for ProxyJump hosts. */
@@ -275,6 +286,7 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
             "SSH library signs only with SHA-1: running it through ssh",
             rn->cli->remote.host);
         rn->use_cmd = rn->env.use_cmd = rn->rsa_fallback = 1;
+        rn->ssh_login_next = 1;
         msg[0] = '\0';
         return 0;
     }
@@ -435,10 +447,12 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     msg[0] = '\0';
     (void)msglen;
     rn->waiting = 1;
-    /* Probes go to the SSH server itself; through the ssh program (a
-     * ProxyJump, --ssh-cmd) only a wake from sleep ends a wait early. */
-    (void)retry_wait_run(&rn->rw, d.delay_s, rn->have_cfg && !rn->use_cmd ?
-        rn->cfg.hostname : NULL, rn->have_cfg ? rn->cfg.port : 22);
+    /* Probes go to the SSH server itself; through a ProxyJump or
+     * --ssh-cmd only a wake from sleep ends a wait early. */
+    rn->ssh_login_next = 0;
+    (void)retry_wait_run(&rn->rw, d.delay_s, rn->have_cfg && (!rn->use_cmd ||
+        rn->short_link || rn->rsa_fallback) ? rn->cfg.hostname : NULL,
+        rn->have_cfg ? rn->cfg.port : 22);
     rn->waiting = 0;
     if (rn->interrupted)
         return 0;

@@ -400,14 +400,14 @@ ssh_handshake(struct ssh_conn *c, char *err, size_t errlen)
     return r;
 }
 
-static int ssh_conn_start(struct ssh_conn_opts *o, int check_only,
-    struct ssh_conn **out, char *err, size_t errlen);
+static int ssh_conn_start(struct ssh_conn_opts *o, struct ssh_conn **out,
+    char *err, size_t errlen);
 
 int
 ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen)
 {
-    return ssh_conn_start(o, 0, out, err, errlen);
+    return ssh_conn_start(o, out, err, errlen);
 }
 
 /* The failure of a connection being started: its message, and the
@@ -470,18 +470,14 @@ ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
 }
 
 int
-ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,
-    int check_only, char *err, size_t errlen)
+ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
+    size_t errlen)
 {
     int r;
 
     err[0] = '\0';
     if ((r = ssh_hostkey_check(c, o->cfg, err, errlen)) != 0)
         return ssh_conn_fail(c, r, err, errlen);
-    if (check_only) {
-        ssh_conn_close(c);
-        return 0;
-    }
     if ((r = ssh_auth_login(c, o->cfg, err, errlen)) != 0) {
         if (r == FERRY_ERR_AUTH && c->rsa_skipped)
             o->rsa_only = 1;
@@ -493,22 +489,26 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,
     return 0;
 }
 
-/* Connects, checks the host key and, unless check_only, logs in. */
+/* Connects, checks the host key and logs in; closes again when
+ * on_handshake says the ssh program is to carry the bytes. */
 static int
-ssh_conn_start(struct ssh_conn_opts *o, int check_only,
-    struct ssh_conn **out, char *err, size_t errlen)
+ssh_conn_start(struct ssh_conn_opts *o, struct ssh_conn **out, char *err,
+    size_t errlen)
 {
     struct ssh_conn *c;
-    int r;
+    int r, hand_over;
 
     if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0)
         return r;
-    if (!check_only && o->on_handshake != NULL &&
-        o->on_handshake(o->ctx, c->handshake_ms) == 1)
-        check_only = 1;
-    if ((r = ssh_conn_finish(o, c, check_only, err, errlen)) != 0)
+    hand_over = o->on_handshake != NULL &&
+        o->on_handshake(o->ctx, c->handshake_ms) == 1;
+    if ((r = ssh_conn_finish(o, c, err, errlen)) != 0)
         return r;
-    *out = check_only ? NULL : c;
+    if (hand_over) {
+        ssh_conn_close(c);
+        c = NULL;
+    }
+    *out = c;
     return 0;
 }
 

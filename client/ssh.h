@@ -45,8 +45,10 @@ struct ssh_conn_opts {
                             * SHA-1 only): the ssh program may do */
     /* Called (same thread) once the key exchange is done, with the time
      * since the connect began: a measure of the link, before the login.
-     * Returning 1 makes ssh_conn_open check the host key only, then
-     * return 0 with no connection. */
+     * Returning 1 makes ssh_conn_open check the host key and log in
+     * as ever, then close and return 0 with no connection: the ssh
+     * program is to carry the bytes, and whatever would refuse it is
+     * said first in our words. */
     int (*on_handshake)(void *ctx, uint64_t ms);
     void *ctx;
 };
@@ -146,6 +148,10 @@ uint64_t ssh_conn_wire_in(const struct ssh_conn *c);
 void ssh_conn_close(struct ssh_conn *c);
 
 /* Quotes s for a POSIX shell ('...' with '\'' for quotes) into out. */
+/* 1 when a login to cfg's host would ask for a passphrase: no ssh-agent,
+ * and an identity file (not RSA, which libssh2 skips) is encrypted. */
+int ssh_auth_would_ask(const struct sshcfg *cfg);
+
 int ssh_shell_quote(const char *s, char *out, size_t outlen) FERRY_WUR;
 
 #endif

@@ -317,6 +317,23 @@ ssh_key_file_kind(const char *path, int *rsa, int *encrypted)
     return r;
 }
 
+int
+ssh_auth_would_ask(const struct sshcfg *cfg)
+{
+    const char *sock = getenv("SSH_AUTH_SOCK");
+    size_t i;
+    int rsa, enc;
+
+    if (sock != NULL && sock[0] != '\0')
+        return 0;
+    for (i = 0; i < cfg->nidentity; i++)
+        if (access(cfg->identity_files[i], R_OK) == 0 &&
+            ssh_key_file_kind(cfg->identity_files[i], &rsa, &enc) == 0 &&
+            enc && !rsa)
+            return 1;
+    return 0;
+}
+
 /* The passphrase for key: kept from earlier in the run, or asked for on
  * the first connection. Returns 1 to try the key, 0 to skip it, or
  * FERRY_ERR_INTERRUPTED. */

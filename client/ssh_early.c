@@ -71,7 +71,7 @@ early_conn_run(void *arg)
     }
     /* The wait was the first login's, not this connection's time. */
     ssh_deadline_reset(c);
-    if ((r = ssh_conn_finish(&e->o, c, 0, ec->msg, sizeof(ec->msg))) != 0) {
+    if ((r = ssh_conn_finish(&e->o, c, ec->msg, sizeof(ec->msg))) != 0) {
         ec->err = r;
         return;
     }

@@ -74,8 +74,8 @@ const char *ssh_last_error(struct ssh_conn *c);
  * failure the connection is gone. */
 int ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen) FERRY_WUR;
-int ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c,
-    int check_only, char *err, size_t errlen) FERRY_WUR;
+int ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
+    size_t errlen) FERRY_WUR;
 
 /* The read end of the interrupt pipe: readable once ssh_interrupt() has
  * run, for poll() sets. */

@@ -41,10 +41,11 @@ expect_err "$kh:2"
 expect_err "ssh-keygen -f '$kh' -R '[127.0.0.1]:$SSHD_PORT'"
 [ ! -e "$T/d4" ] || fail "connected despite a changed key"
 
-# A pull: libssh2 times its key exchange and checks the host key first.
-# On a short link it stops there and the ssh program carries the bytes
-# (two connections); on a long one (here 60 ms a round trip) libssh2
-# carries them too (one connection with -j 1). The proxy counts.
+# Either way: libssh2 times its key exchange, checks the host key and
+# logs in first. On a short link it then stops and the ssh program
+# carries the bytes (two connections); on a long one (here 60 ms a round
+# trip) libssh2 carries them too (one connection with -j 1). The proxy
+# counts.
 . "$TESTS_DIR/lib/netproxy.sh"
 pcommon=(-F "$SSH_CONFIG" --agent "$AGENT" -j 1 -o "UserKnownHostsFile=$kh")
 conns() { grep -c "conn [0-9]* open" "$T/proxy.log" || true; }
@@ -52,24 +53,32 @@ known_proxy() {
     printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
         "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" >"$kh"
 }
-# pull_over LINK CONNS: a pull with a known key arrives over CONNS
-# connections, through ssh only on a short link.
-pull_over() {
+# over CMD LINK CONNS: a push or pull with a known key arrives over
+# CONNS connections, through ssh only on a short link.
+over() {
     known_proxy
     : >"$T/proxy.log"
-    expect_rc 0 "$FERRY" pull "${pcommon[@]}" -vv "ferry-proxy:$T/src/" \
-        "$T/p-$1"
-    [ -f "$T/p-$1/f" ] || fail "pull over a $1 link: nothing arrived"
-    [ "$(conns)" -eq "$2" ] ||
-        fail "a pull over a $1 link made $(conns) connections, want $2"
-    if [ "$1" = short ]; then grep -q "go through ssh" "$T/last.err"
+    if [ "$1" = pull ]; then
+        expect_rc 0 "$FERRY" pull "${pcommon[@]}" -vv "ferry-proxy:$T/src/" \
+            "$T/p-$2"
+        [ -f "$T/p-$2/f" ] || fail "pull over a $2 link: nothing arrived"
+    else
+        expect_rc 0 "$FERRY" push "${pcommon[@]}" -vv "$T/src/" \
+            "ferry-proxy:$T/u-$2"
+        [ -f "$T/u-$2/f" ] || fail "push over a $2 link: nothing arrived"
+    fi
+    [ "$(conns)" -eq "$3" ] ||
+        fail "a $1 over a $2 link made $(conns) connections, want $3"
+    if [ "$2" = short ]; then grep -q "go through ssh" "$T/last.err"
     else ! grep -q "go through ssh" "$T/last.err"; fi ||
-        fail "a pull over a $1 link: the wrong program carried it"
+        fail "a $1 over a $2 link: the wrong program carried it"
 }
 proxy_start -v --delay-ms 30
-pull_over long 1
+over pull long 1
+over push long 1
 proxy_start -v
-pull_over short 2
+over pull short 2
+over push short 2
 
 # Unknown: refused with our line (exit 7), and nothing pulled.
 : >"$kh"

@@ -271,6 +271,7 @@
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
     X(client_key_kind) \
+    X(client_auth_would_ask) \
     X(client_key_kind_hostile) \
     X(client_duration) \
     X(client_cli_retry_options) \

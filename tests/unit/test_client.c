@@ -703,6 +703,67 @@ TEST(client_key_kind)
     CHECK_EQ_INT(enc, 0);
 }
 
+/* Writes the key file text of container b to path. */
+static void
+key_file(const char *path, const struct buf *b)
+{
+    char *text = key_text(b->data, b->len);
+
+    check_write_file(path, text, strlen(text), 0);
+    xfree(text);
+}
+
+/* A login would prompt only without an ssh-agent and with an encrypted
+ * key libssh2 would try (not RSA, not a file that is not there): then a
+ * short link keeps libssh2, whose one prompt serves every stream. */
+TEST(client_auth_would_ask)
+{
+    char dir[CHECK_PATH_MAX], plain[CHECK_PATH_MAX + 16],
+        locked[CHECK_PATH_MAX + 16], rsa[CHECK_PATH_MAX + 16],
+        missing[CHECK_PATH_MAX + 16];
+    const char *sock = getenv("SSH_AUTH_SOCK");
+    char *saved = sock != NULL ? xstrdup(sock) : NULL;
+    struct sshcfg cfg;
+    struct buf b;
+
+    check_tmpdir(dir);
+    key_container(&b, "none", "ssh-ed25519");
+    snprintf(plain, sizeof(plain), "%s/plain", dir);
+    key_file(plain, &b);
+    buf_cleanup(&b);
+    key_container(&b, "aes256-ctr", "ssh-ed25519");
+    snprintf(locked, sizeof(locked), "%s/locked", dir);
+    key_file(locked, &b);
+    buf_cleanup(&b);
+    key_container(&b, "aes256-ctr", "ssh-rsa");
+    snprintf(rsa, sizeof(rsa), "%s/rsa", dir);
+    key_file(rsa, &b);
+    buf_cleanup(&b);
+    snprintf(missing, sizeof(missing), "%s/missing", dir);
+
+    memset(&cfg, 0, sizeof(cfg));
+    unsetenv("SSH_AUTH_SOCK");
+    cfg.identity_files[0] = plain;
+    cfg.identity_files[1] = rsa;
+    cfg.identity_files[2] = missing;
+    cfg.nidentity = 3;
+    CHECK_EQ_INT(ssh_auth_would_ask(&cfg), 0);
+    cfg.identity_files[3] = locked;
+    cfg.nidentity = 4;
+    CHECK_EQ_INT(ssh_auth_would_ask(&cfg), 1);
+    /* An ssh-agent holds the keys people unlock. */
+    setenv("SSH_AUTH_SOCK", "/run/agent.sock", 1);
+    CHECK_EQ_INT(ssh_auth_would_ask(&cfg), 0);
+    setenv("SSH_AUTH_SOCK", "", 1);
+    CHECK_EQ_INT(ssh_auth_would_ask(&cfg), 1);
+    if (saved != NULL)
+        setenv("SSH_AUTH_SOCK", saved, 1);
+    else
+        unsetenv("SSH_AUTH_SOCK");
+    xfree(saved);
+    check_rmtree(dir);
+}
+
 /* Cut short, lied about and bit-flipped: an error or an answer, never a
  * read outside the bytes (ASan) and never a wrong success for a cut
  * before the public key ends. */
