@@ -227,6 +227,12 @@ stream_run(struct attempt_stream *st)
     return 0;
 }
 
+int
+stream_by_cmd(const struct attempt_env *e, unsigned index)
+{
+    return e->use_cmd || (index > 0 && e->more_by_cmd);
+}
+
 /* Starts a stream's transport: a child, or a pump over an SSH session
  * that is open already. */
 int
@@ -246,7 +252,8 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
         sizeof(command))) != 0) {
         snprintf(msg, msglen, "%s: agent command too long",
             e->cli->remote.host);
-    } else if (e->use_cmd) {
+    } else if (stream_by_cmd(e, st->index)) {
+        log_debug("stream %u goes through ssh", st->index);
         if ((argv = xmalloc(sizeof(*argv))) == NULL)
             return FERRY_ERR_NOMEM;
         /* Only the first may ask for a passphrase. */

@@ -82,6 +82,7 @@ struct attempt_env {
     struct remote_agent *agent;
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
+    int more_by_cmd;               /* ... of the streams after the first */
     unsigned streams;              /* -j; 0: choose */
     uint64_t connect_ms;           /* the first SSH login took this */
     struct ssh_early *early;       /* connections started during it */

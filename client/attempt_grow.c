@@ -104,6 +104,8 @@ attempt_unpark(struct attempt *a, uint64_t now)
  * children connect in any order (stream 0 is the first connection the
  * far side sees, which tests of one stream's faults rely on).
  */
+static unsigned attempt_auto_max(const struct attempt *a);
+
 void
 attempt_preopen(struct attempt *a)
 {
@@ -115,6 +117,9 @@ attempt_preopen(struct attempt *a)
         return;
     if (e->early != NULL)
         want = ssh_early_left(e->early);
+    else if (e->more_by_cmd && e->streams == 0)
+        want = xfer_get(&e->x->st.bytes_total) >= 2 * ATTEMPT_AUTO_MIN_LEFT ?
+            attempt_auto_max(a) - 1 : 0;
     else if (e->plan != NULL || e->streams > 0)
         want = attempt_ahead(e->cli, e->connect_ms,
             xfer_get(&e->x->st.bytes_total));
@@ -155,7 +160,7 @@ attempt_add_stream(struct attempt *a)
     }
     st->state = ST_OPENING;
     st->open_ms = clock_ms();
-    if (!e->cli->remote.local && !e->use_cmd) {
+    if (!e->cli->remote.local && !stream_by_cmd(e, st->index)) {
         st->work.data = st;
         a->opening++;
         if (uv_queue_work(e->loop, &st->work, stream_open_work,
@@ -166,8 +171,17 @@ attempt_add_stream(struct attempt *a)
         }
         return;
     }
-    if ((r = stream_start(st)) == 0)
+    if (stream_by_cmd(e, st->index) && !stream0_running(a)) {
+        /* Its ssh logs in while stream 0 starts; it JOINs once that
+         * runs (attempt_unpark), as one over libssh2 does. */
+        if ((r = stream_transport(st, st->msg, sizeof(st->msg))) == 0) {
+            st->state = ST_PARKED;
+            a->parked++;
+            return;
+        }
+    } else if ((r = stream_start(st)) == 0) {
         return;
+    }
     log_info("stream %u: %s", st->index, ferry_strerror(r));
     a->tuned = 1;
     stream_done(st);
@@ -223,27 +237,31 @@ attempt_long_link(const struct attempt *a)
 
     if (e->connect_ms > 0)
         return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ||
-            (!e->use_cmd && a->link_ms >= ATTEMPT_SHORT_LINK_MS);
-    return attempt_first_long(a) ||
-        a->link_ms >= (e->use_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
+            (!e->use_cmd && !e->more_by_cmd &&
+            a->link_ms >= ATTEMPT_SHORT_LINK_MS);
+    return attempt_first_long(a) || a->link_ms >= (e->use_cmd ||
+        e->more_by_cmd ? 2 : 1) * ATTEMPT_SHORT_LINK_MS;
 }
 
 /*
  * At most this many streams by default. On a short link (a further
  * stream was up within ATTEMPT_SHORT_LINK_MS: a handful of round trips)
  * no window binds, and streams only spread the cipher over cores, which
- * both ends share on loopback: one per core, at least two. Rates measured
- * on a shared machine are too noisy to find that out by trying more.
+ * both ends share on loopback: one per core, at least two, and stream 0
+ * beside them where it is libssh2's and the others the ssh program's
+ * (its AES-CTR in 16-byte calls costs what two of theirs do). Rates
+ * measured on a shared machine are too noisy to find that out by trying
+ * more.
  */
 static unsigned
 attempt_auto_max(const struct attempt *a)
 {
-    unsigned cores = uv_available_parallelism();
+    unsigned cores = uv_available_parallelism(), n;
 
     if (attempt_long_link(a))
         return ATTEMPT_AUTO_MAX;
-    return cores < 2 ? 2 : cores > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX :
-        cores;
+    n = (cores < 2 ? 2 : cores) + (a->env->more_by_cmd ? 1 : 0);
+    return n > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX : n;
 }
 
 /* Notes when the first further stream runs (attempt_long_link). */
@@ -306,9 +324,10 @@ attempt_tune(struct attempt *a, uint64_t now)
     if (a->link_ms == 0 && a->target >= 2)
         return;  /* how long the link is, from the second stream's start */
     if (a->tune_at == 0) {
-        /* The first data: a second stream, if there is work for it; four
-         * at once if the first handshake already took long (a long link,
-         * where seconds count: attempt_auto_max). */
+        /* The first data: a second stream, if there is work for it (two
+         * over ssh beside a libssh2 stream 0); four at once if the first
+         * handshake already took long (a long link, where seconds count:
+         * attempt_auto_max). */
         a->tune_at = now;
         a->tune_moved = moved;
         if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
@@ -316,7 +335,7 @@ attempt_tune(struct attempt *a, uint64_t now)
             return;
         }
         a->target = attempt_first_long(a) &&
-            left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : 2;
+            left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : e->more_by_cmd ? 3 : 2;
         a->tune_streams = 1;
         attempt_fill(a);
         return;

@@ -56,6 +56,8 @@ int stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
 /* A further stream's transport (unless it has one) and session, and its
  * event. */
 int stream_start(struct attempt_stream *st) FERRY_WUR;
+/* 1 when stream index runs over the ssh program (attempt_env). */
+int stream_by_cmd(const struct attempt_env *e, unsigned index);
 /* A further stream that cannot be, or is not needed: it goes. */
 void stream_drop(struct attempt_stream *st);
 /* The stream is over: its handles go, then the attempt may end. */

@@ -231,8 +231,16 @@ run_ssh_handshake(void *ctx, uint64_t ms)
         rn->link_choose = 0;
         /* A passphrase asked for once serves every stream and login of
          * ours; the ssh program would ask again for each. */
-        if (ms < ATTEMPT_LONG_CONNECT_MS && !ssh_auth_would_ask(&rn->cfg))
-            return 1;
+        if (ms < ATTEMPT_LONG_CONNECT_MS && !ssh_auth_would_ask(&rn->cfg)) {
+            if (rn->cli->cmd == CMD_PULL)
+                return 1;
+            /* A push keeps this session for stream 0, which starts at
+             * once (an ssh login costs a few tenths here, more than a
+             * small push takes), and its further streams, which come
+             * when it is worth them, go through ssh. */
+            rn->more_by_cmd = 1;
+            return 0;
+        }
     }
     if (rn->cli->cmd == CMD_PULL) {
         bytes = UINT64_MAX;
@@ -321,6 +329,7 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->agent = &rn->agent;
     e->cfg = rn->have_cfg ? &rn->cfg : NULL;
     e->use_cmd = rn->use_cmd;
+    e->more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
     if (rn->cli->bwlimit > 0) {

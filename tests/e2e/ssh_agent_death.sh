@@ -59,25 +59,30 @@ wait_bounded() {
         { cat "$T/last.err"; fail "still running after $limit s"; }
 }
 
-# killed_once LINK WORDS: killed, no retries: exit 5, one line with WORDS.
+# killed_once CMD LINK WORDS: the agent killed under a push or a pull,
+# no retries: exit 5, one line with WORDS.
 killed_once() {
-    run_bounded 20 "$FERRY" push "${opts[@]}" --retries 0 "$T/src/" \
-        "ferry-proxy:$T/d1-$1"
+    if [ "$1" = push ]; then
+        run_bounded 20 "$FERRY" push "${opts[@]}" --retries 0 "$T/src/" \
+            "ferry-proxy:$T/d1-$2"
+    else
+        run_bounded 20 "$FERRY" pull "${opts[@]}" --retries 0 \
+            "ferry-proxy:$T/src/" "$T/d1-$2"
+    fi
     kill_first_agent
     wait_bounded
     [ "$rc" -eq 5 ] || { cat "$T/last.err"; fail "killed agent: exit $rc"; }
-    expect_err "$2"
+    expect_err "$3"
     [ "$(wc -l <"$T/last.err")" -eq 1 ] ||
         { cat "$T/last.err"; fail "killed agent: more than one line"; }
-    no_partial_names "$T/d1-$1" "$T/src" || fail "partial file under its name"
+    no_partial_names "$T/d1-$2" "$T/src" || fail "partial file under its name"
 }
-# A slow link, so that the push is in full flow when the agent dies. On
-# a long one libssh2 carries the bytes and hears the signal; on a short
-# one the ssh program does, which only ends with status 255.
-proxy_start --rate 160 --max-inflight 1m --delay-ms 30
-killed_once long "the agent was killed"
+# A slow link, so that the transfer is in full flow when the agent dies.
+# libssh2 carries a push's stream 0 and hears the signal; a pull on a
+# short link goes through the ssh program, which only ends with 255.
 proxy_start --rate 160 --max-inflight 1m
-killed_once short "connection lost, or the agent killed"
+killed_once push short "the agent was killed"
+killed_once pull short "connection lost, or the agent killed"
 
 # Killed, with retries: a new agent finishes the job.
 run_bounded 60 "$FERRY" push "${opts[@]}" --retry-wait 1 --json "$T/src/" \

@@ -42,9 +42,10 @@ expect_err "ssh-keygen -f '$kh' -R '[127.0.0.1]:$SSHD_PORT'"
 [ ! -e "$T/d4" ] || fail "connected despite a changed key"
 
 # Either way: libssh2 times its key exchange, checks the host key and
-# logs in first. On a short link it then stops and the ssh program
-# carries the bytes (two connections); on a long one (here 60 ms a round
-# trip) libssh2 carries them too (one connection with -j 1). The proxy
+# logs in first. On a short link a pull then stops there and the ssh
+# program carries the bytes (two connections), and a push's further
+# streams go through ssh; on a long one (here 60 ms a round trip)
+# libssh2 carries everything (one connection with -j 1). The proxy
 # counts.
 . "$TESTS_DIR/lib/netproxy.sh"
 pcommon=(-F "$SSH_CONFIG" --agent "$AGENT" -j 1 -o "UserKnownHostsFile=$kh")
@@ -69,7 +70,7 @@ over() {
     fi
     [ "$(conns)" -eq "$3" ] ||
         fail "a $1 over a $2 link made $(conns) connections, want $3"
-    if [ "$2" = short ]; then grep -q "go through ssh" "$T/last.err"
+    if [ "$2.$1" = short.pull ]; then grep -q "go through ssh" "$T/last.err"
     else ! grep -q "go through ssh" "$T/last.err"; fi ||
         fail "a $1 over a $2 link: the wrong program carried it"
 }
@@ -78,7 +79,15 @@ over pull long 1
 over push long 1
 proxy_start -v
 over pull short 2
-over push short 2
+# A push on a short link keeps libssh2's session for stream 0 (it starts
+# at once); only its further streams go through ssh.
+over push short 1
+: >"$T/proxy.log"
+expect_rc 0 "$FERRY" push "${pcommon[@]}" -vv -j 2 "$T/src/" \
+    "ferry-proxy:$T/u-j2"
+[ "$(conns)" -eq 2 ] || fail "a push with -j 2 made $(conns) connections"
+grep -q "stream 1 goes through ssh" "$T/last.err" ||
+    fail "a push's stream 1 on a short link did not go through ssh"
 
 # Unknown: refused with our line (exit 7), and nothing pulled.
 : >"$kh"

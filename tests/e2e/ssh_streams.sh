@@ -70,17 +70,15 @@ run_dir() {
     tree_same "$T/src" "$out"
 }
 
-# conn_of STREAM: the proxy's number for that stream's connection. On
-# this short link libssh2's check of the host key is connection 1, then
-# the ssh program carries the bytes, either way.
-conn_of() { echo $(($1 + 2)); }
+# conn_of DIR STREAM: the proxy's number for that stream's connection.
+conn_of() { if [ "$1" = up ]; then echo $(($2 + 1)); else echo $(($2 + 2)); fi; }
 
 # 2. The TCP connection of stream 2 reset after 3 MiB went through (up
 # for a push, down for a pull): that stream is retired, the others send
 # its runs, and the transfer finishes in the same attempt.
 for dir in up down; do
     : >"$T/proxy.log"
-    c=$(conn_of 2)
+    c=$(conn_of $dir 2)
     proxy_start --delay-ms 5 --rate 200 --cut-after 3m --cut-dir $dir \
         --fault-conn "$c"
     run_dir $dir -j 4 "$T/cut-$dir"
@@ -96,7 +94,7 @@ done
 # others move data, replaced, and the transfer ends in the same attempt.
 for dir in up down; do
     : >"$T/proxy.log"
-    c=$(conn_of 1)
+    c=$(conn_of $dir 1)
     proxy_start --delay-ms 5 --rate 200 --stall-after 2m --cut-dir $dir \
         --fault-conn "$c"
     run_dir $dir -j 3 --stall-timeout 1s "$T/stall-$dir"
