@@ -106,6 +106,13 @@ stream_closed(struct conn *c, int err)
         ferry_strerror(err));
     st->state = ST_CLOSED;
     st->err = err;
+    /* A clean end needs nothing more from the agent: not its exit
+     * status, a round trip away. Stream 0 of a pull said SUMMARY last;
+     * the others end with the transfer, whichever way it went. A push's
+     * stream 0 heard SUMMARY from its agent, which is ending already. */
+    if ((st->index == 0 && err == 0 && e->dest != NULL) ||
+        (st->index > 0 && a->ending && a->err == 0))
+        transport_leave(&st->tp);
     /* Over libssh2 the session counts the wire, not this pipe. */
     if (st->tp.ssh == NULL) {
         a->wire_out += c->bytes_out;

@@ -448,7 +448,7 @@ ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
         return r;
     if ((c = xcalloc(1, sizeof(*c))) == NULL)
         return FERRY_ERR_NOMEM;
-    c->sock = c->sp = -1;
+    c->sock = c->sp = c->wake_fd = -1;
     c->exit_status = -1;
     snprintf(c->display, sizeof(c->display), "%s", o->display);
     snprintf(c->host, sizeof(c->host), "%s", cfg->host_key_alias ?

@@ -133,6 +133,15 @@ int ssh_conn_pump_wait(struct ssh_conn *c, int *exit_status, char *err,
 void ssh_conn_pump_stop(struct ssh_conn *c);
 
 /*
+ * The engine has ended cleanly and wants nothing more from the remote
+ * command (a pull's receiver once it said SUMMARY): the pump sends what
+ * the engine wrote and our EOF, then ends without waiting for the
+ * command's end or the channel's close, a round trip sooner. The exit
+ * status is then unknown (-1), and ssh_conn_close skips its goodbye.
+ */
+void ssh_conn_pump_leave(struct ssh_conn *c);
+
+/*
  * Runs command with in (inlen bytes) as its stdin and waits for it to
  * finish; its stderr is copied to ours. Blocking; no pump may run.
  */

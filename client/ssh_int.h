@@ -56,6 +56,8 @@ struct ssh_conn {
     LIBSSH2_CHANNEL *ch;
     int sp;
     atomic_int stop;       /* set to end the pump now */
+    atomic_int leave;      /* ssh_conn_pump_leave */
+    int wake_fd;           /* an eventfd that ends the pump's poll */
     int exit_status;
     int pump_err;
     int dirty;             /* a send left half done, or the socket shut

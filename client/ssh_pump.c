@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -254,7 +255,7 @@ static void
 pump_poll(struct pump *p, int wait_ms)
 {
     struct ssh_conn *c = p->c;
-    struct pollfd fds[3];
+    struct pollfd fds[4];
 
     fds[0].fd = c->sock;
     fds[0].events = p->pending != OP_NONE &&
@@ -272,9 +273,16 @@ pump_poll(struct pump *p, int wait_ms)
         fds[1].fd = -1;
     fds[2].fd = ssh_intr_fd();
     fds[2].events = POLLIN;
-    if (poll(fds, 3, wait_ms) > 0 &&
-        (fds[1].revents & (POLLHUP | POLLERR)))
-        p->sp_hup = 1;
+    fds[3].fd = c->wake_fd;
+    fds[3].events = POLLIN;
+    if (poll(fds, 4, wait_ms) > 0) {
+        uint64_t n;
+
+        if (fds[1].revents & (POLLHUP | POLLERR))
+            p->sp_hup = 1;
+        if (fds[3].revents & POLLIN)
+            (void)!read(c->wake_fd, &n, sizeof(n));
+    }
 }
 
 /* The end: the channel closed within SSH_CLOSE_MS when the session is
@@ -287,7 +295,7 @@ pump_finish(struct pump *p)
     size_t siglen = 0;
     int rc = -1;
 
-    if (p->pending != OP_NONE)
+    if (p->pending != OP_NONE || atomic_load(&c->leave))
         c->dirty = 1;
     if (c->pump_err == 0 && !c->dirty) {
         c->deadline = ssh_now_ms() + SSH_CLOSE_MS;
@@ -347,8 +355,11 @@ pump_main(void *arg)
             pump_fail(c, FERRY_ERR_INTERRUPTED, "interrupted");
             break;
         }
-        /* Done when both sides have said EOF and it was passed on. */
-        if (p.sp_eof && p.eof_sent && p.down_shut)
+        /* Done when both sides have said EOF and it was passed on, or,
+         * once the engine has ended cleanly and wants nothing more,
+         * when ours was (ssh_conn_pump_leave). */
+        if (p.sp_eof && p.eof_sent && (p.down_shut ||
+            atomic_load(&c->leave)))
             break;
         now = ssh_now_ms();
         if (p.sp_eof || p.sp_hup) {
@@ -474,17 +485,32 @@ ssh_conn_exec_pump(struct ssh_conn *c, const char *command, int *fd,
     c->pump_msg[0] = '\0';
     c->exit_status = -1;
     atomic_store(&c->stop, 0);
-    if (pthread_create(&c->thr, NULL, pump_main, c) != 0) {
+    atomic_store(&c->leave, 0);
+    if ((c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        pthread_create(&c->thr, NULL, pump_main, c) != 0) {
+        r = c->wake_fd < 0 ? -errno : FERRY_ERR_NOMEM;
+        if (c->wake_fd >= 0)
+            close(c->wake_fd);
+        c->wake_fd = -1;
         close(sv[0]);
         close(sv[1]);
         c->sp = -1;
         ssh_channel_drop(c, c->ch, 0);
         c->ch = NULL;
-        return FERRY_ERR_NOMEM;
+        return r;
     }
     c->thr_running = 1;
     *fd = sv[0];
     return 0;
+}
+
+/* Ends the pump thread's poll at once. */
+static void
+ssh_pump_wake(struct ssh_conn *c)
+{
+    uint64_t one = 1;
+
+    (void)!write(c->wake_fd, &one, sizeof(one));
 }
 
 void
@@ -495,11 +521,23 @@ ssh_pump_join(struct ssh_conn *c, int stop)
     if (stop) {
         atomic_store(&c->stop, 1);
         (void)shutdown(c->sp, SHUT_RDWR);
+        ssh_pump_wake(c);
     }
     pthread_join(c->thr, NULL);
     c->thr_running = 0;
     close(c->sp);
     c->sp = -1;
+    close(c->wake_fd);
+    c->wake_fd = -1;
+}
+
+void
+ssh_conn_pump_leave(struct ssh_conn *c)
+{
+    if (!c->thr_running)
+        return;
+    atomic_store(&c->leave, 1);
+    ssh_pump_wake(c);
 }
 
 void

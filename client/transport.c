@@ -184,6 +184,13 @@ transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
 }
 
 void
+transport_leave(struct transport *t)
+{
+    if (t->ssh != NULL)
+        ssh_conn_pump_leave(t->ssh);
+}
+
+void
 transport_stop(struct transport *t)
 {
     if (t->ssh != NULL)

@@ -85,6 +85,11 @@ int transport_run_sync(char *const *argv, const char *in_path,
  * executable, or NULL). */
 const char *transport_local_agent(char *buf, size_t n);
 
+/* The engine ended cleanly and needs nothing more from the agent: a
+ * pump sends its last bytes and EOF and ends without waiting for the
+ * agent's exit (ssh_conn_pump_leave). A child is left to end. */
+void transport_leave(struct transport *t);
+
 /* Gives up on the transport now (a stream retired because it stalled):
  * an SSH pump stops without waiting for the remote command, so that
  * transport_finish returns at once; a child is stopped as below. */
