@@ -96,9 +96,10 @@ run_result(struct run *rn, char *msg, size_t msglen)
         return exitcode_for(rn->at.tp_code, local_side);
     }
     if (err == FERRY_ERR_CLOSED) {
-        /* ssh says 255 for its own failures. Before any HELLO, after
-         * libssh2 got as far as the host key (a short link) or the
-         * login (the RSA fallback), that is the login refused. */
+        /* ssh says 255 for its own failures. Before any HELLO, right
+         * after libssh2's own login in this attempt (a short link) or its
+         * refusal of the keys left (the RSA fallback), that is ssh's
+         * login refused. */
         if (rn->at.exit_status == 255 && rn->ssh_login_next &&
             (s0 == NULL ||
             session_peer_software(s0)[0] == '\0')) {
@@ -207,13 +208,14 @@ run_setup(struct run *rn, char *msg, size_t msglen)
 /*
  * Stream 0's key exchange is done; its time says how long the link is
  * (ssh.h, on_handshake). Once per run:
- * - On a short link the host key is only checked here (returns 1):
- *   OpenSSH carries the bytes, with AES-GCM in bulk where libssh2 1.10
- *   takes AES-CTR 16 bytes per call and HMAC-SHA2 beside it, which is
- *   what binds on a short link (docs/DESIGN.md, "Over what"). On a long
- *   link libssh2 carries them: the link binds there, and libssh2's 16
- *   MiB window lets one stream of a pull take eight times what
- *   OpenSSH's 2 MiB does while the others start.
+ * - On a short link OpenSSH carries the bytes, with AES-GCM in bulk
+ *   where libssh2 1.10 takes AES-CTR 16 bytes per call and HMAC-SHA2
+ *   beside it, which is what binds there (docs/DESIGN.md, "Over what"):
+ *   every stream of a pull (returns 1: libssh2 logs in, then closes),
+ *   a push's streams after the first. On a long link libssh2 carries
+ *   them: the link binds there, and libssh2's 16 MiB window lets one
+ *   stream of a pull take eight times what OpenSSH's 2 MiB does while
+ *   the others start.
  * - On a long link, a push worth more streams, and any pull (its size
  *   comes only with PLAN), starts their connections now, beside the
  *   login (ssh_early_start).
@@ -280,11 +282,12 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
     ssh_early_gate(rn->early, r == 0 && rn->ssh != NULL);
     if (r == 0 && rn->ssh == NULL) {
-        /* A short link: the key is checked (changed ones refused
-         * whatever the ssh config says, unknown ones asked about), and
-         * OpenSSH then finds it in known_hosts. */
+        /* A pull on a short link: the key was checked (changed ones
+         * refused whatever the ssh config says, unknown ones asked
+         * about, so that OpenSSH finds it in known_hosts) and the login
+         * tried in our words; ssh carries the bytes. */
         log_debug("a short link: the bytes go through ssh");
-        rn->use_cmd = rn->env.use_cmd = rn->short_link = 1;
+        rn->use_cmd = rn->env.use_cmd = 1;
         rn->ssh_login_next = 1;
     }
     /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
@@ -459,8 +462,8 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     /* Probes go to the SSH server itself; through a ProxyJump or
      * --ssh-cmd only a wake from sleep ends a wait early. */
     rn->ssh_login_next = 0;
-    (void)retry_wait_run(&rn->rw, d.delay_s, rn->have_cfg && (!rn->use_cmd ||
-        rn->short_link || rn->rsa_fallback) ? rn->cfg.hostname : NULL,
+    (void)retry_wait_run(&rn->rw, d.delay_s, rn->have_cfg &&
+        rn->cfg.proxy == NULL ? rn->cfg.hostname : NULL,
         rn->have_cfg ? rn->cfg.port : 22);
     rn->waiting = 0;
     if (rn->interrupted)

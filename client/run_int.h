@@ -50,8 +50,8 @@ struct run {
     int use_cmd;             /* the ssh program is the transport */
     int rsa_fallback;        /* ... because only an RSA key would do */
     int link_choose;         /* libssh2 or ssh: its handshake decides */
-    int short_link;          /* so the ssh program carries the bytes */
-    int more_by_cmd;         /* ... of a push's streams after the first */
+    int more_by_cmd;         /* the ssh program carries a push's streams
+                              * after the first */
     /* The next ssh login follows libssh2's own connection in this
      * attempt: ssh's 255 before HELLO is the login refused. */
     int ssh_login_next;

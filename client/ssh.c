@@ -400,16 +400,6 @@ ssh_handshake(struct ssh_conn *c, char *err, size_t errlen)
     return r;
 }
 
-static int ssh_conn_start(struct ssh_conn_opts *o, struct ssh_conn **out,
-    char *err, size_t errlen);
-
-int
-ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
-    char *err, size_t errlen)
-{
-    return ssh_conn_start(o, out, err, errlen);
-}
-
 /* The failure of a connection being started: its message, and the
  * connection goes. */
 static int
@@ -491,8 +481,8 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
 
 /* Connects, checks the host key and logs in; closes again when
  * on_handshake says the ssh program is to carry the bytes. */
-static int
-ssh_conn_start(struct ssh_conn_opts *o, struct ssh_conn **out, char *err,
+int
+ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out, char *err,
     size_t errlen)
 {
     struct ssh_conn *c;

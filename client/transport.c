@@ -306,7 +306,6 @@ transport_close(struct transport *t)
         uv_close((uv_handle_t *)&t->err, NULL);
         t->has_err = 0;
     }
-
     if (t->has_kill_timer) {
         uv_close((uv_handle_t *)&t->kill_timer, NULL);
         t->has_kill_timer = 0;
