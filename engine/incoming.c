@@ -435,7 +435,7 @@ incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
 int
 incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
     const uint8_t *data, uint32_t len, const struct hash128 *h,
-    struct buf *out)
+    const struct msg_delta *built, struct buf *out)
 {
     uint64_t off = index * in->block_size;
     int r;
@@ -446,7 +446,7 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
     xfer_add(&in->x->st.bytes_done, len);
     if (f->failed != 0)
         return rfile_complete(in, f, out);
-    if ((r = incoming_keep(in, f, off, data, len)) != 0)
+    if ((r = incoming_keep(in, f, off, data, len, built)) != 0)
         return r;
     if ((r = rfile_open(in, f)) != 0 ||
         (data == NULL && f->resume && (r = partial_zero(f->pt, off,
@@ -517,7 +517,7 @@ incoming_block(struct incoming *in, const struct msg_block *m,
         xfer_add(&in->x->st.bytes_moved, m->raw_len);
     }
     return incoming_settle_block(in, f, index, zero ? NULL : data,
-        m->raw_len, &h, out);
+        m->raw_len, &h, NULL, out);
 }
 
 /* Finds the hash the journal recorded (and read-back confirmed) for a

@@ -149,14 +149,21 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-    /* Signatures kept when we wrote it spare the read to sign it. */
-    if (in->ks != NULL && in->kept_mem + f->npieces * DELTA_SIG_LEN <=
-        INCOMING_KEPT_MEM && keptsig_load(in->ks, &st, f->sig_block,
-        &f->kept, &n) == 0) {
-        in->kept_mem += f->npieces * DELTA_SIG_LEN;
+    /* Signatures kept when we wrote it spare the read to sign it. Else
+     * those made by reading it are held, where this file's own may be
+     * kept (incoming_keep). */
+    if (in->ks == NULL ||
+        in->kept_mem + f->npieces * DELTA_SIG_LEN > INCOMING_KEPT_MEM)
+        return 0;
+    if (keptsig_load(in->ks, &st, f->sig_block, &f->basis_sigs, &n) == 0) {
+        f->sigs_from_store = 1;
         log_info("%s/%s: the basis's signatures were kept when it was "
             "written: not read to sign it", dest_root(in->d), f->path);
+    } else if ((f->basis_sigs = xmalloc((size_t)f->npieces *
+        DELTA_SIG_LEN)) == NULL) {
+        return 0;  /* signed all the same, only not held */
     }
+    in->kept_mem += f->npieces * DELTA_SIG_LEN;
     return 0;
 }
 
@@ -171,14 +178,15 @@ incoming_delta_start(struct incoming *in, struct rfile *f)
     in->stail = f;
 }
 
-/* Frees the basis's kept signatures, all sent or no more needed. */
+/* Frees the basis's signatures held for f, settled or dropped. */
 static void
-kept_release(struct incoming *in, struct rfile *f)
+basis_sigs_release(struct incoming *in, struct rfile *f)
 {
-    if (f->kept == NULL)
+    if (f->basis_sigs == NULL)
         return;
-    xfree(f->kept);
-    f->kept = NULL;
+    xfree(f->basis_sigs);
+    f->basis_sigs = NULL;
+    f->sigs_from_store = 0;
     in->kept_mem -= f->npieces * DELTA_SIG_LEN;
 }
 
@@ -205,7 +213,7 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
     close(f->basis_fd);
     f->basis_fd = -1;
     f->delta = 0;
-    kept_release(in, f);
+    basis_sigs_release(in, f);
 }
 
 void
@@ -214,9 +222,55 @@ incoming_set_keptsig(struct incoming *in, struct keptsig_store *ks)
     in->ks = ks;
 }
 
+/*
+ * Signs a block built from DELTA m for f's ksig. A piece that one COPY
+ * took whole from a piece of the basis (at the same place within a
+ * piece) has that piece's signature, since the block's hash matched and
+ * the sender found those bytes by it: only the rest is signed. On a
+ * checkpoint rewritten in place that is the few pieces that changed.
+ */
+static void
+keep_built(struct rfile *f, const struct msg_delta *m, const uint8_t *data)
+{
+    uint8_t reused[PROTO_MAX_BLOCK / PROTO_MIN_SIG_BLOCK / 8];
+    uint32_t piece = keptsig_piece(f->ksig);
+    uint64_t at = 0, k, n = (m->raw_len + piece - 1) / piece, s, e, len;
+    struct msg_delta_op op;
+    size_t pos = 0;
+
+    memset(reused, 0, sizeof(reused));
+    while (f->basis_sigs != NULL && piece == f->sig_block &&
+        msg_delta_op_next(m, &pos, &op) == 0) {
+        uint64_t p = m->offset + at;
+
+        at += op.len;
+        if (op.kind != DELTA_OP_COPY || p % piece != op.from % piece)
+            continue;
+        /* The whole pieces of [p, p + len), and a short last piece when
+         * the copy ends both files. */
+        s = (p + piece - 1) / piece * piece;
+        e = (p + op.len) / piece * piece;
+        if (p + op.len == f->size && op.from + op.len == f->basis_size)
+            e = p + op.len;
+        for (; s < e; s += piece) {
+            k = (s - m->offset) / piece;
+            keptsig_put_sig(f->ksig, s / piece, f->basis_sigs +
+                (op.from + (s - p)) / piece * DELTA_SIG_LEN);
+            reused[k / 8] |= (uint8_t)(1u << (k % 8));
+        }
+    }
+    for (k = 0; k < n; k++) {
+        if (reused[k / 8] & (1u << (k % 8)))
+            continue;
+        len = m->raw_len - k * piece < piece ? m->raw_len - k * piece : piece;
+        keptsig_put(f->ksig, m->offset + k * piece,
+            data != NULL ? data + k * piece : NULL, len);
+    }
+}
+
 int
 incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
-    const uint8_t *data, uint64_t len)
+    const uint8_t *data, uint64_t len, const struct msg_delta *built)
 {
     uint32_t piece;
     uint64_t need;
@@ -237,7 +291,11 @@ incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
         f->ksig_off = 0;
         in->kept_mem += need;
     }
-    if (f->ksig != NULL)
+    if (f->ksig == NULL)
+        return 0;
+    if (built != NULL)
+        keep_built(f, built, data);
+    else
         keptsig_put(f->ksig, off, data, len);
     return 0;
 }
@@ -295,9 +353,9 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
         n = INCOMING_SIGS_PER_FRAME - in->nsigs;
         want = n * f->sig_block;
     }
-    if (f->kept != NULL) {
+    if (f->sigs_from_store) {
         memcpy(in->sigs + (size_t)in->nsigs * DELTA_SIG_LEN,
-            f->kept + j * DELTA_SIG_LEN, (size_t)(n * DELTA_SIG_LEN));
+            f->basis_sigs + j * DELTA_SIG_LEN, (size_t)(n * DELTA_SIG_LEN));
         in->nsigs += (uint32_t)n;
         *budget -= n * DELTA_SIG_LEN < *budget ? n * DELTA_SIG_LEN : *budget;
         return 0;
@@ -316,6 +374,8 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
         } else {
             delta_sign(in->scratch + po, (size_t)len, q);
         }
+        if (f->basis_sigs != NULL)
+            memcpy(f->basis_sigs + (j + k) * DELTA_SIG_LEN, q, DELTA_SIG_LEN);
         in->nsigs++;
     }
     *budget -= want < *budget ? want : *budget;
@@ -352,7 +412,6 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
             if (in->shead == NULL)
                 in->stail = NULL;
             f->snext = NULL;
-            kept_release(in, f);
         }
     }
     return 0;
@@ -425,6 +484,21 @@ delta_build(const struct rfile *f, const struct msg_delta *m, uint8_t *buf,
     return 0;
 }
 
+/* 1, with it in *bad, when m copies basis bytes not described (past the
+ * basis's end, or from pieces not yet signed). */
+static int
+delta_copy_undescribed(const struct rfile *f, const struct msg_delta *m,
+    struct msg_delta_op *bad)
+{
+    size_t pos = 0;
+
+    while (msg_delta_op_next(m, &pos, bad) == 0)
+        if (bad->kind == DELTA_OP_COPY &&
+            bad->from + bad->len > delta_signed_bytes(f))
+            return 1;
+    return 0;
+}
+
 int
 incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct buf *out)
@@ -433,7 +507,6 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct rfile *f;
     struct hash128 h;
     uint64_t index, copied = 0;
-    size_t pos = 0;
     int r, zero;
 
     if ((f = incoming_data_file(in, m->id, &r)) == NULL)
@@ -450,27 +523,26 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
         return 0;  /* sent again after a stream was lost */
     /* Only what we described: a copy from past the basis's end, or from
      * pieces not yet signed, is not one of ours. */
-    while (msg_delta_op_next(m, &pos, &op) == 0)
-        if (op.kind == DELTA_OP_COPY &&
-            op.from + op.len > delta_signed_bytes(f))
-            return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the "
-                "sender copied basis bytes %llu-%llu, only %llu were "
-                "described", dest_root(in->d), f->path,
-                (unsigned long long)op.from,
-                (unsigned long long)(op.from + op.len),
-                (unsigned long long)delta_signed_bytes(f));
+    if (delta_copy_undescribed(f, m, &op))
+        return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the "
+            "sender copied basis bytes %llu-%llu, only %llu were "
+            "described", dest_root(in->d), f->path,
+            (unsigned long long)op.from,
+            (unsigned long long)(op.from + op.len),
+            (unsigned long long)delta_signed_bytes(f));
     if (in->scratch == NULL &&
         (in->scratch = xmalloc(in->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
     basis_prefetch(f, m->offset);
-    if ((r = delta_build(f, m, in->scratch, &copied)) != 0) {
+    if ((r = delta_build(f, m, in->scratch, &copied)) == 0)
+        hash_block(in->scratch, m->raw_len, &h);
+    if (r != 0) {
         if ((r = incoming_file_error(in, f, r)) != 0)
             return r;
         hash_zero_block(m->raw_len, &h);  /* settles the block, failed */
         return incoming_settle_block(in, f, index, NULL, m->raw_len, &h,
-            out);
+            NULL, out);
     }
-    hash_block(in->scratch, m->raw_len, &h);
     /* The literal data is the sender's, checked by the transport: a
      * block that comes out wrong had a basis that changed under us. */
     if (!hash_equal(&h, &m->hash) && f->failed == 0) {
@@ -483,5 +555,5 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
     zero = hash_is_zero(in->scratch, m->raw_len);
     return incoming_settle_block(in, f, index, zero ? NULL : in->scratch,
-        m->raw_len, &h, out);
+        m->raw_len, &h, m, out);
 }

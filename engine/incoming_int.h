@@ -50,7 +50,12 @@ struct rfile {
     uint64_t npieces, signed_pieces;  /* pieces described so far */
     uint64_t n_matched;
     struct stat basis_st;
-    uint8_t *kept;            /* the basis's kept signatures, or NULL */
+    /* The basis's signatures (npieces x DELTA_SIG_LEN), held until the
+     * file is settled so that the pieces a DELTA copies whole need not be
+     * signed again for ksig: loaded from the store (from_store), or made
+     * while signing when a ksig may want them; NULL otherwise. */
+    uint8_t *basis_sigs;
+    int sigs_from_store;
     uint64_t prefetched;      /* the basis is asked for up to here */
     int basis_replaced;       /* the basis is the old version, replaced */
     /* The signatures of what is written, to keep (keptsig.h). */
@@ -117,9 +122,11 @@ int incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
 /* Block index of f arrived (len bytes, hash h, NULL data for zeros):
  * resolved, written and journaled, and the file committed when it was
  * the last. */
+/* built: the DELTA it was built from, or NULL. */
 int incoming_settle_block(struct incoming *in, struct rfile *f,
     uint64_t index, const uint8_t *data, uint32_t len,
-    const struct hash128 *h, struct buf *out) FERRY_WUR;
+    const struct hash128 *h, const struct msg_delta *built,
+    struct buf *out) FERRY_WUR;
 
 /* incoming_table.c: open addressing, tab_cap slots in each table. */
 
@@ -166,9 +173,11 @@ int incoming_delta_step(struct incoming *in, struct buf *out,
 /* Takes f off the signing queue and closes its basis. */
 void incoming_delta_forget(struct incoming *in, struct rfile *f);
 /* Signs the len bytes at off of f (data NULL: zeros) as they are
- * written, to keep once it is committed (keptsig.h). */
+ * written, to keep once it is committed (keptsig.h); built is the DELTA
+ * they were built from, or NULL. */
 int incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
-    const uint8_t *data, uint64_t len) FERRY_WUR;
+    const uint8_t *data, uint64_t len, const struct msg_delta *built)
+    FERRY_WUR;
 /* Drops what f was keeping. */
 void incoming_keep_forget(struct incoming *in, struct rfile *f);
 

@@ -191,6 +191,20 @@ keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
     }
 }
 
+void
+keptsig_put_sig(struct keptsig *k, uint64_t j, const uint8_t *sig)
+{
+    if (j < k->count)
+        memcpy(k->buf + KEPTSIG_HEADER + j * DELTA_SIG_LEN, sig,
+            DELTA_SIG_LEN);
+}
+
+uint32_t
+keptsig_piece(const struct keptsig *k)
+{
+    return k->piece;
+}
+
 static void
 put_le(uint8_t *p, uint64_t v, int n)
 {

@@ -64,6 +64,10 @@ uint64_t keptsig_bytes(uint64_t size, uint32_t piece);
  * zeros), as they are written. */
 void keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
     uint64_t len);
+/* Sets piece j's signature to sig (DELTA_SIG_LEN bytes), known without
+ * reading: the piece was copied whole from a piece with that signature. */
+void keptsig_put_sig(struct keptsig *k, uint64_t j, const uint8_t *sig);
+uint32_t keptsig_piece(const struct keptsig *k);
 
 /* Stores k for the file open at fd, as it now is (written whole,
  * committed). Errors are the store's: the file itself is fine. */

@@ -214,3 +214,35 @@ expect_rc 0 "$FERRY" pull -v --json "local:$T/k.box/" "$T/k.here"
 grep -q "signatures were kept" "$T/last.err" &&
     fail "kept: signatures of a file changed since were used"
 cmp "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin" || fail "kept: stale pull differs"
+
+# 11. The kept signatures of a version built by delta, where the pieces
+#     copied whole take the basis's own, are those a read of it gives:
+#     for an edit in place, an insert (no piece where it was), a shorter
+#     and a longer version (the last piece).
+kept_body() {  # the signatures of the file at $1, without header and trailer
+    set -- "$kept/$(printf '%x-%x' $(stat -c '%d %i' "$1"))"
+    [ -f "$1" ] || fail "kept: none for $1"
+    tail -c +73 "$1" | head -c -16
+}
+for edit in inplace insert shorter longer; do
+    rm -rf "$T/kb.src" "$T/kb.box" "$T/kb.fresh"
+    mkdir -p "$T/kb.src"
+    head -c 10000000 /dev/urandom >"$T/kb.src/c.bin"
+    expect_rc 0 "$FERRY" push "$T/kb.src/" "local:$T/kb.box"
+    f=$T/kb.src/c.bin
+    case $edit in
+    inplace) printf 'edit' | dd of="$f" bs=1 seek=2000000 conv=notrunc \
+        2>/dev/null ;;
+    insert) { printf 'ins'; cat "$f"; } >"$f.t" && mv "$f.t" "$f" ;;
+    shorter) truncate -s 9999000 "$f" ;;
+    longer) head -c 5000 /dev/urandom >>"$f" ;;
+    esac
+    touch -d '2024-01-01 00:00:00' "$f"
+    expect_rc 0 "$FERRY" push --json "$T/kb.src/" "local:$T/kb.box"
+    [ "$(json_field bytes_matched)" -ge 8000000 ] || fail "kept $edit: matched"
+    expect_rc 0 "$FERRY" push "$T/kb.src/" "local:$T/kb.fresh"
+    cmp "$T/kb.src/c.bin" "$T/kb.box/c.bin" || fail "kept $edit: differs"
+    [ "$(kept_body "$T/kb.box/c.bin" | sha256sum)" = \
+        "$(kept_body "$T/kb.fresh/c.bin" | sha256sum)" ] ||
+        fail "kept $edit: the built version's signatures are not its own"
+done
