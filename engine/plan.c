@@ -23,12 +23,10 @@ plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     if (p == NULL)
         return NULL;
     p->est = xcalloc(n, 1);
-    p->files = xcalloc(n, sizeof(*p->files));
     p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids));
-    if (p->est == NULL || p->files == NULL || p->ready_ids == NULL ||
+    if (p->est == NULL || p->ready_ids == NULL ||
         ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) != 0)) {
         xfree(p->est);
-        xfree(p->files);
         xfree(p->ready_ids);
         xfree(p);
         return NULL;
@@ -42,6 +40,91 @@ plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     xfer_add(&x->st.files_total, p->mf.files);
     xfer_add(&x->st.bytes_total, p->mf.bytes);
     return p;
+}
+
+/* Fibonacci hashing: the product's top bits, which every bit of id
+ * moves. */
+static size_t
+ftab_home(const struct plan *p, uint32_t id)
+{
+    return (size_t)((uint32_t)(id * 0x9E3779B1u) >> (32 - p->ftab_bits));
+}
+
+struct pfile *
+plan_file(const struct plan *p, uint32_t id)
+{
+    size_t i;
+
+    if (p->ftab_n == 0)
+        return NULL;
+    for (i = ftab_home(p, id); p->ftab[i] != NULL;
+        i = (i + 1) & (p->ftab_cap - 1))
+        if (p->ftab[i]->id == id)
+            return p->ftab[i];
+    return NULL;
+}
+
+static void
+ftab_insert(struct plan *p, struct pfile *f)
+{
+    size_t i = ftab_home(p, f->id);
+
+    while (p->ftab[i] != NULL)
+        i = (i + 1) & (p->ftab_cap - 1);
+    p->ftab[i] = f;
+    p->ftab_n++;
+}
+
+int
+plan_file_add(struct plan *p, struct pfile *f)
+{
+    struct pfile **old = p->ftab;
+    size_t cap = p->ftab_cap, i;
+
+    if ((p->ftab_n + 1) * 2 > p->ftab_cap) {
+        unsigned bits = p->ftab_cap ? p->ftab_bits + 1 : 6;
+
+        if (bits > 31 ||
+            (p->ftab = xcalloc((size_t)1 << bits, sizeof(*p->ftab))) == NULL) {
+            p->ftab = old;
+            return FERRY_ERR_NOMEM;
+        }
+        p->ftab_cap = (size_t)1 << bits;
+        p->ftab_bits = bits;
+        p->ftab_n = 0;
+        for (i = 0; i < cap; i++)
+            if (old[i] != NULL)
+                ftab_insert(p, old[i]);
+        xfree(old);
+    }
+    ftab_insert(p, f);
+    return 0;
+}
+
+/* Backward shift: no tombstones. */
+void
+plan_file_remove(struct plan *p, uint32_t id)
+{
+    size_t mask = p->ftab_cap - 1, i, j, k;
+
+    if (p->ftab_n == 0)
+        return;
+    for (i = ftab_home(p, id); p->ftab[i] != NULL && p->ftab[i]->id != id;
+        i = (i + 1) & mask)
+        ;
+    if (p->ftab[i] == NULL)
+        return;
+    p->ftab[i] = NULL;
+    p->ftab_n--;
+    for (j = (i + 1) & mask; p->ftab[j] != NULL; j = (j + 1) & mask) {
+        k = ftab_home(p, p->ftab[j]->id);
+        /* It stays where its home is cyclically in (i, j]. */
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        p->ftab[i] = p->ftab[j];
+        p->ftab[j] = NULL;
+        i = j;
+    }
 }
 
 static void
@@ -93,11 +176,11 @@ plan_free(struct plan *p)
         return;
     plan_clear_queue(p);
     volsend_free(p->vs);
-    for (i = 0; i < p->mf.n; i++)
-        pfile_free(p, p->files[i]);
+    for (i = 0; i < p->ftab_cap; i++)
+        pfile_free(p, p->ftab[i]);
     manifest_cleanup(&p->mf);
     xfree(p->est);
-    xfree(p->files);
+    xfree(p->ftab);
     xfree(p->ready_ids);
     xfree(p);
 }
@@ -110,16 +193,20 @@ plan_restart(struct plan *p)
     plan_clear_queue(p);
     volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
-    for (i = 0; i < p->mf.n; i++) {
+    for (i = 0; i < p->ftab_cap; i++) {
+        struct pfile *f = p->ftab[i];
+
         /* Unfinished: what the new receiver holds decides its
          * progress. */
-        if (p->files[i] != NULL && p->est[i] != E_FINISHED)
-            xfer_sub(&p->x->st.bytes_done, p->files[i]->counted);
-        pfile_free(p, p->files[i]);
-        p->files[i] = NULL;
+        if (f != NULL && p->est[f->id] != E_FINISHED)
+            xfer_sub(&p->x->st.bytes_done, f->counted);
+        pfile_free(p, f);
+        p->ftab[i] = NULL;
+    }
+    p->ftab_n = 0;
+    for (i = 0; i < p->mf.n; i++)
         p->est[i] = p->est[i] == E_FINISHED || p->est[i] == E_PRIOR ?
             E_PRIOR : E_NEW;
-    }
     p->next_entry = 0;
     p->inflight = 0;
 }
@@ -207,18 +294,22 @@ plan_all_finished(const struct plan *p)
 static void
 plan_count(struct plan *p, uint32_t id, uint64_t n)
 {
-    if (p->files[id] != NULL)
-        p->files[id]->counted += n;
+    struct pfile *f = plan_file(p, id);
+
+    if (f != NULL)
+        f->counted += n;
     xfer_add(&p->x->st.bytes_done, n);
 }
 
 static void
 plan_finish(struct plan *p, uint32_t id)
 {
+    struct pfile *f = plan_file(p, id);
+
     p->est[id] = E_FINISHED;
     p->inflight--;
-    pfile_free(p, p->files[id]);
-    p->files[id] = NULL;
+    plan_file_remove(p, id);
+    pfile_free(p, f);
 }
 
 int
@@ -226,7 +317,7 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
     uint64_t count, const uint8_t *theirs)
 {
     uint64_t per = PLAN_RUN_BYTES / p->block_size, n;
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
     struct plan_work *w, **head = &p->qhead, **tail = &p->qtail;
 
     if (per == 0)
@@ -267,7 +358,7 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
 static void
 plan_make_ready(struct plan *p, uint32_t id)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL || f->ready || f->nresolved != f->nblocks)
         return;
@@ -291,11 +382,12 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     f->nblocks = e->size / p->block_size + (e->size % p->block_size != 0);
     f->resume = resume;
     f->delta = delta;
-    if (f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) {
+    f->id = id;
+    if ((f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) ||
+        plan_file_add(p, f) != 0) {
         pfile_free(p, f);
         return FERRY_ERR_NOMEM;
     }
-    p->files[id] = f;
     p->est[id] = E_WANTED;
     /* A file with a basis (delta) or kept blocks (resume) is worth more
      * in blocks than in a volume. */
@@ -322,7 +414,7 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
 void
 plan_file_unpack(struct plan *p, uint32_t id)
 {
-    struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
+    struct pfile *f = plan_file(p, id);
     uint64_t i;
 
     if (f == NULL || !f->packed || f->aborted)
@@ -392,7 +484,7 @@ plan_on_sigs(struct plan *p, const struct msg_sigs *m)
     uint64_t i;
     int have = (m->flags & SIGS_F_HAVE) != 0;
 
-    if (m->id >= p->next_entry || (f = p->files[m->id]) == NULL ||
+    if (m->id >= p->next_entry || (f = plan_file(p, m->id)) == NULL ||
         !f->resume || p->est[m->id] != E_WANTED ||
         m->first >= f->nblocks || m->count > f->nblocks - m->first)
         return FERRY_ERR_PROTOCOL;
@@ -419,7 +511,7 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         (p->est[m->id] != E_ENDED && p->est[m->id] != E_ABORTED))
         return FERRY_ERR_PROTOCOL;
     e = &p->mf.v[m->id];
-    f = p->files[m->id];
+    f = plan_file(p, m->id);
     if (p->est[m->id] == E_ABORTED) {
         /* Already reported when we gave up on it. */
     } else if (m->code != 0) {
@@ -518,7 +610,9 @@ plan_file_active(struct plan *p, uint32_t id)
 {
     /* Ended files stay active: a lost stream's blocks are sent again
      * after their FILE_END, which the receiver waits behind. */
-    return id < p->mf.n && p->files[id] != NULL && !p->files[id]->aborted;
+    const struct pfile *f = plan_file(p, id);
+
+    return f != NULL && !f->aborted;
 }
 
 /* Returns 1 when block index is settled for the first time. */
@@ -526,7 +620,7 @@ static int
 plan_resolved(struct plan *p, uint32_t id, uint64_t index,
     const struct hash128 *h, uint64_t len)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
     int r;
 
     /* Our own blocks, each once: only a block sent again after a lost
@@ -548,7 +642,7 @@ void
 plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, int zero)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
         return;
@@ -565,7 +659,7 @@ void
 plan_block_built(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, uint64_t copied)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
         return;
@@ -580,7 +674,7 @@ void
 plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
     const struct hash128 *h, uint64_t len)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
         return;
@@ -592,7 +686,7 @@ plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
 int
 plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
         return 0;
@@ -609,7 +703,9 @@ plan_next_ready(struct plan *p, uint32_t *id)
 
         p->rq_head = (p->rq_head + 1) % PLAN_WINDOW;
         p->rq_len--;
-        if (p->files[i] != NULL && !p->files[i]->ended) {
+        struct pfile *f = plan_file(p, i);
+
+        if (f != NULL && !f->ended) {
             *id = i;
             return 1;
         }
@@ -620,13 +716,13 @@ plan_next_ready(struct plan *p, uint32_t *id)
 void
 plan_file_hash(struct plan *p, uint32_t id, struct hash128 *out)
 {
-    hash_file_final(p->files[id]->hf, out);
+    hash_file_final(plan_file(p, id)->hf, out);
 }
 
 void
 plan_file_ended(struct plan *p, uint32_t id, unsigned stream)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     (void)stream;
     f->ended = 1;
@@ -641,7 +737,7 @@ void
 plan_file_abort(struct plan *p, uint32_t id, int code)
 {
     struct mentry *e = &p->mf.v[id];
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
     char local[MANIFEST_LOCAL_MAX];
 
     if (f == NULL || f->aborted)
@@ -660,7 +756,9 @@ plan_file_abort(struct plan *p, uint32_t id, int code)
 int
 plan_file_aborted(struct plan *p, uint32_t id)
 {
-    return p->files[id] != NULL ? p->files[id]->aborted : 0;
+    const struct pfile *f = plan_file(p, id);
+
+    return f != NULL ? f->aborted : 0;
 }
 
 void
@@ -698,7 +796,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
             p->qtail = w;
     }
     for (id = 0; id < p->mf.n; id++) {
-        struct pfile *f = p->files[id];
+        struct pfile *f = plan_file(p, id);
 
         if (f == NULL || f->aborted || f->packed)
             continue;

@@ -76,7 +76,7 @@ int
 plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
     uint64_t count)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
     struct plan_work *w;
 
     if (f == NULL || count == 0)
@@ -102,7 +102,7 @@ plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     uint64_t n;
     int r;
 
-    if (m->id >= p->next_entry || (f = p->files[m->id]) == NULL ||
+    if (m->id >= p->next_entry || (f = plan_file(p, m->id)) == NULL ||
         !f->delta)
         return FERRY_ERR_PROTOCOL;
     /* A file given up on, or whose blocks were all held already (a
@@ -127,7 +127,7 @@ plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
 const struct delta_index *
 plan_file_basis(struct plan *p, uint32_t id)
 {
-    struct pfile *f = id < p->mf.n ? p->files[id] : NULL;
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL || f->dix == NULL)
         return NULL;
@@ -143,7 +143,7 @@ plan_file_basis(struct plan *p, uint32_t id)
 void
 plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 {
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
         return;

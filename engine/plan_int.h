@@ -25,6 +25,7 @@ enum { B_UNKNOWN = 0, B_NEED, B_CHECK, B_SENT, B_MATCHED };
 
 /* A wanted file while it is being sent. */
 struct pfile {
+    uint32_t id;
     uint64_t nblocks, nresolved, nsigned;
     uint8_t *bs;             /* per block (NULL for an empty file) */
     struct hash_file *hf;    /* our block hashes, folded in order */
@@ -53,7 +54,12 @@ struct plan {
     uint32_t block_size;
     uint32_t flags;
     uint8_t *est;            /* E_* per entry */
-    struct pfile **files;    /* per entry, while wanted */
+    /* The files wanted and not finished, by id (plan_file): a table of
+     * about a window's worth, so an entry costs the plan its state byte
+     * alone (a pointer per entry was 8 MB a million files). */
+    struct pfile **ftab;
+    size_t ftab_cap, ftab_n;  /* ftab_cap is 1 << ftab_bits */
+    unsigned ftab_bits;
     size_t next_entry;       /* next to offer */
     size_t inflight;         /* offered and not finished */
     struct plan_work *qhead, *qtail;
@@ -68,6 +74,13 @@ struct plan {
 };
 
 /* plan.c */
+
+/* The file id wanted and not finished, or NULL. */
+struct pfile *plan_file(const struct plan *p, uint32_t id);
+/* Adds f (its id not there yet), growing the table at half full. */
+int plan_file_add(struct plan *p, struct pfile *f) FERRY_WUR;
+/* Takes file id out of the table (not freed). */
+void plan_file_remove(struct plan *p, uint32_t id);
 
 /* Appends runs covering [first, first + count) of file id (a delta
  * file's runs to send wait in its parking while its basis is not

@@ -39,7 +39,7 @@ int
 plan_file_fd(struct plan *p, uint32_t id, int *fd)
 {
     struct mentry *e = &p->mf.v[id];
-    struct pfile *f = p->files[id];
+    struct pfile *f = plan_file(p, id);
     struct stat st;
     int r;
 
@@ -64,11 +64,13 @@ plan_file_fd(struct plan *p, uint32_t id, int *fd)
 int
 plan_file_sparse(struct plan *p, uint32_t id)
 {
-    return p->files[id] != NULL && p->files[id]->sparse;
+    const struct pfile *f = plan_file(p, id);
+
+    return f != NULL && f->sparse;
 }
 
 int *
 plan_file_zst_misses(struct plan *p, uint32_t id)
 {
-    return &p->files[id]->zst_misses;
+    return &plan_file(p, id)->zst_misses;
 }

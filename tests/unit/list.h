@@ -142,6 +142,7 @@
     X(journal_record_fields) \
     /* test_pathset.c */ \
     X(pathset_add_has) \
+    X(plan_file_table) \
     X(pathset_duplicates) \
     X(pathset_growth) \
     X(pathset_nomem) \
