@@ -345,27 +345,50 @@ walk_entry(const struct manifest_walker *w, const char *rel,
     return r == 1 ? 0 : r;
 }
 
-static int
-name_cmp(const void *a, const void *b)
+/* A directory's names, sorted: in one buffer, with offsets. */
+struct dir_names {
+    char *buf;
+    size_t len, cap;
+    size_t *off;
+    size_t n, ncap;
+};
+
+static void
+dir_names_free(struct dir_names *dn)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    xfree(dn->buf);
+    xfree(dn->off);
 }
 
-/* Lists the names in directory `local` (sorted), without "." and "..". */
 static int
-list_dir(const char *local, char ***names, size_t *count)
+name_cmp(const void *a, const void *b, void *buf)
+{
+    return strcmp((const char *)buf + *(const size_t *)a,
+        (const char *)buf + *(const size_t *)b);
+}
+
+/* Lists the names in the directory open at dfd (sorted), without "." and
+ * "..". One buffer for all of them: a million files in a thousand
+ * directories cost no million small allocations. */
+static int
+list_dir(int dfd, struct dir_names *dn)
 {
     DIR *d;
     struct dirent *de;
-    char **v = NULL, **nv;
-    size_t n = 0, cap = 0, i;
-    int r = 0;
+    int fd, r = 0;
 
-    *names = NULL;
-    *count = 0;
-    if ((d = opendir(local)) == NULL)
+    memset(dn, 0, sizeof(*dn));
+    if ((fd = dup(dfd)) < 0)
         return -errno;
+    if ((d = fdopendir(fd)) == NULL) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
     for (;;) {
+        size_t nl;
+        void *nv;
+
         errno = 0;
         if ((de = readdir(d)) == NULL) {
             r = -errno;
@@ -373,28 +396,36 @@ list_dir(const char *local, char ***names, size_t *count)
         }
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if ((nv = xgrow(v, n, &cap, sizeof(*v), 32)) == NULL) {
+        nl = strlen(de->d_name) + 1;
+        if ((nv = xgrow(dn->off, dn->n, &dn->ncap, sizeof(*dn->off),
+            32)) == NULL) {
             r = FERRY_ERR_NOMEM;
             break;
         }
-        v = nv;
-        if ((v[n] = xstrdup(de->d_name)) == NULL) {
-            r = FERRY_ERR_NOMEM;
-            break;
+        dn->off = nv;
+        while (dn->len + nl > dn->cap) {
+            size_t ncap = dn->cap ? 2 * dn->cap : 4096;
+
+            if ((nv = xrealloc(dn->buf, ncap)) == NULL) {
+                r = FERRY_ERR_NOMEM;
+                break;
+            }
+            dn->buf = nv;
+            dn->cap = ncap;
         }
-        n++;
+        if (r != 0)
+            break;
+        memcpy(dn->buf + dn->len, de->d_name, nl);
+        dn->off[dn->n++] = dn->len;
+        dn->len += nl;
     }
-    closedir(d);
+    closedir(d);  /* closes the dup, not dfd */
     if (r != 0) {
-        for (i = 0; i < n; i++)
-            xfree(v[i]);
-        xfree(v);
+        dir_names_free(dn);
         return r;
     }
-    if (n > 1)
-        qsort(v, n, sizeof(*v), name_cmp);
-    *names = v;
-    *count = n;
+    if (dn->n > 1)
+        qsort_r(dn->off, dn->n, sizeof(*dn->off), name_cmp, dn->buf);
     return 0;
 }
 
@@ -416,33 +447,42 @@ static int
 walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
     int depth)
 {
-    char **names = NULL;
-    size_t n = 0, i;
-    int r;
+    struct dir_names dn;
+    size_t i;
+    int r, dfd;
 
     if (depth > 1000)
         return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
             "directory tree too deep");
-    if ((r = list_dir(local, &names, &n)) != 0) {
+    /* Below the top, a directory that became a symlink since its lstat
+     * is not followed. Its entries are looked at from its fd: no walk of
+     * the whole path for each one. */
+    if ((dfd = open(local, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+        (depth > 0 ? O_NOFOLLOW : 0))) < 0 ||
+        (r = list_dir(dfd, &dn)) != 0) {
+        r = dfd < 0 ? -errno : r;
+        if (dfd >= 0)
+            close(dfd);
         if (r == FERRY_ERR_NOMEM)
             return r;
         return walk_notice(w, r, local, ferry_strerror(r));
     }
-    for (i = 0; i < n && r == 0; i++) {
-        char *crel = path_join(rel, names[i]);
-        char *cloc = path_join(local, names[i]);
+    for (i = 0; i < dn.n && r == 0; i++) {
+        const char *name = dn.buf + dn.off[i];
+        char *crel = path_join(rel, name);
+        char *cloc = path_join(local, name);
         struct stat st;
         int added;
 
         if (crel == NULL || cloc == NULL) {
             r = FERRY_ERR_NOMEM;
-        } else if (lstat(cloc, &st) != 0) {
+        } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             /* Vanished between readdir and lstat: rsync calls this a
              * vanished file; it is a warning, not a failure. */
             r = errno == ENOENT ? 0 : walk_notice(w, -errno, cloc,
                 ferry_strerror(-errno));
         } else if (S_ISDIR(st.st_mode) && depth == 0 &&
-            strcmp(names[i], MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
+            strcmp(name, MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
             r = 0;
         } else if ((r = walk_entry(w, crel, cloc, &st, &added)) == 0 &&
             added && S_ISDIR(st.st_mode)) {
@@ -451,9 +491,8 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         xfree(crel);
         xfree(cloc);
     }
-    for (i = 0; i < n; i++)
-        xfree(names[i]);
-    xfree(names);
+    close(dfd);
+    dir_names_free(&dn);
     return r;
 }
 
