@@ -287,7 +287,8 @@ int
 pack_src_walk(struct pack_src *ps, const struct volw_opts *vo,
     const struct volw_sink *sink)
 {
-    struct manifest_walker walker = { pack_entry, pack_notice, ps, NULL };
+    struct manifest_walker walker = { pack_entry, pack_notice, ps, NULL,
+        NULL };
     int i, r;
 
     volw_free(ps->w);

@@ -11,6 +11,7 @@
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
+#include "../common/par.h"
 #include "../proto/msg.h"
 #include "dest.h"
 
@@ -443,12 +444,38 @@ is_state_dir(const char *local)
     return yes;
 }
 
+/* A directory's names looked up ahead, by several threads at once
+ * (MANIFEST_STAT_AHEAD at a time, in directories of at least
+ * MANIFEST_STAT_MIN names, and above MANIFEST_STAT_DEPTH only, so the
+ * walk's memory for them stays bounded: 64 levels of about 150 KiB). */
+#define MANIFEST_STAT_AHEAD 1024u
+#define MANIFEST_STAT_MIN 64u
+#define MANIFEST_STAT_DEPTH 64
+
+struct stat_ahead {
+    int dfd;
+    const struct dir_names *dn;
+    size_t first;
+    struct stat *st;
+    int *err;
+};
+
+static void
+stat_one(void *arg, unsigned i)
+{
+    struct stat_ahead *a = arg;
+
+    a->err[i] = fstatat(a->dfd, a->dn->buf + a->dn->off[a->first + i],
+        &a->st[i], AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
 static int
 walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
     int depth)
 {
+    struct stat_ahead ahead = { -1, NULL, 0, NULL, NULL };
     struct dir_names dn;
-    size_t i;
+    size_t i, nahead = 0;
     int r, dfd;
 
     if (depth > 1000)
@@ -467,20 +494,42 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
             return r;
         return walk_notice(w, r, local, ferry_strerror(r));
     }
+    if (w->pool != NULL && dn.n >= MANIFEST_STAT_MIN &&
+        depth < MANIFEST_STAT_DEPTH) {
+        nahead = dn.n < MANIFEST_STAT_AHEAD ? dn.n : MANIFEST_STAT_AHEAD;
+        ahead.dfd = dfd;
+        ahead.dn = &dn;
+        ahead.st = xmalloc(nahead * sizeof(*ahead.st));
+        ahead.err = xmalloc(nahead * sizeof(*ahead.err));
+        if (ahead.st == NULL || ahead.err == NULL)
+            nahead = 0;  /* one at a time, as without a pool */
+    }
     for (i = 0; i < dn.n && r == 0; i++) {
         const char *name = dn.buf + dn.off[i];
         char *crel = path_join(rel, name);
         char *cloc = path_join(local, name);
         struct stat st;
-        int added;
+        int added, err;
 
+        if (nahead > 0 && (i == 0 || i - ahead.first >= nahead)) {
+            ahead.first = i;
+            par_for(w->pool, (unsigned)(dn.n - i < nahead ? dn.n - i :
+                nahead), stat_one, &ahead);
+        }
+        if (nahead > 0) {
+            st = ahead.st[i - ahead.first];
+            err = ahead.err[i - ahead.first];
+        } else {
+            err = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 :
+                errno;
+        }
         if (crel == NULL || cloc == NULL) {
             r = FERRY_ERR_NOMEM;
-        } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        } else if (err != 0) {
             /* Vanished between readdir and lstat: rsync calls this a
              * vanished file; it is a warning, not a failure. */
-            r = errno == ENOENT ? 0 : walk_notice(w, -errno, cloc,
-                ferry_strerror(-errno));
+            r = err == ENOENT ? 0 : walk_notice(w, -err, cloc,
+                ferry_strerror(-err));
         } else if (S_ISDIR(st.st_mode) && depth == 0 &&
             strcmp(name, MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
             r = 0;
@@ -491,6 +540,8 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         xfree(crel);
         xfree(cloc);
     }
+    xfree(ahead.st);
+    xfree(ahead.err);
     close(dfd);
     dir_names_free(&dn);
     return r;
@@ -609,7 +660,7 @@ int
 manifest_scan(struct manifest *m, const char *src)
 {
     struct manifest_walker w = { manifest_add, manifest_walk_notice, m,
-        m->filter };
+        m->filter, NULL };
     size_t before = m->n;
     char *local = NULL;
     struct stat st;
@@ -624,7 +675,11 @@ manifest_scan(struct manifest *m, const char *src)
         if (r != 0)
             return r == 1 ? 0 : r;
     }
-    if ((r = manifest_walk(src, &w)) != 0)
+    /* A big tree's names are looked up on every CPU (up to 8). */
+    w.pool = par_pool_new(par_cpus() < 8 ? par_cpus() : 8);
+    r = manifest_walk(src, &w);
+    par_pool_free(w.pool);
+    if (r != 0)
         return r;
     /* A directory's contents count as one top-level source; otherwise
      * the source is a top-level entry if it could be sent. */

@@ -188,6 +188,7 @@
     X(manifest_too_deep) \
     X(manifest_local_paths) \
     X(manifest_scan_stops) \
+    X(manifest_big_dir) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \

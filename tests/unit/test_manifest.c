@@ -467,3 +467,49 @@ TEST(manifest_scan_stops)
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }
+
+/* A directory big enough that its names are looked up by several threads
+ * (MANIFEST_STAT_AHEAD at a time): every entry comes once, in order, with
+ * its own size and kind, across the batches' edges. */
+TEST(manifest_big_dir)
+{
+    char rel[64], want[64];
+    struct manifest m;
+    struct tree t;
+    size_t i, k = 0;
+    const unsigned n = 2500;
+
+    check_tmpdir(t.dir);
+    tree_add(&t, "src/", 0);
+    for (i = 0; i < n; i++) {
+        snprintf(rel, sizeof(rel), "src/f%05zu%s", i, i % 500 == 7 ? "/" : "");
+        tree_add(&t, rel, i % 13);
+        if (i == 1500)
+            tree_link(&t, "src/f01500x", "nowhere");
+    }
+    tree_add(&t, "src/f00007/inner", 4);
+    manifest_init(&m);
+    scan(&t, &m, "src/");
+    for (i = 0; i < n; i++) {
+        snprintf(want, sizeof(want), "f%05zu", i);
+        check_note("name %zu", i);
+        CHECK(k < m.n);
+        CHECK_EQ_STR(m.v[k].rel, want);
+        CHECK_EQ_INT(m.v[k].kind, i % 500 == 7 ? ENTRY_DIR : ENTRY_FILE);
+        CHECK_EQ_U64(m.v[k].size, i % 500 == 7 ? 0 : i % 13);
+        k++;
+        if (i == 7) {
+            CHECK_EQ_STR(m.v[k].rel, "f00007/inner");
+            k++;
+        }
+        if (i == 1500) {
+            CHECK_EQ_STR(m.v[k].rel, "f01500x");
+            CHECK_EQ_INT(m.v[k].kind, ENTRY_SYMLINK);
+            k++;
+        }
+    }
+    check_note_clear();
+    CHECK_EQ_U64(m.n, k);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
