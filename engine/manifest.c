@@ -444,10 +444,10 @@ is_state_dir(const char *local)
     return yes;
 }
 
-/* A directory's names looked up ahead, by several threads at once
- * (MANIFEST_STAT_AHEAD at a time, in directories of at least
- * MANIFEST_STAT_MIN names, and above MANIFEST_STAT_DEPTH only, so the
- * walk's memory for them stays bounded: 64 levels of about 150 KiB). */
+/* A directory's names looked up ahead, by a thread a CPU (up to 8) at
+ * once: MANIFEST_STAT_AHEAD at a time, in directories of at least
+ * MANIFEST_STAT_MIN names, above MANIFEST_STAT_DEPTH only, so that the
+ * walk's memory for them stays bounded (64 levels of about 150 KiB). */
 #define MANIFEST_STAT_AHEAD 1024u
 #define MANIFEST_STAT_MIN 64u
 #define MANIFEST_STAT_DEPTH 64
@@ -495,7 +495,9 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         return walk_notice(w, r, local, ferry_strerror(r));
     }
     if (w->pool != NULL && dn.n >= MANIFEST_STAT_MIN &&
-        depth < MANIFEST_STAT_DEPTH) {
+        depth < MANIFEST_STAT_DEPTH && (*w->pool != NULL ||
+        (*w->pool = par_pool_new(par_cpus() < 8 ? par_cpus() : 8)) !=
+        NULL)) {
         nahead = dn.n < MANIFEST_STAT_AHEAD ? dn.n : MANIFEST_STAT_AHEAD;
         ahead.dfd = dfd;
         ahead.dn = &dn;
@@ -513,7 +515,7 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
 
         if (nahead > 0 && (i == 0 || i - ahead.first >= nahead)) {
             ahead.first = i;
-            par_for(w->pool, (unsigned)(dn.n - i < nahead ? dn.n - i :
+            par_for(*w->pool, (unsigned)(dn.n - i < nahead ? dn.n - i :
                 nahead), stat_one, &ahead);
         }
         if (nahead > 0) {
@@ -659,8 +661,9 @@ out:
 int
 manifest_scan(struct manifest *m, const char *src)
 {
+    struct par_pool *pool = NULL;
     struct manifest_walker w = { manifest_add, manifest_walk_notice, m,
-        m->filter, NULL };
+        m->filter, &pool };
     size_t before = m->n;
     char *local = NULL;
     struct stat st;
@@ -675,10 +678,8 @@ manifest_scan(struct manifest *m, const char *src)
         if (r != 0)
             return r == 1 ? 0 : r;
     }
-    /* A big tree's names are looked up on every CPU (up to 8). */
-    w.pool = par_pool_new(par_cpus() < 8 ? par_cpus() : 8);
     r = manifest_walk(src, &w);
-    par_pool_free(w.pool);
+    par_pool_free(pool);
     if (r != 0)
         return r;
     /* A directory's contents count as one top-level source; otherwise

@@ -122,9 +122,10 @@ struct manifest_walker {
     void *ctx;
     /* Entries it excludes are left out without a word (NULL: none). */
     const struct filter *filter;
-    /* Threads that look up the names of a big directory together
-     * (par.h; NULL: the walk's own thread alone). */
-    struct par_pool *pool;
+    /* Where the threads that look up the names of a big directory
+     * together are kept (par.h): made there at the first such directory,
+     * freed by the walker's owner. NULL: the walk's own thread alone. */
+    struct par_pool **pool;
 };
 
 int manifest_walk(const char *src, const struct manifest_walker *w)
