@@ -28,9 +28,9 @@ struct vs_stream {
     struct buf data;         /* compressed bytes not yet framed */
     struct buf *out;         /* the step's output, while working */
     /* The zstd frame being written: its file bytes, the set's
-     * compressed bytes when it began, when, and the ns spent reading and
-     * compressing since. */
-    uint64_t f_in, f_out0, f_t0, f_busy;
+     * compressed bytes when it began, when, and the sender's time spent
+     * reading and compressing (vs->busy, over every stream) then. */
+    uint64_t f_in, f_out0, f_t0, f_busy0;
     uint32_t *ids;           /* files packed here, maybe not done yet */
     size_t nids, ids_cap;
     struct volsend *vs;
@@ -48,6 +48,11 @@ struct volsend {
     uint8_t *fbuf;           /* one file, read whole (threshold + 1) */
     struct zst *probe;       /* auto: a sample's compressibility */
     uint8_t *probe_out;
+    /* ns spent reading and compressing, over every stream: the sender's
+     * steps run one at a time, whatever the streams, so this is what
+     * says how much of the time packing took; and where the window the
+     * level is judged over began (clock, busy then). */
+    uint64_t busy, win_t0, win_busy0;
     struct vs_stream st[PROTO_MAX_STREAMS];
 };
 
@@ -209,11 +214,15 @@ vs_zstd_level(const struct volsend *vs)
 }
 
 /* The level of the next frame, from how the one just ended went (see
- * volsend.h): files bytes in, bytes out, and the time it took. */
+ * volsend.h): its file bytes in and bytes out, and over the window since
+ * the level was last judged (all streams), the time and how much of it
+ * the sender spent packing. */
 static void
-vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
-    uint64_t busy, uint64_t set_out)
+vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t set_out)
 {
+    uint64_t now = clock_ns(), wall = now - vs->win_t0,
+        busy = vs->busy - vs->win_busy0;
+
     if (vs->o.compress != VOL_COMPRESS_AUTO || in < (256u << 10) ||
         vs->o.short_link)
         return;  /* too little to judge by, or nothing to judge */
@@ -221,13 +230,21 @@ vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t wall,
         vs->level = VOLSEND_MIN_LEVEL;
         return;
     }
-    if (vs->level == VOLSEND_MIN_LEVEL)
+    if (vs->level == VOLSEND_MIN_LEVEL) {
         vs->level = 1;  /* it compresses after all: try again */
-    else if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
+        return;
+    }
+    /* A frame is often packed within one step, the wait for the link
+     * coming between frames: only a window of several frames shows it. */
+    if (wall < VOLSEND_ADAPT_WINDOW_NS)
+        return;
+    if (busy * 2 < wall && vs->level < VOLSEND_MAX_LEVEL)
         vs->level++;
     else if (busy * 10 > wall * 8 && vs->level > 1 &&
         set_out >= VOLSEND_BUFFERED)
         vs->level--;
+    vs->win_t0 = now;
+    vs->win_busy0 = vs->busy;
 }
 
 static void
@@ -241,7 +258,11 @@ vs_frame_begin(struct vs_stream *ps)
     ps->f_in = 0;
     ps->f_out0 = t.compressed;
     ps->f_t0 = clock_ns();
-    ps->f_busy = 0;
+    ps->f_busy0 = ps->vs->busy;
+    if (ps->vs->win_t0 == 0) {
+        ps->vs->win_t0 = ps->f_t0;
+        ps->vs->win_busy0 = ps->vs->busy;
+    }
 }
 
 /* The zstd frame just ended (its bytes are all out): the level of the
@@ -252,11 +273,11 @@ vs_frame_end(struct vs_stream *ps)
     struct volw_totals t;
 
     volw_totals(ps->w, &t);
-    vs_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0,
-        clock_ns() - ps->f_t0, ps->f_busy, t.compressed);
+    vs_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0, t.compressed);
     log_debug("frame: %llu in, %llu out, %llu/%llu ms busy; level %d",
         (unsigned long long)ps->f_in, (unsigned long long)(t.compressed -
-        ps->f_out0), (unsigned long long)(ps->f_busy / 1000000),
+        ps->f_out0), (unsigned long long)((ps->vs->busy - ps->f_busy0) /
+        1000000),
         (unsigned long long)((clock_ns() - ps->f_t0) / 1000000),
         ps->vs->level);
     volw_set_level(ps->w, vs_zstd_level(ps->vs));
@@ -489,7 +510,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     ve.mtime_nsec = e->mtime_nsec;
     ps->cur_id = id;
     r = volw_add_mem(ps->w, &ve, vs->fbuf);
-    ps->f_busy += clock_ns() - t0;
+    vs->busy += clock_ns() - t0;
     ps->f_in += e->size;
     /* A name tar cannot hold: nothing of it was written. */
     if (r == FERRY_ERR_BAD_PATH || r == FERRY_ERR_USAGE)

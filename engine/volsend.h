@@ -71,6 +71,9 @@
  * CONN_TX_HIGH, the socket's buffer, an SSH channel's window): until a
  * set has put out this much, a busy sender says nothing of the link. */
 #define VOLSEND_BUFFERED (8u << 20)
+/* The level goes up or down at most once this long (over every stream):
+ * long enough to hold several frames and the waits between them. */
+#define VOLSEND_ADAPT_WINDOW_NS (200u * 1000000u)
 
 struct plan;
 struct volsend;
