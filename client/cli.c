@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
@@ -351,6 +352,20 @@ cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
     return 1;
 }
 
+/* 1 if word is what --compress=MODE takes: auto, never or a number. */
+static int
+cli_looks_like_level(const char *word)
+{
+    size_t i;
+
+    if (strcmp(word, "auto") == 0 || strcmp(word, "never") == 0)
+        return 1;
+    for (i = 0; word[i] != '\0'; i++)
+        if (word[i] < '0' || word[i] > '9')
+            return 0;
+    return i > 0;
+}
+
 /* --compress=MODE, --pack-threshold and --volume-size: how small files
  * travel in volumes (engine/volsend.h). */
 static int
@@ -491,6 +506,15 @@ cli_parse(struct cli *c, int argc, char **argv)
         } else if (strcmp(a, "-c") == 0 || strcmp(a, "--checksum") == 0) {
             c->checksum = 1;
         } else if (strcmp(a, "-z") == 0 || strcmp(a, "--compress") == 0) {
+            /* "--compress 3" would send a file named 3 (and -z): the
+             * volumes' level goes after '='. */
+            if (a[1] == '-' && i + 1 < argc &&
+                cli_looks_like_level(argv[i + 1]) &&
+                access(argv[i + 1], F_OK) != 0) {
+                r = cli_fail(c, "--compress takes a level after '=': "
+                    "--compress=%s (--compress alone is -z)", argv[i + 1]);
+                goto fail;
+            }
             c->compress = 1;
         } else if (strncmp(a, "--compress=", 11) == 0 ||
             cli_opt(a, NULL, "--pack-threshold", &nl) ||

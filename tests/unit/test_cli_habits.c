@@ -4,7 +4,9 @@
  * rule (client/space.h).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../client/cli.h"
 #include "../../client/space.h"
@@ -52,6 +54,11 @@ TEST(client_cli_habits)
         NULL };
     char *value_ends[] = { "ferry", "push", "-e", "ssh -x", "-vp2222", "a",
         "box:/d", NULL };
+    char *level_spaced[] = { "ferry", "push", "--compress", "3", "a",
+        "box:/d", NULL };
+    char *level_file[] = { "ferry", "push", "--compress", "12", "box:/d",
+        NULL };
+    char dir[CHECK_PATH_MAX], path[CHECK_PATH_MAX + 8], cwd[4096];
     struct cli c;
 
     CHECK_OK(cli_parse(&c, 11, grouped));
@@ -84,6 +91,20 @@ TEST(client_cli_habits)
     CHECK_EQ_STR(c.port, "2222");
     CHECK_EQ_INT(c.verbose, 1);
     cli_cleanup(&c);
+    /* "--compress 3" is not a file named 3 sent with -z. */
+    CHECK_EQ_ERR(cli_parse(&c, 6, level_spaced), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "--compress=3") != NULL);
+    /* ... unless there is a file named so: then it is one. */
+    check_tmpdir(dir);
+    snprintf(path, sizeof(path), "%s/12", dir);
+    check_write_file(path, NULL, 1, 1);
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    CHECK_EQ_INT(chdir(dir), 0);
+    CHECK_OK(cli_parse(&c, 5, level_file));
+    CHECK_EQ_INT(c.compress, 1);
+    cli_cleanup(&c);
+    CHECK_EQ_INT(chdir(cwd), 0);
+    check_rmtree(dir);
 }
 
 /* The space check's rule: what is left after writing is at least the
