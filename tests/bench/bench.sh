@@ -924,6 +924,18 @@ main() {
             for t in "${tools[@]}"; do not_run wan_small "$t" "no netproxy"; done
         fi
     fi
+    if wanted wan_text; then
+        scenario wan_text "WAN (50 ms RTT, 1 Gbit/s): compressible text tree, $(($(tree_bytes "$d/text") / MIB)) MiB" \
+            "$(tree_bytes "$d/text")" "rsync -a"
+        if [ "$HAVE_PROXY" = 1 ]; then
+            run_scenario wan_text push ferry-wan "$d/text" fresh ferry \
+                ferry_blocks rsync tar
+        else
+            for t in ferry ferry_blocks rsync tar; do
+                not_run wan_text "$t" "no netproxy"
+            done
+        fi
+    fi
 
     record kind=meta duration_s="$(($(date +%s) - START_S))"
     local stamp args
