@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -181,8 +182,58 @@ plan_free(struct plan *p)
     manifest_cleanup(&p->mf);
     xfree(p->est);
     xfree(p->ftab);
+    xfree(p->ended_before);
     xfree(p->ready_ids);
     xfree(p);
+}
+
+static int
+ended_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const struct plan_ended *)a)->id,
+        y = ((const struct plan_ended *)b)->id;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The record of file id ended over an earlier connection, or NULL. */
+static struct plan_ended *
+ended_before_find(const struct plan *p, uint32_t id)
+{
+    struct plan_ended key = { id, 0, 0, 0, 0 };
+
+    return p->nended_before == 0 ? NULL : bsearch(&key, p->ended_before,
+        p->nended_before, sizeof(key), ended_cmp);
+}
+
+static void
+ended_before_drop(struct plan *p, struct plan_ended *r)
+{
+    size_t i = (size_t)(r - p->ended_before);
+
+    memmove(r, r + 1, (p->nended_before - i - 1) * sizeof(*r));
+    p->nended_before--;
+}
+
+/* Remembers f, whose data all went out and whose FILE_DONE did not come
+ * (plan_restart). Without memory it is simply counted skipped later. */
+static void
+ended_before_add(struct plan *p, const struct pfile *f)
+{
+    struct plan_ended *r = ended_before_find(p, f->id), *nv;
+
+    if (r == NULL) {
+        if ((nv = xgrow(p->ended_before, p->nended_before,
+            &p->ended_before_cap, sizeof(*nv), 16)) == NULL)
+            return;
+        p->ended_before = nv;
+        r = &p->ended_before[p->nended_before++];
+    }
+    r->id = f->id;
+    r->n_literal = f->n_literal;
+    r->n_sparse = f->n_sparse;
+    r->n_resumed = f->n_resumed;
+    r->n_matched = f->n_matched;
 }
 
 void
@@ -200,10 +251,15 @@ plan_restart(struct plan *p)
          * progress. */
         if (f != NULL && p->est[f->id] != E_FINISHED)
             xfer_sub(&p->x->st.bytes_done, f->counted);
+        if (f != NULL && p->est[f->id] == E_ENDED)
+            ended_before_add(p, f);
         pfile_free(p, f);
         p->ftab[i] = NULL;
     }
     p->ftab_n = 0;
+    if (p->nended_before > 1)
+        qsort(p->ended_before, p->nended_before, sizeof(*p->ended_before),
+            ended_cmp);
     for (i = 0; i < p->mf.n; i++)
         p->est[i] = p->est[i] == E_FINISHED || p->est[i] == E_PRIOR ?
             E_PRIOR : E_NEW;
@@ -436,10 +492,25 @@ plan_file_unpack(struct plan *p, uint32_t id)
         plan_file_abort(p, id, FERRY_ERR_NOMEM);
 }
 
+/* File e was sent: its counts, and its event. */
+static void
+plan_count_sent(struct plan *p, const struct mentry *e, uint64_t literal,
+    uint64_t sparse, uint64_t resumed, uint64_t matched)
+{
+    xfer_add(&p->x->st.files_sent, 1);
+    xfer_add(&p->x->st.bytes_payload, e->size);
+    xfer_add(&p->x->st.bytes_literal, literal);
+    xfer_add(&p->x->st.bytes_sparse, sparse);
+    xfer_add(&p->x->st.resumed_bytes, resumed);
+    xfer_add(&p->x->st.bytes_matched, matched);
+    xfer_file(p->x, e->rel, "sent", e->size, literal, matched);
+}
+
 int
 plan_on_reply(struct plan *p, const struct msg_reply *m)
 {
     char text[PROTO_MAX_MESSAGE + 1];
+    struct plan_ended *r;
     struct mentry *e;
 
     if (m->id >= p->next_entry || p->est[m->id] != E_OFFERED)
@@ -448,7 +519,14 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
     snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
     switch (m->action) {
     case REPLY_SKIP:
-        if (e->kind == ENTRY_FILE) {
+        if (e->kind == ENTRY_FILE &&
+            (r = ended_before_find(p, m->id)) != NULL) {
+            /* Committed from what went out before the cut: sent. */
+            plan_count(p, m->id, e->size);
+            plan_count_sent(p, e, r->n_literal, r->n_sparse, r->n_resumed,
+                r->n_matched);
+            ended_before_drop(p, r);
+        } else if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             plan_count(p, m->id, e->size);
             xfer_file(p->x, e->rel, "skipped", e->size, 0, 0);
@@ -504,6 +582,7 @@ int
 plan_on_file_done(struct plan *p, const struct msg_file_done *m)
 {
     char text[PROTO_MAX_MESSAGE + 1];
+    struct plan_ended *r;
     struct mentry *e;
     struct pfile *f;
 
@@ -519,15 +598,12 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
             text);
     } else {
-        xfer_add(&p->x->st.files_sent, 1);
-        xfer_add(&p->x->st.bytes_payload, e->size);
-        xfer_add(&p->x->st.bytes_literal, f->n_literal);
-        xfer_add(&p->x->st.bytes_sparse, f->n_sparse);
-        xfer_add(&p->x->st.resumed_bytes, f->n_resumed);
-        xfer_add(&p->x->st.bytes_matched, f->n_matched);
-        xfer_file(p->x, e->rel, "sent", e->size, f->n_literal,
+        plan_count_sent(p, e, f->n_literal, f->n_sparse, f->n_resumed,
             f->n_matched);
     }
+    /* Sent again in full: what went out before does not count twice. */
+    if ((r = ended_before_find(p, m->id)) != NULL)
+        ended_before_drop(p, r);
     plan_finish(p, m->id);
     return 0;
 }

@@ -71,6 +71,17 @@ struct plan {
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
     size_t rq_head, rq_len;
     struct volsend *vs;      /* small files' packer, or NULL */
+    /* Files whose data all went out over an earlier connection while
+     * their FILE_DONE did not come back (sorted by id): the receiver may
+     * have committed them, and then answers SKIP, which counts them as
+     * sent with what they moved. At most a window's worth a restart. */
+    struct plan_ended *ended_before;
+    size_t nended_before, ended_before_cap;
+};
+
+struct plan_ended {
+    uint32_t id;
+    uint64_t n_literal, n_sparse, n_resumed, n_matched;
 };
 
 /* plan.c */

@@ -143,6 +143,7 @@
     /* test_pathset.c */ \
     X(pathset_add_has) \
     X(plan_file_table) \
+    X(plan_sent_before_cut) \
     X(pathset_duplicates) \
     X(pathset_growth) \
     X(pathset_nomem) \

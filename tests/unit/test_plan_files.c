@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "../../engine/manifest.h"
 #include "../../engine/plan_int.h"
+#include "../../engine/xfer.h"
+#include "../../proto/msg.h"
 #include "check.h"
 
 #define PF_N 3000u
@@ -56,4 +59,62 @@ TEST(plan_file_table)
     for (i = 0; i < p.ftab_cap; i++)
         CHECK(p.ftab[i] == NULL);
     xfree(p.ftab);
+}
+
+/* One attempt's offer of entry 0 and the answer to it. */
+static void
+offer_reply(struct plan *p, uint8_t action)
+{
+    struct msg_reply rep;
+    uint32_t id;
+
+    CHECK_EQ_INT(plan_next_offer(p, &id), 1);
+    CHECK_EQ_INT(id, 0);
+    plan_offered(p, id);
+    memset(&rep, 0, sizeof(rep));
+    rep.id = 0;
+    rep.action = action;
+    CHECK_OK(plan_on_reply(p, &rep));
+}
+
+/*
+ * A file whose data all went out, cut before its FILE_DONE came back: the
+ * receiver committed it, and answers SKIP over the next connection. It
+ * was sent in this run, not found up to date. One cut before its end, or
+ * sent again in full, is counted once as it comes.
+ */
+TEST(plan_sent_before_cut)
+{
+    struct msg_file_done done;
+    struct manifest mf;
+    struct xfer x;
+    struct plan *p;
+    int round;
+
+    for (round = 0; round < 3; round++) {
+        memset(&x, 0, sizeof(x));
+        manifest_init(&mf);
+        CHECK_OK(manifest_add_listed(&mf, "empty.bin", ENTRY_FILE, 0644, 0,
+            1700000000, 0));
+        CHECK((p = plan_new(&mf, 1u << 20, 0, &x)) != NULL);
+        offer_reply(p, REPLY_WANT);
+        if (round != 1)
+            plan_file_ended(p, 0, 0);  /* round 1: cut before its end */
+        plan_restart(p);
+        if (round == 2) {
+            /* Wanted again, sent again, done. */
+            offer_reply(p, REPLY_WANT);
+            plan_file_ended(p, 0, 0);
+            memset(&done, 0, sizeof(done));
+            CHECK_OK(plan_on_file_done(p, &done));
+        } else {
+            offer_reply(p, REPLY_SKIP);
+        }
+        check_note("round %d", round);
+        CHECK_EQ_U64(xfer_get(&x.st.files_sent), round == 1 ? 0 : 1);
+        CHECK_EQ_U64(xfer_get(&x.st.files_skipped), round == 1 ? 1 : 0);
+        CHECK_EQ_INT(plan_all_finished(p), 1);
+        plan_free(p);
+    }
+    check_note_clear();
 }
