@@ -81,11 +81,11 @@ incoming_free(struct incoming *in)
         return;
     volrecv_free(in->vr);
     incoming_commit_orphans(in);
-    for (i = 0; i < in->tab_cap; i++)
-        if (in->tab[i] != NULL)
-            rfile_free(in, in->tab[i], PARTIAL_KEEP);
-    xfree(in->tab);
-    xfree(in->ktab);
+    for (i = 0; i < in->by_id.cap; i++)
+        if (in->by_id.slot[i] != NULL)
+            rfile_free(in, in->by_id.slot[i], PARTIAL_KEEP);
+    ptab_free(&in->by_id);
+    ptab_free(&in->by_key);
     xfree(in->wanted);
     buf_cleanup(&in->outbox);
     pathset_free(&in->done);
@@ -102,17 +102,16 @@ incoming_restart(struct incoming *in)
 
     volrecv_restart(in->vr);
     incoming_commit_orphans(in);
-    for (i = 0; i < in->tab_cap; i++) {
-        struct rfile *f = in->tab[i];
+    for (i = 0; i < in->by_id.cap; i++) {
+        struct rfile *f = in->by_id.slot[i];
 
         if (f == NULL)
             continue;
         xfer_sub(&in->x->st.bytes_done, f->counted);
         rfile_free(in, f, PARTIAL_KEEP);
-        in->tab[i] = NULL;
-        in->ktab[i] = NULL;
     }
-    in->nactive = 0;
+    ptab_clear(&in->by_id);
+    ptab_clear(&in->by_key);
     in->blocks_tracked = 0;
     buf_reset(&in->outbox);  /* for the attempt that is gone */
     in->vhead = in->vtail = NULL;
@@ -130,7 +129,7 @@ incoming_outbox(struct incoming *in)
 uint64_t
 incoming_active(const struct incoming *in)
 {
-    return in->nactive;
+    return in->by_id.n;
 }
 
 const struct msg_summary *
@@ -343,7 +342,7 @@ rfile_key(struct incoming *in, struct rfile *f)
     partial_key(dest_salt(in->d), f->path, f->key);
     if (incoming_table_key_taken(in, f))
         snprintf(f->key, sizeof(f->key), "%08x%08x", f->id,
-            (unsigned)in->nactive);
+            (unsigned)in->by_id.n);
 }
 
 int
@@ -355,7 +354,7 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     struct rfile *f;
     int r, partfd;
 
-    if (in->nactive >= INCOMING_MAX_FILES)
+    if (in->by_id.n >= INCOMING_MAX_FILES)
         return FERRY_ERR_PROTOCOL;
     /* Staging keys are salted with the destination's secret, which comes
      * with the state directory: made now, so that a path has the same key

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../common/hash.h"
+#include "../common/ptab.h"
 #include "incoming.h"
 #include "keptsig.h"
 #include "partial.h"
@@ -69,8 +70,7 @@ struct incoming {
     struct xfer *x;
     uint32_t block_size;
     /* Active files by id and by staging key (incoming_table.c). */
-    struct rfile **tab, **ktab;
-    size_t tab_cap, nactive;
+    struct ptab by_id, by_key;
     uint64_t blocks_tracked;  /* bytes of bits over active files */
     uint64_t pending;         /* hashes waiting over active files */
     /* Ids wanted in this attempt, a bit each: data for an id that
@@ -128,7 +128,7 @@ int incoming_settle_block(struct incoming *in, struct rfile *f,
     const struct hash128 *h, const struct msg_delta *built,
     struct buf *out) FERRY_WUR;
 
-/* incoming_table.c: open addressing, tab_cap slots in each table. */
+/* incoming_table.c: the active files by id and by staging key (ptab.h). */
 
 struct rfile *incoming_table_find(const struct incoming *in, uint32_t id);
 /* 1 if an active file other than f has f's staging key. */

@@ -474,9 +474,11 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
     int depth)
 {
     struct stat_ahead ahead = { -1, NULL, 0, NULL, NULL };
+    struct par_pool *pool = NULL;
     struct dir_names dn;
-    size_t i, nahead = 0;
-    int r, dfd;
+    struct stat one_st;
+    size_t i, nahead = 1;
+    int r, dfd, one_err;
 
     if (depth > 1000)
         return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
@@ -494,37 +496,43 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
             return r;
         return walk_notice(w, r, local, ferry_strerror(r));
     }
+    /* One name at a time, or a batch of them on the pool's threads. */
+    ahead.dfd = dfd;
+    ahead.dn = &dn;
+    ahead.st = &one_st;
+    ahead.err = &one_err;
     if (w->pool != NULL && dn.n >= MANIFEST_STAT_MIN &&
         depth < MANIFEST_STAT_DEPTH && (*w->pool != NULL ||
         (*w->pool = par_pool_new(par_cpus() < 8 ? par_cpus() : 8)) !=
         NULL)) {
-        nahead = dn.n < MANIFEST_STAT_AHEAD ? dn.n : MANIFEST_STAT_AHEAD;
-        ahead.dfd = dfd;
-        ahead.dn = &dn;
-        ahead.st = xmalloc(nahead * sizeof(*ahead.st));
-        ahead.err = xmalloc(nahead * sizeof(*ahead.err));
-        if (ahead.st == NULL || ahead.err == NULL)
-            nahead = 0;  /* one at a time, as without a pool */
+        size_t want = dn.n < MANIFEST_STAT_AHEAD ? dn.n : MANIFEST_STAT_AHEAD;
+        struct stat *sts = xmalloc(want * sizeof(*sts));
+        int *errs = xmalloc(want * sizeof(*errs));
+
+        if (sts != NULL && errs != NULL) {
+            ahead.st = sts;
+            ahead.err = errs;
+            nahead = want;
+            pool = *w->pool;
+        } else {
+            xfree(sts);
+            xfree(errs);
+        }
     }
     for (i = 0; i < dn.n && r == 0; i++) {
         const char *name = dn.buf + dn.off[i];
         char *crel = path_join(rel, name);
         char *cloc = path_join(local, name);
-        struct stat st;
+        const struct stat *st;
         int added, err;
 
-        if (nahead > 0 && (i == 0 || i - ahead.first >= nahead)) {
+        if (i == 0 || i - ahead.first >= nahead) {
             ahead.first = i;
-            par_for(*w->pool, (unsigned)(dn.n - i < nahead ? dn.n - i :
-                nahead), stat_one, &ahead);
+            par_for(pool, (unsigned)(dn.n - i < nahead ? dn.n - i : nahead),
+                stat_one, &ahead);
         }
-        if (nahead > 0) {
-            st = ahead.st[i - ahead.first];
-            err = ahead.err[i - ahead.first];
-        } else {
-            err = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 :
-                errno;
-        }
+        st = &ahead.st[i - ahead.first];
+        err = ahead.err[i - ahead.first];
         if (crel == NULL || cloc == NULL) {
             r = FERRY_ERR_NOMEM;
         } else if (err != 0) {
@@ -532,18 +540,20 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
              * vanished file; it is a warning, not a failure. */
             r = err == ENOENT ? 0 : walk_notice(w, -err, cloc,
                 ferry_strerror(-err));
-        } else if (S_ISDIR(st.st_mode) && depth == 0 &&
+        } else if (S_ISDIR(st->st_mode) && depth == 0 &&
             strcmp(name, MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
             r = 0;
-        } else if ((r = walk_entry(w, crel, cloc, &st, &added)) == 0 &&
-            added && S_ISDIR(st.st_mode)) {
+        } else if ((r = walk_entry(w, crel, cloc, st, &added)) == 0 &&
+            added && S_ISDIR(st->st_mode)) {
             r = walk_dir(w, crel, cloc, depth + 1);
         }
         xfree(crel);
         xfree(cloc);
     }
-    xfree(ahead.st);
-    xfree(ahead.err);
+    if (nahead > 1) {
+        xfree(ahead.st);
+        xfree(ahead.err);
+    }
     close(dfd);
     dir_names_free(&dn);
     return r;

@@ -12,6 +12,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "../common/ptab.h"
 #include "volsend.h"
 
 struct plan *
@@ -43,89 +44,42 @@ plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
     return p;
 }
 
-/* Fibonacci hashing: the product's top bits, which every bit of id
- * moves. */
-static size_t
-ftab_home(const struct plan *p, uint32_t id)
+static uint64_t
+pfile_hash(const void *f)
 {
-    return (size_t)((uint32_t)(id * 0x9E3779B1u) >> (32 - p->ftab_bits));
+    return ptab_hash_id(((const struct pfile *)f)->id);
+}
+
+static int
+pfile_is(const void *f, const void *id)
+{
+    return ((const struct pfile *)f)->id == *(const uint32_t *)id;
 }
 
 struct pfile *
 plan_file(const struct plan *p, uint32_t id)
 {
-    size_t i;
-
-    if (p->ftab_n == 0)
-        return NULL;
-    for (i = ftab_home(p, id); p->ftab[i] != NULL;
-        i = (i + 1) & (p->ftab_cap - 1))
-        if (p->ftab[i]->id == id)
-            return p->ftab[i];
-    return NULL;
-}
-
-static void
-ftab_insert(struct plan *p, struct pfile *f)
-{
-    size_t i = ftab_home(p, f->id);
-
-    while (p->ftab[i] != NULL)
-        i = (i + 1) & (p->ftab_cap - 1);
-    p->ftab[i] = f;
-    p->ftab_n++;
+    return ptab_find(&p->files, ptab_hash_id(id), pfile_is, &id);
 }
 
 int
 plan_file_add(struct plan *p, struct pfile *f)
 {
-    struct pfile **old = p->ftab;
-    size_t cap = p->ftab_cap, i;
+    int r;
 
-    if ((p->ftab_n + 1) * 2 > p->ftab_cap) {
-        unsigned bits = p->ftab_cap ? p->ftab_bits + 1 : 6;
-
-        if (bits > 31 ||
-            (p->ftab = xcalloc((size_t)1 << bits, sizeof(*p->ftab))) == NULL) {
-            p->ftab = old;
-            return FERRY_ERR_NOMEM;
-        }
-        p->ftab_cap = (size_t)1 << bits;
-        p->ftab_bits = bits;
-        p->ftab_n = 0;
-        for (i = 0; i < cap; i++)
-            if (old[i] != NULL)
-                ftab_insert(p, old[i]);
-        xfree(old);
-    }
-    ftab_insert(p, f);
+    if ((r = ptab_reserve(&p->files, pfile_hash)) != 0)
+        return r;
+    ptab_put(&p->files, f, pfile_hash);
     return 0;
 }
 
-/* Backward shift: no tombstones. */
 void
 plan_file_remove(struct plan *p, uint32_t id)
 {
-    size_t mask = p->ftab_cap - 1, i, j, k;
+    struct pfile *f = plan_file(p, id);
 
-    if (p->ftab_n == 0)
-        return;
-    for (i = ftab_home(p, id); p->ftab[i] != NULL && p->ftab[i]->id != id;
-        i = (i + 1) & mask)
-        ;
-    if (p->ftab[i] == NULL)
-        return;
-    p->ftab[i] = NULL;
-    p->ftab_n--;
-    for (j = (i + 1) & mask; p->ftab[j] != NULL; j = (j + 1) & mask) {
-        k = ftab_home(p, p->ftab[j]->id);
-        /* It stays where its home is cyclically in (i, j]. */
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-            continue;
-        p->ftab[i] = p->ftab[j];
-        p->ftab[j] = NULL;
-        i = j;
-    }
+    if (f != NULL)
+        ptab_remove(&p->files, f, pfile_hash);
 }
 
 static void
@@ -177,11 +131,11 @@ plan_free(struct plan *p)
         return;
     plan_clear_queue(p);
     volsend_free(p->vs);
-    for (i = 0; i < p->ftab_cap; i++)
-        pfile_free(p, p->ftab[i]);
+    for (i = 0; i < p->files.cap; i++)
+        pfile_free(p, p->files.slot[i]);
     manifest_cleanup(&p->mf);
     xfree(p->est);
-    xfree(p->ftab);
+    ptab_free(&p->files);
     xfree(p->ended_before);
     xfree(p->ready_ids);
     xfree(p);
@@ -244,8 +198,8 @@ plan_restart(struct plan *p)
     plan_clear_queue(p);
     volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
-    for (i = 0; i < p->ftab_cap; i++) {
-        struct pfile *f = p->ftab[i];
+    for (i = 0; i < p->files.cap; i++) {
+        struct pfile *f = p->files.slot[i];
 
         /* Unfinished: what the new receiver holds decides its
          * progress. */
@@ -254,9 +208,8 @@ plan_restart(struct plan *p)
         if (f != NULL && p->est[f->id] == E_ENDED)
             ended_before_add(p, f);
         pfile_free(p, f);
-        p->ftab[i] = NULL;
     }
-    p->ftab_n = 0;
+    ptab_clear(&p->files);
     if (p->nended_before > 1)
         qsort(p->ended_before, p->nended_before, sizeof(*p->ended_before),
             ended_cmp);

@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 
+#include "../common/ptab.h"
 #include "delta_index.h"
 #include "plan.h"
 
@@ -57,9 +58,7 @@ struct plan {
     /* The files wanted and not finished, by id (plan_file): a table of
      * about a window's worth, so an entry costs the plan its state byte
      * alone (a pointer per entry was 8 MB a million files). */
-    struct pfile **ftab;
-    size_t ftab_cap, ftab_n;  /* ftab_cap is 1 << ftab_bits */
-    unsigned ftab_bits;
+    struct ptab files;
     size_t next_entry;       /* next to offer */
     size_t inflight;         /* offered and not finished */
     struct plan_work *qhead, *qtail;
@@ -90,7 +89,7 @@ struct plan_ended {
 struct pfile *plan_file(const struct plan *p, uint32_t id);
 /* Adds f (its id not there yet), growing the table at half full. */
 int plan_file_add(struct plan *p, struct pfile *f) FERRY_WUR;
-/* Takes file id out of the table (not freed). */
+/* Takes file id out of the table (not freed), if it is there. */
 void plan_file_remove(struct plan *p, uint32_t id);
 
 /* Appends runs covering [first, first + count) of file id (a delta

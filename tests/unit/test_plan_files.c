@@ -50,15 +50,15 @@ TEST(plan_file_table)
     }
     for (i = 0, k = 0; i < PF_N; i++)
         k += in[i];
-    CHECK_EQ_U64(p.ftab_n, k);
-    CHECK(p.ftab_cap >= 2 * p.ftab_n);
+    CHECK_EQ_U64(p.files.n, k);
+    CHECK(p.files.cap >= 2 * p.files.n);
     for (i = 0; i < PF_N; i++)
         if (in[i])
             plan_file_remove(&p, files[i].id);
-    CHECK_EQ_U64(p.ftab_n, 0);
-    for (i = 0; i < p.ftab_cap; i++)
-        CHECK(p.ftab[i] == NULL);
-    xfree(p.ftab);
+    CHECK_EQ_U64(p.files.n, 0);
+    for (i = 0; i < p.files.cap; i++)
+        CHECK(p.files.slot[i] == NULL);
+    ptab_free(&p.files);
 }
 
 /* One attempt's offer of entry 0 and the answer to it. */
