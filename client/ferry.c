@@ -559,7 +559,12 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     /* Stream 0's SSH session opens while the scan runs; what it met (in
      * msg) is said after the scan's own errors. */
     early = rn.scanning ? run_ssh_open(&rn, msg, sizeof(msg)) : INT_MIN;
-    run_scan_wait(&rn, loop);
+    if (early == 0 && run_scan_live(&rn)) {
+        rn.live_scan = 1;
+        log_debug("scan: sending as it goes on");
+    } else {
+        run_scan_wait(&rn, loop);
+    }
     if ((code = run_prepare(&rn, &mf, &dest_prefix, &source_prefix, msg,
         sizeof(msg))) >= 0)
         goto out_summary;
@@ -630,6 +635,11 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
 out_fatal:
     output_fatal(&rn.out, NULL, run_fatal_code(&rn, code, r), msg);
 out_summary:
+    if (rn.scanning) {
+        /* A live scan outlasts a transfer that failed. */
+        atomic_store(&rn.scan_stop, 1);
+        run_scan_wait(&rn, loop);
+    }
     output_stop(&rn.out);
     run_ssh_close(&rn);
     if (((rn.role != &rn.status && op == NULL) || code != EXIT_OK) &&

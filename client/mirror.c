@@ -209,10 +209,10 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
         return FERRY_ERR_NOMEM;
     }
     for (i = 0; i < dst->n; i++)
-        byname[i] = &dst->v[i];
+        byname[i] = manifest_entry(dst, i);
     qsort(byname, dst->n, sizeof(*byname), mirror_entry_cmp);
     for (i = 0; i < src->n; i++) {
-        const struct mentry *s = &src->v[i], *d = NULL, **hit;
+        const struct mentry *s = manifest_entry(src, i), *d = NULL, **hit;
 
         if (s->kind != ENTRY_FILE)
             continue;
@@ -232,11 +232,11 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     }
     /* Now the other way: the sources' names, sorted. */
     for (i = 0; i < src->n; i++)
-        names[i] = src->v[i].rel;
+        names[i] = manifest_entry(src, i)->rel;
     ns = src->n;
     qsort(names, ns, sizeof(*names), mirror_rel_cmp);
     for (i = 0; cli->delete && i < dst->n; i++) {
-        const struct mentry *d = &dst->v[i];
+        const struct mentry *d = manifest_entry(dst, i);
 
         /* Entries come directory first, so what lies beneath a removed
          * or kept directory follows it. */
@@ -279,9 +279,9 @@ mirror_notice(const struct manifest *m, int code)
 {
     size_t i;
 
-    for (i = 0; i < m->nnotices; i++)
-        if (m->notices[i].code == code)
-            return &m->notices[i];
+    for (i = 0; i < manifest_notices(m); i++)
+        if (manifest_notice_at(m, i)->code == code)
+            return manifest_notice_at(m, i);
     return NULL;
 }
 
@@ -295,13 +295,13 @@ mirror_source_notices(struct mirror_report *rp, const struct manifest *m,
     char where[PROTO_MAX_PATH + 256];
     size_t i;
 
-    for (i = 0; i < m->nnotices && !rp->silent; i++) {
+    for (i = 0; i < manifest_notices(m) && !rp->silent; i++) {
         snprintf(where, sizeof(where), "%s%s%s", host ? host : "",
-            host ? ":" : "", m->notices[i].path);
-        output_fatal(&rp->out, where, m->notices[i].code,
-            m->notices[i].text);
+            host ? ":" : "", manifest_notice_at(m, i)->path);
+        output_fatal(&rp->out, where, manifest_notice_at(m, i)->code,
+            manifest_notice_at(m, i)->text);
     }
-    return m->nnotices > 0 ? EXIT_SOURCE : EXIT_OK;
+    return manifest_notices(m) > 0 ? EXIT_SOURCE : EXIT_OK;
 }
 
 /* The destination of a push, listed by the agent: its entries relative
@@ -371,10 +371,12 @@ mirror_delete(struct mirror_report *rp, struct cli *cli, const char **del,
             for (k = 0; k < MIRROR_DELETE_BATCH && i + k < n; k++)
                 paths[k + 1] = del[i + k];
             code = mirror_remote(cli, OPEN_DELETE, 0, paths, k + 1, NULL, &c);
-            for (size_t j = 0; j < c.m.nnotices; j++)
-                output_fatal(&rp->out, c.m.notices[j].path,
-                    c.m.notices[j].code, c.m.notices[j].text);
-            if (code == EXIT_OK && c.m.nnotices > 0)
+            for (size_t j = 0; j < manifest_notices(&c.m); j++) {
+                const struct mnotice *no = manifest_notice_at(&c.m, j);
+
+                output_fatal(&rp->out, no->path, no->code, no->text);
+            }
+            if (code == EXIT_OK && manifest_notices(&c.m) > 0)
                 code = EXIT_DEST;
             manifest_cleanup(&c.m);
         }
@@ -449,7 +451,7 @@ mirror_trees(struct mirror_report *rp, struct cli *cli,
         manifest_set_filter(src, &cli->filter, 1);
         for (i = 0; i < cli->nlocal && *r == 0; i++)
             *r = manifest_scan(src, cli->local_paths[i]);
-        if (*r == 0 && src->nnotices > 0)
+        if (*r == 0 && manifest_notices(src) > 0)
             code = mirror_source_notices(rp, src, NULL);
         if (*r == 0 && (code == EXIT_OK || code == EXIT_SOURCE)) {
             int c2 = mirror_push_dest(cli, dst, is_dir);
@@ -536,7 +538,7 @@ mirror_main(struct cli *cli)
         if (manifest_single_file(&src) && is_dir != 1 && !dest_dir) {
             cli->delete = 0;
             if (dst.n == 1)
-                r = manifest_rename_top(&src, dst.v[0].rel);
+                r = manifest_rename_top(&src, manifest_entry(&dst, 0)->rel);
         }
         if (r == 0)
             r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);

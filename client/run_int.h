@@ -79,6 +79,7 @@ struct run {
     struct manifest *scan_mf;
     atomic_int scan_stop, scan_finished;
     int scanning, scan_err, scan_failed;  /* failed: the path's index */
+    int live_scan;   /* the plan takes entries as the scan goes on */
     /* Further connections started during stream 0's first login. */
     struct ssh_early *early;
     struct ssh_conn_opts early_opts;
@@ -99,6 +100,8 @@ run_host(const struct run *rn)
 void run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf);
 /* Waits for the scan, running the loop so that Ctrl-C stops it. */
 void run_scan_wait(struct run *rn, uv_loop_t *loop);
+/* 1 if the push may send while its scan goes on (run_prepare.c). */
+int run_scan_live(const struct run *rn);
 /* Scans the sources of a push or prepares the receiver of a pull. Returns
  * an exit status, after reporting why (msg: for the summary), or -1 to go
  * on. */

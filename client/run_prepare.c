@@ -6,6 +6,7 @@
 #include "run_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/alloc.h"
@@ -81,6 +82,7 @@ run_scan(uv_work_t *req)
             rn->scan_failed = i;
             break;
         }
+    manifest_live_end(rn->scan_mf, rn->scan_err);
     atomic_store(&rn->scan_finished, 1);
 }
 
@@ -99,9 +101,15 @@ run_scan_done(uv_work_t *req, int status)
 void
 run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf)
 {
+    const char *delay = getenv("FERRY_TEST_SCAN_DELAY_US");
+
     rn->scan_mf = mf;
     rn->scan_req.data = rn;
     rn->scanning = 1;
+    if (delay != NULL)
+        manifest_set_delay(mf, (unsigned)strtoul(delay, NULL, 10));
+    /* Before the thread runs: a plan made at once knows to wait. */
+    manifest_live_begin(mf);
     if (uv_queue_work(loop, &rn->scan_req, run_scan, run_scan_done) != 0) {
         rn->scanning = 0;
         run_scan(&rn->scan_req);
@@ -114,6 +122,16 @@ run_scan_wait(struct run *rn, uv_loop_t *loop)
 {
     while (rn->scanning)
         uv_run(loop, UV_RUN_ONCE);
+}
+
+/* A push sends while its scan goes on (plan_new_live) where no check
+ * needs the tree's totals first: not with the space check (--force
+ * skips it), and not when the scan is done anyway. */
+int
+run_scan_live(const struct run *rn)
+{
+    return rn->op == NULL && rn->cli->cmd == CMD_PUSH && rn->space == NULL &&
+        rn->scanning && !atomic_load(&rn->scan_finished);
 }
 
 /* Scans the sources of a push or prepares the receiver of a pull. Returns
@@ -162,20 +180,24 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
 
-        /* The scan ran while stream 0 connected (run_scan_start). */
-        if ((r = rn->scan_err) != 0) {
+        /* The scan ran while stream 0 connected (run_scan_start), and
+         * may go on (rn->live_scan). */
+        if (!rn->live_scan && (r = rn->scan_err) != 0) {
             snprintf(msg, msglen, "%s", ferry_strerror(r));
             output_fatal(&rn->out, r == FERRY_ERR_INTERRUPTED ? NULL :
                 cli->local_paths[rn->scan_failed], r, msg);
             return r == FERRY_ERR_INTERRUPTED ? EXIT_INTERRUPTED :
                 EXIT_SOURCE;
         }
-        if (mf->n == 0 && mf->nnotices > 0) {
+        if (!rn->live_scan && mf->n == 0 && manifest_notices(mf) > 0) {
             /* Nothing can be sent: say why without connecting (the
              * notices are the error lines and events). */
-            for (i = 0; i < mf->nnotices; i++)
-                xfer_problem(&rn->x, SIDE_SOURCE, mf->notices[i].path,
-                    mf->notices[i].code, mf->notices[i].text);
+            for (i = 0; i < manifest_notices(mf); i++) {
+                const struct mnotice *no = manifest_notice_at(mf, i);
+
+                xfer_problem(&rn->x, SIDE_SOURCE, no->path, no->code,
+                    no->text);
+            }
             snprintf(msg, msglen, "no source could be read");
             return EXIT_SOURCE;
         }
@@ -191,8 +213,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
         if (rn->space != NULL)
             rn->space->need = mf->bytes;
-        if ((rn->plan = plan_new(mf, cli->block_size, rn->so.flags,
-            &rn->x)) == NULL || (vs = volsend_new(rn->plan, &vo,
+        rn->plan = rn->live_scan ? plan_new_live(mf, cli->block_size,
+            rn->so.flags, &rn->x) : plan_new(mf, cli->block_size,
+            rn->so.flags, &rn->x);
+        if (rn->plan == NULL || (vs = volsend_new(rn->plan, &vo,
             &rn->x)) == NULL)
             goto nomem;
         plan_set_packer(rn->plan, vs);

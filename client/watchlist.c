@@ -67,7 +67,7 @@ watch_gather(const struct watch_table *t, const struct manifest *m,
     size_t i;
 
     for (i = 0; i < m->n; i++) {
-        const struct mentry *e = &m->v[i];
+        const struct mentry *e = manifest_entry(m, i);
         const char *slash = strchr(e->rel, '/');
         size_t len = slash != NULL ? (size_t)(slash - e->rel) :
             strlen(e->rel);

@@ -51,7 +51,7 @@ listing_step(void *role, struct conn_step *st)
     }
     while (r == 0 && l->next < l->m.n &&
         buf_used(st->out) < LISTING_STEP_BYTES) {
-        const struct mentry *me = &l->m.v[l->next];
+        const struct mentry *me = manifest_entry(&l->m, l->next);
 
         memset(&e, 0, sizeof(e));
         e.id = (uint32_t)l->next;
@@ -67,9 +67,10 @@ listing_step(void *role, struct conn_step *st)
         r = msg_entry_encode(st->out, &e);
         l->next++;
     }
-    while (r == 0 && l->next == l->m.n && l->next_notice < l->m.nnotices &&
+    while (r == 0 && l->next == l->m.n &&
+        l->next_notice < manifest_notices(&l->m) &&
         buf_used(st->out) < LISTING_STEP_BYTES) {
-        const struct mnotice *mn = &l->m.notices[l->next_notice++];
+        const struct mnotice *mn = manifest_notice_at(&l->m, l->next_notice++);
 
         nt.code = proto_err_to_wire(mn->code);
         nt.path.p = mn->path;
@@ -80,7 +81,7 @@ listing_step(void *role, struct conn_step *st)
     }
     if (r != 0)
         return r;
-    if (l->next == l->m.n && l->next_notice == l->m.nnotices) {
+    if (l->next == l->m.n && l->next_notice == manifest_notices(&l->m)) {
         st->done = 1;
         l->ended = 1;
         return msg_end_encode(st->out);

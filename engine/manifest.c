@@ -20,11 +20,73 @@
  * and its state is not data. */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
+/* Chunks of the stable arrays (stable.h): 128 KiB of entries, 8 KiB of
+ * sources, 24 KiB of notices, 64 KiB of hashes. */
+#define ENTS_SHIFT 12
+#define SOURCES_SHIFT 8
+#define NOTICES_SHIFT 10
+#define HASHES_SHIFT 12
+
 void
 manifest_init(struct manifest *m)
 {
     memset(m, 0, sizeof(*m));
     arena_init(&m->names);
+    stable_init(&m->ents, sizeof(struct mentry), ENTS_SHIFT,
+        MANIFEST_MAX_ENTRIES);
+    stable_init(&m->sources, sizeof(struct msource), SOURCES_SHIFT,
+        MANIFEST_MAX_ENTRIES);
+    stable_init(&m->notices, sizeof(struct mnotice), NOTICES_SHIFT,
+        MANIFEST_MAX_ENTRIES);
+    stable_init(&m->hashes, sizeof(struct hash128), HASHES_SHIFT,
+        MANIFEST_MAX_ENTRIES);
+}
+
+void
+manifest_live_begin(struct manifest *m)
+{
+    atomic_store(&m->live_err, 0);
+    atomic_store(&m->live, 1);
+}
+
+void
+manifest_live_end(struct manifest *m, int err)
+{
+    atomic_store(&m->live_err, err);
+    atomic_store(&m->live, 0);
+}
+
+int
+manifest_live(const struct manifest *m, int *err)
+{
+    if (atomic_load(&m->live))
+        return 1;
+    *err = atomic_load(&m->live_err);
+    return 0;
+}
+
+size_t
+manifest_avail(const struct manifest *m)
+{
+    return atomic_load_explicit(&m->avail, memory_order_acquire);
+}
+
+size_t
+manifest_notices(const struct manifest *m)
+{
+    return atomic_load_explicit(&m->nnotices, memory_order_acquire);
+}
+
+const struct mnotice *
+manifest_notice_at(const struct manifest *m, size_t i)
+{
+    return stable_at(&m->notices, i);
+}
+
+void
+manifest_set_delay(struct manifest *m, unsigned us)
+{
+    m->delay_us = us;
 }
 
 void
@@ -43,16 +105,18 @@ manifest_set_stop(struct manifest *m, const atomic_int *stop)
 void
 manifest_cleanup(struct manifest *m)
 {
-    size_t i;
+    size_t i, n = manifest_notices(m);
 
-    for (i = 0; i < m->nnotices; i++) {
-        xfree(m->notices[i].path);
-        xfree(m->notices[i].text);
+    for (i = 0; i < n; i++) {
+        struct mnotice *no = stable_at(&m->notices, i);
+
+        xfree(no->path);
+        xfree(no->text);
     }
-    xfree(m->v);
-    xfree(m->notices);
-    xfree(m->sources);
-    xfree(m->hashes);
+    stable_free(&m->ents);
+    stable_free(&m->notices);
+    stable_free(&m->sources);
+    stable_free(&m->hashes);
     arena_cleanup(&m->names);
     manifest_init(m);
 }
@@ -63,36 +127,43 @@ mentry_target(const struct mentry *e)
     return (e->flags & MENTRY_TARGET) ? e->rel + strlen(e->rel) + 1 : NULL;
 }
 
-/* The index of the source entry id was scanned from (the last one
- * starting at or before it), or nsources if none. */
-static size_t
+static const struct msource *
+msource_at(const struct manifest *m, size_t i)
+{
+    return stable_at(&m->sources, i);
+}
+
+/* The source entry id was scanned from (the last one starting at or
+ * before it), or NULL if none. */
+static const struct msource *
 manifest_source_of(const struct manifest *m, size_t id)
 {
-    size_t lo = 0, hi = m->nsources;
+    size_t lo = 0, hi = atomic_load_explicit(&m->nsources,
+        memory_order_acquire), n = hi;
 
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
 
-        if (m->sources[mid].first <= id)
+        if (msource_at(m, mid)->first <= id)
             lo = mid;
         else
             hi = mid;
     }
-    return lo < m->nsources && m->sources[lo].first <= id ? lo :
-        m->nsources;
+    return lo < n && msource_at(m, lo)->first <= id ? msource_at(m, lo) :
+        NULL;
 }
 
 int
-manifest_local(const struct manifest *m, const struct mentry *e, char *buf,
-    size_t cap)
+manifest_local(const struct manifest *m, size_t id, char *buf, size_t cap)
 {
     const struct msource *s;
-    size_t rest, k;
+    const struct mentry *e;
+    size_t rest;
 
-    if (e < m->v || e >= m->v + m->n ||
-        (k = manifest_source_of(m, (size_t)(e - m->v))) >= m->nsources ||
-        (s = &m->sources[k])->prefix == NULL)
+    if (id >= manifest_avail(m) || (s = manifest_source_of(m, id)) == NULL ||
+        s->prefix == NULL)
         return -ENOENT;
+    e = manifest_entry(m, id);
     rest = strlen(e->rel + s->strip);
     if (s->plen + rest >= cap)
         return -ENAMETOOLONG;
@@ -102,12 +173,12 @@ manifest_local(const struct manifest *m, const struct mentry *e, char *buf,
 }
 
 int
-manifest_open(const struct manifest *m, const struct mentry *e, int flags)
+manifest_open(const struct manifest *m, size_t id, int flags)
 {
     char local[MANIFEST_LOCAL_MAX];
     int r, fd;
 
-    if ((r = manifest_local(m, e, local, sizeof(local))) != 0)
+    if ((r = manifest_local(m, id, local, sizeof(local))) != 0)
         return r;
     fd = open(local, flags);
     return fd >= 0 ? fd : -errno;
@@ -116,26 +187,28 @@ manifest_open(const struct manifest *m, const struct mentry *e, int flags)
 int
 manifest_want_hashes(struct manifest *m)
 {
-    if (m->hashes == NULL && m->n > 0 &&
-        (m->hashes = xcalloc(m->n, sizeof(*m->hashes))) == NULL)
-        return FERRY_ERR_NOMEM;
+    m->want_hashes = 1;
     return 0;
 }
 
 void
 manifest_set_hash(struct manifest *m, size_t id, const struct hash128 *h)
 {
-    if (m->hashes == NULL || id >= m->n)
-        return;
-    m->hashes[id] = *h;
-    m->v[id].flags |= MENTRY_HASHED;
+    struct hash128 *slot;
+
+    if (!m->want_hashes || id >= manifest_avail(m) ||
+        (slot = stable_make(&m->hashes, id)) == NULL)
+        return;   /* no room: the file is hashed again if asked */
+    *slot = *h;
+    manifest_entry(m, id)->flags |= MENTRY_HASHED;
 }
 
 const struct hash128 *
 manifest_hash(const struct manifest *m, size_t id)
 {
-    return id < m->n && (m->v[id].flags & MENTRY_HASHED) ? &m->hashes[id] :
-        NULL;
+    return id < manifest_avail(m) &&
+        (manifest_entry(m, id)->flags & MENTRY_HASHED) ?
+        (const struct hash128 *)stable_at(&m->hashes, id) : NULL;
 }
 
 /* Adds a source from the next entry on (local NULL: read nowhere). */
@@ -143,13 +216,11 @@ static int
 manifest_source_add(struct manifest *m, const char *local, size_t plen,
     size_t strip)
 {
-    struct msource *s, *nv;
+    size_t k = atomic_load_explicit(&m->nsources, memory_order_relaxed);
+    struct msource *s;
 
-    if ((nv = xgrow(m->sources, m->nsources, &m->sources_cap, sizeof(*nv),
-        4)) == NULL)
+    if ((s = stable_make(&m->sources, k)) == NULL)
         return FERRY_ERR_NOMEM;
-    m->sources = nv;
-    s = &m->sources[m->nsources];
     s->first = m->n;
     s->plen = plen;
     s->strip = strip;
@@ -157,7 +228,8 @@ manifest_source_add(struct manifest *m, const char *local, size_t plen,
     if (local != NULL &&
         (s->prefix = arena_strndup(&m->names, local, plen)) == NULL)
         return FERRY_ERR_NOMEM;
-    m->nsources++;
+    /* The reader sees the source whole once it sees the count. */
+    atomic_store_explicit(&m->nsources, k + 1, memory_order_release);
     return 0;
 }
 
@@ -169,8 +241,8 @@ static int
 manifest_source_for(struct manifest *m, const char *rel, const char *local)
 {
     size_t rl = strlen(rel), ll;
-    const struct msource *s = m->nsources > 0 ?
-        &m->sources[m->nsources - 1] : NULL;
+    size_t k = atomic_load_explicit(&m->nsources, memory_order_relaxed);
+    const struct msource *s = k > 0 ? msource_at(m, k - 1) : NULL;
 
     if (local == NULL)
         return s != NULL && s->prefix == NULL ? 0 :
@@ -192,13 +264,11 @@ int
 manifest_notice(struct manifest *m, int code, const char *path,
     const char *text)
 {
+    size_t k = atomic_load_explicit(&m->nnotices, memory_order_relaxed);
     struct mnotice *nv;
 
-    if ((nv = xgrow(m->notices, m->nnotices, &m->notices_cap,
-        sizeof(*nv), 8)) == NULL)
+    if ((nv = stable_make(&m->notices, k)) == NULL)
         return FERRY_ERR_NOMEM;
-    m->notices = nv;
-    nv = &m->notices[m->nnotices];
     nv->code = code;
     nv->path = xstrdup(path);
     nv->text = xstrdup(text);
@@ -207,7 +277,7 @@ manifest_notice(struct manifest *m, int code, const char *path,
         xfree(nv->text);
         return FERRY_ERR_NOMEM;
     }
-    m->nnotices++;
+    atomic_store_explicit(&m->nnotices, k + 1, memory_order_release);
     return 0;
 }
 
@@ -249,20 +319,18 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
     const char *local, uint8_t kind, uint32_t mode, uint64_t size,
     int64_t mtime_sec, uint32_t mtime_nsec)
 {
-    struct mentry *e, *nv;
+    struct mentry *e;
     const char *names;
     int r;
 
     if (m->n >= MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_TOO_LARGE;
-    if ((nv = xgrow(m->v, m->n, &m->cap, sizeof(*nv), 64)) == NULL)
+    if ((e = stable_make(&m->ents, m->n)) == NULL)
         return FERRY_ERR_NOMEM;
-    m->v = nv;
     if ((r = manifest_source_for(m, rel, local)) != 0)
         return r;
     if ((names = manifest_names(m, rel, target)) == NULL)
         return FERRY_ERR_NOMEM;
-    e = &m->v[m->n];
     memset(e, 0, sizeof(*e));
     e->rel = names;
     e->flags = target != NULL ? MENTRY_TARGET : 0;
@@ -276,6 +344,8 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
         m->files++;
         m->bytes += size;
     }
+    /* Published: a reader on another thread may look at it now. */
+    atomic_store_explicit(&m->avail, m->n, memory_order_release);
     return 0;
 }
 
@@ -296,6 +366,8 @@ manifest_add(void *ctx, const char *rel, const char *local,
 
     if (m->stop != NULL && atomic_load(m->stop))
         return FERRY_ERR_INTERRUPTED;
+    if (m->delay_us > 0 && m->n >= 100)
+        usleep(m->delay_us);
     return manifest_append(m, rel, target, local,
         S_ISREG(st->st_mode) ? ENTRY_FILE : S_ISDIR(st->st_mode) ? ENTRY_DIR :
         ENTRY_SYMLINK, st->st_mode & 07777,
@@ -726,7 +798,7 @@ int
 manifest_single_file(const struct manifest *m)
 {
     return m->ntop == 1 && !m->contents && m->n == 1 &&
-        m->v[0].kind != ENTRY_DIR;
+        manifest_entry(m, 0)->kind != ENTRY_DIR;
 }
 
 int
@@ -734,17 +806,17 @@ manifest_rename_top(struct manifest *m, const char *name)
 {
     char local[MANIFEST_LOCAL_MAX];
     const char *n;
-    struct mentry *e = &m->v[0];
+    struct mentry *e;
     struct msource *s;
     int r;
 
-    if (m->n != 1 || e->kind == ENTRY_DIR)
+    if (m->n != 1 || (e = manifest_entry(m, 0))->kind == ENTRY_DIR)
         return FERRY_ERR_USAGE;
     /* The one entry has the one source; the new name reads from where the
      * old one did: all of it stripped. */
-    s = &m->sources[manifest_source_of(m, 0)];
+    s = (struct msource *)manifest_source_of(m, 0);
     if (s->prefix != NULL) {
-        if ((r = manifest_local(m, e, local, sizeof(local))) != 0)
+        if ((r = manifest_local(m, 0, local, sizeof(local))) != 0)
             return r;
         if ((s->prefix = arena_strndup(&m->names, local,
             strlen(local))) == NULL)

@@ -18,6 +18,7 @@
 #include "../common/arena.h"
 #include "../common/err.h"
 #include "../common/hash.h"
+#include "../common/stable.h"
 #include "filter.h"
 
 /*
@@ -58,16 +59,19 @@ struct mnotice {
 };
 
 struct manifest {
-    struct mentry *v;  /* read-only */
-    size_t n;          /* read-only */
-    size_t cap;        /* private */
+    struct stable ents; /* private: struct mentry, see manifest_entry */
+    size_t n;           /* read-only: entries (for a live manifest, only on
+                           the thread that scans; see manifest_avail) */
+    atomic_size_t avail;       /* private: entries published */
     struct arena names;        /* private: rel and target strings */
-    struct msource *sources;   /* private */
-    size_t nsources, sources_cap;  /* private */
-    struct hash128 *hashes;    /* private: per entry, if wanted */
-    struct mnotice *notices;  /* read-only */
-    size_t nnotices;          /* read-only */
-    size_t notices_cap;       /* private */
+    struct stable sources;     /* private: struct msource */
+    atomic_size_t nsources;    /* private: published */
+    struct stable hashes;      /* private: per entry, if wanted */
+    int want_hashes;           /* private */
+    struct stable notices;     /* private: struct mnotice */
+    atomic_size_t nnotices;    /* private: published, manifest_notices */
+    atomic_int live;           /* private: see manifest_live_begin */
+    atomic_int live_err;       /* private */
     uint32_t ntop;     /* read-only: top-level entries */
     int contents;      /* read-only: some source was "dir/" */
     uint64_t files;    /* read-only: regular files */
@@ -75,7 +79,38 @@ struct manifest {
     struct filter *filter;  /* private: borrowed, see manifest_set_filter */
     const atomic_int *stop; /* private: see manifest_set_stop */
     int ignore_files;       /* private */
+    unsigned delay_us;      /* private: see manifest_set_delay */
 };
+
+/* Entry id (below manifest_avail, or n on the thread that scans). */
+static inline struct mentry *
+manifest_entry(const struct manifest *m, size_t id)
+{
+    return (struct mentry *)stable_at(&m->ents, id);
+}
+
+/*
+ * A live manifest is filled by a scan on one thread while another reads
+ * it: entries, their names and notices are published as each is
+ * appended, and what was published never moves. The scanning thread
+ * calls manifest_live_begin before the first scan (before the reader
+ * looks) and manifest_live_end after the last, with the scan's error.
+ * A manifest that was never live is complete.
+ */
+void manifest_live_begin(struct manifest *m);
+void manifest_live_end(struct manifest *m, int err);
+/* Entries published so far (all of them once the scan ended). */
+size_t manifest_avail(const struct manifest *m);
+/* 1 while more entries may come; 0 when the scan ended, *err its error. */
+int manifest_live(const struct manifest *m, int *err);
+/* Notices published so far, and notice i of them. */
+size_t manifest_notices(const struct manifest *m);
+const struct mnotice *manifest_notice_at(const struct manifest *m,
+    size_t i);
+/* Tests only: each entry the scan appends after the first hundred waits
+ * us microseconds, so a test can see a transfer start before its scan
+ * ends. */
+void manifest_set_delay(struct manifest *m, unsigned us);
 
 void manifest_init(struct manifest *m);
 
@@ -142,20 +177,19 @@ int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
 const char *mentry_target(const struct mentry *e);
 
 /*
- * Writes where the sender reads entry e into buf (cap bytes). Fails with
+ * Writes where the sender reads entry id into buf (cap bytes). Fails with
  * -ENAMETOOLONG if it does not fit (open would refuse it too) and -ENOENT
  * for an entry the other side listed (it has no local path).
  */
-int manifest_local(const struct manifest *m, const struct mentry *e,
-    char *buf, size_t cap) FERRY_WUR;
+int manifest_local(const struct manifest *m, size_t id, char *buf,
+    size_t cap) FERRY_WUR;
 
 /* Room for manifest_local's path on the stack. */
 #define MANIFEST_LOCAL_MAX 4096
 
-/* Opens entry e where the sender reads it, with open's flags: an fd, or
- * -errno (manifest_local's errors included). */
-int manifest_open(const struct manifest *m, const struct mentry *e,
-    int flags);
+/* Opens entry id where the sender reads it, with open's flags: an fd,
+ * or -errno (manifest_local's errors included). */
+int manifest_open(const struct manifest *m, size_t id, int flags);
 
 /*
  * Makes room for a content hash per entry (for --checksum); without it

@@ -15,33 +15,118 @@
 #include "../common/ptab.h"
 #include "volsend.h"
 
-struct plan *
-plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
-    struct xfer *x)
+/* Takes the entries published since the last look: their state bytes
+ * and their share of the totals. */
+static int
+plan_take(struct plan *p)
+{
+    size_t avail = manifest_avail(p->mf), i, cap;
+    uint64_t files = 0, bytes = 0;
+    uint8_t *nv;
+
+    if (avail == p->seen)
+        return 0;
+    if (avail > p->est_cap) {
+        /* Live: doubling, for a scan that adds a few at a time. */
+        for (cap = p->est_cap ? p->est_cap : 4096; cap < avail; cap *= 2)
+            ;
+        if (!p->live)
+            cap = avail;
+        if ((nv = xrealloc(p->est, cap)) == NULL)
+            return FERRY_ERR_NOMEM;
+        memset(nv + p->est_cap, 0, cap - p->est_cap);
+        p->est = nv;
+        p->est_cap = cap;
+    }
+    for (i = p->seen; i < avail; i++) {
+        const struct mentry *e = manifest_entry(p->mf, i);
+
+        if (e->kind == ENTRY_FILE) {
+            files++;
+            bytes += e->size;
+        }
+    }
+    xfer_add(&p->x->st.entries_total, avail - p->seen);
+    xfer_add(&p->x->st.files_total, files);
+    xfer_add(&p->x->st.bytes_total, bytes);
+    p->seen_files += files;
+    p->seen_bytes += bytes;
+    p->seen = avail;
+    return 0;
+}
+
+static struct plan *
+plan_make(struct manifest *mf, int live, uint32_t block_size,
+    uint32_t flags, struct xfer *x)
 {
     struct plan *p = xcalloc(1, sizeof(*p));
-    size_t n = mf->n ? mf->n : 1;
 
     if (p == NULL)
         return NULL;
-    p->est = xcalloc(n, 1);
-    p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids));
-    if (p->est == NULL || p->ready_ids == NULL ||
-        ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) != 0)) {
+    p->mf = mf;
+    p->live = live;
+    p->x = x;
+    p->block_size = block_size;
+    p->flags = flags;
+    if ((p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids))) ==
+        NULL || ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) !=
+        0) || plan_take(p) != 0) {
         xfree(p->est);
         xfree(p->ready_ids);
         xfree(p);
         return NULL;
     }
-    p->mf = *mf;
-    manifest_init(mf);
-    p->x = x;
-    p->block_size = block_size;
-    p->flags = flags;
-    xfer_add(&x->st.entries_total, p->mf.n);
-    xfer_add(&x->st.files_total, p->mf.files);
-    xfer_add(&x->st.bytes_total, p->mf.bytes);
     return p;
+}
+
+struct plan *
+plan_new(struct manifest *mf, uint32_t block_size, uint32_t flags,
+    struct xfer *x)
+{
+    struct plan *p = plan_make(mf, 0, block_size, flags, x);
+
+    if (p == NULL)
+        return NULL;
+    /* Ours from now on: the struct moves, what it points to does not. */
+    p->own = *mf;
+    p->mf = &p->own;
+    manifest_init(mf);
+    return p;
+}
+
+struct plan *
+plan_new_live(struct manifest *mf, uint32_t block_size, uint32_t flags,
+    struct xfer *x)
+{
+    return plan_make(mf, 1, block_size, flags, x);
+}
+
+int
+plan_scanning(struct plan *p)
+{
+    int err;
+
+    if (!p->live)
+        return p->scan_err;
+    if (manifest_live(p->mf, &err)) {
+        (void)plan_take(p);   /* no room now: taken at a later look */
+        return 1;
+    }
+    /* The scan ended: everything it published is there to take. */
+    if (err == 0)
+        err = plan_take(p);
+    p->live = 0;
+    p->scan_err = err;
+    return err;
+}
+
+void
+plan_totals(const struct plan *p, struct msg_totals *m)
+{
+    m->entries_total = plan_entries_to_offer(p);
+    m->files_total = p->seen_files < m->entries_total ? p->seen_files :
+        m->entries_total;
+    m->bytes_total = p->seen_bytes;
 }
 
 static uint64_t
@@ -133,7 +218,7 @@ plan_free(struct plan *p)
     volsend_free(p->vs);
     for (i = 0; i < p->files.cap; i++)
         pfile_free(p, p->files.slot[i]);
-    manifest_cleanup(&p->mf);
+    manifest_cleanup(&p->own);
     xfree(p->est);
     ptab_free(&p->files);
     xfree(p->ended_before);
@@ -213,7 +298,7 @@ plan_restart(struct plan *p)
     if (p->nended_before > 1)
         qsort(p->ended_before, p->nended_before, sizeof(*p->ended_before),
             ended_cmp);
-    for (i = 0; i < p->mf.n; i++)
+    for (i = 0; i < p->seen; i++)
         p->est[i] = p->est[i] == E_FINISHED || p->est[i] == E_PRIOR ?
             E_PRIOR : E_NEW;
     p->next_entry = 0;
@@ -236,7 +321,7 @@ plan_packer(struct plan *p)
 struct manifest *
 plan_manifest(struct plan *p)
 {
-    return &p->mf;
+    return p->mf;
 }
 
 uint32_t
@@ -255,7 +340,7 @@ plan_flags(const struct plan *p)
 static int
 plan_offers(const struct plan *p, size_t i)
 {
-    return p->est[i] != E_PRIOR || p->mf.v[i].kind == ENTRY_DIR;
+    return p->est[i] != E_PRIOR || manifest_entry(p->mf, i)->kind == ENTRY_DIR;
 }
 
 uint64_t
@@ -264,7 +349,7 @@ plan_entries_to_offer(const struct plan *p)
     uint64_t n = 0;
     size_t i;
 
-    for (i = 0; i < p->mf.n; i++)
+    for (i = 0; i < p->seen; i++)
         n += plan_offers(p, i);
     return n;
 }
@@ -272,9 +357,11 @@ plan_entries_to_offer(const struct plan *p)
 int
 plan_next_offer(struct plan *p, uint32_t *id)
 {
-    while (p->next_entry < p->mf.n && !plan_offers(p, p->next_entry))
+    if (p->next_entry >= p->seen && p->live)
+        (void)plan_scanning(p);
+    while (p->next_entry < p->seen && !plan_offers(p, p->next_entry))
         p->next_entry++;
-    if (p->next_entry >= p->mf.n || p->inflight >= PLAN_WINDOW)
+    if (p->next_entry >= p->seen || p->inflight >= PLAN_WINDOW)
         return 0;
     *id = (uint32_t)p->next_entry;
     return 1;
@@ -289,13 +376,16 @@ plan_offered(struct plan *p, uint32_t id)
 }
 
 int
-plan_all_finished(const struct plan *p)
+plan_all_finished(struct plan *p)
 {
     size_t i = p->next_entry;
 
-    while (i < p->mf.n && !plan_offers(p, i))
+    if (p->live && plan_scanning(p) != 0)
+        return 0;
+
+    while (i < p->seen && !plan_offers(p, i))
         i++;
-    return i >= p->mf.n && p->inflight == 0;
+    return i >= p->seen && p->inflight == 0;
 }
 
 /* Progress for entry id, remembered while it is in flight so a restart
@@ -381,7 +471,7 @@ plan_make_ready(struct plan *p, uint32_t id)
 static int
 plan_want(struct plan *p, uint32_t id, int resume, int delta)
 {
-    struct mentry *e = &p->mf.v[id];
+    struct mentry *e = manifest_entry(p->mf, id);
     struct pfile *f;
     uint64_t i;
 
@@ -429,7 +519,8 @@ plan_file_unpack(struct plan *p, uint32_t id)
     if (f == NULL || !f->packed || f->aborted)
         return;
     if (f->hf == NULL &&
-        (f->hf = hash_file_new(p->mf.v[id].size, p->block_size)) == NULL) {
+        (f->hf = hash_file_new(manifest_entry(p->mf, id)->size,
+        p->block_size)) == NULL) {
         plan_file_abort(p, id, FERRY_ERR_NOMEM);
         return;
     }
@@ -468,7 +559,7 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
 
     if (m->id >= p->next_entry || p->est[m->id] != E_OFFERED)
         return FERRY_ERR_PROTOCOL;
-    e = &p->mf.v[m->id];
+    e = manifest_entry(p->mf, m->id);
     snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
     switch (m->action) {
     case REPLY_SKIP:
@@ -542,7 +633,7 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
     if (m->id >= p->next_entry ||
         (p->est[m->id] != E_ENDED && p->est[m->id] != E_ABORTED))
         return FERRY_ERR_PROTOCOL;
-    e = &p->mf.v[m->id];
+    e = manifest_entry(p->mf, m->id);
     f = plan_file(p, m->id);
     if (p->est[m->id] == E_ABORTED) {
         /* Already reported when we gave up on it. */
@@ -765,14 +856,14 @@ plan_file_ended(struct plan *p, uint32_t id, unsigned stream)
 void
 plan_file_abort(struct plan *p, uint32_t id, int code)
 {
-    struct mentry *e = &p->mf.v[id];
+    struct mentry *e = manifest_entry(p->mf, id);
     struct pfile *f = plan_file(p, id);
     char local[MANIFEST_LOCAL_MAX];
 
     if (f == NULL || f->aborted)
         return;
     f->aborted = code != 0 ? code : FERRY_ERR_CHANGED;
-    xfer_problem(p->x, SIDE_SOURCE, manifest_local(&p->mf, e, local,
+    xfer_problem(p->x, SIDE_SOURCE, manifest_local(p->mf, id, local,
         sizeof(local)) == 0 ? local : e->rel, code, NULL);
     plan_count(p, id, e->size > f->counted ? e->size - f->counted : 0);
     if (!f->ready) {
@@ -824,7 +915,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
         if (p->qtail == NULL)
             p->qtail = w;
     }
-    for (id = 0; id < p->mf.n; id++) {
+    for (id = 0; id < p->seen; id++) {
         struct pfile *f = plan_file(p, id);
 
         if (f == NULL || f->aborted || f->packed)

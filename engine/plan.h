@@ -61,6 +61,20 @@ struct volsend;
  * flags (CHECKSUM: files are hashed before they are offered). */
 struct plan *plan_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
+/*
+ * The same with a live manifest (manifest.h) that a scan on another
+ * thread still fills: borrowed, it must outlive the plan. Entries are
+ * offered as they are published, and the transfer cannot end before the
+ * scan does.
+ */
+struct plan *plan_new_live(struct manifest *mf, uint32_t block_size,
+    uint32_t flags, struct xfer *x);
+/* 1 while the scan of a live plan goes on; 0 once every entry is known
+ * (always, for plan_new's), or the scan's error. */
+int plan_scanning(struct plan *p);
+/* PLAN's totals, or TOTALS': entries this attempt offers, their files and
+ * bytes. Final once plan_scanning says 0. */
+void plan_totals(const struct plan *p, struct msg_totals *m);
 void plan_free(struct plan *p);
 /* Small files go to vs (volsend.h) instead of blocks; the plan owns it
  * from now on (NULL: none). */
@@ -85,7 +99,7 @@ void plan_file_unpack(struct plan *p, uint32_t id);
 int plan_next_offer(struct plan *p, uint32_t *id);
 void plan_offered(struct plan *p, uint32_t id);
 /* 1 once every entry of this attempt was offered and has finished. */
-int plan_all_finished(const struct plan *p);
+int plan_all_finished(struct plan *p);
 
 /*
  * The receiver's answers (stream 0). Each checks that it fits the state
@@ -145,11 +159,10 @@ int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
  * file of the same size and mtime. */
 int plan_same_file(const struct mentry *e, const struct stat *st);
 
-/* Opens e's source for reading: an fd (*st its fstat), or an error,
- * FERRY_ERR_CHANGED when it is no longer the file that was scanned (or
- * became a symlink). */
-int plan_open_source(struct plan *p, const struct mentry *e,
-    struct stat *st);
+/* Opens entry id's source for reading: an fd (*st its fstat), or an
+ * error, FERRY_ERR_CHANGED when it is no longer the file that was scanned
+ * (or became a symlink). */
+int plan_open_source(struct plan *p, uint32_t id, struct stat *st);
 
 /* The source file of a wanted entry, opened once and shared by the
  * streams (-1 and an error if it cannot be read or changed). */

@@ -50,7 +50,15 @@ struct pfile {
 };
 
 struct plan {
-    struct manifest mf;
+    /* The entries: own, or a live manifest its scan still fills
+     * (plan_new_live), of which the plan has taken the first seen. */
+    struct manifest own;
+    struct manifest *mf;
+    size_t seen;
+    size_t est_cap;
+    int live;                /* the scan may add more */
+    int scan_err;            /* how the scan ended, once it did */
+    uint64_t seen_files, seen_bytes;  /* files among those seen, bytes */
     struct xfer *x;
     uint32_t block_size;
     uint32_t flags;

@@ -20,11 +20,12 @@ plan_same_file(const struct mentry *e, const struct stat *st)
 }
 
 int
-plan_open_source(struct plan *p, const struct mentry *e, struct stat *st)
+plan_open_source(struct plan *p, uint32_t id, struct stat *st)
 {
+    const struct mentry *e = manifest_entry(p->mf, id);
     int fd, r;
 
-    if ((fd = manifest_open(&p->mf, e, FSX_O_READ)) < 0)
+    if ((fd = manifest_open(p->mf, id, FSX_O_READ)) < 0)
         return fd == -ELOOP ? FERRY_ERR_CHANGED : fd;
     r = fstat(fd, st) != 0 ? -errno : !plan_same_file(e, st) ?
         FERRY_ERR_CHANGED : 0;
@@ -38,7 +39,7 @@ plan_open_source(struct plan *p, const struct mentry *e, struct stat *st)
 int
 plan_file_fd(struct plan *p, uint32_t id, int *fd)
 {
-    struct mentry *e = &p->mf.v[id];
+    struct mentry *e = manifest_entry(p->mf, id);
     struct pfile *f = plan_file(p, id);
     struct stat st;
     int r;
@@ -48,7 +49,7 @@ plan_file_fd(struct plan *p, uint32_t id, int *fd)
         *fd = f->fd;
         return 0;
     }
-    if ((r = plan_open_source(p, e, &st)) < 0)
+    if ((r = plan_open_source(p, id, &st)) < 0)
         return r;
     f->fd = r;
     /* Fewer blocks allocated than the size needs: it has holes. */

@@ -28,6 +28,7 @@ struct receiver {
     uint64_t next_id;       /* ENTRY ids only go up (64 bits: no wrap) */
     uint64_t received;      /* entries over this connection */
     uint64_t entries_total;
+    int live;               /* PLAN_F_LIVE, and TOTALS not yet in */
     char **tops;            /* accepted top-level names; NULL: any */
     size_t ntops;
     atomic_uint retire;     /* stream 0: streams to RETIRE, a bit each */
@@ -168,6 +169,38 @@ reply(struct buf *out, uint32_t id, uint8_t action, int code)
     return msg_reply_encode(out, &m);
 }
 
+/* The totals, for progress: the first connection's (a later one offers
+ * only what is left). */
+static void
+receiver_count_totals(struct receiver *rc, uint64_t entries, uint64_t files,
+    uint64_t bytes)
+{
+    if (xfer_get(&rc->x->st.entries_total) == 0) {
+        xfer_add(&rc->x->st.entries_total, entries);
+        xfer_add(&rc->x->st.files_total, files);
+        xfer_add(&rc->x->st.bytes_total, bytes);
+    }
+    rc->entries_total = entries;
+}
+
+/* TOTALS, after a live PLAN: from now on, no more entries than these. */
+static int
+receiver_on_totals(struct receiver *rc, const struct frame *f)
+{
+    struct msg_totals m;
+    int r;
+
+    if ((r = msg_totals_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    if (!rc->live || m.entries_total < rc->received ||
+        m.entries_total > MANIFEST_MAX_ENTRIES)
+        return FERRY_ERR_PROTOCOL;
+    rc->live = 0;
+    receiver_count_totals(rc, m.entries_total, m.files_total,
+        m.bytes_total);
+    return 0;
+}
+
 static int
 receiver_on_plan(struct receiver *rc, const struct frame *f,
     struct buf *out)
@@ -180,12 +213,9 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
         return r;
     if ((r = dest_resolve(rc->d, &plan, &rc->rename)) != 0)
         return r;
-    if (rc->entries_total == 0 && xfer_get(&rc->x->st.entries_total) == 0) {
-        xfer_add(&rc->x->st.entries_total, plan.entries_total);
-        xfer_add(&rc->x->st.files_total, plan.files_total);
-        xfer_add(&rc->x->st.bytes_total, plan.bytes_total);
-    }
-    rc->entries_total = plan.entries_total;
+    receiver_count_totals(rc, plan.entries_total, plan.files_total,
+        plan.bytes_total);
+    rc->live = (plan.flags & PLAN_F_LIVE) != 0;
     memset(&ready, 0, sizeof(ready));
     if (rc->rename != NULL) {
         ready.rename.p = rc->rename;
@@ -259,7 +289,7 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
      * holds per wanted id under 12.5 MB (one id near 2^32 would cost
      * 512 MiB). */
     if (m.id < rc->next_id || m.id >= MANIFEST_MAX_ENTRIES ||
-        rc->received >= rc->entries_total)
+        (!rc->live && rc->received >= rc->entries_total))
         return FERRY_ERR_PROTOCOL;
     rc->next_id = (uint64_t)m.id + 1;
     rc->received++;
@@ -296,7 +326,8 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
 {
     int r;
 
-    if (incoming_active(rc->in) != 0 || rc->received != rc->entries_total)
+    if (incoming_active(rc->in) != 0 || rc->live ||
+        rc->received != rc->entries_total)
         return FERRY_ERR_PROTOCOL;
     if ((r = incoming_flush(rc->in, st->out)) != 0)
         return r;
@@ -386,6 +417,8 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         return receiver_on_entry(rc, f, st->out);
     case MSG_NOTICE:
         return receiver_on_notice(rc, f);
+    case MSG_TOTALS:
+        return receiver_on_totals(rc, f);
     case MSG_END:
         if ((r = msg_end_decode(f->payload, f->len)) != 0)
             return r;

@@ -42,6 +42,7 @@ struct sender {
     int deferred;             /* the last block waits for the basis */
     int readback_seen;        /* READBACK came (at most one) */
     int ready_due;            /* PLAN went, READY not yet in */
+    int totals_due;           /* a live PLAN went, TOTALS not yet */
 };
 
 struct sender *
@@ -219,7 +220,7 @@ static int
 sender_offer(struct sender *s, uint32_t id, struct buf *out)
 {
     struct manifest *mf = plan_manifest(s->p);
-    struct mentry *e = &mf->v[id];
+    struct mentry *e = manifest_entry(mf, id);
     const struct hash128 *h = manifest_hash(mf, id);
     struct hash128 made;
     struct msg_entry m;
@@ -228,7 +229,7 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     memset(&m, 0, sizeof(m));
     if ((plan_flags(s->p) & OPEN_F_CHECKSUM) && e->kind == ENTRY_FILE &&
         h == NULL) {
-        if ((fd = manifest_open(mf, e, FSX_O_READ)) < 0)
+        if ((fd = manifest_open(mf, id, FSX_O_READ)) < 0)
             r = fd;
         else if ((r = hash_fd(fd, e->size, plan_block_size(s->p),
             &made)) == 0)
@@ -266,8 +267,8 @@ sender_send_notices(struct sender *s, struct buf *out)
     struct manifest *mf = plan_manifest(s->p);
     int r;
 
-    while (s->notices_sent < mf->nnotices) {
-        struct mnotice *n = &mf->notices[s->notices_sent];
+    while (s->notices_sent < manifest_notices(mf)) {
+        const struct mnotice *n = manifest_notice_at(mf, s->notices_sent);
         struct msg_notice m;
 
         m.code = proto_err_to_wire(n->code);
@@ -346,7 +347,7 @@ sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
 static uint64_t
 sender_block_len(struct sender *s, uint32_t id, uint64_t index)
 {
-    uint64_t size = plan_manifest(s->p)->v[id].size;
+    uint64_t size = manifest_entry(plan_manifest(s->p), id)->size;
     uint64_t off = index * plan_block_size(s->p);
     uint32_t bs = plan_block_size(s->p);
 
@@ -419,7 +420,7 @@ static int
 sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     uint32_t id, uint64_t index, struct buf *out)
 {
-    uint64_t size = plan_manifest(s->p)->v[id].size, lo, hi;
+    uint64_t size = manifest_entry(plan_manifest(s->p), id)->size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;
     const uint8_t *block;
@@ -607,7 +608,7 @@ sender_same_file(const struct mentry *e, const struct stat *st)
 static int
 sender_end_file(struct sender *s, uint32_t id, struct buf *out)
 {
-    struct mentry *e = &plan_manifest(s->p)->v[id];
+    struct mentry *e = manifest_entry(plan_manifest(s->p), id);
     struct msg_file_end m;
     struct stat st;
     const char *text;
@@ -634,19 +635,51 @@ sender_end_file(struct sender *s, uint32_t id, struct buf *out)
     return msg_file_end_encode(out, &m);
 }
 
+/* How often a sender whose scan goes on looks for what it published. */
+#define SENDER_SCAN_POLL_MS 5
+
+/* The scan of a live plan (plan.h): 1 while it goes on, 0 once it
+ * ended, or its error (said once, for the transfer). */
 static int
-sender_send_plan(struct sender *s, struct buf *out)
+sender_scanning(struct sender *s)
+{
+    int r = plan_scanning(s->p);
+
+    if (r < 0)
+        return xfer_fail(s->x, r, "scanning the sources: %s",
+            ferry_strerror(r));
+    return r;
+}
+
+static int
+sender_send_plan(struct sender *s, struct conn_step *st, struct buf *out)
 {
     struct manifest *mf = plan_manifest(s->p);
-    uint64_t n = plan_entries_to_offer(s->p);
+    struct msg_totals t;
     struct msg_plan plan;
+    int r;
 
     memset(&plan, 0, sizeof(plan));
-    plan.flags = manifest_single_file(mf) ? PLAN_F_SINGLE_FILE : 0;
-    plan.ntop = mf->ntop;
-    plan.entries_total = n;
-    plan.files_total = mf->files < n ? mf->files : n;
-    plan.bytes_total = mf->bytes;
+    if ((r = sender_scanning(s)) < 0)
+        return r;
+    if (r == 1) {
+        /* Offers may start before the scan ends, with a receiver that
+         * knows TOTALS, once two entries say this is not a single
+         * file. */
+        if (!(s->x->caps & PROTO_CAP_LIVE) || manifest_avail(mf) < 2) {
+            st->wake_ms = SENDER_SCAN_POLL_MS;
+            return 0;
+        }
+        plan.flags = PLAN_F_LIVE;
+        s->totals_due = 1;
+    } else {
+        plan_totals(s->p, &t);
+        plan.flags = manifest_single_file(mf) ? PLAN_F_SINGLE_FILE : 0;
+        plan.ntop = mf->ntop;
+        plan.entries_total = t.entries_total;
+        plan.files_total = t.files_total;
+        plan.bytes_total = t.bytes_total;
+    }
     /* Only a single file's READY can change what is offered (its new
      * name); otherwise the offers follow PLAN at once, a round trip
      * sooner, and READY is checked when it comes. */
@@ -663,7 +696,7 @@ sender_produce(struct sender *s, struct conn_step *st)
     uint32_t id;
     int r, packed;
 
-    if (s->state == SND_PLAN && (r = sender_send_plan(s, out)) != 0)
+    if (s->state == SND_PLAN && (r = sender_send_plan(s, st, out)) != 0)
         return r;
     if (s->state != SND_RUN)
         return 0;
@@ -695,6 +728,20 @@ sender_produce(struct sender *s, struct conn_step *st)
     if (buf_used(out) >= CONN_STEP_BUDGET) {
         st->more = 1;
         return 0;
+    }
+    if (s->stream == 0 && s->totals_due) {
+        struct msg_totals t;
+
+        if ((r = sender_scanning(s)) < 0)
+            return r;
+        if (r == 1) {
+            st->wake_ms = SENDER_SCAN_POLL_MS;
+            return 0;
+        }
+        plan_totals(s->p, &t);
+        if ((r = msg_totals_encode(out, &t)) != 0)
+            return r;
+        s->totals_due = 0;
     }
     if (s->stream == 0 && plan_all_finished(s->p)) {
         if ((r = msg_end_encode(out)) != 0)

@@ -1,6 +1,8 @@
 #include "session.h"
 #include "session_int.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
-    PROTO_CAP_PROBE | PROTO_CAP_KEEP)
+    PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -68,11 +70,16 @@ session_agent_join(struct session *first)
     return s;
 }
 
+static void session_scan_stop(struct session_scan *sc);
+
 void
 session_free(struct session *s)
 {
     if (s == NULL)
         return;
+    /* A live scan reads the filter: it ends first. */
+    if (s->owns_shared && s->shared->scan != NULL)
+        session_scan_stop(s->shared->scan);
     sender_free(s->own_sender);
     receiver_free(s->own_receiver);
     listing_free(s->own_listing);
@@ -87,6 +94,7 @@ session_free(struct session *s)
         incoming_free(s->shared->in);
         dest_free(s->shared->dest);
         plan_free(s->shared->plan);
+        session_scan_end(s->shared->scan);
         xfree(s->shared);
     }
     xfree(s);
@@ -144,6 +152,10 @@ session_send_hello(const struct session *s, struct buf *out)
     h.version_min = PROTO_VERSION_MIN;
     h.version_max = PROTO_VERSION_MAX;
     h.caps = SESSION_CAPS | (restricted ? PROTO_CAP_RESTRICTED : 0);
+    /* A pull whose client checks space needs the agent's total before
+     * any data: it takes no live plan. */
+    if (s->pol == NULL && s->open.op == OPEN_PULL && s->open.space != NULL)
+        h.caps &= ~(uint64_t)PROTO_CAP_LIVE;
     h.software.p = restricted ? "ferry " FERRY_VERSION " (restricted)" :
         "ferry " FERRY_VERSION;
     h.software.len = strlen(h.software.p);
@@ -283,6 +295,76 @@ session_basis(struct session *s, const struct msg_open *o, size_t *pos,
     return 0;
 }
 
+struct session_scan {
+    struct manifest mf;
+    struct session_paths paths;
+    pthread_t thread;
+    atomic_int stop;
+    int running;
+};
+
+static void *
+session_scan_run(void *arg)
+{
+    struct session_scan *sc = arg;
+
+    manifest_live_end(&sc->mf, session_scan_paths(&sc->mf, &sc->paths));
+    return NULL;
+}
+
+int
+session_scan_live(struct session *s, struct session_paths *l,
+    struct plan **plan)
+{
+    struct session_shared *sh = s->shared;
+    const char *delay = getenv("FERRY_TEST_SCAN_DELAY_US");
+    struct session_scan *sc = xcalloc(1, sizeof(*sc));
+
+    if (sc == NULL)
+        return FERRY_ERR_NOMEM;
+    sh->scan = sc;
+    manifest_init(&sc->mf);
+    manifest_set_filter(&sc->mf, session_filter(s), 1);
+    manifest_set_stop(&sc->mf, &sc->stop);
+    if (delay != NULL)
+        manifest_set_delay(&sc->mf, (unsigned)strtoul(delay, NULL, 10));
+    sc->paths = *l;
+    memset(l, 0, sizeof(*l));
+    manifest_live_begin(&sc->mf);
+    if ((*plan = plan_new_live(&sc->mf, sh->block_size, sh->flags, s->x)) ==
+        NULL)
+        return FERRY_ERR_NOMEM;
+    if (pthread_create(&sc->thread, NULL, session_scan_run, sc) != 0) {
+        /* No thread: scan here, and offer when done. */
+        session_scan_run(sc);
+        return 0;
+    }
+    sc->running = 1;
+    log_debug("scan: sending as it goes on");
+    return 0;
+}
+
+static void
+session_scan_stop(struct session_scan *sc)
+{
+    if (sc->running) {
+        atomic_store(&sc->stop, 1);
+        pthread_join(sc->thread, NULL);
+        sc->running = 0;
+    }
+}
+
+void
+session_scan_end(struct session_scan *sc)
+{
+    if (sc == NULL)
+        return;
+    session_scan_stop(sc);
+    manifest_cleanup(&sc->mf);
+    session_paths_free(&sc->paths);
+    xfree(sc);
+}
+
 /* The role of stream 0 of a transfer the agent opened, and what the
  * streams will share. */
 static int
@@ -290,6 +372,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
 {
     static const struct volsend_opts no_packing;
     struct session_shared *sh;
+    struct session_paths paths;
     struct volsend *vs;
     struct manifest mf;
     struct msg_str p;
@@ -330,16 +413,22 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     /* A client that knows filters (bit 7) also wants each source's
      * ignore file read, with or without rules of its own. */
     manifest_set_filter(&mf, session_filter(s), 1);
+    memset(&paths, 0, sizeof(paths));
     while ((r = msg_open_path(o, &pos, &p)) == 0)
-        if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
+        if ((r = session_source_paths(s, o->op, &p, &paths)) != 0)
             break;
-    if (r != FERRY_ERR_SHORT) {
+    if (r == FERRY_ERR_SHORT && (s->peer_caps & PROTO_CAP_LIVE)) {
         manifest_cleanup(&mf);
-        return r;
+        r = session_scan_live(s, &paths, &sh->plan);
+    } else if (r == FERRY_ERR_SHORT &&
+        (r = session_scan_paths(&mf, &paths)) == 0) {
+        s->space.offered = mf.bytes;
+        sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
     }
-    s->space.offered = mf.bytes;
-    sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
     manifest_cleanup(&mf);
+    session_paths_free(&paths);
+    if (r != 0)
+        return r;
     /* Packs nothing until the client's VOL_OPTS says how. */
     if (sh->plan != NULL &&
         (vs = volsend_new(sh->plan, &no_packing, s->x)) != NULL)

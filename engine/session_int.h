@@ -30,6 +30,7 @@ struct session_shared {
     uint32_t flags, block_size;
     int sender;              /* a pull: the agent sends */
     struct plan *plan;
+    struct session_scan *scan;  /* a live pull's scan, or NULL */
     struct dest *dest;
     struct incoming *in;
     uint32_t streams_used;   /* a bit per stream number */
@@ -65,8 +66,31 @@ struct session {
 int session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
     char **out) FERRY_WUR;
 
-/* Scans one source of a pull or LIST into mf, expanding a glob (see
- * PROTOCOL.md, OPEN). */
+/* Local paths to scan (owned). */
+struct session_paths;
+
+/* Starts the scan of a pull's sources, l (taken), on a thread of its own
+ * into a live manifest (manifest.h), and makes the plan on it: the
+ * client said with PROTO_CAP_LIVE that it needs no totals first. */
+int session_scan_live(struct session *s, struct session_paths *l,
+    struct plan **plan) FERRY_WUR;
+/* Stops and waits for it, then frees it (after the plan, which borrows
+ * its manifest). */
+void session_scan_end(struct session_scan *sc);
+struct session_paths {
+    char **v;
+    size_t n, cap;
+};
+
+void session_paths_free(struct session_paths *l);
+/* Appends to l the local paths of one source of a pull or LIST,
+ * expanding a glob (see PROTOCOL.md, OPEN). */
+int session_source_paths(struct session *s, uint8_t op,
+    const struct msg_str *p, struct session_paths *l) FERRY_WUR;
+/* Scans each path of l into mf. */
+int session_scan_paths(struct manifest *mf, const struct session_paths *l)
+    FERRY_WUR;
+/* Both, for one source. */
 int session_scan_source(struct session *s, uint8_t op,
     const struct msg_str *p, struct manifest *mf) FERRY_WUR;
 

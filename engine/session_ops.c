@@ -28,17 +28,44 @@ session_has_glob(const char *p)
     return 0;
 }
 
+/* Appends path (taken) to the list. */
+static int
+session_paths_add(struct session_paths *l, char *path)
+{
+    char **nv;
+
+    if ((nv = xgrow(l->v, l->n, &l->cap, sizeof(*nv), 4)) == NULL) {
+        xfree(path);
+        return FERRY_ERR_NOMEM;
+    }
+    l->v = nv;
+    l->v[l->n++] = path;
+    return 0;
+}
+
+void
+session_paths_free(struct session_paths *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        xfree(l->v[i]);
+    xfree(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
 /*
- * Scans one source of a pull (or LIST) into mf. A source with glob
- * characters is expanded here, as glob(3) does and never by a shell:
- * each match is resolved through the policy again (so a match through a
- * symlink is confined like any path) and scanned in name order. No match
- * is an error that ends the transfer before anything is sent, unless the
- * name exists as written (a file called "a[1]").
+ * Resolves one source of a pull (or LIST) into the local paths to scan,
+ * appended to l. A source with glob characters is expanded here, as
+ * glob(3) does and never by a shell: each match is resolved through the
+ * policy again (so a match through a symlink is confined like any path),
+ * in name order. No match is an error that ends the transfer before
+ * anything is sent, unless the name exists as written (a file called
+ * "a[1]").
  */
 int
-session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
-    struct manifest *mf)
+session_source_paths(struct session *s, uint8_t op, const struct msg_str *p,
+    struct session_paths *l)
 {
     struct msg_str m;
     struct stat st;
@@ -49,11 +76,8 @@ session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
 
     if ((r = session_resolve(s, op, p, &path)) != 0)
         return r;
-    if (!session_has_glob(path) || lstat(path, &st) == 0) {
-        r = manifest_scan(mf, path);
-        xfree(path);
-        return r;
-    }
+    if (!session_has_glob(path) || lstat(path, &st) == 0)
+        return session_paths_add(l, path);
     memset(&g, 0, sizeof(g));
     gr = glob(path, GLOB_ERR, NULL, &g);
     xfree(path);
@@ -71,12 +95,35 @@ session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
     for (i = 0, r = 0; i < g.gl_pathc && r == 0; i++) {
         m.p = g.gl_pathv[i];
         m.len = strlen(m.p);
-        if ((r = session_resolve(s, op, &m, &one)) != 0)
-            break;
-        r = manifest_scan(mf, one);
-        xfree(one);
+        if ((r = session_resolve(s, op, &m, &one)) == 0)
+            r = session_paths_add(l, one);
     }
     globfree(&g);
+    return r;
+}
+
+int
+session_scan_paths(struct manifest *mf, const struct session_paths *l)
+{
+    size_t i;
+    int r = 0;
+
+    for (i = 0; i < l->n && r == 0; i++)
+        r = manifest_scan(mf, l->v[i]);
+    return r;
+}
+
+int
+session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
+    struct manifest *mf)
+{
+    struct session_paths l;
+    int r;
+
+    memset(&l, 0, sizeof(l));
+    if ((r = session_source_paths(s, op, p, &l)) == 0)
+        r = session_scan_paths(mf, &l);
+    session_paths_free(&l);
     return r;
 }
 

@@ -362,14 +362,15 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
  * scanned (FERRY_ERR_CHANGED when it changed: a byte more than its size
  * can be read, or its size or mtime moved while it was read). */
 static int
-vs_read(struct volsend *vs, const struct mentry *e)
+vs_read(struct volsend *vs, uint32_t id)
 {
+    const struct mentry *e = manifest_entry(plan_manifest(vs->p), id);
     struct stat st;
     size_t got = 0;
     ssize_t k;
     int fd, r = 0;
 
-    if ((fd = plan_open_source(vs->p, e, &st)) < 0)
+    if ((fd = plan_open_source(vs->p, id, &st)) < 0)
         return fd;
     while (r == 0 && got <= e->size) {
         k = read(fd, vs->fbuf + got, (size_t)e->size + 1 - got);
@@ -491,12 +492,12 @@ static int
 vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
 {
     struct vs_stream *ps = &vs->st[stream];
-    const struct mentry *e = &plan_manifest(vs->p)->v[id];
+    const struct mentry *e = manifest_entry(plan_manifest(vs->p), id);
     struct volw_entry ve;
     uint64_t t0 = clock_ns();
     int r;
 
-    if ((r = vs_read(vs, e)) != 0)
+    if ((r = vs_read(vs, id)) != 0)
         return vs_give_up(vs, stream, id, r, out);
     ps->out = out;
     if (ps->w == NULL && (r = vs_begin_set(vs, ps, e->size)) != 0)

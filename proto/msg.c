@@ -16,6 +16,7 @@ msg_type_name(uint8_t type)
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
         "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_RETIRE] = "RETIRE",
         [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
+        [MSG_TOTALS] = "TOTALS",
         [MSG_VOL_OPTS] = "VOL_OPTS",
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
@@ -29,7 +30,7 @@ int
 msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA) ||
-        (type >= MSG_RETIRE && type <= MSG_PROBE) ||
+        (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
         (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
 }
 
@@ -329,6 +330,32 @@ msg_error_decode(const uint8_t *p, size_t n, struct msg_error *m)
 
 /* PLAN */
 
+/* The totals closing PLAN and making TOTALS: no more files than
+ * entries, and nothing after them. */
+static int
+totals_put(struct buf *b, uint64_t entries, uint64_t files, uint64_t bytes)
+{
+    int r = buf_put_u64(b, entries);
+
+    if (r == 0)
+        r = buf_put_u64(b, files);
+    if (r == 0)
+        r = buf_put_u64(b, bytes);
+    return r;
+}
+
+static int
+totals_get(struct rd *r, uint64_t *entries, uint64_t *files,
+    uint64_t *bytes)
+{
+    int e;
+
+    if ((e = rd_u64(r, entries)) != 0 || (e = rd_u64(r, files)) != 0 ||
+        (e = rd_u64(r, bytes)) != 0 || (e = rd_end(r)) != 0)
+        return e;
+    return *files > *entries ? FERRY_ERR_FORMAT : 0;
+}
+
 int
 msg_plan_encode(struct buf *b, const struct msg_plan *m)
 {
@@ -341,11 +368,7 @@ msg_plan_encode(struct buf *b, const struct msg_plan *m)
     if (r == 0)
         r = buf_put_u32(b, m->ntop);
     if (r == 0)
-        r = buf_put_u64(b, m->entries_total);
-    if (r == 0)
-        r = buf_put_u64(b, m->files_total);
-    if (r == 0)
-        r = buf_put_u64(b, m->bytes_total);
+        r = totals_put(b, m->entries_total, m->files_total, m->bytes_total);
     return msg_finish(b, mark, r);
 }
 
@@ -359,14 +382,13 @@ msg_plan_decode(const uint8_t *p, size_t n, struct msg_plan *m)
     rd_init(&r, p, n);
     if ((e = rd_u32(&r, &m->flags)) != 0 ||
         (e = rd_u32(&r, &m->ntop)) != 0 ||
-        (e = rd_u64(&r, &m->entries_total)) != 0 ||
-        (e = rd_u64(&r, &m->files_total)) != 0 ||
-        (e = rd_u64(&r, &m->bytes_total)) != 0 ||
-        (e = rd_end(&r)) != 0)
+        (e = totals_get(&r, &m->entries_total, &m->files_total,
+        &m->bytes_total)) != 0)
         goto fail;
-    if ((m->flags & ~PLAN_F_SINGLE_FILE) != 0 ||
-        m->files_total > m->entries_total ||
-        ((m->flags & PLAN_F_SINGLE_FILE) && m->ntop != 1)) {
+    if ((m->flags & ~(PLAN_F_SINGLE_FILE | PLAN_F_LIVE)) != 0 ||
+        ((m->flags & PLAN_F_SINGLE_FILE) && m->ntop != 1) ||
+        ((m->flags & PLAN_F_LIVE) && ((m->flags & PLAN_F_SINGLE_FILE) ||
+        m->entries_total != 0 || m->bytes_total != 0))) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }
@@ -631,6 +653,36 @@ msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
     return 0;
 fail:
     memset(m, 0, sizeof(*m));
+    return e;
+}
+
+/* TOTALS: u64 entries, files, bytes, the end of PLAN too. */
+
+int
+msg_totals_encode(struct buf *b, const struct msg_totals *m)
+{
+    size_t mark;
+    int r;
+
+    if (m->files_total > m->entries_total)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_TOTALS, &mark)) != 0)
+        return r;
+    r = totals_put(b, m->entries_total, m->files_total, m->bytes_total);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_totals_decode(const uint8_t *p, size_t n, struct msg_totals *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = totals_get(&r, &m->entries_total, &m->files_total,
+        &m->bytes_total)) != 0)
+        memset(m, 0, sizeof(*m));
     return e;
 }
 

@@ -78,6 +78,13 @@ enum msg_type {
  */
 #define MSG_PROBE 30
 
+/*
+ * TOTALS (sender -> receiver, on stream 0, after a PLAN with PLAN_F_LIVE):
+ * the totals that PLAN could not give, once the sender's scan ended;
+ * before END, once. Same fields as PLAN's.
+ */
+#define MSG_TOTALS 31
+
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
 /* 1 if type is a message of this table (the range up to MSG_TYPE_MAX has
@@ -97,6 +104,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_READBACK (1u << 9) /* READBACK */
 #define PROTO_CAP_PROBE (1u << 10)   /* PROBE after a STATUS */
 #define PROTO_CAP_KEEP (1u << 11)    /* OPEN KEEP: volumes stored as files */
+#define PROTO_CAP_LIVE (1u << 12)    /* PLAN_F_LIVE and TOTALS */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -167,10 +175,19 @@ struct msg_error {
 };
 
 #define PLAN_F_SINGLE_FILE (1u << 0)  /* one source, not a directory */
+/* The sender's scan goes on: the totals are zero, and TOTALS gives them
+ * when it ends. Never with SINGLE_FILE. */
+#define PLAN_F_LIVE (1u << 1)
 
 struct msg_plan {
     uint32_t flags;
     uint32_t ntop;  /* top-level entries */
+    uint64_t entries_total;
+    uint64_t files_total;
+    uint64_t bytes_total;
+};
+
+struct msg_totals {
     uint64_t entries_total;
     uint64_t files_total;
     uint64_t bytes_total;
@@ -373,6 +390,7 @@ int msg_open_ok_encode(struct buf *b, const struct msg_open_ok *m) FERRY_WUR;
 int msg_error_encode(struct buf *b, const struct msg_error *m) FERRY_WUR;
 int msg_plan_encode(struct buf *b, const struct msg_plan *m) FERRY_WUR;
 int msg_ready_encode(struct buf *b, const struct msg_ready *m) FERRY_WUR;
+int msg_totals_encode(struct buf *b, const struct msg_totals *m) FERRY_WUR;
 int msg_entry_encode(struct buf *b, const struct msg_entry *m) FERRY_WUR;
 int msg_reply_encode(struct buf *b, const struct msg_reply *m) FERRY_WUR;
 int msg_block_encode(struct buf *b, const struct msg_block *m) FERRY_WUR;
@@ -421,6 +439,8 @@ int msg_error_decode(const uint8_t *p, size_t n, struct msg_error *m)
 int msg_plan_decode(const uint8_t *p, size_t n, struct msg_plan *m)
     FERRY_WUR;
 int msg_ready_decode(const uint8_t *p, size_t n, struct msg_ready *m)
+    FERRY_WUR;
+int msg_totals_decode(const uint8_t *p, size_t n, struct msg_totals *m)
     FERRY_WUR;
 int msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
     FERRY_WUR;

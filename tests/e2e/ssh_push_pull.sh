@@ -35,6 +35,18 @@ expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json \
     "$T/src/" "ferry-test:$dest"
 expect_field files_sent 0
 
+# With --force (no space check) a push sends while it scans, here a scan
+# slowed down so it surely does; the totals come when it ends.
+small_files_tree "$T/many" 300
+FERRY_TEST_SCAN_DELAY_US=2000 expect_rc 0 "$FERRY" push -vv --force \
+    -F "$SSH_CONFIG" --agent "$AGENT" --json "$T/many/" "ferry-test:$T/live"
+expect_err "scan: sending as it goes on"
+tree_same "$T/many" "$T/live"
+expect_field files_total "$(find "$T/many" -type f | wc -l)"
+expect_rc 0 "$FERRY" pull --force -F "$SSH_CONFIG" --agent "$AGENT" --json \
+    "ferry-test:$T/live/" "$T/live-back"
+tree_same "$T/many" "$T/live-back"
+
 # A remote path under ~ is the remote account's home.
 expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" \
     "$T/src/exec.sh" "ferry-test:~/exec-copy.sh"

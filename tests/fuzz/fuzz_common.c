@@ -27,6 +27,7 @@ union fuzz_msg {
     struct msg_open_ok open_ok;
     struct msg_error error;
     struct msg_plan plan;
+    struct msg_totals totals;
     struct msg_ready ready;
     struct msg_entry entry;
     struct msg_reply reply;
@@ -84,6 +85,7 @@ FUZZ_WRAP(hello)
 FUZZ_WRAP(open_ok)
 FUZZ_WRAP(error)
 FUZZ_WRAP(plan)
+FUZZ_WRAP(totals)
 FUZZ_WRAP(ready)
 FUZZ_WRAP(entry)
 FUZZ_WRAP(reply)
@@ -247,13 +249,27 @@ fuzz_plan_check(const void *v, const uint8_t *p, size_t n)
 
     (void)p;
     (void)n;
-    if ((m->flags & ~PLAN_F_SINGLE_FILE) != 0)
+    if ((m->flags & ~(PLAN_F_SINGLE_FILE | PLAN_F_LIVE)) != 0)
         return "PLAN: unknown flags";
     if (m->files_total > m->entries_total)
         return "PLAN: more files than entries";
     if ((m->flags & PLAN_F_SINGLE_FILE) && m->ntop != 1)
         return "PLAN: single file with ntop != 1";
+    if ((m->flags & PLAN_F_LIVE) && ((m->flags & PLAN_F_SINGLE_FILE) ||
+        m->entries_total != 0 || m->bytes_total != 0))
+        return "PLAN: live with totals, or a single file";
     return NULL;
+}
+
+static const char *
+fuzz_totals_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_totals *m = v;
+
+    (void)p;
+    (void)n;
+    return m->files_total > m->entries_total ?
+        "TOTALS: more files than entries" : NULL;
 }
 
 static const char *
@@ -586,6 +602,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_OPEN_OK] = FUZZ_TYPE(open_ok, fuzz_open_ok_check),
     [MSG_ERROR] = FUZZ_TYPE(error, fuzz_error_check),
     [MSG_PLAN] = FUZZ_TYPE(plan, fuzz_plan_check),
+    [MSG_TOTALS] = FUZZ_TYPE(totals, fuzz_totals_check),
     [MSG_READY] = FUZZ_TYPE(ready, fuzz_ready_check),
     [MSG_ENTRY] = FUZZ_TYPE(entry, fuzz_entry_check),
     [MSG_REPLY] = FUZZ_TYPE(reply, fuzz_reply_check),

@@ -95,6 +95,13 @@ static const struct msg_plan seed_plan[] = {
     { .flags = PLAN_F_SINGLE_FILE, .ntop = 1, .entries_total = 1,
       .files_total = 1, .bytes_total = UINT64_MAX },
     { .ntop = 0 },
+    { .flags = PLAN_F_LIVE },
+};
+
+static const struct msg_totals seed_totals[] = {
+    { .entries_total = 1000000, .files_total = 999000,
+      .bytes_total = 15u << 20 },
+    { .entries_total = 0 },
 };
 
 static const struct msg_ready seed_ready[] = {
@@ -309,6 +316,7 @@ fuzz_seed_count(uint8_t type)
     case MSG_JOIN_OK: return 1;
     case MSG_RETIRE: return SEED_COUNT(seed_retire);
     case MSG_READBACK: return SEED_COUNT(seed_readback);
+    case MSG_TOTALS: return SEED_COUNT(seed_totals);
     case MSG_PROBE: return SEED_COUNT(seed_probe);
     case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
     case MSG_DELTA: return SEED_COUNT(seed_delta);
@@ -353,6 +361,7 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_JOIN_OK: return msg_join_ok_encode(b);
     case MSG_RETIRE: return msg_retire_encode(b, &seed_retire[i]);
     case MSG_READBACK: return msg_readback_encode(b, &seed_readback[i]);
+    case MSG_TOTALS: return msg_totals_encode(b, &seed_totals[i]);
     case MSG_PROBE: return msg_probe_encode(b, &seed_probe[i]);
     case MSG_DELTA_SIGS: return msg_delta_sigs_encode(b, &seed_delta_sigs[i]);
     case MSG_DELTA:

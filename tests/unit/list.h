@@ -116,6 +116,7 @@
     X(msg_retire_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
+    X(msg_plan_live_totals) \
     X(msg_probe_bounds) \
     X(msg_types_covered) \
     X(msg_alloc_fail) \
@@ -190,6 +191,7 @@
     X(manifest_local_paths) \
     X(manifest_scan_stops) \
     X(manifest_big_dir) \
+    X(manifest_live_reader) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \

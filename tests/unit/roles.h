@@ -73,12 +73,13 @@
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
-    PROTO_CAP_READBACK)
+    PROTO_CAP_READBACK | PROTO_CAP_LIVE)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
  * cut to a bytes (no step). */
-enum { RT_EOF = 200, RT_IDLE, RT_TOUCH, RT_TRUNCATE };
+enum { RT_EOF = 200, RT_IDLE, RT_TOUCH, RT_TRUNCATE, RT_SCAN_ADD,
+    RT_SCAN_END };
 
 /* Variants of a frame: what the harness gets wrong on purpose. */
 enum rt_variant {
@@ -118,6 +119,9 @@ struct rt_frame {
 #define BATCH .batch = 1
 #define F_PLAN(n) .type = MSG_PLAN, .a = (n)
 #define F_PLAN1 .type = MSG_PLAN, .a = 1, .flags = PLAN_F_SINGLE_FILE
+/* PLAN of a sender whose scan goes on, and the TOTALS that follows it. */
+#define F_PLAN_LIVE .type = MSG_PLAN, .flags = PLAN_F_LIVE
+#define F_TOTALS(n) .type = MSG_TOTALS, .a = (n)
 #define F_FILE(i, p, n) .type = MSG_ENTRY, .kind = ENTRY_FILE, .id = (i), \
     .s = (p), .a = (n)
 #define F_FILE_MODE(i, p, n, m) F_FILE(i, p, n), .flags = (m)
@@ -184,6 +188,10 @@ struct rt_frame {
 #define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
 /* rt->root/p is cut to n bytes (no step). */
 #define F_TRUNCATE(p, n) .type = RT_TRUNCATE, .s = (p), .a = (n)
+/* Sender rows with .live: the scan adds directory p, or ends with code c
+ * (no step either). */
+#define F_SCAN_ADD(p) .type = RT_SCAN_ADD, .s = (p)
+#define F_SCAN_END(c) .type = RT_SCAN_END, .code = (c)
 
 struct rt;
 
@@ -217,6 +225,9 @@ struct rt_case {
      * size (0: none; packer_off: a packer that packs nothing). */
     uint64_t pack, volume_size;
     int packer_off;
+    /* Sender rows: the plan's manifest is live (plan_new_live), its scan
+     * of the source done but not ended until F_SCAN_END. */
+    int live;
     /* Prepares the scratch root (rt->root) before the roles exist. */
     void (*setup)(struct rt *rt);
     /* Changes the destination after the earlier run. */
@@ -245,6 +256,7 @@ struct rt {
     struct incoming *in;
     struct receiver *rcv[RT_MAX_STREAMS];
     struct plan *plan;
+    struct manifest live_mf;    /* .live rows: the plan's */
     struct sender *snd[RT_MAX_STREAMS];
     struct session *sess[RT_MAX_STREAMS];
     struct policy pol;

@@ -134,6 +134,15 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
             rt_touch(rt, fr->s);
             continue;
         }
+        if (fr->type == RT_SCAN_ADD) {
+            CHECK_OK(manifest_add_listed(&rt->live_mf, fr->s, ENTRY_DIR,
+                0755, 0, RT_MTIME, 0));
+            continue;
+        }
+        if (fr->type == RT_SCAN_END) {
+            manifest_live_end(&rt->live_mf, fr->code);
+            continue;
+        }
         if (fr->type == RT_TRUNCATE) {
             char p[CHECK_PATH_MAX];
 
@@ -374,6 +383,7 @@ rt_close(struct rt *rt)
     incoming_free(rt->in);
     dest_free(rt->d);
     plan_free(rt->plan);
+    manifest_cleanup(&rt->live_mf);
     rt->in = NULL;
     rt->d = NULL;
     rt->plan = NULL;
@@ -388,8 +398,16 @@ rt_open_sender(struct rt *rt, unsigned n)
 
     rt_path(rt, rt->c->src != NULL ? rt->c->src : "src", p);
     manifest_init(&mf);
-    CHECK_OK(manifest_scan(&mf, p));
-    CHECK((rt->plan = plan_new(&mf, RT_BS, rt->c->flags, &rt->x)) != NULL);
+    if (rt->c->live) {
+        manifest_live_begin(&rt->live_mf);
+        CHECK_OK(manifest_scan(&rt->live_mf, p));
+        CHECK((rt->plan = plan_new_live(&rt->live_mf, RT_BS, rt->c->flags,
+            &rt->x)) != NULL);
+    } else {
+        CHECK_OK(manifest_scan(&mf, p));
+        CHECK((rt->plan = plan_new(&mf, RT_BS, rt->c->flags, &rt->x)) !=
+            NULL);
+    }
     manifest_cleanup(&mf);
     if (rt->c->pack > 0 || rt->c->packer_off) {
         struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0 };

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,19 +97,30 @@ check_rels(const struct manifest *m, const char *const *want)
     for (i = 0; want[i] != NULL; i++) {
         check_note("entry %zu", i);
         CHECK(i < m->n);
-        CHECK_EQ_STR(m->v[i].rel, want[i]);
+        CHECK_EQ_STR(manifest_entry(m, i)->rel, want[i]);
     }
     check_note_clear();
     CHECK_EQ_U64(m->n, i);
 }
 
 /* Where the sender reads e (one buffer, valid until the next call). */
+static size_t
+id_of(const struct manifest *m, const struct mentry *e)
+{
+    size_t i;
+
+    for (i = 0; i < m->n && manifest_entry(m, i) != e; i++)
+        ;
+    CHECK(i < m->n);
+    return i;
+}
+
 static const char *
 local_of(const struct manifest *m, const struct mentry *e)
 {
     static char buf[MANIFEST_LOCAL_MAX];
 
-    CHECK_OK(manifest_local(m, e, buf, sizeof(buf)));
+    CHECK_OK(manifest_local(m, id_of(m, e), buf, sizeof(buf)));
     return buf;
 }
 
@@ -118,8 +130,8 @@ find(const struct manifest *m, const char *rel)
     size_t i;
 
     for (i = 0; i < m->n; i++)
-        if (strcmp(m->v[i].rel, rel) == 0)
-            return &m->v[i];
+        if (strcmp(manifest_entry(m, i)->rel, rel) == 0)
+            return manifest_entry(m, i);
     check_fail(__FILE__, __LINE__, "no entry %s", rel);
 }
 
@@ -142,7 +154,7 @@ TEST(manifest_dir_form)
     check_rels(&m, want);
     CHECK_EQ_U64(m.ntop, 1);
     CHECK_EQ_INT(m.contents, 0);
-    CHECK_EQ_U64(m.nnotices, 0);
+    CHECK_EQ_U64(manifest_notices(&m), 0);
     CHECK_EQ_U64(m.files, 3);
     CHECK_EQ_U64(m.bytes, 10 + 5 + 3);
     e = find(&m, "src");
@@ -167,7 +179,7 @@ TEST(manifest_dir_form)
     CHECK_EQ_STR(mentry_target(e), "b");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     manifest_cleanup(&m);
-    CHECK(m.v == NULL);
+    CHECK(m.ents.dir == NULL);
     CHECK_EQ_U64(m.n, 0);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
@@ -204,7 +216,7 @@ TEST(manifest_contents_form)
     scan(&t, &m, "src/z/");
     CHECK_EQ_U64(m.n, 0);
     CHECK_EQ_U64(m.ntop, 1);
-    CHECK_EQ_U64(m.nnotices, 0);
+    CHECK_EQ_U64(manifest_notices(&m), 0);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }
@@ -255,28 +267,28 @@ TEST(manifest_notices)
     scan(&t, &m, "missing");
     CHECK_EQ_U64(m.n, 0);
     CHECK_EQ_U64(m.ntop, 0);
-    CHECK_EQ_U64(m.nnotices, 1);
-    CHECK_EQ_INT(m.notices[0].code, -ENOENT);
+    CHECK_EQ_U64(manifest_notices(&m), 1);
+    CHECK_EQ_INT(manifest_notice_at(&m, 0)->code, -ENOENT);
     snprintf(local, sizeof(local), "%s/missing", t.dir);
-    CHECK_EQ_STR(m.notices[0].path, local);
-    CHECK(m.notices[0].text[0] != '\0');
+    CHECK_EQ_STR(manifest_notice_at(&m, 0)->path, local);
+    CHECK(manifest_notice_at(&m, 0)->text[0] != '\0');
     /* A fifo is skipped with a warning (code 0); the rest is sent. */
     scan(&t, &m, "src/");
-    CHECK_EQ_U64(m.nnotices, 2);
-    CHECK_EQ_INT(m.notices[1].code, 0);
-    CHECK_EQ_STR(m.notices[1].path, path);
-    CHECK(m.notices[1].text[0] != '\0');
+    CHECK_EQ_U64(manifest_notices(&m), 2);
+    CHECK_EQ_INT(manifest_notice_at(&m, 1)->code, 0);
+    CHECK_EQ_STR(manifest_notice_at(&m, 1)->path, path);
+    CHECK(manifest_notice_at(&m, 1)->text[0] != '\0');
     CHECK_EQ_U64(m.n, 9);
     CHECK_EQ_U64(m.ntop, 1);
     /* A fifo named as a source is a notice too. */
     scan(&t, &m, "src/fifo");
-    CHECK_EQ_U64(m.nnotices, 3);
-    CHECK_EQ_INT(m.notices[2].code, 0);
+    CHECK_EQ_U64(manifest_notices(&m), 3);
+    CHECK_EQ_INT(manifest_notice_at(&m, 2)->code, 0);
     CHECK_EQ_U64(m.n, 9);
     CHECK_EQ_U64(m.ntop, 1);
     manifest_cleanup(&m);
-    CHECK(m.notices == NULL);
-    CHECK_EQ_U64(m.nnotices, 0);
+    CHECK(m.notices.dir == NULL);
+    CHECK_EQ_U64(manifest_notices(&m), 0);
     check_rmtree(t.dir);
 }
 
@@ -333,30 +345,30 @@ TEST(manifest_single_file)
     manifest_init(&m);
     scan(&t, &m, "src/a.txt");
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_STR(m.v[0].rel, "a.txt");
+    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "a.txt");
     CHECK_EQ_U64(m.ntop, 1);
     CHECK_EQ_INT(manifest_single_file(&m), 1);
     CHECK_OK(manifest_rename_top(&m, "renamed.txt"));
-    CHECK_EQ_STR(m.v[0].rel, "renamed.txt");
+    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "renamed.txt");
     /* The new name still reads the old file. */
     snprintf(local, sizeof(local), "%s/src/a.txt", t.dir);
-    CHECK_EQ_STR(local_of(&m, &m.v[0]), local);
+    CHECK_EQ_STR(local_of(&m, manifest_entry(&m, 0)), local);
     /* A second source: no longer one file; its entry reads its own. */
     scan(&t, &m, "src/link");
     CHECK_EQ_U64(m.ntop, 2);
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     snprintf(local, sizeof(local), "%s/src/link", t.dir);
-    CHECK_EQ_STR(local_of(&m, &m.v[1]), local);
+    CHECK_EQ_STR(local_of(&m, manifest_entry(&m, 1)), local);
     manifest_cleanup(&m);
 
     /* A renamed symlink keeps its target. */
     manifest_init(&m);
     scan(&t, &m, "src/link");
-    CHECK_EQ_INT(m.v[0].kind, ENTRY_SYMLINK);
+    CHECK_EQ_INT(manifest_entry(&m, 0)->kind, ENTRY_SYMLINK);
     CHECK_EQ_INT(manifest_single_file(&m), 1);
     CHECK_OK(manifest_rename_top(&m, "a-much-longer-name-than-before"));
-    CHECK_EQ_STR(mentry_target(&m.v[0]), "a.txt");
-    CHECK_EQ_STR(local_of(&m, &m.v[0]), local);
+    CHECK_EQ_STR(mentry_target(manifest_entry(&m, 0)), "a.txt");
+    CHECK_EQ_STR(local_of(&m, manifest_entry(&m, 0)), local);
     manifest_cleanup(&m);
 
     /* A directory, even an empty one, and a "dir/" of one file are not. */
@@ -369,7 +381,7 @@ TEST(manifest_single_file)
     manifest_init(&m);
     scan(&t, &m, "src/a/");
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_STR(m.v[0].rel, "x");
+    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "x");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
@@ -399,9 +411,9 @@ TEST(manifest_local_paths)
         for (k = 0; k < m.n; k++) {
             struct stat a, b;
 
-            e = &m.v[k];
+            e = manifest_entry(&m, k);
             /* The path read is the scanned entry itself. */
-            CHECK_OK(manifest_local(&m, e, local, sizeof(local)));
+            CHECK_OK(manifest_local(&m, k, local, sizeof(local)));
             snprintf(want, sizeof(want), "%s/%s%s", t.dir, forms[i][1],
                 e->rel);
             CHECK_EQ_INT(lstat(local, &a), 0);
@@ -409,7 +421,7 @@ TEST(manifest_local_paths)
             CHECK_EQ_U64(a.st_ino, b.st_ino);
         }
         /* Too small a buffer is refused, not cut. */
-        CHECK_EQ_ERR(manifest_local(&m, &m.v[0], small, sizeof(small)),
+        CHECK_EQ_ERR(manifest_local(&m, 0, small, sizeof(small)),
             -ENAMETOOLONG);
         manifest_cleanup(&m);
     }
@@ -426,10 +438,10 @@ TEST(manifest_local_paths)
     /* Listed entries (the other side's) have no local path. */
     manifest_init(&m);
     CHECK_OK(manifest_add_listed(&m, "x", ENTRY_FILE, 0644, 1, 1, 0));
-    CHECK_EQ_ERR(manifest_local(&m, &m.v[0], local, sizeof(local)),
+    CHECK_EQ_ERR(manifest_local(&m, 0, local, sizeof(local)),
         -ENOENT);
-    CHECK(manifest_open(&m, &m.v[0], O_RDONLY) == -ENOENT);
-    CHECK(mentry_target(&m.v[0]) == NULL);
+    CHECK(manifest_open(&m, 0, O_RDONLY) == -ENOENT);
+    CHECK(mentry_target(manifest_entry(&m, 0)) == NULL);
     /* Hashes are kept only once asked for. */
     memset(&h, 7, sizeof(h));
     manifest_set_hash(&m, 0, &h);
@@ -494,22 +506,93 @@ TEST(manifest_big_dir)
         snprintf(want, sizeof(want), "f%05zu", i);
         check_note("name %zu", i);
         CHECK(k < m.n);
-        CHECK_EQ_STR(m.v[k].rel, want);
-        CHECK_EQ_INT(m.v[k].kind, i % 500 == 7 ? ENTRY_DIR : ENTRY_FILE);
-        CHECK_EQ_U64(m.v[k].size, i % 500 == 7 ? 0 : i % 13);
+        CHECK_EQ_STR(manifest_entry(&m, k)->rel, want);
+        CHECK_EQ_INT(manifest_entry(&m, k)->kind,
+            i % 500 == 7 ? ENTRY_DIR : ENTRY_FILE);
+        CHECK_EQ_U64(manifest_entry(&m, k)->size, i % 500 == 7 ? 0 : i % 13);
         k++;
         if (i == 7) {
-            CHECK_EQ_STR(m.v[k].rel, "f00007/inner");
+            CHECK_EQ_STR(manifest_entry(&m, k)->rel, "f00007/inner");
             k++;
         }
         if (i == 1500) {
-            CHECK_EQ_STR(m.v[k].rel, "f01500x");
-            CHECK_EQ_INT(m.v[k].kind, ENTRY_SYMLINK);
+            CHECK_EQ_STR(manifest_entry(&m, k)->rel, "f01500x");
+            CHECK_EQ_INT(manifest_entry(&m, k)->kind, ENTRY_SYMLINK);
             k++;
         }
     }
     check_note_clear();
     CHECK_EQ_U64(m.n, k);
+    manifest_cleanup(&m);
+    check_rmtree(t.dir);
+}
+
+struct live_scan {
+    struct manifest *m;
+    const char *src;
+    int err;
+};
+
+static void *
+live_scan_run(void *arg)
+{
+    struct live_scan *ls = arg;
+
+    ls->err = manifest_scan(ls->m, ls->src);
+    manifest_live_end(ls->m, ls->err);
+    return NULL;
+}
+
+/* A live manifest read while another thread scans into it (more than one
+ * chunk of entries): each entry published is whole, its name and where it
+ * is read are right, and once the scan ends every entry is there. */
+TEST(manifest_live_reader)
+{
+    char path[MPATH], local[MANIFEST_LOCAL_MAX], want[MPATH], rel[64];
+    struct live_scan ls;
+    struct manifest m;
+    struct tree t;
+    pthread_t th;
+    size_t seen = 0, avail, i;
+    const unsigned n = 6000;
+    int err = 0, live = 1;
+
+    check_tmpdir(t.dir);
+    tree_add(&t, "src/", 0);
+    for (i = 0; i < n; i++) {
+        snprintf(rel, sizeof(rel), "src/d%zu/f%05zu", i / 1000, i);
+        if (i % 1000 == 0) {
+            snprintf(want, sizeof(want), "src/d%zu/", i / 1000);
+            tree_add(&t, want, 0);
+        }
+        tree_add(&t, rel, i % 7);
+    }
+    manifest_init(&m);
+    manifest_live_begin(&m);
+    snprintf(path, sizeof(path), "%s/src/", t.dir);
+    ls.m = &m;
+    ls.src = path;
+    CHECK_EQ_INT(pthread_create(&th, NULL, live_scan_run, &ls), 0);
+    while (live) {
+        live = manifest_live(&m, &err);
+        avail = manifest_avail(&m);
+        for (; seen < avail; seen++) {
+            const struct mentry *e = manifest_entry(&m, seen);
+
+            CHECK_OK(manifest_local(&m, seen, local, sizeof(local)));
+            snprintf(want, sizeof(want), "%s/src/%s", t.dir, e->rel);
+            CHECK_EQ_STR(local, want);
+            if (e->kind == ENTRY_FILE)
+                CHECK_EQ_U64(e->size, (uint64_t)atoi(strrchr(e->rel,
+                    'f') + 1) % 7);
+        }
+    }
+    CHECK_EQ_INT(pthread_join(th, NULL), 0);
+    /* Past what was published nothing can be read. */
+    CHECK_EQ_ERR(manifest_local(&m, m.n, local, sizeof(local)), -ENOENT);
+    CHECK_OK(err);
+    CHECK_EQ_U64(seen, n + 6);
+    CHECK_EQ_U64(manifest_avail(&m), m.n);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }

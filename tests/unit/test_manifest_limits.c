@@ -47,8 +47,8 @@ scan_refused(const char *path, int want)
     manifest_init(&m);
     CHECK_OK(manifest_scan(&m, path));
     CHECK_EQ_U64(m.n, 0);
-    CHECK_EQ_U64(m.nnotices, 1);
-    CHECK_EQ_ERR(m.notices[0].code, want);
+    CHECK_EQ_U64(manifest_notices(&m), 1);
+    CHECK_EQ_ERR(manifest_notice_at(&m, 0)->code, want);
     manifest_cleanup(&m);
 }
 
@@ -68,7 +68,7 @@ TEST(manifest_link_target)
     manifest_init(&m);
     CHECK_OK(manifest_scan(&m, p));
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_U64(strlen(mentry_target(&m.v[0])), PROTO_MAX_LINK);
+    CHECK_EQ_U64(strlen(mentry_target(manifest_entry(&m, 0))), PROTO_MAX_LINK);
     manifest_cleanup(&m);
     fake_target_len = -1;
     check_rmtree(dir);
@@ -118,9 +118,9 @@ TEST(manifest_too_deep)
     manifest_init(&m);
     CHECK_OK(manifest_scan(&m, top));
     CHECK_EQ_U64(m.n, 1002);
-    CHECK_EQ_U64(m.nnotices, 1);
-    CHECK_EQ_ERR(m.notices[0].code, FERRY_ERR_TOO_LARGE);
-    CHECK(strstr(m.notices[0].text, "too deep") != NULL);
+    CHECK_EQ_U64(manifest_notices(&m), 1);
+    CHECK_EQ_ERR(manifest_notice_at(&m, 0)->code, FERRY_ERR_TOO_LARGE);
+    CHECK(strstr(manifest_notice_at(&m, 0)->text, "too deep") != NULL);
     manifest_cleanup(&m);
     check_rmtree(dir);
 }

@@ -843,6 +843,7 @@ TEST(msg_retire_readback_mutate)
     mutate_type(MSG_RETIRE);
     mutate_type(MSG_READBACK);
     mutate_type(MSG_PROBE);
+    mutate_type(MSG_TOTALS);
 }
 
 /* PROBE: ask and data, each at its bound and one past it. */
@@ -874,6 +875,59 @@ TEST(msg_probe_bounds)
     CHECK_EQ_U64(buf_used(&b), 0);
     buf_cleanup(&b);
     CHECK_EQ_STR(msg_type_name(MSG_PROBE), "PROBE");
+}
+
+/* A live PLAN has no totals and is no single file; TOTALS has no more
+ * files than entries. */
+TEST(msg_plan_live_totals)
+{
+    struct msg_plan pl = { .flags = PLAN_F_LIVE }, plo;
+    struct msg_totals t = { .entries_total = 5, .files_total = 5,
+        .bytes_total = 1 }, to;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_plan_encode(&b, &pl), MSG_PLAN, &n);
+    CHECK_OK(msg_plan_decode(p, n, &plo));
+    CHECK_EQ_U64(plo.flags, PLAN_F_LIVE);
+    free(p);
+    pl.entries_total = 1;
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_plan_encode(&b, &pl), MSG_PLAN, &n);
+    CHECK_EQ_ERR(msg_plan_decode(p, n, &plo), FERRY_ERR_FORMAT);
+    free(p);
+    pl.entries_total = 0;
+    pl.bytes_total = 1;
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_plan_encode(&b, &pl), MSG_PLAN, &n);
+    CHECK_EQ_ERR(msg_plan_decode(p, n, &plo), FERRY_ERR_FORMAT);
+    free(p);
+    pl.bytes_total = 0;
+    pl.flags |= PLAN_F_SINGLE_FILE;
+    pl.ntop = 1;
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_plan_encode(&b, &pl), MSG_PLAN, &n);
+    CHECK_EQ_ERR(msg_plan_decode(p, n, &plo), FERRY_ERR_FORMAT);
+    free(p);
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_totals_encode(&b, &t), MSG_TOTALS, &n);
+    CHECK_EQ_U64(n, 24);
+    CHECK_OK(msg_totals_decode(p, n, &to));
+    CHECK_EQ_U64(to.entries_total, 5);
+    CHECK_EQ_U64(to.bytes_total, 1);
+    p[15]++;   /* files_total 6 */
+    CHECK_EQ_ERR(msg_totals_decode(p, n, &to), FERRY_ERR_FORMAT);
+    CHECK_EQ_U64(to.entries_total, 0);
+    free(p);
+    t.files_total = 6;
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_EQ_ERR(msg_totals_encode(&b, &t), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    buf_cleanup(&b);
+    CHECK_EQ_STR(msg_type_name(MSG_TOTALS), "TOTALS");
 }
 
 /* READBACK: two u64, nothing more, nothing less. */

@@ -16,6 +16,31 @@
 #define READY_ { F_READY("") }
 
 static const struct rt_case sender_rules[] = {
+    /* A live plan (a scan that goes on): PLAN says so, entries are
+     * offered as the scan adds them, and TOTALS, then END, wait for its
+     * end. */
+    { "live_offers_as_scanned", .live = 1,
+      .script = { READY_, { F_SKIP(0) }, { F_WANT(1) }, { F_SKIP(2) },
+                  { F_WANT(3) }, { F_WANT(4) }, { F_SKIP(5) }, { F_DONE(1) },
+                  { F_DONE(3), ON(1) }, { F_DONE(4) }, { F_SCAN_ADD("src/z") },
+                  { F_IDLE }, { F_SKIP(6) }, { F_SCAN_END(0) }, { F_IDLE },
+                  { F_SUMMARY } },
+      .out = "PLAN+L ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+             "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln BLOCK:1:0 FEND:1 "
+             "BLOCK:3:0-2 FEND:3 FEND:4 ENTRY:6:src/z TOTALS:7 END" },
+    /* One entry may yet be a single file: PLAN waits for the scan. */
+    { "live_single_waits", .live = 1, .src = "src/a",
+      .script = { { F_IDLE }, { F_SCAN_END(0) }, { F_IDLE } },
+      .out = "PLAN:1" },
+    /* A receiver that does not know TOTALS gets the whole plan. */
+    { "live_needs_cap", .live = 1, .caps_off = PROTO_CAP_LIVE,
+      .script = { { F_IDLE }, { F_SCAN_END(0) }, { F_IDLE } },
+      .out = OFFERS },
+    { "live_scan_fails", .live = 1,
+      .script = { READY_, { F_SCAN_END(FERRY_ERR_TOO_LARGE) }, { F_IDLE } },
+      .err = FERRY_ERR_TOO_LARGE,
+      .out = "PLAN+L ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+             "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
     { "push_all",
       .script = { READY_, { F_SKIP(0) }, { F_WANT(1) }, { F_SKIP(2) },
                   { F_WANT(3) }, { F_WANT(4) }, { F_SKIP(5) }, { F_DONE(1) },
