@@ -67,6 +67,27 @@ expect_rc 0 "$FERRY" push --force --json "$T/src" "local:$T/d2"
 tree_same "$T/src" "$T/d2/src"
 expect_field ok true
 
+# 2b. The agent killed while the scan goes on: the push reconnects, its
+# new PLAN is live again (or carries the totals, if the scan ended), and
+# every file is counted once.
+export FERRY_TEST_SCAN_DELAY_US=10000
+export FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_PIDFILE="$T/agent.pid"
+"$FERRY" push --force --json --agent "$TESTS_DIR/lib/slow_agent.py" \
+    "$T/src" "local:$T/d6" >"$T/cut.out" 2>"$T/cut.err" &
+pid=$!
+for _ in $(seq 1 250); do
+    [ -e "$T/d6/src/a/f001" ] && break
+    sleep 0.01
+done
+kill -9 "$(cat "$T/agent.pid")"
+wait $pid || fail "push cut mid-scan failed: $(tail -n 5 "$T/cut.err")"
+grep -q "retrying" "$T/cut.err" || fail "no reconnect"
+tree_same "$T/src" "$T/d6/src"
+cp "$T/cut.out" "$T/last.out"
+expect_field files_sent "$nfiles"
+expect_field files_total "$nfiles"
+unset SLOW_AGENT_PIDFILE FERRY_TEST_SCAN_DELAY_US
+
 # 3. With the space check (no --force) the scan ends before PLAN.
 FERRY_TEST_SCAN_DELAY_US=1000 expect_rc 0 "$FERRY" push -vv "$T/src" \
     "local:$T/d3"
