@@ -145,6 +145,7 @@
     X(pathset_add_has) \
     X(plan_file_table) \
     X(plan_sent_before_cut) \
+    X(plan_live_entries) \
     X(pathset_duplicates) \
     X(pathset_growth) \
     X(pathset_nomem) \

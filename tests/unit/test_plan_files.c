@@ -118,3 +118,58 @@ TEST(plan_sent_before_cut)
     }
     check_note_clear();
 }
+
+/*
+ * A live plan (its scan goes on) takes entries as they are published,
+ * counts them into the totals, and is never finished before the scan
+ * ended, even with every entry so far answered; its scan's error stays.
+ */
+TEST(plan_live_entries)
+{
+    struct msg_reply rep;
+    struct msg_totals t;
+    struct manifest mf;
+    struct xfer x;
+    struct plan *p;
+    uint32_t id;
+
+    memset(&x, 0, sizeof(x));
+    manifest_init(&mf);
+    manifest_live_begin(&mf);
+    CHECK_OK(manifest_add_listed(&mf, "d", ENTRY_DIR, 0755, 0, 1, 0));
+    CHECK((p = plan_new_live(&mf, 1u << 20, 0, &x)) != NULL);
+    CHECK_EQ_INT(plan_scanning(p), 1);
+    offer_reply(p, REPLY_SKIP);
+    CHECK_EQ_INT(plan_next_offer(p, &id), 0);
+    CHECK_EQ_INT(plan_all_finished(p), 0);
+    CHECK_OK(manifest_add_listed(&mf, "d/f", ENTRY_FILE, 0644, 7, 1, 0));
+    CHECK_EQ_INT(plan_next_offer(p, &id), 1);
+    CHECK_EQ_U64(id, 1);
+    CHECK_EQ_U64(xfer_get(&x.st.files_total), 1);
+    CHECK_EQ_U64(xfer_get(&x.st.bytes_total), 7);
+    plan_offered(p, id);
+    memset(&rep, 0, sizeof(rep));
+    rep.id = 1;
+    rep.action = REPLY_SKIP;
+    CHECK_OK(plan_on_reply(p, &rep));
+    CHECK_EQ_INT(plan_all_finished(p), 0);
+    manifest_live_end(&mf, 0);
+    CHECK_EQ_INT(plan_all_finished(p), 1);
+    CHECK_EQ_INT(plan_scanning(p), 0);
+    plan_totals(p, &t);
+    CHECK_EQ_U64(t.entries_total, 2);
+    CHECK_EQ_U64(t.files_total, 1);
+    CHECK_EQ_U64(t.bytes_total, 7);
+    plan_free(p);
+    manifest_cleanup(&mf);
+
+    /* A scan that failed: said, and said again. */
+    manifest_init(&mf);
+    manifest_live_begin(&mf);
+    CHECK((p = plan_new_live(&mf, 1u << 20, 0, &x)) != NULL);
+    manifest_live_end(&mf, FERRY_ERR_TOO_LARGE);
+    CHECK_EQ_ERR(plan_scanning(p), FERRY_ERR_TOO_LARGE);
+    CHECK_EQ_ERR(plan_scanning(p), FERRY_ERR_TOO_LARGE);
+    plan_free(p);
+    manifest_cleanup(&mf);
+}
