@@ -356,14 +356,20 @@ output_progress_line(const struct output_progress *p, size_t cols,
     cols--;
     text_bytes((double)p->done, field[F_DONE], sizeof(field[F_DONE]));
     text_bytes((double)total, a, sizeof(a));
-    snprintf(field[F_TOTAL], sizeof(field[F_TOTAL]), "/ %s", a);
-    snprintf(field[F_PERCENT], sizeof(field[F_PERCENT]), "%3.0f%%",
-        total ? 100.0 * (double)p->done / (double)total : 100.0);
+    /* While a scan still adds to the totals, they are marked "+" and
+     * no share or time left is guessed from them (rsync: "ir-chk"). */
+    snprintf(field[F_TOTAL], sizeof(field[F_TOTAL]), "/ %s%s", a,
+        p->growing ? "+" : "");
+    if (p->growing)
+        snprintf(field[F_PERCENT], sizeof(field[F_PERCENT]), " --%%");
+    else
+        snprintf(field[F_PERCENT], sizeof(field[F_PERCENT]), "%3.0f%%",
+            total ? 100.0 * (double)p->done / (double)total : 100.0);
     snprintf(field[F_FILES], sizeof(field[F_FILES]), "%" PRIu64 "/%" PRIu64
-        " files", p->files, ftotal);
+        "%s files", p->files, ftotal, p->growing ? "+" : "");
     text_bytes(p->rate, rate, sizeof(rate));
     snprintf(field[F_RATE], sizeof(field[F_RATE]), "%s/s", rate);
-    if (p->rate > 1 && total > p->done)
+    if (p->rate > 1 && total > p->done && !p->growing)
         fmt_duration((double)(total - p->done) / p->rate, eta, sizeof(eta));
     else
         snprintf(eta, sizeof(eta), "--:--");
@@ -438,6 +444,7 @@ output_draw(struct output *o)
     p.files = xfer_get(&st->files_sent) + xfer_get(&st->files_skipped) +
         xfer_get(&st->files_failed);
     p.ftotal = xfer_get(&st->files_total);
+    p.growing = xfer_get(&st->totals_open) > 0;
     /* The rate is data that crossed the wire, not progress: a resume
      * accounts for what was there at once, which is no speed at all. */
     moved = xfer_get(&st->bytes_moved);

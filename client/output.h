@@ -120,6 +120,7 @@ void output_summary(struct output *o, const struct output_summary *s);
 struct output_progress {
     uint64_t done, total;       /* bytes */
     uint64_t files, ftotal;
+    int growing;                /* a scan still adds to the totals */
     double rate;                /* bytes per second, 0 when unknown */
     const char *current;        /* NULL or "" when none */
 };

@@ -66,11 +66,15 @@ plan_make(struct manifest *mf, int live, uint32_t block_size,
     p->mf = mf;
     p->live = live;
     p->x = x;
+    if (live)
+        xfer_add(&x->st.totals_open, 1);
     p->block_size = block_size;
     p->flags = flags;
     if ((p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids))) ==
         NULL || ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) !=
         0) || plan_take(p) != 0) {
+        if (live)
+            xfer_sub(&x->st.totals_open, 1);
         xfree(p->est);
         xfree(p->ready_ids);
         xfree(p);
@@ -116,6 +120,7 @@ plan_scanning(struct plan *p)
     if (err == 0)
         err = plan_take(p);
     p->live = 0;
+    xfer_sub(&p->x->st.totals_open, 1);
     p->scan_err = err;
     return err;
 }
@@ -214,6 +219,8 @@ plan_free(struct plan *p)
 
     if (p == NULL)
         return;
+    if (p->live)
+        xfer_sub(&p->x->st.totals_open, 1);
     plan_clear_queue(p);
     volsend_free(p->vs);
     for (i = 0; i < p->files.cap; i++)

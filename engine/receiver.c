@@ -60,6 +60,8 @@ receiver_free(struct receiver *rc)
 
     if (rc == NULL)
         return;
+    if (rc->live)
+        xfer_sub(&rc->x->st.totals_open, 1);
     for (i = 0; i < rc->ntops; i++)
         xfree(rc->tops[i]);
     xfree(rc->tops);
@@ -196,6 +198,7 @@ receiver_on_totals(struct receiver *rc, const struct frame *f)
         m.entries_total > MANIFEST_MAX_ENTRIES)
         return FERRY_ERR_PROTOCOL;
     rc->live = 0;
+    xfer_sub(&rc->x->st.totals_open, 1);
     receiver_count_totals(rc, m.entries_total, m.files_total,
         m.bytes_total);
     return 0;
@@ -215,7 +218,8 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
         return r;
     receiver_count_totals(rc, plan.entries_total, plan.files_total,
         plan.bytes_total);
-    rc->live = (plan.flags & PLAN_F_LIVE) != 0;
+    if ((rc->live = (plan.flags & PLAN_F_LIVE) != 0))
+        xfer_add(&rc->x->st.totals_open, 1);
     memset(&ready, 0, sizeof(ready));
     if (rc->rename != NULL) {
         ready.rename.p = rc->rename;

@@ -33,6 +33,10 @@ enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
  * attempt or run had delivered. Wire bytes are counted by the transports.
  */
 struct xfer_stats {
+    /* Above 0 while a live scan may still add to the totals below (a
+     * push's plan, or a pull's receiver between a live PLAN and its
+     * TOTALS). */
+    atomic_uint_fast64_t totals_open;
     atomic_uint_fast64_t entries_total;
     atomic_uint_fast64_t files_total;
     atomic_uint_fast64_t bytes_total;

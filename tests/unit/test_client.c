@@ -608,6 +608,11 @@ TEST(client_progress_line)
     p.current = NULL;
     CHECK_EQ_STR(output_progress_line(&p, 200, line, sizeof(line)),
         "12.3 MiB / 1.00 GiB    1%  12/100 files  10.0 MiB/s  ETA 1:41");
+    /* Totals a scan still adds to: marked, and no share or time left. */
+    p.growing = 1;
+    CHECK_EQ_STR(output_progress_line(&p, 200, line, sizeof(line)),
+        "12.3 MiB / 1.00 GiB+   --%  12/100+ files  10.0 MiB/s  ETA --:--");
+    p.growing = 0;
 }
 
 /* An OpenSSH private key container: magic, cipher, kdf, kdf options, one

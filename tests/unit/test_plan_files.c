@@ -139,6 +139,7 @@ TEST(plan_live_entries)
     CHECK_OK(manifest_add_listed(&mf, "d", ENTRY_DIR, 0755, 0, 1, 0));
     CHECK((p = plan_new_live(&mf, 1u << 20, 0, &x)) != NULL);
     CHECK_EQ_INT(plan_scanning(p), 1);
+    CHECK_EQ_U64(xfer_get(&x.st.totals_open), 1);
     offer_reply(p, REPLY_SKIP);
     CHECK_EQ_INT(plan_next_offer(p, &id), 0);
     CHECK_EQ_INT(plan_all_finished(p), 0);
@@ -156,6 +157,7 @@ TEST(plan_live_entries)
     manifest_live_end(&mf, 0);
     CHECK_EQ_INT(plan_all_finished(p), 1);
     CHECK_EQ_INT(plan_scanning(p), 0);
+    CHECK_EQ_U64(xfer_get(&x.st.totals_open), 0);
     plan_totals(p, &t);
     CHECK_EQ_U64(t.entries_total, 2);
     CHECK_EQ_U64(t.files_total, 1);
@@ -171,5 +173,13 @@ TEST(plan_live_entries)
     CHECK_EQ_ERR(plan_scanning(p), FERRY_ERR_TOO_LARGE);
     CHECK_EQ_ERR(plan_scanning(p), FERRY_ERR_TOO_LARGE);
     plan_free(p);
+    manifest_cleanup(&mf);
+    /* Freed while its scan goes on: the totals are no longer open. */
+    manifest_init(&mf);
+    manifest_live_begin(&mf);
+    CHECK((p = plan_new_live(&mf, 1u << 20, 0, &x)) != NULL);
+    CHECK_EQ_U64(xfer_get(&x.st.totals_open), 1);
+    plan_free(p);
+    CHECK_EQ_U64(xfer_get(&x.st.totals_open), 0);
     manifest_cleanup(&mf);
 }
