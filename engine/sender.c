@@ -729,6 +729,9 @@ sender_produce(struct sender *s, struct conn_step *st)
         st->more = 1;
         return 0;
     }
+    /* A volume left open waits for more of a live scan, or ends. */
+    if (volsend_open(plan_packer(s->p), s->stream))
+        st->wake_ms = SENDER_SCAN_POLL_MS;
     if (s->stream == 0 && s->totals_due) {
         struct msg_totals t;
 

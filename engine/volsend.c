@@ -31,6 +31,8 @@ struct vs_stream {
      * compressed bytes when it began, when, and the sender's time spent
      * reading and compressing (vs->busy, over every stream) then. */
     uint64_t f_in, f_out0, f_t0, f_busy0;
+    uint64_t first_ns, fed_ns;  /* when the volume's first and last
+                                   files were packed */
     uint32_t *ids;           /* files packed here, maybe not done yet */
     size_t nids, ids_cap;
     struct volsend *vs;
@@ -183,7 +185,8 @@ volsend_take(struct volsend *vs, uint32_t id, uint64_t size)
 int
 volsend_open(const struct volsend *vs, unsigned stream)
 {
-    return stream < PROTO_MAX_STREAMS && vs->st[stream].w != NULL;
+    return vs != NULL && stream < PROTO_MAX_STREAMS &&
+        vs->st[stream].w != NULL;
 }
 
 /* Frames the compressed bytes waiting, VOL_DATA of at most a block each. */
@@ -471,6 +474,7 @@ vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
     o.block_size = plan_block_size(vs->p);
     vs_probe(vs, size);
     o.level = vs_zstd_level(vs);
+    ps->first_ns = clock_ns();
     return volw_new(&o, &sink, &ps->w);
 }
 
@@ -537,6 +541,7 @@ volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
     int *busy)
 {
     struct vs_stream *ps;
+    uint64_t now;
     uint32_t id;
     int r;
 
@@ -552,9 +557,14 @@ volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
             return r;
         *busy = 1;
     }
+    now = clock_ns();
+    if (*busy)
+        ps->fed_ns = now;
     /* Nothing more can join the volume soon: the receiver gets its end,
      * commits its files and answers, which opens the window again. */
-    if (ps->w != NULL && vs->qlen == 0 && !plan_next_offer(vs->p, &id))
+    if (ps->w != NULL && vs->qlen == 0 && !plan_next_offer(vs->p, &id) &&
+        (plan_scanning(vs->p) != 1 || now - ps->fed_ns >= VOLSEND_LINGER_NS ||
+        now - ps->first_ns >= VOLSEND_LINGER_MAX_NS))
         return vs_end_set(vs, ps, out);
     return 0;
 }

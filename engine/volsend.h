@@ -74,6 +74,13 @@
 /* The level goes up or down at most once this long (over every stream):
  * long enough to hold several frames and the waits between them. */
 #define VOLSEND_ADAPT_WINDOW_NS (200u * 1000000u)
+/* While a live scan (plan.h) may still bring files, a volume nothing can
+ * join right now stays open this long after its last file, and at most
+ * VOLSEND_LINGER_MAX_NS after its first: a slow scan's every trickle in
+ * a volume of its own would cost the receiver a commit each, and one
+ * volume for the whole scan would commit nothing until it ends. */
+#define VOLSEND_LINGER_NS (100u * 1000000u)
+#define VOLSEND_LINGER_MAX_NS (1000u * 1000000u)
 
 struct plan;
 struct volsend;

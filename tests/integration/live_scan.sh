@@ -39,6 +39,11 @@ live_run() {
     expect_field files_sent "$nfiles"
     expect_field bytes_total "$nbytes"
     expect_field ok true
+    # The small files of the slow scan share a few volumes: each stays
+    # open a little (at most a second) for more, not one a trickle.
+    vols=$(grep -c '"event":"volume"' "$T/last.out" || true)
+    [ "$vols" -ge 1 ] && [ "$vols" -le 20 ] ||
+        fail "$1: $vols volumes for a 3 s scan"
 }
 
 # 1. A push.
