@@ -473,6 +473,21 @@ output_tick(uv_timer_t *t)
 }
 
 void
+output_scanning(struct output *o, uint64_t entries, uint64_t bytes)
+{
+    char b[32];
+
+    if (!o->progress || o->quiet)
+        return;
+    text_bytes((double)bytes, b, sizeof(b));
+    pthread_mutex_lock(&o->lock);
+    fprintf(stderr, "\r\033[Kscanning: %" PRIu64 " entries, %s", entries, b);
+    fflush(stderr);
+    o->line_drawn = 1;
+    pthread_mutex_unlock(&o->lock);
+}
+
+void
 output_start(struct output *o, uv_loop_t *loop)
 {
     if (!o->progress || o->quiet)
@@ -487,6 +502,11 @@ output_start(struct output *o, uv_loop_t *loop)
 void
 output_stop(struct output *o)
 {
+    if (!o->timer_on && o->line_drawn) {
+        pthread_mutex_lock(&o->lock);
+        output_clear_line(o);
+        pthread_mutex_unlock(&o->lock);
+    }
     if (o->timer_on) {
         uv_timer_stop(&o->timer);
         uv_close((uv_handle_t *)&o->timer, NULL);

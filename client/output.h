@@ -52,6 +52,11 @@ struct output {
 void output_init(struct output *o, struct xfer *x);
 /* Starts the progress timer on loop (if progress is on). */
 void output_start(struct output *o, uv_loop_t *loop);
+/* The line while the sources are scanned before anything moves (the
+ * space check waits for the tree's total): what was found so far. Drawn
+ * only where the progress line would be; output_stop or any message
+ * clears it. */
+void output_scanning(struct output *o, uint64_t entries, uint64_t bytes);
 void output_stop(struct output *o);
 
 /*

@@ -80,6 +80,8 @@ struct run {
     atomic_int scan_stop, scan_finished;
     int scanning, scan_err, scan_failed;  /* failed: the path's index */
     int live_scan;   /* the plan takes entries as the scan goes on */
+    uv_timer_t scan_timer;   /* the "scanning" line while waiting */
+    int scan_timer_on;
     /* Further connections started during stream 0's first login. */
     struct ssh_early *early;
     struct ssh_conn_opts early_opts;

@@ -54,6 +54,9 @@ run_expect_tops(struct run *rn)
     return r;
 }
 
+/* How often the "scanning" line is redrawn. */
+#define RUN_SCAN_TICK_MS 250
+
 static char *
 join_prefix(const char *a, const char *b, const char *c)
 {
@@ -116,12 +119,35 @@ run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf)
     }
 }
 
-/* Waits for the scan, running the loop so that Ctrl-C stops it. */
+static void
+run_scan_tick(uv_timer_t *t)
+{
+    struct run *rn = t->data;
+
+    output_scanning(&rn->out, manifest_avail(rn->scan_mf),
+        manifest_avail_bytes(rn->scan_mf));
+}
+
+/* Waits for the scan, running the loop so that Ctrl-C stops it; a tree
+ * that takes a while says how far the scan got. */
 void
 run_scan_wait(struct run *rn, uv_loop_t *loop)
 {
+    if (rn->scanning && !rn->scan_timer_on && rn->out.progress &&
+        !rn->out.quiet && uv_timer_init(loop, &rn->scan_timer) == 0) {
+        rn->scan_timer.data = rn;
+        rn->scan_timer_on = 1;
+        uv_timer_start(&rn->scan_timer, run_scan_tick, RUN_SCAN_TICK_MS,
+            RUN_SCAN_TICK_MS);
+    }
     while (rn->scanning)
         uv_run(loop, UV_RUN_ONCE);
+    if (rn->scan_timer_on) {
+        uv_timer_stop(&rn->scan_timer);
+        uv_close((uv_handle_t *)&rn->scan_timer, NULL);
+        rn->scan_timer_on = 0;
+        output_stop(&rn->out);
+    }
 }
 
 /* A push sends while its scan goes on (plan_new_live) where no check

@@ -71,6 +71,12 @@ manifest_avail(const struct manifest *m)
     return atomic_load_explicit(&m->avail, memory_order_acquire);
 }
 
+uint64_t
+manifest_avail_bytes(const struct manifest *m)
+{
+    return atomic_load_explicit(&m->avail_bytes, memory_order_relaxed);
+}
+
 size_t
 manifest_notices(const struct manifest *m)
 {
@@ -345,6 +351,7 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
         m->bytes += size;
     }
     /* Published: a reader on another thread may look at it now. */
+    atomic_store_explicit(&m->avail_bytes, m->bytes, memory_order_relaxed);
     atomic_store_explicit(&m->avail, m->n, memory_order_release);
     return 0;
 }

@@ -63,6 +63,7 @@ struct manifest {
     size_t n;           /* read-only: entries (for a live manifest, only on
                            the thread that scans; see manifest_avail) */
     atomic_size_t avail;       /* private: entries published */
+    atomic_uint_fast64_t avail_bytes;  /* private: their files' bytes */
     struct arena names;        /* private: rel and target strings */
     struct stable sources;     /* private: struct msource */
     atomic_size_t nsources;    /* private: published */
@@ -101,6 +102,9 @@ void manifest_live_begin(struct manifest *m);
 void manifest_live_end(struct manifest *m, int err);
 /* Entries published so far (all of them once the scan ended). */
 size_t manifest_avail(const struct manifest *m);
+/* The bytes of the files among them, for a progress line (it may lag
+ * the count a little). */
+uint64_t manifest_avail_bytes(const struct manifest *m);
 /* 1 while more entries may come; 0 when the scan ended, *err its error. */
 int manifest_live(const struct manifest *m, int *err);
 /* Notices published so far, and notice i of them. */
