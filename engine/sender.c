@@ -729,8 +729,10 @@ sender_produce(struct sender *s, struct conn_step *st)
         st->more = 1;
         return 0;
     }
-    /* A volume left open waits for more of a live scan, or ends. */
-    if (volsend_open(plan_packer(s->p), s->stream))
+    /* A volume left open while the scan goes on waits a little for more
+     * (volsend.h, VOLSEND_LINGER_NS), then ends at a later look. */
+    if (volsend_open(plan_packer(s->p), s->stream) &&
+        plan_scanning(s->p) == 1)
         st->wake_ms = SENDER_SCAN_POLL_MS;
     if (s->stream == 0 && s->totals_due) {
         struct msg_totals t;
