@@ -38,7 +38,7 @@ expect_field files_sent 0
 # With --force (no space check) a push sends while it scans, here a scan
 # slowed down so it surely does; the totals come when it ends.
 small_files_tree "$T/many" 300
-FERRY_TEST_SCAN_DELAY_US=2000 expect_rc 0 "$FERRY" push -vv --force \
+FERRY_TEST_SCAN_DELAY_US=5000 expect_rc 0 "$FERRY" push -vv --force \
     -F "$SSH_CONFIG" --agent "$AGENT" --json "$T/many/" "ferry-test:$T/live"
 expect_err "scan: sending as it goes on"
 tree_same "$T/many" "$T/live"
