@@ -54,7 +54,9 @@ run_expect_tops(struct run *rn)
     return r;
 }
 
-/* How often the "scanning" line is redrawn. */
+/* The "scanning" line: first drawn for a scan still going on this long
+ * after the wait began, then redrawn this often. */
+#define RUN_SCAN_FIRST_MS 500
 #define RUN_SCAN_TICK_MS 250
 
 static char *
@@ -133,11 +135,15 @@ run_scan_tick(uv_timer_t *t)
 void
 run_scan_wait(struct run *rn, uv_loop_t *loop)
 {
-    if (rn->scanning && !rn->scan_timer_on && rn->out.progress &&
-        !rn->out.quiet && uv_timer_init(loop, &rn->scan_timer) == 0) {
+    /* The loop's clock may be old (a blocking login ran since): a timer
+     * set from it would fire at once, for a scan long done. */
+    uv_update_time(loop);
+    if (rn->scanning && !atomic_load(&rn->scan_finished) &&
+        !rn->scan_timer_on && rn->out.progress && !rn->out.quiet &&
+        uv_timer_init(loop, &rn->scan_timer) == 0) {
         rn->scan_timer.data = rn;
         rn->scan_timer_on = 1;
-        uv_timer_start(&rn->scan_timer, run_scan_tick, RUN_SCAN_TICK_MS,
+        uv_timer_start(&rn->scan_timer, run_scan_tick, RUN_SCAN_FIRST_MS,
             RUN_SCAN_TICK_MS);
     }
     while (rn->scanning)
