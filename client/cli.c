@@ -39,6 +39,7 @@ cli_usage(FILE *f)
 "      --bwlimit RATE    at most RATE bytes/s over all streams (20M, 500K)\n"
 "      --margin PCT      refuse what would leave less than PCT%% of the\n"
 "                        destination's file system free (20); --force\n"
+"                        skips the check (and sends while it scans)\n"
 "      --delete          remove from DEST what the sources do not have\n"
 "                        (--delete-excluded: excluded files too)\n"
 "      --watch TIME      pull: keep pulling checkpoints as they appear in\n"
