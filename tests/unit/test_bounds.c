@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -189,7 +190,7 @@ TEST(bounds_plan_window)
  * until the test opens it; every later step takes what it is given. */
 struct gate {
     sem_t open;
-    int waited;
+    atomic_int waited;      /* set by the role's step, on a pool thread */
     uint64_t frames_in;
     int closed, close_err;
 };
@@ -199,8 +200,8 @@ gate_step(void *role, struct conn_step *st)
 {
     struct gate *g = role;
 
-    if (st->in_len > 0 && !g->waited) {
-        g->waited = 1;
+    if (st->in_len > 0 && !atomic_load(&g->waited)) {
+        atomic_store(&g->waited, 1);
         while (sem_wait(&g->open) != 0)
             ;
     }
@@ -271,7 +272,8 @@ TEST(bounds_conn_inbox)
     /* Until the conn has stopped reading with the role held at the gate.
      * Were there no bound, it would read all FLOOD_TOTAL bytes and then
      * wait here for ever (the case's timeout fails it). */
-    while (!(c.reading == 0 && c.job_running && g.waited) && !g.closed)
+    while (!(c.reading == 0 && c.job_running && atomic_load(&g.waited)) &&
+        !g.closed)
         uv_run(&loop, UV_RUN_ONCE);
     CHECK(!g.closed);
     CHECK(c.bytes_in <= cap);
