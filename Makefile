@@ -12,7 +12,13 @@ DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
 
-ifeq ($(VARIANT),asan)
+ifeq ($(VARIANT),tsan)
+  OUT := build/tsan
+  BINDIR := build/tsan/bin
+  VFLAGS := -O1 -g -fsanitize=thread
+  AGENT_LDFLAGS := -fsanitize=thread
+  AGENT_LIBS := -luv -lzstd -lpthread
+else ifeq ($(VARIANT),asan)
   OUT := build/asan
   BINDIR := build/asan/bin
   VFLAGS := -O1 -g -fno-omit-frame-pointer \
@@ -51,9 +57,10 @@ AGENT := $(BINDIR)/ferry-agent
 AGENT_AARCH64 := $(BINDIR)/ferry-agent-aarch64
 CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
+UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
-.PHONY: all deps test check unit integration e2e asan demo bench install \
+.PHONY: all deps test check unit integration e2e asan tsan demo bench install \
 	bench-quick bench-delta bench-streams fuzz clean help
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
@@ -174,6 +181,12 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	FERRY_BIN=build/asan/bin FERRY_TOOLS=build/asan/tests \
 		sh tests/run.sh integration
+
+## tsan: build with ThreadSanitizer and run the unit tests (the scan
+## threads, the pool, the pumps); not part of CI's run
+tsan: deps
+	@$(MAKE) --no-print-directory VARIANT=tsan $(UNIT_TSAN)
+	TSAN_OPTIONS=halt_on_error=1 $(UNIT_TSAN)
 
 ## demo: push a generated dataset, change it, push again, pull it back
 demo: deps
