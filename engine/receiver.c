@@ -214,6 +214,10 @@ receiver_on_plan(struct receiver *rc, const struct frame *f,
 
     if ((r = msg_plan_decode(f->payload, f->len, &plan)) != 0)
         return r;
+    /* A live plan only to a receiver that said it takes one (a pull's
+     * client that checks space needs the total first). */
+    if ((plan.flags & PLAN_F_LIVE) && !(rc->x->caps & PROTO_CAP_LIVE))
+        return FERRY_ERR_PROTOCOL;
     if ((r = dest_resolve(rc->d, &plan, &rc->rename)) != 0)
         return r;
     receiver_count_totals(rc, plan.entries_total, plan.files_total,
