@@ -6,7 +6,6 @@
 #include "run_int.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../common/alloc.h"
@@ -106,13 +105,9 @@ run_scan_done(uv_work_t *req, int status)
 void
 run_scan_start(struct run *rn, uv_loop_t *loop, struct manifest *mf)
 {
-    const char *delay = getenv("FERRY_TEST_SCAN_DELAY_US");
-
     rn->scan_mf = mf;
     rn->scan_req.data = rn;
     rn->scanning = 1;
-    if (delay != NULL)
-        manifest_set_delay(mf, (unsigned)strtoul(delay, NULL, 10));
     /* Before the thread runs: a plan made at once knows to wait. */
     manifest_live_begin(mf);
     if (uv_queue_work(loop, &rn->scan_req, run_scan, run_scan_done) != 0) {

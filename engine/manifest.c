@@ -45,6 +45,9 @@ manifest_init(struct manifest *m)
 void
 manifest_live_begin(struct manifest *m)
 {
+    const char *delay = getenv("FERRY_TEST_SCAN_DELAY_US");
+
+    m->delay_us = delay != NULL ? (unsigned)strtoul(delay, NULL, 10) : 0;
     atomic_store(&m->live_err, 0);
     atomic_store(&m->live, 1);
 }
@@ -87,12 +90,6 @@ const struct mnotice *
 manifest_notice_at(const struct manifest *m, size_t i)
 {
     return stable_at(&m->notices, i);
-}
-
-void
-manifest_set_delay(struct manifest *m, unsigned us)
-{
-    m->delay_us = us;
 }
 
 void

@@ -80,7 +80,7 @@ struct manifest {
     struct filter *filter;  /* private: borrowed, see manifest_set_filter */
     const atomic_int *stop; /* private: see manifest_set_stop */
     int ignore_files;       /* private */
-    unsigned delay_us;      /* private: see manifest_set_delay */
+    unsigned delay_us;      /* private: see manifest_live_begin */
 };
 
 /* Entry id (below manifest_avail, or n on the thread that scans). */
@@ -96,7 +96,10 @@ manifest_entry(const struct manifest *m, size_t id)
  * appended, and what was published never moves. The scanning thread
  * calls manifest_live_begin before the first scan (before the reader
  * looks) and manifest_live_end after the last, with the scan's error.
- * A manifest that was never live is complete.
+ * A manifest that was never live is complete. For tests, with
+ * FERRY_TEST_SCAN_DELAY_US in the environment, each entry a live scan
+ * appends after the first hundred waits that many microseconds, so a
+ * test can see a transfer start before its scan ends.
  */
 void manifest_live_begin(struct manifest *m);
 void manifest_live_end(struct manifest *m, int err);
@@ -111,10 +114,6 @@ int manifest_live(const struct manifest *m, int *err);
 size_t manifest_notices(const struct manifest *m);
 const struct mnotice *manifest_notice_at(const struct manifest *m,
     size_t i);
-/* Tests only: each entry the scan appends after the first hundred waits
- * us microseconds, so a test can see a transfer start before its scan
- * ends. */
-void manifest_set_delay(struct manifest *m, unsigned us);
 
 void manifest_init(struct manifest *m);
 

@@ -317,7 +317,6 @@ session_scan_live(struct session *s, struct session_paths *l,
     struct plan **plan)
 {
     struct session_shared *sh = s->shared;
-    const char *delay = getenv("FERRY_TEST_SCAN_DELAY_US");
     struct session_scan *sc = xcalloc(1, sizeof(*sc));
 
     if (sc == NULL)
@@ -326,8 +325,6 @@ session_scan_live(struct session *s, struct session_paths *l,
     manifest_init(&sc->mf);
     manifest_set_filter(&sc->mf, session_filter(s), 1);
     manifest_set_stop(&sc->mf, &sc->stop);
-    if (delay != NULL)
-        manifest_set_delay(&sc->mf, (unsigned)strtoul(delay, NULL, 10));
     sc->paths = *l;
     memset(l, 0, sizeof(*l));
     manifest_live_begin(&sc->mf);

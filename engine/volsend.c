@@ -536,12 +536,25 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     return vs_remember(vs, ps, id);
 }
 
+/* 1 while a live scan may still bring files for the open volume
+ * (VOLSEND_LINGER_NS). */
+static int
+vs_lingers(struct volsend *vs, const struct vs_stream *ps)
+{
+    uint64_t now;
+
+    if (plan_scanning(vs->p) != 1)
+        return 0;
+    now = clock_ns();
+    return now - ps->fed_ns < VOLSEND_LINGER_NS &&
+        now - ps->first_ns < VOLSEND_LINGER_MAX_NS;
+}
+
 int
 volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
     int *busy)
 {
     struct vs_stream *ps;
-    uint64_t now;
     uint32_t id;
     int r;
 
@@ -557,14 +570,12 @@ volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
             return r;
         *busy = 1;
     }
-    now = clock_ns();
     if (*busy)
-        ps->fed_ns = now;
+        ps->fed_ns = clock_ns();
     /* Nothing more can join the volume soon: the receiver gets its end,
      * commits its files and answers, which opens the window again. */
     if (ps->w != NULL && vs->qlen == 0 && !plan_next_offer(vs->p, &id) &&
-        (plan_scanning(vs->p) != 1 || now - ps->fed_ns >= VOLSEND_LINGER_NS ||
-        now - ps->first_ns >= VOLSEND_LINGER_MAX_NS))
+        !vs_lingers(vs, ps))
         return vs_end_set(vs, ps, out);
     return 0;
 }

@@ -14,6 +14,15 @@ head -c 3000000 /dev/urandom >"$T/src/b/zbig"
 nfiles=$(find "$T/src" -type f | wc -l)
 nbytes=$(find "$T/src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 
+# first_file DEST: waits up to 2.5 s for the tree's first file in DEST.
+first_file() {
+    for _ in $(seq 1 250); do
+        [ -e "$1/src/a/f001" ] && return 0
+        sleep 0.01
+    done
+    return 1
+}
+
 # live_run DEST CMD...: runs a transfer into DEST (a scan of about 3 s
 # after the first hundred entries) and checks that the first file of the
 # tree is committed while the last is still to be scanned, then that
@@ -24,11 +33,7 @@ live_run() {
     FERRY_TEST_SCAN_DELAY_US=10000 "$@" --force --json -vv >"$T/live.out" \
         2>"$T/live.err" &
     pid=$!
-    for _ in $(seq 1 250); do
-        [ -e "$dest/src/a/f001" ] && break
-        sleep 0.01
-    done
-    [ -e "$dest/src/a/f001" ] || fail "$1: nothing arrived in the first 2.5 s"
+    first_file "$dest" || fail "$1: nothing arrived in the first 2.5 s"
     kill -0 $pid 2>/dev/null || fail "$1 ended before its scan could have"
     [ ! -e "$dest/src/b/zbig" ] || fail "$1: the last entry arrived already"
     wait $pid || fail "live $1 failed: $(tail -n 5 "$T/live.err")"
@@ -54,10 +59,7 @@ live_run "$T/d1" "$FERRY" push "$T/src" "local:$T/d1"
 export FERRY_TEST_SCAN_DELAY_US=10000
 "$FERRY" push --force "$T/src" "local:$T/d2" 2>"$T/int.err" &
 pid=$!
-for _ in $(seq 1 250); do
-    [ -e "$T/d2/src/a/f001" ] && break
-    sleep 0.01
-done
+first_file "$T/d2" || true
 kill -INT $pid
 set +e
 wait $pid
@@ -80,10 +82,7 @@ export FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_PIDFILE="$T/agent.pid"
 "$FERRY" push --force --json --agent "$TESTS_DIR/lib/slow_agent.py" \
     "$T/src" "local:$T/d6" >"$T/cut.out" 2>"$T/cut.err" &
 pid=$!
-for _ in $(seq 1 250); do
-    [ -e "$T/d6/src/a/f001" ] && break
-    sleep 0.01
-done
+first_file "$T/d6" || true
 kill -9 "$(cat "$T/agent.pid")"
 wait $pid || fail "push cut mid-scan failed: $(tail -n 5 "$T/cut.err")"
 grep -q "retrying" "$T/cut.err" || fail "no reconnect"
