@@ -70,6 +70,8 @@ vs_apply_opts(struct volsend *vs, const struct volsend_opts *o)
         vs->o.threshold = vs->o.volume_size / 16;
     if (vs->o.threshold > PROTO_MAX_PACK_THRESHOLD)
         vs->o.threshold = PROTO_MAX_PACK_THRESHOLD;
+    if (vs->o.max_files == 0 || vs->o.max_files > PROTO_MAX_VOLUME_FILES)
+        vs->o.max_files = PROTO_MAX_VOLUME_FILES;
     vs->level = vs->o.compress == VOL_COMPRESS_NEVER || (vs->o.compress ==
         VOL_COMPRESS_AUTO && vs->o.short_link) ? VOLSEND_MIN_LEVEL :
         vs->o.compress == VOL_COMPRESS_LEVEL ? vs->o.level :
@@ -126,7 +128,7 @@ volsend_free(struct volsend *vs)
 int
 volsend_on_opts(struct volsend *vs, const struct msg_vol_opts *m)
 {
-    struct volsend_opts o;
+    struct volsend_opts o = vs->o;  /* what is not on the wire stays */
 
     if (vs->took || vs->opts_came)
         return FERRY_ERR_PROTOCOL;
@@ -523,9 +525,10 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
-    /* A volume's worth: the next file begins a volume; else a frame's
-     * worth, to judge the level by: the next file begins a frame. */
-    if (ps->nbytes >= VOLSEND_ADAPT_BYTES) {
+    /* A volume's worth of bytes or files: the next file begins a volume;
+     * else a frame's worth, to judge the level by: the next file begins a
+     * frame. */
+    if (ps->nbytes >= VOLSEND_ADAPT_BYTES || ps->nfiles >= vs->o.max_files) {
         if ((r = volw_cut(ps->w)) != 0)
             return r;
     } else if (ps->f_in >= VOLSEND_FRAME_BYTES) {

@@ -96,6 +96,11 @@ struct volsend_opts {
      * fastest level (text still shrinks by about half) instead of
      * adapting. */
     uint8_t short_link;
+    /* Not on the wire: files a volume holds at most; 0 (or more) for
+     * PROTO_MAX_VOLUME_FILES, all the receiver takes. A volume of small
+     * files the receiver commits as fast as they come is not bounded by
+     * the plan's window, and empty files add no bytes. */
+    uint32_t max_files;
 };
 
 /* The packer of plan p (which owns it, see plan_set_packer). */

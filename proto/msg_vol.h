@@ -26,7 +26,7 @@
  * (64 KiB) up to 1 TiB. */
 #define PROTO_MIN_VOLUME_SIZE (UINT64_C(64) << 10)
 #define PROTO_MAX_VOLUME_SIZE (UINT64_C(1) << 40)
-/* Files in one volume: the sender's window bounds them anyway. */
+/* Files in one volume (a sender cuts its volumes there). */
 #define PROTO_MAX_VOLUME_FILES (1u << 16)
 
 /* VOL_OPTS compress modes. */

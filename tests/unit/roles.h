@@ -222,8 +222,10 @@ struct rt_case {
     int unjoined;               /* sessions of streams > 0 opened nothing */
     int client;                 /* session rows: the client side */
     /* Sender rows: a packer (volsend.h) with this threshold and volume
-     * size (0: none; packer_off: a packer that packs nothing). */
+     * size (0: none; packer_off: a packer that packs nothing), and at
+     * most volume_files files a volume (0: as many as the wire takes). */
     uint64_t pack, volume_size;
+    uint32_t volume_files;
     int packer_off;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */

@@ -410,7 +410,8 @@ rt_open_sender(struct rt *rt, unsigned n)
     }
     manifest_cleanup(&mf);
     if (rt->c->pack > 0 || rt->c->packer_off) {
-        struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0 };
+        struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0,
+            rt->c->volume_files };
         struct volsend *vs = volsend_new(rt->plan, &o, &rt->x);
 
         CHECK(vs != NULL);
@@ -719,7 +720,7 @@ rt_push(struct rt *rt, struct rt_pump *p)
     CHECK((plan = plan_new(&mf, RT_BS, p->flags, &p->xc)) != NULL);
     manifest_cleanup(&mf);
     if (p->pack > 0) {
-        struct volsend_opts vo = { p->pack, p->volume_size, 0, 0, 0 };
+        struct volsend_opts vo = { p->pack, p->volume_size, 0, 0, 0, 0 };
         struct volsend *vs = volsend_new(plan, &vo, &p->xc);
 
         CHECK(vs != NULL);

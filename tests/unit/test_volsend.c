@@ -26,6 +26,14 @@ static const struct rt_case volsend_rules[] = {
                   { F_WANT(3) }, { F_WANT(4) }, { F_SKIP(5) }, { F_DONE(1) },
                   { F_DONE(3) }, { F_DONE(4) }, { F_SUMMARY } },
       .out = OFFERS " " VOL1 " BLOCK:3:0-2 FEND:3 " VOL1 " END" },
+    /* Files wanted together share a volume, up to the most a volume
+     * holds (PROTO_MAX_VOLUME_FILES; here lowered to one). */
+    { "two_in_one_volume", .pack = 1000,
+      .script = { READY_, { F_SKIP(0) }, { F_WANT(1), BATCH }, { F_WANT(4) } },
+      .out = OFFERS " VOL_BEGIN VOL_FILE VOL_FILE VOL_DATA VOL_END" },
+    { "volume_files_cap", .pack = 1000, .volume_files = 1,
+      .script = { READY_, { F_SKIP(0) }, { F_WANT(1), BATCH }, { F_WANT(4) } },
+      .out = OFFERS " " VOL1 " " VOL1 },
     /* Without the capability, or below no threshold: blocks. */
     { "without_capability", .pack = 1000, .caps_off = PROTO_CAP_VOLUMES,
       .script = { READY_, { F_WANT(1) } },
