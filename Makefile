@@ -130,14 +130,16 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_values.c client/help.c \
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 
-# readlink is wrapped so that a test can play a link target that Linux's
-# own file systems cannot hold (tests/unit/test_manifest_limits.c), and
+# readlink and fstatat are wrapped so that a test can play a link target
+# and a modification time that Linux's own file systems cannot hold
+# (tests/unit/test_manifest_limits.c), and
 # partial_key so that a test can give every path the same staging key
 # (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
 		$(call obj,$(UNIT_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=partial_key \
+	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=fstatat \
+		-Wl,--wrap=partial_key \
 		-pthread -o $@ $^ \
 		$(CLIENT_LIBS)
 

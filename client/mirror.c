@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/arena.h"
 #include "../common/buf.h"
 #include "../common/text.h"
 #include "../engine/manifest.h"
@@ -150,13 +151,38 @@ mirror_rel_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* An entry and its path. */
+struct mirror_named {
+    const char *rel;
+    const struct mentry *e;
+};
+
 /* Entries by name. */
 static int
-mirror_entry_cmp(const void *a, const void *b)
+mirror_named_cmp(const void *a, const void *b)
 {
-    const struct mentry *const *x = a, *const *y = b;
+    return strcmp(((const struct mirror_named *)a)->rel,
+        ((const struct mirror_named *)b)->rel);
+}
 
-    return strcmp((*x)->rel, (*y)->rel);
+/* m's entries with their paths (in names), by id; NULL when memory
+ * runs out. */
+static struct mirror_named *
+mirror_name_all(const struct manifest *m, struct arena *names)
+{
+    struct mirror_named *v = xcalloc(m->n + 1, sizeof(*v));
+    char rel[MANIFEST_REL_MAX];
+    size_t i;
+
+    for (i = 0; v != NULL && i < m->n; i++) {
+        manifest_rel(m, i, rel);
+        v[i].e = manifest_entry(m, i);
+        if ((v[i].rel = arena_strndup(names, rel, strlen(rel))) == NULL) {
+            xfree(v);
+            return NULL;
+        }
+    }
+    return v;
 }
 
 /* 1 if rel (or a directory above it) is excluded by f. */
@@ -188,62 +214,68 @@ mirror_beneath(const char *rel, const char *dir, size_t dlen)
  * Compares the sources src (paths relative to the destination directory)
  * with the destination's entries dst: reports what would be sent and
  * skipped (dry run), and what the destination has that the sources do not
- * (with --delete); the topmost of those go into *del (paths borrowed from
- * dst), *ndel of them.
+ * (with --delete); the topmost of those go into *del (paths kept in
+ * names), *ndel of them.
  */
 static int
 mirror_compare(struct mirror_report *rp, const struct cli *cli,
     const struct manifest *src, const struct manifest *dst,
-    const char ***del, size_t *ndel)
+    struct arena *pathstore, const char ***del, size_t *ndel)
 {
     const char **names = NULL, *gone = NULL, *kept = NULL;
-    const struct mentry **byname;
+    struct mirror_named *byname, *dnamed, *snamed;
     size_t i, ns = 0, nd = 0, gl = 0, kl = 0;
 
     *del = NULL;
     *ndel = 0;
-    if ((byname = xcalloc(dst->n + 1, sizeof(*byname))) == NULL)
-        return FERRY_ERR_NOMEM;
-    if ((names = xcalloc(dst->n + src->n + 1, sizeof(*names))) == NULL) {
+    byname = xcalloc(dst->n + 1, sizeof(*byname));
+    names = xcalloc(dst->n + src->n + 1, sizeof(*names));
+    dnamed = mirror_name_all(dst, pathstore);
+    snamed = mirror_name_all(src, pathstore);
+    if (byname == NULL || names == NULL || dnamed == NULL ||
+        snamed == NULL) {
         xfree(byname);
+        xfree(names);
+        xfree(dnamed);
+        xfree(snamed);
         return FERRY_ERR_NOMEM;
     }
-    for (i = 0; i < dst->n; i++)
-        byname[i] = manifest_entry(dst, i);
-    qsort(byname, dst->n, sizeof(*byname), mirror_entry_cmp);
+    memcpy(byname, dnamed, dst->n * sizeof(*byname));
+    qsort(byname, dst->n, sizeof(*byname), mirror_named_cmp);
     for (i = 0; i < src->n; i++) {
-        const struct mentry *s = manifest_entry(src, i), *d = NULL, **hit;
+        const struct mentry *s = snamed[i].e, *d;
+        const struct mirror_named *hit;
 
         if (s->kind != ENTRY_FILE)
             continue;
-        hit = bsearch(&s, byname, dst->n, sizeof(*byname),
-            mirror_entry_cmp);
-        d = hit != NULL ? *hit : NULL;
+        hit = bsearch(&snamed[i], byname, dst->n, sizeof(*byname),
+            mirror_named_cmp);
+        d = hit != NULL ? hit->e : NULL;
         if (d != NULL && d->kind == ENTRY_FILE && d->size == s->size &&
             d->mtime_sec == s->mtime_sec && d->mtime_nsec == s->mtime_nsec) {
             rp->nskip++;
             rp->bskip += s->size;
-            mirror_line(rp, "skip", s->rel, s->size);
+            mirror_line(rp, "skip", snamed[i].rel, s->size);
         } else {
             rp->nsend++;
             rp->bsend += s->size;
-            mirror_line(rp, "send", s->rel, s->size);
+            mirror_line(rp, "send", snamed[i].rel, s->size);
         }
     }
     /* Now the other way: the sources' names, sorted. */
     for (i = 0; i < src->n; i++)
-        names[i] = manifest_entry(src, i)->rel;
+        names[i] = snamed[i].rel;
     ns = src->n;
     qsort(names, ns, sizeof(*names), mirror_rel_cmp);
     for (i = 0; cli->delete && i < dst->n; i++) {
-        const struct mentry *d = manifest_entry(dst, i);
+        const struct mirror_named *d = &dnamed[i];
 
         /* Entries come directory first, so what lies beneath a removed
          * or kept directory follows it. */
         if (gone != NULL && mirror_beneath(d->rel, gone, gl)) {
-            rp->ndel += d->kind != ENTRY_DIR;
-            rp->bdel += d->size;
-            mirror_line(rp, "delete", d->rel, d->size);
+            rp->ndel += d->e->kind != ENTRY_DIR;
+            rp->bdel += d->e->size;
+            mirror_line(rp, "delete", d->rel, d->e->size);
             continue;
         }
         if (kept != NULL && mirror_beneath(d->rel, kept, kl))
@@ -253,14 +285,14 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
             mirror_rel_cmp) != NULL)
             continue;
         if (cli->delete == 1 && mirror_excluded(&cli->filter, d->rel,
-            d->kind == ENTRY_DIR)) {
+            d->e->kind == ENTRY_DIR)) {
             kept = d->rel;
             kl = strlen(kept);
             continue;
         }
-        rp->ndel += d->kind != ENTRY_DIR;
-        rp->bdel += d->size;
-        mirror_line(rp, "delete", d->rel, d->size);
+        rp->ndel += d->e->kind != ENTRY_DIR;
+        rp->bdel += d->e->size;
+        mirror_line(rp, "delete", d->rel, d->e->size);
         names[ns + nd++] = d->rel;
         gone = d->rel;
         gl = strlen(gone);
@@ -268,6 +300,8 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     if (nd > 0)
         memmove(names, names + ns, nd * sizeof(*names));
     xfree(byname);
+    xfree(dnamed);
+    xfree(snamed);
     *del = names;
     *ndel = nd;
     return 0;
@@ -477,6 +511,7 @@ mirror_space_need(struct cli *cli, uint64_t *need)
 {
     struct mirror_report rp;
     struct manifest src, dst;
+    struct arena paths;
     const char **del = NULL;
     size_t ndel = 0;
     int code, is_dir = 1, r, del_mode = cli->delete;
@@ -488,6 +523,7 @@ mirror_space_need(struct cli *cli, uint64_t *need)
     output_init(&rp.out, &rp.x);
     manifest_init(&src);
     manifest_init(&dst);
+    arena_init(&paths);
     *need = 0;
     code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
     /* A source that is missing counts nothing; the transfer says so. */
@@ -495,7 +531,7 @@ mirror_space_need(struct cli *cli, uint64_t *need)
         code = EXIT_OK;
     cli->delete = 0;
     if (r == 0 && code == EXIT_OK)
-        r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
+        r = mirror_compare(&rp, cli, &src, &dst, &paths, &del, &ndel);
     cli->delete = del_mode;
     if (r != 0) {
         output_fatal(&rp.out, NULL, r, ferry_strerror(r));
@@ -503,6 +539,7 @@ mirror_space_need(struct cli *cli, uint64_t *need)
     }
     *need = rp.bsend;
     xfree(del);
+    arena_cleanup(&paths);
     manifest_cleanup(&src);
     manifest_cleanup(&dst);
     return code;
@@ -513,9 +550,11 @@ mirror_main(struct cli *cli)
 {
     struct mirror_report rp;
     struct manifest src, dst;
+    struct arena paths;
     const char **del = NULL;
     size_t ndel = 0;
     int code = EXIT_OK, is_dir = 1, r = 0, dest_dir;
+    char top[MANIFEST_REL_MAX];
     const char *dest;
 
     memset(&rp, 0, sizeof(rp));
@@ -526,6 +565,7 @@ mirror_main(struct cli *cli)
     output_init(&rp.out, &rp.x);
     manifest_init(&src);
     manifest_init(&dst);
+    arena_init(&paths);
     if (!cli->dry_run && (code = space_transfer(cli)) != EXIT_OK)
         return code;
     dest = cli->cmd == CMD_PUSH ? cli->remote.path : cli->local_paths[0];
@@ -538,10 +578,11 @@ mirror_main(struct cli *cli)
         if (manifest_single_file(&src) && is_dir != 1 && !dest_dir) {
             cli->delete = 0;
             if (dst.n == 1)
-                r = manifest_rename_top(&src, manifest_entry(&dst, 0)->rel);
+                r = manifest_rename_top(&src,
+                    manifest_rel(&dst, 0, top));
         }
         if (r == 0)
-            r = mirror_compare(&rp, cli, &src, &dst, &del, &ndel);
+            r = mirror_compare(&rp, cli, &src, &dst, &paths, &del, &ndel);
     }
     if (r != 0) {
         output_fatal(&rp.out, NULL, r, ferry_strerror(r));
@@ -552,6 +593,7 @@ mirror_main(struct cli *cli)
     if (r == 0 && (cli->dry_run || ndel > 0 || cli->json))
         mirror_summary(&rp, code);
     xfree(del);
+    arena_cleanup(&paths);
     manifest_cleanup(&src);
     manifest_cleanup(&dst);
     return code;

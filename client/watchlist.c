@@ -64,18 +64,18 @@ static int
 watch_gather(const struct watch_table *t, const struct manifest *m,
     struct watch_unit *now, size_t *nn)
 {
+    char rel[MANIFEST_REL_MAX];
     size_t i;
 
     for (i = 0; i < m->n; i++) {
         const struct mentry *e = manifest_entry(m, i);
-        const char *slash = strchr(e->rel, '/');
-        size_t len = slash != NULL ? (size_t)(slash - e->rel) :
-            strlen(e->rel);
-        struct watch_unit *w = watch_find(now, *nn, e->rel, len);
+        const char *slash = strchr(manifest_rel(m, i, rel), '/');
+        size_t len = slash != NULL ? (size_t)(slash - rel) : strlen(rel);
+        struct watch_unit *w = watch_find(now, *nn, rel, len);
 
         if (w == NULL) {
             w = &now[*nn];
-            if ((w->name = xstrndup(e->rel, len)) == NULL)
+            if ((w->name = xstrndup(rel, len)) == NULL)
                 return FERRY_ERR_NOMEM;
             (*nn)++;
         }

@@ -39,6 +39,7 @@ listing_step(void *role, struct conn_step *st)
 {
     struct listing *l = role;
     struct msg_entry e;
+    char rel[MANIFEST_REL_MAX];
     struct msg_notice nt;
     int r = 0;
 
@@ -60,9 +61,9 @@ listing_step(void *role, struct conn_step *st)
         e.size = me->size;
         e.mtime_sec = me->mtime_sec;
         e.mtime_nsec = me->mtime_nsec;
-        e.path.p = me->rel;
-        e.path.len = strlen(me->rel);
-        e.target.p = mentry_target(me);
+        e.path.p = manifest_rel(&l->m, l->next, rel);
+        e.path.len = strlen(rel);
+        e.target.p = manifest_target(&l->m, l->next);
         e.target.len = e.target.p != NULL ? strlen(e.target.p) : 0;
         r = msg_entry_encode(st->out, &e);
         l->next++;

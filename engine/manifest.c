@@ -20,9 +20,12 @@
  * and its state is not data. */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
-/* Chunks of the stable arrays (stable.h): 128 KiB of entries, 8 KiB of
- * sources, 24 KiB of notices, 64 KiB of hashes. */
+/* Chunks of the stable arrays (stable.h): 112 KiB of entries, 256 KiB
+ * of names, 8 KiB of sources, 24 KiB of notices, 64 KiB of hashes. A
+ * name's place is a 32-bit offset: the store holds at most 4 GiB. */
 #define ENTS_SHIFT 12
+#define NAMES_SHIFT 18
+#define NAMES_MAX ((size_t)1 << 32)
 #define SOURCES_SHIFT 8
 #define NOTICES_SHIFT 10
 #define HASHES_SHIFT 12
@@ -31,9 +34,11 @@ void
 manifest_init(struct manifest *m)
 {
     memset(m, 0, sizeof(*m));
-    arena_init(&m->names);
+    arena_init(&m->prefixes);
     stable_init(&m->ents, sizeof(struct mentry), ENTS_SHIFT,
         MANIFEST_MAX_ENTRIES);
+    stable_init(&m->names, 1, NAMES_SHIFT, NAMES_MAX);
+    m->names_max = NAMES_MAX;
     stable_init(&m->sources, sizeof(struct msource), SOURCES_SHIFT,
         MANIFEST_MAX_ENTRIES);
     stable_init(&m->notices, sizeof(struct mnotice), NOTICES_SHIFT,
@@ -120,14 +125,50 @@ manifest_cleanup(struct manifest *m)
     stable_free(&m->notices);
     stable_free(&m->sources);
     stable_free(&m->hashes);
-    arena_cleanup(&m->names);
+    stable_free(&m->names);
+    arena_cleanup(&m->prefixes);
+    xfree(m->dirs);
+    xfree(m->dirpath);
     manifest_init(m);
 }
 
-const char *
-mentry_target(const struct mentry *e)
+static const char *
+mentry_name(const struct manifest *m, const struct mentry *e)
 {
-    return (e->flags & MENTRY_TARGET) ? e->rel + strlen(e->rel) + 1 : NULL;
+    return stable_at(&m->names, e->name);
+}
+
+const char *
+manifest_target(const struct manifest *m, size_t id)
+{
+    const struct mentry *e = manifest_entry(m, id);
+    const char *name = mentry_name(m, e);
+
+    return (e->flags & MENTRY_TARGET) ? name + strlen(name) + 1 : NULL;
+}
+
+/* Parents come before their children, and a path is at most
+ * PROTO_MAX_PATH bytes (manifest_append), so the walk up ends and the
+ * path fits. */
+const char *
+manifest_rel(const struct manifest *m, size_t id, char *buf)
+{
+    const struct mentry *e = manifest_entry(m, id);
+    size_t len = strlen(mentry_name(m, e)), at, nl;
+    uint32_t up;
+
+    for (up = e->parent; up != 0; up = manifest_entry(m, up - 1)->parent)
+        len += 1 + strlen(mentry_name(m, manifest_entry(m, up - 1)));
+    buf[len] = '\0';
+    for (at = len;; e = manifest_entry(m, e->parent - 1)) {
+        nl = strlen(mentry_name(m, e));
+        at -= nl;
+        memcpy(buf + at, mentry_name(m, e), nl);
+        if (e->parent == 0)
+            break;
+        buf[--at] = '/';
+    }
+    return buf;
 }
 
 static const struct msource *
@@ -160,18 +201,18 @@ int
 manifest_local(const struct manifest *m, size_t id, char *buf, size_t cap)
 {
     const struct msource *s;
-    const struct mentry *e;
+    char rel[MANIFEST_REL_MAX];
     size_t rest;
 
     if (id >= manifest_avail(m) || (s = manifest_source_of(m, id)) == NULL ||
         s->prefix == NULL)
         return -ENOENT;
-    e = manifest_entry(m, id);
-    rest = strlen(e->rel + s->strip);
+    manifest_rel(m, id, rel);
+    rest = strlen(rel + s->strip);
     if (s->plen + rest >= cap)
         return -ENAMETOOLONG;
     memcpy(buf, s->prefix, s->plen);
-    memcpy(buf + s->plen, e->rel + s->strip, rest + 1);
+    memcpy(buf + s->plen, rel + s->strip, rest + 1);
     return 0;
 }
 
@@ -229,7 +270,7 @@ manifest_source_add(struct manifest *m, const char *local, size_t plen,
     s->strip = strip;
     s->prefix = NULL;
     if (local != NULL &&
-        (s->prefix = arena_strndup(&m->names, local, plen)) == NULL)
+        (s->prefix = arena_strndup(&m->prefixes, local, plen)) == NULL)
         return FERRY_ERR_NOMEM;
     /* The reader sees the source whole once it sees the count. */
     atomic_store_explicit(&m->nsources, k + 1, memory_order_release);
@@ -300,45 +341,115 @@ path_join(const char *a, const char *b)
     return p;
 }
 
-/* rel, and a symlink's target (or NULL) after its NUL, in the arena. */
-static const char *
-manifest_names(struct manifest *m, const char *rel, const char *target)
+/* Stores name (len bytes) and a symlink's target (or NULL) after its NUL
+ * in the name store, all in one of its chunks: *at is where. A name is at
+ * most PROTO_MAX_PATH bytes and a target PROTO_MAX_LINK, so they fit. */
+static int
+manifest_name_put(struct manifest *m, const char *name, size_t len,
+    const char *target, uint32_t *at)
 {
-    size_t rl = strlen(rel) + 1, tl = target != NULL ? strlen(target) + 1 :
-        0;
+    const size_t chunk = (size_t)1 << NAMES_SHIFT;
+    size_t tl = target != NULL ? strlen(target) + 1 : 0, need = len + 1 + tl;
+    size_t off = m->names_used;
     char *p;
 
-    if ((p = arena_alloc(&m->names, rl + tl)) == NULL)
-        return NULL;
-    memcpy(p, rel, rl);
+    if ((off & (chunk - 1)) + need > chunk)
+        off = (off | (chunk - 1)) + 1;
+    if (off + need > m->names_max)
+        return FERRY_ERR_TOO_LARGE;
+    if ((p = stable_make(&m->names, off)) == NULL)
+        return FERRY_ERR_NOMEM;
+    memcpy(p, name, len);
+    p[len] = '\0';
     if (target != NULL)
-        memcpy(p + rl, target, tl);
-    return p;
+        memcpy(p + len + 1, target, tl);
+    m->names_used = off + need;
+    *at = (uint32_t)off;
+    return 0;
 }
 
-/* Appends an entry: rel and target (or NULL) go into the arena. */
+/*
+ * The entry rel's path continues: the innermost directory appended so far
+ * that holds it (1 + its id), 0 if none; *skip is where rel's name starts
+ * after it. Entries come depth first, so the directories that may hold
+ * the next one are those on the stack of the last entry's: the rest are
+ * left, and a directory appended next goes on top (manifest_dir_push).
+ * A listing that leaves a directory out gives its entries a longer
+ * name, never a wrong one.
+ */
+static uint32_t
+manifest_parent(struct manifest *m, const char *rel, size_t rl, size_t *skip)
+{
+    while (m->ndirs > 0) {
+        const struct mdir *d = &m->dirs[m->ndirs - 1];
+
+        if (d->len < rl && rel[d->len] == '/' &&
+            memcmp(m->dirpath, rel, d->len) == 0) {
+            *skip = d->len + 1;
+            return d->id + 1;
+        }
+        m->ndirs--;
+    }
+    *skip = 0;
+    return 0;
+}
+
+/* Directory entry id, rel, may hold the entries that follow. */
+static int
+manifest_dir_push(struct manifest *m, uint32_t id, const char *rel,
+    size_t rl)
+{
+    if (m->dirpath == NULL &&
+        (m->dirpath = xmalloc(MANIFEST_REL_MAX)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (m->ndirs == m->capdirs) {
+        size_t cap = m->capdirs ? 2 * m->capdirs : 16;
+        struct mdir *d = xrealloc(m->dirs, cap * sizeof(*d));
+
+        if (d == NULL)
+            return FERRY_ERR_NOMEM;
+        m->dirs = d;
+        m->capdirs = cap;
+    }
+    m->dirs[m->ndirs].id = id;
+    m->dirs[m->ndirs++].len = (uint32_t)rl;
+    memcpy(m->dirpath, rel, rl);
+    return 0;
+}
+
+/* Appends an entry: its name and target (or NULL) go into the store. */
 static int
 manifest_append(struct manifest *m, const char *rel, const char *target,
     const char *local, uint8_t kind, uint32_t mode, uint64_t size,
     int64_t mtime_sec, uint32_t mtime_nsec)
 {
     struct mentry *e;
-    const char *names;
+    size_t rl = strlen(rel), skip;
+    uint32_t parent, name;
     int r;
 
-    if (m->n >= MANIFEST_MAX_ENTRIES)
+    if (m->n >= MANIFEST_MAX_ENTRIES || mtime_sec > MENTRY_MTIME_MAX ||
+        mtime_sec < MENTRY_MTIME_MIN)
         return FERRY_ERR_TOO_LARGE;
+    if (rl == 0 || rl > PROTO_MAX_PATH)
+        return FERRY_ERR_BAD_PATH;
     if ((e = stable_make(&m->ents, m->n)) == NULL)
         return FERRY_ERR_NOMEM;
     if ((r = manifest_source_for(m, rel, local)) != 0)
         return r;
-    if ((names = manifest_names(m, rel, target)) == NULL)
-        return FERRY_ERR_NOMEM;
+    parent = manifest_parent(m, rel, rl, &skip);
+    if ((r = manifest_name_put(m, rel + skip, rl - skip, target,
+        &name)) != 0)
+        return r;
+    if (kind == ENTRY_DIR &&
+        (r = manifest_dir_push(m, (uint32_t)m->n, rel, rl)) != 0)
+        return r;
     memset(e, 0, sizeof(*e));
-    e->rel = names;
+    e->name = name;
+    e->parent = parent;
     e->flags = target != NULL ? MENTRY_TARGET : 0;
     e->kind = kind;
-    e->mode = (uint16_t)(mode & 07777);  /* checked by the decoder */
+    e->mode = mode & 07777;  /* checked by the decoder */
     e->size = kind == ENTRY_FILE ? size : 0;
     e->mtime_sec = mtime_sec;
     e->mtime_nsec = mtime_nsec;
@@ -372,6 +483,13 @@ manifest_add(void *ctx, const char *rel, const char *local,
         return FERRY_ERR_INTERRUPTED;
     if (m->delay_us > 0 && m->n >= 100)
         usleep(m->delay_us);
+    if (st->st_mtim.tv_sec > MENTRY_MTIME_MAX ||
+        st->st_mtim.tv_sec < MENTRY_MTIME_MIN) {
+        int r = manifest_notice(m, FERRY_ERR_UNSUPPORTED, local,
+            "modification time out of range");
+
+        return r != 0 ? r : 1;
+    }
     return manifest_append(m, rel, target, local,
         S_ISREG(st->st_mode) ? ENTRY_FILE : S_ISDIR(st->st_mode) ? ENTRY_DIR :
         ENTRY_SYMLINK, st->st_mode & 07777,
@@ -809,27 +927,31 @@ int
 manifest_rename_top(struct manifest *m, const char *name)
 {
     char local[MANIFEST_LOCAL_MAX];
-    const char *n;
     struct mentry *e;
     struct msource *s;
+    uint32_t at;
     int r;
 
     if (m->n != 1 || (e = manifest_entry(m, 0))->kind == ENTRY_DIR)
         return FERRY_ERR_USAGE;
+    if (strlen(name) == 0 || strlen(name) > PROTO_MAX_PATH)
+        return FERRY_ERR_BAD_PATH;
     /* The one entry has the one source; the new name reads from where the
      * old one did: all of it stripped. */
     s = (struct msource *)manifest_source_of(m, 0);
     if (s->prefix != NULL) {
         if ((r = manifest_local(m, 0, local, sizeof(local))) != 0)
             return r;
-        if ((s->prefix = arena_strndup(&m->names, local,
+        if ((s->prefix = arena_strndup(&m->prefixes, local,
             strlen(local))) == NULL)
             return FERRY_ERR_NOMEM;
         s->plen = strlen(local);
         s->strip = strlen(name);
     }
-    if ((n = manifest_names(m, name, mentry_target(e))) == NULL)
-        return FERRY_ERR_NOMEM;
-    e->rel = n;
+    if ((r = manifest_name_put(m, name, strlen(name), manifest_target(m, 0),
+        &at)) != 0)
+        return r;
+    e->name = at;
+    e->parent = 0;
     return 0;
 }

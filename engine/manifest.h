@@ -19,25 +19,36 @@
 #include "../common/err.h"
 #include "../common/hash.h"
 #include "../common/stable.h"
+#include "../proto/limits.h"
 #include "filter.h"
 
 /*
- * An entry, compact because a tree may have millions: 32 bytes, plus its
- * name (and a symlink's target after the name's NUL) in the manifest's
- * arena. Where the sender reads it is not stored but rebuilt from the
- * source it was scanned from (manifest_local), and a content hash is kept
- * beside the entries only when a transfer asks for hashes
- * (manifest_want_hashes).
+ * An entry, compact because a tree may have millions: 28 bytes, plus its
+ * name in the manifest's name store. The name is its last component (and
+ * a symlink's target after the name's NUL): the path before it is its
+ * parent's, an earlier entry (manifest_rel rebuilds the whole path), so
+ * a directory's path is kept once, not once per file in it. Where the
+ * sender reads it is not stored but rebuilt from the source it was
+ * scanned from (manifest_local), and a content hash is kept beside the
+ * entries only when a transfer asks for hashes (manifest_want_hashes).
+ * Modification times span 2^46 seconds either side of 1970 (a scan gives
+ * a notice for a file outside them, a listing an error).
  */
 struct mentry {
-    const char *rel; /* wire path, '/'-separated, checked */
     uint64_t size;
-    int64_t mtime_sec;
+    uint32_t name;   /* private: the name's place in the name store */
+    uint32_t parent; /* private: 1 + the id of the directory entry whose
+                        path comes before name, 0 if none */
+    int64_t mtime_sec : 47;
+    uint64_t mode : 12;   /* permission bits */
+    uint64_t kind : 2;    /* enum msg_entry_kind */
+    uint64_t flags : 3;   /* private: MENTRY_* */
     uint32_t mtime_nsec;
-    uint16_t mode;   /* permission bits */
-    uint8_t kind;    /* enum msg_entry_kind */
-    uint8_t flags;   /* private: MENTRY_* */
-};
+} __attribute__((packed, aligned(4)));
+
+/* The bounds of mentry.mtime_sec. */
+#define MENTRY_MTIME_MAX (((int64_t)1 << 46) - 1)
+#define MENTRY_MTIME_MIN (-((int64_t)1 << 46))
 
 /* mentry.flags */
 enum { MENTRY_TARGET = 1, MENTRY_HASHED = 2 };
@@ -49,6 +60,12 @@ struct msource {
     size_t first;
     const char *prefix;
     size_t plen, strip;
+};
+
+/* A directory among those the entry being appended may be in. */
+struct mdir {
+    uint32_t id;
+    uint32_t len;   /* of its path */
 };
 
 /* A problem met while scanning, reported to the other side as a NOTICE. */
@@ -64,7 +81,15 @@ struct manifest {
                            the thread that scans; see manifest_avail) */
     atomic_size_t avail;       /* private: entries published */
     atomic_uint_fast64_t avail_bytes;  /* private: their files' bytes */
-    struct arena names;        /* private: rel and target strings */
+    struct stable names;       /* private: the name store (bytes) */
+    size_t names_used;         /* private: its bytes handed out */
+    size_t names_max;          /* private: at most (4 GiB; a test may
+                                  lower it) */
+    struct arena prefixes;     /* private: the sources' prefixes */
+    struct mdir *dirs;         /* private: the directories the last
+                                  entry is in, outermost first */
+    size_t ndirs, capdirs;     /* private */
+    char *dirpath;             /* private: the innermost one's path */
     struct stable sources;     /* private: struct msource */
     atomic_size_t nsources;    /* private: published */
     struct stable hashes;      /* private: per entry, if wanted */
@@ -176,8 +201,16 @@ int manifest_walk(const char *src, const struct manifest_walker *w)
  */
 int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
 
-/* A symlink's target as scanned, or NULL (a listed entry has none). */
-const char *mentry_target(const struct mentry *e);
+/* Room for an entry's path with its NUL (manifest_rel). */
+#define MANIFEST_REL_MAX (PROTO_MAX_PATH + 1)
+
+/* Writes entry id's wire path ('/'-separated, as the other side sees it)
+ * into buf (MANIFEST_REL_MAX bytes) and returns buf. */
+const char *manifest_rel(const struct manifest *m, size_t id, char *buf);
+
+/* Entry id's symlink target as scanned, or NULL (a listed entry has
+ * none). */
+const char *manifest_target(const struct manifest *m, size_t id);
 
 /*
  * Writes where the sender reads entry id into buf (cap bytes). Fails with

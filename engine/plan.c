@@ -543,24 +543,28 @@ plan_file_unpack(struct plan *p, uint32_t id)
         plan_file_abort(p, id, FERRY_ERR_NOMEM);
 }
 
-/* File e was sent: its counts, and its event. */
+/* File id was sent: its counts, and its event. */
 static void
-plan_count_sent(struct plan *p, const struct mentry *e, uint64_t literal,
+plan_count_sent(struct plan *p, uint32_t id, uint64_t literal,
     uint64_t sparse, uint64_t resumed, uint64_t matched)
 {
+    const struct mentry *e = manifest_entry(p->mf, id);
+    char rel[MANIFEST_REL_MAX];
+
     xfer_add(&p->x->st.files_sent, 1);
     xfer_add(&p->x->st.bytes_payload, e->size);
     xfer_add(&p->x->st.bytes_literal, literal);
     xfer_add(&p->x->st.bytes_sparse, sparse);
     xfer_add(&p->x->st.resumed_bytes, resumed);
     xfer_add(&p->x->st.bytes_matched, matched);
-    xfer_file(p->x, e->rel, "sent", e->size, literal, matched);
+    xfer_file(p->x, manifest_rel(p->mf, id, rel), "sent", e->size, literal,
+        matched);
 }
 
 int
 plan_on_reply(struct plan *p, const struct msg_reply *m)
 {
-    char text[PROTO_MAX_MESSAGE + 1];
+    char text[PROTO_MAX_MESSAGE + 1], rel[MANIFEST_REL_MAX];
     struct plan_ended *r;
     struct mentry *e;
 
@@ -574,13 +578,14 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
             (r = ended_before_find(p, m->id)) != NULL) {
             /* Committed from what went out before the cut: sent. */
             plan_count(p, m->id, e->size);
-            plan_count_sent(p, e, r->n_literal, r->n_sparse, r->n_resumed,
+            plan_count_sent(p, m->id, r->n_literal, r->n_sparse, r->n_resumed,
                 r->n_matched);
             ended_before_drop(p, r);
         } else if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             plan_count(p, m->id, e->size);
-            xfer_file(p->x, e->rel, "skipped", e->size, 0, 0);
+            xfer_file(p->x, manifest_rel(p->mf, m->id, rel), "skipped",
+                e->size, 0, 0);
         }
         plan_finish(p, m->id);
         return 0;
@@ -593,12 +598,13 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
             (!(p->x->caps & PROTO_CAP_DELTA) || e->size == 0)))
             return FERRY_ERR_PROTOCOL;
         if (text[0] != '\0')  /* the receiver's warning about this file */
-            xfer_problem(p->x, SIDE_DEST, e->rel, 0, text);
+            xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+                0, text);
         return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0,
             (m->flags & REPLY_F_DELTA) != 0);
     default:
-        xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
-            text);
+        xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+            proto_err_from_wire(m->code), text);
         if (e->kind == ENTRY_FILE)
             plan_count(p, m->id, e->size);
         plan_finish(p, m->id);
@@ -632,24 +638,22 @@ plan_on_sigs(struct plan *p, const struct msg_sigs *m)
 int
 plan_on_file_done(struct plan *p, const struct msg_file_done *m)
 {
-    char text[PROTO_MAX_MESSAGE + 1];
+    char text[PROTO_MAX_MESSAGE + 1], rel[MANIFEST_REL_MAX];
     struct plan_ended *r;
-    struct mentry *e;
     struct pfile *f;
 
     if (m->id >= p->next_entry ||
         (p->est[m->id] != E_ENDED && p->est[m->id] != E_ABORTED))
         return FERRY_ERR_PROTOCOL;
-    e = manifest_entry(p->mf, m->id);
     f = plan_file(p, m->id);
     if (p->est[m->id] == E_ABORTED) {
         /* Already reported when we gave up on it. */
     } else if (m->code != 0) {
         snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
-        xfer_problem(p->x, SIDE_DEST, e->rel, proto_err_from_wire(m->code),
-            text);
+        xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+            proto_err_from_wire(m->code), text);
     } else {
-        plan_count_sent(p, e, f->n_literal, f->n_sparse, f->n_resumed,
+        plan_count_sent(p, m->id, f->n_literal, f->n_sparse, f->n_resumed,
             f->n_matched);
     }
     /* Sent again in full: what went out before does not count twice. */
@@ -871,7 +875,8 @@ plan_file_abort(struct plan *p, uint32_t id, int code)
         return;
     f->aborted = code != 0 ? code : FERRY_ERR_CHANGED;
     xfer_problem(p->x, SIDE_SOURCE, manifest_local(p->mf, id, local,
-        sizeof(local)) == 0 ? local : e->rel, code, NULL);
+        sizeof(local)) == 0 ? local : manifest_rel(p->mf, id, local), code,
+        NULL);
     plan_count(p, id, e->size > f->counted ? e->size - f->counted : 0);
     if (!f->ready) {
         f->ready = 1;

@@ -223,6 +223,7 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     struct mentry *e = manifest_entry(mf, id);
     const struct hash128 *h = manifest_hash(mf, id);
     struct hash128 made;
+    char rel[MANIFEST_REL_MAX];
     struct msg_entry m;
     int r, fd;
 
@@ -239,7 +240,8 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
         /* Offer it anyway without a hash: the receiver then wants it and
          * the read error is reported when the data is read. */
         if (r != 0)
-            log_debug("hash %s: %s", e->rel, ferry_strerror(r));
+            log_debug("hash %s: %s", manifest_rel(mf, id, rel),
+                ferry_strerror(r));
         h = manifest_hash(mf, id);
     }
     m.id = id;
@@ -251,9 +253,9 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     m.has_hash = h != NULL;
     if (h != NULL)
         m.hash = *h;
-    m.path.p = e->rel;
-    m.path.len = strlen(e->rel);
-    m.target.p = mentry_target(e);
+    m.path.p = manifest_rel(mf, id, rel);
+    m.path.len = strlen(rel);
+    m.target.p = manifest_target(mf, id);
     m.target.len = m.target.p != NULL ? strlen(m.target.p) : 0;
     if ((r = msg_entry_encode(out, &m)) != 0)
         return r;

@@ -500,6 +500,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     struct vs_stream *ps = &vs->st[stream];
     const struct mentry *e = manifest_entry(plan_manifest(vs->p), id);
     struct volw_entry ve;
+    char rel[MANIFEST_REL_MAX];
     uint64_t t0 = clock_ns();
     int r;
 
@@ -510,7 +511,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
         return r;
     memset(&ve, 0, sizeof(ve));
     ve.type = TAR_FILE;
-    ve.path = e->rel;
+    ve.path = manifest_rel(plan_manifest(vs->p), id, rel);
     ve.size = e->size;
     ve.mode = e->mode;
     ve.mtime_sec = e->mtime_sec;

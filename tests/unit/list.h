@@ -165,6 +165,8 @@
     X(manifest_notices) \
     X(manifest_state_dir) \
     X(manifest_single_file) \
+    X(manifest_listed_paths) \
+    X(manifest_name_store) \
     /* test_tar.c */ \
     X(tar_roundtrip) \
     X(tar_piece_header) \
@@ -193,6 +195,7 @@
     X(manifest_scan_stops) \
     X(manifest_big_dir) \
     X(manifest_live_reader) \
+    X(manifest_mtime_range) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \

@@ -25,6 +25,16 @@ struct tree {
     char dir[CHECK_PATH_MAX];
 };
 
+/* Entry id's path (one of a few buffers, so two fit in one check). */
+static const char *
+rel_at(const struct manifest *m, size_t id)
+{
+    static char buf[4][MANIFEST_REL_MAX];
+    static unsigned next;
+
+    return manifest_rel(m, id, buf[next++ % 4]);
+}
+
 /* Makes rel (a directory if it ends in '/', else a file of len bytes)
  * beneath t. */
 static void
@@ -97,7 +107,7 @@ check_rels(const struct manifest *m, const char *const *want)
     for (i = 0; want[i] != NULL; i++) {
         check_note("entry %zu", i);
         CHECK(i < m->n);
-        CHECK_EQ_STR(manifest_entry(m, i)->rel, want[i]);
+        CHECK_EQ_STR(rel_at(m, i), want[i]);
     }
     check_note_clear();
     CHECK_EQ_U64(m->n, i);
@@ -116,6 +126,12 @@ id_of(const struct manifest *m, const struct mentry *e)
 }
 
 static const char *
+target_of(const struct manifest *m, const struct mentry *e)
+{
+    return manifest_target(m, id_of(m, e));
+}
+
+static const char *
 local_of(const struct manifest *m, const struct mentry *e)
 {
     static char buf[MANIFEST_LOCAL_MAX];
@@ -130,7 +146,7 @@ find(const struct manifest *m, const char *rel)
     size_t i;
 
     for (i = 0; i < m->n; i++)
-        if (strcmp(manifest_entry(m, i)->rel, rel) == 0)
+        if (strcmp(rel_at(m, i), rel) == 0)
             return manifest_entry(m, i);
     check_fail(__FILE__, __LINE__, "no entry %s", rel);
 }
@@ -160,7 +176,7 @@ TEST(manifest_dir_form)
     e = find(&m, "src");
     CHECK_EQ_INT(e->kind, ENTRY_DIR);
     CHECK_EQ_U64(e->size, 0);
-    CHECK(mentry_target(e) == NULL);
+    CHECK(target_of(&m, e) == NULL);
     e = find(&m, "src/a.txt");
     CHECK_EQ_INT(e->kind, ENTRY_FILE);
     CHECK_EQ_U64(e->size, 5);
@@ -172,11 +188,11 @@ TEST(manifest_dir_form)
     /* Symlinks are entries with their target, never followed. */
     e = find(&m, "src/link");
     CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
-    CHECK_EQ_STR(mentry_target(e), "a.txt");
+    CHECK_EQ_STR(target_of(&m, e), "a.txt");
     CHECK_EQ_U64(e->size, 0);
     e = find(&m, "src/dirlink");
     CHECK_EQ_INT(e->kind, ENTRY_SYMLINK);
-    CHECK_EQ_STR(mentry_target(e), "b");
+    CHECK_EQ_STR(target_of(&m, e), "b");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     manifest_cleanup(&m);
     CHECK(m.ents.dir == NULL);
@@ -345,11 +361,19 @@ TEST(manifest_single_file)
     manifest_init(&m);
     scan(&t, &m, "src/a.txt");
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "a.txt");
+    CHECK_EQ_STR(rel_at(&m, 0), "a.txt");
     CHECK_EQ_U64(m.ntop, 1);
     CHECK_EQ_INT(manifest_single_file(&m), 1);
+    CHECK_EQ_ERR(manifest_rename_top(&m, ""), FERRY_ERR_BAD_PATH);
+    {
+        char longname[PROTO_MAX_PATH + 2];
+
+        memset(longname, 'n', sizeof(longname) - 1);
+        longname[PROTO_MAX_PATH + 1] = '\0';
+        CHECK_EQ_ERR(manifest_rename_top(&m, longname), FERRY_ERR_BAD_PATH);
+    }
     CHECK_OK(manifest_rename_top(&m, "renamed.txt"));
-    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "renamed.txt");
+    CHECK_EQ_STR(rel_at(&m, 0), "renamed.txt");
     /* The new name still reads the old file. */
     snprintf(local, sizeof(local), "%s/src/a.txt", t.dir);
     CHECK_EQ_STR(local_of(&m, manifest_entry(&m, 0)), local);
@@ -367,7 +391,7 @@ TEST(manifest_single_file)
     CHECK_EQ_INT(manifest_entry(&m, 0)->kind, ENTRY_SYMLINK);
     CHECK_EQ_INT(manifest_single_file(&m), 1);
     CHECK_OK(manifest_rename_top(&m, "a-much-longer-name-than-before"));
-    CHECK_EQ_STR(mentry_target(manifest_entry(&m, 0)), "a.txt");
+    CHECK_EQ_STR(manifest_target(&m, 0), "a.txt");
     CHECK_EQ_STR(local_of(&m, manifest_entry(&m, 0)), local);
     manifest_cleanup(&m);
 
@@ -381,7 +405,7 @@ TEST(manifest_single_file)
     manifest_init(&m);
     scan(&t, &m, "src/a/");
     CHECK_EQ_U64(m.n, 1);
-    CHECK_EQ_STR(manifest_entry(&m, 0)->rel, "x");
+    CHECK_EQ_STR(rel_at(&m, 0), "x");
     CHECK_EQ_INT(manifest_single_file(&m), 0);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
@@ -396,7 +420,6 @@ TEST(manifest_local_paths)
         { "src/", "src/" }, { "src/b/../b", "src/" },
         { "src/./b/", "src/b/" } };
     char local[MPATH], want[MPATH], small[8], *wd;
-    const struct mentry *e;
     struct manifest m;
     struct hash128 h;
     struct tree t;
@@ -411,11 +434,10 @@ TEST(manifest_local_paths)
         for (k = 0; k < m.n; k++) {
             struct stat a, b;
 
-            e = manifest_entry(&m, k);
             /* The path read is the scanned entry itself. */
             CHECK_OK(manifest_local(&m, k, local, sizeof(local)));
             snprintf(want, sizeof(want), "%s/%s%s", t.dir, forms[i][1],
-                e->rel);
+                rel_at(&m, k));
             CHECK_EQ_INT(lstat(local, &a), 0);
             CHECK_EQ_INT(lstat(want, &b), 0);
             CHECK_EQ_U64(a.st_ino, b.st_ino);
@@ -441,7 +463,7 @@ TEST(manifest_local_paths)
     CHECK_EQ_ERR(manifest_local(&m, 0, local, sizeof(local)),
         -ENOENT);
     CHECK(manifest_open(&m, 0, O_RDONLY) == -ENOENT);
-    CHECK(mentry_target(manifest_entry(&m, 0)) == NULL);
+    CHECK(manifest_target(&m, 0) == NULL);
     /* Hashes are kept only once asked for. */
     memset(&h, 7, sizeof(h));
     manifest_set_hash(&m, 0, &h);
@@ -506,17 +528,17 @@ TEST(manifest_big_dir)
         snprintf(want, sizeof(want), "f%05zu", i);
         check_note("name %zu", i);
         CHECK(k < m.n);
-        CHECK_EQ_STR(manifest_entry(&m, k)->rel, want);
+        CHECK_EQ_STR(rel_at(&m, k), want);
         CHECK_EQ_INT(manifest_entry(&m, k)->kind,
             i % 500 == 7 ? ENTRY_DIR : ENTRY_FILE);
         CHECK_EQ_U64(manifest_entry(&m, k)->size, i % 500 == 7 ? 0 : i % 13);
         k++;
         if (i == 7) {
-            CHECK_EQ_STR(manifest_entry(&m, k)->rel, "f00007/inner");
+            CHECK_EQ_STR(rel_at(&m, k), "f00007/inner");
             k++;
         }
         if (i == 1500) {
-            CHECK_EQ_STR(manifest_entry(&m, k)->rel, "f01500x");
+            CHECK_EQ_STR(rel_at(&m, k), "f01500x");
             CHECK_EQ_INT(manifest_entry(&m, k)->kind, ENTRY_SYMLINK);
             k++;
         }
@@ -580,10 +602,10 @@ TEST(manifest_live_reader)
             const struct mentry *e = manifest_entry(&m, seen);
 
             CHECK_OK(manifest_local(&m, seen, local, sizeof(local)));
-            snprintf(want, sizeof(want), "%s/src/%s", t.dir, e->rel);
+            snprintf(want, sizeof(want), "%s/src/%s", t.dir, rel_at(&m, seen));
             CHECK_EQ_STR(local, want);
             if (e->kind == ENTRY_FILE)
-                CHECK_EQ_U64(e->size, (uint64_t)atoi(strrchr(e->rel,
+                CHECK_EQ_U64(e->size, (uint64_t)atoi(strrchr(rel_at(&m, seen),
                     'f') + 1) % 7);
         }
     }
@@ -595,4 +617,122 @@ TEST(manifest_live_reader)
     CHECK_EQ_U64(manifest_avail(&m), m.n);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
+}
+
+/* Lists rels[] (a directory where the name ends in '/', which is left
+ * out of its rel) into m. */
+static void
+list_all(struct manifest *m, const char *const *rels)
+{
+    char rel[MANIFEST_REL_MAX];
+    size_t i, len;
+
+    for (i = 0; rels[i] != NULL; i++) {
+        len = strlen(rels[i]);
+        snprintf(rel, sizeof(rel), "%s", rels[i]);
+        if (rels[i][len - 1] == '/')
+            rel[len - 1] = '\0';
+        check_note("listing %s", rels[i]);
+        CHECK_OK(manifest_add_listed(m, rel, rels[i][len - 1] == '/' ?
+            ENTRY_DIR : ENTRY_FILE, 0644, i, 1700000000, (uint32_t)i));
+    }
+    check_note_clear();
+}
+
+/* An entry keeps its last component and its directory's id: the paths
+ * come back whole, whether the directory holding an entry came just
+ * before it, before a subtree, or never (a listing may leave it out),
+ * and a name that merely starts like a directory's is not in it. */
+TEST(manifest_listed_paths)
+{
+    static const char *const rels[] = {
+        "d/", "d/a", "d/e/", "d/e/f", "d/e/g/", "d/e/g/h", "d/i",
+        "d2/a", "dd", "d/j", "x/y/z", "x/y/w/", "x/y/w/v", "top",
+        "d/", "d/k", NULL,
+    };
+    char want[MANIFEST_REL_MAX];
+    struct manifest m;
+    size_t i, total = 0;
+
+    manifest_init(&m);
+    list_all(&m, rels);
+    CHECK_EQ_U64(m.n, 16);
+    for (i = 0; rels[i] != NULL; i++) {
+        snprintf(want, sizeof(want), "%s", rels[i]);
+        if (want[strlen(want) - 1] == '/')
+            want[strlen(want) - 1] = '\0';
+        total += strlen(want) + 1;
+        check_note("entry %zu", i);
+        CHECK_EQ_STR(rel_at(&m, i), want);
+        CHECK_EQ_U64(manifest_entry(&m, i)->size,
+            manifest_entry(&m, i)->kind == ENTRY_FILE ? i : 0);
+        CHECK_EQ_U64(manifest_entry(&m, i)->mtime_nsec, i);
+        CHECK(manifest_target(&m, i) == NULL);
+    }
+    check_note_clear();
+    /* Only the last components are stored where the directory is known. */
+    CHECK(m.names_used < total);
+    manifest_cleanup(&m);
+}
+
+/* The name store: names fill chunk after chunk (no name split across
+ * two), paths up to PROTO_MAX_PATH are kept and rebuilt whole, longer
+ * ones refused, and a full store refuses more without harm to what it
+ * holds. */
+TEST(manifest_name_store)
+{
+    char rel[MANIFEST_REL_MAX + 1], got[MANIFEST_REL_MAX];
+    struct manifest m;
+    size_t i, n = 12000;
+
+    manifest_init(&m);
+    CHECK_OK(manifest_add_listed(&m, "dir", ENTRY_DIR, 0755, 0, 1, 0));
+    for (i = 0; i < n; i++) {
+        snprintf(rel, sizeof(rel), "dir/%05zu-a-name-of-some-forty-bytes.bin",
+            i);
+        CHECK_OK(manifest_add_listed(&m, rel, ENTRY_FILE, 0644, i, 1, 0));
+    }
+    CHECK(m.names_used > ((size_t)1 << 18));  /* more than one chunk */
+    for (i = 0; i < n; i++) {
+        snprintf(rel, sizeof(rel), "dir/%05zu-a-name-of-some-forty-bytes.bin",
+            i);
+        check_note("entry %zu", i);
+        CHECK_EQ_STR(manifest_rel(&m, i + 1, got), rel);
+    }
+    check_note_clear();
+    /* The longest path, through its directory, and one byte more. */
+    memset(rel, 'n', sizeof(rel));
+    memcpy(rel, "dir/", 4);
+    rel[PROTO_MAX_PATH] = '\0';
+    CHECK_OK(manifest_add_listed(&m, rel, ENTRY_FILE, 0644, 0, 1, 0));
+    CHECK_EQ_STR(manifest_rel(&m, m.n - 1, got), rel);
+    rel[PROTO_MAX_PATH] = 'n';
+    rel[PROTO_MAX_PATH + 1] = '\0';
+    CHECK_EQ_ERR(manifest_add_listed(&m, rel, ENTRY_FILE, 0644, 0, 1, 0),
+        FERRY_ERR_BAD_PATH);
+    CHECK_EQ_ERR(manifest_add_listed(&m, "", ENTRY_FILE, 0644, 0, 1, 0),
+        FERRY_ERR_BAD_PATH);
+    manifest_cleanup(&m);
+
+    /* A store of two chunks: full, it refuses, and keeps the rest. */
+    manifest_init(&m);
+    m.names_max = (size_t)2 << 18;
+    for (i = 0;; i++) {
+        int r;
+
+        snprintf(rel, sizeof(rel), "%06zu-%s", i,
+            "a-top-level-name-that-is-kept-whole-since-it-has-no-directory");
+        if ((r = manifest_add_listed(&m, rel, ENTRY_FILE, 0644, 0, 1,
+            0)) != 0) {
+            CHECK_EQ_ERR(r, FERRY_ERR_TOO_LARGE);
+            break;
+        }
+        CHECK(i < 10000);
+    }
+    CHECK_EQ_U64(m.n, i);
+    CHECK(m.names_used <= m.names_max);
+    snprintf(rel, sizeof(rel), "%06zu-%s", i - 1,
+        "a-top-level-name-that-is-kept-whole-since-it-has-no-directory");
+    CHECK_EQ_STR(manifest_rel(&m, i - 1, got), rel);
+    manifest_cleanup(&m);
 }
