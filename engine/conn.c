@@ -187,6 +187,23 @@ conn_whole_frames(const uint8_t *p, size_t n, size_t *whole)
     return r == FERRY_ERR_SHORT ? 0 : r;
 }
 
+/* How many bytes of frames may wait before c stops reading. The streams
+ * of a group share CONN_INBOX_HIGH: their steps run one at a time, so
+ * frames waiting on every stream at once only add memory (a 1 GiB push's
+ * agent held up to 100 MiB in three streams' inboxes and the copies
+ * their steps took), not speed. */
+_Static_assert(CONN_INBOX_MIN > PROTO_MAX_FRAME + 2 * CONN_READ_CHUNK,
+    "a stream's share of the inbox holds a whole frame");
+
+static size_t
+conn_inbox_high(const struct conn *c)
+{
+    size_t share = c->group != NULL && c->group->n > 1 ?
+        CONN_INBOX_HIGH / (size_t)c->group->n : CONN_INBOX_HIGH;
+
+    return share < CONN_INBOX_MIN ? CONN_INBOX_MIN : share;
+}
+
 static void
 conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
 {
@@ -219,7 +236,7 @@ conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
             c->read_paused = 1;
         }
     }
-    if (buf_used(&c->inbox) > CONN_INBOX_HIGH && c->reading) {
+    if (buf_used(&c->inbox) > conn_inbox_high(c) && c->reading) {
         uv_read_stop(s);
         c->reading = 0;
     }
@@ -303,7 +320,7 @@ conn_throttled(struct conn *c)
     if (c->read_paused) {
         c->read_paused = 0;
         if (!c->reading && !c->eof &&
-            buf_used(&c->inbox) <= CONN_INBOX_HIGH &&
+            buf_used(&c->inbox) <= conn_inbox_high(c) &&
             uv_read_start(c->rs, conn_alloc, conn_read) == 0)
             c->reading = 1;
     }
@@ -384,7 +401,7 @@ conn_after_step(struct conn *c, int kick)
     if (c->job_wake > 0 && !c->job_more)
         uv_timer_start(&c->wake, conn_wake_fired, c->job_wake, 0);
     if (!c->reading && !c->eof && !c->read_paused &&
-        buf_used(&c->inbox) <= CONN_INBOX_HIGH) {
+        buf_used(&c->inbox) <= conn_inbox_high(c)) {
         if (uv_read_start(c->rs, conn_alloc, conn_read) == 0)
             c->reading = 1;
     }

@@ -14,8 +14,9 @@
  * The conns of one transfer (its streams) form a group, and steps of one
  * group never run concurrently either, so what the streams share (the
  * plan, the destination) needs no lock.
- * Back-pressure: reading stops while CONN_INBOX_HIGH bytes of frames wait,
- * and a role that has more to say is only stepped again while fewer than
+ * Back-pressure: reading stops while CONN_INBOX_HIGH bytes of frames wait
+ * (the streams of a group share that, see conn_inbox_high), and a role
+ * that has more to say is only stepped again while fewer than
  * CONN_TX_HIGH bytes wait to be written.
  */
 #ifndef FERRY_ENGINE_CONN_H
@@ -30,6 +31,10 @@
 #include "ratelimit.h"
 
 #define CONN_INBOX_HIGH (16u << 20)
+/* The least share of it a stream of a group gets: more than a frame's
+ * most, so that a stream that stopped reading holds a whole frame to
+ * step on. */
+#define CONN_INBOX_MIN (8u << 20)
 #define CONN_TX_HIGH (4u << 20)
 /* Most a step should append to out before it returns with more = 1. */
 #define CONN_STEP_BUDGET (4u << 20)

@@ -301,6 +301,7 @@
     X(bounds_journal_records) \
     X(bounds_plan_window) \
     X(bounds_conn_inbox) \
+    X(bounds_conn_inbox_shared) \
     /* test_clean_state.c */ \
     X(clean_fails_partway) \
     /* test_policy.c */ \

@@ -223,24 +223,40 @@ gate_closed(struct conn *c, int err)
 #define FLOOD_FRAME (1u << 20)
 #define FLOOD_TOTAL (48u << 20)
 
-/* Writes FLOOD_TOTAL bytes of 1 MiB frames into the peer's end, then
- * closes it. Blocks while the conn reads nothing: that is the bound. */
+struct flood_job {
+    int fd;
+    size_t frame;   /* bytes a frame, header included */
+    size_t frames;
+};
+
+/* Writes the job's frames into the peer's end, then closes it. Blocks
+ * while the conn reads nothing: that is the bound. */
+static void *
+flood_frames(void *arg)
+{
+    const struct flood_job *j = arg;
+    uint8_t *frame = check_alloc(j->frame);
+    size_t k;
+
+    memset(frame, 0, j->frame);
+    buf_set_u32(frame, (uint32_t)(j->frame - PROTO_FRAME_HEADER));
+    frame[4] = MSG_NOTICE;
+    for (k = 0; k < j->frames; k++)
+        if (fsx_write_all(j->fd, frame, j->frame) != 0)
+            break;
+    close(j->fd);
+    free(frame);
+    return NULL;
+}
+
+/* FLOOD_TOTAL bytes of 1 MiB frames. */
 static void *
 flood(void *arg)
 {
-    int fd = *(int *)arg;
-    uint8_t *frame = check_alloc(FLOOD_FRAME);
-    size_t sent;
+    struct flood_job j = { *(int *)arg, FLOOD_FRAME,
+        FLOOD_TOTAL / FLOOD_FRAME };
 
-    memset(frame, 0, FLOOD_FRAME);
-    buf_set_u32(frame, FLOOD_FRAME - PROTO_FRAME_HEADER);
-    frame[4] = MSG_NOTICE;
-    for (sent = 0; sent < FLOOD_TOTAL; sent += FLOOD_FRAME)
-        if (fsx_write_all(fd, frame, FLOOD_FRAME) != 0)
-            break;
-    close(fd);
-    free(frame);
-    return NULL;
+    return flood_frames(&j);
 }
 
 /* A peer that sends faster than the role takes frames: the conn stops
@@ -291,4 +307,66 @@ TEST(bounds_conn_inbox)
     uv_run(&loop, UV_RUN_DEFAULT);
     CHECK_OK(uv_loop_close(&loop));
     sem_destroy(&g.open);
+}
+
+/* The streams of a group share CONN_INBOX_HIGH (their steps run one at a
+ * time): with three, one that a held role does not drain stops reading at
+ * its share, not at the whole; and as frames of the most a frame may be
+ * fill it, it still holds a whole one to step on (a share below a frame
+ * would wait for ever), so all of them arrive once the role goes on. */
+TEST(bounds_conn_inbox_shared)
+{
+    enum { NCONN = 3 };
+    const size_t share = CONN_INBOX_HIGH / NCONN < CONN_INBOX_MIN ?
+        CONN_INBOX_MIN : CONN_INBOX_HIGH / NCONN;
+    const uint64_t cap = 2 * ((uint64_t)share + PROTO_MAX_FRAME +
+        2 * (256u << 10));
+    struct flood_job job = { -1, PROTO_MAX_FRAME, 12 };
+    struct gate g[NCONN];
+    struct conn c[NCONN];
+    struct conn_group grp;
+    uv_loop_t loop;
+    pthread_t thr;
+    int sv[NCONN][2], k, open_conns;
+
+    signal(SIGPIPE, SIG_IGN);
+    memset(&grp, 0, sizeof(grp));
+    memset(g, 0, sizeof(g));
+    memset(c, 0, sizeof(c));
+    CHECK_OK(uv_loop_init(&loop));
+    for (k = 0; k < NCONN; k++) {
+        CHECK(sem_init(&g[k].open, 0, 0) == 0);
+        CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+            sv[k]), 0);
+        c[k].data = &g[k];
+        c[k].group = &grp;
+        CHECK_OK(conn_start_fds(&c[k], &loop, sv[k][0], sv[k][0], gate_step,
+            &g[k], gate_closed));
+    }
+    CHECK_EQ_INT(grp.n, NCONN);
+    job.fd = sv[0][1];
+    CHECK(pthread_create(&thr, NULL, flood_frames, &job) == 0);
+    while (!(c[0].reading == 0 && c[0].job_running &&
+        atomic_load(&g[0].waited)) && !g[0].closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK(!g[0].closed);
+    CHECK(buf_used(&c[0].inbox) > share);
+    CHECK(c[0].bytes_in <= cap);
+    CHECK(c[0].bytes_in < (uint64_t)CONN_INBOX_HIGH);
+    CHECK(sem_post(&g[0].open) == 0);
+    for (k = 1; k < NCONN; k++)
+        close(sv[k][1]);
+    do {
+        uv_run(&loop, UV_RUN_ONCE);
+        for (k = 0, open_conns = 0; k < NCONN; k++)
+            open_conns += !g[k].closed;
+    } while (open_conns > 0);
+    CHECK(pthread_join(thr, NULL) == 0);
+    CHECK_OK(g[0].close_err);
+    CHECK_EQ_U64(c[0].bytes_in, (uint64_t)job.frame * job.frames);
+    CHECK_EQ_U64(g[0].frames_in, (uint64_t)job.frame * job.frames);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_OK(uv_loop_close(&loop));
+    for (k = 0; k < NCONN; k++)
+        sem_destroy(&g[k].open);
 }
