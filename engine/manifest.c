@@ -24,14 +24,14 @@
  * of names, 8 KiB of sources, 24 KiB of notices, 64 KiB of hashes. A
  * name's place is a 32-bit offset: the store holds at most 4 GiB. */
 #define ENTS_SHIFT 12
-
-/* What a million entries cost is this times a million (manifest.h). */
-_Static_assert(sizeof(struct mentry) == 28, "an entry is 28 bytes");
 #define NAMES_SHIFT 18
 #define NAMES_MAX ((size_t)1 << 32)
 #define SOURCES_SHIFT 8
 #define NOTICES_SHIFT 10
 #define HASHES_SHIFT 12
+
+/* What a million entries cost is this times a million (manifest.h). */
+_Static_assert(sizeof(struct mentry) == 28, "an entry is 28 bytes");
 
 void
 manifest_init(struct manifest *m)
