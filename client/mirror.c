@@ -165,10 +165,10 @@ mirror_named_cmp(const void *a, const void *b)
         ((const struct mirror_named *)b)->rel);
 }
 
-/* m's entries with their paths (in names), by id; NULL when memory
+/* m's entries with their paths (kept in store), by id; NULL when memory
  * runs out. */
 static struct mirror_named *
-mirror_name_all(const struct manifest *m, struct arena *names)
+mirror_name_all(const struct manifest *m, struct arena *store)
 {
     struct mirror_named *v = xcalloc(m->n + 1, sizeof(*v));
     char rel[MANIFEST_REL_MAX];
@@ -177,7 +177,7 @@ mirror_name_all(const struct manifest *m, struct arena *names)
     for (i = 0; v != NULL && i < m->n; i++) {
         manifest_rel(m, i, rel);
         v[i].e = manifest_entry(m, i);
-        if ((v[i].rel = arena_strndup(names, rel, strlen(rel))) == NULL) {
+        if ((v[i].rel = arena_strndup(store, rel, strlen(rel))) == NULL) {
             xfree(v);
             return NULL;
         }
@@ -215,7 +215,7 @@ mirror_beneath(const char *rel, const char *dir, size_t dlen)
  * with the destination's entries dst: reports what would be sent and
  * skipped (dry run), and what the destination has that the sources do not
  * (with --delete); the topmost of those go into *del (paths kept in
- * names), *ndel of them.
+ * pathstore), *ndel of them.
  */
 static int
 mirror_compare(struct mirror_report *rp, const struct cli *cli,
