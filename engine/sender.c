@@ -40,6 +40,7 @@ struct sender {
     struct delta_result *ops;
     struct delta_carry carry;
     int deferred;             /* the last block waits for the basis */
+    uint64_t step_read;       /* file bytes this step read (step_full) */
     int readback_seen;        /* READBACK came (at most one) */
     int ready_due;            /* PLAN went, READY not yet in */
     int totals_due;           /* a live PLAN went, TOTALS not yet */
@@ -356,6 +357,20 @@ sender_block_len(struct sender *s, uint32_t id, uint64_t index)
     return size - off < bs ? size - off : bs;
 }
 
+/*
+ * 1 when this step has done its share: CONN_STEP_BUDGET of output, or as
+ * many bytes of files read. A block matched or built from the basis
+ * sends a few bytes for a whole block read, and a step that waited for
+ * its output to fill would read most of a file before the receiver,
+ * which builds from those few bytes, could start.
+ */
+static int
+sender_step_full(const struct sender *s, const struct buf *out)
+{
+    return buf_used(out) >= CONN_STEP_BUDGET ||
+        s->step_read >= CONN_STEP_BUDGET;
+}
+
 /* Sends block index of file id as it is. */
 static int
 sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
@@ -575,8 +590,9 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
         plan_run_done(s->p, s->stream);
         return 0;
     }
-    while (w->next < w->first + w->count &&
-        buf_used(out) < CONN_STEP_BUDGET && plan_file_active(s->p, w->id)) {
+    while (w->next < w->first + w->count && !sender_step_full(s, out) &&
+        plan_file_active(s->p, w->id)) {
+        s->step_read += sender_block_len(s, w->id, w->next);
         if (w->kind == PW_CHECK)
             r = sender_check_block(s, w, fd, out);
         else
@@ -704,7 +720,8 @@ sender_produce(struct sender *s, struct conn_step *st)
         return 0;
     if (s->stream == 0 && (r = sender_send_notices(s, out)) != 0)
         return r;
-    while (buf_used(out) < CONN_STEP_BUDGET) {
+    s->step_read = 0;
+    while (!sender_step_full(s, out)) {
         if (s->stream == 0 && plan_next_offer(s->p, &id)) {
             if ((r = sender_offer(s, id, out)) != 0)
                 return r;
@@ -727,7 +744,7 @@ sender_produce(struct sender *s, struct conn_step *st)
         if ((r = sender_run(s, w, out)) != 0)
             return r;
     }
-    if (buf_used(out) >= CONN_STEP_BUDGET) {
+    if (sender_step_full(s, out)) {
         st->more = 1;
         return 0;
     }

@@ -322,6 +322,7 @@ struct rt_pump {
     uint64_t lose_after;
     uint64_t pack, volume_size;          /* a packer on the client */
     uint64_t sent[2][MSG_TYPE_MAX + 1];  /* frames each side sent */
+    uint64_t most[2][MSG_TYPE_MAX + 1];  /* ... the most in one step */
     uint64_t blocks[RT_MAX_STREAMS];     /* BLOCKs sent on each stream */
     struct xfer xc, xa;                  /* each side's counters */
 };

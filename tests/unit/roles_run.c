@@ -702,8 +702,8 @@ rt_push(struct rt *rt, struct rt_pump *p)
     char src[CHECK_PATH_MAX];
     struct manifest mf;
     struct plan *plan;
-    uint64_t blocks = 0, acks = 0, before;
-    unsigned n = p->nstreams, k, s;
+    uint64_t blocks = 0, acks = 0, before, step[MSG_TYPE_MAX + 1];
+    unsigned n = p->nstreams, k, s, t;
     int r = 0, round, progress = 1;
 
     CHECK(n >= 1 && n <= RT_MAX_STREAMS && p->lose_stream < n);
@@ -711,6 +711,7 @@ rt_push(struct rt *rt, struct rt_pump *p)
     memset(snd, 0, sizeof(snd));
     memset(done, 0, sizeof(done));
     memset(p->sent, 0, sizeof(p->sent));
+    memset(p->most, 0, sizeof(p->most));
     memset(p->blocks, 0, sizeof(p->blocks));
     memset(&p->xc, 0, sizeof(p->xc));
     memset(&p->xa, 0, sizeof(p->xa));
@@ -753,7 +754,13 @@ rt_push(struct rt *rt, struct rt_pump *p)
                 r = session_step(ss[s][k], &st);
                 buf_consume(&in[s][k], st.in_len);
                 before = blocks;
-                rt_count(&out, p->sent[s], s == 0 ? &blocks : &acks);
+                memset(step, 0, sizeof(step));
+                rt_count(&out, step, s == 0 ? &blocks : &acks);
+                for (t = 0; t <= MSG_TYPE_MAX; t++) {
+                    p->sent[s][t] += step[t];
+                    if (step[t] > p->most[s][t])
+                        p->most[s][t] = step[t];
+                }
                 p->blocks[k] += blocks - before;
                 CHECK_OK(buf_put(&in[!s][k], buf_ptr(&out), buf_used(&out)));
                 if (st.in_len > 0 || buf_used(&out) > 0 || st.more)
