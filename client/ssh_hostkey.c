@@ -147,9 +147,11 @@ ssh_find_line(void *ctx, const char *line, size_t len, unsigned no)
     if (!ssh_hashed_ok(line, len) ||
         (one = libssh2_knownhost_init(f->s)) == NULL)
         return 0;
-    if (libssh2_knownhost_readline(one, line, len,
-        LIBSSH2_KNOWNHOST_FILE_OPENSSH) == 0 &&
-        libssh2_knownhost_checkp(one, f->host, (int)f->port, f->key,
+    /* As ssh_load_line: libssh2 may keep the names it read before it
+     * failed on the rest of a line, so what it says is not looked at. */
+    (void)libssh2_knownhost_readline(one, line, len,
+        LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+    if (libssh2_knownhost_checkp(one, f->host, (int)f->port, f->key,
         f->keylen, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
         LIBSSH2_KNOWNHOST_KEYENC_RAW | f->mask, NULL) ==
         LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {

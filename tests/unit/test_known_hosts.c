@@ -95,5 +95,11 @@ TEST(client_known_lookup)
     CHECK_EQ_INT(lookup(s, "seed-broken", "fuzz.example", 22, ed,
         sizeof(ed), ed_t, &line), LIBSSH2_KNOWNHOST_CHECK_MISMATCH);
     CHECK_EQ_INT(line, 3);
+    /* A line libssh2 reads in part (it keeps fuzz.example, then fails
+     * on the name before it) still holds the key it kept, and is the
+     * line named. */
+    CHECK_EQ_INT(lookup(s, "regress-half-read-line", "fuzz.example", 22, ed,
+        sizeof(ed), ed_t, &line), LIBSSH2_KNOWNHOST_CHECK_MISMATCH);
+    CHECK_EQ_INT(line, 3);
     libssh2_session_free(s);
 }
