@@ -555,12 +555,13 @@ sender_check_block(struct sender *s, struct plan_work *w, int fd,
             plan_file_abort(s->p, w->id, r);
             return 0;
         }
+        s->step_read += sender_block_len(s, w->id, i);
         if (!hash_equal(&h, &w->theirs[i - w->first]))
             break;
         plan_block_matched(s->p, w->id, i, &h, sender_block_len(s, w->id,
             i));
         i++;
-        if (i - start >= PROTO_MAX_SIGS)
+        if (i - start >= PROTO_MAX_SIGS || sender_step_full(s, out))
             break;
     }
     if (i > start) {
@@ -592,11 +593,12 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
     }
     while (w->next < w->first + w->count && !sender_step_full(s, out) &&
         plan_file_active(s->p, w->id)) {
-        s->step_read += sender_block_len(s, w->id, w->next);
-        if (w->kind == PW_CHECK)
+        if (w->kind == PW_CHECK) {
             r = sender_check_block(s, w, fd, out);
-        else
+        } else {
+            s->step_read += sender_block_len(s, w->id, w->next);
             r = sender_send_block(s, fd, w->id, w->next++, out);
+        }
         if (r == 0 && s->deferred) {
             /* The rest of the run, this block included, waits for the
              * whole basis rather than being read again block by block. */

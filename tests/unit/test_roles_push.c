@@ -126,6 +126,11 @@ push_resume(unsigned nstreams)
     check_same(rt);
     CHECK(p->sent[1][MSG_SIGS] > 0);
     CHECK(p->sent[0][MSG_MATCH] > 0);
+    /* A step reads at most CONN_STEP_BUDGET to check held blocks, so
+     * one MATCH covers no more (a whole run in one would keep the
+     * receiver waiting while the sender reads it all). */
+    CHECK(p->sent[0][MSG_MATCH] * (CONN_STEP_BUDGET / RT_BS) >=
+        xfer_get(&p->xc.st.resumed_bytes) / RT_BS);
     CHECK(p->sent[0][MSG_BLOCK] < BIG_BLOCKS);
     CHECK(xfer_get(&p->xa.st.resumed_bytes) > 0);
     CHECK_EQ_U64(xfer_get(&p->xa.st.resumed_bytes),
