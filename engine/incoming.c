@@ -79,6 +79,7 @@ incoming_free(struct incoming *in)
 
     if (in == NULL)
         return;
+    incoming_wb_free(in);
     volrecv_free(in->vr);
     incoming_commit_orphans(in);
     for (i = 0; i < in->by_id.cap; i++)
@@ -100,6 +101,7 @@ incoming_restart(struct incoming *in)
 {
     size_t i;
 
+    incoming_wb_discard(in);
     volrecv_restart(in->vr);
     incoming_commit_orphans(in);
     for (i = 0; i < in->by_id.cap; i++) {
@@ -439,6 +441,9 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
     uint64_t off = index * in->block_size;
     int r;
 
+    /* Blocks written behind are settled first, in their order. */
+    if (incoming_wb_pending(in) && (r = incoming_drain(in, out)) != 0)
+        return r;
     if ((r = incoming_resolve(in, f, index, h)) != 0)
         return r;
     f->counted += len;
@@ -457,6 +462,48 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
             return r;
     }
     return rfile_complete(in, f, out);
+}
+
+int
+incoming_settle_behind(struct incoming *in, struct rfile *f,
+    uint64_t index, const uint8_t *data, uint32_t len,
+    const struct hash128 *h, const struct msg_delta *built,
+    struct buf *out)
+{
+    int r, err;
+
+    if (f->failed != 0 || f->resume)
+        return incoming_settle_block(in, f, index, data, len, h, built,
+            out);
+    if ((r = incoming_resolve(in, f, index, h)) != 0)
+        return r;
+    f->counted += len;
+    xfer_add(&in->x->st.bytes_done, len);
+    if ((r = incoming_keep(in, f, index * in->block_size, data, len,
+        built)) != 0)
+        return r;
+    if ((err = rfile_open(in, f)) != 0) {
+        /* Settled as a block whose write failed, after those before. */
+        if ((r = incoming_drain(in, out)) != 0)
+            return r;
+        return incoming_settle_written(in, f, index, h, len, err, 1, out);
+    }
+    incoming_wb_submit(in, f, index, h, len, partial_fd(f->pt));
+    return 0;
+}
+
+int
+incoming_settle_written(struct incoming *in, struct rfile *f,
+    uint64_t index, const struct hash128 *h, uint32_t len, int wr,
+    int last, struct buf *out)
+{
+    int r = wr;
+
+    if (r == 0 && f->failed == 0)
+        r = partial_add(f->pt, index, h, len);
+    if (r != 0 && (r = incoming_file_error(in, f, r)) != 0)
+        return r;
+    return last ? rfile_complete(in, f, out) : 0;
 }
 
 int

@@ -116,6 +116,10 @@ int incoming_work(struct incoming *in, struct buf *out, int idle,
 /* Commits whatever is complete (FILE_DONE to out). */
 int incoming_flush(struct incoming *in, struct buf *out) FERRY_WUR;
 
+/* Settles the blocks built from DELTA whose writes are in flight
+ * (FILE_DONE to out): before any other frame, and before a step ends. */
+int incoming_drain(struct incoming *in, struct buf *out) FERRY_WUR;
+
 /*
  * FILE_DONE frames made by the receiver of a further stream wait here for
  * stream 0 to send them: a further stream may be lost with what it

@@ -507,8 +507,13 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct rfile *f;
     struct hash128 h;
     uint64_t index, copied = 0;
+    uint8_t *buf;
     int r, zero;
 
+    /* Its buffer first: getting one may settle a block written behind,
+     * and with it end a file. */
+    if ((buf = incoming_wb_buffer(in, out, &r)) == NULL && r != 0)
+        return r;
     if ((f = incoming_data_file(in, m->id, &r)) == NULL)
         return r;
     index = m->offset / in->block_size;
@@ -530,12 +535,15 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
             (unsigned long long)op.from,
             (unsigned long long)(op.from + op.len),
             (unsigned long long)delta_signed_bytes(f));
-    if (in->scratch == NULL &&
-        (in->scratch = xmalloc(in->block_size)) == NULL)
-        return FERRY_ERR_NOMEM;
+    if (buf == NULL) {
+        if (in->scratch == NULL &&
+            (in->scratch = xmalloc(in->block_size)) == NULL)
+            return FERRY_ERR_NOMEM;
+        buf = in->scratch;
+    }
     basis_prefetch(f, m->offset);
-    if ((r = delta_build(f, m, in->scratch, &copied)) == 0)
-        hash_block(in->scratch, m->raw_len, &h);
+    if ((r = delta_build(f, m, buf, &copied)) == 0)
+        hash_block(buf, m->raw_len, &h);
     if (r != 0) {
         if ((r = incoming_file_error(in, f, r)) != 0)
             return r;
@@ -553,7 +561,10 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     f->n_matched += copied;
     f->n_literal += m->raw_len - copied;
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
-    zero = hash_is_zero(in->scratch, m->raw_len);
-    return incoming_settle_block(in, f, index, zero ? NULL : in->scratch,
+    zero = hash_is_zero(buf, m->raw_len);
+    if (!zero && buf != in->scratch)
+        return incoming_settle_behind(in, f, index, buf, m->raw_len, &h, m,
+            out);
+    return incoming_settle_block(in, f, index, zero ? NULL : buf,
         m->raw_len, &h, m, out);
 }

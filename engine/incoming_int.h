@@ -92,6 +92,8 @@ struct incoming {
     struct volrecv *vr;       /* volumes of small files, made on use */
     struct keptsig_store *ks; /* borrowed, or NULL */
     uint64_t kept_mem;        /* bytes of signatures held over files */
+    struct incoming_wb *wb;   /* built blocks written behind, made on use */
+    int wb_off;               /* ... or not: it could not be made */
 };
 
 static inline uint64_t
@@ -127,6 +129,38 @@ int incoming_settle_block(struct incoming *in, struct rfile *f,
     uint64_t index, const uint8_t *data, uint32_t len,
     const struct hash128 *h, const struct msg_delta *built,
     struct buf *out) FERRY_WUR;
+
+/* As incoming_settle_block, for data in a buffer of incoming_wb_buffer:
+ * the block is written behind, and settled by incoming_drain (or when
+ * its buffer is wanted again). */
+int incoming_settle_behind(struct incoming *in, struct rfile *f,
+    uint64_t index, const uint8_t *data, uint32_t len,
+    const struct hash128 *h, const struct msg_delta *built,
+    struct buf *out) FERRY_WUR;
+/* The rest of settling a block written behind: wr is the write's
+ * result; last, that no later block of f is in flight. */
+int incoming_settle_written(struct incoming *in, struct rfile *f,
+    uint64_t index, const struct hash128 *h, uint32_t len, int wr,
+    int last, struct buf *out) FERRY_WUR;
+
+/* incoming_wb.c: blocks built from DELTA written behind. */
+
+/* A buffer to build the next block in for incoming_settle_behind (the
+ * oldest block in flight may be settled first, and its frames go to
+ * out), or NULL: with *r = 0 when there is no writer (build elsewhere
+ * and settle as ever), else the error. */
+uint8_t *incoming_wb_buffer(struct incoming *in, struct buf *out, int *r);
+/* Hands the block built in the buffer of incoming_wb_buffer to the
+ * writer, at block index of f's staging file fd. */
+void incoming_wb_submit(struct incoming *in, struct rfile *f,
+    uint64_t index, const struct hash128 *h, uint32_t len, int fd);
+/* 1 if blocks are in flight. */
+int incoming_wb_pending(const struct incoming *in);
+/* Waits for the writes in flight and forgets them unsettled (a lost
+ * attempt: no journal names them). */
+void incoming_wb_discard(struct incoming *in);
+/* incoming_wb_discard, then the writer goes. */
+void incoming_wb_free(struct incoming *in);
 
 /* incoming_table.c: the active files by id and by staging key (ptab.h). */
 

@@ -405,6 +405,9 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
 {
     int r;
 
+    /* Only DELTA frames follow one another with writes in flight. */
+    if (f->type != MSG_DELTA && (r = incoming_drain(rc->in, st->out)) != 0)
+        return r;
     if (f->type == MSG_ERROR)
         return xfer_peer_error(rc->x, f->payload, f->len);
     if (f->type == MSG_BLOCK || f->type == MSG_MATCH ||
@@ -442,13 +445,17 @@ receiver_run(struct receiver *rc, struct conn_step *st)
 {
     struct frame f;
     size_t off = 0;
-    int r = 0, more = 0;
+    int r = 0, more = 0, d;
 
     while (rc->state != RCV_DONE && (r = conn_step_frame(st, &off, &f)) > 0)
         if ((r = receiver_on_frame(rc, &f, st)) != 0)
-            return r;
-    if (r < 0)
+            break;
+    /* A step settles what it wrote before it ends. */
+    d = incoming_drain(rc->in, st->out);
+    if (r != 0)
         return r;
+    if (d != 0)
+        return d;
     if (rc->state == RCV_DONE)
         return off < st->in_len ? FERRY_ERR_PROTOCOL : 0;
     if (st->eof) {

@@ -74,6 +74,20 @@ static const struct rt_case delta_receiver[] = {
                   { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
                   { F_FEND(0) } },
       .out = SIGNED " DONE:0", .tree = "b=150000" },
+    /* The end before the last block (it came on another stream): the
+     * block is written behind the step, and settled before the step
+     * ends, so the file is committed then, not when more input comes. */
+    { "delta_last_after_end", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DELTA(0, 0, 0) }, { F_DELTA(0, 1, 65536) },
+                  { F_FEND(0) }, { F_DELTA(0, 2, 131072) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    /* All of it in one step after the end: the file is committed once
+     * the last of its blocks written behind is settled, not the first. */
+    { "delta_all_after_end", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_FEND(0) }, { F_DELTA(0, 0, 0), BATCH },
+                  { F_DELTA(0, 1, 65536), BATCH },
+                  { F_DELTA(0, 2, 131072) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
     { "delta_block_twice", .flags = ALWAYS, .setup = basis_setup,
       .script = { WANT_B, { F_DELTA(0, 0, 0) }, { F_DELTA(0, 0, 0) },
                   { F_BLOCK(0, 1) }, { F_DELTA(0, 2, 131072) },
