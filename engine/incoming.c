@@ -433,16 +433,22 @@ incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
     return 0;
 }
 
-int
-incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
+/*
+ * Settles block index of f (incoming_int.h): with behind, data is in a
+ * buffer of incoming_wb_buffer and its write and the rest are left to
+ * the writer and incoming_settle_written, unless f failed or is resumed.
+ */
+static int
+settle(struct incoming *in, struct rfile *f, uint64_t index,
     const uint8_t *data, uint32_t len, const struct hash128 *h,
-    const struct msg_delta *built, struct buf *out)
+    const struct msg_delta *built, int behind, struct buf *out)
 {
     uint64_t off = index * in->block_size;
-    int r;
+    int r, d;
 
-    /* Blocks written behind are settled first, in their order. */
-    if (incoming_wb_pending(in) && (r = incoming_drain(in, out)) != 0)
+    behind = behind && data != NULL && f->failed == 0 && !f->resume;
+    /* Else blocks written behind are settled first, in their order. */
+    if (!behind && (r = incoming_drain(in, out)) != 0)
         return r;
     if ((r = incoming_resolve(in, f, index, h)) != 0)
         return r;
@@ -452,16 +458,27 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
         return rfile_complete(in, f, out);
     if ((r = incoming_keep(in, f, off, data, len, built)) != 0)
         return r;
-    if ((r = rfile_open(in, f)) != 0 ||
-        (data == NULL && f->resume && (r = partial_zero(f->pt, off,
-        len)) != 0) ||
-        (data != NULL && (r = fsx_pwrite_all(partial_fd(f->pt), data, len,
-        off)) != 0) ||
-        (r = partial_add(f->pt, index, h, data == NULL ? 0 : len)) != 0) {
-        if ((r = incoming_file_error(in, f, r)) != 0)
-            return r;
+    if ((r = rfile_open(in, f)) == 0 && behind) {
+        incoming_wb_submit(in, f, index, h, len, partial_fd(f->pt));
+        return 0;
     }
-    return rfile_complete(in, f, out);
+    /* A failed open is settled after the blocks before it. */
+    if (r != 0 && (d = incoming_drain(in, out)) != 0)
+        return d;
+    if (r == 0 && data == NULL && f->resume)
+        r = partial_zero(f->pt, off, len);
+    if (r == 0 && data != NULL)
+        r = fsx_pwrite_all(partial_fd(f->pt), data, len, off);
+    return incoming_settle_written(in, f, index, h, data == NULL ? 0 : len,
+        r, 1, out);
+}
+
+int
+incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
+    const uint8_t *data, uint32_t len, const struct hash128 *h,
+    const struct msg_delta *built, struct buf *out)
+{
+    return settle(in, f, index, data, len, h, built, 0, out);
 }
 
 int
@@ -470,26 +487,7 @@ incoming_settle_behind(struct incoming *in, struct rfile *f,
     const struct hash128 *h, const struct msg_delta *built,
     struct buf *out)
 {
-    int r, err;
-
-    if (f->failed != 0 || f->resume)
-        return incoming_settle_block(in, f, index, data, len, h, built,
-            out);
-    if ((r = incoming_resolve(in, f, index, h)) != 0)
-        return r;
-    f->counted += len;
-    xfer_add(&in->x->st.bytes_done, len);
-    if ((r = incoming_keep(in, f, index * in->block_size, data, len,
-        built)) != 0)
-        return r;
-    if ((err = rfile_open(in, f)) != 0) {
-        /* Settled as a block whose write failed, after those before. */
-        if ((r = incoming_drain(in, out)) != 0)
-            return r;
-        return incoming_settle_written(in, f, index, h, len, err, 1, out);
-    }
-    incoming_wb_submit(in, f, index, h, len, partial_fd(f->pt));
-    return 0;
+    return settle(in, f, index, data, len, h, built, 1, out);
 }
 
 int

@@ -154,8 +154,6 @@ uint8_t *incoming_wb_buffer(struct incoming *in, struct buf *out, int *r);
  * writer, at block index of f's staging file fd. */
 void incoming_wb_submit(struct incoming *in, struct rfile *f,
     uint64_t index, const struct hash128 *h, uint32_t len, int fd);
-/* 1 if blocks are in flight. */
-int incoming_wb_pending(const struct incoming *in);
 /* Waits for the writes in flight and forgets them unsettled (a lost
  * attempt: no journal names them). */
 void incoming_wb_discard(struct incoming *in);

@@ -173,12 +173,6 @@ incoming_wb_submit(struct incoming *in, struct rfile *f, uint64_t index,
 }
 
 int
-incoming_wb_pending(const struct incoming *in)
-{
-    return in->wb != NULL && in->wb->queued != in->wb->settled;
-}
-
-int
 incoming_drain(struct incoming *in, struct buf *out)
 {
     struct incoming_wb *wb = in->wb;

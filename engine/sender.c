@@ -551,15 +551,16 @@ sender_check_block(struct sender *s, struct plan_work *w, int fd,
     int r;
 
     while (i < w->first + w->count) {
+        uint64_t len = sender_block_len(s, w->id, i);
+
         if ((r = sender_hash_block(s, fd, w->id, i, &h)) != 0) {
             plan_file_abort(s->p, w->id, r);
             return 0;
         }
-        s->step_read += sender_block_len(s, w->id, i);
+        s->step_read += len;
         if (!hash_equal(&h, &w->theirs[i - w->first]))
             break;
-        plan_block_matched(s->p, w->id, i, &h, sender_block_len(s, w->id,
-            i));
+        plan_block_matched(s->p, w->id, i, &h, len);
         i++;
         if (i - start >= PROTO_MAX_SIGS || sender_step_full(s, out))
             break;

@@ -5,10 +5,10 @@
  * an interrupted run left and a stream lost halfway. The destination
  * must be the source, bytes, modes and mtimes.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "roles.h"
