@@ -343,6 +343,12 @@ attempt_tick(uv_timer_t *t)
 
     if (a->ending)
         return;
+    if (a->ahead_pending > 0) {
+        attempt_ahead_answered(a, now);
+        if (now - a->full_tick < ATTEMPT_TICK_MS)
+            return;
+    }
+    a->full_tick = now;
     if (a->idle_since == 0)
         a->idle_since = now;
     if (a->s0_run_ms == 0 && stream0_running(a))
@@ -399,6 +405,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     a->exit_status = -1;
     a->group.limit = env->limit;
     a->t0 = clock_ms();
+    xfer_mark_now(env->x, &a->share_mark);
     uv_timer_init(env->loop, &a->tick);
     a->tick.data = a;
     if ((st = stream_new(a)) == NULL) {
@@ -436,7 +443,10 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
         uv_run(env->loop, UV_RUN_NOWAIT);
         return r;
     }
-    uv_timer_start(&a->tick, attempt_tick, ATTEMPT_TICK_MS, ATTEMPT_TICK_MS);
+    a->full_tick = clock_ms();
+    uv_timer_start(&a->tick, attempt_tick, a->ahead_pending > 0 ?
+        ATTEMPT_AHEAD_TICK_MS : ATTEMPT_TICK_MS, a->ahead_pending > 0 ?
+        ATTEMPT_AHEAD_TICK_MS : ATTEMPT_TICK_MS);
     uv_run(env->loop, UV_RUN_DEFAULT);
     if (!a->ending) {
         /* The loop ran dry with stream 0 open: never a success. */

@@ -52,6 +52,10 @@
 /* More streams only pay while this much is left to move. */
 #define ATTEMPT_AUTO_MIN_LEFT (64ull << 20)
 #define ATTEMPT_TICK_MS 100
+/* ... while streams wait for the first answers to open ahead, at most
+ * ATTEMPT_AHEAD_WAIT_MS from the attempt's start. */
+#define ATTEMPT_AHEAD_TICK_MS 10
+#define ATTEMPT_AHEAD_WAIT_MS 2000
 /* A link on which a further stream runs sooner than this is short: more
  * streams than cores would not pay there (attempt.c). */
 #define ATTEMPT_SHORT_LINK_MS 300
@@ -109,11 +113,15 @@ struct attempt {
     unsigned target;     /* streams wanted now */
     int tuned;           /* an open failed: no more this attempt */
     int grown;           /* the default's growth has stopped */
+    unsigned ahead_pending;  /* streams to open once answers say so */
+    uint64_t full_tick;      /* the last tick that did all of its work */
     struct conn_group group;
     uv_timer_t tick;
     uint64_t t0;
     uint64_t link_ms;    /* a further stream's time to run: > 0 once known */
     uint64_t tune_at, tune_moved;      /* before the last streams came */
+    struct xfer_mark share_mark;       /* the data after it says how much
+                                          of what is left crosses the wire */
     uint64_t period_at, period_moved;  /* since they are all up */
     double tune_rate;                  /* the rate to beat */
     unsigned tune_streams;             /* ... with this many streams */

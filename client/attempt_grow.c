@@ -118,8 +118,8 @@ attempt_preopen(struct attempt *a)
     if (e->early != NULL)
         want = ssh_early_left(e->early);
     else if (e->more_by_cmd && e->streams == 0)
-        want = xfer_get(&e->x->st.bytes_total) >= 2 * ATTEMPT_AUTO_MIN_LEFT ?
-            attempt_auto_max(a) - 1 : 0;
+        want = 0, a->ahead_pending = xfer_get(&e->x->st.bytes_total) >=
+            2 * ATTEMPT_AUTO_MIN_LEFT ? attempt_auto_max(a) - 1 : 0;
     else if (e->plan != NULL || e->streams > 0)
         want = attempt_ahead(e->cli, e->connect_ms,
             xfer_get(&e->x->st.bytes_total));
@@ -128,6 +128,38 @@ attempt_preopen(struct attempt *a)
     if (want > ATTEMPT_OPENING_MAX)
         want = ATTEMPT_OPENING_MAX;
     while (want-- > 0 && !a->tuned)
+        attempt_add_stream(a);
+}
+
+/*
+ * A push whose further streams are ssh children (a short link) opens
+ * them ahead once the first answers say there is data for them: files
+ * wanted whole, enough for attempt_tune to want the streams at the first
+ * data. A file with a basis or held blocks may move a few MiB of its
+ * size (two logins cost a 1% rewrite of a 512 MiB checkpoint 0.08 s and
+ * a third of a core-second, here); attempt_tune judges those by their
+ * data. Ticks come every ATTEMPT_AHEAD_TICK_MS meanwhile: the answers
+ * come a round trip after stream 0 runs.
+ */
+void
+attempt_ahead_answered(struct attempt *a, uint64_t now)
+{
+    const struct attempt_env *e = a->env;
+    unsigned want = a->ahead_pending;
+
+    if (want == 0)
+        return;
+    if (xfer_get(&e->x->st.bytes_whole) < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+        if (now - a->t0 < ATTEMPT_AHEAD_WAIT_MS && a->tune_at == 0 &&
+            !a->grown && !a->tuned)
+            return;
+        want = 0;  /* attempt_tune goes on from here */
+    }
+    a->ahead_pending = 0;
+    (void)uv_timer_set_repeat(&a->tick, ATTEMPT_TICK_MS);
+    if (want > ATTEMPT_OPENING_MAX)
+        want = ATTEMPT_OPENING_MAX;
+    while (want-- > 0 && !a->tuned && !a->ending)
         attempt_add_stream(a);
 }
 
@@ -302,7 +334,7 @@ attempt_tune(struct attempt *a, uint64_t now)
 {
     const struct attempt_env *e = a->env;
     struct xfer_stats *st = &e->x->st;
-    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left;
+    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left, wire;
     unsigned more = 0;
     double rate, per;
 
@@ -327,13 +359,22 @@ attempt_tune(struct attempt *a, uint64_t now)
         /* The first data: a second stream, if there is work for it (two
          * over ssh beside a libssh2 stream 0); four at once if the first
          * handshake already took long (a long link, where seconds count:
-         * attempt_auto_max). */
-        a->tune_at = now;
-        a->tune_moved = moved;
+         * attempt_auto_max). Work for it is data that crosses the wire:
+         * of a delta or a resume, the share of it the data so far says
+         * (a checkpoint rewritten in 1% of it moves a few MiB, and two
+         * logins for it cost more than they could save). */
         if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
             a->grown = 1;
             return;
         }
+        if (!xfer_wire_left(e->x, &a->share_mark, left, &wire))
+            return;
+        if (wire < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+            xfer_mark_now(e->x, &a->share_mark);  /* judge the next data */
+            return;
+        }
+        a->tune_at = now;
+        a->tune_moved = moved;
         a->target = attempt_first_long(a) &&
             left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : e->more_by_cmd ? 3 : 2;
         a->tune_streams = 1;

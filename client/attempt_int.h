@@ -69,6 +69,7 @@ int stream0_running(const struct attempt *a);
 void attempt_tune(struct attempt *a, uint64_t now);
 void attempt_unpark(struct attempt *a, uint64_t now);
 void attempt_preopen(struct attempt *a);
+void attempt_ahead_answered(struct attempt *a, uint64_t now);
 void attempt_measure_link(struct attempt *a, uint64_t now);
 void attempt_watch(struct attempt *a, uint64_t now);
 

@@ -393,6 +393,8 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     rep.text.len = strlen(rep.text.p);
     if ((r = msg_reply_encode(out, &rep)) != 0)
         return r;
+    xfer_add(f->resume || f->delta ? &in->x->st.bytes_reusable :
+        &in->x->st.bytes_whole, f->size);
     if (f->resume && (r = incoming_verify_start(in, f, out)) != 0)
         return r;
     if (f->delta)
@@ -556,6 +558,7 @@ incoming_block(struct incoming *in, const struct msg_block *m,
         f->failed = FERRY_ERR_HASH_MISMATCH;
     if (zero) {
         f->n_sparse += m->raw_len;
+        xfer_add(&in->x->st.bytes_spared, m->raw_len);
     } else {
         f->n_literal += m->raw_len;
         xfer_add(&in->x->st.bytes_moved, m->raw_len);
@@ -607,6 +610,7 @@ incoming_match(struct incoming *in, const struct msg_match *m,
         f->n_resumed += len;
         f->counted += len;
         xfer_add(&in->x->st.bytes_done, len);
+        xfer_add(&in->x->st.bytes_spared, len);
     }
     return rfile_complete(in, f, out);
 }

@@ -561,6 +561,7 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     f->n_matched += copied;
     f->n_literal += m->raw_len - copied;
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
+    xfer_add(&in->x->st.bytes_spared, copied);
     zero = hash_is_zero(buf, m->raw_len);
     if (!zero && buf != in->scratch)
         return incoming_settle_behind(in, f, index, buf, m->raw_len, &h, m,

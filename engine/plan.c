@@ -495,6 +495,8 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         return FERRY_ERR_NOMEM;
     }
     p->est[id] = E_WANTED;
+    xfer_add(resume || delta ? &p->x->st.bytes_reusable :
+        &p->x->st.bytes_whole, e->size);
     /* A file with a basis (delta) or kept blocks (resume) is worth more
      * in blocks than in a volume. */
     if (!resume && !delta && volsend_take(p->vs, id, e->size)) {

@@ -405,6 +405,7 @@ sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
         if (hash_is_zero(data, len)) {
             m.flags = BLOCK_F_ZERO;
             zero = 1;
+            xfer_add(&s->x->st.bytes_spared, len);
         } else {
             m.data = data;
             m.data_len = sender_compress(s, &m, data, len);
@@ -496,6 +497,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
         return r;
     xfer_add(&s->x->st.bytes_moved, len - s->ops->copied);
+    xfer_add(&s->x->st.bytes_spared, s->ops->copied);
     plan_block_built(s->p, id, index, s->stream, &m.hash, len,
         s->ops->copied);
     return 0;
@@ -561,6 +563,7 @@ sender_check_block(struct sender *s, struct plan_work *w, int fd,
         if (!hash_equal(&h, &w->theirs[i - w->first]))
             break;
         plan_block_matched(s->p, w->id, i, &h, len);
+        xfer_add(&s->x->st.bytes_spared, len);
         i++;
         if (i - start >= PROTO_MAX_SIGS || sender_step_full(s, out))
             break;

@@ -39,6 +39,33 @@ xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
             text != NULL ? text : ferry_strerror(code));
 }
 
+void
+xfer_mark_now(struct xfer *x, struct xfer_mark *m)
+{
+    m->moved = xfer_get(&x->st.bytes_moved);
+    m->spared = xfer_get(&x->st.bytes_spared);
+}
+
+int
+xfer_wire_left(struct xfer *x, const struct xfer_mark *mark, uint64_t left,
+    uint64_t *wire)
+{
+    struct xfer_mark now;
+    uint64_t moved, seen;
+
+    if (xfer_get(&x->st.bytes_reusable) == 0) {
+        *wire = left;
+        return 1;
+    }
+    xfer_mark_now(x, &now);
+    moved = now.moved - mark->moved;
+    seen = moved + (now.spared - mark->spared);
+    if (seen < XFER_SHARE_SAMPLE)
+        return 0;
+    *wire = (uint64_t)((double)left * (double)moved / (double)seen);
+    return 1;
+}
+
 int
 xfer_fail(struct xfer *x, int code, const char *fmt, ...)
 {

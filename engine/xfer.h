@@ -20,7 +20,11 @@ enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
  * Live: entries_total, files_total, bytes_total (what was offered);
  * bytes_done (progress: file bytes accounted for so far, taken back when
  * a connection is lost); bytes_moved (file data that crossed the wire in
- * this run, resends included: what rates are made of);
+ * this run, resends included: what rates are made of); bytes_spared (file
+ * data accounted for without crossing it: copied from a basis, kept on
+ * resume, zero blocks sent as a flag); bytes_whole and bytes_reusable
+ * (sizes of the files the receiver answered wanting all of their data,
+ * and with a basis or held blocks, of which some data may be spared);
  * bytes_compressed. Settled once per file when it is committed, so that
  * for the files sent
  *
@@ -47,6 +51,9 @@ struct xfer_stats {
     atomic_uint_fast64_t failed_dest;    /* failures on the writing side */
     atomic_uint_fast64_t bytes_done;     /* progress */
     atomic_uint_fast64_t bytes_moved;    /* data over the wire, live */
+    atomic_uint_fast64_t bytes_spared;   /* ... and data it was spared */
+    atomic_uint_fast64_t bytes_whole;    /* files wanted whole */
+    atomic_uint_fast64_t bytes_reusable; /* ... with a basis, held blocks */
     atomic_uint_fast64_t bytes_payload;  /* sizes of files that were sent */
     atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
@@ -108,6 +115,22 @@ xfer_get(atomic_uint_fast64_t *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
 }
+
+/* The data seen by a point of the transfer, to judge what followed. */
+struct xfer_mark {
+    uint64_t moved, spared;
+};
+
+/* The least data xfer_wire_left judges a share by. */
+#define XFER_SHARE_SAMPLE (8u << 20)
+
+void xfer_mark_now(struct xfer *x, struct xfer_mark *m);
+/* How much of left (file bytes still to go) is to cross the wire: all of
+ * it while no file could reuse data, else left scaled by the share of
+ * the data since mark that crossed. 0 (*wire unset) until mark is
+ * followed by XFER_SHARE_SAMPLE bytes of data to judge by; else 1. */
+int xfer_wire_left(struct xfer *x, const struct xfer_mark *mark,
+    uint64_t left, uint64_t *wire);
 
 /* Records the peer's ERROR message (a frame payload) for the program to
  * show; returns FERRY_ERR_PEER, or the decode error if it is malformed. */

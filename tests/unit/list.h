@@ -261,6 +261,7 @@
     X(streams_handover_nobody) \
     X(streams_handover_too_large) \
     X(streams_handover) \
+    X(streams_wire_left) \
     /* test_roles_push.c */ \
     X(push_one_stream) \
     X(push_three_streams) \

@@ -84,6 +84,13 @@ push(unsigned nstreams, uint32_t flags)
     CHECK_EQ_U64(p->sent[1][MSG_FILE_DONE], NSMALL + 4);
     CHECK_EQ_U64(xfer_get(&p->xa.st.files_sent), NSMALL + 4);
     CHECK_EQ_U64(xfer_get(&p->xc.st.files_sent), NSMALL + 4);
+    /* Both sides know every file was wanted whole: all of it crosses. */
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_whole),
+        xfer_get(&p->xc.st.bytes_total));
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_whole),
+        xfer_get(&p->xc.st.bytes_total));
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_reusable), 0);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_reusable), 0);
     for (k = 0; k < nstreams; k++)
         used += p->blocks[k] > 0;
     if (flags & OPEN_F_COMPRESS)
@@ -135,6 +142,13 @@ push_resume(unsigned nstreams)
     CHECK(xfer_get(&p->xa.st.resumed_bytes) > 0);
     CHECK_EQ_U64(xfer_get(&p->xa.st.resumed_bytes),
         xfer_get(&p->xc.st.resumed_bytes));
+    /* What was kept was spared the wire, live, on both sides. */
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_spared),
+        xfer_get(&p->xc.st.resumed_bytes));
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_spared),
+        xfer_get(&p->xa.st.resumed_bytes));
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_reusable), BIG_SIZE);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_reusable), BIG_SIZE);
     fixture_free(fx);
 }
 
@@ -172,6 +186,13 @@ TEST(push_delta_steps)
     CHECK_EQ_U64(p->sent[0][MSG_DELTA], BIG_BLOCKS);
     CHECK(p->most[0][MSG_DELTA] >= 1);
     CHECK(p->most[0][MSG_DELTA] <= CONN_STEP_BUDGET / RT_BS);
+    /* All of it copied: spared, live, on both sides; none moved. */
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_reusable), BIG_SIZE);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_reusable), BIG_SIZE);
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_whole), 0);
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_spared), BIG_SIZE);
+    CHECK_EQ_U64(xfer_get(&p->xa.st.bytes_spared), BIG_SIZE);
+    CHECK_EQ_U64(xfer_get(&p->xc.st.bytes_moved), 0);
     fixture_free(fx);
 }
 

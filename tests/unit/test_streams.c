@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "../../engine/conn.h"
+#include "../../engine/xfer.h"
 #include "../../server/rendezvous.h"
 #include "check.h"
 
@@ -158,4 +159,42 @@ TEST(streams_handover)
     CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
     CHECK_OK(uv_loop_close(&loop));
     close(sv[0]);
+}
+
+/* What a further stream would carry: all that is left while no file can
+ * reuse data; else that scaled by the share of the data since the mark
+ * that crossed the wire, judged once XFER_SHARE_SAMPLE bytes came. */
+TEST(streams_wire_left)
+{
+    struct xfer x;
+    struct xfer_mark m;
+    uint64_t wire = 1;
+
+    memset(&x, 0, sizeof(x));
+    xfer_add(&x.st.bytes_moved, 5);
+    xfer_mark_now(&x, &m);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
+    CHECK_EQ_U64(wire, 1000);
+    /* A delta: nothing to judge by yet, then too little. */
+    xfer_add(&x.st.bytes_reusable, 1u << 30);
+    wire = 1;
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
+    CHECK_EQ_U64(wire, 1);
+    xfer_add(&x.st.bytes_spared, XFER_SHARE_SAMPLE - 2);
+    xfer_add(&x.st.bytes_moved, 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
+    /* A third of the data since the mark crossed: a third of left. */
+    xfer_add(&x.st.bytes_moved, (XFER_SHARE_SAMPLE + 2) / 2 - 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
+    CHECK_EQ_U64(wire, 333);
+    /* All spared since a new mark: none. */
+    xfer_mark_now(&x, &m);
+    xfer_add(&x.st.bytes_spared, XFER_SHARE_SAMPLE);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
+    CHECK_EQ_U64(wire, 0);
+    /* All moved since another: all of it. */
+    xfer_mark_now(&x, &m);
+    xfer_add(&x.st.bytes_moved, XFER_SHARE_SAMPLE);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
+    CHECK_EQ_U64(wire, 1000);
 }
