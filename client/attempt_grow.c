@@ -102,7 +102,9 @@ attempt_unpark(struct attempt *a, uint64_t now)
  * pull's by default (its size comes only with PLAN: a small pull would
  * log in four times for nothing), and not over the ssh program, whose
  * children connect in any order (stream 0 is the first connection the
- * far side sees, which tests of one stream's faults rely on).
+ * far side sees, which tests of one stream's faults rely on). A push's
+ * ssh children beside a libssh2 stream 0 wait for the first answers
+ * (attempt_ahead_answered).
  */
 static unsigned attempt_auto_max(const struct attempt *a);
 
