@@ -40,6 +40,8 @@ struct sender {
     struct delta_result *ops;
     struct delta_carry carry;
     int deferred;             /* the last block waits for the basis */
+    uint32_t defer_id;        /* ... and the block after the last one */
+    uint64_t defer_next;      /* that waited alone, or 0 */
     uint64_t step_read;       /* file bytes this step read (step_full) */
     int readback_seen;        /* READBACK came (at most one) */
     int ready_due;            /* PLAN went, READY not yet in */
@@ -604,12 +606,23 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
             r = sender_send_block(s, fd, w->id, w->next++, out);
         }
         if (r == 0 && s->deferred) {
-            /* The rest of the run, this block included, waits for the
-             * whole basis rather than being read again block by block. */
+            uint64_t b = w->next - 1, n = 1;
+
+            /* A block not all found while the basis is still being
+             * described waits for all of it (what moved may be in what
+             * is not described yet). Alone, it waits by itself and the
+             * run goes on: data rewritten in place leaves one block in
+             * many so. Two in a row look like data that moved: the rest
+             * of the run waits too, rather than being read now and
+             * again later. */
             s->deferred = 0;
-            r = plan_delta_defer(s->p, w->id, w->next - 1,
-                w->first + w->count - (w->next - 1));
-            w->next = w->first + w->count;
+            if (s->defer_id == w->id && s->defer_next == b)
+                n = w->first + w->count - b;
+            s->defer_id = w->id;
+            s->defer_next = b + 1;
+            r = plan_delta_defer(s->p, w->id, b, n);
+            if (n > 1)
+                w->next = w->first + w->count;
         }
         if (r != 0)
             return r;

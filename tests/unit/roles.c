@@ -19,6 +19,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../common/zst.h"
+#include "../../engine/delta_index.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"
@@ -292,6 +293,27 @@ rt_encode_block(struct rt *rt, const struct rt_frame *fr, uint64_t k,
     CHECK_OK(msg_block_encode(b, &m));
 }
 
+/* The signatures of ds's pieces of a basis holding path's model bytes, but
+ * for pieces [hole, hole + nhole), left as no data has them. */
+static void
+rt_model_sigs(const char *path, const struct msg_delta_sigs *ds,
+    uint64_t hole, uint64_t nhole, uint8_t *sigs)
+{
+    uint8_t *piece = check_alloc(ds->sig_block);
+    uint64_t j, off, len;
+
+    for (j = ds->first; j < ds->first + ds->count; j++) {
+        if (j >= hole && j < hole + nhole)
+            continue;
+        off = j * ds->sig_block;
+        len = ds->basis_size - off < ds->sig_block ? ds->basis_size - off :
+            ds->sig_block;
+        rt_content(path, off, piece, (size_t)len);
+        delta_sign(piece, (size_t)len, sigs + (j - ds->first) * DELTA_SIG_LEN);
+    }
+    free(piece);
+}
+
 /* DELTA_SIGS of pieces nobody has, and DELTA: block a of the file as one
  * COPY of the basis from b, with the hash of the model's block. */
 static void
@@ -312,6 +334,9 @@ rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         ds.count = (uint32_t)fr->b;
         buf = check_alloc(fr->b * DELTA_SIG_LEN + 1);
         memset(buf, 0, fr->b * DELTA_SIG_LEN);
+        if (fr->v == RV_MODEL)
+            rt_model_sigs(fr->s, &ds, (uint64_t)fr->kind,
+                (uint64_t)fr->code, buf);
         ds.sigs = buf;
         CHECK_OK(msg_delta_sigs_encode(b, &ds));
         free(buf);
@@ -642,21 +667,23 @@ rt_say(struct rt *rt, unsigned stream, const char *fmt, ...)
     rt->last_block = 0;
 }
 
-/* BLOCK:id:i, or the last token grown to BLOCK:id:first-i. */
+/* KIND:id:i (BLOCK or DELTA), or the last token grown to
+ * KIND:id:first-i. */
 static void
-rt_say_block(struct rt *rt, unsigned stream, uint32_t id, uint64_t k)
+rt_say_block(struct rt *rt, unsigned stream, const char *kind, uint32_t id,
+    uint64_t k)
 {
-    if (rt->last_block && rt->lb_stream == stream && rt->lb_id == id &&
-        rt->lb_last + 1 == k) {
+    if (rt->last_block == kind[0] && rt->lb_stream == stream &&
+        rt->lb_id == id && rt->lb_last + 1 == k) {
         rt->out_len = rt->last_tok;
         rt->out[rt->out_len] = '\0';
-        rt_say(rt, stream, "BLOCK:%u:%llu-%llu", id,
+        rt_say(rt, stream, "%s:%u:%llu-%llu", kind, id,
             (unsigned long long)rt->lb_first, (unsigned long long)k);
     } else {
-        rt_say(rt, stream, "BLOCK:%u:%llu", id, (unsigned long long)k);
+        rt_say(rt, stream, "%s:%u:%llu", kind, id, (unsigned long long)k);
         rt->lb_first = k;
     }
-    rt->last_block = 1;
+    rt->last_block = kind[0];
     rt->lb_stream = stream;
     rt->lb_id = id;
     rt->lb_last = k;
@@ -732,8 +759,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         break;
     case MSG_DELTA:
         CHECK_OK(msg_delta_decode(p, n, &dl));
-        rt_say(rt, k, "DELTA:%u:%llu", dl.id,
-            (unsigned long long)(dl.offset / RT_BS));
+        rt_say_block(rt, k, "DELTA", dl.id, dl.offset / RT_BS);
         break;
     case MSG_SIGS:
         CHECK_OK(msg_sigs_decode(p, n, &sg));
@@ -742,7 +768,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         break;
     case MSG_BLOCK:
         CHECK_OK(msg_block_decode(p, n, &bl));
-        rt_say_block(rt, k, bl.id, bl.offset / RT_BS);
+        rt_say_block(rt, k, "BLOCK", bl.id, bl.offset / RT_BS);
         break;
     case MSG_MATCH:
         CHECK_OK(msg_match_decode(p, n, &mm));

@@ -90,7 +90,8 @@ enum rt_variant {
     RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
     RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
     RV_OTHER,     /* OPEN, JOIN: another transfer id */
-    RV_LITERAL    /* DELTA: the block as one LITERAL op, no COPY */
+    RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
+    RV_MODEL      /* DELTA_SIGS: of the model's bytes (F_DSIGS_MODEL) */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -142,6 +143,11 @@ struct rt_frame {
  * holds the model's bytes). */
 #define F_DSIGS(i, kib, k, n) .type = MSG_DELTA_SIGS, .id = (i), \
     .flags = (kib), .a = (k), .b = (n)
+/* ... or the signatures of a basis holding the model's bytes of the
+ * file at path p (its own data in place) but for pieces
+ * hole..hole+nhole-1, which no data has. */
+#define F_DSIGS_MODEL(i, kib, k, n, p, hole, nhole) F_DSIGS(i, kib, k, n), \
+    .s = (p), .v = RV_MODEL, .kind = (hole), .code = (nhole)
 #define F_DELTA(i, k, from) .type = MSG_DELTA, .id = (i), .a = (k), \
     .b = (from)
 #define F_BADDELTA(i, k, from) F_DELTA(i, k, from), .v = RV_BADHASH
@@ -272,7 +278,8 @@ struct rt {
     char out[RT_TEXT_MAX];
     size_t out_len;
     size_t last_tok;            /* where the last token starts */
-    int last_block;             /* it is a BLOCK range: */
+    int last_block;             /* it is a BLOCK or DELTA range (its
+                                   kind's first letter): */
     uint32_t lb_id;
     uint64_t lb_first, lb_last;
     unsigned lb_stream;

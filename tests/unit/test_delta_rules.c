@@ -165,12 +165,48 @@ static const struct rt_case delta_receiver[] = {
 #define READY_ { F_READY("") }
 #define WANT_D(i) F_REPLY(i, REPLY_WANT, REPLY_F_DELTA)
 
+/* src/d/b as a file of two runs: 16 MiB and a block. */
+#define BIG_B ((16u << 20) + RT_BS)
+#define BIG_B_KIB (BIG_B >> 10)
+#define BIG_B_PIECES (BIG_B / PROTO_MIN_SIG_BLOCK)
+#define PIECES_PER_BLOCK (RT_BS / PROTO_MIN_SIG_BLOCK)
+
+static void
+big_b(struct rt *rt)
+{
+    rt_write(rt, "src/d/b", BIG_B);
+}
+
+/* Its basis described up to a piece past the first run, where the
+ * sender takes that run up; then the rest. */
+#define BIG_B_SIGS(hole, nhole) \
+    { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b", hole, nhole) }, \
+    { F_DSIGS_MODEL(3, BIG_B_KIB, 4096, 1, "src/d/b", hole, nhole) }, \
+    { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097, "src/d/b", \
+        hole, nhole) }
+
 static const struct rt_case delta_sender[] = {
     /* Signatures no data has: every block goes whole, after the last. */
     { "sender_delta_nothing_matches",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
                   { F_DSIGS(3, 9, 2, 1) }, { F_DONE(3) } },
       .out = OFFERS " BLOCK:3:0-2 FEND:3" },
+    /* Rewritten in place (block 5 of the basis is other data): block 5
+     * is not all found while the basis is still being described, and
+     * waits for the rest of it alone; the run goes on without it (to
+     * 255), and the last run comes with the end of the basis (256),
+     * then block 5. */
+    { "sender_delta_rewrite_goes_on", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  BIG_B_SIGS(5 * PIECES_PER_BLOCK, 2), { F_DONE(3) } },
+      .out = OFFERS " DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
+    /* Blocks 5 and 6 so: two in a row look like data that moved, and the
+     * rest of the run waits with them. */
+    { "sender_delta_moved_waits", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  BIG_B_SIGS(5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK + 2),
+                  { F_DONE(3) } },
+      .out = OFFERS " DELTA:3:0-4 DELTA:3:256 DELTA:3:5-255 FEND:3" },
     { "sender_delta_waits_for_basis",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) } },
       .out = OFFERS },
