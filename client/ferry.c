@@ -208,19 +208,20 @@ run_setup(struct run *rn, char *msg, size_t msglen)
 /*
  * Stream 0's key exchange is done; its time says how long the link is
  * (ssh.h, on_handshake). Once per run:
- * - On a short link OpenSSH carries the bytes, with AES-GCM in bulk
+ * - On a short link OpenSSH carries the bulk of the bytes, with AES-GCM
  *   where libssh2 1.10 takes AES-CTR 16 bytes per call and HMAC-SHA2
  *   beside it, which is what binds there (docs/DESIGN.md, "Over what"):
- *   every stream of a pull (returns 1: libssh2 logs in, then closes),
- *   a push's streams after the first. On a long link libssh2 carries
- *   them: the link binds there, and libssh2's 16 MiB window lets one
- *   stream of a pull take eight times what OpenSSH's 2 MiB does while
- *   the others start.
+ *   a push's or pull's streams after the first, which take every run
+ *   once up (OPEN_F_SPARE_STREAM0, run_env_link); stream 0 stays on this
+ *   session, which is ready now (an ssh login costs 0.15-0.19 s more).
+ *   On a long link libssh2 carries them: the link binds there, and
+ *   libssh2's 16 MiB window lets one stream of a pull take eight times
+ *   what OpenSSH's 2 MiB does while the others start.
  * - On a long link, a push worth more streams, and any pull (its size
  *   comes only with PLAN), starts their connections now, beside the
  *   login (ssh_early_start).
  */
-static int
+static void
 run_ssh_handshake(void *ctx, uint64_t ms)
 {
     struct run *rn = ctx;
@@ -228,26 +229,24 @@ run_ssh_handshake(void *ctx, uint64_t ms)
     unsigned n;
 
     if (rn->early_tried++ > 0 || rn->op != NULL)
-        return 0;
+        return;
     if (rn->link_choose) {
         rn->link_choose = 0;
         /* A passphrase asked for once serves every stream and login of
          * ours; the ssh program would ask again for each. */
         if (ms < ATTEMPT_LONG_CONNECT_MS && !ssh_auth_would_ask(&rn->cfg)) {
-            if (rn->cli->cmd == CMD_PULL)
-                return 1;
-            /* A push keeps this session for stream 0, which starts at
-             * once (an ssh login costs a few tenths here, more than a
-             * small push takes), and its further streams, which come
-             * when it is worth them, go through ssh. */
+            /* This session carries stream 0, which starts at once (an
+             * ssh login costs 0.15-0.19 s here, more than a small push
+             * or pull takes), and the further streams, which come when
+             * it is worth them, go through ssh, and carry the runs. */
             rn->more_by_cmd = 1;
-            return 0;
+            return;
         }
     }
     if (rn->cli->cmd == CMD_PULL) {
         bytes = UINT64_MAX;
     } else if (rn->cli->cmd != CMD_PUSH) {
-        return 0;
+        return;
     } else if (atomic_load(&rn->scan_finished) && rn->scan_err == 0) {
         /* The scan, in the pool, is done already for a few big files. */
         bytes = rn->scan_mf->bytes;
@@ -257,7 +256,6 @@ run_ssh_handshake(void *ctx, uint64_t ms)
     log_debug("streams: the key exchange took %llu ms; %u more started "
         "beside the login", (unsigned long long)ms,
         ssh_early_left(rn->early));
-    return 0;
 }
 
 /* Opens the libssh2 session, if that is the transport and none is open. */
@@ -281,15 +279,6 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
     }
     r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
     ssh_early_gate(rn->early, r == 0 && rn->ssh != NULL);
-    if (r == 0 && rn->ssh == NULL) {
-        /* A pull on a short link: the key was checked (changed ones
-         * refused whatever the ssh config says, unknown ones asked
-         * about, so that OpenSSH finds it in known_hosts) and the login
-         * tried in our words; ssh carries the bytes. */
-        log_debug("a short link: the bytes go through ssh");
-        rn->use_cmd = rn->env.use_cmd = 1;
-        rn->ssh_login_next = 1;
-    }
     /* Only keys libssh2 cannot sign with (RSA) would do: OpenSSH can,
      * as for ProxyJump hosts. */
     if (r == FERRY_ERR_AUTH && so.rsa_only) {
@@ -332,7 +321,6 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->agent = &rn->agent;
     e->cfg = rn->have_cfg ? &rn->cfg : NULL;
     e->use_cmd = rn->use_cmd;
-    e->more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     e->streams = (unsigned)rn->cli->streams;
     e->stall_s = rn->cli->stall_timeout;
     if (rn->cli->bwlimit > 0) {
@@ -341,12 +329,30 @@ run_env(struct run *rn, uv_loop_t *loop)
     }
 }
 
+/* What the link chose (run_ssh_handshake), once stream 0's session is
+ * open: the further streams over the ssh program beside a libssh2
+ * stream 0, which then carries slower than they do (16-byte AES-CTR
+ * calls in one pump thread), so the sender leaves it the runs once one
+ * of them is up. */
+static void
+run_env_link(struct run *rn)
+{
+    rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
+    if (!rn->env.more_by_cmd)
+        return;
+    rn->so.flags |= OPEN_F_SPARE_STREAM0;
+    rn->env.so.flags |= OPEN_F_SPARE_STREAM0;
+    if (rn->plan != NULL)
+        plan_set_flags(rn->plan, OPEN_F_SPARE_STREAM0);
+}
+
 /* One attempt: stream 0 and the streams that join it, start to close. */
 static int
 run_attempt(struct run *rn, char *msg, size_t msglen)
 {
     int r;
 
+    run_env_link(rn);
     if (rn->attempted)
         attempt_cleanup(&rn->at);
     rn->attempted = 1;

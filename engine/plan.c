@@ -382,6 +382,12 @@ plan_offered(struct plan *p, uint32_t id)
     p->inflight++;
 }
 
+void
+plan_set_flags(struct plan *p, uint32_t flags)
+{
+    p->flags |= flags;
+}
+
 int
 plan_all_finished(struct plan *p)
 {
@@ -712,11 +718,17 @@ plan_current(struct plan *p, unsigned stream)
     plan_reap_lost(p);
     if (atomic_load(&p->retired) & (1u << stream))
         return NULL;
+    if (stream > 0)
+        p->up |= 1u << stream;
     if ((q = p->cur[stream]) != NULL) {
         if (plan_file_active(p, q->id) && q->next < q->first + q->count)
             return q;
         plan_run_done(p, stream);
     }
+    /* A stream 0 that carries slower than the others leaves them the
+     * runs while any of them is up (its own run it finishes). */
+    if (stream == 0 && (p->flags & OPEN_F_SPARE_STREAM0) && p->up != 0)
+        return NULL;
     while ((q = p->qhead) != NULL) {
         p->qhead = q->link;
         if (p->qhead == NULL)
@@ -920,6 +932,7 @@ plan_reap_stream(struct plan *p, unsigned stream)
     uint64_t i, start;
 
     volsend_stream_lost(p->vs, stream);
+    p->up &= ~(1u << stream);
     if (w != NULL) {
         /* To the front: it was the oldest work when it was taken. */
         p->cur[stream] = NULL;

@@ -61,6 +61,8 @@ struct volsend;
  * flags (CHECKSUM: files are hashed before they are offered). */
 struct plan *plan_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
+/* Adds OPEN flags that the plan learns after it was made (the link). */
+void plan_set_flags(struct plan *p, uint32_t flags);
 /*
  * The same with a live manifest (manifest.h) that a scan on another
  * thread still fills: borrowed, it must outlive the plan. Entries are

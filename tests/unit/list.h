@@ -269,6 +269,7 @@
     X(push_resume) \
     X(push_resume_streams) \
     X(push_delta_steps) \
+    X(push_spare_stream0) \
     X(push_stream_lost) \
     X(push_stream_lost_answers) \
     X(push_volumes) \

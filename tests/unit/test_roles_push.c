@@ -285,3 +285,30 @@ TEST(push_volumes_resume)
     CHECK(p->sent[0][MSG_VOL_FILE] < 2 + 17);
     fixture_free(fx);
 }
+
+/* Stream 0 slower than the others (OPEN_F_SPARE_STREAM0): once one of
+ * them is up, they carry every run; when the last of them is lost,
+ * stream 0 takes the work back. */
+TEST(push_spare_stream0)
+{
+    static const struct rt_case c = { .name = "push_spare_stream0" };
+    struct fixture *fx = fixture_new(&c, 3);
+    struct rt_pump *p = &fx->p;
+
+    p->flags = OPEN_F_SPARE_STREAM0;
+    CHECK_OK(rt_push(&fx->rt, p));
+    check_same(&fx->rt);
+    CHECK_EQ_U64(p->blocks[0], 0);
+    CHECK(p->blocks[1] > 0 && p->blocks[2] > 0);
+    fixture_free(fx);
+
+    fx = fixture_new(&c, 2);
+    p = &fx->p;
+    p->flags = OPEN_F_SPARE_STREAM0;
+    p->lose_stream = 1;
+    p->lose_after = BIG_BLOCKS / 3;
+    CHECK_OK(rt_push(&fx->rt, p));
+    check_same(&fx->rt);
+    CHECK(p->blocks[0] > 0);
+    fixture_free(fx);
+}
