@@ -383,6 +383,20 @@ plan_offered(struct plan *p, uint32_t id)
 }
 
 void
+plan_stream_up(struct plan *p, unsigned stream)
+{
+    if (stream > 0 && stream < PROTO_MAX_STREAMS &&
+        !(atomic_load(&p->retired) & (1u << stream)))
+        p->up |= 1u << stream;
+}
+
+int
+plan_spares(const struct plan *p, unsigned stream)
+{
+    return stream == 0 && (p->flags & OPEN_F_SPARE_STREAM0) && p->up != 0;
+}
+
+void
 plan_set_flags(struct plan *p, uint32_t flags)
 {
     p->flags |= flags;
@@ -718,17 +732,13 @@ plan_current(struct plan *p, unsigned stream)
     plan_reap_lost(p);
     if (atomic_load(&p->retired) & (1u << stream))
         return NULL;
-    if (stream > 0)
-        p->up |= 1u << stream;
     if ((q = p->cur[stream]) != NULL) {
         if (plan_file_active(p, q->id) && q->next < q->first + q->count)
             return q;
         plan_run_done(p, stream);
     }
-    /* A stream 0 that carries slower than the others leaves them the
-     * runs while any of them is up (its own run it finishes). */
-    if (stream == 0 && (p->flags & OPEN_F_SPARE_STREAM0) && p->up != 0)
-        return NULL;
+    if (plan_spares(p, stream))
+        return NULL;  /* it finishes its own run, takes no other */
     while ((q = p->qhead) != NULL) {
         p->qhead = q->link;
         if (p->qhead == NULL)

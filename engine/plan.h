@@ -63,6 +63,12 @@ struct plan *plan_new(struct manifest *mf, uint32_t block_size,
     uint32_t flags, struct xfer *x);
 /* Adds OPEN flags that the plan learns after it was made (the link). */
 void plan_set_flags(struct plan *p, uint32_t flags);
+/* 1 when stream is to take no new work: stream 0 carries slower than the
+ * others (OPEN_F_SPARE_STREAM0) and one of them is up. It keeps the
+ * conversation and ends what it has begun. */
+int plan_spares(const struct plan *p, unsigned stream);
+/* A further stream runs (its sender's step): stream 0 may be spared. */
+void plan_stream_up(struct plan *p, unsigned stream);
 /*
  * The same with a live manifest (manifest.h) that a scan on another
  * thread still fills: borrowed, it must outlive the plan. Entries are

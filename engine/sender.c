@@ -739,6 +739,7 @@ sender_produce(struct sender *s, struct conn_step *st)
         return 0;
     if (s->stream == 0 && (r = sender_send_notices(s, out)) != 0)
         return r;
+    plan_stream_up(s->p, s->stream);
     s->step_read = 0;
     while (!sender_step_full(s, out)) {
         if (s->stream == 0 && plan_next_offer(s->p, &id)) {
@@ -751,8 +752,8 @@ sender_produce(struct sender *s, struct conn_step *st)
                 return r;
             continue;
         }
-        if ((r = volsend_work(plan_packer(s->p), s->stream, out,
-            &packed)) != 0)
+        if ((r = volsend_work(plan_packer(s->p), s->stream,
+            !plan_spares(s->p, s->stream), out, &packed)) != 0)
             return r;
         if (packed)
             continue;

@@ -555,8 +555,8 @@ vs_lingers(struct volsend *vs, const struct vs_stream *ps)
 }
 
 int
-volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
-    int *busy)
+volsend_work(struct volsend *vs, unsigned stream, int take,
+    struct buf *out, int *busy)
 {
     struct vs_stream *ps;
     uint32_t id;
@@ -566,7 +566,7 @@ volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
     if (vs == NULL || stream >= PROTO_MAX_STREAMS)
         return 0;
     ps = &vs->st[stream];
-    while (vs->qlen > 0 && buf_used(out) < CONN_STEP_BUDGET) {
+    while (take && vs->qlen > 0 && buf_used(out) < CONN_STEP_BUDGET) {
         id = vs->q[vs->qhead];
         vs->qhead = (vs->qhead + 1) % vs->qcap;
         vs->qlen--;
@@ -578,8 +578,8 @@ volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
         ps->fed_ns = clock_ns();
     /* Nothing more can join the volume soon: the receiver gets its end,
      * commits its files and answers, which opens the window again. */
-    if (ps->w != NULL && vs->qlen == 0 && !plan_next_offer(vs->p, &id) &&
-        !vs_lingers(vs, ps))
+    if (ps->w != NULL && (!take || (vs->qlen == 0 &&
+        !plan_next_offer(vs->p, &id) && !vs_lingers(vs, ps))))
         return vs_end_set(vs, ps, out);
     return 0;
 }

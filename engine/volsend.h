@@ -121,13 +121,14 @@ int volsend_on_opts(struct volsend *vs, const struct msg_vol_opts *m)
 int volsend_take(struct volsend *vs, uint32_t id, uint64_t size);
 
 /*
- * Packs queued files on stream into out while out has room, and ends the
- * stream's volume when nothing more can join it soon. *busy is set when
- * it added anything. Returns 0 or a fatal error (a file that cannot be
- * read fails alone: FILE_END with its code).
+ * Packs queued files on stream into out while out has room (none when
+ * take is 0: the stream is spared, plan_spares), and ends the stream's
+ * volume when nothing more can join it soon. *busy is set when it added
+ * anything. Returns 0 or a fatal error (a file that cannot be read fails
+ * alone: FILE_END with its code).
  */
-int volsend_work(struct volsend *vs, unsigned stream, struct buf *out,
-    int *busy) FERRY_WUR;
+int volsend_work(struct volsend *vs, unsigned stream, int take,
+    struct buf *out, int *busy) FERRY_WUR;
 
 /* 1 while stream has a volume begun and not ended. */
 int volsend_open(const struct volsend *vs, unsigned stream);

@@ -287,8 +287,8 @@ TEST(push_volumes_resume)
 }
 
 /* Stream 0 slower than the others (OPEN_F_SPARE_STREAM0): once one of
- * them is up, they carry every run; when the last of them is lost,
- * stream 0 takes the work back. */
+ * them is up, they carry every run and pack every volume; when the last
+ * of them is lost, stream 0 takes the work back. */
 TEST(push_spare_stream0)
 {
     static const struct rt_case c = { .name = "push_spare_stream0" };
@@ -300,6 +300,18 @@ TEST(push_spare_stream0)
     check_same(&fx->rt);
     CHECK_EQ_U64(p->blocks[0], 0);
     CHECK(p->blocks[1] > 0 && p->blocks[2] > 0);
+    fixture_free(fx);
+
+    /* Nor does it pack volumes (blocks counts their data too). */
+    fx = fixture_new(&c, 3);
+    p = &fx->p;
+    p->flags = OPEN_F_SPARE_STREAM0;
+    p->pack = 64u << 10;
+    p->volume_size = 256u << 10;
+    CHECK_OK(rt_push(&fx->rt, p));
+    check_same(&fx->rt);
+    CHECK_EQ_U64(p->blocks[0], 0);
+    CHECK(p->sent[0][MSG_VOL_DATA] > 0);
     fixture_free(fx);
 
     fx = fixture_new(&c, 2);
