@@ -44,6 +44,7 @@
 #include "cli.h"
 #include "output.h"
 #include "remote.h"
+#include "ssh.h"
 #include "sshcfg.h"
 #include "transport.h"
 
@@ -61,7 +62,7 @@
 #define ATTEMPT_SHORT_LINK_MS 300
 /* A first SSH handshake (three round trips or more, with login more)
  * that took this long means a long link, before any stream says so. */
-#define ATTEMPT_LONG_CONNECT_MS 100
+#define ATTEMPT_LONG_CONNECT_MS SSH_LONG_HANDSHAKE_MS
 /* Streams being opened at once: a few, not all (sshd's MaxStartups), and
  * each takes a thread of libuv's pool (4) while it connects, so that one
  * is always left for the roles' steps. */

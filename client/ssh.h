@@ -92,6 +92,11 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  * threads and closes what was not taken.
  */
 #define SSH_EARLY_MAX 4
+
+/* A TCP connect and key exchange (three round trips or more) that took
+ * this long means a long link: attempt.h plans streams by it, and a
+ * channel's receive window is sized by it (ssh_pump.c). */
+#define SSH_LONG_HANDSHAKE_MS 100
 struct ssh_early;
 struct ssh_early *ssh_early_start(const struct ssh_conn_opts *o,
     unsigned n);
