@@ -479,20 +479,25 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
     return 0;
 }
 
-/* Connects, checks the host key and logs in. */
+/* Connects, checks the host key and logs in; closes again when
+ * on_handshake says the ssh program is to carry the bytes. */
 int
 ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out, char *err,
     size_t errlen)
 {
     struct ssh_conn *c;
-    int r;
+    int r, hand_over;
 
     if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0)
         return r;
-    if (o->on_handshake != NULL)
-        o->on_handshake(o->ctx, c->handshake_ms);
+    hand_over = o->on_handshake != NULL &&
+        o->on_handshake(o->ctx, c->handshake_ms) == 1;
     if ((r = ssh_conn_finish(o, c, err, errlen)) != 0)
         return r;
+    if (hand_over) {
+        ssh_conn_close(c);
+        c = NULL;
+    }
     *out = c;
     return 0;
 }

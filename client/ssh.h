@@ -44,8 +44,12 @@ struct ssh_conn_opts {
                             * that ssh can use (RSA, signed here with
                             * SHA-1 only): the ssh program may do */
     /* Called (same thread) once the key exchange is done, with the time
-     * since the connect began: a measure of the link, before the login. */
-    void (*on_handshake)(void *ctx, uint64_t ms);
+     * since the connect began: a measure of the link, before the login.
+     * Returning 1 makes ssh_conn_open check the host key and log in
+     * as ever, then close and return 0 with no connection: the ssh
+     * program is to carry the bytes, and whatever would refuse it is
+     * said first in our words. */
+    int (*on_handshake)(void *ctx, uint64_t ms);
     void *ctx;
 };
 
