@@ -99,14 +99,17 @@ ssh_b64_sha1(const char *p, size_t n)
 }
 
 /*
- * 1 unless the line is a hashed name ("|1|salt|hash") whose salt or hash
- * is not 20 bytes of base64. ssh ignores such a line, as it can match no
- * host; libssh2 1.10 takes it and then leaks an HMAC context on every
- * lookup that meets it, so it is not handed over.
+ * 1 unless the line is a hashed name ("|1|salt|hash", after any blanks,
+ * which libssh2 skips) whose salt or hash is not 20 bytes of base64. ssh
+ * ignores such a line, as it can match no host; libssh2 1.10 takes it
+ * and then leaks an HMAC context on every lookup that meets it (fixed
+ * upstream after 1.11), so it is not handed over.
  */
 static int
 ssh_hashed_ok(const char *line, size_t len)
 {
+    while (len > 0 && (*line == ' ' || *line == '\t'))
+        line++, len--;
     if (len < 3 || memcmp(line, "|1|", 3) != 0)
         return 1;
     return len >= 3 + 28 + 1 + 28 + 1 && ssh_b64_sha1(line + 3, len - 3) &&
@@ -149,8 +152,9 @@ ssh_find_line(void *ctx, const char *line, size_t len, unsigned no)
         return 0;
     /* As ssh_load_line: libssh2 may keep the names it read before it
      * failed on the rest of a line, so what it says is not looked at. */
-    (void)libssh2_knownhost_readline(one, line, len,
-        LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+    if (ssh_hashed_ok(line, len))
+        (void)libssh2_knownhost_readline(one, line, len,
+            LIBSSH2_KNOWNHOST_FILE_OPENSSH);
     if (libssh2_knownhost_checkp(one, f->host, (int)f->port, f->key,
         f->keylen, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
         LIBSSH2_KNOWNHOST_KEYENC_RAW | f->mask, NULL) ==
