@@ -398,6 +398,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     struct ssh_conn *ssh0, char *msg, size_t msglen)
 {
     struct attempt_stream *st;
+    uint64_t tick_ms;
     int r;
 
     memset(a, 0, sizeof(*a));
@@ -444,9 +445,8 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
         return r;
     }
     a->full_tick = clock_ms();
-    uv_timer_start(&a->tick, attempt_tick, a->ahead_pending > 0 ?
-        ATTEMPT_AHEAD_TICK_MS : ATTEMPT_TICK_MS, a->ahead_pending > 0 ?
-        ATTEMPT_AHEAD_TICK_MS : ATTEMPT_TICK_MS);
+    tick_ms = a->ahead_pending > 0 ? ATTEMPT_AHEAD_TICK_MS : ATTEMPT_TICK_MS;
+    uv_timer_start(&a->tick, attempt_tick, tick_ms, tick_ms);
     uv_run(env->loop, UV_RUN_DEFAULT);
     if (!a->ending) {
         /* The loop ran dry with stream 0 open: never a success. */

@@ -122,10 +122,12 @@ attempt_preopen(struct attempt *a)
         return;
     if (e->early != NULL)
         want = ssh_early_left(e->early);
-    else if (e->more_by_cmd && e->streams == 0)
-        want = 0, a->ahead_pending = xfer_get(&e->x->st.bytes_total) >=
-            2 * ATTEMPT_AUTO_MIN_LEFT ? attempt_auto_max(a) - 1 : 0;
-    else if (e->more_by_cmd && e->dest != NULL)
+    else if (e->more_by_cmd && e->streams == 0) {
+        /* Opened once the first answers say so (attempt_ahead_answered). */
+        want = 0;
+        if (xfer_get(&e->x->st.bytes_total) >= 2 * ATTEMPT_AUTO_MIN_LEFT)
+            a->ahead_pending = attempt_auto_max(a) - 1;
+    } else if (e->more_by_cmd && e->dest != NULL)
         want = 0;  /* a pull's ssh children: once stream 0 runs */
     else if (e->plan != NULL || e->streams > 0)
         want = attempt_ahead(e->cli, e->connect_ms,

@@ -73,7 +73,7 @@ struct plan {
     struct plan_work *cur[PROTO_MAX_STREAMS];   /* each stream's run */
     atomic_uint lost;        /* streams lost, a bit each */
     atomic_uint retired;     /* streams that get no more work */
-    unsigned up;             /* further streams that took work, not lost */
+    unsigned up;             /* further streams that ran a step, not lost */
     struct pfile *rhead, *rtail;
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */

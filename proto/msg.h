@@ -150,8 +150,8 @@ enum msg_open_op {
  * the destination, relative to the destination directory. */
 #define OPEN_F_BASIS_FILE (1u << 6)
 /* Stream 0 carries slower than the further streams (libssh2 beside the
- * ssh program on a short link): the sender gives it no run while one of
- * them is up. */
+ * ssh program on a short link): the sender gives it no run and no
+ * volume while one of them is up. */
 #define OPEN_F_SPARE_STREAM0 (1u << 7)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
