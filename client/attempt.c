@@ -223,7 +223,7 @@ stream_run(struct attempt_stream *st)
         return FERRY_ERR_NOMEM;
     st->conn.data = st;
     st->conn.group = &a->group;
-    if ((r = conn_start_fds(&st->conn, e->loop, st->tp.fd, st->tp.fd,
+    if ((r = conn_start_fds(&st->conn, e->loop, st->tp.rfd, st->tp.wfd,
         session_step, st->sess, stream_closed)) != 0)
         return r;
     st->state = ST_RUNNING;
@@ -251,7 +251,7 @@ stream_transport(struct attempt_stream *st, char *msg, size_t msglen)
     int r;
 
     memset(&st->tp, 0, sizeof(st->tp));
-    st->tp.fd = -1;
+    st->tp.rfd = st->tp.wfd = -1;
     if (e->cli->remote.local) {
         r = transport_start_local(&st->tp, e->loop, e->cli->agent_path,
             e->cli->verbose);
@@ -290,7 +290,7 @@ stream_new(struct attempt *a)
     st->a = a;
     st->index = a->next_index++;
     st->exit_status = -1;
-    st->tp.fd = -1;
+    st->tp.rfd = st->tp.wfd = -1;
     uv_timer_init(a->env->loop, &st->kill_timer);
     st->kill_timer.data = st;
     uv_unref((uv_handle_t *)&st->kill_timer);
@@ -416,7 +416,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     st->ssh = NULL;  /* stream 0's session is the run's */
     st->state = ST_OPENING;
     memset(&st->tp, 0, sizeof(st->tp));
-    st->tp.fd = -1;
+    st->tp.rfd = st->tp.wfd = -1;
     /* The further connections log in while stream 0 opens its channel and
      * starts its agent (two round trips and a process). */
     attempt_preopen(a);

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
+#include "../common/fsx.h"
 #include "../common/log.h"
 #include "ssh.h"
 
@@ -67,18 +67,42 @@ transport_exited(uv_process_t *p, int64_t status, int sig)
         t->on_exit(t->exit_ctx);
 }
 
+/* Two pipes: our ends in rfd/wfd, the child's in child_in/child_out. */
+static int
+transport_pipes(struct transport *t, int *child_in, int *child_out)
+{
+    int in[2], out[2];
+
+    if (pipe2(in, O_CLOEXEC) != 0)
+        return -errno;
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        int e = errno;
+
+        close(in[0]);
+        close(in[1]);
+        return -e;
+    }
+    fsx_pipe_widen(in[0]);
+    fsx_pipe_widen(out[0]);
+    t->wfd = in[1];
+    *child_in = in[0];
+    t->rfd = out[0];
+    *child_out = out[1];
+    return 0;
+}
+
 int
 transport_start_cmd(struct transport *t, uv_loop_t *loop,
     char *const *argv)
 {
     uv_process_options_t po;
     uv_stdio_container_t io[3];
-    int sv[2], r;
+    int child_in = -1, child_out = -1, r;
 
     memset(t, 0, sizeof(*t));
-    t->fd = -1;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        return -errno;
+    t->rfd = t->wfd = -1;
+    if (transport_pipes(t, &child_in, &child_out) != 0)
+        return FERRY_ERR_CONNECT;
     uv_pipe_init(loop, &t->err, 0);
     t->err.data = t;
     t->has_err = 1;
@@ -90,9 +114,9 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     memset(&po, 0, sizeof(po));
     memset(io, 0, sizeof(io));
     io[0].flags = UV_INHERIT_FD;
-    io[0].data.fd = sv[1];
+    io[0].data.fd = child_in;
     io[1].flags = UV_INHERIT_FD;
-    io[1].data.fd = sv[1];
+    io[1].data.fd = child_out;
     io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
     io[2].data.stream = (uv_stream_t *)&t->err;
     po.file = argv[0];
@@ -102,9 +126,12 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     po.exit_cb = transport_exited;
     t->proc.data = t;
     r = uv_spawn(loop, &t->proc, &po);
-    close(sv[1]);
+    close(child_in);
+    close(child_out);
     if (r != 0) {
-        close(sv[0]);
+        close(t->rfd);
+        close(t->wfd);
+        t->rfd = t->wfd = -1;
         uv_close((uv_handle_t *)&t->proc, NULL);
         transport_close(t);
         log_debug("spawn %s: %s", argv[0], uv_strerror(r));
@@ -112,7 +139,6 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
             FERRY_ERR_CONNECT;
     }
     t->has_proc = 1;
-    t->fd = sv[0];
     (void)uv_read_start((uv_stream_t *)&t->err, transport_err_alloc,
         transport_err_read);
     return 0;
@@ -177,10 +203,14 @@ int
 transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
     const char *command, char *err, size_t errlen)
 {
+    int r;
+
     memset(t, 0, sizeof(*t));
-    t->fd = -1;
+    t->rfd = t->wfd = -1;
     t->ssh = ssh;
-    return ssh_conn_exec_pump(ssh, command, &t->fd, err, errlen);
+    r = ssh_conn_exec_pump(ssh, command, &t->rfd, err, errlen);
+    t->wfd = t->rfd;
+    return r;
 }
 
 void

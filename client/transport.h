@@ -1,9 +1,9 @@
 /*
  * transport.h: how the client reaches an agent. Every transport ends as
- * one file descriptor carrying the protocol both ways, so the engine never
- * knows which one it has:
+ * file descriptors carrying the protocol (one to read, one to write; the
+ * same one for a pump), so the engine never knows which one it has:
  *
- *   local:PATH    a ferry-agent child on this machine over a socketpair
+ *   local:PATH    a ferry-agent child on this machine over two pipes
  *   --ssh-cmd     an OpenSSH client child running the agent remotely
  *   host:PATH     a libssh2 session pumped by a thread (see ssh.h)
  */
@@ -24,7 +24,9 @@ struct ssh_conn;
 #define TRANSPORT_KILL_GRACE_MS 2000
 
 struct transport {
-    int fd;              /* read-only: our end, handed to the conn */
+    /* read-only: our ends, handed to the conn (one socket for an SSH
+     * pump; two pipes for a child) */
+    int rfd, wfd;
     /* public: called on the loop when a child process has exited */
     void (*on_exit)(void *ctx);
     void *exit_ctx;
@@ -42,8 +44,9 @@ struct transport {
 };
 
 /*
- * Starts `agent serve` as a child with its stdin and stdout on a
- * socketpair. Its stderr comes to ours line by line through text_lines,
+ * Starts `agent serve` as a child with its stdin and stdout on two pipes
+ * of FSX_PIPE_BYTES (an ssh child copies less per byte when it can hand
+ * over more at a time: docs/DESIGN.md, "The agent's pipes"). Its stderr comes to ours line by line through text_lines,
  * escaped: an ssh child passes on what the remote shell says, which is
  * not ours to print raw. agent NULL picks, in order,
  * $FERRY_AGENT, ferry-agent next to this executable, then ferry-agent on
@@ -59,8 +62,8 @@ int transport_start_local(struct transport *t, uv_loop_t *loop,
 int transport_start_cmd(struct transport *t, uv_loop_t *loop,
     char *const *argv) FERRY_WUR;
 
-/* Runs command over an open SSH session (see ssh.h); *t->fd is the
- * engine's end. */
+/* Runs command over an open SSH session (see ssh.h); t->rfd = t->wfd is
+ * the engine's end of the pump's socket. */
 int transport_start_ssh(struct transport *t, struct ssh_conn *ssh,
     const char *command, char *err, size_t errlen) FERRY_WUR;
 

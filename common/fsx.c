@@ -252,6 +252,19 @@ fsx_fdatasync(int fd)
 #endif
 }
 
+void
+fsx_pipe_widen(int fd)
+{
+#ifdef F_SETPIPE_SZ
+    struct stat st;
+
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fd, F_SETPIPE_SZ, FSX_PIPE_BYTES);
+#else
+    (void)fd;
+#endif
+}
+
 int
 fsx_open_private_dir(int dirfd, const char *name, int create, int *out)
 {

@@ -478,5 +478,7 @@ main(int argc, char **argv)
             "sockets or a terminal (ferry starts the agent over SSH)\n");
         return AGENT_EXIT_USAGE;
     }
+    fsx_pipe_widen(STDIN_FILENO);
+    fsx_pipe_widen(STDOUT_FILENO);
     return agent_serve(&o);
 }

@@ -62,6 +62,7 @@
     X(fsx_io) \
     X(fsx_split) \
     X(fsx_mkdir_p) \
+    X(fsx_pipe_widen) \
     /* test_zst.c */ \
     X(zst_roundtrip) \
     X(zst_incompressible) \

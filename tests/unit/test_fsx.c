@@ -321,3 +321,32 @@ TEST(fsx_mkdir_p)
     CHECK_EQ_ERR(fsx_mkdir_p(path, 0755), -ENOTDIR);
     scratch_free(&s);
 }
+
+/* A pipe grows to FSX_PIPE_BYTES (root may exceed pipe-max-size; others
+ * get what it allows); anything else is left alone. */
+TEST(fsx_pipe_widen)
+{
+    struct scratch s;
+    int p[2], fd, want = FSX_PIPE_BYTES;
+    FILE *f;
+
+    if ((f = fopen("/proc/sys/fs/pipe-max-size", "r")) != NULL) {
+        int max = 0;
+
+        if (fscanf(f, "%d", &max) == 1 && geteuid() != 0 && max < want)
+            want = max;
+        fclose(f);
+    }
+    CHECK_EQ_INT(pipe(p), 0);
+    CHECK(fcntl(p[0], F_GETPIPE_SZ) < want);
+    fsx_pipe_widen(p[1]);
+    CHECK_EQ_INT(fcntl(p[0], F_GETPIPE_SZ), want);
+    close(p[0]);
+    close(p[1]);
+    scratch_new(&s);
+    CHECK((fd = openat(s.fd, "f", O_WRONLY | O_CREAT, 0600)) >= 0);
+    fsx_pipe_widen(fd);
+    CHECK_EQ_INT(fcntl(fd, F_GETPIPE_SZ), -1);
+    close(fd);
+    scratch_free(&s);
+}
