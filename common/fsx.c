@@ -257,9 +257,15 @@ fsx_pipe_widen(int fd)
 {
 #ifdef F_SETPIPE_SZ
     struct stat st;
+    int size;
 
-    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
-        (void)fcntl(fd, F_SETPIPE_SZ, FSX_PIPE_BYTES);
+    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return;
+    /* Above pipe-max-size the kernel says EPERM (without
+     * CAP_SYS_RESOURCE): take the most it allows, from 128 KiB up. */
+    for (size = FSX_PIPE_BYTES; size >= FSX_PIPE_BYTES / 8; size /= 2)
+        if (fcntl(fd, F_SETPIPE_SZ, size) >= 0)
+            return;
 #else
     (void)fd;
 #endif

@@ -64,10 +64,10 @@ int fsx_pread_full(int fd, void *p, size_t n, uint64_t off,
     size_t *got) FERRY_WUR;
 int fsx_write_all(int fd, const void *p, size_t n) FERRY_WUR;
 
-/* Sets a pipe's capacity to FSX_PIPE_BYTES where the system lets us
- * (Linux; 1 MiB is the default pipe-max-size for unprivileged users);
- * does nothing to other descriptors or elsewhere. See docs/DESIGN.md,
- * "The agent's pipes", for why 1 MiB and not more. */
+/* Sets a pipe's capacity to FSX_PIPE_BYTES, or to the most below it the
+ * system allows (Linux: pipe-max-size, 1 MiB by default, unless the
+ * process has CAP_SYS_RESOURCE); does nothing to other descriptors or
+ * elsewhere. See docs/DESIGN.md, "The agent's pipes". */
 #define FSX_PIPE_BYTES (1024 * 1024)
 void fsx_pipe_widen(int fd);
 
