@@ -88,6 +88,7 @@ struct attempt_env {
     const struct sshcfg *cfg;      /* for further libssh2 connections */
     int use_cmd;                   /* the ssh program is the transport */
     int more_by_cmd;               /* ... of the streams after the first */
+    int same_host;                 /* the far end shares our cores */
     unsigned streams;              /* -j; 0: choose */
     uint64_t connect_ms;           /* the first SSH login took this */
     struct ssh_early *early;       /* connections started during it */

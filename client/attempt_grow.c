@@ -287,12 +287,16 @@ attempt_long_link(const struct attempt *a)
 /*
  * At most this many streams by default. On a short link (a further
  * stream was up within ATTEMPT_SHORT_LINK_MS: a handful of round trips)
- * no window binds, and streams only spread the cipher over cores, which
- * both ends share on loopback: one per core, at least two, and stream 0
- * beside them where it is libssh2's and the others the ssh program's
- * (its AES-CTR in 16-byte calls costs what two of theirs do). Rates
- * measured on a shared machine are too noisy to find that out by trying
- * more.
+ * no window binds, and streams only spread the cipher over cores: one per
+ * core, at least two, and stream 0 beside them where it is libssh2's and
+ * the others the ssh program's (its AES-CTR in 16-byte calls costs what
+ * two of theirs do). When the far end runs on this machine (loopback)
+ * it shares those cores: each of its streams takes an sshd and an agent
+ * beside our ssh, so one per two cores (at least one). Rates measured on
+ * a shared machine are too noisy to find that out by trying more: a
+ * third stream made a 512 MiB push on loopback 15% faster on one 2-core
+ * machine and 20-30% slower on another, where an ssh login costs half a
+ * CPU-second (docs/BENCHMARKS.md, "Streams on this machine").
  */
 static unsigned
 attempt_auto_max(const struct attempt *a)
@@ -301,7 +305,10 @@ attempt_auto_max(const struct attempt *a)
 
     if (attempt_long_link(a))
         return ATTEMPT_AUTO_MAX;
-    n = (cores < 2 ? 2 : cores) + (a->env->more_by_cmd ? 1 : 0);
+    if (a->env->same_host && a->env->more_by_cmd)
+        n = (cores < 4 ? 1 : cores / 2) + 1;
+    else
+        n = (cores < 2 ? 2 : cores) + (a->env->more_by_cmd ? 1 : 0);
     return n > ATTEMPT_AUTO_MAX ? ATTEMPT_AUTO_MAX : n;
 }
 
@@ -386,6 +393,8 @@ attempt_tune(struct attempt *a, uint64_t now)
         a->tune_moved = moved;
         a->target = attempt_first_long(a) &&
             left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : e->more_by_cmd ? 3 : 2;
+        if (a->target > attempt_auto_max(a))
+            a->target = attempt_auto_max(a);
         a->tune_streams = 1;
         attempt_fill(a);
         return;

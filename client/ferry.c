@@ -356,6 +356,7 @@ static void
 run_env_link(struct run *rn)
 {
     rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
+    rn->env.same_host = ssh_conn_same_host(rn->ssh);
     if (!rn->env.more_by_cmd)
         return;
     rn->so.flags |= OPEN_F_SPARE_STREAM0;

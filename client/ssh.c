@@ -141,6 +141,27 @@ ssh_conn_wire_in(const struct ssh_conn *c)
     return c ? atomic_load(&c->wire_in) : 0;
 }
 
+int
+ssh_conn_same_host(const struct ssh_conn *c)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t melen = sizeof(me), peerlen = sizeof(peer);
+
+    if (c == NULL || c->sock < 0 ||
+        getsockname(c->sock, (struct sockaddr *)&me, &melen) != 0 ||
+        getpeername(c->sock, (struct sockaddr *)&peer, &peerlen) != 0 ||
+        me.ss_family != peer.ss_family)
+        return 0;
+    if (me.ss_family == AF_INET)
+        return ((struct sockaddr_in *)&me)->sin_addr.s_addr ==
+            ((struct sockaddr_in *)&peer)->sin_addr.s_addr;
+    if (me.ss_family == AF_INET6)
+        return memcmp(&((struct sockaddr_in6 *)&me)->sin6_addr,
+            &((struct sockaddr_in6 *)&peer)->sin6_addr,
+            sizeof(struct in6_addr)) == 0;
+    return 0;
+}
+
 /* I/O callbacks: the default ones, counting bytes and noting when the
  * server last sent anything (for the liveness check). */
 static LIBSSH2_SEND_FUNC(ssh_send_cb)

@@ -157,6 +157,11 @@ int ssh_conn_run(struct ssh_conn *c, const char *command, const void *in,
 uint64_t ssh_conn_wire_out(const struct ssh_conn *c);
 uint64_t ssh_conn_wire_in(const struct ssh_conn *c);
 
+/* 1 if the TCP connection's two ends have the same address: the far end
+ * runs on this machine and shares its cores (loopback, or our own
+ * address). NULL: 0. */
+int ssh_conn_same_host(const struct ssh_conn *c);
+
 /* Stops a running pump, disconnects (bounded time) and frees. NULL is a
  * no-op. */
 void ssh_conn_close(struct ssh_conn *c);
