@@ -226,6 +226,7 @@ stream_run(struct attempt_stream *st)
     if ((r = conn_start_fds(&st->conn, e->loop, st->tp.rfd, st->tp.wfd,
         session_step, st->sess, stream_closed)) != 0)
         return r;
+    st->tp.rfd = st->tp.wfd = -1;  /* the conn's now */
     st->state = ST_RUNNING;
     st->seen_ms = clock_ms();
     a->active++;

@@ -340,4 +340,10 @@ transport_close(struct transport *t)
         uv_close((uv_handle_t *)&t->kill_timer, NULL);
         t->has_kill_timer = 0;
     }
+    /* Ends no conn took (a stream dropped before it ran). */
+    if (t->wfd >= 0 && t->wfd != t->rfd)
+        close(t->wfd);
+    if (t->rfd >= 0)
+        close(t->rfd);
+    t->rfd = t->wfd = -1;
 }
