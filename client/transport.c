@@ -129,11 +129,8 @@ transport_start_cmd(struct transport *t, uv_loop_t *loop,
     close(child_in);
     close(child_out);
     if (r != 0) {
-        close(t->rfd);
-        close(t->wfd);
-        t->rfd = t->wfd = -1;
         uv_close((uv_handle_t *)&t->proc, NULL);
-        transport_close(t);
+        transport_close(t);  /* our ends too */
         log_debug("spawn %s: %s", argv[0], uv_strerror(r));
         return r == UV_ENOENT || r == UV_EACCES ? FERRY_ERR_AGENT :
             FERRY_ERR_CONNECT;
