@@ -41,12 +41,22 @@ awk -v s="$(json_field readback_s)" 'BEGIN { exit !(s > 0 && s < 60) }' ||
     fail "readback_s $(json_field readback_s)"
 
 # 2. The same for a pull, with the client killed.
-SLOW_AGENT_DIR=down "$FERRY" pull --agent "$slow" "local:$T/src/" \
+# One stream, so that the file takes two seconds at the wrapper's rate
+# (each further stream's wrapper would add its own).
+SLOW_AGENT_DIR=down "$FERRY" pull -j 1 --agent "$slow" "local:$T/src/" \
     "$T/d2" 2>/dev/null &
 pid=$!
 # The receiver itself dies here: what it journaled (synced every second)
-# is what survives.
+# is what survives. Wait until the journal holds a record past its
+# header (JOURNAL_HEADER_FIXED 42 + the path "big").
 wait_part_bytes "$T/d2" 45000000
+for _ in $(seq 1 500); do
+    jnl=$(find "$T/d2/.ferry/part" -name '*.jnl' -size +$((42 + 3))c \
+        2>/dev/null | head -n 1)
+    [ -n "$jnl" ] && break
+    sleep 0.01
+done
+[ -n "$jnl" ] || fail "pull: nothing journaled"
 kill -9 $pid
 wait $pid 2>/dev/null || true
 [ ! -e "$T/d2/big" ] || fail "pull: partial data under the final name"
