@@ -16,10 +16,13 @@ expect_err "for scp's -P PORT, write -p PORT"
 expect_rc 0 "$FERRY" pull -r --partial -q "local:$T/src/" "$T/back"
 tree_same "$T/src" "$T/back"
 [ ! -s "$T/last.err" ] || fail "-q still explained -r"
-# A value flag ends its group: -avj2 is -a -v -j 2.
-expect_rc 0 "$FERRY" push -avj2 --json "$T/src/" "local:$T/dst2"
+# A value flag ends its group: -avj1 is -a -v -j 1 (one stream whatever
+# the machine's load), and -avj99 is refused for -j's value.
+expect_rc 0 "$FERRY" push -avj1 --json "$T/src/" "local:$T/dst2"
 expect_field streams 1
 tree_same "$T/src" "$T/dst2"
+expect_rc 1 "$FERRY" push -avj99 "$T/src/" "local:$T/dst3"
+expect_err "-j 99: want a number from 1 to 16"
 
 # Options of rsync and scp that ferry does not take: exit 1, one line.
 for opt in --inplace --append-verify -u --size-only -H -C; do
