@@ -523,6 +523,7 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         /* Its data and end come in a volume: done once FILE_DONE is. */
         f->packed = f->ready = f->ended = 1;
         f->n_literal = e->size;
+        xfer_add(&p->x->st.bytes_packed, e->size);
         p->est[id] = E_ENDED;
         plan_count(p, id, e->size);
         return 0;
@@ -555,6 +556,7 @@ plan_file_unpack(struct plan *p, uint32_t id)
     }
     f->packed = f->ready = f->ended = 0;
     f->n_literal = 0;
+    xfer_sub(&p->x->st.bytes_packed, manifest_entry(p->mf, id)->size);
     p->est[id] = E_WANTED;
     xfer_sub(&p->x->st.bytes_done, f->counted);
     f->counted = 0;

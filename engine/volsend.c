@@ -33,6 +33,8 @@ struct vs_stream {
     uint64_t f_in, f_out0, f_t0, f_busy0;
     uint64_t first_ns, fed_ns;  /* when the volume's first and last
                                    files were packed */
+    uint64_t saved;          /* the set's saving counted in
+                                bytes_compressed so far */
     uint32_t *ids;           /* files packed here, maybe not done yet */
     size_t nids, ids_cap;
     struct volsend *vs;
@@ -47,6 +49,7 @@ struct volsend {
     uint32_t next_vol;       /* wire numbers, over the streams */
     uint32_t *q;             /* ring of ids waiting to be packed */
     size_t qhead, qlen, qcap;
+    uint64_t qbytes;         /* their files' bytes (bytes_to_pack) */
     uint8_t *fbuf;           /* one file, read whole (threshold + 1) */
     struct zst *probe;       /* auto: a sample's compressibility */
     uint8_t *probe_out;
@@ -180,6 +183,8 @@ volsend_take(struct volsend *vs, uint32_t id, uint64_t size)
         return 0;
     if (vs_push(vs, id) != 0)
         return 0;  /* sent as blocks instead */
+    vs->qbytes += size;
+    xfer_add(&vs->x->st.bytes_to_pack, size);
     vs->took = 1;
     return 1;
 }
@@ -333,8 +338,6 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
         (unsigned long long)v->raw);
     xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, ps->nbytes,
         v->bytes);
-    if (v->bytes < ps->nbytes)
-        xfer_add(&ps->vs->x->st.bytes_compressed, ps->nbytes - v->bytes);
     /* The volume's last frame ended with it. */
     vs_frame_end(ps);
     ps->vol = 0;
@@ -463,6 +466,28 @@ vs_probe(struct volsend *vs, uint64_t size)
         vs->level = VOLSEND_START_LEVEL;
 }
 
+/*
+ * What compression has saved so far, counted as the set's files go in
+ * (file bytes less the compressed bytes out, which lag them by at most a
+ * zstd block), not once a volume ends: the streams' growth judges how
+ * much of what is left will cross by it (xfer_wire_left), within the
+ * first volume.
+ */
+static void
+vs_count_saved(struct vs_stream *ps)
+{
+    struct volw_totals t;
+    uint64_t saved;
+
+    volw_totals(ps->w, &t);
+    saved = t.bytes > t.compressed ? t.bytes - t.compressed : 0;
+    if (saved > ps->saved)
+        xfer_add(&ps->vs->x->st.bytes_compressed, saved - ps->saved);
+    else
+        xfer_sub(&ps->vs->x->st.bytes_compressed, ps->saved - saved);
+    ps->saved = saved;
+}
+
 static int
 vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
 {
@@ -477,6 +502,7 @@ vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
     vs_probe(vs, size);
     o.level = vs_zstd_level(vs);
     ps->first_ns = clock_ns();
+    ps->saved = 0;
     return volw_new(&o, &sink, &ps->w);
 }
 
@@ -489,6 +515,7 @@ vs_end_set(struct volsend *vs, struct vs_stream *ps, struct buf *out)
     ps->out = out;
     if ((r = volw_finish(ps->w)) != 0)
         return r;
+    vs_count_saved(ps);
     volw_free(ps->w);
     ps->w = NULL;
     return 0;
@@ -526,6 +553,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
+    vs_count_saved(ps);
     /* A volume's worth of bytes or files: the next file begins a volume;
      * else a frame's worth, to judge the level by: the next file begins a
      * frame. */
@@ -554,6 +582,16 @@ vs_lingers(struct volsend *vs, const struct vs_stream *ps)
         now - ps->first_ns < VOLSEND_LINGER_MAX_NS;
 }
 
+/* Files' bytes left the queue. */
+static void
+vs_unqueued(struct volsend *vs, uint64_t n)
+{
+    if (n > vs->qbytes)
+        n = vs->qbytes;
+    vs->qbytes -= n;
+    xfer_sub(&vs->x->st.bytes_to_pack, n);
+}
+
 int
 volsend_work(struct volsend *vs, unsigned stream, int take,
     struct buf *out, int *busy)
@@ -570,6 +608,7 @@ volsend_work(struct volsend *vs, unsigned stream, int take,
         id = vs->q[vs->qhead];
         vs->qhead = (vs->qhead + 1) % vs->qcap;
         vs->qlen--;
+        vs_unqueued(vs, manifest_entry(plan_manifest(vs->p), id)->size);
         if ((r = vs_pack(vs, stream, id, out)) != 0)
             return r;
         *busy = 1;
@@ -611,4 +650,5 @@ volsend_restart(struct volsend *vs)
         vs->st[i].nids = 0;
     }
     vs->qhead = vs->qlen = 0;
+    vs_unqueued(vs, vs->qbytes);
 }

@@ -44,16 +44,17 @@ xfer_mark_now(struct xfer *x, struct xfer_mark *m)
 {
     m->moved = xfer_get(&x->st.bytes_moved);
     m->spared = xfer_get(&x->st.bytes_spared);
+    m->compressed = xfer_get(&x->st.bytes_compressed);
 }
 
 int
 xfer_wire_left(struct xfer *x, const struct xfer_mark *mark, uint64_t left,
-    uint64_t *wire)
+    int may_shrink, uint64_t *wire)
 {
     struct xfer_mark now;
-    uint64_t moved, seen;
+    uint64_t moved, seen, saved, crossed;
 
-    if (xfer_get(&x->st.bytes_reusable) == 0) {
+    if (xfer_get(&x->st.bytes_reusable) == 0 && !may_shrink) {
         *wire = left;
         return 1;
     }
@@ -62,7 +63,11 @@ xfer_wire_left(struct xfer *x, const struct xfer_mark *mark, uint64_t left,
     seen = moved + (now.spared - mark->spared);
     if (seen < XFER_SHARE_SAMPLE)
         return 0;
-    *wire = (uint64_t)((double)left * (double)moved / (double)seen);
+    /* A volume's saving may be taken back a little as it ends. */
+    saved = now.compressed > mark->compressed ?
+        now.compressed - mark->compressed : 0;
+    crossed = moved > saved ? moved - saved : 0;
+    *wire = (uint64_t)((double)left * (double)crossed / (double)seen);
     return 1;
 }
 

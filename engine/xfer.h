@@ -25,6 +25,9 @@ enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
  * resume, zero blocks sent as a flag); bytes_whole and bytes_reusable
  * (sizes of the files the receiver answered wanting all of their data,
  * and with a basis or held blocks, of which some data may be spared);
+ * bytes_packed (of bytes_whole, what a push packs in volumes, which
+ * compression may shrink; counted in bytes_done when taken, so that
+ * bytes_to_pack, what waits to be packed, is still to go besides);
  * bytes_compressed. Settled once per file when it is committed, so that
  * for the files sent
  *
@@ -54,6 +57,8 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_spared;   /* ... and data it was spared */
     atomic_uint_fast64_t bytes_whole;    /* files wanted whole */
     atomic_uint_fast64_t bytes_reusable; /* ... with a basis, held blocks */
+    atomic_uint_fast64_t bytes_packed;   /* whole ones packed in volumes */
+    atomic_uint_fast64_t bytes_to_pack;  /* ... not packed yet */
     atomic_uint_fast64_t bytes_payload;  /* sizes of files that were sent */
     atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
@@ -118,7 +123,7 @@ xfer_get(atomic_uint_fast64_t *c)
 
 /* The data seen by a point of the transfer, to judge what followed. */
 struct xfer_mark {
-    uint64_t moved, spared;
+    uint64_t moved, spared, compressed;
 };
 
 /* The least data xfer_wire_left judges a share by. */
@@ -126,11 +131,13 @@ struct xfer_mark {
 
 void xfer_mark_now(struct xfer *x, struct xfer_mark *m);
 /* How much of left (file bytes still to go) is to cross the wire: all of
- * it while no file could reuse data, else left scaled by the share of
- * the data since mark that crossed. 0 (*wire unset) until mark is
- * followed by XFER_SHARE_SAMPLE bytes of data to judge by; else 1. */
+ * it while no file could reuse data and nothing may be compressed
+ * (may_shrink 0), else left scaled by the share of the data since mark
+ * that crossed, less what compression saved of it. 0 (*wire unset) until
+ * mark is followed by XFER_SHARE_SAMPLE bytes of data to judge by; else
+ * 1. */
 int xfer_wire_left(struct xfer *x, const struct xfer_mark *mark,
-    uint64_t left, uint64_t *wire);
+    uint64_t left, int may_shrink, uint64_t *wire);
 
 /* Records the peer's ERROR message (a frame payload) for the program to
  * show; returns FERRY_ERR_PEER, or the decode error if it is malformed. */

@@ -263,6 +263,7 @@
     X(streams_handover_too_large) \
     X(streams_handover) \
     X(streams_wire_left) \
+    X(streams_wire_left_compressed) \
     /* test_roles_push.c */ \
     X(push_one_stream) \
     X(push_three_streams) \
