@@ -373,9 +373,7 @@ attempt_tune(struct attempt *a, uint64_t now)
         total == 0)))
         return;
     done = xfer_get(&st->bytes_done);
-    /* Files taken for volumes count as done at once, but are still to
-     * be packed and sent. */
-    left = (total > done ? total - done : 0) + xfer_get(&st->bytes_to_pack);
+    left = total > done ? total - done : 0;
     if (a->link_ms == 0 && a->target >= 2)
         return;  /* how long the link is, from the second stream's start */
     if (a->tune_at == 0) {

@@ -525,7 +525,6 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         f->n_literal = e->size;
         xfer_add(&p->x->st.bytes_packed, e->size);
         p->est[id] = E_ENDED;
-        plan_count(p, id, e->size);
         return 0;
     }
     /* Its own block hashes, folded: only a file sent in blocks needs
@@ -538,6 +537,15 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         f->bs[i] = B_NEED;
     plan_make_ready(p, id);  /* an empty file is ready at once */
     return plan_queue(p, id, PW_SEND, 0, f->nblocks, NULL);
+}
+
+void
+plan_file_packed(struct plan *p, uint32_t id)
+{
+    struct pfile *f = plan_file(p, id);
+
+    if (f != NULL && f->packed && !f->aborted)
+        plan_count(p, id, manifest_entry(p->mf, id)->size - f->counted);
 }
 
 void

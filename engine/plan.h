@@ -97,6 +97,10 @@ uint32_t plan_flags(const struct plan *p);
 /* Entries this attempt offers (all, less those finished before). */
 uint64_t plan_entries_to_offer(const struct plan *p);
 
+/* A file taken for a volume went into one: its bytes count as done
+ * (progress) now, not when it was taken. */
+void plan_file_packed(struct plan *p, uint32_t id);
+
 /* A packed file whose volume went with a lost stream is sent in blocks
  * instead: the receiver may have committed it already (its FILE_DONE on
  * the way), and blocks of a finished file are ignored there, while a

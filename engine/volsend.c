@@ -49,7 +49,6 @@ struct volsend {
     uint32_t next_vol;       /* wire numbers, over the streams */
     uint32_t *q;             /* ring of ids waiting to be packed */
     size_t qhead, qlen, qcap;
-    uint64_t qbytes;         /* their files' bytes (bytes_to_pack) */
     uint8_t *fbuf;           /* one file, read whole (threshold + 1) */
     struct zst *probe;       /* auto: a sample's compressibility */
     uint8_t *probe_out;
@@ -183,8 +182,6 @@ volsend_take(struct volsend *vs, uint32_t id, uint64_t size)
         return 0;
     if (vs_push(vs, id) != 0)
         return 0;  /* sent as blocks instead */
-    vs->qbytes += size;
-    xfer_add(&vs->x->st.bytes_to_pack, size);
     vs->took = 1;
     return 1;
 }
@@ -553,6 +550,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
+    plan_file_packed(vs->p, id);
     vs_count_saved(ps);
     /* A volume's worth of bytes or files: the next file begins a volume;
      * else a frame's worth, to judge the level by: the next file begins a
@@ -582,16 +580,6 @@ vs_lingers(struct volsend *vs, const struct vs_stream *ps)
         now - ps->first_ns < VOLSEND_LINGER_MAX_NS;
 }
 
-/* Files' bytes left the queue. */
-static void
-vs_unqueued(struct volsend *vs, uint64_t n)
-{
-    if (n > vs->qbytes)
-        n = vs->qbytes;
-    vs->qbytes -= n;
-    xfer_sub(&vs->x->st.bytes_to_pack, n);
-}
-
 int
 volsend_work(struct volsend *vs, unsigned stream, int take,
     struct buf *out, int *busy)
@@ -608,7 +596,6 @@ volsend_work(struct volsend *vs, unsigned stream, int take,
         id = vs->q[vs->qhead];
         vs->qhead = (vs->qhead + 1) % vs->qcap;
         vs->qlen--;
-        vs_unqueued(vs, manifest_entry(plan_manifest(vs->p), id)->size);
         if ((r = vs_pack(vs, stream, id, out)) != 0)
             return r;
         *busy = 1;
@@ -650,5 +637,4 @@ volsend_restart(struct volsend *vs)
         vs->st[i].nids = 0;
     }
     vs->qhead = vs->qlen = 0;
-    vs_unqueued(vs, vs->qbytes);
 }

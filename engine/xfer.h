@@ -26,8 +26,7 @@ enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
  * (sizes of the files the receiver answered wanting all of their data,
  * and with a basis or held blocks, of which some data may be spared);
  * bytes_packed (of bytes_whole, what a push packs in volumes, which
- * compression may shrink; counted in bytes_done when taken, so that
- * bytes_to_pack, what waits to be packed, is still to go besides);
+ * compression may shrink);
  * bytes_compressed. Settled once per file when it is committed, so that
  * for the files sent
  *
@@ -58,7 +57,6 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_whole;    /* files wanted whole */
     atomic_uint_fast64_t bytes_reusable; /* ... with a basis, held blocks */
     atomic_uint_fast64_t bytes_packed;   /* whole ones packed in volumes */
-    atomic_uint_fast64_t bytes_to_pack;  /* ... not packed yet */
     atomic_uint_fast64_t bytes_payload;  /* sizes of files that were sent */
     atomic_uint_fast64_t bytes_literal;  /* file bytes sent as data */
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
