@@ -543,9 +543,10 @@ void
 plan_file_packed(struct plan *p, uint32_t id)
 {
     struct pfile *f = plan_file(p, id);
+    uint64_t size = manifest_entry(p->mf, id)->size;
 
     if (f != NULL && f->packed && !f->aborted)
-        plan_count(p, id, manifest_entry(p->mf, id)->size - f->counted);
+        plan_count(p, id, size > f->counted ? size - f->counted : 0);
 }
 
 void
