@@ -148,8 +148,8 @@ attempt_preopen(struct attempt *a)
  * size (two logins cost a 1% rewrite of a 512 MiB checkpoint 0.08 s and
  * a third of a core-second, here), and files packed in volumes may
  * shrink by half or more (a 200 MiB text tree crosses in 113 MiB at
- * zstd's fastest level, and took 1.53-1.55 s on one stream against
- * 1.73-1.83 s with a second login): attempt_tune judges those by their
+ * zstd's fastest level, and took 1.60-1.65 s on one stream against
+ * 1.75-1.76 s with a second login here): attempt_tune judges those by their
  * data and what compression saved of it.
  * Ticks come every ATTEMPT_AHEAD_TICK_MS meanwhile: the answers
  * come a round trip after stream 0 runs.
@@ -389,8 +389,7 @@ attempt_tune(struct attempt *a, uint64_t now)
             a->grown = 1;
             return;
         }
-        if (!xfer_wire_left(e->x, &a->share_mark, left,
-            xfer_get(&st->bytes_packed) > 0, &wire))
+        if (!xfer_wire_left(e->x, &a->share_mark, left, &wire))
             return;
         if (wire < 2 * ATTEMPT_AUTO_MIN_LEFT) {
             xfer_mark_now(e->x, &a->share_mark);  /* judge the next data */

@@ -520,7 +520,8 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     /* A file with a basis (delta) or kept blocks (resume) is worth more
      * in blocks than in a volume. */
     if (!resume && !delta && volsend_take(p->vs, id, e->size)) {
-        /* Its data and end come in a volume: done once FILE_DONE is. */
+        /* Its data and end come in a volume: finished once FILE_DONE
+         * is, its bytes counted once packed (plan_file_packed). */
         f->packed = f->ready = f->ended = 1;
         f->n_literal = e->size;
         xfer_add(&p->x->st.bytes_packed, e->size);

@@ -49,12 +49,13 @@ xfer_mark_now(struct xfer *x, struct xfer_mark *m)
 
 int
 xfer_wire_left(struct xfer *x, const struct xfer_mark *mark, uint64_t left,
-    int may_shrink, uint64_t *wire)
+    uint64_t *wire)
 {
     struct xfer_mark now;
     uint64_t moved, seen, saved, crossed;
 
-    if (xfer_get(&x->st.bytes_reusable) == 0 && !may_shrink) {
+    if (xfer_get(&x->st.bytes_reusable) == 0 &&
+        xfer_get(&x->st.bytes_packed) == 0) {
         *wire = left;
         return 1;
     }

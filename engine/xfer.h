@@ -129,13 +129,12 @@ struct xfer_mark {
 
 void xfer_mark_now(struct xfer *x, struct xfer_mark *m);
 /* How much of left (file bytes still to go) is to cross the wire: all of
- * it while no file could reuse data and nothing may be compressed
- * (may_shrink 0), else left scaled by the share of the data since mark
- * that crossed, less what compression saved of it. 0 (*wire unset) until
- * mark is followed by XFER_SHARE_SAMPLE bytes of data to judge by; else
- * 1. */
+ * it while no file could reuse data and none is packed in volumes, else
+ * left scaled by the share of the data since mark that crossed, less
+ * what compression saved of it. 0 (*wire unset) until mark is followed
+ * by XFER_SHARE_SAMPLE bytes of data to judge by; else 1. */
 int xfer_wire_left(struct xfer *x, const struct xfer_mark *mark,
-    uint64_t left, int may_shrink, uint64_t *wire);
+    uint64_t left, uint64_t *wire);
 
 /* Records the peer's ERROR message (a frame payload) for the program to
  * show; returns FERRY_ERR_PEER, or the decode error if it is malformed. */

@@ -173,35 +173,36 @@ TEST(streams_wire_left)
     memset(&x, 0, sizeof(x));
     xfer_add(&x.st.bytes_moved, 5);
     xfer_mark_now(&x, &m);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 1000);
     /* A delta: nothing to judge by yet, then too little. */
     xfer_add(&x.st.bytes_reusable, 1u << 30);
     wire = 1;
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 0);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
     CHECK_EQ_U64(wire, 1);
     xfer_add(&x.st.bytes_spared, XFER_SHARE_SAMPLE - 2);
     xfer_add(&x.st.bytes_moved, 1);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 0);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
     /* A third of the data since the mark crossed: a third of left. */
     xfer_add(&x.st.bytes_moved, (XFER_SHARE_SAMPLE + 2) / 2 - 1);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 333);
     /* All spared since a new mark: none. */
     xfer_mark_now(&x, &m);
     xfer_add(&x.st.bytes_spared, XFER_SHARE_SAMPLE);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 0);
     /* All moved since another: all of it. */
     xfer_mark_now(&x, &m);
     xfer_add(&x.st.bytes_moved, XFER_SHARE_SAMPLE);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 1000);
 }
 
 /* Compression counts like reuse: what it saved of the data since the
- * mark did not cross; with may_shrink the share is judged even where no
- * file could reuse data, and not before XFER_SHARE_SAMPLE bytes came. */
+ * mark did not cross; with files packed in volumes the share is judged
+ * even where no file could reuse data, and not before XFER_SHARE_SAMPLE
+ * bytes came. */
 TEST(streams_wire_left_compressed)
 {
     struct xfer x;
@@ -212,30 +213,34 @@ TEST(streams_wire_left_compressed)
     xfer_add(&x.st.bytes_compressed, 7);
     xfer_mark_now(&x, &m);
     /* Nothing could shrink: all of it, at once. */
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 1000);
     wire = 1;
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 1, &wire), 0);
+    xfer_add(&x.st.bytes_packed, 1u << 30);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
     CHECK_EQ_U64(wire, 1);
     xfer_add(&x.st.bytes_moved, XFER_SHARE_SAMPLE - 1);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 1, &wire), 0);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 0);
     /* Three quarters of the sample saved: a quarter of left crosses. */
     xfer_add(&x.st.bytes_moved, 1);
     xfer_add(&x.st.bytes_compressed, XFER_SHARE_SAMPLE / 4 * 3);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 1, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 250);
     /* With a delta beside it: half spared, a quarter of the rest saved. */
     xfer_mark_now(&x, &m);
+    xfer_sub(&x.st.bytes_packed, 1u << 30);
     xfer_add(&x.st.bytes_reusable, 1u << 30);
     xfer_add(&x.st.bytes_spared, XFER_SHARE_SAMPLE);
     xfer_add(&x.st.bytes_moved, XFER_SHARE_SAMPLE);
     xfer_add(&x.st.bytes_compressed, XFER_SHARE_SAMPLE / 4);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 0, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 375);
     /* A saving taken back below the mark's counts as none. */
     xfer_mark_now(&x, &m);
+    xfer_sub(&x.st.bytes_reusable, 1u << 30);
+    xfer_add(&x.st.bytes_packed, 1u << 30);
     xfer_add(&x.st.bytes_moved, XFER_SHARE_SAMPLE);
     xfer_sub(&x.st.bytes_compressed, 3);
-    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, 1, &wire), 1);
+    CHECK_EQ_U64(xfer_wire_left(&x, &m, 1000, &wire), 1);
     CHECK_EQ_U64(wire, 1000);
 }
