@@ -52,6 +52,11 @@
 #define ATTEMPT_AUTO_MAX 8
 /* More streams only pay while this much is left to move. */
 #define ATTEMPT_AUTO_MIN_LEFT (64ull << 20)
+/* On a long link, where one stream's window binds and a login costs
+ * round trips more than CPU, from this much left to cross: through the
+ * bench's emulated 50 ms link a second stream gained from 25 MiB, four
+ * from about 32 MiB (docs/BENCHMARKS.md, "Streams"). */
+#define ATTEMPT_LONG_MIN_LEFT (32ull << 20)
 #define ATTEMPT_TICK_MS 100
 /* ... while streams wait for the first answers to open ahead, at most
  * ATTEMPT_AHEAD_WAIT_MS from the attempt's start. */

@@ -187,7 +187,7 @@ attempt_ahead(const struct cli *cli, uint64_t link_ms, uint64_t bytes)
     if (cli->streams > 0)
         want = (unsigned)cli->streams - 1;
     else if (link_ms >= ATTEMPT_LONG_CONNECT_MS &&
-        bytes >= 2 * ATTEMPT_AUTO_MIN_LEFT)
+        bytes >= ATTEMPT_LONG_MIN_LEFT)
         want = 3;
     return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
 }
@@ -355,7 +355,8 @@ attempt_tune(struct attempt *a, uint64_t now)
 {
     const struct attempt_env *e = a->env;
     struct xfer_stats *st = &e->x->st;
-    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left, wire;
+    uint64_t moved = xfer_get(&st->bytes_moved), total, done, left, wire,
+        min_left;
     unsigned more = 0;
     double rate, per;
 
@@ -385,20 +386,24 @@ attempt_tune(struct attempt *a, uint64_t now)
          * (a checkpoint rewritten in 1% of it moves a few MiB, and two
          * logins for it cost more than they could save); of volumes,
          * what compression leaves of them. */
-        if (left < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+        /* Less on a link libssh2's handshake timed long: an ssh
+         * child's slow start alone (attempt_first_long) could be a busy
+         * machine's, where logins cost CPU. */
+        min_left = e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ?
+            ATTEMPT_LONG_MIN_LEFT : 2 * ATTEMPT_AUTO_MIN_LEFT;
+        if (left < min_left) {
             a->grown = 1;
             return;
         }
         if (!xfer_wire_left(e->x, &a->share_mark, left, &wire))
             return;
-        if (wire < 2 * ATTEMPT_AUTO_MIN_LEFT) {
+        if (wire < min_left) {
             xfer_mark_now(e->x, &a->share_mark);  /* judge the next data */
             return;
         }
         a->tune_at = now;
         a->tune_moved = moved;
-        a->target = attempt_first_long(a) &&
-            left >= 2 * ATTEMPT_AUTO_MIN_LEFT ? 4 : e->more_by_cmd ? 3 : 2;
+        a->target = attempt_first_long(a) ? 4 : e->more_by_cmd ? 3 : 2;
         if (a->target > attempt_auto_max(a))
             a->target = attempt_auto_max(a);
         a->tune_streams = 1;

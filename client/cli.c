@@ -45,7 +45,7 @@ cli_usage(FILE *f)
 "      --watch TIME      pull: keep pulling checkpoints as they appear in\n"
 "                        host:DIR (--ready-marker NAME, --keep N)\n"
 "  -c, --checksum        skip files by content hash, not size and mtime\n"
-"  -z, --compress        compress blocks that shrink (zstd), for slow links\n"
+"  -z, --compress        compress blocks that shrink (zstd), on any link\n"
 "      --delta=MODE      send only what changed in files the destination\n"
 "                        has another version of: auto (default: files of\n"
 "                        1 MiB and more), always, never\n"
@@ -53,8 +53,9 @@ cli_usage(FILE *f)
 "                        similar file beside it (same extension, closest\n"
 "                        size and name), e.g. step-2000.pt from step-1000.pt\n"
 "      --basis FILE      ... from FILE (relative to the destination)\n"
-"      --compress=auto|never|LEVEL  volumes of small files: adapt the zstd\n"
-"                        level to the link (default), or not, or fix it\n"
+"      --compress=auto|never|LEVEL  zstd on the wire: volumes at a level\n"
+"                        that adapts to the link, and blocks on a long\n"
+"                        link (default); or nothing; or a fixed level\n"
 "      --pack-threshold SIZE  files smaller than this travel packed in\n"
 "                        volumes (default 8M; 0: never)\n"
 "      --volume-size SIZE  largest volume (64K..1T; default 2G)\n"
@@ -665,6 +666,11 @@ cli_parse(struct cli *c, int argc, char **argv)
         c->habits = 0;
     if ((r = cli_keep_check(c)) != 0)
         goto fail;
+    if (c->compress && c->vol_compress == VOL_COMPRESS_NEVER) {
+        r = cli_fail(c, "-z compresses blocks, --compress=never nothing: "
+            "give one of them");
+        goto fail;
+    }
     if ((c->ready_marker != NULL || c->keep > 0) && c->watch_s == 0) {
         r = cli_fail(c, "--ready-marker and --keep go with pull --watch");
         goto fail;
@@ -793,4 +799,11 @@ cli_cleanup(struct cli *c)
         xfree(c->expanded[i]);
     c->nexpanded = 0;
     filter_cleanup(&c->filter);
+}
+
+int
+cli_compress_blocks(const struct cli *c, int long_link)
+{
+    return c->compress || c->vol_compress == VOL_COMPRESS_LEVEL ||
+        (c->vol_compress == VOL_COMPRESS_AUTO && long_link);
 }

@@ -125,6 +125,19 @@ int cli_block_size(const char *s, uint32_t *out) FERRY_WUR;
 int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
 void remote_cleanup(struct remote *r);
 
+/*
+ * Whether the sender compresses blocks (OPEN_F_COMPRESS): with -z, with a
+ * level the user fixed, and with auto on a long link (the first SSH login
+ * took ATTEMPT_LONG_CONNECT_MS or more), where the link binds. On a short
+ * one (loopback, a LAN) the cores do, and on one not timed (the ssh
+ * program carries every stream) nothing says which: there auto sends
+ * blocks raw, as rsync does without -z. A block is sent compressed only
+ * when it shrinks, and a file whose first blocks do not (checkpoints,
+ * media) is sent raw after them, so data that does not compress costs a
+ * few blocks' worth of zstd's time per file.
+ */
+int cli_compress_blocks(const struct cli *c, int long_link);
+
 /* Parses a duration: seconds, or numbers with units s, m, h, d in a row
  * ("90s", "15m", "1h30m"; "0" is zero). Returns 0 and the seconds in
  * *out, or FERRY_ERR_USAGE (also past a year). */

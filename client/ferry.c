@@ -347,22 +347,34 @@ run_env(struct run *rn, uv_loop_t *loop)
     }
 }
 
+/* OPEN flags for this attempt on, on both sides (a push's plan reads
+ * its own). */
+static void
+run_add_flags(struct run *rn, uint32_t flags)
+{
+    rn->so.flags |= flags;
+    rn->env.so.flags |= flags;
+    if (rn->plan != NULL)
+        plan_set_flags(rn->plan, flags);
+}
+
 /* What the link chose (run_ssh_handshake), once stream 0's session is
- * open: the further streams over the ssh program beside a libssh2
- * stream 0, which then carries slower than they do (16-byte AES-CTR
- * calls in one pump thread), so the sender leaves it the runs once one
- * of them is up. */
+ * open: blocks compressed on a long link (cli_compress_blocks: the first
+ * login says so, the same before either direction's OPEN); the further
+ * streams over the ssh program beside a libssh2 stream 0, which then
+ * carries slower than they do (16-byte AES-CTR calls in one pump
+ * thread), so the sender leaves it the runs once one of them is up. */
 static void
 run_env_link(struct run *rn)
 {
+    if ((rn->plan != NULL || rn->dest != NULL) &&
+        cli_compress_blocks(rn->cli, !rn->cli->remote.local &&
+        rn->env.connect_ms >= ATTEMPT_LONG_CONNECT_MS))
+        run_add_flags(rn, OPEN_F_COMPRESS);
     rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     rn->env.same_host = ssh_conn_same_host(rn->ssh);
-    if (!rn->env.more_by_cmd)
-        return;
-    rn->so.flags |= OPEN_F_SPARE_STREAM0;
-    rn->env.so.flags |= OPEN_F_SPARE_STREAM0;
-    if (rn->plan != NULL)
-        plan_set_flags(rn->plan, OPEN_F_SPARE_STREAM0);
+    if (rn->env.more_by_cmd)
+        run_add_flags(rn, OPEN_F_SPARE_STREAM0);
 }
 
 /* One attempt: stream 0 and the streams that join it, start to close. */
@@ -559,8 +571,7 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
         isatty(STDERR_FILENO) && !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
-    rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) |
-        (cli->compress ? OPEN_F_COMPRESS : 0) | cli->delta_flags;
+    rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) | cli->delta_flags;
     rn.so.block_size = cli->block_size;
     uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
         NULL);

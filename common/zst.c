@@ -37,10 +37,10 @@ zst_free(struct zst *z)
 }
 
 int
-zst_compress(struct zst *z, void *dst, size_t cap, const void *src, size_t n,
-    size_t *out)
+zst_compress(struct zst *z, int level, void *dst, size_t cap, const void *src,
+    size_t n, size_t *out)
 {
-    size_t r = ZSTD_compressCCtx(z->c, dst, cap, src, n, ZST_LEVEL);
+    size_t r = ZSTD_compressCCtx(z->c, dst, cap, src, n, level);
 
     *out = 0;
     if (ZSTD_isError(r)) {

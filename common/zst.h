@@ -25,12 +25,13 @@ struct zst *zst_new(void);
 void zst_free(struct zst *z);
 
 /*
- * Compresses n bytes of src into dst (cap bytes). Returns 0 and the size in
- * *out, or FERRY_ERR_TOO_LARGE when it does not fit in cap (the data does
- * not compress: send it raw).
+ * Compresses n bytes of src into dst (cap bytes) at zstd's level (0 is its
+ * default, negative its fast modes). Returns 0 and the size in *out, or
+ * FERRY_ERR_TOO_LARGE when it does not fit in cap (the data does not
+ * compress: send it raw).
  */
-int zst_compress(struct zst *z, void *dst, size_t cap, const void *src,
-    size_t n, size_t *out) FERRY_WUR;
+int zst_compress(struct zst *z, int level, void *dst, size_t cap,
+    const void *src, size_t n, size_t *out) FERRY_WUR;
 
 /*
  * Decompresses src (n bytes) into dst, which must come out exactly raw

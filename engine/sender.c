@@ -337,8 +337,8 @@ sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
     if ((s->zst == NULL && (s->zst = zst_new()) == NULL) ||
         sender_scratch(s) != 0)
         return len;
-    if (zst_compress(s->zst, s->scratch, len - len / 16, data, len,
-        &clen) != 0) {
+    if (zst_compress(s->zst, volsend_block_level(plan_packer(s->p)),
+        s->scratch, len - len / 16, data, len, &clen) != 0) {
         (*misses)++;
         return len;
     }

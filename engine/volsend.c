@@ -149,6 +149,12 @@ volsend_level(const struct volsend *vs)
     return vs->level;
 }
 
+int
+volsend_block_level(const struct volsend *vs)
+{
+    return vs != NULL && vs->level >= 1 ? vs->level : ZST_LEVEL;
+}
+
 static int
 vs_push(struct volsend *vs, uint32_t id)
 {
@@ -456,7 +462,7 @@ vs_probe(struct volsend *vs, uint64_t size)
     if (vs->probe == NULL && ((vs->probe = zst_new()) == NULL ||
         (vs->probe_out = xmalloc(VS_PROBE_MAX)) == NULL))
         return;
-    if (zst_compress(vs->probe, vs->probe_out, n - n / 32, vs->fbuf, n,
+    if (zst_compress(vs->probe, ZST_LEVEL, vs->probe_out, n - n / 32, vs->fbuf, n,
         &out) != 0)
         vs->level = VOLSEND_MIN_LEVEL;
     else if (vs->level == VOLSEND_MIN_LEVEL)

@@ -142,5 +142,12 @@ void volsend_restart(struct volsend *vs);
 
 /* Level the next volume starts with (for tests and the summary). */
 int volsend_level(const struct volsend *vs);
+/* The level the sender compresses blocks at (OPEN_F_COMPRESS): the one
+ * the volumes use (fixed by the user, or where auto has brought it), but
+ * never below zstd's level 1: a file that does not compress stops being
+ * tried after its first blocks (sender.c), so the fast modes, which
+ * store such data nearly for free, add nothing there. vs may be NULL (no
+ * packer): ZST_LEVEL. */
+int volsend_block_level(const struct volsend *vs);
 
 #endif

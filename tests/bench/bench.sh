@@ -347,6 +347,10 @@ make_data() {
     gen random "$d/big/dataset.bin" "$BIG" "$SEED-big"
     gen small "$d/small" "$SMALL_N" "$SEED"
     gen text "$d/text" "$TEXT" "$SEED"
+    # A dataset shard too big to pack: the text tree's first ten of
+    # sixteen directories in one file (125 MiB in the full bench).
+    mkdir -p "$d/shard"
+    cat "$d/text"/shard0*/* >"$d/shard/corpus.jsonl"
     gen random "$d/ckpt/model.ckpt" "$CKPT" "$SEED-ckpt"
     touch -d '2024-05-01 12:00:00' "$d/ckpt/model.ckpt"
     # The next version of the checkpoint: 1% rewritten in place, or 4 KiB
@@ -393,6 +397,7 @@ tool_name() {
     ferry_z) echo "ferry -z" ;;
     ferry_bw) echo "ferry --bwlimit -j 4" ;;
     ferry_blocks) echo "ferry, no volumes" ;;
+    ferry_raw) echo "ferry --compress=never" ;;
     ferry_j*) echo "ferry -j ${1#ferry_j}" ;;
     rsync) echo "rsync -a" ;;
     rsync_z) echo "rsync -az" ;;
@@ -411,7 +416,7 @@ build_cmd() {
     local rpath f
     rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
     case $tool in
-    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_j*)
+    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_raw | ferry_j*)
         local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
         [ "$TRANSPORT" = local ] &&
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
@@ -419,6 +424,7 @@ build_cmd() {
         [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
         # Every file on its own, as before volumes: the rows side by side.
         [ "$tool" = ferry_blocks ] && remote+=(--pack-threshold 0)
+        [ "$tool" = ferry_raw ] && remote+=(--compress=never)
         case $tool in ferry_j*) remote+=(-j "${tool#ferry_j}") ;; esac
         if [ "$dir" = push ]; then
             CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
@@ -467,11 +473,12 @@ build_cmd() {
 tool_notes() {
     local tool=$1 scen=$2
     case $tool in
-    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_j*)
+    ferry | ferry_z | ferry_bw | ferry_blocks | ferry_raw | ferry_j*)
         [ "$tool" = ferry_z ] && echo "zstd blocks (files under --pack-threshold travel in volumes, compressed either way)"
         [ "$tool" = ferry_bw ] &&
             echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
         [ "$tool" = ferry_blocks ] && echo "--pack-threshold 0"
+        [ "$tool" = ferry_raw ] && echo "blocks sent raw"
         case $scen in
         delta_*) [ "$FEATURE_DELTA" = yes ] ||
             echo "delta not built yet: whole file re-sent" ;;
@@ -933,6 +940,18 @@ main() {
         else
             for t in ferry ferry_blocks rsync tar; do
                 not_run wan_text "$t" "no netproxy"
+            done
+        fi
+    fi
+    if wanted wan_shard; then
+        scenario wan_shard "WAN (50 ms RTT, 1 Gbit/s): one text file too big to pack, $(($(tree_bytes "$d/shard") / MIB)) MiB" \
+            "$(tree_bytes "$d/shard")" "rsync -a"
+        if [ "$HAVE_PROXY" = 1 ]; then
+            run_scenario wan_shard push ferry-wan "$d/shard" fresh ferry \
+                ferry_raw rsync rsync_z
+        else
+            for t in ferry ferry_raw rsync rsync_z; do
+                not_run wan_shard "$t" "no netproxy"
             done
         fi
     fi

@@ -221,6 +221,7 @@
     /* test_volsend.c */ \
     X(volsend_rules) \
     X(volsend_changed) \
+    X(volsend_block_level) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
@@ -292,6 +293,7 @@
     /* test_cli_habits.c */ \
     X(client_rate) \
     X(client_cli_habits) \
+    X(client_compress_blocks) \
     X(client_space_fits) \
     X(client_cli_watch) \
     X(client_cli_volume_options) \

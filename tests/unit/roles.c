@@ -282,7 +282,7 @@ rt_encode_block(struct rt *rt, const struct rt_frame *fr, uint64_t k,
     } else if (fr->v == RV_ZSTD || fr->v == RV_BADZSTD) {
         /* BADZSTD: a frame of one byte less than raw_len. */
         CHECK((z = zst_new()) != NULL);
-        CHECK_OK(zst_compress(z, zbuf, n - 1, buf,
+        CHECK_OK(zst_compress(z, ZST_LEVEL, zbuf, n - 1, buf,
             fr->v == RV_BADZSTD ? n - 1 : n, &m.data_len));
         zst_free(z);
         m.flags = BLOCK_F_ZSTD;

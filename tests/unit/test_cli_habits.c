@@ -107,6 +107,37 @@ TEST(client_cli_habits)
     check_rmtree(dir);
 }
 
+/* Which transfers compress blocks (cli_compress_blocks): -z and a fixed
+ * level always, auto only on a long link, never not at all; -z and
+ * --compress=never contradict each other. */
+TEST(client_compress_blocks)
+{
+    char *dflt[] = { "ferry", "push", "a", "box:/d", NULL };
+    char *z[] = { "ferry", "push", "-z", "a", "box:/d", NULL };
+    char *level[] = { "ferry", "pull", "--compress=5", "box:/d", "a", NULL };
+    char *never[] = { "ferry", "push", "--compress=never", "a", "box:/d",
+        NULL };
+    char *both[] = { "ferry", "push", "-z", "--compress=never", "a",
+        "box:/d", NULL };
+    struct cli c;
+
+    CHECK_OK(cli_parse(&c, 4, dflt));
+    CHECK_EQ_INT(cli_compress_blocks(&c, 1), 1);
+    CHECK_EQ_INT(cli_compress_blocks(&c, 0), 0);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 5, z));
+    CHECK_EQ_INT(cli_compress_blocks(&c, 0), 1);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 5, level));
+    CHECK_EQ_INT(cli_compress_blocks(&c, 0), 1);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 5, never));
+    CHECK_EQ_INT(cli_compress_blocks(&c, 1), 0);
+    cli_cleanup(&c);
+    CHECK_EQ_ERR(cli_parse(&c, 6, both), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "--compress=never") != NULL);
+}
+
 /* The space check's rule: what is left after writing is at least the
  * margin, in percent of the file system (space.h). */
 TEST(client_space_fits)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../common/zst.h"
 #include "../../engine/volsend.h"
 #include "roles.h"
 
@@ -91,4 +92,34 @@ static const struct rt_case volsend_changed[] = {
 TEST(volsend_changed)
 {
     RT_RUN_TABLE(volsend_changed, rt_sender_case);
+}
+
+/* Blocks (OPEN_F_COMPRESS) follow the volumes' level, never below 1. */
+TEST(volsend_block_level)
+{
+    struct volsend_opts o;
+    struct volsend *vs;
+    struct xfer x;
+
+    memset(&x, 0, sizeof(x));
+    memset(&o, 0, sizeof(o));
+    CHECK_EQ_INT(volsend_block_level(NULL), ZST_LEVEL);
+    o.compress = VOL_COMPRESS_LEVEL;
+    o.level = 7;
+    CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
+    CHECK_EQ_INT(volsend_block_level(vs), 7);
+    volsend_free(vs);
+    /* auto on a short link keeps the volumes at zstd's fastest mode;
+     * blocks, when asked for (-z), at level 1. */
+    o.compress = VOL_COMPRESS_AUTO;
+    o.level = 0;
+    o.short_link = 1;
+    CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
+    CHECK(volsend_level(vs) < 1);
+    CHECK_EQ_INT(volsend_block_level(vs), 1);
+    volsend_free(vs);
+    o.short_link = 0;
+    CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
+    CHECK_EQ_INT(volsend_block_level(vs), VOLSEND_START_LEVEL);
+    volsend_free(vs);
 }

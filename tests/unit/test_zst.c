@@ -48,7 +48,7 @@ zst_pack(struct zst *z, const uint8_t *src, size_t n, size_t *clen)
 {
     uint8_t *tmp = check_alloc(n + 1024), *out;
 
-    CHECK_OK(zst_compress(z, tmp, n + 1024, src, n, clen));
+    CHECK_OK(zst_compress(z, ZST_LEVEL, tmp, n + 1024, src, n, clen));
     CHECK(*clen > 0 && *clen <= n + 1024);
     out = check_dup(tmp, *clen);
     free(tmp);
@@ -99,16 +99,16 @@ TEST(zst_incompressible)
     CHECK(z != NULL);
     /* Less room than the input: noise does not fit, which says "send it
      * raw". */
-    CHECK_EQ_ERR(zst_compress(z, dst, 65535, src, 65536, &out),
+    CHECK_EQ_ERR(zst_compress(z, ZST_LEVEL, dst, 65535, src, 65536, &out),
         FERRY_ERR_TOO_LARGE);
     CHECK_EQ_U64(out, 0);
-    CHECK_EQ_ERR(zst_compress(z, dst, 65536 - 65536 / 16, src, 65536, &out),
+    CHECK_EQ_ERR(zst_compress(z, ZST_LEVEL, dst, 65536 - 65536 / 16, src, 65536, &out),
         FERRY_ERR_TOO_LARGE);
-    CHECK_EQ_ERR(zst_compress(z, dst, 0, src, 65536, &out),
+    CHECK_EQ_ERR(zst_compress(z, ZST_LEVEL, dst, 0, src, 65536, &out),
         FERRY_ERR_TOO_LARGE);
     /* The context still works after the failures. */
     memcpy(src, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 40);
-    CHECK_OK(zst_compress(z, dst, 65536, src, 40, &out));
+    CHECK_OK(zst_compress(z, ZST_LEVEL, dst, 65536, src, 40, &out));
     CHECK(out > 0 && out < 40);
     free(dst);
     free(src);

@@ -1,0 +1,69 @@
+# What a long link changes by default, through the WAN emulator
+# (netproxy: 60 ms round trips, so the first SSH handshake takes well over
+# ATTEMPT_LONG_CONNECT_MS): blocks of files too big to pack are sent
+# compressed when they shrink (--compress=auto), both ways, and not with
+# --compress=never nor on the loopback sshd (a short link); data that
+# does not compress goes raw; and a file of 40 MiB, which one stream's
+# window would hold back, gets the four streams of a long link, where one
+# of 20 MiB keeps one.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/sshd.sh"
+. "$TESTS_DIR/lib/netproxy.sh"
+sshd_start
+
+# 24 MiB of lines drawn from 1,024 random ones: one file above the pack
+# threshold (8 MiB), so it travels in blocks.
+mkdir -p "$T/text" "$T/rand40" "$T/rand20"
+python3 - "$T/text/corpus.txt" <<'PY'
+import os, random, sys
+rng = random.Random(7)
+pool = [os.urandom(32).hex() + "\n" for _ in range(1024)]
+with open(sys.argv[1], "w") as f:
+    f.write("".join(rng.choices(pool, k=(24 << 20) // 65)))
+PY
+head -c $((40 << 20)) /dev/urandom >"$T/rand40/r.bin"
+head -c $((20 << 20)) /dev/urandom >"$T/rand20/r.bin"
+size=$(stat -c %s "$T/text/corpus.txt")
+opts=(-F "$SSH_CONFIG" --agent "$AGENT" --json)
+saved() { json_field bytes_compressed_saved; }
+
+proxy_start --delay-ms 30 --rate 400
+
+# 1. Compressible blocks: compressed by default on the long link, push
+# and pull; the bytes on the wire show it.
+expect_rc 0 "$FERRY" push "${opts[@]}" "$T/text/" "ferry-proxy:$T/up"
+cmp "$T/text/corpus.txt" "$T/up/corpus.txt" || fail "push: copy differs"
+[ "$(saved)" -gt $((size / 2)) ] ||
+    fail "push on a long link: $(saved) of $size bytes saved"
+[ "$(json_field bytes_wire)" -lt $((size / 2)) ] ||
+    fail "push on a long link: $(json_field bytes_wire) bytes on the wire"
+expect_rc 0 "$FERRY" pull "${opts[@]}" "ferry-proxy:$T/text/" "$T/down"
+cmp "$T/text/corpus.txt" "$T/down/corpus.txt" || fail "pull: copy differs"
+[ "$(saved)" -gt $((size / 2)) ] ||
+    fail "pull on a long link: $(saved) of $size bytes saved"
+
+# 2. --compress=never sends them raw; so does the short link.
+expect_rc 0 "$FERRY" push "${opts[@]}" --compress=never "$T/text/" \
+    "ferry-proxy:$T/never"
+cmp "$T/text/corpus.txt" "$T/never/corpus.txt" || fail "never: copy differs"
+[ "$(saved)" -eq 0 ] || fail "--compress=never saved $(saved) bytes"
+[ "$(json_field bytes_wire)" -gt "$size" ] ||
+    fail "--compress=never: $(json_field bytes_wire) bytes on the wire"
+expect_rc 0 "$FERRY" push "${opts[@]}" "$T/text/" "ferry-test:$T/short"
+cmp "$T/text/corpus.txt" "$T/short/corpus.txt" || fail "short: copy differs"
+[ "$(saved)" -eq 0 ] || fail "a short link compressed blocks: $(saved)"
+
+# 3. Random data is tried and sent raw: every byte crosses.
+expect_rc 0 "$FERRY" push "${opts[@]}" "$T/rand40/" "ferry-proxy:$T/r40"
+cmp "$T/rand40/r.bin" "$T/r40/r.bin" || fail "rand40: copy differs"
+[ "$(saved)" -eq 0 ] || fail "random data saved $(saved) bytes"
+[ "$(json_field bytes_wire)" -gt $((40 << 20)) ] ||
+    fail "random data: $(json_field bytes_wire) bytes on the wire"
+
+# 4. Streams on a long link: 40 MiB gets four, 20 MiB one.
+[ "$(json_field streams)" -eq 4 ] ||
+    fail "40 MiB on a long link used $(json_field streams) streams, want 4"
+expect_rc 0 "$FERRY" push "${opts[@]}" "$T/rand20/" "ferry-proxy:$T/r20"
+cmp "$T/rand20/r.bin" "$T/r20/r.bin" || fail "rand20: copy differs"
+[ "$(json_field streams)" -eq 1 ] ||
+    fail "20 MiB on a long link used $(json_field streams) streams, want 1"
