@@ -422,8 +422,10 @@ build_cmd() {
             remote=(--agent "$T/bin/ferry-agent-timed") && host=local
         [ "$tool" = ferry_z ] && remote+=(-z)
         [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
-        # Every file on its own, as before volumes: the rows side by side.
-        [ "$tool" = ferry_blocks ] && remote+=(--pack-threshold 0)
+        # Every file on its own and raw, as before volumes: the rows side
+        # by side (on a long link auto would compress blocks now).
+        [ "$tool" = ferry_blocks ] &&
+            remote+=(--pack-threshold 0 --compress=never)
         [ "$tool" = ferry_raw ] && remote+=(--compress=never)
         case $tool in ferry_j*) remote+=(-j "${tool#ferry_j}") ;; esac
         if [ "$dir" = push ]; then
@@ -477,7 +479,7 @@ tool_notes() {
         [ "$tool" = ferry_z ] && echo "zstd blocks (files under --pack-threshold travel in volumes, compressed either way)"
         [ "$tool" = ferry_bw ] &&
             echo "limit $((BW_RATE / 1024)) KiB/s over 4 streams; ok within 15%"
-        [ "$tool" = ferry_blocks ] && echo "--pack-threshold 0"
+        [ "$tool" = ferry_blocks ] && echo "--pack-threshold 0 --compress=never"
         [ "$tool" = ferry_raw ] && echo "blocks sent raw"
         case $scen in
         delta_*) [ "$FEATURE_DELTA" = yes ] ||
