@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
@@ -322,10 +323,12 @@ sender_scratch(struct sender *s)
 /*
  * Replaces the len raw bytes at data with their zstd form when that is at
  * least 1/16 smaller. Returns the bytes to send and sets BLOCK_F_ZSTD.
+ * The block's read began at t0: the time since then, with what it came
+ * to, tells the level (volsend_blocks_done).
  */
 static size_t
 sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
-    size_t len)
+    size_t len, uint64_t t0)
 {
     int *misses = plan_file_zst_misses(s->p, m->id);
     size_t clen;
@@ -340,9 +343,11 @@ sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
     if (zst_compress(s->zst, volsend_block_level(plan_packer(s->p)),
         s->scratch, len - len / 16, data, len, &clen) != 0) {
         (*misses)++;
+        volsend_blocks_done(plan_packer(s->p), len, len, clock_ns() - t0);
         return len;
     }
     *misses = 0;
+    volsend_blocks_done(plan_packer(s->p), len, clen, clock_ns() - t0);
     memcpy(data, s->scratch, clen);
     m->flags |= BLOCK_F_ZSTD;
     xfer_add(&s->x->st.bytes_compressed, len - clen);
@@ -380,6 +385,7 @@ sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
 {
     uint64_t off = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), mark, got;
+    uint64_t t0 = clock_ns();
     struct msg_block m;
     uint8_t *data;
     int r, zero = 0;
@@ -410,7 +416,7 @@ sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
             xfer_add(&s->x->st.bytes_spared, len);
         } else {
             m.data = data;
-            m.data_len = sender_compress(s, &m, data, len);
+            m.data_len = sender_compress(s, &m, data, len, t0);
             xfer_add(&s->x->st.bytes_moved, len);
         }
         if ((r = msg_block_commit(out, mark, len, &m)) != 0)

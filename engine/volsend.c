@@ -57,6 +57,9 @@ struct volsend {
      * says how much of the time packing took; and where the window the
      * level is judged over began (clock, busy then). */
     uint64_t busy, win_t0, win_busy0;
+    /* Blocks compressed since the level was last judged by them, and
+     * what all of them came to (volsend_blocks_done). */
+    uint64_t b_in, b_out, b_out_all;
     struct vs_stream st[PROTO_MAX_STREAMS];
 };
 
@@ -258,6 +261,29 @@ vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t set_out)
         vs->level--;
     vs->win_t0 = now;
     vs->win_busy0 = vs->busy;
+}
+
+void
+volsend_blocks_done(struct volsend *vs, uint64_t in, uint64_t out,
+    uint64_t ns)
+{
+    if (vs == NULL)
+        return;
+    if (vs->win_t0 == 0) {
+        vs->win_t0 = clock_ns() - ns;
+        vs->win_busy0 = vs->busy;
+    }
+    vs->busy += ns;
+    vs->b_in += in;
+    vs->b_out += out;
+    vs->b_out_all += out;
+    if (vs->b_in < VOLSEND_FRAME_BYTES)
+        return;
+    vs_adapt(vs, vs->b_in, vs->b_out, vs->b_out_all);
+    log_debug("blocks: %llu in, %llu out; level %d",
+        (unsigned long long)vs->b_in, (unsigned long long)vs->b_out,
+        vs->level);
+    vs->b_in = vs->b_out = 0;
 }
 
 static void

@@ -33,6 +33,9 @@
  * Data that compresses never goes to the fastest level: the bytes a
  * level 1 saves cost less CPU to leave out than to encrypt, move and
  * decrypt (measured on loopback, where all of that shares two cores).
+ * Blocks the sender compresses (OPEN_F_COMPRESS) take the same level, at
+ * least 1, and judge it the same way every VOLSEND_FRAME_BYTES of them
+ * (volsend_blocks_done).
  *
  * A lost stream other than 0 gives back the files it carried that are
  * not yet done (volsend_stream_lost): they are sent again in blocks
@@ -149,5 +152,12 @@ int volsend_level(const struct volsend *vs);
  * store such data nearly for free, add nothing there. vs may be NULL (no
  * packer): ZST_LEVEL. */
 int volsend_block_level(const struct volsend *vs);
+/* Blocks the sender compressed: in raw bytes tried, out what they came
+ * to (in, for those that did not shrink), ns it spent reading and
+ * compressing them. Every VOLSEND_FRAME_BYTES of them judge the level as
+ * a volume's frame does, so a transfer of big files alone adapts too.
+ * vs may be NULL. */
+void volsend_blocks_done(struct volsend *vs, uint64_t in, uint64_t out,
+    uint64_t ns);
 
 #endif

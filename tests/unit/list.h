@@ -222,6 +222,7 @@
     X(volsend_rules) \
     X(volsend_changed) \
     X(volsend_block_level) \
+    X(volsend_blocks_adapt) \
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \

@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "../../common/clock.h"
 #include "../../common/zst.h"
 #include "../../engine/volsend.h"
 #include "roles.h"
@@ -121,5 +123,61 @@ TEST(volsend_block_level)
     o.short_link = 0;
     CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
     CHECK_EQ_INT(volsend_block_level(vs), VOLSEND_START_LEVEL);
+    volsend_free(vs);
+}
+
+/* Blocks judge the level as volumes' frames do (volsend_blocks_done):
+ * every VOLSEND_FRAME_BYTES, over at least VOLSEND_ADAPT_WINDOW_NS, up
+ * while the sender was busy under half the time (the link binds), down
+ * while it was busy over 80% once 8 MiB went out; data that does not
+ * shrink sends the volumes to the fastest mode, blocks stay at 1. */
+static void
+sleep_window(void)
+{
+    struct timespec ts = { 0, VOLSEND_ADAPT_WINDOW_NS + 10000000 };
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+TEST(volsend_blocks_adapt)
+{
+    const uint64_t half = VOLSEND_FRAME_BYTES / 2;
+    struct volsend_opts o;
+    struct volsend *vs;
+    struct xfer x;
+    uint64_t t;
+
+    memset(&x, 0, sizeof(x));
+    memset(&o, 0, sizeof(o));
+    o.compress = VOL_COMPRESS_AUTO;
+    CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
+    volsend_blocks_done(vs, half, half / 2, 1000000);
+    sleep_window();
+    /* Half of a frame's worth: not judged yet. */
+    volsend_blocks_done(vs, half - 1, half / 2, 1000000);
+    CHECK_EQ_INT(volsend_level(vs), 1);
+    volsend_blocks_done(vs, 1, 0, 1000);
+    CHECK_EQ_INT(volsend_level(vs), 2);
+    CHECK_EQ_INT(volsend_block_level(vs), 2);
+    /* Busy all the time since: down again. */
+    t = clock_ns();
+    sleep_window();
+    volsend_blocks_done(vs, VOLSEND_FRAME_BYTES, VOLSEND_FRAME_BYTES / 2,
+        clock_ns() - t);
+    CHECK_EQ_INT(volsend_level(vs), 1);
+    /* Nothing shrank: volumes at the fastest mode, blocks at 1. */
+    volsend_blocks_done(vs, VOLSEND_FRAME_BYTES, VOLSEND_FRAME_BYTES, 1000);
+    CHECK(volsend_level(vs) < 1);
+    CHECK_EQ_INT(volsend_block_level(vs), 1);
+    volsend_free(vs);
+    /* A fixed level stays. */
+    o.compress = VOL_COMPRESS_LEVEL;
+    o.level = 3;
+    CHECK((vs = volsend_new(NULL, &o, &x)) != NULL);
+    volsend_blocks_done(vs, VOLSEND_FRAME_BYTES, 1, 1000);
+    sleep_window();
+    volsend_blocks_done(vs, VOLSEND_FRAME_BYTES, 1, 1000);
+    CHECK_EQ_INT(volsend_block_level(vs), 3);
     volsend_free(vs);
 }
