@@ -332,6 +332,7 @@ sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
 {
     int *misses = plan_file_zst_misses(s->p, m->id);
     size_t clen;
+    int r;
 
     if (!(plan_flags(s->p) & OPEN_F_COMPRESS) ||
         !(s->x->caps & PROTO_CAP_ZSTD) || *misses >= SENDER_ZST_TRIES ||
@@ -340,14 +341,15 @@ sender_compress(struct sender *s, struct msg_block *m, uint8_t *data,
     if ((s->zst == NULL && (s->zst = zst_new()) == NULL) ||
         sender_scratch(s) != 0)
         return len;
-    if (zst_compress(s->zst, volsend_block_level(plan_packer(s->p)),
-        s->scratch, len - len / 16, data, len, &clen) != 0) {
+    r = zst_compress(s->zst, volsend_block_level(plan_packer(s->p)),
+        s->scratch, len - len / 16, data, len, &clen);
+    volsend_blocks_done(plan_packer(s->p), len, r == 0 ? clen : len,
+        clock_ns() - t0);
+    if (r != 0) {
         (*misses)++;
-        volsend_blocks_done(plan_packer(s->p), len, len, clock_ns() - t0);
         return len;
     }
     *misses = 0;
-    volsend_blocks_done(plan_packer(s->p), len, clen, clock_ns() - t0);
     memcpy(data, s->scratch, clen);
     m->flags |= BLOCK_F_ZSTD;
     xfer_add(&s->x->st.bytes_compressed, len - clen);
