@@ -53,6 +53,7 @@ cd "$ROOT"
 # at_exit hooks; sshd.sh: sshd_start.
 . "$ROOT/tests/lib/common.sh"
 . "$ROOT/tests/lib/sshd.sh"
+. "$BENCH_DIR/memory.sh"
 set -o pipefail
 
 START_S=$(date +%s)
@@ -235,6 +236,15 @@ setup_network() {
     else
         log "no $NETPROXY: WAN rows not run (make all builds it)"
     fi
+}
+
+# run_mib DIR: MiB a run over DIR fills: its pages read and as many
+# written, and some for the programs.
+declare -A RUN_MIB=()
+run_mib() {
+    [ -n "${RUN_MIB[$1]:-}" ] ||
+        RUN_MIB[$1]=$(( $(du -sm "$1" | cut -f1) * 2 + 128 ))
+    echo "${RUN_MIB[$1]}"
 }
 
 DROP_OK=0
@@ -551,6 +561,7 @@ run_once() {
     build_cmd "$tool" "$dir" "$host" "$src" "$dest"
     rm -f "$RSS_AGENT"
     drop_caches
+    mem_prefault "$(run_mib "$check")"
     wire_begin
     "$PY" "$BENCH_DIR/runcmd.py" --timeout "$CMD_TIMEOUT" \
         --result "$T/run.json" --stdout "$T/run.out" --stderr "$T/run.err" \
@@ -781,6 +792,7 @@ collect_meta() {
         ssh_cipher="${cipher:-?}" \
         transport="$TRANSPORT" \
         drop_caches="$([ "$DROP_OK" = 1 ] && echo yes || echo "no (data warm for all tools alike)")" \
+        memory="$(mem_describe)" \
         wire_method="$([ "$WIRE_OK" = 1 ] && echo "TCP payload both ways on the sshd side, from tcp_info at socket close (ss -E)" || echo "not measured (ss -E unavailable)")" \
         sizes="$sizes" \
         wan="delay_ms=$WAN_DELAY_MS rate_mbit=$WAN_MBIT" \
@@ -846,6 +858,8 @@ main() {
     start_ss
     setup_network
     check_drop_caches
+    mem_probe
+    log "$(mem_describe)"
     check_wire
     make_data
     collect_meta

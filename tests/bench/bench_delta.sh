@@ -21,11 +21,13 @@ ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 cd "$ROOT"
 . "$ROOT/tests/lib/common.sh"
 . "$ROOT/tests/lib/sshd.sh"
+. "$BENCH_DIR/memory.sh"
 REPS=${FERRY_BENCH_REPS:-3}
 MIB=1048576
 SIZE=$((SIZE_MIB * MIB))
 gen() { python3 "$BENCH_DIR/gen.py" "$@"; }
 sshd_start
+mem_probe
 
 can_drop=0
 if [ "${FERRY_BENCH_COLD:-1}" = 1 ] &&
@@ -120,6 +122,7 @@ row() {
             else
                 cat "$src"/* "$dest/$basis" >/dev/null
             fi
+            mem_prefault $((SIZE_MIB * 3))
             if [ "$tool" = ferry ]; then
                 run_one ferry "$src/" "$dest" "${f_opts[@]}"
             else
@@ -139,6 +142,7 @@ row() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, ${SIZE_MIB} MiB checkpoint," \
     "median of $REPS; $(rsync --version | head -n 1)"
+echo "# $(mem_describe)"
 row rewrite "1% rewritten in place (256 KiB regions), warm, tmpfs dest" \
     "$D/rewrite" model.ckpt 0
 row insert "4 KiB inserted at the start, warm, tmpfs dest" \
@@ -160,6 +164,7 @@ if [ "$can_drop" = 1 ]; then
         "$D/rewrite" model.ckpt 1
     for rep in 1 2 3; do
         drop
+        mem_prefault $((SIZE_MIB * 3))
         t0=$(date +%s.%N)
         dd if="$D/old/model.ckpt" of=/dev/null bs=1M 2>/dev/null
         dd if="$D/rewrite/model.ckpt" of=/dev/null bs=1M 2>/dev/null
@@ -174,6 +179,7 @@ if [ "$can_drop" = 1 ]; then
     for rep in 1 2 3; do
         rm -f "$T/floor.ckpt"
         drop
+        mem_prefault $((SIZE_MIB * 3))
         t0=$(date +%s.%N)
         dd if="$D/rewrite/model.ckpt" of=/dev/null bs=1M 2>/dev/null &
         dd if="$D/old/model.ckpt" of="$T/floor.ckpt" bs=1M conv=fsync \

@@ -282,6 +282,8 @@ def md_section(meta, scenarios, rows, section="full"):
                  m.get("drop_caches", "?"), m.get("transport", "?"),
                  m.get("wire_method", "?")),
              "",
+             "Memory (writing into tmpfs): %s." % m.get("memory", "?"),
+             "",
              "Data: %s." % m.get("sizes", "?"),
              "",
              md_table(rows, scenarios), "", end]
