@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -364,4 +365,96 @@ fsx_split(const char *path, char **dir, char **base)
         return FERRY_ERR_NOMEM;
     }
     return 0;
+}
+
+/* In the detached process: closes every fd below maxfd not in keep
+ * (sorted). Only async-signal-safe calls: the parent may have threads. */
+static void
+close_all_but(const int *keep, size_t n, int maxfd)
+{
+    int from = 0, fd;
+    size_t i;
+
+    for (i = 0; i <= n; i++) {
+        int to = i < n ? keep[i] : maxfd;
+
+#if defined(__linux__) && defined(SYS_close_range)
+        if (to > from && syscall(SYS_close_range, (unsigned)from,
+            i < n ? (unsigned)to - 1 : ~0u, 0) == 0) {
+            from = to + 1;
+            continue;
+        }
+#endif
+        for (fd = from; fd < to; fd++)
+            (void)close(fd);
+        from = to + 1;
+    }
+}
+
+/* A fork that runs no atfork handlers (glibc 2.34's _Fork): the caller
+ * has threads whose locks a handler could wait for in the child. */
+static pid_t
+fork_bare(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    return _Fork();
+#else
+    return fork();
+#endif
+}
+
+void
+fsx_close_detached(const int *fds, size_t n)
+{
+    int keep[FSX_DETACH_MAX + 1], go[2], maxfd, t;
+    long open_max = sysconf(_SC_OPEN_MAX);
+    size_t i, j;
+    pid_t pid;
+    char c;
+
+    if (n == 0)
+        return;
+    if (n > FSX_DETACH_MAX || pipe2(go, O_CLOEXEC) != 0)
+        goto here;
+    /* What the waiting process keeps, sorted, made before the fork. */
+    memcpy(keep, fds, n * sizeof(int));
+    keep[n] = go[0];
+    for (i = 1; i <= n; i++)
+        for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    maxfd = open_max < 0 || open_max > 65536 ? 65536 : (int)open_max;
+    if ((pid = fork_bare()) < 0) {
+        close(go[0]);
+        close(go[1]);
+        goto here;
+    }
+    if (pid == 0) {
+        /* The middle process: its child is reparented when it exits, so
+         * nobody has to reap the one that waits. */
+        if (fork_bare() == 0) {
+            (void)setsid();
+            close_all_but(keep, n + 1, maxfd);
+            /* Until every copy of the caller's is closed (its end of the
+             * pipe goes last, or with it). */
+            while (read(go[0], &c, 1) < 0 && errno == EINTR)
+                ;
+            for (i = 0; i < n; i++)
+                (void)close(fds[i]);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    close(go[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    for (i = 0; i < n; i++)
+        (void)close(fds[i]);
+    close(go[1]);
+    return;
+here:
+    for (i = 0; i < n; i++)
+        (void)close(fds[i]);
 }

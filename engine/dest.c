@@ -589,12 +589,37 @@ dest_sync(struct dest *d)
 #endif
 }
 
+/*
+ * Opens the version that the commit of name in pfd replaces, when freeing
+ * it would cost the commit: a regular file of DEST_RELEASE_MIN bytes or
+ * more on disk, with no other name. -1 when there is none to hold.
+ */
+static int
+dest_hold_old(int pfd, const char *name)
+{
+    struct stat st, fst;
+    int fd;
+
+    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        (uint64_t)st.st_blocks * 512 < DEST_RELEASE_MIN ||
+        (fd = openat(pfd, name, FSX_O_READ)) < 0)
+        return -1;
+    if (fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino ||
+        fst.st_dev != st.st_dev) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int
 dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
 {
+    int old[FSX_DETACH_MAX];
     const char *name;
-    size_t i, n;
-    int r, pfd;
+    size_t i, n, nold = 0;
+    int r, pfd, fd;
 
     if (d->batch_len == 0)
         return 0;
@@ -605,11 +630,17 @@ dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
         struct dest_staged *s = &d->batch[i];
 
         r = dest_parent(d, s->path, &pfd, &name);
+        if (r == 0 && nold < FSX_DETACH_MAX &&
+            (fd = dest_hold_old(pfd, name)) >= 0)
+            old[nold++] = fd;
         if (r == 0)
             r = partial_rename(s->pt, d->partfd, pfd, name);
         if (r != 0)
             s->failed = r;
     }
+    /* The old versions' pages and blocks are freed in the background,
+     * not in the renames. */
+    fsx_close_detached(old, nold);
     if ((r = dest_sync(d)) != 0)
         return xfer_fail(d->x, r, "%s: sync: %s", d->root,
             ferry_strerror(r));

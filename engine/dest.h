@@ -39,6 +39,10 @@
 
 #define DEST_LOCK_WAIT_MS 10000
 
+/* The commit of a file replaces an old version this big (on disk) without
+ * waiting for its pages and blocks to be freed (fsx_close_detached). */
+#define DEST_RELEASE_MIN (64u << 20)
+
 /* Commit a batch once this many files or bytes wait. */
 #define DEST_BATCH_FILES 512u
 #define DEST_BATCH_BYTES (256u << 20)

@@ -22,11 +22,25 @@ with open(sys.argv[1], "wb") as f:
 PY
 }
 
+# stop_watch: Ctrl-C to the watch under way; 1 (and SIGKILL, so the test
+# ends) when it is still there 10 s later.
 stop_watch() {
-    if [ -n "${wpid:-}" ]; then
-        kill -INT "$wpid" 2>/dev/null || true
+    [ -n "${wpid:-}" ] || return 0
+    kill -INT "$wpid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        kill -0 "$wpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$wpid" 2>/dev/null; then
+        echo "the watch ($wpid) did not end within 10 s of Ctrl-C:" >&2
+        tail -n 20 "$T/watch.err" >&2
+        kill -KILL "$wpid" 2>/dev/null || true
         wait "$wpid" 2>/dev/null || true
+        wpid=""
+        return 1
     fi
+    wait "$wpid" 2>/dev/null || true
+    wpid=""
 }
 at_exit stop_watch
 
@@ -83,6 +97,8 @@ for _ in $(seq 1 50); do
     kill -0 $wpid 2>/dev/null || break
     sleep 0.1
 done
+kill -0 $wpid 2>/dev/null &&
+    { cat "$T/watch.err"; fail "Ctrl-C did not end the watch within 5 s"; }
 set +e
 wait $wpid
 rc=$?
@@ -131,7 +147,7 @@ wait_exists "$L2/m.pt"
 cmp "$R2/m.pt" "$L2/m.pt" || fail "m.pt differs"
 [ ! -e "$L2/m.pt.done" ] || fail "a marker was pulled"
 [ -z "$(ls -A "$L2" | grep ferry-watch)" ] || fail "staging left behind"
-stop_watch
+stop_watch || fail "Ctrl-C did not end the --ready-marker watch"
 
 # 6. A checkpoint replaced by rename while it is being pulled: the pull
 # under way ends with the version it opened, whole, and the next look
@@ -156,3 +172,4 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 cmp "$T/v2" "$L3/last.pt" || fail "the new version never came"
+stop_watch || fail "Ctrl-C did not end the watch of a replaced checkpoint"

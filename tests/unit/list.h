@@ -63,6 +63,7 @@
     X(fsx_split) \
     X(fsx_mkdir_p) \
     X(fsx_pipe_widen) \
+    X(fsx_close_detached) \
     /* test_zst.c */ \
     X(zst_roundtrip) \
     X(zst_incompressible) \

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../common/alloc.h"
@@ -352,4 +354,45 @@ TEST(fsx_pipe_widen)
     CHECK_EQ_INT(fcntl(fd, F_GETPIPE_SZ), -1);
     close(fd);
     scratch_free(&s);
+}
+
+/* The fds are closed in the caller at once; the last reference goes with
+ * a process that is not the caller's child to reap, and it lets go of
+ * them: a pipe's write end kept that way still brings its reader the
+ * data and then the end. */
+TEST(fsx_close_detached)
+{
+    int a[2], b[2], many[FSX_DETACH_MAX + 1], fds[2];
+    struct pollfd pfd;
+    char c[8];
+    size_t i;
+
+    fsx_close_detached(NULL, 0);
+    CHECK_EQ_INT(pipe(a), 0);
+    CHECK_EQ_INT(pipe(b), 0);
+    CHECK_EQ_INT((int)write(a[1], "x", 1), 1);
+    fds[0] = a[1];
+    fds[1] = b[1];
+    fsx_close_detached(fds, 2);
+    CHECK_EQ_INT(fcntl(a[1], F_GETFD), -1);
+    CHECK_EQ_INT(fcntl(b[1], F_GETFD), -1);
+    CHECK(waitpid(-1, NULL, WNOHANG) <= 0);
+    for (i = 0; i < 2; i++) {
+        int rd = i == 0 ? a[0] : b[0];
+
+        pfd.fd = rd;
+        pfd.events = POLLIN;
+        CHECK_EQ_INT(poll(&pfd, 1, 5000), 1);
+        if (i == 0)
+            CHECK_EQ_INT((int)read(rd, c, sizeof(c)), 1);
+        CHECK_EQ_INT(poll(&pfd, 1, 5000), 1);
+        CHECK_EQ_INT((int)read(rd, c, sizeof(c)), 0);
+        close(rd);
+    }
+    /* More than it takes: closed here, all of them. */
+    for (i = 0; i < FSX_DETACH_MAX + 1; i++)
+        CHECK((many[i] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
+    fsx_close_detached(many, FSX_DETACH_MAX + 1);
+    for (i = 0; i < FSX_DETACH_MAX + 1; i++)
+        CHECK_EQ_INT(fcntl(many[i], F_GETFD), -1);
 }
