@@ -185,10 +185,11 @@ asan: deps
 		sh tests/run.sh integration
 
 ## tsan: build with ThreadSanitizer and run the unit tests (the scan
-## threads, the pool, the pumps); not part of CI's run
+## threads, the pool, the pumps); not part of CI's run. Cases run 5-10x
+## slower under it (receiver_max_pending: 33 s), so each gets 120 s.
 tsan: deps
 	@$(MAKE) --no-print-directory VARIANT=tsan $(UNIT_TSAN)
-	TSAN_OPTIONS=halt_on_error=1 $(UNIT_TSAN)
+	TSAN_OPTIONS=halt_on_error=1 FERRY_TEST_TIMEOUT=120 $(UNIT_TSAN)
 
 ## demo: push a generated dataset, change it, push again, pull it back
 demo: deps
