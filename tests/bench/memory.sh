@@ -24,12 +24,16 @@
 
 MEM_SCRATCH=/dev/shm/ferry-bench-prefault.$$
 
-mem_write_rate() {  # MIB: MB/s of writing MIB MiB into /dev/shm
+mem_fill() {  # MIB: writes MIB MiB into /dev/shm and frees them
+    dd if=/dev/zero of="$MEM_SCRATCH" bs=1M count="$1" status=none || true
+    rm -f "$MEM_SCRATCH"
+}
+
+mem_write_rate() {  # MIB: MB/s of mem_fill MIB
     local t0 t1
     t0=$(date +%s%N)
-    dd if=/dev/zero of="$MEM_SCRATCH" bs=1M count="$1" status=none
+    mem_fill "$1"
     t1=$(date +%s%N)
-    rm -f "$MEM_SCRATCH"
     echo $(( $1 * 1048576 * 1000 / (t1 - t0 + 1) ))
 }
 
@@ -40,9 +44,9 @@ mem_probe() {
         [ -r "$f" ] && [ "$(cut -c6 "$f")" = 1 ] && MEM_RECLAIMED=1
     done
     MEM_PREFAULT=${FERRY_BENCH_PREFAULT:-$MEM_RECLAIMED}
-    mem_write_rate 1024 >/dev/null
+    mem_fill 1024
     MEM_RATE_HELD=$(mem_write_rate 1024)
-    mem_write_rate 2048 >/dev/null
+    mem_fill 2048
     sleep 5
     MEM_RATE_RESTED=$(mem_write_rate 1024)
 }
@@ -52,8 +56,7 @@ mem_prefault() {
     [ "${MEM_PREFAULT:-0}" = 1 ] || return 0
     avail=$(awk '/^MemAvailable/ { print int($2 / 2048) }' /proc/meminfo)
     [ "$1" -lt "$avail" ] || set -- "$avail"
-    dd if=/dev/zero of="$MEM_SCRATCH" bs=1M count="$1" status=none || true
-    rm -f "$MEM_SCRATCH"
+    mem_fill "$1"
 }
 
 mem_describe() {  # one line for a report's header
