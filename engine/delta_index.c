@@ -45,6 +45,7 @@ delta_index_free(struct delta_index *ix)
     xfree(ix->strong);
     xfree(ix->slots);
     xfree(ix->filter);
+    xfree(ix->blocks);
     xfree(ix);
 }
 
@@ -148,6 +149,45 @@ delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
     }
     ix->received += m->count;
     return ix->received == ix->npieces ? delta_index_build(ix) : 0;
+}
+
+int
+delta_index_add_blocks(struct delta_index *ix,
+    const struct msg_delta_blocks *m, uint32_t block_size)
+{
+    uint64_t n = ix->basis_size / block_size +
+        (ix->basis_size % block_size != 0);
+
+    if (m->block_size != block_size ||
+        block_size < ix->sig_block || m->first != ix->blocks_received ||
+        m->count > n - ix->blocks_received)
+        return FERRY_ERR_PROTOCOL;
+    if (ix->blocks == NULL) {
+        if ((ix->blocks = xcalloc((size_t)n, sizeof(*ix->blocks))) == NULL)
+            return FERRY_ERR_NOMEM;
+        ix->block_size = block_size;
+    }
+    memcpy(ix->blocks + m->first, m->hashes, (size_t)m->count * HASH_LEN);
+    ix->blocks_received += m->count;
+    return 0;
+}
+
+int
+delta_index_has_block(const struct delta_index *ix, uint64_t index)
+{
+    return index < ix->blocks_received;
+}
+
+int
+delta_index_same_block(const struct delta_index *ix, uint64_t index,
+    uint64_t len, const struct hash128 *h)
+{
+    uint64_t off = index * ix->block_size;
+
+    return index < ix->blocks_received && off < ix->basis_size &&
+        (ix->basis_size - off < ix->block_size ? ix->basis_size - off :
+        ix->block_size) == len && off + len <= delta_index_described(ix) &&
+        hash_equal(h, &ix->blocks[index]);
 }
 
 int

@@ -7,7 +7,8 @@
  * of 1-bit slots, each with room for two to four slots per piece (under
  * 40 bytes a piece in all). With the piece size rule
  * (delta_index_sig_block) and 1 MiB blocks a 1 TiB basis has 2^20 pieces
- * of 1 MiB: 20 MiB of signatures on the wire, about 29 MiB here.
+ * of 1 MiB: 20 MiB of signatures on the wire, about 29 MiB here. Block
+ * hashes (DELTA_BLOCKS) add 16 bytes per block, at most one per piece.
  */
 #ifndef FERRY_ENGINE_DELTA_INDEX_H
 #define FERRY_ENGINE_DELTA_INDEX_H
@@ -54,6 +55,26 @@ int delta_index_complete(const struct delta_index *ix);
 /* Bytes of the basis whose pieces were described so far. */
 uint64_t delta_index_described(const struct delta_index *ix);
 
+/*
+ * Adds the basis's block hashes of one DELTA_BLOCKS frame, for a
+ * transfer of block_size blocks: after the file's first DELTA_SIGS, in
+ * order, within the basis, with the transfer's block size and blocks no
+ * smaller than the pieces (so at most one hash per piece is held);
+ * FERRY_ERR_PROTOCOL otherwise.
+ */
+int delta_index_add_blocks(struct delta_index *ix,
+    const struct msg_delta_blocks *m, uint32_t block_size) FERRY_WUR;
+/*
+ * 1 if the block at index (len bytes at index * block_size, hash h) is
+ * the basis's block at the same place: the receiver gave that block's
+ * hash, the block has the same length there, and its pieces were
+ * described (so the receiver takes a COPY of them).
+ */
+int delta_index_same_block(const struct delta_index *ix, uint64_t index,
+    uint64_t len, const struct hash128 *h);
+/* 1 if the receiver gave the hash of the basis's block index. */
+int delta_index_has_block(const struct delta_index *ix, uint64_t index);
+
 /* Length of piece j (the last one may be short). */
 uint32_t delta_index_piece_len(const struct delta_index *ix, uint64_t j);
 
@@ -84,6 +105,9 @@ struct delta_index {
     uint32_t *slots;           /* piece + 1, 0 for empty; by weak */
     uint64_t *filter;          /* a bit per filter slot */
     unsigned slot_bits, filter_bits;
+    struct hash128 *blocks;    /* DELTA_BLOCKS, blocks_received of them */
+    uint64_t blocks_received;
+    uint32_t block_size;
 };
 
 static inline uint32_t

@@ -185,3 +185,20 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     c->shift = shift;
     c->until = until;
 }
+
+void
+delta_match_same_block(uint32_t id, uint64_t index, uint64_t a,
+    uint64_t e, struct delta_carry *c, struct delta_result *res)
+{
+    res->nops = 0;
+    res->copied = 0;
+    res->overflow = 0;
+    res->incomplete = 0;
+    emit(res, DELTA_OP_COPY, a, NULL, e - a);
+    c->valid = 1;
+    c->id = id;
+    c->next = index + 1;
+    c->aligned = 1;
+    c->shift = 0;
+    c->until = e;
+}

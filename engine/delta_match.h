@@ -57,6 +57,14 @@ void delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
     uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res);
 
+/*
+ * Describes [a, e) as one COPY of the basis's bytes at the same place,
+ * for a block known to be the basis's there (delta_index_same_block),
+ * and carries on from it as delta_match_block would.
+ */
+void delta_match_same_block(uint32_t id, uint64_t index, uint64_t a,
+    uint64_t e, struct delta_carry *c, struct delta_result *res);
+
 /* The bytes delta_match_block needs in buf: [*lo, *hi). */
 void delta_match_window(const struct delta_index *ix, uint64_t size,
     uint32_t id, uint64_t index, uint64_t a, uint64_t e,

@@ -458,7 +458,7 @@ settle(struct incoming *in, struct rfile *f, uint64_t index,
     xfer_add(&in->x->st.bytes_done, len);
     if (f->failed != 0)
         return rfile_complete(in, f, out);
-    if ((r = incoming_keep(in, f, off, data, len, built)) != 0)
+    if ((r = incoming_keep(in, f, off, data, len, h, built)) != 0)
         return r;
     if ((r = rfile_open(in, f)) == 0 && behind) {
         incoming_wb_submit(in, f, index, h, len, partial_fd(f->pt));

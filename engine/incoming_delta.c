@@ -152,11 +152,16 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     /* Signatures kept when we wrote it spare the read to sign it. Else
      * those made by reading it are held, where this file's own may be
      * kept (incoming_keep). */
-    if (in->ks == NULL ||
-        in->kept_mem + f->npieces * DELTA_SIG_LEN > INCOMING_KEPT_MEM)
+    if (in->ks == NULL || in->kept_mem + keptsig_bytes(f->basis_size,
+        f->sig_block, in->block_size) > INCOMING_KEPT_MEM)
         return 0;
-    if (keptsig_load(in->ks, &st, f->sig_block, &f->basis_sigs, &n) == 0) {
+    if (keptsig_load(in->ks, &st, f->sig_block, in->block_size,
+        &f->basis_sigs, &n) == 0) {
         f->sigs_from_store = 1;
+        f->basis_nblocks = f->basis_size / in->block_size +
+            (f->basis_size % in->block_size != 0);
+        f->blocks_sent = 0;
+        in->kept_mem += f->basis_nblocks * HASH_LEN;
         log_info("%s/%s: the basis's signatures were kept when it was "
             "written: not read to sign it", dest_root(in->d), f->path);
     } else if ((f->basis_sigs = xmalloc((size_t)f->npieces *
@@ -187,7 +192,9 @@ basis_sigs_release(struct incoming *in, struct rfile *f)
     xfree(f->basis_sigs);
     f->basis_sigs = NULL;
     f->sigs_from_store = 0;
-    in->kept_mem -= f->npieces * DELTA_SIG_LEN;
+    in->kept_mem -= f->npieces * DELTA_SIG_LEN +
+        f->basis_nblocks * HASH_LEN;
+    f->basis_nblocks = 0;
 }
 
 void
@@ -270,7 +277,8 @@ keep_built(struct rfile *f, const struct msg_delta *m, const uint8_t *data)
 
 int
 incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
-    const uint8_t *data, uint64_t len, const struct msg_delta *built)
+    const uint8_t *data, uint64_t len, const struct hash128 *h,
+    const struct msg_delta *built)
 {
     uint32_t piece;
     uint64_t need;
@@ -279,20 +287,21 @@ incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
         /* Only a file written whole here, from the first block on, is
          * described by what passes through. */
         piece = delta_index_sig_block(f->size, in->block_size);
-        need = keptsig_bytes(f->size, piece);
+        need = keptsig_bytes(f->size, piece, in->block_size);
         f->ksig_off = 1;
         if (in->ks == NULL || f->resume || f->nresolved != 1 ||
             f->size < INCOMING_DELTA_AUTO_MIN ||
             msg_delta_nsigs(f->size, piece) > INCOMING_MAX_DELTA_PIECES ||
             in->kept_mem + need > INCOMING_KEPT_MEM)
             return 0;
-        if ((f->ksig = keptsig_new(f->size, piece)) == NULL)
+        if ((f->ksig = keptsig_new(f->size, piece, in->block_size)) == NULL)
             return FERRY_ERR_NOMEM;
         f->ksig_off = 0;
         in->kept_mem += need;
     }
     if (f->ksig == NULL)
         return 0;
+    keptsig_put_block(f->ksig, off / in->block_size, h);
     if (built != NULL)
         keep_built(f, built, data);
     else
@@ -306,7 +315,7 @@ incoming_keep_forget(struct incoming *in, struct rfile *f)
     if (f->ksig == NULL)
         return;
     in->kept_mem -= keptsig_bytes(f->size,
-        delta_index_sig_block(f->size, in->block_size));
+        delta_index_sig_block(f->size, in->block_size), in->block_size);
     keptsig_free(f->ksig);
     f->ksig = NULL;
 }
@@ -331,6 +340,32 @@ sigs_flush(struct incoming *in, struct rfile *f, struct buf *out)
         return r;
     f->signed_pieces += in->nsigs;
     in->nsigs = 0;
+    return 0;
+}
+
+/* Sends the next of the basis's kept block hashes of f (its signatures
+ * all sent) that the peer can take, one frame's worth. */
+static int
+blocks_flush(struct incoming *in, struct rfile *f, struct buf *out)
+{
+    struct msg_delta_blocks m;
+    uint64_t n = f->basis_nblocks - f->blocks_sent;
+    int r;
+
+    if (!(in->x->caps & PROTO_CAP_DELTA_BLOCKS)) {
+        f->blocks_sent = f->basis_nblocks;
+        return 0;
+    }
+    memset(&m, 0, sizeof(m));
+    m.id = f->id;
+    m.block_size = in->block_size;
+    m.first = f->blocks_sent;
+    m.count = (uint32_t)(n < PROTO_MAX_SIGS ? n : PROTO_MAX_SIGS);
+    m.hashes = f->basis_sigs + f->npieces * DELTA_SIG_LEN +
+        f->blocks_sent * HASH_LEN;
+    if ((r = msg_delta_blocks_encode(out, &m)) != 0)
+        return r;
+    f->blocks_sent += m.count;
     return 0;
 }
 
@@ -407,7 +442,12 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
         /* What was read goes out now: the sender waits for it. */
         if ((r = sigs_flush(in, f, out)) != 0)
             return r;
-        if (f->signed_pieces == f->npieces) {
+        while (f->signed_pieces == f->npieces &&
+            f->blocks_sent < f->basis_nblocks && buf_used(out) < (4u << 20))
+            if ((r = blocks_flush(in, f, out)) != 0)
+                return r;
+        if (f->signed_pieces == f->npieces &&
+            f->blocks_sent == f->basis_nblocks) {
             in->shead = f->snext;
             if (in->shead == NULL)
                 in->stail = NULL;

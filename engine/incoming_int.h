@@ -57,6 +57,10 @@ struct rfile {
      * while signing when a ksig may want them; NULL otherwise. */
     uint8_t *basis_sigs;
     int sigs_from_store;
+    /* With sigs_from_store: the hash of each block of the basis (after
+     * its signatures in basis_sigs), basis_nblocks of them, sent in
+     * DELTA_BLOCKS up to blocks_sent. */
+    uint64_t basis_nblocks, blocks_sent;
     uint64_t prefetched;      /* the basis is asked for up to here */
     int basis_replaced;       /* the basis is the old version, replaced */
     /* The signatures of what is written, to keep (keptsig.h). */
@@ -204,12 +208,12 @@ int incoming_delta_step(struct incoming *in, struct buf *out,
     uint64_t *budget) FERRY_WUR;
 /* Takes f off the signing queue and closes its basis. */
 void incoming_delta_forget(struct incoming *in, struct rfile *f);
-/* Signs the len bytes at off of f (data NULL: zeros) as they are
- * written, to keep once it is committed (keptsig.h); built is the DELTA
- * they were built from, or NULL. */
+/* Signs the len bytes at off of f (data NULL: zeros), the block whose
+ * hash is h, as they are written, to keep once it is committed
+ * (keptsig.h); built is the DELTA they were built from, or NULL. */
 int incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
-    const uint8_t *data, uint64_t len, const struct msg_delta *built)
-    FERRY_WUR;
+    const uint8_t *data, uint64_t len, const struct hash128 *h,
+    const struct msg_delta *built) FERRY_WUR;
 /* Drops what f was keeping. */
 void incoming_keep_forget(struct incoming *in, struct rfile *f);
 

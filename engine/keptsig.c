@@ -16,17 +16,23 @@
 #include "delta_index.h"
 
 static const char keptsig_magic[8] = { 'F', 'E', 'R', 'R', 'Y', 'S', 'G',
-    '1' };
+    '2' };
 
 struct keptsig_store {
     int dirfd;
 };
 
 struct keptsig {
-    uint64_t size, count;
-    uint32_t piece;
-    uint8_t *buf;     /* header room, then count x DELTA_SIG_LEN */
+    uint64_t size, count, nblocks;
+    uint32_t piece, block_size;
+    uint8_t *buf;     /* header room, count x DELTA_SIG_LEN, nblocks hashes */
 };
+
+static uint64_t
+keptsig_nblocks(uint64_t size, uint32_t block_size)
+{
+    return size / block_size + (size % block_size != 0);
+}
 
 /* A file of the store, for trimming. */
 struct kept_file {
@@ -143,23 +149,27 @@ keptsig_store_close(struct keptsig_store *s)
 }
 
 uint64_t
-keptsig_bytes(uint64_t size, uint32_t piece)
+keptsig_bytes(uint64_t size, uint32_t piece, uint32_t block_size)
 {
     return KEPTSIG_HEADER + msg_delta_nsigs(size, piece) * DELTA_SIG_LEN +
-        HASH_LEN;
+        keptsig_nblocks(size, block_size) * HASH_LEN + HASH_LEN;
 }
 
 struct keptsig *
-keptsig_new(uint64_t size, uint32_t piece)
+keptsig_new(uint64_t size, uint32_t piece, uint32_t block_size)
 {
     struct keptsig *k;
 
-    if (piece == 0 || (k = xcalloc(1, sizeof(*k))) == NULL)
+    if (piece == 0 || block_size == 0 ||
+        (k = xcalloc(1, sizeof(*k))) == NULL)
         return NULL;
     k->size = size;
     k->piece = piece;
+    k->block_size = block_size;
     k->count = msg_delta_nsigs(size, piece);
-    if ((k->buf = xmalloc((size_t)keptsig_bytes(size, piece))) == NULL) {
+    k->nblocks = keptsig_nblocks(size, block_size);
+    if ((k->buf = xmalloc((size_t)keptsig_bytes(size, piece,
+        block_size))) == NULL) {
         xfree(k);
         return NULL;
     }
@@ -199,6 +209,14 @@ keptsig_put_sig(struct keptsig *k, uint64_t j, const uint8_t *sig)
             DELTA_SIG_LEN);
 }
 
+void
+keptsig_put_block(struct keptsig *k, uint64_t index, const struct hash128 *h)
+{
+    if (index < k->nblocks)
+        memcpy(k->buf + KEPTSIG_HEADER + k->count * DELTA_SIG_LEN +
+            index * HASH_LEN, h->b, HASH_LEN);
+}
+
 uint32_t
 keptsig_piece(const struct keptsig *k)
 {
@@ -214,10 +232,11 @@ put_le(uint8_t *p, uint64_t v, int n)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* The header for a file with stat st, in pieces of piece bytes. */
+/* The header for a file with stat st, in pieces of piece bytes and
+ * blocks of block_size. */
 static void
 keptsig_header(uint8_t *h, const struct stat *st, uint32_t piece,
-    uint64_t count)
+    uint64_t count, uint32_t block_size)
 {
     memset(h, 0, KEPTSIG_HEADER);
     memcpy(h, keptsig_magic, sizeof(keptsig_magic));
@@ -230,6 +249,7 @@ keptsig_header(uint8_t *h, const struct stat *st, uint32_t piece,
     put_le(h + 48, (uint64_t)st->st_ino, 8);
     put_le(h + 56, piece, 4);
     put_le(h + 64, count, 8);
+    put_le(h + 72, block_size, 4);
 }
 
 /* The store's name for the file with stat st. */
@@ -244,7 +264,7 @@ int
 keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
 {
     char name[40], tmp[64];
-    uint64_t body = k->count * DELTA_SIG_LEN;
+    uint64_t body = k->count * DELTA_SIG_LEN + k->nblocks * HASH_LEN;
     struct hash128 h;
     struct stat st;
     int r, out;
@@ -255,7 +275,7 @@ keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
         return -errno;
     if ((uint64_t)st.st_size != k->size)
         return FERRY_ERR_CHANGED;
-    keptsig_header(k->buf, &st, k->piece, k->count);
+    keptsig_header(k->buf, &st, k->piece, k->count, k->block_size);
     hash_block(k->buf, (size_t)(KEPTSIG_HEADER + body), &h);
     memcpy(k->buf + KEPTSIG_HEADER + body, h.b, HASH_LEN);
     keptsig_name(&st, name, sizeof(name));
@@ -276,9 +296,10 @@ keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
 
 int
 keptsig_load(struct keptsig_store *s, const struct stat *st, uint32_t piece,
-    uint8_t **sigs, uint64_t *count)
+    uint32_t block_size, uint8_t **sigs, uint64_t *count)
 {
     uint64_t n = msg_delta_nsigs((uint64_t)st->st_size, piece), total;
+    uint64_t nb;
     uint8_t want[KEPTSIG_HEADER], *buf;
     struct hash128 h;
     struct stat ks;
@@ -288,13 +309,14 @@ keptsig_load(struct keptsig_store *s, const struct stat *st, uint32_t piece,
 
     *sigs = NULL;
     *count = 0;
-    if (s == NULL || piece == 0)
+    if (s == NULL || piece == 0 || block_size == 0)
         return -ENOENT;
+    nb = keptsig_nblocks((uint64_t)st->st_size, block_size);
     keptsig_name(st, name, sizeof(name));
     if ((kfd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
         O_CLOEXEC)) < 0)
         return -ENOENT;
-    total = KEPTSIG_HEADER + n * DELTA_SIG_LEN + HASH_LEN;
+    total = KEPTSIG_HEADER + n * DELTA_SIG_LEN + nb * HASH_LEN + HASH_LEN;
     buf = NULL;
     ok = fstat(kfd, &ks) == 0 && S_ISREG(ks.st_mode) &&
         (uint64_t)ks.st_size == total;
@@ -304,7 +326,7 @@ keptsig_load(struct keptsig_store *s, const struct stat *st, uint32_t piece,
         got == total;
     close(kfd);
     if (ok) {
-        keptsig_header(want, st, piece, n);
+        keptsig_header(want, st, piece, n, block_size);
         hash_block(buf, (size_t)(total - HASH_LEN), &h);
         ok = memcmp(buf, want, KEPTSIG_HEADER) == 0 &&
             memcmp(buf + total - HASH_LEN, h.b, HASH_LEN) == 0;
@@ -316,7 +338,8 @@ keptsig_load(struct keptsig_store *s, const struct stat *st, uint32_t piece,
             (void)unlinkat(s->dirfd, name, 0);
         return nomem ? FERRY_ERR_NOMEM : -ENOENT;
     }
-    memmove(buf, buf + KEPTSIG_HEADER, (size_t)(n * DELTA_SIG_LEN));
+    memmove(buf, buf + KEPTSIG_HEADER, (size_t)(n * DELTA_SIG_LEN +
+        nb * HASH_LEN));
     *sigs = buf;
     *count = n;
     return 0;

@@ -9,15 +9,16 @@
  * the file is committed they go into a store directory (the user's cache:
  * nothing is added to the destination), one file per (device, inode):
  *
- *     header  "FERRYSG1", size, mtime s/ns, ctime s/ns, dev, ino, piece,
- *             count (little-endian, KEPTSIG_HEADER bytes)
- *     body    count x DELTA_SIG_LEN, as in DELTA_SIGS
+ *     header  "FERRYSG2", size, mtime s/ns, ctime s/ns, dev, ino, piece,
+ *             count, block size (little-endian, KEPTSIG_HEADER bytes)
+ *     body    count x DELTA_SIG_LEN, as in DELTA_SIGS, then the XXH3-128
+ *             of each block (as in DELTA_BLOCKS)
  *     trailer XXH3-128 of header and body
  *
  * They are used only while the file is exactly as written: size, mtime,
  * ctime, device and inode all as recorded (a write, a touch, a chmod, a
- * rename or a copy changes one of them), at the piece size a delta would
- * use now, with an intact trailer; otherwise the basis is read as before.
+ * rename or a copy changes one of them), at the piece and block sizes a
+ * delta would use now, with an intact trailer; otherwise the basis is read as before.
  * Nothing here is trusted beyond that: a block built from the basis is
  * still checked against the sender's hash, and a file whose blocks come
  * out wrong loses its kept signatures (keptsig_forget).
@@ -32,8 +33,9 @@
 #include <sys/stat.h>
 
 #include "../common/err.h"
+#include "../common/hash.h"
 
-#define KEPTSIG_HEADER 72u
+#define KEPTSIG_HEADER 76u
 #define KEPTSIG_MAX_FILES 4096u
 #define KEPTSIG_MAX_BYTES (UINT64_C(512) << 20)
 
@@ -53,12 +55,13 @@ void keptsig_store_close(struct keptsig_store *s);
 /* The signatures of one file being written. */
 struct keptsig;
 
-/* For a file of size bytes in pieces of piece bytes (a power of two);
- * NULL when memory runs out. */
-struct keptsig *keptsig_new(uint64_t size, uint32_t piece);
+/* For a file of size bytes in pieces of piece bytes (a power of two) and
+ * blocks of block_size; NULL when memory runs out. */
+struct keptsig *keptsig_new(uint64_t size, uint32_t piece,
+    uint32_t block_size);
 void keptsig_free(struct keptsig *k);
 /* Bytes it holds (for a receiver's budget). */
-uint64_t keptsig_bytes(uint64_t size, uint32_t piece);
+uint64_t keptsig_bytes(uint64_t size, uint32_t piece, uint32_t block_size);
 
 /* Signs len bytes at off (a multiple of the piece size; data NULL for
  * zeros), as they are written. */
@@ -67,6 +70,9 @@ void keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
 /* Sets piece j's signature to sig (DELTA_SIG_LEN bytes), known without
  * reading: the piece was copied whole from a piece with that signature. */
 void keptsig_put_sig(struct keptsig *k, uint64_t j, const uint8_t *sig);
+/* Sets the hash of block index, as the receiver made it. */
+void keptsig_put_block(struct keptsig *k, uint64_t index,
+    const struct hash128 *h);
 uint32_t keptsig_piece(const struct keptsig *k);
 
 /* Stores k for the file open at fd, as it now is (written whole,
@@ -76,12 +82,14 @@ int keptsig_save(struct keptsig_store *s, struct keptsig *k, int fd)
 
 /*
  * The kept signatures of the basis whose fstat is st, in pieces of piece
- * bytes: *sigs (count x DELTA_SIG_LEN, to free with xfree) and *count.
+ * bytes and blocks of block_size: *sigs (count x DELTA_SIG_LEN, then the
+ * hash of each block; to free with xfree) and *count.
  * -ENOENT when there are none that fit the file as it is (stale ones are
  * removed), FERRY_ERR_NOMEM.
  */
 int keptsig_load(struct keptsig_store *s, const struct stat *st,
-    uint32_t piece, uint8_t **sigs, uint64_t *count) FERRY_WUR;
+    uint32_t piece, uint32_t block_size, uint8_t **sigs, uint64_t *count)
+    FERRY_WUR;
 
 /* Removes the kept signatures of the file with that stat, if any. */
 void keptsig_forget(struct keptsig_store *s, const struct stat *st);

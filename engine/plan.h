@@ -154,6 +154,10 @@ int plan_block_differs(struct plan *p, uint32_t id, uint64_t index)
 #define PLAN_MAX_DELTA_PIECES (1ull << 23)
 int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     FERRY_WUR;
+/* The basis's block hashes (delta_index_add_blocks), for a file whose
+ * first DELTA_SIGS came. */
+int plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
+    FERRY_WUR;
 /* The basis of file id, described in full or in part (a file's runs wait
  * until the pieces around them are described), or NULL: send its blocks
  * whole (also when, without OPEN_F_DELTA_ALWAYS, the first

@@ -124,6 +124,21 @@ plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     return 0;
 }
 
+int
+plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
+{
+    struct pfile *f;
+
+    if (m->id >= p->next_entry || (f = plan_file(p, m->id)) == NULL ||
+        !f->delta)
+        return FERRY_ERR_PROTOCOL;
+    if (p->est[m->id] != E_WANTED)
+        return 0;  /* as for DELTA_SIGS */
+    if (f->dix == NULL)
+        return FERRY_ERR_PROTOCOL;  /* before the first DELTA_SIGS */
+    return delta_index_add_blocks(f->dix, m, p->block_size);
+}
+
 const struct delta_index *
 plan_file_basis(struct plan *p, uint32_t id)
 {

@@ -141,6 +141,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     struct msg_reply rep;
     struct msg_sigs sigs;
     struct msg_delta_sigs dsigs;
+    struct msg_delta_blocks dblocks;
     struct msg_file_done done;
     struct msg_summary sum;
     struct msg_retire ret;
@@ -185,6 +186,12 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
             return r;
         st->poke = 1;  /* the file's runs may be free to go */
         return plan_on_delta_sigs(s->p, &dsigs);
+    case MSG_DELTA_BLOCKS:
+        if (s->state != SND_RUN || !(s->x->caps & PROTO_CAP_DELTA_BLOCKS))
+            goto bad;
+        if ((r = msg_delta_blocks_decode(f->payload, f->len, &dblocks)) != 0)
+            return r;
+        return plan_on_delta_blocks(s->p, &dblocks);
     case MSG_VOL_OPTS:
         if (s->state != SND_RUN)
             goto bad;
@@ -453,7 +460,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;
     const uint8_t *block;
     struct msg_delta m;
-    int r;
+    int r, hashed;
 
     delta_match_window(ix, size, id, index, a, a + len, &s->carry, &lo,
         &hi);
@@ -490,8 +497,21 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
         s->carry.valid = 0;
         return sender_send_whole(s, fd, id, index, out);
     }
-    delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
-        &s->carry, s->ops);
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.offset = a;
+    m.raw_len = (uint32_t)len;
+    /* Where the receiver gave the basis's block hashes, a block rewritten
+     * nowhere (most of a checkpoint saved again) is known by the hash it
+     * needs anyway: its pieces are not hashed a second time. */
+    hashed = delta_index_has_block(ix, index);
+    if (hashed)
+        hash_block(block, len, &m.hash);
+    if (hashed && delta_index_same_block(ix, index, len, &m.hash))
+        delta_match_same_block(id, index, a, a + len, &s->carry, s->ops);
+    else
+        delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
+            &s->carry, s->ops);
     if (s->ops->incomplete) {
         s->deferred = 1;  /* sender_run puts the rest of its run aside */
         return 0;
@@ -499,11 +519,8 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     plan_delta_found(s->p, id, s->ops->copied);
     if (!sender_delta_pays(s->ops, len))
         return sender_send_whole(s, fd, id, index, out);
-    memset(&m, 0, sizeof(m));
-    m.id = id;
-    m.offset = a;
-    m.raw_len = (uint32_t)len;
-    hash_block(block, len, &m.hash);
+    if (!hashed)
+        hash_block(block, len, &m.hash);
     if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
         return r;
     xfer_add(&s->x->st.bytes_moved, len - s->ops->copied);

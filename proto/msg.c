@@ -14,7 +14,7 @@ msg_type_name(uint8_t type)
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA", [MSG_RETIRE] = "RETIRE",
+        "JOIN_OK", "DELTA_SIGS", "DELTA", "DELTA_BLOCKS", [MSG_RETIRE] = "RETIRE",
         [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
         [MSG_TOTALS] = "TOTALS",
         [MSG_VOL_OPTS] = "VOL_OPTS",
@@ -29,7 +29,7 @@ msg_type_name(uint8_t type)
 int
 msg_type_known(uint8_t type)
 {
-    return (type >= MSG_HELLO && type <= MSG_DELTA) ||
+    return (type >= MSG_HELLO && type <= MSG_DELTA_BLOCKS) ||
         (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
         (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
 }

@@ -40,6 +40,7 @@ enum msg_type {
     MSG_JOIN_OK = 19,
     MSG_DELTA_SIGS = 20,
     MSG_DELTA = 21,
+    MSG_DELTA_BLOCKS = 22,
     /* 26, 27: FILTERS and SPACE (msg_filter.h, msg_space.h). Volumes
      * (msg_vol.h): */
     MSG_VOL_OPTS = 32,
@@ -105,6 +106,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_PROBE (1u << 10)   /* PROBE after a STATUS */
 #define PROTO_CAP_KEEP (1u << 11)    /* OPEN KEEP: volumes stored as files */
 #define PROTO_CAP_LIVE (1u << 12)    /* PLAN_F_LIVE and TOTALS */
+#define PROTO_CAP_DELTA_BLOCKS (1u << 13) /* DELTA_BLOCKS */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -285,6 +287,22 @@ struct msg_delta_sigs {
 uint64_t msg_delta_nsigs(uint64_t basis_size, uint32_t sig_block);
 
 /*
+ * DELTA_BLOCKS (with PROTO_CAP_DELTA_BLOCKS): the XXH3-128 of blocks
+ * first..first+count-1 of the receiver's basis, in blocks of block_size
+ * bytes (the transfer's), as a receiver that kept them sends them after
+ * the file's first DELTA_SIGS. A sender whose block hashes the same as
+ * the basis's block at its offset copies it whole without signing its
+ * pieces (docs/DESIGN.md, "Kept signatures").
+ */
+struct msg_delta_blocks {
+    uint32_t id;
+    uint32_t block_size;     /* PROTO_MIN_BLOCK..PROTO_MAX_BLOCK */
+    uint64_t first;
+    uint32_t count;          /* 1..PROTO_MAX_SIGS */
+    const uint8_t *hashes;   /* count x HASH_LEN bytes, borrowed */
+};
+
+/*
  * DELTA: block offset of a wanted file (raw_len bytes, as for BLOCK) made
  * of ops in order: COPY len bytes of the basis from `from`, or LITERAL len
  * bytes that follow. hash is of the whole block, as for BLOCK.
@@ -413,6 +431,8 @@ int msg_join_ok_encode(struct buf *b) FERRY_WUR;
 int msg_delta_sigs_encode(struct buf *b, const struct msg_delta_sigs *m)
     FERRY_WUR;
 /* m's nops, ops_raw and ops_len are ignored: the ops are ops[0..nops). */
+int msg_delta_blocks_encode(struct buf *b, const struct msg_delta_blocks *m)
+    FERRY_WUR;
 int msg_delta_encode(struct buf *b, const struct msg_delta *m,
     const struct msg_delta_op *ops, size_t nops) FERRY_WUR;
 int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
@@ -472,6 +492,8 @@ int msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
 int msg_join_ok_decode(const uint8_t *p, size_t n) FERRY_WUR;
 int msg_delta_sigs_decode(const uint8_t *p, size_t n,
     struct msg_delta_sigs *m) FERRY_WUR;
+int msg_delta_blocks_decode(const uint8_t *p, size_t n,
+    struct msg_delta_blocks *m) FERRY_WUR;
 /* Checks every op (kinds, lens adding up to raw_len, COPY ranges that do
  * not wrap) before it returns. */
 int msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)

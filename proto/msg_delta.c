@@ -88,6 +88,71 @@ fail:
     return e;
 }
 
+/* DELTA_BLOCKS: u32 id, u32 block_size, u64 first, u32 count, count x
+ * hash. */
+
+static int
+delta_blocks_valid(const struct msg_delta_blocks *m)
+{
+    return m->block_size >= PROTO_MIN_BLOCK &&
+        m->block_size <= PROTO_MAX_BLOCK && m->count > 0 &&
+        m->count <= PROTO_MAX_SIGS &&
+        m->first <= (uint64_t)INT64_MAX / PROTO_MIN_BLOCK;
+}
+
+int
+msg_delta_blocks_encode(struct buf *b, const struct msg_delta_blocks *m)
+{
+    size_t mark;
+    int r;
+
+    if (!delta_blocks_valid(m))
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, MSG_DELTA_BLOCKS, &mark)) != 0)
+        return r;
+    r = buf_put_u32(b, m->id);
+    if (r == 0)
+        r = buf_put_u32(b, m->block_size);
+    if (r == 0)
+        r = buf_put_u64(b, m->first);
+    if (r == 0)
+        r = buf_put_u32(b, m->count);
+    if (r == 0)
+        r = buf_put(b, m->hashes, (size_t)m->count * HASH_LEN);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_delta_blocks_decode(const uint8_t *p, size_t n,
+    struct msg_delta_blocks *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u32(&r, &m->id)) != 0 ||
+        (e = rd_u32(&r, &m->block_size)) != 0 ||
+        (e = rd_u64(&r, &m->first)) != 0 ||
+        (e = rd_u32(&r, &m->count)) != 0)
+        goto fail;
+    if (m->count > PROTO_MAX_SIGS) {
+        e = FERRY_ERR_TOO_LARGE;
+        goto fail;
+    }
+    if (!delta_blocks_valid(m)) {
+        e = FERRY_ERR_FORMAT;
+        goto fail;
+    }
+    if ((e = rd_bytes(&r, (size_t)m->count * HASH_LEN, &m->hashes)) != 0 ||
+        (e = rd_end(&r)) != 0)
+        goto fail;
+    return 0;
+fail:
+    memset(m, 0, sizeof(*m));
+    return e;
+}
+
 /* DELTA: u32 id, u64 offset, u32 raw_len, hash, u16 nops, then each op:
  * u8 kind, u32 len, and u64 from (COPY) or len bytes (LITERAL). */
 

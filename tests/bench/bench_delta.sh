@@ -63,6 +63,11 @@ with open(sys.argv[1], "rb") as fi, open(sys.argv[2], "wb") as fo:
         fo.write(b if r.random() < 0.6 else r.randbytes(len(b)))
 PY
 
+# The data just written goes to the disk now, not during the first rows
+# (ferry's, which run first in each row: the writeback's CPU would be
+# theirs).
+sync
+
 # run_one TOOL SRC DESTDIR [ferry options...]: one run; sets SECS, WIRE.
 run_one() {
     local tool=$1 src=$2 dest=$3 t0 t1

@@ -44,6 +44,7 @@ union fuzz_msg {
     struct msg_readback readback;
     struct msg_probe probe;
     struct msg_delta_sigs delta_sigs;
+    struct msg_delta_blocks delta_blocks;
     struct msg_delta delta;
     struct msg_vol_opts vol_opts;
     struct msg_vol_begin vol_begin;
@@ -624,6 +625,9 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),
         fuzz_delta_sigs_decode, fuzz_delta_sigs_check,
         fuzz_delta_sigs_encode },
+    [MSG_DELTA_BLOCKS] = { sizeof(struct msg_delta_blocks),
+        fuzz_delta_blocks_decode, fuzz_delta_blocks_check,
+        fuzz_delta_blocks_encode },
     [MSG_DELTA] = { sizeof(struct msg_delta), fuzz_delta_decode,
         fuzz_delta_check, fuzz_delta_encode },
     [MSG_VOL_OPTS] = FUZZ_TYPE(vol_opts, fuzz_vol_opts_check),

@@ -1,5 +1,6 @@
 /*
- * fuzz_deltamsg.c: the delta messages (DELTA_SIGS, DELTA) for the generic
+ * fuzz_deltamsg.c: the delta messages (DELTA_SIGS, DELTA_BLOCKS, DELTA)
+ * for the generic
  * message checks of fuzz_common.c, and the body of the delta target.
  */
 #include "fuzz_common.h"
@@ -37,6 +38,32 @@ fuzz_delta_sigs_check(const void *v, const uint8_t *p, size_t n)
         return "DELTA_SIGS: pieces past the basis";
     if (!fuzz_inside(m->sigs, (size_t)m->count * DELTA_SIG_LEN, p, n))
         return "DELTA_SIGS: signatures";
+    return NULL;
+}
+
+int
+fuzz_delta_blocks_decode(const uint8_t *p, size_t n, void *m)
+{
+    return msg_delta_blocks_decode(p, n, m);
+}
+
+int
+fuzz_delta_blocks_encode(struct buf *b, const void *m)
+{
+    return msg_delta_blocks_encode(b, m);
+}
+
+const char *
+fuzz_delta_blocks_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_delta_blocks *m = v;
+
+    if (m->block_size < PROTO_MIN_BLOCK || m->block_size > PROTO_MAX_BLOCK ||
+        m->count == 0 || m->count > PROTO_MAX_SIGS ||
+        m->first > (uint64_t)INT64_MAX / PROTO_MIN_BLOCK)
+        return "DELTA_BLOCKS: fields";
+    if (!fuzz_inside(m->hashes, (size_t)m->count * HASH_LEN, p, n))
+        return "DELTA_BLOCKS: hashes";
     return NULL;
 }
 
@@ -101,10 +128,12 @@ fuzz_delta_one(const uint8_t *p, size_t n)
 
     if (n == 0)
         return 0;
-    /* Any first byte picks one of the two types, so that the fuzzer
+    /* Any first byte picks one of the three types, so that the fuzzer
      * spends no time on the others. */
-    in[0] = p[0] % 2 ? MSG_DELTA : MSG_DELTA_SIGS;
-    if (p[0] == MSG_DELTA_SIGS || p[0] == MSG_DELTA)
+    in[0] = p[0] % 3 == 0 ? MSG_DELTA : p[0] % 3 == 1 ? MSG_DELTA_SIGS :
+        MSG_DELTA_BLOCKS;
+    if (p[0] == MSG_DELTA_SIGS || p[0] == MSG_DELTA ||
+        p[0] == MSG_DELTA_BLOCKS)
         in[0] = p[0];
     return fuzz_msg_typed(in[0], p + 1, n - 1);
 }

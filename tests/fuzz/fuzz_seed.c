@@ -205,6 +205,13 @@ static const struct msg_delta_sigs seed_delta_sigs[] = {
       .sigs = seed_delta_sig_bytes },
 };
 
+static const struct msg_delta_blocks seed_delta_blocks[] = {
+    { .id = 1, .block_size = PROTO_DEFAULT_BLOCK, .first = 0, .count = 3,
+      .hashes = seed_delta_sig_bytes },
+    { .id = UINT32_MAX, .block_size = PROTO_MAX_BLOCK, .first = 7,
+      .count = 1, .hashes = seed_delta_sig_bytes },
+};
+
 static const struct msg_delta_op seed_delta_ops[] = {
     { .kind = DELTA_OP_LITERAL, .len = 5, .data = (const uint8_t *)"hello" },
     { .kind = DELTA_OP_COPY, .len = 4096, .from = 8192 },
@@ -319,6 +326,7 @@ fuzz_seed_count(uint8_t type)
     case MSG_TOTALS: return SEED_COUNT(seed_totals);
     case MSG_PROBE: return SEED_COUNT(seed_probe);
     case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
+    case MSG_DELTA_BLOCKS: return SEED_COUNT(seed_delta_blocks);
     case MSG_DELTA: return SEED_COUNT(seed_delta);
     case MSG_VOL_OPTS: return SEED_COUNT(seed_vol_opts);
     case MSG_VOL_BEGIN: return SEED_COUNT(seed_vol_begin);
@@ -364,6 +372,8 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_TOTALS: return msg_totals_encode(b, &seed_totals[i]);
     case MSG_PROBE: return msg_probe_encode(b, &seed_probe[i]);
     case MSG_DELTA_SIGS: return msg_delta_sigs_encode(b, &seed_delta_sigs[i]);
+    case MSG_DELTA_BLOCKS:
+        return msg_delta_blocks_encode(b, &seed_delta_blocks[i]);
     case MSG_DELTA:
         return msg_delta_encode(b, &seed_delta[i].m,
             &seed_delta_ops[seed_delta[i].first], seed_delta[i].nops);

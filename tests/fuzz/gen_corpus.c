@@ -55,7 +55,8 @@ gen_seed(const char *dir, uint8_t type, size_t i, struct buf *all)
         (r = gen_write(dir, "frame", name, buf_ptr(&b), buf_used(&b))) != 0 ||
         (r = gen_write(dir, "msg", name, buf_ptr(&b) + 4,
         buf_used(&b) - 4)) != 0 ||
-        ((type == MSG_DELTA_SIGS || type == MSG_DELTA) &&
+        ((type == MSG_DELTA_SIGS || type == MSG_DELTA ||
+        type == MSG_DELTA_BLOCKS) &&
         (r = gen_write(dir, "delta", name, buf_ptr(&b) + 4,
         buf_used(&b) - 4)) != 0) ||
         (r = buf_put(all, buf_ptr(&b), buf_used(&b))) != 0)

@@ -222,7 +222,7 @@ cmp "$T/k.src/ckpt.bin" "$T/k.here/ckpt.bin" || fail "kept: stale pull differs"
 kept_body() {  # the signatures of the file at $1, without header and trailer
     set -- "$kept/$(printf '%x-%x' $(stat -c '%d %i' "$1"))"
     [ -f "$1" ] || fail "kept: none for $1"
-    tail -c +73 "$1" | head -c -16
+    tail -c +77 "$1" | head -c -16
 }
 for edit in inplace insert shorter longer; do
     rm -rf "$T/kb.src" "$T/kb.box" "$T/kb.fresh"

@@ -214,6 +214,7 @@
     /* test_delta_rules.c */ \
     X(delta_receiver) \
     X(delta_sender) \
+    X(delta_kept) \
     X(delta_basis_file) \
     /* test_volrecv.c */ \
     X(volrecv_rules) \

@@ -85,7 +85,8 @@ rt_finish(struct rt *rt)
     DIR *dir;
     int fd;
 
-    /* Nothing but the destination, the source and outside/keep. */
+    /* Nothing but the destination, the source, outside/keep and a row's
+     * store of kept signatures. */
     CHECK((dir = opendir(rt->root)) != NULL);
     while ((de = readdir(dir)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -93,7 +94,8 @@ rt_finish(struct rt *rt)
         check_note("%s", de->d_name);
         CHECK(strcmp(de->d_name, "dest") == 0 ||
             strcmp(de->d_name, "src") == 0 ||
-            strcmp(de->d_name, "outside") == 0);
+            strcmp(de->d_name, "outside") == 0 ||
+            (rt->c->kept && strcmp(de->d_name, "kept") == 0));
     }
     closedir(dir);
     check_note_clear();
@@ -314,6 +316,36 @@ rt_model_sigs(const char *path, const struct msg_delta_sigs *ds,
     free(piece);
 }
 
+/* DELTA_BLOCKS: hashes of all zero bytes, or of the model's blocks. */
+static void
+rt_encode_delta_blocks(const struct rt_frame *fr, struct buf *b)
+{
+    uint64_t basis = (uint64_t)fr->flags << 10, j, off, len;
+    struct msg_delta_blocks m;
+    struct hash128 h;
+    uint8_t *hashes, *block;
+
+    memset(&m, 0, sizeof(m));
+    m.id = fr->id;
+    m.block_size = fr->code != 0 ? (uint32_t)fr->code : RT_BS;
+    m.first = fr->a;
+    m.count = (uint32_t)fr->b;
+    hashes = check_alloc(fr->b * HASH_LEN + 1);
+    memset(hashes, 0, fr->b * HASH_LEN);
+    block = check_alloc(m.block_size);
+    for (j = m.first; fr->v == RV_MODEL && j < m.first + m.count; j++) {
+        off = j * m.block_size;
+        len = basis - off < m.block_size ? basis - off : m.block_size;
+        rt_content(fr->s, off, block, (size_t)len);
+        hash_block(block, (size_t)len, &h);
+        memcpy(hashes + (j - m.first) * HASH_LEN, h.b, HASH_LEN);
+    }
+    m.hashes = hashes;
+    CHECK_OK(msg_delta_blocks_encode(b, &m));
+    free(block);
+    free(hashes);
+}
+
 /* DELTA_SIGS of pieces nobody has, and DELTA: block a of the file as one
  * COPY of the basis from b, with the hash of the model's block. */
 static void
@@ -329,7 +361,8 @@ rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(&ds, 0, sizeof(ds));
         ds.id = fr->id;
         ds.basis_size = (uint64_t)fr->flags << 10;
-        ds.sig_block = PROTO_MIN_SIG_BLOCK;
+        ds.sig_block = fr->v != RV_MODEL && fr->code != 0 ?
+            (uint32_t)fr->code : PROTO_MIN_SIG_BLOCK;
         ds.first = fr->a;
         ds.count = (uint32_t)fr->b;
         buf = check_alloc(fr->b * DELTA_SIG_LEN + 1);
@@ -340,6 +373,10 @@ rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         ds.sigs = buf;
         CHECK_OK(msg_delta_sigs_encode(b, &ds));
         free(buf);
+        return;
+    }
+    if (fr->type == MSG_DELTA_BLOCKS) {
+        rt_encode_delta_blocks(fr, b);
         return;
     }
     if (f == NULL) {
@@ -607,6 +644,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         rt_encode_sigs(rt, fr, b);
         break;
     case MSG_DELTA_SIGS:
+    case MSG_DELTA_BLOCKS:
     case MSG_DELTA:
         rt_encode_delta(rt, fr, b);
         break;
@@ -715,6 +753,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_error er;
     struct msg_partial pa;
     struct msg_delta_sigs ds;
+    struct msg_delta_blocks db;
     struct msg_delta dl;
     const uint8_t *p = f->payload;
     size_t n = f->len;
@@ -756,6 +795,11 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         CHECK_OK(msg_delta_sigs_decode(p, n, &ds));
         rt_say(rt, k, "DSIGS:%u:%llu+%u", ds.id,
             (unsigned long long)ds.first, ds.count);
+        break;
+    case MSG_DELTA_BLOCKS:
+        CHECK_OK(msg_delta_blocks_decode(p, n, &db));
+        rt_say(rt, k, "DBLOCKS:%u:%llu+%u", db.id,
+            (unsigned long long)db.first, db.count);
         break;
     case MSG_DELTA:
         CHECK_OK(msg_delta_decode(p, n, &dl));

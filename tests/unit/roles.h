@@ -52,6 +52,7 @@
 #include "../../engine/conn.h"
 #include "../../engine/dest.h"
 #include "../../engine/incoming.h"
+#include "../../engine/keptsig.h"
 #include "../../engine/plan.h"
 #include "../../engine/receiver.h"
 #include "../../engine/sender.h"
@@ -73,7 +74,7 @@
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
-    PROTO_CAP_READBACK | PROTO_CAP_LIVE)
+    PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -91,7 +92,7 @@ enum rt_variant {
     RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
     RV_OTHER,     /* OPEN, JOIN: another transfer id */
     RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
-    RV_MODEL      /* DELTA_SIGS: of the model's bytes (F_DSIGS_MODEL) */
+    RV_MODEL      /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -148,6 +149,17 @@ struct rt_frame {
  * hole..hole+nhole-1, which no data has. */
 #define F_DSIGS_MODEL(i, kib, k, n, p, hole, nhole) F_DSIGS(i, kib, k, n), \
     .s = (p), .v = RV_MODEL, .kind = (hole), .code = (nhole)
+/* ... with pieces of `piece` bytes instead (not with F_DSIGS_MODEL). */
+#define F_DSIGS_PIECE(i, kib, k, n, piece) F_DSIGS(i, kib, k, n), \
+    .code = (piece)
+/* The hashes of blocks k..k+n-1 of a basis of kib KiB (all zero), of the
+ * model's bytes of the file at path p, or in blocks of bs bytes instead
+ * of RT_BS. */
+#define F_DBLOCKS(i, kib, k, n) .type = MSG_DELTA_BLOCKS, .id = (i), \
+    .flags = (kib), .a = (k), .b = (n)
+#define F_DBLOCKS_MODEL(i, kib, k, n, p) F_DBLOCKS(i, kib, k, n), \
+    .s = (p), .v = RV_MODEL
+#define F_DBLOCKS_BS(i, kib, k, n, bs) F_DBLOCKS(i, kib, k, n), .code = (bs)
 #define F_DELTA(i, k, from) .type = MSG_DELTA, .id = (i), .a = (k), \
     .b = (from)
 #define F_BADDELTA(i, k, from) F_DELTA(i, k, from), .v = RV_BADHASH
@@ -233,6 +245,9 @@ struct rt_case {
     uint64_t pack, volume_size;
     uint32_t volume_files;
     int packer_off;
+    /* Receiver rows: a store of kept signatures (keptsig.h) in
+     * rt->root/kept, the same for the earlier run and the script. */
+    int kept;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */
     int live;
@@ -262,6 +277,7 @@ struct rt {
     /* The roles under test and what they share. */
     struct dest *d;
     struct incoming *in;
+    struct keptsig_store *ks;
     struct receiver *rcv[RT_MAX_STREAMS];
     struct plan *plan;
     struct manifest live_mf;    /* .live rows: the plan's */

@@ -348,6 +348,11 @@ rt_open_receiver(struct rt *rt, unsigned n)
     rt_path(rt, c->dest != NULL ? c->dest : "dest", p);
     CHECK((rt->d = dest_new(p, c->flags, rt_tid, &rt->x)) != NULL);
     CHECK((rt->in = incoming_new(rt->d, RT_BS, &rt->x)) != NULL);
+    if (c->kept) {
+        rt_path(rt, "kept", p);
+        CHECK_OK(keptsig_store_open(p, &rt->ks));
+        incoming_set_keptsig(rt->in, rt->ks);
+    }
     for (k = 0; k < n; k++) {
         CHECK((rt->rcv[k] = receiver_new(rt->d, rt->in, k, c->flags, RT_BS,
             &rt->x)) != NULL);
@@ -381,6 +386,8 @@ rt_close(struct rt *rt)
         rt->role[k] = NULL;
     }
     incoming_free(rt->in);
+    keptsig_store_close(rt->ks);
+    rt->ks = NULL;
     dest_free(rt->d);
     plan_free(rt->plan);
     manifest_cleanup(&rt->live_mf);

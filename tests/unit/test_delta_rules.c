@@ -158,6 +158,24 @@ static const struct rt_case delta_receiver[] = {
       .out = SIGNED " DONE:0:CHANGED", .tree = "b=1000!" },
 };
 
+/* A receiver that kept the signatures of "big" when it wrote it sends
+ * them, and its block hashes, without reading it (a new version, a block
+ * longer). */
+#define KEPT_BEFORE { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG) }, \
+    { F_BLOCKS(0, 0, RT_BIG_BLOCKS) }, { F_FEND(0) } }
+#define KEPT_NEW { { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG + RT_BS) } }
+
+static const struct rt_case delta_kept[] = {
+    { "delta_kept_blocks_sent", .kept = 1, .before = KEPT_BEFORE,
+      .script = KEPT_NEW,
+      .out = "READY WANT+D:0 DSIGS:0:0+2048 DBLOCKS:0:0+128", .tree = "big=8388608!" },
+    { "delta_kept_blocks_without_capability", .kept = 1,
+      .caps_off = PROTO_CAP_DELTA_BLOCKS, .before = KEPT_BEFORE,
+      .script = KEPT_NEW,
+      .out = "READY WANT+D:0 DSIGS:0:0+2048",
+      .tree = "big=8388608!" },
+};
+
 /* The sender: DELTA_SIGS in order, of a file wanted with DELTA. The
  * source is rt_make_source's (3: src/d/b, 150000 bytes). */
 #define OFFERS "PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d " \
@@ -237,11 +255,78 @@ static const struct rt_case delta_sender[] = {
     { "sender_dsigs_never_offered",
       .script = { READY_, { F_DSIGS(9, 9, 0, 1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    /* The basis's block hashes: block 5, whose pieces the signatures do
+     * not find, is the basis's block there by its hash, and goes in
+     * order as one COPY (without them it waits for the whole basis, as
+     * in sender_delta_rewrite_goes_on). */
+    { "sender_dblocks_copy_whole", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b",
+                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DBLOCKS_MODEL(3, BIG_B_KIB, 0, BIG_B / RT_BS,
+                    "src/d/b") },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 4096, 1, "src/d/b",
+                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
+                    "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DONE(3) } },
+      .out = OFFERS " DELTA:3:0-256 FEND:3" },
+    /* Hashes that are not the blocks': block 5 waits for the whole basis
+     * as without them. */
+    { "sender_dblocks_other_hashes", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b",
+                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DBLOCKS(3, BIG_B_KIB, 0, BIG_B / RT_BS) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 4096, 1, "src/d/b",
+                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
+                    "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                  { F_DONE(3) } },
+      .out = OFFERS " DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
+    { "sender_dblocks_before_dsigs",
+      .script = { READY_, { WANT_D(3) }, { F_DBLOCKS(3, 9, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dblocks_out_of_order",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DBLOCKS(3, 9, 1, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dblocks_past_basis_end",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DBLOCKS(3, 9, 0, 2) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dblocks_other_block_size",
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DBLOCKS_BS(3, 9, 0, 1, 2 * RT_BS) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    /* Blocks smaller than the pieces would hold more hashes than
+     * signatures. */
+    { "sender_dblocks_smaller_than_pieces",
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_PIECE(3, 1024, 0, 1, 2 * RT_BS) },
+                  { F_DBLOCKS(3, 1024, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dblocks_not_wanted_so",
+      .script = { READY_, { F_WANT(3) }, { F_DBLOCKS(3, 9, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS " BLOCK:3:0-2 FEND:3" },
+    { "sender_dblocks_never_offered",
+      .script = { READY_, { F_DBLOCKS(9, 9, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
+    { "sender_dblocks_without_capability",
+      .caps_off = PROTO_CAP_DELTA_BLOCKS,
+      .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
+                  { F_DBLOCKS(3, 9, 0, 1) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
 };
 
 TEST(delta_receiver)
 {
     RT_RUN_TABLE(delta_receiver, rt_receiver_case);
+}
+
+TEST(delta_kept)
+{
+    RT_RUN_TABLE(delta_kept, rt_receiver_case);
 }
 
 TEST(delta_sender)

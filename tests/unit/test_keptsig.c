@@ -19,6 +19,8 @@
 
 #define KS_SIZE (300000u + 123u)
 #define KS_PIECE 4096u
+#define KS_BLOCK 65536u
+#define KS_NBLOCKS ((KS_SIZE + KS_BLOCK - 1) / KS_BLOCK)
 
 struct ks_fixture {
     char dir[CHECK_PATH_MAX], file[CHECK_PATH_MAX + 16];
@@ -48,13 +50,25 @@ ks_expected(const uint8_t *data, uint64_t size, uint32_t piece, uint8_t *out)
     }
 }
 
+/* The hash of block i of the data. */
+static void
+ks_block_hash(const uint8_t *data, uint64_t i, struct hash128 *h)
+{
+    uint64_t off = i * KS_BLOCK;
+
+    hash_block(data + off, (size_t)(KS_SIZE - off < KS_BLOCK ?
+        KS_SIZE - off : KS_BLOCK), h);
+}
+
 /* A file of KS_SIZE bytes (a stretch of zeros in it) and its kept
- * signatures, put in block by block out of order, zeros as NULL. */
+ * signatures, put in block by block out of order, zeros as NULL, and its
+ * block hashes, last first. */
 static void
 ks_setup(struct ks_fixture *fx)
 {
     struct keptsig *k;
-    uint64_t off, b = 8 * KS_PIECE;
+    struct hash128 h;
+    uint64_t off, b = 8 * KS_PIECE, j;
     size_t i;
     int fd;
 
@@ -66,7 +80,11 @@ ks_setup(struct ks_fixture *fx)
     snprintf(fx->store, sizeof(fx->store), "%s/store/sig", fx->dir);
     check_write_file(fx->file, fx->data, KS_SIZE, 0);
     CHECK_OK(keptsig_store_open(fx->store, &fx->s));
-    CHECK((k = keptsig_new(KS_SIZE, KS_PIECE)) != NULL);
+    CHECK((k = keptsig_new(KS_SIZE, KS_PIECE, KS_BLOCK)) != NULL);
+    for (j = KS_NBLOCKS; j-- > 0;) {
+        ks_block_hash(fx->data, j, &h);
+        keptsig_put_block(k, j, &h);
+    }
     for (off = b; off < KS_SIZE; off += b)
         keptsig_put(k, off, off == 2 * b ? NULL : fx->data + off,
             KS_SIZE - off < b ? KS_SIZE - off : b);
@@ -78,12 +96,19 @@ ks_setup(struct ks_fixture *fx)
 }
 
 static int
-ks_load(struct ks_fixture *fx, uint32_t piece, uint8_t **sigs, uint64_t *n)
+ks_load_as(struct ks_fixture *fx, uint32_t piece, uint32_t block,
+    uint8_t **sigs, uint64_t *n)
 {
     struct stat st;
 
     CHECK_EQ_INT(stat(fx->file, &st), 0);
-    return keptsig_load(fx->s, &st, piece, sigs, n);
+    return keptsig_load(fx->s, &st, piece, block, sigs, n);
+}
+
+static int
+ks_load(struct ks_fixture *fx, uint32_t piece, uint8_t **sigs, uint64_t *n)
+{
+    return ks_load_as(fx, piece, KS_BLOCK, sigs, n);
 }
 
 /* How many files the store holds. */
@@ -112,16 +137,30 @@ TEST(keptsig_roundtrip)
 {
     static struct ks_fixture fx;
     static uint8_t want[(KS_SIZE / KS_PIECE + 1) * DELTA_SIG_LEN];
+    struct hash128 h;
     uint8_t *sigs;
-    uint64_t n;
+    uint64_t n, i;
 
     ks_setup(&fx);
     ks_expected(fx.data, KS_SIZE, KS_PIECE, want);
     CHECK_OK(ks_load(&fx, KS_PIECE, &sigs, &n));
     CHECK_EQ_U64(n, msg_delta_nsigs(KS_SIZE, KS_PIECE));
     CHECK(memcmp(sigs, want, (size_t)n * DELTA_SIG_LEN) == 0);
+    /* The block hashes follow the signatures. */
+    for (i = 0; i < KS_NBLOCKS; i++) {
+        ks_block_hash(fx.data, i, &h);
+        CHECK(memcmp(sigs + n * DELTA_SIG_LEN + i * HASH_LEN, h.b,
+            HASH_LEN) == 0);
+    }
     xfree(sigs);
+    /* Another block size: not these (and they go). */
+    CHECK_EQ_ERR(ks_load_as(&fx, KS_PIECE, 2 * KS_BLOCK, &sigs, &n),
+        -ENOENT);
+    CHECK(sigs == NULL);
+    CHECK_EQ_INT(ks_count(&fx), 0);
+    ks_teardown(&fx);
     /* Another piece size: not these. */
+    ks_setup(&fx);
     CHECK_EQ_ERR(ks_load(&fx, 2 * KS_PIECE, &sigs, &n), -ENOENT);
     CHECK(sigs == NULL);
     ks_teardown(&fx);

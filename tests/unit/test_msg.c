@@ -1707,7 +1707,8 @@ TEST(msg_type_names)
     CHECK_EQ_STR(msg_type_name(255), "?");
     CHECK_EQ_STR(msg_type_name(MSG_VOL_END), "VOL_END");
     CHECK_EQ_STR(msg_type_name(MSG_DELTA), "DELTA");
-    CHECK_EQ_STR(msg_type_name(22), "?");
+    CHECK_EQ_STR(msg_type_name(MSG_DELTA_BLOCKS), "DELTA_BLOCKS");
+    CHECK_EQ_STR(msg_type_name(23), "?");
     for (t = 1; t <= MSG_TYPE_MAX; t++)
         CHECK_EQ_U64(strcmp(msg_type_name(t), "?") != 0, msg_type_known(t));
 }
