@@ -155,8 +155,7 @@ int
 delta_index_add_blocks(struct delta_index *ix,
     const struct msg_delta_blocks *m, uint32_t block_size)
 {
-    uint64_t n = ix->basis_size / block_size +
-        (ix->basis_size % block_size != 0);
+    uint64_t n = msg_delta_nsigs(ix->basis_size, block_size);
 
     if (m->block_size != block_size ||
         block_size < ix->sig_block || m->first != ix->blocks_received ||

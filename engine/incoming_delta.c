@@ -158,8 +158,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     if (keptsig_load(in->ks, &st, f->sig_block, in->block_size,
         &f->basis_sigs, &n) == 0) {
         f->sigs_from_store = 1;
-        f->basis_nblocks = f->basis_size / in->block_size +
-            (f->basis_size % in->block_size != 0);
+        f->basis_nblocks = msg_delta_nsigs(f->basis_size, in->block_size);
         f->blocks_sent = 0;
         in->kept_mem += f->basis_nblocks * HASH_LEN;
         log_info("%s/%s: the basis's signatures were kept when it was "

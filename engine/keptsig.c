@@ -28,11 +28,6 @@ struct keptsig {
     uint8_t *buf;     /* header room, count x DELTA_SIG_LEN, nblocks hashes */
 };
 
-static uint64_t
-keptsig_nblocks(uint64_t size, uint32_t block_size)
-{
-    return size / block_size + (size % block_size != 0);
-}
 
 /* A file of the store, for trimming. */
 struct kept_file {
@@ -152,7 +147,7 @@ uint64_t
 keptsig_bytes(uint64_t size, uint32_t piece, uint32_t block_size)
 {
     return KEPTSIG_HEADER + msg_delta_nsigs(size, piece) * DELTA_SIG_LEN +
-        keptsig_nblocks(size, block_size) * HASH_LEN + HASH_LEN;
+        msg_delta_nsigs(size, block_size) * HASH_LEN + HASH_LEN;
 }
 
 struct keptsig *
@@ -167,7 +162,7 @@ keptsig_new(uint64_t size, uint32_t piece, uint32_t block_size)
     k->piece = piece;
     k->block_size = block_size;
     k->count = msg_delta_nsigs(size, piece);
-    k->nblocks = keptsig_nblocks(size, block_size);
+    k->nblocks = msg_delta_nsigs(size, block_size);
     if ((k->buf = xmalloc((size_t)keptsig_bytes(size, piece,
         block_size))) == NULL) {
         xfree(k);
@@ -311,7 +306,7 @@ keptsig_load(struct keptsig_store *s, const struct stat *st, uint32_t piece,
     *count = 0;
     if (s == NULL || piece == 0 || block_size == 0)
         return -ENOENT;
-    nb = keptsig_nblocks((uint64_t)st->st_size, block_size);
+    nb = msg_delta_nsigs((uint64_t)st->st_size, block_size);
     keptsig_name(st, name, sizeof(name));
     if ((kfd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
         O_CLOEXEC)) < 0)
