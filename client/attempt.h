@@ -96,6 +96,7 @@ struct attempt_env {
     int same_host;                 /* the far end shares our cores */
     unsigned streams;              /* -j; 0: choose */
     uint64_t connect_ms;           /* the first SSH login took this */
+    uint64_t auth_ms;              /* ... its authentication this */
     struct ssh_early *early;       /* connections started during it */
     unsigned stall_s;              /* --stall-timeout; 0: none */
     struct ratelimit *limit;       /* --bwlimit, shared by the streams */
@@ -136,15 +137,19 @@ struct attempt {
     int ending, interrupted;
 };
 
+/* What the run's first SSH login says of the link (ssh_login_link): 1
+ * long, 0 short, -1 nothing (local:, or the ssh program carries every
+ * stream, so no login of ours was timed). */
+int attempt_env_link(const struct attempt_env *e);
+
 /*
  * How many further streams a push should open ahead, before stream 0
  * runs: up to three of -j's N - 1 on any link; by default three when the
- * first SSH key exchange or login took link_ms >= ATTEMPT_LONG_CONNECT_MS
- * and the push has bytes enough for four streams at its first data
- * (attempt_tune); else none.
+ * link is long (its first SSH key exchange took ATTEMPT_LONG_CONNECT_MS,
+ * or its login says so: ssh_login_link) and the push has bytes enough
+ * for four streams at its first data (attempt_tune); else none.
  */
-unsigned attempt_ahead(const struct cli *cli, uint64_t link_ms,
-    uint64_t bytes);
+unsigned attempt_ahead(const struct cli *cli, int long_link, uint64_t bytes);
 
 /*
  * Runs an attempt on env->loop until every stream has closed. ssh0 is

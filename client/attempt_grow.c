@@ -130,7 +130,7 @@ attempt_preopen(struct attempt *a)
     } else if (e->more_by_cmd && e->dest != NULL)
         want = 0;  /* a pull's ssh children: once stream 0 runs */
     else if (e->plan != NULL || e->streams > 0)
-        want = attempt_ahead(e->cli, e->connect_ms,
+        want = attempt_ahead(e->cli, attempt_env_link(e) == 1,
             xfer_get(&e->x->st.bytes_total));
     else
         want = 0;
@@ -177,8 +177,14 @@ attempt_ahead_answered(struct attempt *a, uint64_t now)
         attempt_add_stream(a);
 }
 
+int
+attempt_env_link(const struct attempt_env *e)
+{
+    return ssh_login_link(e->connect_ms, e->auth_ms);
+}
+
 unsigned
-attempt_ahead(const struct cli *cli, uint64_t link_ms, uint64_t bytes)
+attempt_ahead(const struct cli *cli, int long_link, uint64_t bytes)
 {
     unsigned want = 0;
 
@@ -186,8 +192,7 @@ attempt_ahead(const struct cli *cli, uint64_t link_ms, uint64_t bytes)
         return 0;
     if (cli->streams > 0)
         want = (unsigned)cli->streams - 1;
-    else if (link_ms >= ATTEMPT_LONG_CONNECT_MS &&
-        bytes >= ATTEMPT_LONG_MIN_LEFT)
+    else if (long_link && bytes >= ATTEMPT_LONG_MIN_LEFT)
         want = 3;
     return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
 }
@@ -267,7 +272,7 @@ attempt_first_long(const struct attempt *a)
     const struct attempt_env *e = a->env;
 
     if (e->connect_ms > 0)
-        return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS;
+        return attempt_env_link(e) == 1;
     return e->use_cmd && a->s0_run_ms >= ATTEMPT_SHORT_LINK_MS;
 }
 
@@ -282,7 +287,7 @@ attempt_long_link(const struct attempt *a)
     const struct attempt_env *e = a->env;
 
     if (e->connect_ms > 0)
-        return e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ||
+        return attempt_env_link(e) == 1 ||
             (!e->use_cmd && !e->more_by_cmd &&
             a->link_ms >= ATTEMPT_SHORT_LINK_MS);
     return attempt_first_long(a) || a->link_ms >= (e->use_cmd ||
@@ -389,7 +394,7 @@ attempt_tune(struct attempt *a, uint64_t now)
         /* Less on a link libssh2's handshake timed long: an ssh
          * child's slow start alone (attempt_first_long) could be a busy
          * machine's, where logins cost CPU. */
-        min_left = e->connect_ms >= ATTEMPT_LONG_CONNECT_MS ?
+        min_left = attempt_env_link(e) == 1 ?
             ATTEMPT_LONG_MIN_LEFT : 2 * ATTEMPT_AUTO_MIN_LEFT;
         if (left < min_left) {
             a->grown = 1;

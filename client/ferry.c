@@ -259,7 +259,8 @@ run_ssh_handshake(void *ctx, uint64_t ms)
         /* The scan, in the pool, is done already for a few big files. */
         bytes = rn->scan_mf->bytes;
     }
-    if ((n = attempt_ahead(rn->cli, ms, bytes)) > 0)
+    if ((n = attempt_ahead(rn->cli, ms >= ATTEMPT_LONG_CONNECT_MS,
+        bytes)) > 0)
         rn->early = rn->env.early = ssh_early_start(&rn->early_opts, n);
     log_debug("streams: the key exchange took %llu ms; %u more started "
         "beside the login", (unsigned long long)ms,
@@ -272,7 +273,7 @@ static int
 run_ssh_open(struct run *rn, char *msg, size_t msglen)
 {
     struct ssh_conn_opts so;
-    uint64_t t0 = uv_hrtime();
+    uint64_t t0 = uv_hrtime(), waited = ssh_tty_waited_ms();
     int r;
 
     memset(&so, 0, sizeof(so));
@@ -308,9 +309,16 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
         msg[0] = '\0';
         return 0;
     }
-    /* Its round trips hint at the link's length (attempt.h). */
-    if (r == 0 && rn->env.connect_ms == 0)
-        rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1;
+    /* Its round trips hint at the link's length (attempt_login_link);
+     * what a prompt waited on the user does not. */
+    if (r == 0 && rn->env.connect_ms == 0) {
+        rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1 -
+            (ssh_tty_waited_ms() - waited);
+        rn->env.auth_ms = so.auth_ms;
+        log_debug("the first login took %llu ms, %llu of it to "
+            "authenticate", (unsigned long long)rn->env.connect_ms,
+            (unsigned long long)rn->env.auth_ms);
+    }
     return r;
 }
 
@@ -319,10 +327,12 @@ static void
 run_env(struct run *rn, uv_loop_t *loop)
 {
     struct attempt_env *e = &rn->env;
-    uint64_t connect_ms = e->connect_ms;  /* a push's first login, if done */
+    /* A push's first login, if done. */
+    uint64_t connect_ms = e->connect_ms, auth_ms = e->auth_ms;
 
     memset(e, 0, sizeof(*e));
     e->connect_ms = connect_ms;
+    e->auth_ms = auth_ms;
     e->early = rn->early;
     e->cli = rn->cli;
     e->loop = loop;
@@ -369,7 +379,7 @@ run_env_link(struct run *rn)
 {
     if ((rn->plan != NULL || rn->dest != NULL) &&
         cli_compress_blocks(rn->cli, !rn->cli->remote.local &&
-        rn->env.connect_ms >= ATTEMPT_LONG_CONNECT_MS))
+        attempt_env_link(&rn->env) == 1))
         run_add_flags(rn, OPEN_F_COMPRESS);
     rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     rn->env.same_host = ssh_conn_same_host(rn->ssh);

@@ -173,8 +173,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
      * keeps zstd's fastest level; a pull's agent adapts (volsend.h). */
     struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
         cli->vol_compress, cli->vol_level, cli->remote.local ||
-        (rn->env.connect_ms > 0 &&
-        rn->env.connect_ms < ATTEMPT_LONG_CONNECT_MS), 0 };
+        attempt_env_link(&rn->env) == 0, 0 };
     struct volsend *vs;
     size_t i;
     int r;

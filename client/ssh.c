@@ -484,12 +484,19 @@ int
 ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
     size_t errlen)
 {
+    int64_t t0;
+    uint64_t waited;
     int r;
 
     err[0] = '\0';
     if ((r = ssh_hostkey_check(c, o->cfg, err, errlen)) != 0)
         return ssh_conn_fail(c, r, err, errlen);
-    if ((r = ssh_auth_login(c, o->cfg, err, errlen)) != 0) {
+    t0 = ssh_now_ms();
+    waited = ssh_tty_waited_ms();
+    r = ssh_auth_login(c, o->cfg, err, errlen);
+    o->auth_ms = (uint64_t)(ssh_now_ms() - t0) -
+        (ssh_tty_waited_ms() - waited);
+    if (r != 0) {
         if (r == FERRY_ERR_AUTH && c->rsa_skipped)
             o->rsa_only = 1;
         return ssh_conn_fail(c, r, err, errlen);
@@ -498,6 +505,14 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
     libssh2_keepalive_config(c->s, 1, c->alive_interval);
     atomic_store(&c->last_rx_ms, ssh_now_ms());
     return 0;
+}
+
+int
+ssh_login_link(uint64_t ms, uint64_t auth_ms)
+{
+    if (ms == 0)
+        return -1;
+    return ms >= SSH_LONG_HANDSHAKE_MS && auth_ms >= SSH_LONG_AUTH_MS;
 }
 
 /* Connects, checks the host key and logs in; closes again when

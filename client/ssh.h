@@ -43,6 +43,10 @@ struct ssh_conn_opts {
     int rsa_only;          /* out: login failed, and keys were skipped
                             * that ssh can use (RSA, signed here with
                             * SHA-1 only): the ssh program may do */
+    uint64_t auth_ms;      /* out: the authentication took this, prompts
+                            * left out: round trips to a server already
+                            * running, a measure of the link that a
+                            * server slow to start does not stretch */
     /* Called (same thread) once the key exchange is done, with the time
      * since the connect began: a measure of the link, before the login.
      * Returning 1 makes ssh_conn_open check the host key and log in
@@ -101,6 +105,22 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  * this long means a long link: attempt.h plans streams by it, and a
  * channel's receive window is sized by it (ssh_pump.c). */
 #define SSH_LONG_HANDSHAKE_MS 100
+/* ... and of a login, whose authentication alone took this long too: two
+ * or three round trips to a server process already running. A login of
+ * SSH_LONG_HANDSHAKE_MS with an authentication under this came from a
+ * server slow to start (sshd read from a cold disk, a loaded box) on a
+ * short link: loopback authenticates in 15-25 ms here, the bench's 50 ms
+ * link in 115-125, and a login whose sshd start was held 200 ms more
+ * took 255 ms in all and 21-24 to authenticate. */
+#define SSH_LONG_AUTH_MS 40
+
+/*
+ * What a first login's timing says of the link: ms in all (0: not timed),
+ * auth_ms of it to authenticate, prompts left out of both (ssh_conn_opts,
+ * ssh_tty_waited_ms). 1 long (both of the times above), 0 short, -1
+ * nothing.
+ */
+int ssh_login_link(uint64_t ms, uint64_t auth_ms);
 struct ssh_early;
 struct ssh_early *ssh_early_start(const struct ssh_conn_opts *o,
     unsigned n);
@@ -166,11 +186,16 @@ int ssh_conn_same_host(const struct ssh_conn *c);
  * no-op. */
 void ssh_conn_close(struct ssh_conn *c);
 
-/* Quotes s for a POSIX shell ('...' with '\'' for quotes) into out. */
 /* 1 when a login to cfg's host would ask for a passphrase: no ssh-agent,
  * and an identity file (not RSA, which libssh2 skips) is encrypted. */
 int ssh_auth_would_ask(const struct sshcfg *cfg);
 
+/* How long the prompts of this process (a host key to accept, a
+ * passphrase) have waited on the user in all, in ms: taken out of a
+ * login's time where that measures the link. */
+uint64_t ssh_tty_waited_ms(void);
+
+/* Quotes s for a POSIX shell ('...' with '\'' for quotes) into out. */
 int ssh_shell_quote(const char *s, char *out, size_t outlen) FERRY_WUR;
 
 #endif

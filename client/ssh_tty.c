@@ -22,6 +22,16 @@
 /* A prompt starts on a clean line: the progress line may be there. */
 #define SSH_TTY_CLEAR "\r\033[K"
 
+/* What the prompts of this process waited on the user, in ms: a login's
+ * time less this is what the link and the server took. */
+static _Atomic uint64_t ssh_tty_waited;
+
+uint64_t
+ssh_tty_waited_ms(void)
+{
+    return atomic_load(&ssh_tty_waited);
+}
+
 static void
 ssh_tty_puts(int fd, const char *s)
 {
@@ -99,6 +109,17 @@ ssh_tty_open(void)
     return fd < 0 ? -errno : fd;
 }
 
+/* A line the user typed, the time it took counted as waited. */
+static int
+ssh_tty_answer(int fd, char *out, size_t outlen)
+{
+    int64_t t0 = ssh_now_ms();
+    int r = ssh_tty_line(fd, out, outlen);
+
+    atomic_fetch_add(&ssh_tty_waited, (uint64_t)(ssh_now_ms() - t0));
+    return r;
+}
+
 int
 ssh_tty_confirm(const char *question, const char *fingerprint)
 {
@@ -110,7 +131,7 @@ ssh_tty_confirm(const char *question, const char *fingerprint)
     ssh_tty_puts(fd, SSH_TTY_CLEAR);
     ssh_tty_puts(fd, question);
     for (;;) {
-        r = ssh_tty_line(fd, line, sizeof(line));
+        r = ssh_tty_answer(fd, line, sizeof(line));
         if (r == FERRY_ERR_INTERRUPTED || r == FERRY_ERR_CLOSED ||
             (r < 0 && r != FERRY_ERR_TOO_LARGE))
             break;
@@ -151,7 +172,7 @@ ssh_tty_secret(const char *prompt, char *out, size_t outlen)
         quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
         restore = tcsetattr(fd, TCSANOW, &quiet) == 0;
     }
-    r = ssh_tty_line(fd, out, outlen);
+    r = ssh_tty_answer(fd, out, outlen);
     if (restore)
         (void)tcsetattr(fd, TCSANOW, &old);
     ssh_tty_puts(fd, "\n");

@@ -5,7 +5,8 @@
 # --compress=never nor on the loopback sshd (a short link); data that
 # does not compress goes raw; and a file of 40 MiB, which one stream's
 # window would hold back, gets the four streams of a long link, where one
-# of 20 MiB keeps one.
+# of 20 MiB keeps one. A server slow to start on a short link does not
+# make it long.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/sshd.sh"
 . "$TESTS_DIR/lib/netproxy.sh"
@@ -67,3 +68,17 @@ expect_rc 0 "$FERRY" push "${opts[@]}" "$T/rand20/" "ferry-proxy:$T/r20"
 cmp "$T/rand20/r.bin" "$T/r20/r.bin" || fail "rand20: copy differs"
 [ "$(json_field streams)" -eq 1 ] ||
     fail "20 MiB on a long link used $(json_field streams) streams, want 1"
+
+# 5. A server slow to start on a short link (sshd's first bytes held 300
+# ms, the round trips after them as short as loopback's): the login takes
+# long, its authentication does not, and the link is judged short, so
+# blocks go raw (ssh_login_link).
+proxy_start --start-delay-ms 300
+expect_rc 0 "$FERRY" push -vvv "${opts[@]}" "$T/text/" \
+    "ferry-proxy:$T/slowstart"
+cmp "$T/text/corpus.txt" "$T/slowstart/corpus.txt" ||
+    fail "slow start: copy differs"
+login=$(sed -n 's/.*the first login took \([0-9]*\) ms.*/\1/p' "$T/last.err")
+[ "${login:-0}" -ge 300 ] || fail "slow start: the login took ${login:-?} ms"
+[ "$(saved)" -eq 0 ] ||
+    fail "a server slow to start made a short link long: $(saved) saved"

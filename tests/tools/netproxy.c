@@ -87,6 +87,7 @@ struct opts {
     unsigned port;
     const char *target;
     unsigned delay_ms;
+    unsigned start_delay_ms;    /* the server's first bytes held longer */
     double rate;                /* bytes/s per direction, shared; 0: none */
     double conn_rate;           /* bytes/s per direction per conn; 0: none */
     uint64_t max_inflight;      /* 0: derive from rate and delay */
@@ -158,6 +159,7 @@ struct dir {
     int eof;                    /* the source sent FIN */
     uint64_t eof_release_ms;    /* the FIN is delayed like data */
     int shut;                   /* FIN passed on: direction finished */
+    int started;                /* something was read */
     uint64_t relayed;
 };
 
@@ -834,6 +836,13 @@ dir_read(struct proxy *px, struct conn *c, int d, uint64_t *deadline)
         space = px->max_inflight - queue_bytes(&dr->q);
         /* The clock is read per call so a slow pass never shortens delay. */
         rel = release_ms(px, clock_ns());
+        /* A server slow to start (--start-delay-ms): its first bytes, and
+         * so all after them, leave that much later; later reads keep the
+         * plain delay, so the round trips after the start are as short as
+         * the link. */
+        if (d == DIR_DOWN && !dr->started && px->o.start_delay_ms > 0)
+            rel = (clock_ns() + NS_PER_MS - 1) / NS_PER_MS +
+                px->o.delay_ms + px->o.start_delay_ms;
         r = queue_reserve_mark(&dr->q, rel, px->max_marks);
         if (r == FERRY_ERR_TOO_LARGE)
             return 0;
@@ -842,6 +851,7 @@ dir_read(struct proxy *px, struct conn *c, int d, uint64_t *deadline)
         len = min_size(min_size(len, space), budget);
         n = read(src->fd, p, len);
         if (n > 0) {
+            dr->started = 1;
             queue_commit(&dr->q, (size_t)n, rel);
             budget -= (size_t)n;
             continue;
@@ -1305,6 +1315,9 @@ usage(FILE *f)
 "WAN emulation:\n"
 "      --delay-ms N        one-way delay added in each direction\n"
 "                          (RTT grows by 2N; max 60000)\n"
+"      --start-delay-ms N  the server's first bytes on each connection are\n"
+"                          held N ms more (a server slow to start); the\n"
+"                          round trips after them are not (max 60000)\n"
 "      --rate MBIT         cap per direction, shared by all connections\n"
 "      --conn-rate MBIT    cap per direction for each connection\n"
 "      --max-inflight SIZE bytes held per direction per connection before\n"
@@ -1413,7 +1426,7 @@ enum {
     OPT_PORT_FILE = 256, OPT_PID_FILE, OPT_DELAY, OPT_RATE, OPT_CONN_RATE,
     OPT_INFLIGHT, OPT_CUT_AFTER, OPT_CUT_RANDOM, OPT_CUT_DIR, OPT_CUT_ROUNDS,
     OPT_SEED, OPT_MAX_CONNS, OPT_IDLE_EXIT, OPT_LIFETIME, OPT_STALL_AFTER,
-    OPT_FAULT_CONN
+    OPT_FAULT_CONN, OPT_START_DELAY
 };
 
 static const struct option long_opts[] = {
@@ -1421,6 +1434,7 @@ static const struct option long_opts[] = {
     { "port-file", required_argument, NULL, OPT_PORT_FILE },
     { "pid-file", required_argument, NULL, OPT_PID_FILE },
     { "delay-ms", required_argument, NULL, OPT_DELAY },
+    { "start-delay-ms", required_argument, NULL, OPT_START_DELAY },
     { "rate", required_argument, NULL, OPT_RATE },
     { "conn-rate", required_argument, NULL, OPT_CONN_RATE },
     { "max-inflight", required_argument, NULL, OPT_INFLIGHT },
@@ -1469,6 +1483,11 @@ parse_args(int argc, char **argv, struct opts *o)
         case OPT_DELAY:
             bad = parse_uint(optarg, NETPROXY_MAX_DELAY_MS, &o->delay_ms);
             what = "--delay-ms";
+            break;
+        case OPT_START_DELAY:
+            bad = parse_uint(optarg, NETPROXY_MAX_DELAY_MS,
+                &o->start_delay_ms);
+            what = "--start-delay-ms";
             break;
         case OPT_RATE:
             bad = parse_mbit(optarg, &o->rate);

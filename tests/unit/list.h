@@ -291,6 +291,7 @@
     X(client_key_kind) \
     X(client_auth_would_ask) \
     X(client_key_kind_hostile) \
+    X(client_login_link) \
     X(client_duration) \
     X(client_cli_retry_options) \
     /* test_cli_habits.c */ \

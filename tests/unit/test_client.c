@@ -205,6 +205,24 @@ TEST(client_shell_quote)
     CHECK_EQ_ERR(ssh_shell_quote("0123456789", out, 8), FERRY_ERR_TOO_LARGE);
 }
 
+/* What a first login's timing says of the link (ssh_login_link): long
+ * only when both the login and its authentication took long; a server
+ * slow to start stretches the login, not the round trips after it. */
+TEST(client_login_link)
+{
+    CHECK_EQ_INT(ssh_login_link(0, 0), -1);
+    CHECK_EQ_INT(ssh_login_link(0, 500), -1);
+    CHECK_EQ_INT(ssh_login_link(46, 15), 0);      /* loopback */
+    CHECK_EQ_INT(ssh_login_link(283, 116), 1);    /* 50 ms round trips */
+    CHECK_EQ_INT(ssh_login_link(255, 24), 0);     /* sshd slow to start */
+    CHECK_EQ_INT(ssh_login_link(SSH_LONG_HANDSHAKE_MS, SSH_LONG_AUTH_MS),
+        1);
+    CHECK_EQ_INT(ssh_login_link(SSH_LONG_HANDSHAKE_MS - 1,
+        SSH_LONG_AUTH_MS), 0);
+    CHECK_EQ_INT(ssh_login_link(SSH_LONG_HANDSHAKE_MS,
+        SSH_LONG_AUTH_MS - 1), 0);
+}
+
 TEST(client_duration)
 {
     static const struct {
