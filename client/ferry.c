@@ -288,6 +288,26 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
         so.ctx = rn;
     }
     r = ssh_conn_open(&so, &rn->ssh, msg, msglen);
+    /* Its round trips hint at the link's length (ssh_login_link); what a
+     * prompt waited on the user does not. */
+    if (r == 0 && rn->env.connect_ms == 0) {
+        rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1 -
+            (ssh_tty_waited_ms() - waited);
+        rn->env.auth_ms = so.auth_ms;
+        log_debug("the first login took %llu ms, %llu of it to "
+            "authenticate", (unsigned long long)rn->env.connect_ms,
+            (unsigned long long)rn->env.auth_ms);
+    }
+    /* Streams started beside the login because its key exchange took
+     * long are not wanted where the login says the link is short after
+     * all (a server slow to start), unless -j asked for them. */
+    if (rn->early != NULL && rn->cli->streams == 0 &&
+        ssh_login_link(rn->env.connect_ms, rn->env.auth_ms) == 0) {
+        log_debug("streams: the login says the link is short: the %u "
+            "started beside it are closed", ssh_early_left(rn->early));
+        ssh_early_free(rn->early);
+        rn->early = rn->env.early = NULL;
+    }
     ssh_early_gate(rn->early, r == 0 && rn->ssh != NULL);
     if (r == 0 && rn->ssh == NULL) {
         /* A pull of one stream on a short link: the key was checked
@@ -308,16 +328,6 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
         rn->ssh_login_next = 1;
         msg[0] = '\0';
         return 0;
-    }
-    /* Its round trips hint at the link's length (attempt_login_link);
-     * what a prompt waited on the user does not. */
-    if (r == 0 && rn->env.connect_ms == 0) {
-        rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1 -
-            (ssh_tty_waited_ms() - waited);
-        rn->env.auth_ms = so.auth_ms;
-        log_debug("the first login took %llu ms, %llu of it to "
-            "authenticate", (unsigned long long)rn->env.connect_ms,
-            (unsigned long long)rn->env.auth_ms);
     }
     return r;
 }

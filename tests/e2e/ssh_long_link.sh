@@ -72,7 +72,8 @@ cmp "$T/rand20/r.bin" "$T/r20/r.bin" || fail "rand20: copy differs"
 # 5. A server slow to start on a short link (sshd's first bytes held 300
 # ms, the round trips after them as short as loopback's): the login takes
 # long, its authentication does not, and the link is judged short, so
-# blocks go raw (ssh_login_link).
+# blocks go raw (ssh_login_link), and the three streams its long key
+# exchange started for 40 MiB are closed: one stream, as on loopback.
 proxy_start --start-delay-ms 300
 expect_rc 0 "$FERRY" push -vvv "${opts[@]}" "$T/text/" \
     "ferry-proxy:$T/slowstart"
@@ -82,3 +83,10 @@ login=$(sed -n 's/.*the first login took \([0-9]*\) ms.*/\1/p' "$T/last.err")
 [ "${login:-0}" -ge 300 ] || fail "slow start: the login took ${login:-?} ms"
 [ "$(saved)" -eq 0 ] ||
     fail "a server slow to start made a short link long: $(saved) saved"
+expect_rc 0 "$FERRY" push -vvv "${opts[@]}" "$T/rand40/" \
+    "ferry-proxy:$T/slowstart40"
+cmp "$T/rand40/r.bin" "$T/slowstart40/r.bin" || fail "slow start 40: differs"
+grep -q "started beside it are closed" "$T/last.err" ||
+    fail "slow start: no streams were started beside the login"
+[ "$(json_field streams)" -eq 1 ] ||
+    fail "slow start: 40 MiB used $(json_field streams) streams, want 1"
