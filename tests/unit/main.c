@@ -210,6 +210,7 @@ main(int argc, char **argv)
 {
     struct run_opts o = { 0, 0, TEST_TIMEOUT };
     struct run_tally t;
+    char scratch[CHECK_PATH_MAX];
     const char *env = getenv("FERRY_TEST_TIMEOUT");
     size_t i;
     int c, j;
@@ -246,11 +247,24 @@ main(int argc, char **argv)
             return 2;
         }
     }
+    /* The cases' scratch directories (check_tmpdir) go into one of the
+     * run's own, removed at the end when every case passed, kept and
+     * named for a look when one failed: cases that leave theirs behind
+     * leave nothing in the real TMPDIR. */
+    check_tmpdir(scratch);
+    if (setenv("TMPDIR", scratch, 1) != 0) {
+        perror("test-unit: setenv");
+        return 2;
+    }
     for (i = 0; i < TEST_NCASES; i++)
         if (optind == argc ||
             selects_any(argv + optind, argc - optind, test_cases[i].name))
             run_case(&test_cases[i], &o, &t);
     tally_flush(&t);
+    if (t.fail == 0)
+        check_rmtree(scratch);
+    else
+        printf("unit: the cases' files are kept in %s\n", scratch);
     printf("unit: %u passed, %u failed\n", t.pass, t.fail);
     return t.fail == 0 ? 0 : 1;
 }
