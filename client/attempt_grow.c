@@ -270,9 +270,10 @@ static int
 attempt_first_long(const struct attempt *a)
 {
     const struct attempt_env *e = a->env;
+    int link = attempt_env_link(e);
 
-    if (e->connect_ms > 0)
-        return attempt_env_link(e) == 1;
+    if (link >= 0)
+        return link;
     return e->use_cmd && a->s0_run_ms >= ATTEMPT_SHORT_LINK_MS;
 }
 
@@ -285,9 +286,10 @@ static int
 attempt_long_link(const struct attempt *a)
 {
     const struct attempt_env *e = a->env;
+    int link = attempt_env_link(e);
 
-    if (e->connect_ms > 0)
-        return attempt_env_link(e) == 1 ||
+    if (link >= 0)
+        return link ||
             (!e->use_cmd && !e->more_by_cmd &&
             a->link_ms >= ATTEMPT_SHORT_LINK_MS);
     return attempt_first_long(a) || a->link_ms >= (e->use_cmd ||

@@ -302,7 +302,7 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
      * long are not wanted where the login says the link is short after
      * all (a server slow to start), unless -j asked for them. */
     if (rn->early != NULL && rn->cli->streams == 0 &&
-        ssh_login_link(rn->env.connect_ms, rn->env.auth_ms) == 0) {
+        attempt_env_link(&rn->env) == 0) {
         log_debug("streams: the login says the link is short: the %u "
             "started beside it are closed", ssh_early_left(rn->early));
         ssh_early_free(rn->early);

@@ -28,7 +28,6 @@ struct keptsig {
     uint8_t *buf;     /* header room, count x DELTA_SIG_LEN, nblocks hashes */
 };
 
-
 /* A file of the store, for trimming. */
 struct kept_file {
     int64_t mtime;

@@ -731,12 +731,14 @@ conn_check_connect(struct conn *c)
     return 0;
 }
 
+/* When bytes read at t may leave: the delay, and extra_ms more (0: at
+ * once). */
 static uint64_t
-release_ms(const struct proxy *px, uint64_t t)
+release_ms(const struct proxy *px, uint64_t t, unsigned extra_ms)
 {
-    if (px->o.delay_ms == 0)
+    if (px->o.delay_ms == 0 && extra_ms == 0)
         return 0;
-    return (t + NS_PER_MS - 1) / NS_PER_MS + px->o.delay_ms;
+    return (t + NS_PER_MS - 1) / NS_PER_MS + px->o.delay_ms + extra_ms;
 }
 
 /*
@@ -834,15 +836,13 @@ dir_read(struct proxy *px, struct conn *c, int d, uint64_t *deadline)
         if (queue_bytes(&dr->q) >= px->max_inflight)
             return 0;
         space = px->max_inflight - queue_bytes(&dr->q);
-        /* The clock is read per call so a slow pass never shortens delay. */
-        rel = release_ms(px, clock_ns());
-        /* A server slow to start (--start-delay-ms): its first bytes, and
+        /* The clock is read per call so a slow pass never shortens delay.
+         * A server slow to start (--start-delay-ms): its first bytes, and
          * so all after them, leave that much later; later reads keep the
          * plain delay, so the round trips after the start are as short as
          * the link. */
-        if (d == DIR_DOWN && !dr->started && px->o.start_delay_ms > 0)
-            rel = (clock_ns() + NS_PER_MS - 1) / NS_PER_MS +
-                px->o.delay_ms + px->o.start_delay_ms;
+        rel = release_ms(px, clock_ns(), d == DIR_DOWN && !dr->started ?
+            px->o.start_delay_ms : 0);
         r = queue_reserve_mark(&dr->q, rel, px->max_marks);
         if (r == FERRY_ERR_TOO_LARGE)
             return 0;
