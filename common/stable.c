@@ -22,12 +22,13 @@ stable_chunks(const struct stable *a)
 void
 stable_free(struct stable *a)
 {
-    size_t i, n = stable_chunks(a);
+    size_t i;
 
-    for (i = 0; a->dir != NULL && i < n; i++)
+    for (i = 0; a->dir != NULL && i < a->made; i++)
         xfree(a->dir[i]);
     xfree(a->dir);
     a->dir = NULL;
+    a->made = 0;
 }
 
 void *
@@ -41,8 +42,11 @@ stable_make(struct stable *a, size_t i)
         (a->dir = xcalloc(stable_chunks(a), sizeof(*a->dir))) == NULL)
         return NULL;
     slot = &a->dir[i >> a->shift];
-    if (*slot == NULL &&
-        (*slot = xcalloc((size_t)1 << a->shift, a->esize)) == NULL)
-        return NULL;
+    if (*slot == NULL) {
+        if ((*slot = xcalloc((size_t)1 << a->shift, a->esize)) == NULL)
+            return NULL;
+        if ((i >> a->shift) >= a->made)
+            a->made = (i >> a->shift) + 1;
+    }
     return stable_at(a, i);
 }

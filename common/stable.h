@@ -16,6 +16,8 @@
 
 struct stable {
     char **dir;      /* private: max >> shift chunks, rounded up */
+    size_t made;     /* private: dir entries below it may be set (the
+                        directory's untouched pages stay untouched) */
     size_t esize;    /* private */
     size_t max;      /* private */
     unsigned shift;  /* private */

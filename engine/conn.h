@@ -38,7 +38,7 @@
 #define CONN_TX_HIGH (4u << 20)
 /* Most a step should append to out (a sender: or read from its files)
  * before it returns with more = 1. */
-#define CONN_STEP_BUDGET (4u << 20)
+#define CONN_STEP_BUDGET (1u << 20)
 #define CONN_SPARES 4
 
 struct conn_step {

@@ -183,7 +183,9 @@ void
 keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
     uint64_t len)
 {
-    static const uint8_t zeros[PROTO_MAX_BLOCK];
+    /* Not const: zero-filled constants are stored in the program (4 MiB
+     * of every binary, uploaded with the agent); this one is bss. */
+    static uint8_t zeros[PROTO_MAX_BLOCK];
     uint64_t j = off / k->piece, at = 0, n;
 
     while (at < len && j < k->count) {

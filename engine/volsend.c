@@ -25,7 +25,6 @@ struct vs_stream {
     uint32_t nfiles;         /* VOL_FILE sent for it */
     uint64_t nbytes;         /* ... and their files' bytes */
     uint32_t cur_id;         /* the file being added */
-    struct buf data;         /* compressed bytes not yet framed */
     struct buf *out;         /* the step's output, while working */
     /* The zstd frame being written: its file bytes, the set's
      * compressed bytes when it began, when, and the sender's time spent
@@ -94,10 +93,8 @@ volsend_new(struct plan *p, const struct volsend_opts *o, struct xfer *x)
     vs->p = p;
     vs->x = x;
     vs_apply_opts(vs, o);
-    for (i = 0; i < PROTO_MAX_STREAMS; i++) {
-        buf_init(&vs->st[i].data, SIZE_MAX / 2);
+    for (i = 0; i < PROTO_MAX_STREAMS; i++)
         vs->st[i].vs = vs;
-    }
     return vs;
 }
 
@@ -108,7 +105,6 @@ vs_stream_reset(struct vs_stream *ps)
     ps->w = NULL;
     ps->vol = 0;
     ps->nfiles = 0;
-    buf_reset(&ps->data);
 }
 
 void
@@ -120,7 +116,6 @@ volsend_free(struct volsend *vs)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
         vs_stream_reset(&vs->st[i]);
-        buf_cleanup(&vs->st[i].data);
         xfree(vs->st[i].ids);
     }
     xfree(vs->q);
@@ -200,26 +195,6 @@ volsend_open(const struct volsend *vs, unsigned stream)
 {
     return vs != NULL && stream < PROTO_MAX_STREAMS &&
         vs->st[stream].w != NULL;
-}
-
-/* Frames the compressed bytes waiting, VOL_DATA of at most a block each. */
-static int
-vs_flush_data(struct vs_stream *ps)
-{
-    struct msg_vol_data m;
-    size_t off = 0, n = buf_used(&ps->data);
-    int r;
-
-    while (off < n) {
-        m.volume = ps->vol;
-        m.data = buf_ptr(&ps->data) + off;
-        m.len = n - off < PROTO_MAX_BLOCK ? n - off : PROTO_MAX_BLOCK;
-        if ((r = msg_vol_data_encode(ps->out, &m)) != 0)
-            return r;
-        off += m.len;
-    }
-    buf_reset(&ps->data);
-    return 0;
 }
 
 /* zstd's level 0 means its default: never ask for it by accident. */
@@ -342,12 +317,25 @@ vs_sink_open(void *ctx, uint32_t index)
     return msg_vol_begin_encode(ps->out, &m);
 }
 
+/* The members these bytes hold were announced already (volw_add_mem
+ * records a member before its bytes): they become VOL_DATA as they come,
+ * of at most a block each. */
 static int
 vs_sink_write(void *ctx, const void *p, size_t n)
 {
     struct vs_stream *ps = ctx;
+    struct msg_vol_data m;
+    size_t off;
+    int r;
 
-    return buf_put(&ps->data, p, n);
+    for (off = 0; off < n; off += m.len) {
+        m.volume = ps->vol;
+        m.data = (const uint8_t *)p + off;
+        m.len = n - off < PROTO_MAX_BLOCK ? n - off : PROTO_MAX_BLOCK;
+        if ((r = msg_vol_data_encode(ps->out, &m)) != 0)
+            return r;
+    }
+    return 0;
 }
 
 static int
@@ -355,10 +343,7 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
 {
     struct vs_stream *ps = ctx;
     struct msg_vol_end m;
-    int r;
 
-    if ((r = vs_flush_data(ps)) != 0)
-        return r;
     m.volume = ps->vol;
     m.bytes = v->bytes;
     m.files = ps->nfiles;
@@ -373,9 +358,9 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
     return msg_vol_end_encode(ps->out, &m);
 }
 
-/* A member's record comes after its bytes were fed: its VOL_FILE goes
- * out before the data that holds its header (the receiver checks each
- * member against it). */
+/* A member's record comes before its bytes: its VOL_FILE goes out before
+ * the data that holds its header (the receiver checks each member
+ * against it). */
 static int
 vs_sink_record(void *ctx, const struct vman_rec *rec)
 {
@@ -392,7 +377,7 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
         return r;
     ps->nfiles++;
     ps->nbytes += rec->size;
-    return vs_flush_data(ps);
+    return 0;
 }
 
 /* Reads the file whole into vs->fbuf: 0, or why it cannot be sent as

@@ -165,17 +165,19 @@ volw_copy(struct volw *w, int fd, uint64_t n, struct hash_file *hf)
     size_t want;
     int r;
 
+    /* A file in memory (volw_add_mem) was hashed before: its bytes go
+     * to zstd as they are. */
+    if (w->mem != NULL) {
+        if ((r = volw_feed(w, w->mem, (size_t)n)) != 0)
+            return r;
+        w->mem += n;
+        return 0;
+    }
     while (n > 0) {
         want = w->o.block_size - w->fill;
         if (want > n)
             want = (size_t)n;
-        if (w->mem != NULL) {
-            memcpy(w->blk + w->fill, w->mem, want);
-            w->mem += want;
-            k = (ssize_t)want;
-        } else {
-            k = read(fd, w->blk + w->fill, want);
-        }
+        k = read(fd, w->blk + w->fill, want);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
@@ -405,8 +407,28 @@ volw_free(struct volw *w)
     xfree(w);
 }
 
-int
-volw_add(struct volw *w, const struct volw_entry *e, int fd)
+/* The hash of a file held whole in memory, as volw_copy makes it. */
+static void
+volw_hash_mem(const struct volw *w, const uint8_t *p, uint64_t size,
+    struct hash_file *hf, struct hash128 *out)
+{
+    struct hash128 bh;
+    uint64_t off, n;
+
+    for (off = 0; off < size; off += n) {
+        n = size - off < w->o.block_size ? size - off : w->o.block_size;
+        hash_block(p + off, (size_t)n, &bh);
+        hash_file_add(hf, &bh);
+    }
+    hash_file_final(hf, out);
+}
+
+/* volw_add; with mem (in_mem), the file's bytes are there: it is hashed
+ * first, so that its record goes to the sink before its bytes do, and
+ * never split. */
+static int
+volw_add_entry(struct volw *w, const struct volw_entry *e, int fd,
+    int in_mem, const uint8_t *mem)
 {
     struct hash_file *hf = NULL;
     struct tar_entry te;
@@ -449,19 +471,34 @@ volw_add(struct volw *w, const struct volw_entry *e, int fd)
     }
     w->fill = 0;
     need = buf_used(&w->hdr) + te.size + tar_pad(te.size);
+    if (e->type == TAR_FILE && !volw_fits_empty(w, need) && in_mem) {
+        hash_file_free(hf);
+        return FERRY_ERR_USAGE;
+    }
     w->broken = 1;
     if (e->type == TAR_FILE && !volw_fits_empty(w, need)) {
         r = volw_split(w, e, fd, hf, &rec);
-    } else if ((r = volw_room(w, need)) == 0) {
+    } else if ((r = volw_room(w, need)) == 0 && in_mem) {
+        volw_hash_mem(w, mem, e->size, hf, &rec.hash);
+        rec.volume = w->vol;
+        rec.offset = w->raw + buf_used(&w->hdr);
+        w->mem = e->size > 0 ? mem : NULL;
+        if ((r = volw_record(w, &rec)) == 0)
+            r = volw_member(w, fd, te.size, NULL, &rec.offset);
+        w->mem = NULL;
+        hash_file_free(hf);
+        hf = NULL;
+    } else if (r == 0) {
         r = volw_member(w, fd, te.size, hf, &rec.offset);
         rec.volume = w->vol;
     }
-    if (r == 0 && hf != NULL) {
-        volw_hash_end(w, hf, &rec.hash);
+    if (r == 0 && e->type == TAR_FILE) {
+        if (hf != NULL)
+            volw_hash_end(w, hf, &rec.hash);
         w->t.files++;
         w->t.bytes += e->size;
     }
-    if (r == 0)
+    if (r == 0 && !in_mem)
         r = volw_record(w, &rec);
     hash_file_free(hf);
     if (r == 0)
@@ -470,17 +507,18 @@ volw_add(struct volw *w, const struct volw_entry *e, int fd)
 }
 
 int
+volw_add(struct volw *w, const struct volw_entry *e, int fd)
+{
+    return volw_add_entry(w, e, fd, 0, NULL);
+}
+
+int
 volw_add_mem(struct volw *w, const struct volw_entry *e, const void *data)
 {
-    int r;
-
     if (e->type != TAR_FILE)
         return FERRY_ERR_USAGE;
-    w->mem = e->size > 0 ? data : NULL;
-    /* Without data there is nothing to read: fd -1 is never used. */
-    r = volw_add(w, e, -1);
-    w->mem = NULL;
-    return r;
+    /* fd -1 is never used: the bytes are at data. */
+    return volw_add_entry(w, e, -1, 1, data);
 }
 
 int

@@ -110,7 +110,11 @@ int volw_add(struct volw *w, const struct volw_entry *e, int fd) FERRY_WUR;
  * volw_add for a file whose size bytes are already in memory at data
  * (borrowed for the call): a transfer reads each small file whole first,
  * so that one that changes while it is read is refused before anything
- * of it enters a volume. Same results as volw_add, without read errors.
+ * of it enters a volume. Same results as volw_add, without read errors,
+ * but the file is hashed first and its record goes to the sink before
+ * any of its bytes (a transfer announces each member ahead of the data
+ * that holds it, and so can frame the bytes as they come); a file too
+ * big for an empty volume is refused (USAGE), never split.
  */
 int volw_add_mem(struct volw *w, const struct volw_entry *e,
     const void *data) FERRY_WUR;

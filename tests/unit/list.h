@@ -185,6 +185,7 @@
     X(volume_manifest_mismatch) \
     X(volume_damaged) \
     X(volume_writer_limits) \
+    X(volume_mem_order) \
     X(volume_names) \
     X(volume_count_limit) \
     X(volume_zst_stream) \
