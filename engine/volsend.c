@@ -48,6 +48,8 @@ struct volsend {
     uint32_t next_vol;       /* wire numbers, over the streams */
     uint32_t *q;             /* ring of ids waiting to be packed */
     size_t qhead, qlen, qcap;
+    size_t qahead;           /* the first ones, asked of the disk ahead */
+    uint64_t ahead_bytes;    /* ... and their sizes */
     uint8_t *fbuf;           /* one file, read whole (threshold + 1) */
     struct zst *probe;       /* auto: a sample's compressibility */
     uint8_t *probe_out;
@@ -583,6 +585,35 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     return vs_remember(vs, ps, id);
 }
 
+/*
+ * The files next in the queue, up to VOLSEND_READ_AHEAD bytes, are asked
+ * of the disk (POSIX_FADV_WILLNEED) before their turn: the kernel reads
+ * them while the ones before are compressed. Read whole only on its
+ * turn, a file kept the packer waiting for the disk: a cold text tree
+ * read at about 190 MB/s here, beside zstd's 235 MB/s. A file that
+ * cannot be opened now is found out on its turn.
+ */
+static void
+vs_read_ahead(struct volsend *vs)
+{
+    const struct manifest *m = plan_manifest(vs->p);
+    uint32_t id;
+    int fd;
+
+    while (vs->qahead < vs->qlen && (vs->qahead == 0 ||
+        vs->ahead_bytes < VOLSEND_READ_AHEAD)) {
+        id = vs->q[(vs->qhead + vs->qahead) % vs->qcap];
+        if ((fd = manifest_open(m, id, FSX_O_READ)) >= 0) {
+#ifdef POSIX_FADV_WILLNEED
+            (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+#endif
+            close(fd);
+        }
+        vs->ahead_bytes += manifest_entry(m, id)->size;
+        vs->qahead++;
+    }
+}
+
 /* 1 while a live scan may still bring files for the open volume
  * (VOLSEND_LINGER_NS). */
 static int
@@ -610,9 +641,12 @@ volsend_work(struct volsend *vs, unsigned stream, int take,
         return 0;
     ps = &vs->st[stream];
     while (take && vs->qlen > 0 && buf_used(out) < CONN_STEP_BUDGET) {
+        vs_read_ahead(vs);
         id = vs->q[vs->qhead];
         vs->qhead = (vs->qhead + 1) % vs->qcap;
         vs->qlen--;
+        vs->qahead--;
+        vs->ahead_bytes -= manifest_entry(plan_manifest(vs->p), id)->size;
         if ((r = vs_pack(vs, stream, id, out)) != 0)
             return r;
         *busy = 1;
@@ -653,5 +687,6 @@ volsend_restart(struct volsend *vs)
         vs_stream_reset(&vs->st[i]);
         vs->st[i].nids = 0;
     }
-    vs->qhead = vs->qlen = 0;
+    vs->qhead = vs->qlen = vs->qahead = 0;
+    vs->ahead_bytes = 0;
 }
