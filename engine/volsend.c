@@ -21,6 +21,7 @@
 /* One stream's volumes. */
 struct vs_stream {
     struct volw *w;          /* a set of volumes being written, or NULL */
+    struct zst_enc *enc;     /* its encoder, kept from set to set */
     uint32_t vol;            /* the wire number of the open volume, or 0 */
     uint32_t nfiles;         /* VOL_FILE sent for it */
     uint64_t nbytes;         /* ... and their files' bytes */
@@ -118,6 +119,7 @@ volsend_free(struct volsend *vs)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
         vs_stream_reset(&vs->st[i]);
+        zst_enc_free(vs->st[i].enc);
         xfree(vs->st[i].ids);
     }
     xfree(vs->q);
@@ -517,6 +519,9 @@ vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
     o.block_size = plan_block_size(vs->p);
     vs_probe(vs, size);
     o.level = vs_zstd_level(vs);
+    if (ps->enc == NULL && (ps->enc = zst_enc_new()) == NULL)
+        return FERRY_ERR_NOMEM;
+    o.enc = ps->enc;
     ps->first_ns = clock_ns();
     ps->saved = 0;
     return volw_new(&o, &sink, &ps->w);

@@ -368,7 +368,9 @@ volw_new(const struct volw_opts *o, const struct volw_sink *s,
     buf_init(&w->out, SIZE_MAX / 2);
     buf_init(&w->hdr, 4 * TAR_MAX_EXT);
     w->name = xstrdup(o->name);
-    w->z = zst_enc_new();
+    w->z = o->enc != NULL ? o->enc : zst_enc_new();
+    if (o->enc != NULL)
+        zst_enc_reset(w->z);
     if (w->z != NULL && w->o.level != 0)
         zst_enc_set_level(w->z, w->o.level);
     w->blk = xmalloc(w->o.block_size);
@@ -398,7 +400,8 @@ volw_free(struct volw *w)
 {
     if (w == NULL)
         return;
-    zst_enc_free(w->z);
+    if (w->z != w->o.enc)
+        zst_enc_free(w->z);
     buf_cleanup(&w->out);
     buf_cleanup(&w->hdr);
     xfree(w->blk);

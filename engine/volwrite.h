@@ -35,6 +35,8 @@
 #include "../proto/tar.h"
 #include "../proto/vmanifest.h"
 
+struct zst_enc;
+
 /* A finished volume. */
 struct volw_volume {
     uint32_t index;      /* from 1 */
@@ -64,6 +66,10 @@ struct volw_opts {
     uint32_t block_size;     /* hash blocks; 0 for PROTO_DEFAULT_BLOCK */
     int level;               /* zstd level; 0 for ZST_LEVEL */
     uint32_t max_volumes;    /* 0 for VOLUME_MAX_COUNT, the most */
+    /* A zstd encoder to use (reset first) instead of one of its own,
+     * borrowed until volw_free: a caller that makes set after set keeps
+     * the encoder's memory warm (fresh pages are dear), or NULL. */
+    struct zst_enc *enc;
 };
 
 /* An entry to add. */

@@ -186,6 +186,7 @@
     X(volume_damaged) \
     X(volume_writer_limits) \
     X(volume_mem_order) \
+    X(volume_enc_reused) \
     X(volume_names) \
     X(volume_count_limit) \
     X(volume_zst_stream) \

@@ -222,7 +222,7 @@ vol_same_file(const char *a, const char *b)
 TEST(volume_roundtrip)
 {
     const uint64_t vs = 64u << 10;
-    struct volw_opts o = { "t", vs, 64u << 10, 0, 0 };
+    struct volw_opts o = { "t", vs, 64u << 10, 0, 0, NULL };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64];
     struct volw_totals t;
@@ -305,7 +305,7 @@ vol_frames(const struct buf *b)
  * frame is never made. */
 TEST(volume_frames)
 {
-    struct volw_opts o = { "t", 8u << 20, 64u << 10, 0, 0 };
+    struct volw_opts o = { "t", 8u << 20, 64u << 10, 0, 0, NULL };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX], a[CHECK_PATH_MAX + 64],
         b[CHECK_PATH_MAX + 64], name[32];
     static const int levels[] = { 1, 9, -5, 3 };
@@ -545,7 +545,7 @@ TEST(volume_pieces_refused)
  * second head. */
 TEST(volume_manifest_mismatch)
 {
-    struct volw_opts o = { "t", 1u << 20, 0, 0, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0, 0, NULL };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -600,7 +600,7 @@ TEST(volume_manifest_mismatch)
  * volumes hold. */
 TEST(volume_manifest_pieces)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 0, NULL };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -633,7 +633,7 @@ TEST(volume_manifest_pieces)
 /* Damaged zstd and a volume cut short. */
 TEST(volume_damaged)
 {
-    struct volw_opts o = { "t", 1u << 20, 0, 0, 0 };
+    struct volw_opts o = { "t", 1u << 20, 0, 0, 0, NULL };
     char src[CHECK_PATH_MAX], dst[CHECK_PATH_MAX];
     struct volw *w;
     struct mem m;
@@ -662,7 +662,7 @@ TEST(volume_damaged)
 /* The writer's own refusals: bad options, paths, too small a volume. */
 TEST(volume_writer_limits)
 {
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0, 0, 0 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE - 1, 0, 0, 0, NULL };
     struct volw_sink s;
     struct volw_entry e;
     struct volw *w;
@@ -758,7 +758,7 @@ order_record(void *ctx, const struct vman_rec *r)
 TEST(volume_mem_order)
 {
     const uint64_t vs = 1u << 20;
-    struct volw_opts o = { "t", vs, 64u << 10, 0, 0 };
+    struct volw_opts o = { "t", vs, 64u << 10, 0, 0, NULL };
     static const size_t sizes[] = { 300000, 0, 1, 70000, 200000, 5000 };
     char dst[CHECK_PATH_MAX], name[32];
     struct mem_order mo;
@@ -805,6 +805,50 @@ TEST(volume_mem_order)
     xfree(data);
     ZSTD_freeDCtx(mo.d);
     mem_cleanup(&mo.m);
+}
+
+/* A borrowed encoder (volw_opts.enc) serves set after set: one left in
+ * the middle of a frame (a writer freed without volw_finish) is reset by
+ * the next writer, whose volumes read back whole; volw_free leaves it to
+ * its owner. */
+TEST(volume_enc_reused)
+{
+    const uint64_t vs = 1u << 20;
+    struct volw_opts o = { "t", vs, 64u << 10, 0, 0, NULL };
+    char dst[CHECK_PATH_MAX];
+    struct volw_entry e;
+    struct mem m;
+    struct volw *w;
+    const char *text;
+    uint8_t data[70000];
+    size_t j;
+    int round;
+
+    CHECK((o.enc = zst_enc_new()) != NULL);
+    for (j = 0; j < sizeof(data); j++)
+        data[j] = (uint8_t)((j * 2654435761u) >> 11);
+    memset(&e, 0, sizeof(e));
+    e.type = TAR_FILE;
+    e.path = "f";
+    e.mode = 0640;
+    e.size = sizeof(data);
+    for (round = 0; round < 3; round++) {
+        mem_init(&m, vs);
+        w = mem_writer(&m, &o);
+        CHECK_OK(volw_add_mem(w, &e, data));
+        if (round == 0) {
+            volw_free(w);  /* abandoned mid-frame */
+            mem_cleanup(&m);
+            continue;
+        }
+        CHECK_OK(volw_finish(w));
+        volw_free(w);
+        check_tmpdir(dst);
+        CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_OK);
+        check_rmtree(dst);
+        mem_cleanup(&m);
+    }
+    zst_enc_free(o.enc);
 }
 
 TEST(volume_names)
@@ -890,7 +934,7 @@ TEST(volume_zst_stream)
 TEST(volume_count_limit)
 {
     static uint8_t noise[200000];
-    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 2 };
+    struct volw_opts o = { "t", VOLUME_MIN_SIZE, 0, 0, 2, NULL };
     char src[CHECK_PATH_MAX], path[CHECK_PATH_MAX + 16], name[16];
     struct volw_entry e;
     struct volw *w;
