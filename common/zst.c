@@ -1,6 +1,7 @@
 #include "zst.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "alloc.h"
 #include "log.h"
@@ -44,8 +45,10 @@ zst_compress(struct zst *z, int level, void *dst, size_t cap, const void *src,
 
     *out = 0;
     if (ZSTD_isError(r)) {
-        /* Mostly "destination too small": it does not compress. */
-        log_debug("zstd compress: %s", ZSTD_getErrorName(r));
+        /* "Destination too small" is the answer callers ask for (it
+         * does not compress enough): only another error is news. */
+        if (ZSTD_getErrorCode(r) != ZSTD_error_dstSize_tooSmall)
+            log_debug("zstd compress: %s", ZSTD_getErrorName(r));
         return FERRY_ERR_TOO_LARGE;
     }
     *out = r;
