@@ -306,3 +306,26 @@ out:
     hash_file_free(hf);
     return r;
 }
+
+int
+hash_mem(const void *p, uint64_t size, uint32_t block_size,
+    struct hash128 *out)
+{
+    struct hash_file *hf;
+    struct hash128 bh;
+    uint64_t off, n;
+
+    memset(out, 0, sizeof(*out));
+    if (block_size == 0)
+        return FERRY_ERR_USAGE;
+    if ((hf = hash_file_new(size, block_size)) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (off = 0; off < size; off += n) {
+        n = size - off < block_size ? size - off : block_size;
+        hash_block((const uint8_t *)p + off, (size_t)n, &bh);
+        hash_file_add(hf, &bh);
+    }
+    hash_file_final(hf, out);
+    hash_file_free(hf);
+    return 0;
+}

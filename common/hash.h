@@ -71,5 +71,9 @@ void hash_file_final(struct hash_file *hf, struct hash128 *out);
  */
 int hash_fd(int fd, uint64_t size, uint32_t block_size,
     struct hash128 *out) FERRY_WUR;
+/* The same hash of size bytes held in memory at p. Fails only with
+ * FERRY_ERR_NOMEM (or USAGE for block_size 0). */
+int hash_mem(const void *p, uint64_t size, uint32_t block_size,
+    struct hash128 *out) FERRY_WUR;
 
 #endif

@@ -410,22 +410,6 @@ volw_free(struct volw *w)
     xfree(w);
 }
 
-/* The hash of a file held whole in memory, as volw_copy makes it. */
-static void
-volw_hash_mem(const struct volw *w, const uint8_t *p, uint64_t size,
-    struct hash_file *hf, struct hash128 *out)
-{
-    struct hash128 bh;
-    uint64_t off, n;
-
-    for (off = 0; off < size; off += n) {
-        n = size - off < w->o.block_size ? size - off : w->o.block_size;
-        hash_block(p + off, (size_t)n, &bh);
-        hash_file_add(hf, &bh);
-    }
-    hash_file_final(hf, out);
-}
-
 /* volw_add; with mem (in_mem), the file's bytes are there: it is hashed
  * first, so that its record goes to the sink before its bytes do, and
  * never split. */
@@ -438,7 +422,7 @@ volw_add_entry(struct volw *w, const struct volw_entry *e, int fd,
     struct vman_rec rec;
     uint64_t need;
     size_t plen;
-    int r;
+    int r, split;
 
     if (w->broken)
         return FERRY_ERR_USAGE;
@@ -467,30 +451,30 @@ volw_add_entry(struct volw *w, const struct volw_entry *e, int fd,
         VMAN_DIR : VMAN_SYMLINK;
     rec.path = e->path;
     rec.path_len = plen;
+    need = buf_used(&w->hdr) + te.size + tar_pad(te.size);
+    split = e->type == TAR_FILE && !volw_fits_empty(w, need);
+    if (split && in_mem)
+        return FERRY_ERR_USAGE;
     if (e->type == TAR_FILE) {
-        if ((hf = hash_file_new(e->size, w->o.block_size)) == NULL)
-            return FERRY_ERR_NOMEM;
         rec.size = e->size;
+        if (in_mem && (r = hash_mem(mem, e->size, w->o.block_size,
+            &rec.hash)) != 0)
+            return r;
+        if (!in_mem &&
+            (hf = hash_file_new(e->size, w->o.block_size)) == NULL)
+            return FERRY_ERR_NOMEM;
     }
     w->fill = 0;
-    need = buf_used(&w->hdr) + te.size + tar_pad(te.size);
-    if (e->type == TAR_FILE && !volw_fits_empty(w, need) && in_mem) {
-        hash_file_free(hf);
-        return FERRY_ERR_USAGE;
-    }
     w->broken = 1;
-    if (e->type == TAR_FILE && !volw_fits_empty(w, need)) {
+    if (split) {
         r = volw_split(w, e, fd, hf, &rec);
     } else if ((r = volw_room(w, need)) == 0 && in_mem) {
-        volw_hash_mem(w, mem, e->size, hf, &rec.hash);
         rec.volume = w->vol;
         rec.offset = w->raw + buf_used(&w->hdr);
-        w->mem = e->size > 0 ? mem : NULL;
+        w->mem = mem;
         if ((r = volw_record(w, &rec)) == 0)
             r = volw_member(w, fd, te.size, NULL, &rec.offset);
         w->mem = NULL;
-        hash_file_free(hf);
-        hf = NULL;
     } else if (r == 0) {
         r = volw_member(w, fd, te.size, hf, &rec.offset);
         rec.volume = w->vol;
