@@ -396,6 +396,12 @@ plan_spares(const struct plan *p, unsigned stream)
     return stream == 0 && (p->flags & OPEN_F_SPARE_STREAM0) && p->up != 0;
 }
 
+int
+plan_spares_volumes(const struct plan *p, unsigned stream)
+{
+    return stream == 0 && p->up != 0;
+}
+
 void
 plan_set_flags(struct plan *p, uint32_t flags)
 {

@@ -67,6 +67,13 @@ void plan_set_flags(struct plan *p, uint32_t flags);
  * others (OPEN_F_SPARE_STREAM0) and one of them is up. It keeps the
  * conversation and ends what it has begun. */
 int plan_spares(const struct plan *p, unsigned stream);
+/* 1 when stream is to pack no new volumes: stream 0 once a further one
+ * is up. Stream 0 carries the conversation (offers, their answers): on a
+ * long link its offers waited behind megabytes of volume data, in the
+ * pipes and in the receiver's steps, 0.3-0.4 s each, and the window of
+ * small files moved on only that fast (docs/DESIGN.md, "Volumes in
+ * transfers"). Blocks of big files still go on every stream. */
+int plan_spares_volumes(const struct plan *p, unsigned stream);
 /* A further stream runs (its sender's step): stream 0 may be spared. */
 void plan_stream_up(struct plan *p, unsigned stream);
 /*

@@ -445,7 +445,7 @@ receiver_run(struct receiver *rc, struct conn_step *st)
 {
     struct frame f;
     size_t off = 0;
-    int r = 0, more = 0, d;
+    int r = 0, more = 0, d, pending;
 
     while (rc->state != RCV_DONE && (r = conn_step_frame(st, &off, &f)) > 0)
         if ((r = receiver_on_frame(rc, &f, st)) != 0)
@@ -478,6 +478,13 @@ receiver_run(struct receiver *rc, struct conn_step *st)
         st->more = more;
         if (!more && dest_batch_len(rc->d) > 0)
             st->wake_ms = 20;
+        /* Volumes' files committed behind their readers are answered
+         * as soon as they are in place. */
+        if ((r = volrecv_poll(incoming_volrecv(rc->in), st->out,
+            &pending)) != 0)
+            return r;
+        if (pending && (st->wake_ms == 0 || st->wake_ms > VOLRECV_POLL_MS))
+            st->wake_ms = VOLRECV_POLL_MS;
     }
     return 0;
 }

@@ -778,7 +778,8 @@ sender_produce(struct sender *s, struct conn_step *st)
             continue;
         }
         if ((r = volsend_work(plan_packer(s->p), s->stream,
-            !plan_spares(s->p, s->stream), out, &packed)) != 0)
+            !plan_spares(s->p, s->stream) &&
+            !plan_spares_volumes(s->p, s->stream), out, &packed)) != 0)
             return r;
         if (packed)
             continue;

@@ -106,12 +106,32 @@ volr_dest_fail(struct volr *v, int r, const char *path)
 }
 
 static int
-volr_commit(struct volr *v)
+volr_commit(struct volr *v, int wait)
 {
     const char *failed;
     int r;
 
-    if ((r = volstage_commit(&v->s, &failed)) != 0)
+    if ((r = wait ? volstage_commit(&v->s, &failed) :
+        volstage_commit_behind(&v->s, &failed)) != 0)
+        return volr_dest_fail(v, r, failed);
+    return 0;
+}
+
+int
+volr_pending(struct volr *v)
+{
+    return volstage_pending(&v->s);
+}
+
+int
+volr_poll(struct volr *v)
+{
+    const char *failed;
+    int r;
+
+    if (v->kind != VOLR_OK)
+        return FERRY_ERR_FORMAT;
+    if ((r = volstage_error(&v->s, &failed)) != 0)
         return volr_dest_fail(v, r, failed);
     return 0;
 }
@@ -300,7 +320,8 @@ volr_piece(struct volr *v, const struct tar_entry *e)
                 "%s: piece 1 does not start the file", esc);
         if ((r = volstage_parent(&v->s, v->rel, &pfd, &base)) != 0)
             return volr_path_fail(v, r, esc);
-        if ((r = volstage_file_open(&v->s, f, v->rel, pc->file_size)) != 0)
+        if ((r = volstage_file_open(&v->s, f, v->rel, pc->file_size,
+            0)) != 0)
             return volr_dest_fail(v, r, v->rel);
         v->next_index = 1;
     } else if (f->fd < 0 || strcmp(f->path, v->rel) != 0 ||
@@ -365,7 +386,8 @@ volr_make(struct volr *v, const struct tar_entry *e)
     case TAR_FILE:
         if ((r = volstage_parent(&v->s, v->rel, &pfd, &base)) != 0)
             return volr_path_fail(v, r, esc);
-        if ((r = volstage_file_open(&v->s, &v->cur, v->rel, e->size)) != 0)
+        if ((r = volstage_file_open(&v->s, &v->cur, v->rel, e->size,
+            1)) != 0)
             return volr_dest_fail(v, r, v->rel);
         v->cur.mode = e->mode & 01777;
         v->cur.mtime_sec = e->mtime_sec;
@@ -495,6 +517,9 @@ volr_begin(struct volr *v, uint32_t index)
         return FERRY_ERR_FORMAT;
     if (v->in_volume || index == 0)
         return FERRY_ERR_USAGE;
+    /* What the last volume's commit behind it ran into stops the next. */
+    if ((r = volr_poll(v)) != 0)
+        return r;
     zst_dec_free(v->z);
     if (v->t_ready)
         tar_rd_cleanup(&v->t);
@@ -536,7 +561,7 @@ volr_end(struct volr *v)
             tar_rd_why(&v->t));
     v->in_volume = 0;
     v->st.volumes++;
-    return volr_commit(v);
+    return volr_commit(v, 0);
 }
 
 int
@@ -566,7 +591,7 @@ volr_finish(struct volr *v)
             volr_esc(v->split.path, esc, sizeof(esc)), v->next_index);
     if ((r = volstage_leave(&v->s, NULL)) != 0)
         return volr_dest_fail(v, r, NULL);
-    return volr_commit(v);
+    return volr_commit(v, 1);
 }
 
 int
@@ -641,8 +666,8 @@ volr_error(const struct volr *v, const char **text)
 }
 
 void
-volr_stats(const struct volr *v, struct volr_stats *st)
+volr_stats(struct volr *v, struct volr_stats *st)
 {
     *st = v->st;
-    st->committed = v->s.committed;
+    st->committed = volstage_committed(&v->s);
 }

@@ -20,7 +20,9 @@
  *    renamed into place in batches (512 files or 256 MiB, and at the end
  *    of each volume) between two syncfs calls (volstage.h), as
  *    engine/dest.c commits transfers: a file under its final name is
- *    complete and durable. Symlinks are renamed into place at once, so
+ *    complete and durable. Small files are written and batches committed
+ *    by a thread behind the reader (volstage.h): volr_stats's committed
+ *    says how far it got, volr_poll whether it failed. Symlinks are renamed into place at once, so
  *    the members after them see them. Directories get their mode and
  *    mtime once the reader has left them (members come depth first) and
  *    their files are committed.
@@ -89,10 +91,17 @@ void volr_free(struct volr *v);
 int volr_begin(struct volr *v, uint32_t index) FERRY_WUR;
 int volr_put(struct volr *v, const void *p, size_t n) FERRY_WUR;
 /* The volume's bytes are all there: it must end where its zstd frame and
- * its tar archive end. Commits what it completed. */
+ * its tar archive end. Commits what it completed (behind: see
+ * volr_stats, volr_poll). */
 int volr_end(struct volr *v) FERRY_WUR;
+/* 0, or the failure of what was written or committed behind the reader
+ * (then as any other failure: volr_error says what). */
+int volr_poll(struct volr *v) FERRY_WUR;
+/* 1 while writes or commits wait behind the reader. */
+int volr_pending(struct volr *v);
 /* After the last volume: no split file may be left open; with a manifest,
- * its end record must match. Sets the directories' modes and mtimes. */
+ * its end record must match. Sets the directories' modes and mtimes, and
+ * returns once everything is committed. */
 int volr_finish(struct volr *v) FERRY_WUR;
 
 /* What the first failure was: its kind (VOLR_OK if none) and a message
@@ -107,6 +116,6 @@ struct volr_stats {
     uint64_t committed;    /* of them, in place (in the order read) */
     uint64_t bytes;        /* their data */
 };
-void volr_stats(const struct volr *v, struct volr_stats *st);
+void volr_stats(struct volr *v, struct volr_stats *st);
 
 #endif

@@ -20,21 +20,33 @@ struct vr_member {
     uint64_t size;
 };
 
+/* A volume that ended, until all of its files are answered. */
+struct vr_ended {
+    uint32_t vol;
+    size_t last;             /* its members end at this index */
+    size_t files;
+    uint64_t raw, bytes;
+};
+
 /* One stream's volume; also the context of the reader's hook. The
  * reader (and its staging directory) serves the stream's volumes one
  * after the other: a directory made per volume costs the file system
- * more than the files in it. */
+ * more than the files in it. Its members stay until they are answered,
+ * which may be after their volume ended (the reader commits behind). */
 struct vr_stream {
     struct volrecv *vr;
     uint32_t vol;            /* open volume, or 0 */
     struct volr *r;
-    struct vr_member *m;
+    struct vr_member *m;     /* [acked, nm) not answered yet */
     size_t nm, mcap;
+    size_t first;            /* the open volume's first member */
     size_t next;             /* the reader's next record */
     size_t acked;            /* records answered (committed) so far */
-    uint64_t committed0;     /* the reader's committed files before it */
+    uint64_t committed0;     /* the reader's committed files before m[0] */
     uint64_t bytes;          /* compressed bytes so far */
     uint64_t raw;            /* file bytes of the records handed out */
+    struct vr_ended *ended;  /* oldest first */
+    size_t nended, ended_cap;
 };
 
 struct volrecv {
@@ -77,7 +89,8 @@ vr_forget(struct volrecv *vr, unsigned stream)
         incoming_pack_release(vr->in, vs->m[i].id, stream);
         xfree(vs->m[i].path);
     }
-    vs->nm = vs->next = vs->acked = 0;
+    vs->nm = vs->next = vs->acked = vs->first = 0;
+    vs->nended = 0;
     vs->vol = 0;
     vs->bytes = vs->raw = 0;
 }
@@ -103,6 +116,7 @@ volrecv_free(struct volrecv *vr)
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
         vr_close(vr, (unsigned)i);
         xfree(vr->st[i].m);
+        xfree(vr->st[i].ended);
     }
     xfree(vr);
 }
@@ -191,8 +205,13 @@ vr_fail(struct volrecv *vr, unsigned stream, int r)
     const char *text = NULL;
     uint32_t vol = vs->vol;
 
-    if (vs->r != NULL && volr_error(vs->r, &text) != VOLR_OK &&
-        text != NULL)
+    enum volr_kind kind = vs->r != NULL ? volr_error(vs->r, &text) :
+        VOLR_OK;
+
+    /* The destination's own failure (a full disk) is not the sender's. */
+    if (kind == VOLR_DEST && text != NULL)
+        r = xfer_fail(vr->x, r, "%s: %s", dest_root(vr->d), text);
+    else if (kind != VOLR_OK && text != NULL)
         r = xfer_fail(vr->x, r, "%s: refused from the sender: %s",
             dest_root(vr->d), text);
     else
@@ -226,8 +245,11 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
         return xfer_fail(vr->x, r, "%s: cannot stage a volume: %s",
             dest_root(vr->d), ferry_strerror(r));
     vs->vol = m.volume;
-    volr_stats(vs->r, &st);
-    vs->committed0 = st.committed;
+    if (vs->nm == 0) {
+        volr_stats(vs->r, &st);
+        vs->committed0 = st.committed;
+    }
+    vs->first = vs->nm;
     if ((r = volr_begin(vs->r, m.volume)) != 0)
         return vr_fail(vr, stream, r);
     return 0;
@@ -271,17 +293,44 @@ vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
     return 0;
 }
 
+/* Members answered go, but for those of the open volume the reader
+ * may still be at (their claims were done by the answer). */
+static void
+vr_compact(struct vr_stream *vs)
+{
+    size_t i, k = vs->acked;
+
+    if (vs->vol != 0 && k > vs->first)
+        k = vs->first;
+    if (k == 0)
+        return;
+    for (i = 0; i < k; i++)
+        xfree(vs->m[i].path);
+    memmove(vs->m, vs->m + k, (vs->nm - k) * sizeof(*vs->m));
+    for (i = 0; i < vs->nended; i++)
+        vs->ended[i].last -= k;
+    vs->nm -= k;
+    vs->next -= k;
+    vs->first = vs->first >= k ? vs->first - k : 0;
+    vs->acked -= k;
+    vs->committed0 += k;
+}
+
 /* Answers the files the reader has committed: it commits in batches as
- * it reads, in order, so the window moves on before the volume ends. */
+ * it reads, in order, so the window moves on before the volume ends; a
+ * volume all of whose files are answered is committed. */
 static int
 vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct volr_stats st;
+    struct vr_ended *e;
     int r;
 
-    /* The reader counts over the stream's volumes; this one's files
-     * are those it committed since it began. */
+    if ((r = volr_poll(vs->r)) != 0)
+        return vr_fail(vr, stream, r);
+    /* The reader counts over the stream's volumes; these members are
+     * those it committed since m[0]. */
     volr_stats(vs->r, &st);
     while (vs->acked < vs->nm &&
         vs->acked < st.committed - vs->committed0) {
@@ -289,6 +338,35 @@ vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
             out)) != 0)
             return r;
         vs->acked++;
+    }
+    while (vs->nended > 0 && vs->ended[0].last <= vs->acked) {
+        e = &vs->ended[0];
+        xfer_volume(vr->x, e->vol, "committed", e->files, e->raw, e->bytes);
+        memmove(vs->ended, vs->ended + 1, --vs->nended * sizeof(*e));
+    }
+    vr_compact(vs);
+    return 0;
+}
+
+int
+volrecv_poll(struct volrecv *vr, struct buf *out, int *pending)
+{
+    struct vr_stream *vs;
+    unsigned i;
+    int r, busy;
+
+    *pending = 0;
+    for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++) {
+        vs = &vr->st[i];
+        if (vs->r == NULL || vs->acked == vs->nm)
+            continue;
+        /* Asked first: a commit that ends after the answers below is
+         * seen at the next poll, not missed. */
+        busy = volr_pending(vs->r);
+        if ((r = vr_answer(vr, i, out)) != 0)
+            return r;
+        if (vs->acked < vs->nm && busy)
+            *pending = 1;
     }
     return 0;
 }
@@ -317,17 +395,20 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
 {
     struct vr_stream *vs = &vr->st[stream];
     struct msg_vol_end m;
+    struct vr_ended *e;
+    size_t files;
     int r;
 
     if ((r = msg_vol_end_decode(f->payload, f->len, &m)) != 0)
         return r;
     if (vs->vol == 0 || m.volume != vs->vol)
         return FERRY_ERR_PROTOCOL;
-    if (m.bytes != vs->bytes || m.files != vs->nm)
+    files = vs->nm - vs->first;
+    if (m.bytes != vs->bytes || m.files != files)
         return xfer_fail(vr->x, FERRY_ERR_PROTOCOL, "%s: volume %" PRIu32
             " from the sender refused: it ends after %" PRIu64 " bytes and "
             "%zu files, not %" PRIu64 " and %" PRIu32, dest_root(vr->d),
-            vs->vol, vs->bytes, vs->nm, m.bytes, m.files);
+            vs->vol, vs->bytes, files, m.bytes, m.files);
     if ((r = volr_end(vs->r)) != 0)
         return vr_fail(vr, stream, r);
     if (vs->next < vs->nm) {
@@ -337,13 +418,21 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
         vr_close(vr, stream);
         return r;
     }
-    xfer_volume(vr->x, vs->vol, "committed", vs->nm, vs->raw, vs->bytes);
+    if ((e = xgrow(vs->ended, vs->nended, &vs->ended_cap, sizeof(*e),
+        4)) == NULL)
+        return FERRY_ERR_NOMEM;
+    vs->ended = e;
+    e = &vs->ended[vs->nended++];
+    e->vol = vs->vol;
+    e->last = vs->nm;
+    e->files = files;
+    e->raw = vs->raw;
+    e->bytes = vs->bytes;
     if (vs->bytes < vs->raw)
         xfer_add(&vr->x->st.bytes_compressed, vs->raw - vs->bytes);
-    if ((r = vr_answer(vr, stream, out)) != 0)
-        return r;
-    vr_forget(vr, stream);
-    return 0;
+    vs->vol = 0;
+    vs->bytes = vs->raw = 0;
+    return vr_answer(vr, stream, out);
 }
 
 int

@@ -49,6 +49,14 @@ void volrecv_set_prefs(struct volrecv *vr, const struct volsend_opts *o);
  * volumes. */
 int volrecv_send_prefs(struct volrecv *vr, struct buf *out) FERRY_WUR;
 
+/* Answers (FILE_DONE to out) the files committed behind the readers
+ * since; *pending is 1 while a commit behind will answer more, so the
+ * receiver steps again after VOLRECV_POLL_MS even without input. Returns
+ * 0 or a fatal error (what was written behind failed). */
+#define VOLRECV_POLL_MS 2u
+int volrecv_poll(struct volrecv *vr, struct buf *out,
+    int *pending) FERRY_WUR;
+
 /* 1 if type is one of the volume frames volrecv_frame takes. */
 int volrecv_is_frame(uint8_t type);
 /* A VOL_BEGIN, VOL_FILE, VOL_DATA or VOL_END on stream; FILE_DONE for

@@ -10,6 +10,16 @@
  * following symlinks (fsx.h), with a one-entry cache. Paths given here
  * are checked already (volread.c): relative, clean, not reserved.
  *
+ * Small whole files are written behind: their bytes are hashed here,
+ * copied to a ring, and a thread of the stage's own creates the staging
+ * file (open, write, mode, mtime, close) while the reader goes on with
+ * the next member; batches are committed by that thread too, in order
+ * after their files (volstage_commit_behind). Creating and renaming a
+ * file costs the kernel far more than reading its bytes out of a volume,
+ * and a commit waits on the disk: the reader goes on meanwhile, and the
+ * stages of several streams write in parallel (docs/DESIGN.md, "Writing
+ * files").
+ *
  * Not thread-safe; one reader owns one stage.
  */
 #ifndef FERRY_ENGINE_VOLSTAGE_H
@@ -23,6 +33,11 @@
 /* Commit once this many files (and directories left) or bytes wait. */
 #define VOLSTAGE_BATCH_FILES 512u
 #define VOLSTAGE_BATCH_BYTES (256u << 20)
+/* Whole files up to this size are written behind, through a ring of
+ * VOLSTAGE_BEHIND_RING bytes and at most VOLSTAGE_BEHIND_JOBS files. */
+#define VOLSTAGE_BEHIND_MAX (256u << 10)
+#define VOLSTAGE_BEHIND_RING (2u << 20)
+#define VOLSTAGE_BEHIND_JOBS 512u
 #define VOLSTAGE_PREFIX ".ferry-unpack."
 /* A file whose size is not known yet. */
 #define VOLSTAGE_UNKNOWN UINT64_MAX
@@ -38,8 +53,8 @@ struct volstage_name {
 struct volstage {
     /* read-only */
     char name[64];          /* of the staging directory */
-    uint64_t committed;     /* files in place, in the order they came */
     /* private */
+    uint64_t committed;     /* files put in place here (not behind) */
     int rootfd, stagefd, parentfd;
     uint32_t block_size;
     struct volstage_name *batch, *dirs, *fix;
@@ -49,6 +64,8 @@ struct volstage {
     char *ppath;
     uint64_t next_key;
     char *failed;           /* the path a commit failed on */
+    struct volstage_behind *wb;  /* the writer behind, once needed */
+    int wb_off;             /* it could not be made: write in place */
 };
 
 /* A file being written; fd < 0 when none. The reader keeps two. */
@@ -62,6 +79,7 @@ struct volstage_file {
     uint32_t mtime_nsec;    /* public */
     /* private */
     uint64_t key;
+    int behind;             /* written behind: its bytes wait in blk */
     struct hash_file *hf;
     uint8_t *blk;
     size_t fill;
@@ -88,9 +106,12 @@ int volstage_parent(struct volstage *s, const char *rel, int *pfd,
     const char **base) FERRY_WUR;
 
 void volstage_file_init(struct volstage_file *f);
-/* Creates a staging file for path (copied) of size bytes. */
+/* Starts a staging file for path (copied) of size bytes. whole: all of
+ * it comes before the next file starts (a member, not a piece), so it may
+ * be written behind (f->fd stays -1 then). */
 int volstage_file_open(struct volstage *s, struct volstage_file *f,
-    const char *path, uint64_t size) FERRY_WUR;
+    const char *path, uint64_t size, int whole) FERRY_WUR;
+/* Bytes past the size given at open are refused (FERRY_ERR_TOO_LARGE). */
 int volstage_file_write(struct volstage *s, struct volstage_file *f,
     const void *p, size_t n) FERRY_WUR;
 /* All data is there: writes the rest and gives the file hash (with
@@ -98,7 +119,8 @@ int volstage_file_write(struct volstage *s, struct volstage_file *f,
 int volstage_file_hash(struct volstage *s, struct volstage_file *f,
     struct hash128 *out) FERRY_WUR;
 /* Sets mode and mtime and adds the file to the batch (then f is closed);
- * commits when the batch is full. On failure *failed names the path. */
+ * commits when the batch is full. On failure *failed names the path (a
+ * file written behind may fail later, at the commit, with its path). */
 int volstage_file_done(struct volstage *s, struct volstage_file *f,
     const char **failed) FERRY_WUR;
 /* Closes f, removing its staging file. */
@@ -116,8 +138,21 @@ int volstage_dir(struct volstage *s, const char *rel, uint32_t mode,
  * left: their metadata is set after the next commit. */
 int volstage_leave(struct volstage *s, const char *rel) FERRY_WUR;
 
-/* Commits the batch and sets the left directories' metadata. On failure
- * *failed names the path (or NULL for the sync). */
+/* Commits the batch and sets the left directories' metadata, and waits
+ * for everything written behind. On failure *failed names the path (or
+ * NULL for a sync). */
 int volstage_commit(struct volstage *s, const char **failed) FERRY_WUR;
+/* The same, left to the writer behind when there is one: returns at
+ * once (volstage_committed says when it is done, volstage_error whether
+ * it failed); without one, commits now. */
+int volstage_commit_behind(struct volstage *s,
+    const char **failed) FERRY_WUR;
+/* 1 while the writer behind has work queued. */
+int volstage_pending(struct volstage *s);
+/* Files in place so far, in the order they were done. */
+uint64_t volstage_committed(struct volstage *s);
+/* 0, or what the writer behind failed on (then *failed names the path or
+ * is NULL); nothing more is written then. */
+int volstage_error(struct volstage *s, const char **failed) FERRY_WUR;
 
 #endif

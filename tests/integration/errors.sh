@@ -53,6 +53,35 @@ else
 fi
 ! grep -qx big "$T/full.ls" || fail "partial 'big' under its final name"
 
+# The same with small files, which travel in volumes and are written and
+# committed behind the reader (engine/volstage.c): the failure still ends
+# the push with exit 3 and the destination's reason (not the sender's),
+# the first batch of 512 files (2 MiB of pages) is in place and whole,
+# and no file after it landed.
+if unshare $unshare_args sh -c "mount -t tmpfs -o size=3m tmpfs '$T/dst'" \
+    2>/dev/null; then
+    mkdir -p "$T/many"
+    for i in $(seq 1000 2199); do
+        head -c 3000 /dev/urandom >"$T/many/f$i"
+    done
+    expect_rc 3 unshare $unshare_args sh -c "
+        mount -t tmpfs -o size=3m tmpfs '$T/dst' &&
+        '$FERRY' push --force '$T/many/' 'local:$T/dst'; rc=\$?
+        mkdir -p '$T/landed'
+        for f in \$(ls '$T/dst'); do
+            [ -f '$T/dst/'\$f ] && cp '$T/dst/'\$f '$T/landed/'\$f
+        done
+        exit \$rc"
+    expect_err "No space left on device"
+    ! grep -q "refused from the sender" "$T/last.err" ||
+        fail "a full destination was blamed on the sender"
+    [ "$(ls "$T/landed" | wc -l)" -ge 512 ] ||
+        fail "the first batch did not land"
+    for f in $(ls "$T/landed"); do
+        cmp -s "$T/many/$f" "$T/landed/$f" || fail "partial '$f' landed"
+    done
+fi
+
 # The agent cannot be found: exit 8 naming it.
 expect_rc 8 "$FERRY" push --agent "$T/no-agent" "$T/src" "local:$T/dst"
 expect_err "$T/no-agent"

@@ -187,6 +187,7 @@
     X(volume_writer_limits) \
     X(volume_mem_order) \
     X(volume_enc_reused) \
+    X(volume_stage_behind) \
     X(volume_names) \
     X(volume_count_limit) \
     X(volume_zst_stream) \
@@ -282,6 +283,7 @@
     X(push_stream_lost_answers) \
     X(push_volumes) \
     X(push_volumes_streams) \
+    X(push_volumes_off_stream0) \
     X(push_volumes_resume) \
     /* test_client.c */ \
     X(client_parse_remote) \

@@ -347,6 +347,7 @@ struct rt_pump {
     uint64_t sent[2][MSG_TYPE_MAX + 1];  /* frames each side sent */
     uint64_t most[2][MSG_TYPE_MAX + 1];  /* ... the most in one step */
     uint64_t blocks[RT_MAX_STREAMS];     /* BLOCKs sent on each stream */
+    uint64_t vol_files[RT_MAX_STREAMS];  /* ... and the client's VOL_FILEs */
     struct xfer xc, xa;                  /* each side's counters */
 };
 int rt_push(struct rt *rt, struct rt_pump *p);

@@ -18,6 +18,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../engine/manifest.h"
+#include "../../engine/volrecv.h"
 #include "../../engine/volsend.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"
@@ -26,13 +27,14 @@
 /* Stepping. */
 
 /* One step of stream k with input (and the steps a role asks for with
- * more). Returns what the step returned. */
+ * more, or with a poll of what volumes write behind: as the conn's timer
+ * would, after a pause). Returns what the step returned. */
 static int
 rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
 {
     struct conn_step st;
     struct buf out;
-    int r, i, poke = 0;
+    int r, i, poke = 0, polls = 0;
     unsigned j;
 
     buf_init(&out, (size_t)1 << 30);
@@ -46,6 +48,13 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
         rt_render(rt, k, buf_ptr(&out), buf_used(&out));
         buf_reset(&out);
         poke |= st.poke;
+        if (r == 0 && !st.done && !st.more &&
+            st.wake_ms == VOLRECV_POLL_MS && polls++ < 10000) {
+            usleep(1000);
+            in = NULL;
+            len = 0;
+            continue;
+        }
         if (r != 0 || st.done || !st.more)
             break;
         /* more: stepped again without input */
@@ -769,6 +778,8 @@ rt_push(struct rt *rt, struct rt_pump *p)
                         p->most[s][t] = step[t];
                 }
                 p->blocks[k] += blocks - before;
+                if (s == 0)
+                    p->vol_files[k] += step[MSG_VOL_FILE];
                 CHECK_OK(buf_put(&in[!s][k], buf_ptr(&out), buf_used(&out)));
                 if (st.in_len > 0 || buf_used(&out) > 0 || st.more)
                     progress = 1;

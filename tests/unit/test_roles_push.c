@@ -263,6 +263,26 @@ TEST(push_volumes_streams)
     push_volumes(3);
 }
 
+/* With further streams up, stream 0 packs no volumes even when it is as
+ * fast as they are: its frames are the conversation (the offers and their
+ * answers), which would wait behind megabytes of volume data. Blocks of
+ * big files still go on every stream. */
+TEST(push_volumes_off_stream0)
+{
+    static const struct rt_case c = { .name = "push_volumes_off_stream0" };
+    struct fixture *fx = fixture_new(&c, 3);
+    struct rt_pump *p = &fx->p;
+
+    p->pack = 64u << 10;
+    p->volume_size = 256u << 10;
+    CHECK_OK(rt_push(&fx->rt, p));
+    check_same(&fx->rt);
+    CHECK_EQ_U64(p->sent[0][MSG_VOL_FILE], 2 + 17);
+    CHECK_EQ_U64(p->vol_files[0], 0);
+    CHECK(p->blocks[0] > 0);
+    fixture_free(fx);
+}
+
 /* A push cut while volumes are on the wire, then run again: what was
  * committed is not sent again, the rest arrives. */
 TEST(push_volumes_resume)

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "../../common/alloc.h"
+#include "../../common/hash.h"
 #include "../../common/text.h"
 #include "../../common/zst.h"
 #include "../../engine/volread.h"
+#include "../../engine/volstage.h"
 #include "../../engine/volume.h"
 #include "../../engine/volwrite.h"
 #include "check.h"
@@ -986,4 +988,108 @@ TEST(volume_count_limit)
     volw_free(w);
     mem_cleanup(&m);
     check_rmtree(src);
+}
+
+/* A stage's file: opened, written, hashed as the sender would, done. */
+static int
+stage_file(struct volstage *s, struct volstage_file *f, const char *path,
+    const char *data, int whole, const char **failed)
+{
+    struct hash128 got, want;
+    size_t n = strlen(data);
+
+    CHECK_OK(volstage_file_open(s, f, path, n, whole));
+    CHECK_OK(volstage_file_write(s, f, data, n));
+    CHECK_OK(volstage_file_hash(s, f, &got));
+    CHECK_OK(hash_mem(data, n, s->block_size, &want));
+    CHECK(hash_equal(&got, &want));
+    f->mode = 0640;
+    return volstage_file_done(s, f, failed);
+}
+
+static void
+stage_read(const char *root, const char *rel, const char *want)
+{
+    char p[2 * CHECK_PATH_MAX], got[64];
+    struct stat st;
+    ssize_t n;
+    int fd;
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    CHECK((fd = open(p, O_RDONLY)) >= 0);
+    n = read(fd, got, sizeof(got) - 1);
+    close(fd);
+    CHECK(n >= 0);
+    got[n] = '\0';
+    CHECK_EQ_STR(got, want);
+    CHECK_EQ_INT(stat(p, &st), 0);
+    CHECK_EQ_INT(st.st_mode & 07777, 0640);
+}
+
+/* Small whole files are written behind the reader and committed by the
+ * writer (volstage.h); a piece is written in place. What the writer
+ * cannot write fails the commit with that file's path, and nothing is
+ * put in place; bytes past a file's size are refused. */
+TEST(volume_stage_behind)
+{
+    char root[CHECK_PATH_MAX], p[2 * CHECK_PATH_MAX], name[24];
+    struct volstage s;
+    struct volstage_file f;
+    const char *failed;
+    int fd, i;
+
+    check_tmpdir(root);
+    CHECK((fd = open(root, O_RDONLY | O_DIRECTORY)) >= 0);
+    CHECK_OK(volstage_init(&s, fd, 4096));
+    volstage_file_init(&f);
+
+    /* Behind: no descriptor here; in place once committed. */
+    CHECK_OK(stage_file(&s, &f, "a", "alpha", 1, &failed));
+    CHECK_OK(volstage_file_open(&s, &f, "b", 4, 1));
+    CHECK_EQ_INT(f.fd, -1);
+    CHECK_EQ_ERR(volstage_file_write(&s, &f, "bravo", 5),
+        FERRY_ERR_TOO_LARGE);
+    CHECK_OK(volstage_file_write(&s, &f, "brav", 4));
+    f.mode = 0640;
+    CHECK_OK(volstage_file_done(&s, &f, &failed));
+    /* A piece of a split file is written here, at once. */
+    CHECK_OK(volstage_file_open(&s, &f, "c", 7, 0));
+    CHECK(f.fd >= 0);
+    CHECK_EQ_ERR(volstage_file_write(&s, &f, "charlie!", 8),
+        FERRY_ERR_TOO_LARGE);
+    CHECK_OK(volstage_file_write(&s, &f, "charlie", 7));
+    f.mode = 0640;
+    CHECK_OK(volstage_file_done(&s, &f, &failed));
+    CHECK_OK(volstage_commit_behind(&s, &failed));
+    for (i = 0; i < 5000 && volstage_committed(&s) < 3; i++)
+        usleep(1000);
+    CHECK_EQ_U64(volstage_committed(&s), 3);
+    CHECK_EQ_INT(volstage_pending(&s), 0);
+    stage_read(root, "a", "alpha");
+    stage_read(root, "b", "brav");
+    stage_read(root, "c", "charlie");
+
+    /* The writer finds its staging name taken: the commit names the
+     * file, and neither it nor the file after it is in place. */
+    snprintf(name, sizeof(name), "%llu", (unsigned long long)s.next_key);
+    snprintf(p, sizeof(p), "%s/%s/%s", root, s.name, name);
+    CHECK(close(open(p, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
+    CHECK_OK(stage_file(&s, &f, "d/e", "delta", 1, &failed));
+    (void)stage_file(&s, &f, "f", "foxtrot", 1, &failed);
+    CHECK_EQ_ERR(volstage_commit(&s, &failed), -EEXIST);
+    CHECK(failed != NULL);
+    CHECK_EQ_STR(failed, "d/e");
+    CHECK_EQ_ERR(volstage_error(&s, &failed), -EEXIST);
+    CHECK_EQ_STR(failed, "d/e");
+    snprintf(p, sizeof(p), "%s/d/e", root);
+    CHECK_EQ_INT(access(p, F_OK), -1);
+    snprintf(p, sizeof(p), "%s/f", root);
+    CHECK_EQ_INT(access(p, F_OK), -1);
+    CHECK_EQ_U64(volstage_committed(&s), 3);
+
+    volstage_file_cleanup(&f);
+    volstage_cleanup(&s);
+    snprintf(p, sizeof(p), "%s/%s", root, s.name);
+    CHECK_EQ_INT(access(p, F_OK), -1);
+    close(fd);
 }
