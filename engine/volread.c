@@ -129,8 +129,6 @@ volr_poll(struct volr *v)
     const char *failed;
     int r;
 
-    if (v->kind != VOLR_OK)
-        return FERRY_ERR_FORMAT;
     if ((r = volstage_error(&v->s, &failed)) != 0)
         return volr_dest_fail(v, r, failed);
     return 0;

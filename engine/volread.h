@@ -22,10 +22,10 @@
  *    engine/dest.c commits transfers: a file under its final name is
  *    complete and durable. Small files are written and batches committed
  *    by a thread behind the reader (volstage.h): volr_stats's committed
- *    says how far it got, volr_poll whether it failed. Symlinks are renamed into place at once, so
- *    the members after them see them. Directories get their mode and
- *    mtime once the reader has left them (members come depth first) and
- *    their files are committed.
+ *    says how far it got, volr_poll whether it failed. Symlinks are
+ *    renamed into place at once, so the members after them see them.
+ *    Directories get their mode and mtime once the reader has left them
+ *    (members come depth first) and their files are committed.
  *
  * With a manifest (opts.manifest), every member is checked against the
  * next record the caller's next_record hook gives (type, path, size,

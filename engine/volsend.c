@@ -477,8 +477,8 @@ vs_probe(struct volsend *vs, uint64_t size)
     if (vs->probe == NULL && ((vs->probe = zst_new()) == NULL ||
         (vs->probe_out = xmalloc(VS_PROBE_MAX)) == NULL))
         return;
-    if (zst_compress(vs->probe, ZST_LEVEL, vs->probe_out, n - n / 32, vs->fbuf, n,
-        &out) != 0)
+    if (zst_compress(vs->probe, ZST_LEVEL, vs->probe_out, n - n / 32,
+        vs->fbuf, n, &out) != 0)
         vs->level = VOLSEND_MIN_LEVEL;
     else if (vs->level == VOLSEND_MIN_LEVEL)
         vs->level = VOLSEND_START_LEVEL;
