@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -61,13 +62,13 @@ fsx_open_component(int dirfd, const char *name, int create, int *out)
 }
 
 /* 1 while openat2 may be tried; 0 once it is known missing (or turned
- * off by a test). */
-static int fsx_openat2_ok = 1;
+ * off by a test). Atomic: volumes' writer threads walk paths too. */
+static atomic_int fsx_openat2_ok = 1;
 
 void
 fsx_use_openat2(int on)
 {
-    fsx_openat2_ok = on;
+    atomic_store_explicit(&fsx_openat2_ok, on, memory_order_relaxed);
 }
 
 /*
@@ -94,14 +95,14 @@ fsx_openat2_dir(int rootfd, const char *rel, int *out)
         return 0;
     }
     if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
-        fsx_openat2_ok = 0;
+        atomic_store_explicit(&fsx_openat2_ok, 0, memory_order_relaxed);
         return 1;
     }
     /* A symlink on the way: ELOOP; a path that would leave: EXDEV. */
     return errno == ELOOP || errno == EXDEV ? FERRY_ERR_NOT_DIR : -errno;
 #else
     (void)rootfd; (void)rel; (void)out;
-    fsx_openat2_ok = 0;
+    atomic_store_explicit(&fsx_openat2_ok, 0, memory_order_relaxed);
     return 1;
 #endif
 }
@@ -114,7 +115,8 @@ fsx_walk(int rootfd, const char *rel, size_t len, int create, int *out)
     int cur = -1, next = -1, r;
 
     *out = -1;
-    if (len > 0 && len <= FSX_PATH_MAX && fsx_openat2_ok) {
+    if (len > 0 && len <= FSX_PATH_MAX &&
+        atomic_load_explicit(&fsx_openat2_ok, memory_order_relaxed)) {
         char path[FSX_PATH_MAX + 1];
 
         memcpy(path, rel, len);
