@@ -356,7 +356,9 @@ volrecv_poll(struct volrecv *vr, struct buf *out, int *pending)
     int r, busy;
 
     *pending = 0;
-    for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++) {
+    if (vr == NULL)
+        return 0;   /* a transfer without volumes */
+    for (i = 0; i < PROTO_MAX_STREAMS; i++) {
         vs = &vr->st[i];
         if (vs->r == NULL || vs->acked == vs->nm)
             continue;

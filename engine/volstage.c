@@ -298,6 +298,20 @@ struct volstage_behind {
     int stop;
 };
 
+/* A staged file's data is all written: its mode and mtime, and where
+ * syncfs is missing its own fsync (the commit's syncfs does it here). */
+static int
+vs_file_seal(int fd, uint32_t mode, int64_t mtime_sec, uint32_t mtime_nsec)
+{
+    (void)fchmod(fd, mode);
+    (void)fsx_set_mtime(fd, -1, NULL, mtime_sec, mtime_nsec);
+#ifndef __linux__
+    return fsx_fsync(fd);
+#else
+    return 0;
+#endif
+}
+
 /* What volstage_file_done does in place for a file. */
 static int
 vs_job_write(int stagefd, const struct vs_job *j, const uint8_t *data)
@@ -310,13 +324,8 @@ vs_job_write(int stagefd, const struct vs_job *j, const uint8_t *data)
         O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    r = fsx_write_all(fd, data, j->len);
-    (void)fchmod(fd, j->mode);
-    (void)fsx_set_mtime(fd, -1, NULL, j->mtime_sec, j->mtime_nsec);
-#ifndef __linux__
-    if (r == 0)
-        r = fsx_fsync(fd);
-#endif
+    if ((r = fsx_write_all(fd, data, j->len)) == 0)
+        r = vs_file_seal(fd, j->mode, j->mtime_sec, j->mtime_nsec);
     close(fd);
     return r;
 }
@@ -483,13 +492,13 @@ volstage_failed(struct volstage *s, const char *path)
     s->failed = path != NULL ? xstrdup(path) : NULL;
 }
 
-/* The writer's failure, if any: its error, *failed its path. */
-static int
-vs_behind_error(struct volstage *s, const char **failed)
+int
+volstage_error(struct volstage *s, const char **failed)
 {
     struct volstage_behind *wb = s->wb;
     int r;
 
+    *failed = NULL;
     if (wb == NULL || !atomic_load(&wb->failing))
         return 0;
     pthread_mutex_lock(&wb->mu);
@@ -498,13 +507,6 @@ vs_behind_error(struct volstage *s, const char **failed)
     pthread_mutex_unlock(&wb->mu);
     *failed = s->failed;
     return r;
-}
-
-int
-volstage_error(struct volstage *s, const char **failed)
-{
-    *failed = NULL;
-    return vs_behind_error(s, failed);
 }
 
 int
@@ -554,8 +556,7 @@ volstage_commit_behind(struct volstage *s, const char **failed)
     size_t n;
     int r;
 
-    *failed = NULL;
-    if ((r = vs_behind_error(s, failed)) != 0)
+    if ((r = volstage_error(s, failed)) != 0)
         return r;
     memset(&j, 0, sizeof(j));
     vs_batch_take(s, &j.b);
@@ -589,7 +590,7 @@ volstage_commit(struct volstage *s, const char **failed)
     while (s->wb->done != s->wb->queued)
         pthread_cond_wait(&s->wb->cv, &s->wb->mu);
     pthread_mutex_unlock(&s->wb->mu);
-    return vs_behind_error(s, failed);
+    return volstage_error(s, failed);
 }
 
 int
@@ -748,14 +749,9 @@ volstage_file_done(struct volstage *s, struct volstage_file *f,
     *failed = NULL;
     if ((r = volstage_file_drain(f)) != 0)
         return r;
-    if (!f->behind) {
-        (void)fchmod(f->fd, f->mode);
-        (void)fsx_set_mtime(f->fd, -1, NULL, f->mtime_sec, f->mtime_nsec);
-#ifndef __linux__
-        if ((r = fsx_fsync(f->fd)) != 0)
-            return r;
-#endif
-    }
+    if (!f->behind && (r = vs_file_seal(f->fd, f->mode, f->mtime_sec,
+        f->mtime_nsec)) != 0)
+        return r;
     memset(&n, 0, sizeof(n));
     n.key = f->key;
     n.path = f->path;
