@@ -165,7 +165,7 @@ check: test
 
 check-run:
 	$(UNIT)
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh integration e2e
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/run.sh integration e2e
 
 ## unit: only the unit tests
 unit: all
@@ -173,11 +173,11 @@ unit: all
 
 ## integration: only the local: integration tests
 integration: all
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh integration
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/run.sh integration
 
 ## e2e: only the tests against a loopback sshd
 e2e: all
-	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests sh tests/run.sh e2e
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/run.sh e2e
 
 ## asan: build with ASan+UBSan and run the unit and integration tests
 asan: deps
@@ -187,7 +187,7 @@ asan: deps
 		build/asan/tests/test-unit
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	FERRY_BIN=build/asan/bin FERRY_TOOLS=build/asan/tests \
-		sh tests/run.sh integration
+		bash tests/run.sh integration
 
 ## tsan: build with ThreadSanitizer and run the unit tests (the scan
 ## threads, the pool, the pumps); not part of CI's run. Cases run 5-10x

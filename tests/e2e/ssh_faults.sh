@@ -3,6 +3,7 @@
 # resumes, and the tree comes out identical. Also: a dead link is noticed
 # within ServerAliveInterval x ServerAliveCountMax, and ConnectTimeout
 # bounds a connect that hangs.
+# run.sh: alone (the link is judged by a loopback key exchange's time)
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"

@@ -1,5 +1,6 @@
 # Host keys: strict by default; accept-new adds an unknown host (hashed);
 # a changed key is refused with the file and line to fix (exit 7).
+# run.sh: alone (the link is judged by a loopback key exchange's time)
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/sshd.sh"
 sshd_start

@@ -7,6 +7,7 @@
 # window would hold back, gets the four streams of a long link, where one
 # of 20 MiB keeps one. A server slow to start on a short link does not
 # make it long.
+# run.sh: alone (the link is judged by a loopback key exchange's time)
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/sshd.sh"
 . "$TESTS_DIR/lib/netproxy.sh"

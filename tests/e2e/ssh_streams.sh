@@ -12,6 +12,7 @@
 # (they start once stream 0 has connected: beside its login or after
 # it), so stream k > 0 is one of connections 2 and up. Faults aim at one
 # of those.
+# run.sh: alone (the link is judged by a loopback key exchange's time)
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"

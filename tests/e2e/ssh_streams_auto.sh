@@ -3,6 +3,7 @@
 # libssh2 stream 0 (at least one), not one per core (client/attempt_grow.c,
 # attempt_auto_max). A --bwlimit keeps the push going long enough for
 # every stream that would come to come.
+# run.sh: alone (the link is judged by a loopback key exchange's time)
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/sshd.sh"
 sshd_start
