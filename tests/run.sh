@@ -14,8 +14,8 @@
 # runs every test alone, to rule load out.
 cd "$(dirname "$0")/.." || exit 2
 limit=${TEST_TIMEOUT:-300}
-jobs=${TEST_JOBS:-3}
-case $jobs in '' | *[!0-9]* | 0) echo "TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
+width=${TEST_JOBS:-3}
+case $width in '' | *[!0-9]* | 0) echo "TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
 out=$(mktemp -d "${TMPDIR:-/tmp}/ferry-run.XXXXXX") || exit 2
 trap 'rm -rf "$out"' EXIT
 trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
@@ -39,7 +39,6 @@ run_one() {
 }
 
 # Prints the reports of tests that ended since the last call, each whole.
-shown=0
 show_ended() {
     local i
     for ((i = 1; i <= n; i++)); do
@@ -47,7 +46,6 @@ show_ended() {
         [ -e "$out/$i.pass" ] || [ -e "$out/$i.fail" ] || continue
         cat "$out/$i.report"
         : >"$out/$i.shown"
-        shown=$((shown + 1))
     done
 }
 
@@ -81,7 +79,7 @@ for suite in "$@"; do
         if grep -q '^# run.sh: alone' "$t"; then
             alone+=("$name" "$t")
         else
-            start "$name" "$t" "$jobs"
+            start "$name" "$t" "$width"
         fi
     done
 done
