@@ -61,26 +61,6 @@ rfile_sign_gaps(struct rfile *f, struct buf *out)
     return 0;
 }
 
-/* The kept partial cannot be read back: ask for the rest of what it
- * claims (so the sender can end the file), and fail the file. */
-static int
-rfile_verify_failed(struct incoming *in, struct rfile *f, struct buf *out,
-    int err)
-{
-    uint64_t k;
-    int r;
-
-    if ((r = incoming_file_error(in, f, err)) != 0)
-        return r;
-    for (k = f->verified; k < f->claim.n; k++) {
-        if ((r = sigs_emit(out, f->id, f->claim.index[k], 1, NULL)) != 0)
-            return r;
-        rfile_sign(f, f->claim.index[k], 1, 0);
-    }
-    f->verified = f->claim.n;
-    return 0;
-}
-
 /* Says that claimed blocks [start, end) of f are held (HAVE, with their
  * hashes) or not (NEED). */
 static int
@@ -98,6 +78,30 @@ rfile_verify_emit(struct rfile *f, struct buf *out, uint64_t start,
     return 0;
 }
 
+/*
+ * Says that the claimed blocks of f not read back yet are needed, without
+ * reading them: f failed (a block the sender sent did not check out, a
+ * write failed, its kept partial cannot be read), so it keeps nothing,
+ * and the sender can end it only once every block is described. Until
+ * 2026-12-05 a file that failed between two steps of its read-back was
+ * taken off the queue half described, and its sender waited for ever.
+ */
+static int
+rfile_need_rest(struct rfile *f, struct buf *out)
+{
+    const struct partial_claim *c = &f->claim;
+    uint64_t k, start;
+    int r;
+
+    for (k = start = f->verified; k < c->n; k++)
+        if (k + 1 == c->n || c->index[k + 1] != c->index[k] + 1) {
+            if ((r = rfile_verify_emit(f, out, start, k + 1, 0)) != 0)
+                return r;
+            start = k + 1;
+        }
+    return 0;
+}
+
 /* Reads back claimed blocks of f, up to *budget bytes, each once, and
  * says which are held and which not, in runs of consecutive blocks that
  * read back alike. */
@@ -109,6 +113,8 @@ rfile_verify(struct incoming *in, struct rfile *f, struct buf *out,
     uint64_t k, start;
     int r, good = 0;
 
+    if (f->failed != 0)
+        return rfile_need_rest(f, out);
     if (in->scratch == NULL &&
         (in->scratch = xmalloc(in->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
@@ -118,9 +124,11 @@ rfile_verify(struct incoming *in, struct rfile *f, struct buf *out,
         struct hash128 h;
         int ok;
 
+        /* The kept partial cannot be read back: the file fails. */
         if ((r = partial_read_block(f->pt, c->index[k], (size_t)len,
             in->scratch, &h)) != 0)
-            return rfile_verify_failed(in, f, out, r);
+            return (r = incoming_file_error(in, f, r)) != 0 ? r :
+                rfile_need_rest(f, out);
         xfer_add(&in->x->st.readback_bytes, len);
         ok = hash_equal(&h, &c->hash[k]);
         if (k > start && (ok != good ||
@@ -210,7 +218,7 @@ incoming_verify_step(struct incoming *in, struct buf *out, uint64_t *budget)
         xfer_add(&in->x->st.readback_ns, clock_ns() - t0);
         if (r != 0)
             return r;
-        if (f->verified == f->claim.n || f->failed != 0) {
+        if (f->verified == f->claim.n) {
             in->vhead = f->vnext;
             if (in->vhead == NULL)
                 in->vtail = NULL;

@@ -24,6 +24,13 @@
 /* The same, with what follows in the same step: before the receiver has
  * read back what it holds (at the end of a step). */
 #define WANT_BIG_WITH { F_PLAN(1) }, { F_FILE(0, "big", RT_BIG), BATCH }
+/* A file whose kept blocks take more than one step to read back. */
+#define HUGE_BLOCKS 1152
+#define HUGE ((uint64_t)HUGE_BLOCKS * RT_BS)
+#define HUGE_HELD 1100
+#define HUGE_LEFT (HUGE_BLOCKS - HUGE_HELD - 1)
+_Static_assert(HUGE_HELD * RT_BS > INCOMING_VERIFY_BYTES,
+    "the read-back of HUGE_HELD blocks takes two steps");
 
 /* Block 1 of the partial that the earlier run left is damaged on disk. */
 static void
@@ -141,6 +148,21 @@ static const struct rt_case receiver_resume[] = {
                   { F_FEND(0) } },
       .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+R:0 NEED:0:4+124",
       .tree = ".ferry/" },
+    /* The file fails (a block that does not check out) before the
+     * read-back of what it holds is done, which takes more than one
+     * step here (INCOMING_VERIFY_BYTES): the rest is said to be needed
+     * unread, so the sender can end the file, which fails alone. */
+    { "resume_fails_during_readback",
+      .before = { { F_PLAN(1) }, { F_FILE(0, "huge", HUGE) },
+                  { F_BLOCKS(0, 0, HUGE_HELD) } },
+      .script = { { F_PLAN(1) }, { F_FILE(0, "huge", HUGE), BATCH },
+                  { F_BADBLOCK(0, HUGE_HELD) },
+                  { F_BLOCKS(0, 0, HUGE_HELD) },
+                  { F_BLOCKS(0, HUGE_HELD + 1, HUGE_LEFT) }, { F_FEND(0) },
+                  { F_END } },
+      .out = "READY WANT+R:0 NEED:0:1100+52 NEED:0:0+1100 "
+          "DONE:0:HASH_MISMATCH SUMMARY:0,0,1",
+      .tree = "" },
 };
 
 /* Destinations that exist before the transfer. */
