@@ -211,11 +211,54 @@ mirror_beneath(const char *rel, const char *dir, size_t dlen)
 }
 
 /*
+ * 1 if the sources send the destination directory itself: one of them
+ * names a directory's contents ("dir/", "dir/.", "."). Otherwise they
+ * send entries into it ("dir", a file, a pull's glob), and what else
+ * the destination holds is not theirs to mirror (rsync's rule).
+ */
+static int
+mirror_root_sent(const struct cli *cli, const struct manifest *src)
+{
+    char *local;
+    int i, contents, sent = 0;
+
+    if (cli->cmd == CMD_PUSH)
+        return src->contents;
+    for (i = 0; i < cli->nremote && !sent; i++) {
+        if (manifest_source(cli->remote_paths[i], &local, &contents) != 0)
+            return 0;
+        sent = contents;
+        xfree(local);
+    }
+    return sent;
+}
+
+/* 1 if the directory that holds rel (a destination entry's path) is one
+ * the sources send, so --delete may remove rel: the destination itself
+ * when root_sent, else a directory named in names (the sources' paths,
+ * sorted, ns of them). */
+static int
+mirror_parent_sent(const char *rel, const char **names, size_t ns,
+    int root_sent)
+{
+    char parent[MANIFEST_REL_MAX];
+    const char *slash = strrchr(rel, '/'), *key = parent;
+
+    if (slash == NULL)
+        return root_sent;
+    if ((size_t)(slash - rel) >= sizeof(parent))
+        return 0;
+    memcpy(parent, rel, (size_t)(slash - rel));
+    parent[slash - rel] = '\0';
+    return bsearch(&key, names, ns, sizeof(*names), mirror_rel_cmp) != NULL;
+}
+
+/*
  * Compares the sources src (paths relative to the destination directory)
  * with the destination's entries dst: reports what would be sent and
  * skipped (dry run), and what the destination has that the sources do not
- * (with --delete); the topmost of those go into *del (paths kept in
- * pathstore), *ndel of them.
+ * (with --delete) in the directories they send; the topmost of those go
+ * into *del (paths kept in pathstore), *ndel of them.
  */
 static int
 mirror_compare(struct mirror_report *rp, const struct cli *cli,
@@ -225,6 +268,7 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     const char **names = NULL, *gone = NULL, *kept = NULL;
     struct mirror_named *byname, *dnamed, *snamed;
     size_t i, ns = 0, nd = 0, gl = 0, kl = 0;
+    int root_sent = mirror_root_sent(cli, src);
 
     *del = NULL;
     *ndel = 0;
@@ -284,8 +328,9 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
         if (bsearch(&d->rel, names, ns, sizeof(*names),
             mirror_rel_cmp) != NULL)
             continue;
-        if (cli->delete == 1 && mirror_excluded(&cli->filter, d->rel,
-            d->e->kind == ENTRY_DIR)) {
+        if (!mirror_parent_sent(d->rel, names, ns, root_sent) ||
+            (cli->delete == 1 && mirror_excluded(&cli->filter, d->rel,
+            d->e->kind == ENTRY_DIR))) {
             kept = d->rel;
             kl = strlen(kept);
             continue;

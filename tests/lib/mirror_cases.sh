@@ -91,6 +91,34 @@ mirror_cases() {
                 "$remote:$T/missing" "$T/mdst"
         fi
         [ -f "$T/mdst/stays" ] || fail "$w: deleted after a failure"
+        mirror_scope "$remote" $w "$@"
         note "$w: ok"
     done
+}
+
+# --delete mirrors only the directories the sources send (rsync's rule):
+# "dir" sends dir, not the destination around it; a file or a pull's
+# glob sends no directory at all.
+mirror_scope() {
+    local remote=$1 w=$2 src
+    shift 2
+    rm -rf "$T/mscope"
+    mkdir -p "$T/mscope/other" "$T/mscope/msrc/stale"
+    echo precious >"$T/mscope/notes"
+    echo old >"$T/mscope/msrc/stale/f"
+    for src in "$T/msrc" "$T/msrc/a/x" "$T/msrc/a/*"; do
+        [ "$src" != "$T/msrc/a/*" ] || [ $w = pull ] || continue
+        if [ $w = push ]; then
+            expect_rc 0 "$FERRY" push -q --delete "$@" "$src" \
+                "$remote:$T/mscope/"
+        else
+            expect_rc 0 "$FERRY" pull -q --delete "$@" "$remote:$src" \
+                "$T/mscope/"
+        fi
+        [ -f "$T/mscope/notes" ] && [ -d "$T/mscope/other" ] ||
+            fail "$w --delete $src: removed what it does not send"
+    done
+    [ ! -e "$T/mscope/msrc/stale" ] ||
+        fail "$w --delete $T/msrc: kept what its directory no longer has"
+    tree_same "$T/msrc" "$T/mscope/msrc"
 }
