@@ -291,6 +291,13 @@ dest_lock(struct dest *d)
         }
         usleep(100 * 1000);
     }
+    /* The holder we waited for tidied the state directory away as it
+     * ended (dest_tidy unlinks the lock, then the directory, then lets
+     * go): this lock guards a directory that is gone. */
+    if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
+        close(fd);
+        return -EAGAIN;
+    }
     n = snprintf(info, sizeof(info), "pid %ld, transfer ", (long)getpid());
     for (i = 0; i < 8; i++)
         n += snprintf(info + n, sizeof(info) - (size_t)n, "%02x",
@@ -308,8 +315,9 @@ dest_open_state(struct dest *d, int create)
 {
     struct partial_info *v;
     size_t n;
-    int r, fd;
+    int r, fd, tries = 0;
 
+again:
     if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, create,
         &d->statefd)) != 0)
         goto fail;
@@ -317,7 +325,13 @@ dest_open_state(struct dest *d, int create)
         O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
-    if ((r = dest_lock(d)) != 0 ||
+    /* Each holder that tidies away once lets one waiter in this way. */
+    if ((r = dest_lock(d)) == -EAGAIN && ++tries < DEST_LOCK_TRIES) {
+        close(d->statefd);
+        d->statefd = -1;
+        goto again;
+    }
+    if (r != 0 ||
         (r = dest_salt_load(d)) != 0 ||
         (r = fsx_open_private_dir(d->statefd, DEST_PART_DIR, 1,
         &d->partfd)) != 0)

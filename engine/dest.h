@@ -38,6 +38,9 @@
 #define DEST_LOCK "lock"
 
 #define DEST_LOCK_WAIT_MS 10000
+/* Times the state directory is opened again when the holder waited for
+ * removed it as it ended (another waiter may then hold the new one). */
+#define DEST_LOCK_TRIES 8
 
 /* The commit of a file replaces an old version this big (on disk) without
  * waiting for its pages and blocks to be freed (fsx_close_detached). */

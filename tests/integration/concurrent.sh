@@ -33,3 +33,20 @@ rc=$?
 set -e
 [ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
 tree_same "$T/src" "$T/d"
+
+# A second transfer that waits while the first ends: the first tidies
+# its state directory away as it goes (lock, then directory), and the
+# second goes on with a new one, not with the lock of a directory that
+# is gone ("DEST/.ferry: No such file or directory" until 2026-12-05).
+rm -rf "$T/d2"
+head -c 10000000 /dev/urandom >"$T/src/big"  # blocks, not a volume
+"$FERRY" push -q --agent "$slow" "$T/src/" "local:$T/d2" 2>"$T/first.err" &
+first=$!
+wait_part_bytes "$T/d2" 500000
+expect_rc 0 "$FERRY" push -q "$T/src/" "local:$T/d2"
+set +e
+wait $first
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
+tree_same "$T/src" "$T/d2"
