@@ -9,6 +9,13 @@ export FERRY_AGENT_REAL="$AGENT"
 export SLOW_AGENT_RATE=2500000
 slow="$TESTS_DIR/lib/slow_agent.py"
 
+# first_ok: waits for the first push ($first), which must succeed.
+first_ok() {
+    local rc=0
+    wait "$first" || rc=$?
+    [ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
+}
+
 "$FERRY" push --json --agent "$slow" "$T/src/" "local:$T/d" \
     >"$T/first.out" 2>"$T/first.err" &
 first=$!
@@ -27,11 +34,7 @@ expect_rc 3 "$FERRY" clean "$T/d"
 expect_err "running"
 [ -d "$T/d/.ferry/part" ] || fail "clean removed a live transfer's state"
 
-set +e
-wait $first
-rc=$?
-set -e
-[ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
+first_ok
 tree_same "$T/src" "$T/d"
 
 # A second transfer that waits while the first ends: the first tidies
@@ -44,9 +47,5 @@ head -c 10000000 /dev/urandom >"$T/src/big"  # blocks, not a volume
 first=$!
 wait_part_bytes "$T/d2" 500000
 expect_rc 0 "$FERRY" push -q "$T/src/" "local:$T/d2"
-set +e
-wait $first
-rc=$?
-set -e
-[ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
+first_ok
 tree_same "$T/src" "$T/d2"
