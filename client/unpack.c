@@ -44,6 +44,8 @@ struct unpack {
     char (*sums)[65];        /* per volume, "" if not listed */
     char msum[65];
     int have_sums;
+    char *unlisted;          /* without a manifest: a volume SHA256SUMS
+                                names that is not here, or NULL */
     struct volr *v;
     struct volr_stats st;
     uint64_t compressed;
@@ -157,6 +159,19 @@ out:
     return r;
 }
 
+/* 1 if the file name fn is that of a volume unpack reads without a
+ * manifest: a .tar.zst (NAME's only, with --name), not hidden. */
+static int
+unpack_is_volume(const struct unpack *u, const char *fn)
+{
+    size_t n = strlen(fn), sl = strlen(VOLUME_SUFFIX),
+        nl = u->a->name != NULL ? strlen(u->a->name) : 0;
+
+    return n > sl && strcmp(fn + n - sl, VOLUME_SUFFIX) == 0 &&
+        fn[0] != '.' && strchr(fn, '/') == NULL && (nl == 0 ||
+        (strncmp(fn, u->a->name, nl) == 0 && fn[nl] == '.'));
+}
+
 /* Reads SHA256SUMS (if there) for the volumes in u->files and the
  * manifest. */
 static int
@@ -183,6 +198,7 @@ unpack_sums(struct unpack *u, int srcfd)
     while (fgets(line, sizeof(line), f) != NULL) {
         size_t len = strcspn(line, "\r\n");
         const char *fn = line + 66;
+        int here = 0;
 
         line[len] = '\0';
         if (len < 67 || strspn(line, "0123456789abcdef") != 64 ||
@@ -195,8 +211,19 @@ unpack_sums(struct unpack *u, int srcfd)
             const char *base = strrchr(u->files[i], '/');
 
             base = base != NULL ? base + 1 : u->files[i];
-            if (strcmp(base, fn) == 0)
+            if (strcmp(base, fn) == 0) {
                 memcpy(u->sums[i], line, 65);
+                here = 1;
+            }
+        }
+        /* Without a manifest the directory is the set: a volume its sums
+         * list and it does not hold was lost (a set with a manifest
+         * names every volume it has; a missing one is found there). */
+        if (!here && !u->manifest && u->unlisted == NULL &&
+            unpack_is_volume(u, fn) &&
+            (u->unlisted = xstrdup(fn)) == NULL) {
+            fclose(f);
+            return FERRY_ERR_NOMEM;
         }
     }
     fclose(f);
@@ -209,16 +236,12 @@ static int
 unpack_list(struct unpack *u, DIR *d)
 {
     struct dirent *de;
-    size_t n, sl = strlen(VOLUME_SUFFIX), nl = u->a->name != NULL ?
-        strlen(u->a->name) : 0;
+    size_t n;
     char **nv;
 
     while ((de = readdir(d)) != NULL) {
         n = strlen(de->d_name);
-        if (n <= sl || strcmp(de->d_name + n - sl, VOLUME_SUFFIX) != 0 ||
-            de->d_name[0] == '.' || (nl > 0 &&
-            (strncmp(de->d_name, u->a->name, nl) != 0 ||
-            de->d_name[nl] != '.')))
+        if (!unpack_is_volume(u, de->d_name))
             continue;
         if (u->nvol == VOLUME_MAX_COUNT)
             return FERRY_ERR_TOO_LARGE;
@@ -329,9 +352,16 @@ unpack_plan(struct unpack *u)
     if (r != 0)
         return unpack_fatal(u, r, EXIT_SOURCE, u->src, "%s",
             ferry_strerror(r));
+    if (u->unlisted != NULL)
+        return unpack_fatal(u, -ENOENT, EXIT_SOURCE, u->src, "%s: listed "
+            "in %s, not here: a volume of the set is missing",
+            u->unlisted, UNPACK_SUMS);
     if (u->manifest && !u->have_sums)
         output_note(&u->out, "%s: no %s: volumes are checked by the "
             "manifest's hashes only", u->src, UNPACK_SUMS);
+    if (!u->manifest && !u->have_sums && u->nvol > 1)
+        output_note(&u->out, "%s: no manifest and no %s: a volume missing "
+            "from the set cannot be noticed", u->src, UNPACK_SUMS);
     return EXIT_OK;
 }
 
@@ -528,6 +558,7 @@ unpack_main(int argc, char **argv)
         xfree(u.files[i]);
     xfree(u.files);
     xfree(u.sums);
+    xfree(u.unlisted);
     xfree(u.name);
     xfree(u.chunk);
     buf_cleanup(&u.mbuf);

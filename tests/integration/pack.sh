@@ -165,4 +165,19 @@ cp -r "$T/out" "$T/gap"
 rm "$T/gap/data.00002.tar.zst"
 sed -i '/data.00002.tar.zst/d' "$T/gap/SHA256SUMS"
 expect_rc 9 "$FERRY" unpack --name data "$T/gap" "$T/back-gap"
+# Without the manifest the directory is the set: a volume SHA256SUMS lists
+# (another set's lines there too) and the directory lacks stops it before
+# anything is written; with no SHA256SUMS either, a note says what cannot
+# be checked.
+cp -r "$T/out" "$T/gap2"
+rm "$T/gap2/data.manifest" "$T/gap2/data.00002.tar.zst"
+expect_rc 2 "$FERRY" unpack --name data "$T/gap2" "$T/back-gap2"
+expect_err "data.00002.tar.zst: listed in SHA256SUMS, not here"
+[ ! -e "$T/back-gap2" ] || fail "a set with a volume missing was unpacked"
+rm "$T/gap2/SHA256SUMS"
+cp "$T/out/data.00002.tar.zst" "$T/gap2/"
+expect_rc 0 "$FERRY" unpack --name data "$T/gap2" "$T/back-gap2"
+expect_err "a volume missing from the set cannot be noticed"
+python3 "$TESTS_DIR/lib/treecmp.py" --content "$src" "$T/back-gap2/data" ||
+    fail "the set without its manifest and sums"
 echo "pack: ok"
