@@ -452,8 +452,17 @@ receiver_run(struct receiver *rc, struct conn_step *st)
             break;
     /* A step settles what it wrote before it ends. */
     d = incoming_drain(rc->in, st->out);
-    if (r != 0)
+    if (r != 0) {
+        /* The transfer ends here (a full disk, say). What is staged is
+         * whole and checked and would be committed as the receiver goes
+         * (incoming_free); committed now, its FILE_DONE goes out before
+         * the ERROR, so the sender, and its `ready` events, know it is
+         * in place. */
+        if (r != FERRY_ERR_CLOSED && incoming_flush(rc->in, st->out) != 0)
+            log_debug("%s: commit before the error failed",
+                dest_root(rc->d));
         return r;
+    }
     if (d != 0)
         return d;
     if (rc->state == RCV_DONE)

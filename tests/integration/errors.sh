@@ -53,6 +53,29 @@ else
 fi
 ! grep -qx big "$T/full.ls" || fail "partial 'big' under its final name"
 
+# What a full disk leaves in place is said to be there: a file committed
+# as the transfer ends has its `ready` event (the sender heard of it
+# before the error), so a job that waits for those events, or the next
+# run's summary, is not told less than the disk holds.
+mkdir -p "$T/two"
+head -c 1000000 /dev/urandom >"$T/two/a"
+head -c 3000000 /dev/urandom >"$T/two/b"
+if unshare $unshare_args sh -c "mount -t tmpfs -o size=2m tmpfs '$T/dst'" \
+    2>/dev/null; then
+    expect_rc 3 unshare $unshare_args sh -c "
+        mount -t tmpfs -o size=2m tmpfs '$T/dst' &&
+        '$FERRY' push --json --force --pack-threshold 0 '$T/two/' \
+            'local:$T/dst'; rc=\$?
+        ls '$T/dst' >'$T/full.ls'
+        exit \$rc"
+    expect_err "No space left on device"
+    grep -qx a "$T/full.ls" || fail "a did not land"
+    for f in $(cat "$T/full.ls"); do
+        grep -q "\"event\":\"ready\",\"path\":\"$f\"" "$T/last.out" ||
+            fail "$f is in place with no ready event"
+    done
+fi
+
 # The same with small files, which travel in volumes and are written and
 # committed behind the reader (engine/volstage.c): the failure still ends
 # the push with exit 3 and the destination's reason (not the sender's),
