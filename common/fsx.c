@@ -341,6 +341,16 @@ fsx_set_mtime(int fd, int dirfd, const char *name, int64_t sec, uint32_t nsec)
     return utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
 }
 
+char *
+fsx_trim_slashes(char *path)
+{
+    size_t n = strlen(path);
+
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    return path;
+}
+
 int
 fsx_split(const char *path, char **dir, char **base)
 {

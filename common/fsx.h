@@ -108,4 +108,8 @@ void fsx_close_detached(const int *fds, size_t n);
  * "." when there is none). Trailing slashes are ignored. */
 int fsx_split(const char *path, char **dir, char **base) FERRY_WUR;
 
+/* Drops the trailing slashes of path, in place ("/" stays), so that a
+ * name joined to it reads "dir/name", not "dir//name". Returns path. */
+char *fsx_trim_slashes(char *path);
+
 #endif

@@ -133,6 +133,7 @@ conn_begin_close(struct conn *c)
     c->shutdown_req.data = c;
     if (c->err == FERRY_ERR_CLOSED || c->err == FERRY_ERR_CONNECT ||
         c->err == FERRY_ERR_INTERRUPTED || c->err == FERRY_ERR_TIMEOUT ||
+        c->write_dead ||
         uv_shutdown(&c->shutdown_req, c->ws, conn_shutdown_done) != 0) {
         conn_close_handles(c);
         return;
@@ -243,6 +244,44 @@ conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     conn_kick(c);
 }
 
+/*
+ * The transport took no more: a peer that went away may have said why
+ * first. Its ERROR was written before it closed its end, which is what
+ * failed our write, so it waits in what we have not read yet: that is
+ * taken in now, as if an EOF followed it, and the role hears it
+ * instead of a bare "connection closed" (a full disk on the far side
+ * was once reported that way whenever our write came first). Nothing
+ * more is written.
+ */
+static void
+conn_write_failed(struct conn *c)
+{
+    uv_os_fd_t fd;
+    uint8_t *p;
+    ssize_t n;
+
+    c->write_dead = 1;
+    if (c->reading) {
+        uv_read_stop(c->rs);
+        c->reading = 0;
+    }
+    if (!c->eof && uv_fileno((uv_handle_t *)c->rs, &fd) == 0) {
+        while (buf_used(&c->inbox) <= conn_inbox_high(c) &&
+            buf_reserve(&c->inbox, CONN_READ_CHUNK, &p) == 0) {
+            do
+                n = read(fd, p, CONN_READ_CHUNK);
+            while (n < 0 && errno == EINTR);
+            buf_unreserve(&c->inbox, CONN_READ_CHUNK - (n > 0 ?
+                (size_t)n : 0));
+            if (n <= 0)
+                break;
+            c->bytes_in += (uint64_t)n;
+        }
+    }
+    c->eof = 1;
+    conn_kick(c);
+}
+
 static void
 conn_write_done(uv_write_t *req, int status)
 {
@@ -261,7 +300,8 @@ conn_write_done(uv_write_t *req, int status)
     xfree(w);
     if (status < 0 && !c->finishing) {
         log_debug("transport write: %s", uv_strerror(status));
-        conn_fail(c, FERRY_ERR_CLOSED);
+        if (!c->write_dead)
+            conn_write_failed(c);
         return;
     }
     conn_kick(c);
@@ -274,6 +314,11 @@ conn_send(struct conn *c, struct buf *b)
     struct conn_write *w;
     uv_buf_t ub;
     int r;
+
+    if (c->write_dead) {
+        buf_reset(b);
+        return 0;
+    }
 
     if (buf_used(b) == 0)
         return 0;

@@ -115,6 +115,7 @@ struct conn {
     unsigned job_wake;
     int reading, eof, eof_delivered, wake_due, finishing, closing, released;
     int read_paused;          /* reading stopped by the group's limit */
+    int write_dead;           /* the transport took no more writes */
     size_t tx_pending;
     conn_step_fn *step;
     void *role;

@@ -200,6 +200,7 @@ dest_resolve(struct dest *d, const struct msg_plan *plan,
     } else if ((d->root = xstrdup(d->path)) == NULL) {
         return FERRY_ERR_NOMEM;
     }
+    fsx_trim_slashes(d->root);
     if ((r = fsx_mkdir_p(d->root, 0755)) != 0) {
         r = xfer_fail(d->x, r, "%s: %s", d->root, ferry_strerror(r));
         goto out;

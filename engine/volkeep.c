@@ -37,6 +37,7 @@ struct volkeep {
     struct xfer *x;
     enum keep_state state;
     char name[256];
+    char *dir;               /* where the volumes go, for messages */
     int dirfd;
     /* Volumes held when the run began: 1..nheld. */
     struct keep_vol *held;
@@ -62,6 +63,13 @@ struct volkeep {
     char mtmp[VOLSET_TMP_MAX], mfile[VOLUME_NAME_MAX];
 };
 
+/* Fails the transfer naming file, one of the set's, with its directory. */
+static int
+keep_fail(struct volkeep *k, int r, const char *file)
+{
+    return xfer_fail(k->x, r, "%s/%s: %s", k->dir, file, ferry_strerror(r));
+}
+
 int
 volkeep_new(const char *dir, const char *name, struct xfer *x,
     struct volkeep **out)
@@ -79,6 +87,11 @@ volkeep_new(const char *dir, const char *name, struct xfer *x,
     k->max_vbytes = PROTO_MAX_VOLUME_SIZE;
     k->dirfd = k->sfd = k->vfd = k->mfd = -1;
     snprintf(k->name, sizeof(k->name), "%s", name);
+    if ((k->dir = xstrdup(dir)) == NULL) {
+        volkeep_free(k);
+        return FERRY_ERR_NOMEM;
+    }
+    fsx_trim_slashes(k->dir);
     snprintf(k->mfile, sizeof(k->mfile), "%s%s", name,
         VOLUME_MANIFEST_SUFFIX);
     volset_tmp_name(k->mfile, k->mtmp, sizeof(k->mtmp));
@@ -125,6 +138,7 @@ volkeep_free(struct volkeep *k)
     xfree(k->rbuf);
     xfree(k->held);
     xfree(k->set);
+    xfree(k->dir);
     xfree(k);
 }
 
@@ -178,7 +192,7 @@ keep_scan(struct volkeep *k, struct conn_step *st)
             if (errno == EINTR)
                 continue;
             r = -errno;
-            return xfer_fail(k->x, r, "%s: %s", k->vfile, ferry_strerror(r));
+            return keep_fail(k, r, k->vfile);
         }
         if (n == 0)
             break;
@@ -227,7 +241,7 @@ keep_begin(struct volkeep *k, const struct frame *f)
     if ((k->vfd = volset_create(k->dirfd, k->vtmp)) < 0) {
         r = k->vfd;
         k->vfd = -1;
-        return xfer_fail(k->x, r, "%s: %s", k->vtmp, ferry_strerror(r));
+        return keep_fail(k, r, k->vtmp);
     }
     k->open = m.volume;
     k->vbytes = 0;
@@ -250,7 +264,7 @@ keep_data(struct volkeep *k, const struct frame *f)
         return xfer_fail(k->x, FERRY_ERR_TOO_LARGE, "volume %u: larger "
             "than a volume may be", m.volume);
     if ((r = fsx_write_all(k->vfd, m.data, m.len)) != 0)
-        return xfer_fail(k->x, r, "%s: %s", k->vtmp, ferry_strerror(r));
+        return keep_fail(k, r, k->vtmp);
     sha256_update(&k->vsha, m.data, m.len);
     k->vbytes += m.len;
     return 0;
@@ -292,7 +306,7 @@ keep_vol(struct volkeep *k, const struct frame *f)
     k->vfd = -1;
     if ((r = volset_commit(k->dirfd, fd, k->vtmp, k->vfile)) != 0) {
         (void)unlinkat(k->dirfd, k->vtmp, 0);
-        return xfer_fail(k->x, r, "%s: %s", k->vfile, ferry_strerror(r));
+        return keep_fail(k, r, k->vfile);
     }
     k->open = 0;
     k->next++;
@@ -315,7 +329,7 @@ keep_man(struct volkeep *k, const struct frame *f)
         if ((k->mfd = volset_create(k->dirfd, k->mtmp)) < 0) {
             r = k->mfd;
             k->mfd = -1;
-            return xfer_fail(k->x, r, "%s: %s", k->mtmp, ferry_strerror(r));
+            return keep_fail(k, r, k->mtmp);
         }
         sha256_init(&k->msha);
         k->mbytes = 0;
@@ -325,7 +339,7 @@ keep_man(struct volkeep *k, const struct frame *f)
             (unsigned long long)k->mbytes);
     }
     if ((r = fsx_write_all(k->mfd, m.data, m.len)) != 0)
-        return xfer_fail(k->x, r, "%s: %s", k->mtmp, ferry_strerror(r));
+        return keep_fail(k, r, k->mtmp);
     sha256_update(&k->msha, m.data, m.len);
     k->mbytes += m.len;
     return 0;
@@ -376,7 +390,7 @@ keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
     k->mfd = -1;
     if ((r = volset_commit(k->dirfd, fd, k->mtmp, k->mfile)) != 0) {
         (void)unlinkat(k->dirfd, k->mtmp, 0);
-        return xfer_fail(k->x, r, "%s: %s", k->mfile, ferry_strerror(r));
+        return keep_fail(k, r, k->mfile);
     }
     if ((sums = xcalloc((size_t)m.volumes + 1, sizeof(*sums))) == NULL)
         return FERRY_ERR_NOMEM;

@@ -105,6 +105,28 @@ if unshare $unshare_args sh -c "mount -t tmpfs -o size=3m tmpfs '$T/dst'" \
     done
 fi
 
+# A full disk under --keep-volumes, again and again: the agent says why
+# and exits while the client is still writing volumes to it. The client's
+# write fails first as often as not, and what the agent said is read
+# after it all the same (engine/conn.c, conn_write_failed): exit 3 and
+# the reason every time, never "connection closed" (exit 5).
+mkdir -p "$T/rnd"
+for i in 1 2 3; do head -c 1000000 /dev/urandom >"$T/rnd/r$i"; done
+if unshare $unshare_args sh -c "mount -t tmpfs -o size=2m tmpfs '$T/dst'" \
+    2>/dev/null; then
+    expect_rc 0 unshare $unshare_args sh -c "
+        mount -t tmpfs -o size=2m tmpfs '$T/dst' || exit 1
+        for i in 1 2 3 4 5 6; do
+            '$FERRY' push -q --force --keep-volumes --volume-size 256K \
+                '$T/rnd' 'local:$T/dst/kv/'
+            echo rc=\$?
+        done"
+    [ "$(grep -c '^rc=3$' "$T/last.out")" -eq 6 ] ||
+        fail "full disk under --keep-volumes: $(tr '\n' ' ' <"$T/last.out")"
+    [ "$(grep -c "$T/dst/kv/.rnd.*: No space left on device" \
+        "$T/last.err")" -eq 6 ] || { cat "$T/last.err"; fail "the reason"; }
+fi
+
 # The agent cannot be found: exit 8 naming it.
 expect_rc 8 "$FERRY" push --agent "$T/no-agent" "$T/src" "local:$T/dst"
 expect_err "$T/no-agent"
