@@ -593,9 +593,16 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     manifest_init(&mf);
     rn.so.flags = (cli->checksum ? OPEN_F_CHECKSUM : 0) | cli->delta_flags;
     rn.so.block_size = cli->block_size;
-    uv_random(NULL, NULL, rn.so.transfer_id, sizeof(rn.so.transfer_id), 0,
-        NULL);
     msg[0] = '\0';
+    /* The key is the transfer's only secret (server/rendezvous.h): a
+     * run that cannot draw it does not start. */
+    if ((r = uv_random(NULL, NULL, rn.so.transfer_id,
+        sizeof(rn.so.transfer_id), 0, NULL)) == 0)
+        r = uv_random(NULL, NULL, rn.so.transfer_key,
+            sizeof(rn.so.transfer_key), 0, NULL);
+    if (r != 0)
+        snprintf(msg, sizeof(msg), "cannot draw the transfer's key: %s",
+            ferry_strerror(r));
     retry_wait_init(&rn.rw, loop);
     uv_signal_init(loop, &rn.sigint);
     uv_signal_init(loop, &rn.sigterm);
@@ -607,7 +614,7 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
 
     if (op == NULL && cli->cmd == CMD_PUSH)
         run_scan_start(&rn, loop, &mf);
-    if ((r = run_setup(&rn, msg, sizeof(msg))) != 0) {
+    if (r != 0 || (r = run_setup(&rn, msg, sizeof(msg))) != 0) {
         run_scan_wait(&rn, loop);
         code = exitcode_for(r, SIDE_DEST);
         goto out_fatal;

@@ -96,6 +96,8 @@ session_free(struct session *s)
         dest_free(s->shared->dest);
         plan_free(s->shared->plan);
         session_scan_end(s->shared->scan);
+        explicit_bzero(s->shared->transfer_key,
+            sizeof(s->shared->transfer_key));
         xfree(s->shared);
     }
     xfree(s);
@@ -117,6 +119,13 @@ const uint8_t *
 session_transfer_id(const struct session *s)
 {
     return s->shared != NULL ? s->shared->transfer_id : s->open.transfer_id;
+}
+
+const uint8_t *
+session_transfer_key(const struct session *s)
+{
+    return s->shared != NULL ? s->shared->transfer_key :
+        s->open.transfer_key;
 }
 
 int
@@ -383,6 +392,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     s->shared = sh;
     s->owns_shared = 1;
     memcpy(sh->transfer_id, o->transfer_id, sizeof(sh->transfer_id));
+    memcpy(sh->transfer_key, o->transfer_key, sizeof(sh->transfer_key));
     sh->flags = o->flags;
     sh->block_size = o->block_size;
     sh->streams_used = 1;
@@ -482,7 +492,9 @@ session_agent_on_join(struct session *s, const struct frame *f,
     if ((r = msg_join_decode(f->payload, f->len, &j)) != 0)
         return r;
     if (sh == NULL || !hash_ct_equal(j.transfer_id, sh->transfer_id,
-        sizeof(j.transfer_id)) || (sh->streams_used & (1u << j.stream)))
+        sizeof(j.transfer_id)) || !hash_ct_equal(j.transfer_key,
+        sh->transfer_key, sizeof(j.transfer_key)) ||
+        (sh->streams_used & (1u << j.stream)))
         return xfer_fail(s->x, FERRY_ERR_PROTOCOL,
             "JOIN of a transfer or stream this agent does not run");
     sh->streams_used |= 1u << j.stream;
@@ -516,6 +528,7 @@ session_client_start(struct session *s, struct buf *out)
     s->state = S_CLIENT_WAIT_HELLO;
     if (o->stream > 0) {
         memcpy(j.transfer_id, o->transfer_id, sizeof(j.transfer_id));
+        memcpy(j.transfer_key, o->transfer_key, sizeof(j.transfer_key));
         j.stream = o->stream;
         return msg_join_encode(out, &j);
     }
@@ -551,6 +564,7 @@ session_client_start(struct session *s, struct buf *out)
     m.flags = o->flags;
     m.block_size = o->block_size;
     memcpy(m.transfer_id, o->transfer_id, sizeof(m.transfer_id));
+    memcpy(m.transfer_key, o->transfer_key, sizeof(m.transfer_key));
     m.npaths = o->npaths;
     return msg_open_encode(out, &m, o->paths);
 }

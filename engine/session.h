@@ -39,6 +39,9 @@ struct session_open {
     uint32_t flags;        /* OPEN_F_* */
     uint32_t block_size;
     uint8_t transfer_id[16];
+    /* The transfer's secret (random, as the id): further streams and a
+     * takeover by a new attempt must present it (server/rendezvous.h). */
+    uint8_t transfer_key[32];
     const char *const *paths;  /* push: the destination; pull: sources */
     uint16_t npaths;
     uint16_t stream;       /* 0: OPEN; else JOIN the running transfer */
@@ -86,8 +89,8 @@ struct session *session_agent_new(struct xfer *x,
 
 /*
  * The agent side of a further stream handed over by another process:
- * answers HELLO, accepts a JOIN of first's transfer (same transfer id, a
- * stream number not in use) and runs a role for that stream over what
+ * answers HELLO, accepts a JOIN of first's transfer (same transfer id and
+ * key, a stream number not in use) and runs a role for that stream over what
  * first shares. first must outlive it.
  */
 struct session *session_agent_join(struct session *first);
@@ -102,8 +105,10 @@ int session_step(void *sess, struct conn_step *st) FERRY_WUR;
 const char *session_peer_software(const struct session *s);
 /* The capability bits the peer's HELLO set (0 before it arrived). */
 uint64_t session_peer_caps(const struct session *s);
-/* The transfer id of an opened transfer (agent side, after OPEN). */
+/* The transfer id and key of an opened transfer (agent side, after
+ * OPEN): PROTO_TRANSFER_ID_LEN and PROTO_TRANSFER_KEY_LEN bytes. */
 const uint8_t *session_transfer_id(const struct session *s);
+const uint8_t *session_transfer_key(const struct session *s);
 /* 1 once the handshake is over and the role runs. */
 int session_running(const struct session *s);
 /* The stream a session carries (0 for the one that opened). */

@@ -27,6 +27,7 @@ enum sess_state {
  * session that opened it, borrowed by the ones that joined. */
 struct session_shared {
     uint8_t transfer_id[16];
+    uint8_t transfer_key[32];
     uint32_t flags, block_size;
     int sender;              /* a pull: the agent sends */
     struct plan *plan;

@@ -9,8 +9,8 @@
 #define FERRY_PROTO_LIMITS_H
 
 #define PROTO_MAGIC "FRY1"
-#define PROTO_VERSION_MIN 2
-#define PROTO_VERSION_MAX 2
+#define PROTO_VERSION_MIN 3
+#define PROTO_VERSION_MAX 3
 
 /* Frame: u32 payload length, u8 type, payload. */
 #define PROTO_FRAME_HEADER 5
@@ -30,6 +30,8 @@
 #define PROTO_MAX_MESSAGE 1024u
 #define PROTO_MAX_SOFTWARE 64u
 #define PROTO_TRANSFER_ID_LEN 16u
+/* The transfer's secret: OPEN and JOIN carry it, nothing else shows it. */
+#define PROTO_TRANSFER_KEY_LEN 32u
 /* Block hashes in one SIGS frame, blocks in one MATCH. */
 #define PROTO_MAX_SIGS 65536u
 /* Delta: the smallest signature piece, and the most ops in one DELTA

@@ -180,6 +180,8 @@ msg_open_encode(struct buf *b, const struct msg_open *m,
     if (r == 0)
         r = buf_put(b, m->transfer_id, PROTO_TRANSFER_ID_LEN);
     if (r == 0)
+        r = buf_put(b, m->transfer_key, PROTO_TRANSFER_KEY_LEN);
+    if (r == 0)
         r = buf_put_u16(b, m->npaths);
     for (i = 0; r == 0 && i < m->npaths; i++)
         r = buf_put_str16(b, paths[i], strlen(paths[i]));
@@ -199,6 +201,7 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (e = rd_u32(&r, &m->flags)) != 0 ||
         (e = rd_u32(&r, &m->block_size)) != 0 ||
         (e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
+        (e = rd_copy(&r, m->transfer_key, PROTO_TRANSFER_KEY_LEN)) != 0 ||
         (e = rd_u16(&r, &m->npaths)) != 0)
         goto fail;
     /* Over a limit is TOO_LARGE; no path at all is malformed. */
@@ -580,7 +583,7 @@ fail:
     return e;
 }
 
-/* JOIN: 16 bytes transfer id, u16 stream. */
+/* JOIN: 16 bytes transfer id, 32 bytes transfer key, u16 stream. */
 
 int
 msg_join_encode(struct buf *b, const struct msg_join *m)
@@ -593,6 +596,8 @@ msg_join_encode(struct buf *b, const struct msg_join *m)
     if ((r = frame_begin(b, MSG_JOIN, &mark)) != 0)
         return r;
     r = buf_put(b, m->transfer_id, PROTO_TRANSFER_ID_LEN);
+    if (r == 0)
+        r = buf_put(b, m->transfer_key, PROTO_TRANSFER_KEY_LEN);
     if (r == 0)
         r = buf_put_u16(b, m->stream);
     return msg_finish(b, mark, r);
@@ -607,6 +612,7 @@ msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
     if ((e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
+        (e = rd_copy(&r, m->transfer_key, PROTO_TRANSFER_KEY_LEN)) != 0 ||
         (e = rd_u16(&r, &m->stream)) != 0 ||
         (e = rd_end(&r)) != 0)
         goto fail;

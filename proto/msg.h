@@ -164,6 +164,7 @@ struct msg_open {
     uint32_t flags;
     uint32_t block_size;  /* power of two in [PROTO_MIN_BLOCK, MAX_BLOCK] */
     uint8_t transfer_id[PROTO_TRANSFER_ID_LEN];
+    uint8_t transfer_key[PROTO_TRANSFER_KEY_LEN];
     uint16_t npaths;      /* 1..PROTO_MAX_OPEN_PATHS */
     /* The decoder points paths at an array it cannot allocate, so it
      * records where the list starts; iterate with msg_open_path. */
@@ -373,6 +374,7 @@ struct msg_summary {
 /* JOIN: a further connection of a running transfer (instead of OPEN). */
 struct msg_join {
     uint8_t transfer_id[PROTO_TRANSFER_ID_LEN];
+    uint8_t transfer_key[PROTO_TRANSFER_KEY_LEN];  /* as its OPEN's */
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 

@@ -126,9 +126,12 @@ agent_signal(uv_signal_t *h, int signum)
     agent_abort_all(h->data, FERRY_ERR_INTERRUPTED);
 }
 
+/* The asker waits until token closes: it stays open until this process
+ * is gone, its journals synced. */
 static void
-agent_takeover(void *ctx)
+agent_takeover(void *ctx, int token)
 {
+    (void)token;
     agent_abort_all(ctx, FERRY_ERR_INTERRUPTED);
 }
 
@@ -185,13 +188,36 @@ agent_listen_now(uv_async_t *h)
 /* session_policy.opened: in the step's worker thread. The name is taken
  * here (an old attempt's agent is asked to go first); accepting starts on
  * the loop thread. */
+/* The ticket of the transfer s runs (or joins) under this agent's
+ * policy. Wiped by the caller. */
+static int
+agent_ticket(const struct agent *a, const uint8_t *id, const uint8_t *key,
+    struct rendezvous_ticket *t)
+{
+    int r;
+
+    memset(t, 0, sizeof(*t));
+    memcpy(t->id, id, sizeof(t->id));
+    memcpy(t->key, key, sizeof(t->key));
+    r = policy_scope(&a->pol, t->scope, sizeof(t->scope));
+    return r < 0 ? r : 0;
+}
+
+/* session_policy.opened: in the step's worker thread. The name is taken
+ * here (an old attempt's agent is asked to go first); accepting starts on
+ * the loop thread. */
 static int
 agent_opened(void *ctx, struct session *s)
 {
     struct agent *a = ctx;
+    struct rendezvous_ticket t;
     int r;
 
-    if ((r = rendezvous_bind(&a->rv, session_transfer_id(s))) != 0) {
+    if ((r = agent_ticket(a, session_transfer_id(s),
+        session_transfer_key(s), &t)) == 0)
+        r = rendezvous_bind(&a->rv, &t);
+    explicit_bzero(&t, sizeof(t));
+    if (r != 0) {
         log_debug("cannot accept further streams: %s", ferry_strerror(r));
         return 0;  /* one stream still works */
     }
@@ -263,9 +289,10 @@ agent_read_frames(int fd, struct buf *b, int want, int *got)
 /* The second frame, if it is a JOIN: hand the connection over. Returns
  * 1 if it was one (then the process is done). */
 static int
-agent_try_join(struct buf *b, int *status)
+agent_try_join(const struct agent *a, struct buf *b, int *status)
 {
     struct frame hello, second;
+    struct rendezvous_ticket t;
     struct msg_join j;
     struct buf out;
     size_t used;
@@ -281,14 +308,19 @@ agent_try_join(struct buf *b, int *status)
     *status = AGENT_EXIT_FAIL;
     if (msg_join_decode(second.payload, second.len, &j) != 0)
         return 0;  /* the session says what is wrong with it */
-    if (buf_used(b) > RENDEZVOUS_MAX_BYTES)
+    if (buf_used(b) > RVMSG_MAX_BYTES)
         r = FERRY_ERR_TOO_LARGE;
-    else if ((r = rendezvous_handover(j.transfer_id, STDIN_FILENO,
-        STDOUT_FILENO, buf_ptr(b), buf_used(b))) == 0) {
+    else if ((r = agent_ticket(a, j.transfer_id, j.transfer_key,
+        &t)) == 0)
+        r = rendezvous_handover(&t, STDIN_FILENO, STDOUT_FILENO,
+            buf_ptr(b), buf_used(b));
+    explicit_bzero(&t, sizeof(t));
+    explicit_bzero(&j, sizeof(j));
+    if (r == 0) {
         *status = AGENT_EXIT_OK;
         return 1;
     }
-    log_debug("stream %u: no agent to hand it to: %s", j.stream,
+    log_debug("JOIN: no agent of this transfer to hand it to: %s",
         ferry_strerror(r));
     /* Nobody to hand it to: say so on the connection. */
     buf_init(&out, 4096);
@@ -345,7 +377,7 @@ agent_serve(const struct agent_opts *o)
         log_debug("first frames: %s", ferry_strerror(r));
         goto out;
     }
-    if (nframes == 2 && agent_try_join(&first, &status))
+    if (nframes == 2 && agent_try_join(a, &first, &status))
         goto out;
     /* A confined agent could not write outside its root anyway. */
     if (!a->spol.restricted)

@@ -44,6 +44,19 @@ policy_cleanup(struct policy *p)
     p->root = NULL;
 }
 
+int
+policy_scope(const struct policy *p, char *out, size_t n)
+{
+    int k;
+
+    if (p->root == NULL)
+        k = snprintf(out, n, "any");
+    else
+        k = snprintf(out, n, "%s:%s", p->read_only ? "ro" :
+            p->write_only ? "wo" : "rw", p->root);
+    return k < 0 || (size_t)k >= n ? FERRY_ERR_TOO_LARGE : k;
+}
+
 /* "~" and "~/..." mean the agent's home, as with scp. */
 static int
 policy_home(const struct policy *pol, const char *path, size_t len,

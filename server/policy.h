@@ -40,6 +40,15 @@ int policy_restrict(struct policy *p, const char *root, char *msg,
     size_t msglen) FERRY_WUR;
 void policy_cleanup(struct policy *p);
 
+/*
+ * What this agent may reach, as one string that two agents compare
+ * before one hands a connection to the other (rendezvous.h): "any" when
+ * unrestricted, else "rw:", "ro:" (--read-only) or "wo:" (--write-only)
+ * and the canonical root. Returns its length, or FERRY_ERR_TOO_LARGE
+ * if it does not fit in n bytes (NUL included).
+ */
+int policy_scope(const struct policy *p, char *out, size_t n) FERRY_WUR;
+
 /* session_policy.resolve for the agent: *out is a new string. */
 int policy_resolve(void *ctx, uint8_t op, const char *path, size_t len,
     char **out, char *msg, size_t msglen) FERRY_WUR;

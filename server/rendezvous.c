@@ -10,28 +10,66 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/buf.h"
+#include "../common/hash.h"
 #include "../common/log.h"
+#include "../common/sha256.h"
 
-#define RV_JOIN 'J'
-#define RV_STOP 'T'
 /* A connected peer says what it wants at once. */
 #define RV_RECV_TIMEOUT_MS 2000
+/* The listener's answer to a datagram it does not admit. */
+#define RV_REFUSED 'R'
 
-/* "\0ferry-<uid>-<transfer id in hex>": the abstract namespace needs no
- * directory and leaves nothing behind. */
-static socklen_t
-rv_addr(const uint8_t id[16], struct sockaddr_un *sa)
+void
+rendezvous_name(const struct rendezvous_ticket *t,
+    char out[RENDEZVOUS_NAME_LEN + 1])
 {
-    int n, i;
+    static const char tag[] = "ferry rendezvous 3";
+    uint8_t d[SHA256_LEN], uid[4];
+    struct sha256 h;
+    uint32_t u = (uint32_t)geteuid();
+    size_t slen = strlen(t->scope);
+    int i;
 
+    uid[0] = (uint8_t)(u >> 24);
+    uid[1] = (uint8_t)(u >> 16);
+    uid[2] = (uint8_t)(u >> 8);
+    uid[3] = (uint8_t)u;
+    sha256_init(&h);
+    sha256_update(&h, tag, sizeof(tag));
+    sha256_update(&h, uid, sizeof(uid));
+    sha256_update(&h, t->id, sizeof(t->id));
+    sha256_update(&h, t->key, sizeof(t->key));
+    sha256_update(&h, t->scope, slen + 1);
+    sha256_final(&h, d);
+    memcpy(out, "ferry-", 6);
+    for (i = 0; i < 20; i++)
+        snprintf(out + 6 + 2 * i, 3, "%02x", d[i]);
+    explicit_bzero(&h, sizeof(h));
+}
+
+/* The abstract namespace needs no directory and leaves nothing behind;
+ * the name is a hash of the ticket, so listing it reveals nothing. */
+static socklen_t
+rv_addr(const struct rendezvous_ticket *t, struct sockaddr_un *sa)
+{
     memset(sa, 0, sizeof(*sa));
     sa->sun_family = AF_UNIX;
-    n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "ferry-%lu-",
-        (unsigned long)geteuid());
-    for (i = 0; i < 16; i++)
-        n += snprintf(sa->sun_path + 1 + n, sizeof(sa->sun_path) - 1 -
-            (size_t)n, "%02x", id[i]);
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+    rendezvous_name(t, sa->sun_path + 1);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+        RENDEZVOUS_NAME_LEN);
+}
+
+int
+rendezvous_admit(const struct rendezvous_ticket *t, const struct rvmsg *m)
+{
+    size_t slen = strlen(t->scope);
+
+    if (!hash_ct_equal(m->transfer_id, t->id, sizeof(t->id)) ||
+        !hash_ct_equal(m->transfer_key, t->key, sizeof(t->key)) ||
+        m->scope_len != slen || memcmp(m->scope, t->scope, slen) != 0)
+        return FERRY_ERR_PROTOCOL;
+    return 0;
 }
 
 /* 1 if the process at the other end of fd is this user. */
@@ -57,14 +95,23 @@ rv_wait(int fd, short events, int ms)
 }
 
 static void
+rv_refuse(int fd)
+{
+    uint8_t no = RV_REFUSED;
+
+    (void)send(fd, &no, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void
 rv_accept(uv_poll_t *h, int status, int events)
 {
     struct rendezvous *rv = h->data;
-    uint8_t buf[1 + RENDEZVOUS_MAX_BYTES];
+    uint8_t buf[RVMSG_MAX + 1];
     char ctl[CMSG_SPACE(2 * sizeof(int))];
     struct iovec iov = { buf, sizeof(buf) };
     struct msghdr mh;
     struct cmsghdr *cm;
+    struct rvmsg m;
     int fd, fds[2] = { -1, -1 }, nfds = 0;
     ssize_t n;
 
@@ -97,18 +144,26 @@ rv_accept(uv_poll_t *h, int status, int events)
             }
         }
     }
-    if (buf[0] == RV_STOP && nfds == 0) {
-        /* The socket stays open until this process is gone: the asker
-         * waits for that. */
+    if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        rvmsg_decode(buf, (size_t)n, &m) != 0 ||
+        rendezvous_admit(&rv->ticket, &m) != 0) {
+        log_debug("rendezvous: a datagram not of this transfer refused");
+        rv_refuse(fd);
+        goto drop;
+    }
+    if (m.kind == RVMSG_STOP && nfds == 0) {
         log_debug("another attempt of this transfer takes over");
-        rv->stop(rv->ctx);
+        rv->stop(rv->ctx, fd);
         return;
     }
-    if (buf[0] != RV_JOIN || nfds != 2 || (mh.msg_flags & MSG_TRUNC))
+    if (m.kind != RVMSG_JOIN || nfds != 2)
         goto drop;
-    rv->adopt(rv->ctx, fds[0], fds[1], buf + 1, (size_t)n - 1, fd);
+    /* The bytes go to the adopter; the rest of buf is not kept. */
+    rv->adopt(rv->ctx, fds[0], fds[1], m.bytes, m.nbytes, fd);
+    explicit_bzero(buf, sizeof(buf));
     return;
 drop:
+    explicit_bzero(buf, sizeof(buf));
     if (fds[0] >= 0)
         close(fds[0]);
     if (fds[1] >= 0)
@@ -116,12 +171,12 @@ drop:
     close(fd);
 }
 
-/* Connects to the agent of transfer id; checks it is this user. */
+/* Connects to the agent of ticket t; checks it is this user. */
 static int
-rv_connect(const uint8_t id[16], int *out)
+rv_connect(const struct rendezvous_ticket *t, int *out)
 {
     struct sockaddr_un sa;
-    socklen_t len = rv_addr(id, &sa);
+    socklen_t len = rv_addr(t, &sa);
     int fd, r;
 
     *out = -1;
@@ -141,20 +196,30 @@ rv_connect(const uint8_t id[16], int *out)
 }
 
 static int
-rv_send(int fd, char kind, const int *fds, int nfds, const void *bytes,
-    size_t n)
+rv_send(int fd, const struct rendezvous_ticket *t, uint8_t kind,
+    const int *fds, int nfds, const void *bytes, size_t n)
 {
-    uint8_t buf[1 + RENDEZVOUS_MAX_BYTES];
     char ctl[CMSG_SPACE(2 * sizeof(int))];
-    struct iovec iov = { buf, 1 + n };
+    struct rvmsg m;
+    struct iovec iov;
     struct msghdr mh;
     struct cmsghdr *cm;
+    struct buf b;
+    int r;
 
-    if (n > RENDEZVOUS_MAX_BYTES)
-        return FERRY_ERR_TOO_LARGE;
-    buf[0] = (uint8_t)kind;
-    if (n > 0)
-        memcpy(buf + 1, bytes, n);
+    memset(&m, 0, sizeof(m));
+    m.kind = kind;
+    memcpy(m.transfer_id, t->id, sizeof(t->id));
+    memcpy(m.transfer_key, t->key, sizeof(t->key));
+    m.scope = t->scope;
+    m.scope_len = strlen(t->scope);
+    m.bytes = bytes;
+    m.nbytes = n;
+    buf_init(&b, RVMSG_MAX);
+    if ((r = rvmsg_encode(&b, &m)) != 0)
+        goto out;
+    iov.iov_base = (void *)buf_ptr(&b);
+    iov.iov_len = buf_used(&b);
     memset(&mh, 0, sizeof(mh));
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
@@ -168,37 +233,47 @@ rv_send(int fd, char kind, const int *fds, int nfds, const void *bytes,
         cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
         memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
     }
-    while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-        if (errno != EINTR)
-            return -errno;
-    return 0;
+    while ((r = (int)sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    r = r < 0 ? -errno : 0;
+out:
+    explicit_bzero(&m, sizeof(m));
+    if (buf_used(&b) > 0)
+        explicit_bzero((void *)buf_ptr(&b), buf_used(&b));
+    buf_cleanup(&b);
+    return r;
 }
 
 /* Waits until the other end closes (the adopting agent let go, or the
- * agent asked to stop is gone). */
-static void
+ * agent asked to stop is gone). -EPERM if it refused what was sent. */
+static int
 rv_wait_closed(int fd, int ms)
 {
     uint8_t b;
+    ssize_t n;
 
     for (;;) {
         if (ms >= 0 && rv_wait(fd, POLLIN, ms) != 0)
-            return;
-        if (recv(fd, &b, 1, 0) <= 0 && errno != EINTR)
-            return;
+            return 0;
+        if ((n = recv(fd, &b, 1, 0)) == 1 && b == RV_REFUSED)
+            return -EPERM;
+        if (n <= 0 && errno != EINTR)
+            return 0;
     }
 }
 
 int
-rendezvous_bind(struct rendezvous *rv, const uint8_t id[16])
+rendezvous_bind(struct rendezvous *rv, const struct rendezvous_ticket *t)
 {
     struct sockaddr_un sa;
-    socklen_t len = rv_addr(id, &sa);
+    socklen_t len;
     uint64_t until = clock_ms() + RENDEZVOUS_TAKEOVER_MS;
     int fd, old, asked = 0, r;
 
     memset(rv, 0, sizeof(*rv));
     rv->fd = -1;
+    rv->ticket = *t;
+    len = rv_addr(t, &sa);
     if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
         SOCK_NONBLOCK, 0)) < 0)
         return -errno;
@@ -208,11 +283,14 @@ rendezvous_bind(struct rendezvous *rv, const uint8_t id[16])
             close(fd);
             return r;
         }
-        /* An agent of an earlier attempt of this very transfer. */
-        if (!asked && rv_connect(id, &old) == 0) {
+        /* An agent of an earlier attempt of this very transfer: the
+         * name is the ticket's, key included. */
+        if (!asked && rv_connect(t, &old) == 0) {
             asked = 1;
-            if (rv_send(old, RV_STOP, NULL, 0, NULL, 0) == 0)
-                rv_wait_closed(old, (int)(until - clock_ms()));
+            if (rv_send(old, t, RVMSG_STOP, NULL, 0, NULL, 0) == 0 &&
+                rv_wait_closed(old, (int)(until - clock_ms())) != 0)
+                log_debug("the agent holding this transfer refused to "
+                    "stop");
             close(old);
             continue;
         }
@@ -257,6 +335,7 @@ rv_closed(uv_handle_t *h)
 void
 rendezvous_close(struct rendezvous *rv)
 {
+    explicit_bzero(rv->ticket.key, sizeof(rv->ticket.key));
     if (rv->polling) {
         rv->polling = 0;
         uv_poll_stop(&rv->poll);
@@ -275,18 +354,19 @@ rendezvous_release(int token)
 }
 
 int
-rendezvous_handover(const uint8_t id[16], int rfd, int wfd,
+rendezvous_handover(const struct rendezvous_ticket *t, int rfd, int wfd,
     const void *bytes, size_t n)
 {
     int fd, fds[2] = { rfd, wfd }, r;
 
-    if ((r = rv_connect(id, &fd)) != 0)
+    if (n == 0)
+        return FERRY_ERR_USAGE;
+    if (n > RVMSG_MAX_BYTES)
+        return FERRY_ERR_TOO_LARGE;
+    if ((r = rv_connect(t, &fd)) != 0)
         return r;
-    if ((r = rv_send(fd, RV_JOIN, fds, 2, bytes, n)) != 0) {
-        close(fd);
-        return r;
-    }
-    rv_wait_closed(fd, -1);
+    if ((r = rv_send(fd, t, RVMSG_JOIN, fds, 2, bytes, n)) == 0)
+        r = rv_wait_closed(fd, -1);
     close(fd);
-    return 0;
+    return r;
 }

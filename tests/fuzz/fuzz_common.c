@@ -18,6 +18,7 @@
 #include "../../proto/msg.h"
 #include "../../proto/msg_keep.h"
 #include "../../proto/msg_vol.h"
+#include "../../proto/rvmsg.h"
 
 #define FUZZ_MAX_INPUT (64u << 20)
 
@@ -979,12 +980,54 @@ fuzz_journal_one(const uint8_t *p, size_t n)
     return 0;
 }
 
+const char *
+fuzz_rvmsg(const uint8_t *p, size_t n, int *rc)
+{
+    static const struct rvmsg zero;
+    const char *why = NULL;
+    struct rvmsg m;
+    struct buf b;
+
+    if ((*rc = rvmsg_decode(p, n, &m)) != 0)
+        return memcmp(&m, &zero, sizeof(m)) == 0 ? NULL :
+            "rvmsg_decode failed but left fields set";
+    if (m.kind != RVMSG_JOIN && m.kind != RVMSG_STOP)
+        return "unknown kind accepted";
+    if (m.scope_len == 0 || m.scope_len > RVMSG_MAX_SCOPE ||
+        memchr(m.scope, '\0', m.scope_len) != NULL ||
+        !fuzz_inside(m.scope, m.scope_len, p, n))
+        return "scope out of bounds";
+    if (m.nbytes > RVMSG_MAX_BYTES || (m.kind == RVMSG_JOIN) !=
+        (m.nbytes > 0) || (m.nbytes > 0 &&
+        !fuzz_inside(m.bytes, m.nbytes, p, n)))
+        return "bytes out of bounds";
+    buf_init(&b, RVMSG_MAX);
+    if (rvmsg_encode(&b, &m) != 0)
+        why = "an accepted datagram does not encode";
+    else if (buf_used(&b) != n || memcmp(buf_ptr(&b), p, n) != 0)
+        why = "re-encoding gives other bytes";
+    buf_cleanup(&b);
+    return why;
+}
+
+int
+fuzz_rvmsg_one(const uint8_t *p, size_t n)
+{
+    const char *why;
+    int rc;
+
+    if ((why = fuzz_rvmsg(p, n, &rc)) != NULL)
+        fuzz_abort("rvmsg", why);
+    return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
     { "frame", fuzz_frame_one },
     { "msg", fuzz_msg_one },
     { "journal", fuzz_journal_one },
     { "tar", fuzz_tar_one },
     { "delta", fuzz_delta_one },
+    { "rvmsg", fuzz_rvmsg_one },
     { NULL, NULL },
 };
 

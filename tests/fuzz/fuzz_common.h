@@ -115,6 +115,17 @@ int fuzz_sshcfg_one(const uint8_t *p, size_t n);
 const char *fuzz_known_hosts(const uint8_t *p, size_t n, int *rc);
 int fuzz_known_hosts_one(const uint8_t *p, size_t n);
 
+/*
+ * Checks what proto/rvmsg.h promises for (p, n) as one rendezvous
+ * datagram: rvmsg_decode fails and leaves every field zero, or gives a
+ * known kind, a scope of 1..RVMSG_MAX_SCOPE bytes without NUL and bytes
+ * within the limit (some for JOIN, none for STOP), both borrowed from
+ * inside p, and encoding it again gives back exactly p. fuzz_rvmsg_one
+ * is the target body.
+ */
+const char *fuzz_rvmsg(const uint8_t *p, size_t n, int *rc);
+int fuzz_rvmsg_one(const uint8_t *p, size_t n);
+
 typedef int fuzz_fn(const uint8_t *p, size_t n);
 
 struct fuzz_target {

@@ -7,6 +7,7 @@
 #include "../../common/fsx.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
+#include "../../proto/rvmsg.h"
 #include "../../proto/msg_keep.h"
 #include "../../proto/msg_vol.h"
 
@@ -469,4 +470,58 @@ fuzz_journal_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
 {
     snprintf(out, FUZZ_SEED_NAME_MAX, "seed-journal-%s",
         i < SEED_COUNT(seed_journal) ? seed_journal[i].name : "none");
+}
+
+/* Rendezvous datagrams: kind, scope length (0: the longest), bytes
+ * (0: none, 1: a HELLO and JOIN's worth, 2: the most). */
+static const struct {
+    uint8_t kind;
+    size_t scope;
+    int bytes;
+} seed_rv[] = {
+    { RVMSG_JOIN, 3, 1 },
+    { RVMSG_STOP, 3, 0 },
+    { RVMSG_JOIN, 0, 2 },
+    { RVMSG_STOP, 0, 0 },
+};
+
+size_t
+fuzz_rvmsg_seed_count(void)
+{
+    return SEED_COUNT(seed_rv);
+}
+
+int
+fuzz_rvmsg_seed(size_t i, struct buf *b)
+{
+    static char scope[RVMSG_MAX_SCOPE];
+    static uint8_t bytes[RVMSG_MAX_BYTES];
+    struct rvmsg m;
+
+    if (i >= SEED_COUNT(seed_rv))
+        return FERRY_ERR_USAGE;
+    memset(scope, 'r', sizeof(scope));
+    memcpy(scope, "rw:/", 4);
+    memset(bytes, 0x5a, sizeof(bytes));
+    memset(&m, 0, sizeof(m));
+    m.kind = seed_rv[i].kind;
+    memset(m.transfer_id, 0x11 * (int)(i + 1), sizeof(m.transfer_id));
+    memset(m.transfer_key, 0xee - (int)i, sizeof(m.transfer_key));
+    if (seed_rv[i].scope != 0) {
+        m.scope = "any";
+        m.scope_len = seed_rv[i].scope;
+    } else {
+        m.scope = scope;
+        m.scope_len = sizeof(scope);
+    }
+    m.bytes = bytes;
+    m.nbytes = seed_rv[i].bytes == 0 ? 0 : seed_rv[i].bytes == 1 ? 120 :
+        sizeof(bytes);
+    return rvmsg_encode(b, &m);
+}
+
+void
+fuzz_rvmsg_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-rvmsg-%zu", i);
 }

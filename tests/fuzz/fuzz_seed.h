@@ -35,4 +35,13 @@ size_t fuzz_journal_seed_count(void);
 int fuzz_journal_seed(size_t i, struct buf *b) FERRY_WUR;
 void fuzz_journal_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
 
+/*
+ * Seeds of the rvmsg target: the agents' rendezvous datagrams
+ * (proto/rvmsg.h), a JOIN and a STOP, of the shortest and longest scope
+ * and bytes. Named "seed-rvmsg-<i>".
+ */
+size_t fuzz_rvmsg_seed_count(void);
+int fuzz_rvmsg_seed(size_t i, struct buf *b) FERRY_WUR;
+void fuzz_rvmsg_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
+
 #endif

@@ -6,7 +6,8 @@
  * For seed i of each message type it writes frame/seed-<type>-<i> (the
  * whole frame) and msg/seed-<type>-<i> (the type byte and the payload),
  * plus frame/seed-stream with every seed frame in a row, and each journal
- * seed as journal/seed-journal-<name>. Run it again (`make fuzz-corpus`)
+ * seed as journal/seed-journal-<name>, and each rendezvous datagram as
+ * rvmsg/seed-rvmsg-<i>. Run it again (`make fuzz-corpus`)
  * after a change to the wire or journal format.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "../../common/fsx.h"
 #include "../../proto/limits.h"
 #include "../../proto/msg.h"
+#include "../../proto/rvmsg.h"
 #include "fuzz_seed.h"
 
 static int
@@ -82,6 +84,23 @@ gen_journal_seed(const char *dir, size_t i)
     return r;
 }
 
+/* Writes rendezvous seed i to rvmsg/. */
+static int
+gen_rvmsg_seed(const char *dir, size_t i)
+{
+    char name[FUZZ_SEED_NAME_MAX];
+    struct buf b;
+    int r;
+
+    fuzz_rvmsg_seed_name(i, name);
+    buf_init(&b, RVMSG_MAX);
+    if ((r = fuzz_rvmsg_seed(i, &b)) != 0 ||
+        (r = gen_write(dir, "rvmsg", name, buf_ptr(&b), buf_used(&b))) != 0)
+        fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
+    buf_cleanup(&b);
+    return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -103,6 +122,8 @@ main(int argc, char **argv)
             buf_used(&all));
     for (i = 0; r == 0 && i < fuzz_journal_seed_count(); i++, n++)
         r = gen_journal_seed(argv[1], i);
+    for (i = 0; r == 0 && i < fuzz_rvmsg_seed_count(); i++, n++)
+        r = gen_rvmsg_seed(argv[1], i);
     buf_cleanup(&all);
     if (r != 0)
         return 1;

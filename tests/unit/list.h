@@ -93,6 +93,8 @@
     X(msg_partial_roundtrip) \
     X(msg_hello_mutate) \
     X(msg_open_mutate) \
+    X(msg_rvmsg_rules) \
+    X(msg_rvmsg_mutate) \
     X(msg_open_ok_mutate) \
     X(msg_error_mutate) \
     X(msg_plan_mutate) \
@@ -269,6 +271,10 @@
     X(streams_handover_nobody) \
     X(streams_handover_too_large) \
     X(streams_handover) \
+    X(streams_handover_other_ticket) \
+    X(streams_rendezvous_admit) \
+    X(streams_rendezvous_name) \
+    X(streams_takeover_needs_ticket) \
     X(streams_wire_left) \
     X(streams_wire_left_compressed) \
     /* test_roles_push.c */ \

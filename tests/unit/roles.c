@@ -28,6 +28,7 @@
 
 const uint8_t rt_tid[16] = { 't', 'r', 'a', 'n', 's', 'f', 'e',
     'r', '-', 'i', 'd', '-', '0', '0', '0', '1' };
+const uint8_t rt_tkey[32] = "the transfer's secret, 32 bytes";
 
 /* Setup and teardown of the scratch root. */
 
@@ -490,6 +491,7 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         o.flags = fr->flags;
         o.block_size = RT_BS;
         memcpy(o.transfer_id, rt_tid, sizeof(rt_tid));
+        memcpy(o.transfer_key, rt_tkey, sizeof(rt_tkey));
         if (fr->v == RV_OTHER)
             o.transfer_id[0] ^= 1;
         o.npaths = fr->t != NULL ? 2 : 1;
@@ -522,8 +524,11 @@ rt_encode_session(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     }
     case MSG_JOIN:
         memcpy(j.transfer_id, rt_tid, sizeof(rt_tid));
+        memcpy(j.transfer_key, rt_tkey, sizeof(rt_tkey));
         if (fr->v == RV_OTHER)
             j.transfer_id[0] ^= 1;
+        if (fr->v == RV_OTHER_KEY)
+            j.transfer_key[31] ^= 1;
         j.stream = (uint16_t)fr->id;
         CHECK_OK(msg_join_encode(b, &j));
         break;

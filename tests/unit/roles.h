@@ -91,6 +91,7 @@ enum rt_variant {
     RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
     RV_RAW,       /* BLOCK: a = offset, b = raw_len as given */
     RV_OTHER,     /* OPEN, JOIN: another transfer id */
+    RV_OTHER_KEY, /* JOIN: the transfer's id with another key */
     RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
     RV_MODEL      /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
 };
@@ -355,6 +356,7 @@ int rt_push(struct rt *rt, struct rt_pump *p);
 /* Internals shared by roles.c and roles_run.c. */
 
 extern const uint8_t rt_tid[16];
+extern const uint8_t rt_tkey[32];
 /* Appends the frames of script step fr to b (the model learns ENTRYs and
  * ZERO blocks). */
 void rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b);

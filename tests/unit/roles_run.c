@@ -557,6 +557,7 @@ rt_push_open(struct session_open *o, const char *const *paths,
     o->flags = flags;
     o->block_size = RT_BS;
     memcpy(o->transfer_id, rt_tid, sizeof(o->transfer_id));
+    memcpy(o->transfer_key, rt_tkey, sizeof(o->transfer_key));
     o->paths = paths;
     o->npaths = 1;
 }

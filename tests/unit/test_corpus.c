@@ -12,6 +12,7 @@
 
 #include "../../proto/frame.h"
 #include "../../proto/msg.h"
+#include "../../proto/rvmsg.h"
 #include "../fuzz/fuzz_common.h"
 #include "../fuzz/fuzz_seed.h"
 #include "check.h"
@@ -106,6 +107,13 @@ TEST(corpus_seeds_current)
         buf_init(&b, 1u << 20);
         CHECK_OK(fuzz_journal_seed(i, &b));
         check_seed_file(dir, "journal", name, buf_ptr(&b), buf_used(&b));
+        buf_cleanup(&b);
+    }
+    for (i = 0; i < fuzz_rvmsg_seed_count(); i++) {
+        fuzz_rvmsg_seed_name(i, name);
+        buf_init(&b, RVMSG_MAX);
+        CHECK_OK(fuzz_rvmsg_seed(i, &b));
+        check_seed_file(dir, "rvmsg", name, buf_ptr(&b), buf_used(&b));
         buf_cleanup(&b);
     }
 }

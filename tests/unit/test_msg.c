@@ -17,6 +17,7 @@
 #include "../../proto/frame.h"
 #include "../../proto/msg.h"
 #include "../../proto/msg_vol.h"
+#include "../../proto/rvmsg.h"
 #include "../fuzz/fuzz_common.h"
 #include "../fuzz/fuzz_seed.h"
 #include "check.h"
@@ -116,7 +117,8 @@ TEST(msg_open_roundtrip)
     static const char *const paths[] = { "src/a", "b" };
     struct msg_open in = { .op = OPEN_PULL, .flags = OPEN_F_CHECKSUM,
         .block_size = 1u << 20, .transfer_id = "ABCDEFGHIJKLMNOP",
-        .npaths = 2 }, out;
+        .transfer_key = "0123456789abcdef0123456789ABCDEF", .npaths = 2 },
+        out;
     struct msg_str s;
     struct buf b;
     size_t n, pos = 0;
@@ -129,6 +131,8 @@ TEST(msg_open_roundtrip)
     CHECK_EQ_U64(out.flags, OPEN_F_CHECKSUM);
     CHECK_EQ_U64(out.block_size, 1u << 20);
     CHECK_EQ_MEM(out.transfer_id, "ABCDEFGHIJKLMNOP", PROTO_TRANSFER_ID_LEN);
+    CHECK_EQ_MEM(out.transfer_key, "0123456789abcdef0123456789ABCDEF",
+        PROTO_TRANSFER_KEY_LEN);
     CHECK_EQ_INT(out.npaths, 2);
     CHECK_OK(msg_open_path(&out, &pos, &s));
     check_str(&s, LIT("src/a"));
@@ -790,11 +794,13 @@ TEST(msg_match_join_roundtrip)
     CHECK_EQ_U64(mo.count, 12);
     free(p);
     memset(j.transfer_id, 0xab, sizeof(j.transfer_id));
+    memset(j.transfer_key, 0xcd, sizeof(j.transfer_key));
     buf_init(&b, MSG_BUF_MAX);
     p = encoded(&b, msg_join_encode(&b, &j), MSG_JOIN, &n);
     CHECK_OK(msg_join_decode(p, n, &jo));
     CHECK_EQ_INT(jo.stream, 3);
     CHECK_EQ_MEM(jo.transfer_id, j.transfer_id, sizeof(j.transfer_id));
+    CHECK_EQ_MEM(jo.transfer_key, j.transfer_key, sizeof(j.transfer_key));
     free(p);
     /* Stream 0 is the one that OPENs; the last is below the limit. */
     j.stream = 0;
@@ -1407,6 +1413,8 @@ open_decode_raw(uint8_t op, uint32_t flags, uint32_t bs, uint16_t npaths,
     CHECK_OK(buf_put_u32(&b, flags));
     CHECK_OK(buf_put_u32(&b, bs));
     CHECK_OK(buf_put(&b, "0123456789abcdef", PROTO_TRANSFER_ID_LEN));
+    CHECK_OK(buf_put(&b, "0123456789abcdef0123456789abcdef",
+        PROTO_TRANSFER_KEY_LEN));
     CHECK_OK(buf_put_u16(&b, npaths));
     for (i = 0; i < count; i++)
         CHECK_OK(buf_put_str16(&b, paths[i], strlen(paths[i])));
@@ -1711,4 +1719,120 @@ TEST(msg_type_names)
     CHECK_EQ_STR(msg_type_name(23), "?");
     for (t = 1; t <= MSG_TYPE_MAX; t++)
         CHECK_EQ_U64(strcmp(msg_type_name(t), "?") != 0, msg_type_known(t));
+}
+
+/* Rendezvous datagrams (proto/rvmsg.h): what one agent of a box tells
+ * another, which may run for a key restricted to less. */
+
+static void
+rv_fill(struct rvmsg *m, uint8_t kind, const char *scope, size_t nbytes)
+{
+    static const uint8_t bytes[RVMSG_MAX_BYTES + 1];
+
+    memset(m, 0, sizeof(*m));
+    m->kind = kind;
+    memset(m->transfer_id, 0x42, sizeof(m->transfer_id));
+    memset(m->transfer_key, 0x99, sizeof(m->transfer_key));
+    m->scope = scope;
+    m->scope_len = strlen(scope);
+    m->bytes = bytes;
+    m->nbytes = nbytes;
+}
+
+TEST(msg_rvmsg_rules)
+{
+    static char scope[RVMSG_MAX_SCOPE + 2];
+    struct rvmsg m, out;
+    struct buf b;
+
+    buf_init(&b, RVMSG_MAX);
+    rv_fill(&m, RVMSG_JOIN, "wo:/srv", 9);
+    CHECK_OK(rvmsg_encode(&b, &m));
+    CHECK_OK(rvmsg_decode(buf_ptr(&b), buf_used(&b), &out));
+    CHECK_EQ_INT(out.kind, RVMSG_JOIN);
+    CHECK_EQ_MEM(out.transfer_key, m.transfer_key, sizeof(m.transfer_key));
+    CHECK_EQ_U64(out.scope_len, 7);
+    CHECK_EQ_MEM(out.scope, "wo:/srv", 7);
+    CHECK_EQ_U64(out.nbytes, 9);
+    buf_cleanup(&b);
+    /* Kinds, the scope and the bytes each kind may carry. */
+    rv_fill(&m, 'X', "any", 1);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    rv_fill(&m, RVMSG_JOIN, "", 1);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    rv_fill(&m, RVMSG_JOIN, "any", 0);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    rv_fill(&m, RVMSG_STOP, "any", 1);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    rv_fill(&m, RVMSG_JOIN, "any", RVMSG_MAX_BYTES + 1);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    rv_fill(&m, RVMSG_JOIN, "a\0y", 1);
+    m.scope_len = 3;
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+    /* The longest scope and bytes pass, one more does not. */
+    memset(scope, 'x', sizeof(scope) - 1);
+    scope[RVMSG_MAX_SCOPE] = '\0';
+    rv_fill(&m, RVMSG_JOIN, scope, RVMSG_MAX_BYTES);
+    buf_init(&b, RVMSG_MAX);
+    CHECK_OK(rvmsg_encode(&b, &m));
+    CHECK_EQ_U64(buf_used(&b), RVMSG_MAX);
+    CHECK_OK(rvmsg_decode(buf_ptr(&b), buf_used(&b), &out));
+    buf_cleanup(&b);
+    scope[RVMSG_MAX_SCOPE] = 'x';
+    rv_fill(&m, RVMSG_JOIN, scope, 1);
+    CHECK_EQ_ERR(rvmsg_encode(&b, &m), FERRY_ERR_USAGE);
+}
+
+/* A length field over its limit is TOO_LARGE before anything is read;
+ * a datagram cut anywhere or with a byte more fails; every flipped bit
+ * keeps the decoder's promises (fuzz_rvmsg). */
+TEST(msg_rvmsg_mutate)
+{
+    uint8_t *p, *copy;
+    struct rvmsg out;
+    struct buf b;
+    size_t i, n, len, pos, off;
+    int bit, rc;
+
+    CHECK(fuzz_rvmsg_seed_count() > 0);
+    for (i = 0; i < fuzz_rvmsg_seed_count(); i++) {
+        buf_init(&b, RVMSG_MAX);
+        CHECK_OK(fuzz_rvmsg_seed(i, &b));
+        n = buf_used(&b);
+        p = check_dup(buf_ptr(&b), n);
+        buf_cleanup(&b);
+        check_note("rvmsg seed %zu", i);
+        CHECK(fuzz_rvmsg(p, n, &rc) == NULL);
+        CHECK_OK(rc);
+        for (len = 0; len < n; len++) {
+            CHECK(fuzz_rvmsg(p, len, &rc) == NULL);
+            CHECK(rc != 0);
+        }
+        copy = check_alloc(n + 1);
+        memcpy(copy, p, n);
+        copy[n] = 0;
+        CHECK(fuzz_rvmsg(copy, n + 1, &rc) == NULL);
+        CHECK_EQ_ERR(rc, FERRY_ERR_TRAILING);
+        free(copy);
+        copy = check_dup(p, n);
+        for (pos = 0; pos < n; pos++) {
+            if (!mutate_picks(pos, n))
+                continue;
+            for (bit = 0; bit < 8; bit++) {
+                copy[pos] ^= (uint8_t)(1u << bit);
+                CHECK(fuzz_rvmsg(copy, n, &rc) == NULL);
+                copy[pos] = p[pos];
+            }
+        }
+        /* The scope's length at its limit + 1 and at 0xffff. */
+        off = 1 + PROTO_TRANSFER_ID_LEN + PROTO_TRANSFER_KEY_LEN;
+        copy[off] = (uint8_t)((RVMSG_MAX_SCOPE + 1) >> 8);
+        copy[off + 1] = (uint8_t)(RVMSG_MAX_SCOPE + 1);
+        CHECK_EQ_ERR(rvmsg_decode(copy, n, &out), FERRY_ERR_TOO_LARGE);
+        copy[off] = copy[off + 1] = 0xff;
+        CHECK_EQ_ERR(rvmsg_decode(copy, n, &out), FERRY_ERR_TOO_LARGE);
+        free(copy);
+        free(p);
+    }
+    check_note_clear();
 }

@@ -323,6 +323,13 @@ static const struct rt_case session_agent[] = {
                   { F_JOIN(1), ON(1), .v = RV_OTHER } },
       .err = FERRY_ERR_PROTOCOL,
       .out = "HELLO OPEN_OK HELLO@1 ERROR:PROTOCOL@1" },
+    /* The id alone is not enough: the key is the transfer's secret. */
+    { "join_other_key",
+      .check = said_join,
+      .script = { HI, PUSH, { F_HELLO, ON(1) },
+                  { F_JOIN(1), ON(1), .v = RV_OTHER_KEY } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = "HELLO OPEN_OK HELLO@1 ERROR:PROTOCOL@1" },
     { "join_stream_in_use",
       .check = said_join,
       .script = { HI, PUSH, { F_HELLO, ON(1) }, { F_JOIN(1), ON(1) },

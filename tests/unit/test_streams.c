@@ -51,39 +51,44 @@ TEST(streams_group_full)
     CHECK_OK(uv_loop_close(&loop));
 }
 
+/* A ticket of a new transfer, random as the client draws one. */
 static void
-random_id(uint8_t id[16])
+new_ticket(struct rendezvous_ticket *t, const char *scope)
 {
-    CHECK_EQ_INT(getrandom(id, 16, 0), 16);
+    memset(t, 0, sizeof(*t));
+    CHECK_EQ_INT(getrandom(t->id, sizeof(t->id), 0), (int)sizeof(t->id));
+    CHECK_EQ_INT(getrandom(t->key, sizeof(t->key), 0), (int)sizeof(t->key));
+    snprintf(t->scope, sizeof(t->scope), "%s", scope);
 }
 
 /* Nobody runs the transfer: the JOIN cannot be handed over. */
 TEST(streams_handover_nobody)
 {
-    uint8_t id[16];
+    struct rendezvous_ticket t;
 
-    random_id(id);
-    CHECK_EQ_ERR(rendezvous_handover(id, 0, 1, "x", 1), -ECONNREFUSED);
+    new_ticket(&t, "any");
+    CHECK_EQ_ERR(rendezvous_handover(&t, 0, 1, "x", 1), -ECONNREFUSED);
 }
 
 /* The bytes an agent forwards are bounded (HELLO and JOIN fit). */
 TEST(streams_handover_too_large)
 {
-    static char bytes[RENDEZVOUS_MAX_BYTES + 1];
+    static char bytes[RVMSG_MAX_BYTES + 1];
+    struct rendezvous_ticket t;
     struct rendezvous rv;
-    uint8_t id[16];
 
-    random_id(id);
-    CHECK_OK(rendezvous_bind(&rv, id));
-    CHECK_EQ_ERR(rendezvous_handover(id, 0, 1, bytes, sizeof(bytes)),
+    new_ticket(&t, "any");
+    CHECK_OK(rendezvous_bind(&rv, &t));
+    CHECK_EQ_ERR(rendezvous_handover(&t, 0, 1, bytes, sizeof(bytes)),
         FERRY_ERR_TOO_LARGE);
     rendezvous_close(&rv);
 }
 
 struct adopted {
-    int rfd, wfd, token, n;
+    int rfd, wfd, token, n, stops;
     char bytes[16];
     uv_timer_t timer;
+    struct rendezvous *rv;
 };
 
 static void
@@ -101,10 +106,23 @@ adopt(void *ctx, int rfd, int wfd, const uint8_t *bytes, size_t n,
 }
 
 static void
-stop(void *ctx)
+stop(void *ctx, int token)
 {
     (void)ctx;
+    (void)token;
     check_fail(__FILE__, __LINE__, "asked to stop");
+}
+
+/* A takeover: the listener stops as an agent would, then lets go. */
+static void
+stop_counted(void *ctx, int token)
+{
+    struct adopted *a = ctx;
+
+    a->stops++;
+    rendezvous_close(a->rv);
+    rendezvous_release(token);
+    uv_timer_stop(&a->timer);
 }
 
 static void
@@ -113,34 +131,59 @@ give_up(uv_timer_t *t)
     (void)t;
 }
 
+/* Runs loop until the listener acted or ms passed. */
+static void
+run_listener(uv_loop_t *loop, struct adopted *a, int ms)
+{
+    CHECK_OK(uv_timer_init(loop, &a->timer));
+    CHECK_OK(uv_timer_start(&a->timer, give_up, (uint64_t)ms, 0));
+    CHECK_OK(uv_run(loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+}
+
+static void
+close_listener(uv_loop_t *loop, struct adopted *a)
+{
+    uv_close((uv_handle_t *)&a->timer, NULL);
+    CHECK_OK(uv_run(loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+    CHECK_OK(uv_loop_close(loop));
+}
+
+static int
+child_status(pid_t pid)
+{
+    int status;
+
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
 /* A connection handed over arrives with the bytes read before, and the
  * agent that handed it waits until it is let go. */
 TEST(streams_handover)
 {
+    struct rendezvous_ticket t;
     struct adopted a;
     struct rendezvous rv;
     uv_loop_t loop;
-    uint8_t id[16];
-    int sv[2], status;
+    int sv[2];
     char c;
     pid_t pid;
 
-    random_id(id);
+    new_ticket(&t, "rw:/srv/data");
     memset(&a, 0, sizeof(a));
     a.token = -1;
     CHECK_OK(uv_loop_init(&loop));
-    CHECK_OK(rendezvous_bind(&rv, id));
+    CHECK_OK(rendezvous_bind(&rv, &t));
     CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     CHECK((pid = fork()) >= 0);
     if (pid == 0)
-        _exit(rendezvous_handover(id, sv[1], sv[1], "HELLO", 5) == 0 ? 0 :
+        _exit(rendezvous_handover(&t, sv[1], sv[1], "HELLO", 5) == 0 ? 0 :
             1);
     close(sv[1]);
     CHECK_OK(rendezvous_start(&rv, &loop, adopt, stop, &a));
     /* The listener does not keep a loop alive on its own. */
-    CHECK_OK(uv_timer_init(&loop, &a.timer));
-    CHECK_OK(uv_timer_start(&a.timer, give_up, 5000, 0));
-    CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+    run_listener(&loop, &a, 5000);
     CHECK(a.token >= 0);
     CHECK_EQ_INT(a.n, 5);
     CHECK_EQ_MEM(a.bytes, "HELLO", 5);
@@ -152,13 +195,175 @@ TEST(streams_handover)
     if (a.wfd != a.rfd)
         close(a.wfd);
     rendezvous_release(a.token);
-    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_INT(child_status(pid), 0);
     rendezvous_close(&rv);
+    close_listener(&loop, &a);
+    close(sv[0]);
+}
+
+/* Only the whole ticket finds the transfer: the id with another key (a
+ * guess, or an id read off the box), or the right id and key from an
+ * agent of another scope (a restricted key's agent joining an
+ * unrestricted transfer, another root, another mode) find nobody, and
+ * the listener adopts nothing. */
+TEST(streams_handover_other_ticket)
+{
+    static const char *scopes[] = { "any", "ro:/srv/data", "rw:/srv",
+        "rw:/srv/data/x", "wo:/srv/data" };
+    struct rendezvous_ticket t, o;
+    struct adopted a;
+    struct rendezvous rv;
+    uv_loop_t loop;
+    size_t i;
+
+    new_ticket(&t, "rw:/srv/data");
+    memset(&a, 0, sizeof(a));
+    a.token = -1;
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_OK(rendezvous_bind(&rv, &t));
+    CHECK_OK(rendezvous_start(&rv, &loop, adopt, stop, &a));
+    o = t;
+    o.key[31] ^= 1;
+    CHECK_EQ_ERR(rendezvous_handover(&o, 0, 1, "x", 1), -ECONNREFUSED);
+    for (i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+        o = t;
+        snprintf(o.scope, sizeof(o.scope), "%s", scopes[i]);
+        CHECK_EQ_ERR(rendezvous_handover(&o, 0, 1, "x", 1), -ECONNREFUSED);
+    }
+    run_listener(&loop, &a, 50);
+    CHECK_EQ_INT(a.token, -1);
+    rendezvous_close(&rv);
+    close_listener(&loop, &a);
+}
+
+/* The listener checks every datagram against its ticket too, field by
+ * field, whatever name it came by. */
+TEST(streams_rendezvous_admit)
+{
+    struct rendezvous_ticket t;
+    struct rvmsg m;
+
+    new_ticket(&t, "wo:/srv/data");
+    memset(&m, 0, sizeof(m));
+    m.kind = RVMSG_JOIN;
+    memcpy(m.transfer_id, t.id, sizeof(t.id));
+    memcpy(m.transfer_key, t.key, sizeof(t.key));
+    m.scope = t.scope;
+    m.scope_len = strlen(t.scope);
+    CHECK_OK(rendezvous_admit(&t, &m));
+    m.transfer_id[15] ^= 0x80;
+    CHECK_EQ_ERR(rendezvous_admit(&t, &m), FERRY_ERR_PROTOCOL);
+    m.transfer_id[15] ^= 0x80;
+    m.transfer_key[0] ^= 1;
+    CHECK_EQ_ERR(rendezvous_admit(&t, &m), FERRY_ERR_PROTOCOL);
+    m.transfer_key[0] ^= 1;
+    m.scope = "any";
+    m.scope_len = 3;
+    CHECK_EQ_ERR(rendezvous_admit(&t, &m), FERRY_ERR_PROTOCOL);
+    m.scope = "wo:/srv/data/";
+    m.scope_len = strlen(m.scope);
+    CHECK_EQ_ERR(rendezvous_admit(&t, &m), FERRY_ERR_PROTOCOL);
+    m.scope_len--;  /* "wo:/srv/data" again */
+    CHECK_OK(rendezvous_admit(&t, &m));
+    m.scope_len--;  /* a prefix of it */
+    CHECK_EQ_ERR(rendezvous_admit(&t, &m), FERRY_ERR_PROTOCOL);
+}
+
+/* The socket's name, which /proc/net/unix lists to every local user,
+ * shows neither the id nor the key, and depends on every part of the
+ * ticket. */
+TEST(streams_rendezvous_name)
+{
+    char name[RENDEZVOUS_NAME_LEN + 1], other[RENDEZVOUS_NAME_LEN + 1];
+    char idhex[2 * 16 + 1], line[512];
+    struct rendezvous_ticket t, o;
+    struct rendezvous rv;
+    FILE *f;
+    int found = 0, i;
+
+    new_ticket(&t, "any");
+    rendezvous_name(&t, name);
+    CHECK_EQ_INT((int)strlen(name), RENDEZVOUS_NAME_LEN);
+    for (i = 0; i < 16; i++)
+        snprintf(idhex + 2 * i, 3, "%02x", t.id[i]);
+    /* No run of 8 hex digits of the id (4 bytes) appears in it. */
+    for (i = 0; i + 8 <= 32; i += 2)
+        CHECK(memmem(name, strlen(name), idhex + i, 8) == NULL);
+    rendezvous_name(&t, other);
+    CHECK_EQ_STR(name, other);
+    o = t;
+    o.key[7] ^= 4;
+    rendezvous_name(&o, other);
+    CHECK(strcmp(name, other) != 0);
+    o = t;
+    snprintf(o.scope, sizeof(o.scope), "ro:/");
+    rendezvous_name(&o, other);
+    CHECK(strcmp(name, other) != 0);
+    /* Bound, the name is what the kernel lists; the id is not there. */
+    CHECK_OK(rendezvous_bind(&rv, &t));
+    CHECK((f = fopen("/proc/net/unix", "r")) != NULL);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strstr(line, name) != NULL)
+            found = 1;
+        CHECK(strstr(line, idhex) == NULL);
+    }
+    fclose(f);
+    CHECK(found);
+    rendezvous_close(&rv);
+}
+
+/* An agent that opens a running transfer's id with another key binds
+ * a name of its own and never asks the running one to stop; the same
+ * ticket (the same client, reconnected) does take over. */
+TEST(streams_takeover_needs_ticket)
+{
+    struct rendezvous_ticket t, o;
+    struct rendezvous rv, rv2;
+    struct adopted a;
+    uv_loop_t loop;
+    pid_t pid;
+
+    new_ticket(&t, "any");
+    memset(&a, 0, sizeof(a));
+    a.token = -1;
+    a.rv = &rv;
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_OK(rendezvous_bind(&rv, &t));
+    CHECK_OK(rendezvous_start(&rv, &loop, adopt, stop_counted, &a));
+    o = t;
+    o.key[0] ^= 0x10;
+    /* Not run by the loop meanwhile: an asker would wait its full time
+     * for an answer and fail. */
+    CHECK((pid = fork()) >= 0);
+    if (pid == 0) {
+        int r = rendezvous_bind(&rv2, &o);
+
+        rendezvous_close(&rv2);
+        _exit(r == 0 ? 0 : 1);
+    }
+    CHECK_EQ_INT(child_status(pid), 0);
+    run_listener(&loop, &a, 50);
+    CHECK_EQ_INT(a.stops, 0);
     uv_close((uv_handle_t *)&a.timer, NULL);
     CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
-    CHECK_OK(uv_loop_close(&loop));
-    close(sv[0]);
+    /* The same ticket again: asked, stopped, and the name passes on. */
+    CHECK((pid = fork()) >= 0);
+    if (pid == 0) {
+        int r;
+
+        /* The listener's socket, copied by fork, would hold the name
+         * for ever (an agent is a process of its own). */
+        close(rv.fd);
+        r = rendezvous_bind(&rv2, &t);
+
+        rendezvous_close(&rv2);
+        _exit(r == 0 ? 0 : 1);
+    }
+    run_listener(&loop, &a, 5000);
+    CHECK_EQ_INT(a.stops, 1);
+    /* The listener's socket closes as the loop ends. */
+    close_listener(&loop, &a);
+    CHECK_EQ_INT(child_status(pid), 0);
 }
 
 /* What a further stream would carry: all that is left while no file can
