@@ -267,6 +267,12 @@
     X(session_policy) \
     X(session_policy_delete) \
     /* test_streams.c */ \
+    X(formcheck_zip) \
+    X(formcheck_safetensors) \
+    X(formcheck_npy) \
+    X(formcheck_tar) \
+    X(formcheck_unknown) \
+    X(formcheck_file_busy) \
     X(streams_group_full) \
     X(streams_handover_nobody) \
     X(streams_handover_too_large) \
