@@ -5,7 +5,7 @@ CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
 	rsync zstd time python3 iproute2 procps openssl util-linux \
-	libarchive-tools \
+	libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
 	libzstd-dev:arm64 qemu-user-static
 
