@@ -27,6 +27,10 @@
 struct mirror_collect {
     struct xfer *x;
     struct manifest m;
+    /* With OPEN_F_READINESS: each entry's ENTRY_S_* state, by id. */
+    int want_states;
+    uint8_t *states;
+    size_t nstates, cap;
 };
 
 static int
@@ -51,6 +55,15 @@ mirror_collect_step(void *role, struct conn_step *st)
             if ((r = manifest_add_listed(&c->m, rel, e.kind, e.mode, e.size,
                 e.mtime_sec, e.mtime_nsec)) != 0)
                 return r;
+            if (c->want_states) {
+                uint8_t *v;
+
+                if ((v = xgrow(c->states, c->nstates, &c->cap, 1,
+                    256)) == NULL)
+                    return FERRY_ERR_NOMEM;
+                c->states = v;
+                c->states[c->nstates++] = e.state;
+            }
             break;
         case MSG_NOTICE:
             if ((r = msg_notice_decode(f.payload, f.len, &nt)) != 0)
@@ -89,6 +102,9 @@ mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
     memset(&x, 0, sizeof(x));
     manifest_init(&c->m);
     c->x = &x;
+    c->states = NULL;
+    c->nstates = c->cap = 0;
+    c->want_states = (flags & OPEN_F_READINESS) != 0;
     memset(&ro, 0, sizeof(ro));
     ro.op = op;
     ro.flags = flags;
@@ -101,14 +117,20 @@ mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
 }
 
 int
-mirror_list(struct cli *cli, const char *path, struct manifest *out)
+mirror_list(struct cli *cli, const char *path, struct manifest *out,
+    uint8_t **states)
 {
     struct mirror_collect c;
     int code;
 
-    code = mirror_remote(cli, OPEN_LIST, 0, &path, 1,
+    code = mirror_remote(cli, OPEN_LIST, states != NULL ?
+        OPEN_F_READINESS : 0, &path, 1,
         cli->filter.n > 0 ? &cli->filter : NULL, &c);
     *out = c.m;
+    if (states != NULL)
+        *states = c.states;
+    else
+        xfree(c.states);
     return code;
 }
 

@@ -32,9 +32,13 @@ int mirror_space_need(struct cli *cli, uint64_t *need);
 
 /* The agent's listing of the pull source path (with the pull's filters)
  * into *out (manifest_init'ed here; the caller cleans it up). Problems
- * are reported as the command's are. Returns an exit status. */
+ * are reported as the command's are. With states, the listing asks for
+ * each file's readiness (OPEN_F_READINESS) and *states gets an ENTRY_S_*
+ * byte per entry id (freed by the caller; NULL if there were none).
+ * Returns an exit status. */
 struct manifest;
-int mirror_list(struct cli *cli, const char *path, struct manifest *out);
+int mirror_list(struct cli *cli, const char *path, struct manifest *out,
+    uint8_t **states);
 
 /* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,
  * the destination included). */

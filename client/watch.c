@@ -189,7 +189,7 @@ watch_once(struct watch *w)
     size_t n, i;
     int code, r;
 
-    code = mirror_list(w->cli, w->dir, &m);
+    code = mirror_list(w->cli, w->dir, &m, NULL);
     watch_catch();
     if (code != EXIT_OK) {
         manifest_cleanup(&m);

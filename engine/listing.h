@@ -13,8 +13,12 @@
 
 struct listing;
 
-/* Takes the scanned manifest m (its contents move; m is left empty). */
-struct listing *listing_new(struct manifest *m, struct xfer *x);
+/* Takes the scanned manifest m (its contents move; m is left empty).
+ * With readiness (OPEN_F_READINESS), each file's ENTRY carries its
+ * ENTRY_S_* state: a writer holds it, or a known format is cut short or
+ * whole (formcheck.h), judged as the entry is sent. */
+struct listing *listing_new(struct manifest *m, int readiness,
+    struct xfer *x);
 void listing_free(struct listing *l);
 
 /* conn_step_fn: writes frames up to LISTING_STEP_BYTES a step, then

@@ -204,7 +204,8 @@ session_agent_list(struct session *s, const struct msg_open *o,
             break;
     }
     if (r == FERRY_ERR_SHORT)
-        r = (s->own_listing = listing_new(&mf, s->x)) == NULL ?
+        r = (s->own_listing = listing_new(&mf,
+            (o->flags & OPEN_F_READINESS) != 0, s->x)) == NULL ?
             FERRY_ERR_NOMEM : 0;
     manifest_cleanup(&mf);
     if (r != 0)

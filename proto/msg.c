@@ -233,6 +233,7 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (m->flags & (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER)) ==
         (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
         ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH) ||
+        ((m->flags & OPEN_F_READINESS) && m->op != OPEN_LIST) ||
         (m->op == OPEN_KEEP && (m->npaths != 2 || m->flags != 0)) ||
         (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
         m->op != OPEN_KEEP &&

@@ -155,9 +155,12 @@ enum msg_open_op {
  * ssh program on a short link): the sender gives it no run and no
  * volume while one of them is up. */
 #define OPEN_F_SPARE_STREAM0 (1u << 7)
+/* LIST only (a watch's look): each file's ENTRY says whether a writer
+ * holds it and whether it is a known format cut short (ENTRY_S_*). */
+#define OPEN_F_READINESS (1u << 8)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
-    OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0)
+    OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS)
 
 struct msg_open {
     uint8_t op;
@@ -215,10 +218,17 @@ struct msg_entry {
     int64_t mtime_sec;
     uint32_t mtime_nsec;  /* < 1e9 */
     uint8_t has_hash;
+    uint8_t state;          /* ENTRY_S_*: files in a LIST with READINESS */
     struct hash128 hash;    /* content hash, when has_hash */
     struct msg_str path;    /* checked with fsx_path_check */
     struct msg_str target;  /* symlinks only, 1..PROTO_MAX_LINK bytes */
 };
+
+/* msg_entry.state: what the agent saw of a file as it listed it. */
+#define ENTRY_S_BUSY 1u   /* a process holds it open for writing */
+#define ENTRY_S_TORN 2u   /* a format it knows (formcheck.h), cut short */
+#define ENTRY_S_WHOLE 4u  /* a format it knows, whole */
+#define ENTRY_S_KNOWN (ENTRY_S_BUSY | ENTRY_S_TORN | ENTRY_S_WHOLE)
 
 enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
 

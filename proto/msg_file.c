@@ -31,7 +31,8 @@ msg_entry_encode(struct buf *b, const struct msg_entry *m)
     if (r == 0)
         r = buf_put_u32(b, m->mtime_nsec);
     if (r == 0)
-        r = buf_put_u8(b, m->has_hash ? 1 : 0);
+        r = buf_put_u8(b, (uint8_t)((m->has_hash ? 1 : 0) |
+            (m->state & ENTRY_S_KNOWN) << 1));
     if (r == 0 && m->has_hash)
         r = msg_put_hash(b, &m->hash);
     if (r == 0)
@@ -58,7 +59,11 @@ msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
         (e = rd_u32(&r, &m->mtime_nsec)) != 0 ||
         (e = rd_u8(&r, &m->has_hash)) != 0)
         goto fail;
-    if (m->has_hash > 1) {
+    /* The byte: bit 0 has_hash, the bits above the state. */
+    m->state = m->has_hash >> 1;
+    m->has_hash &= 1;
+    if ((m->state & ~ENTRY_S_KNOWN) != 0 || ((m->state & ENTRY_S_TORN) &&
+        (m->state & ENTRY_S_WHOLE))) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }
@@ -72,7 +77,8 @@ msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
     if (m->kind < ENTRY_FILE || m->kind > ENTRY_SYMLINK ||
         (m->mode & ~07777u) != 0 || m->mtime_nsec >= 1000000000u ||
         (m->kind == ENTRY_SYMLINK) != (m->target.len > 0) ||
-        (m->kind != ENTRY_FILE && (m->size != 0 || m->has_hash)) ||
+        (m->kind != ENTRY_FILE && (m->size != 0 || m->has_hash ||
+        m->state != 0)) ||
         m->size > (uint64_t)INT64_MAX ||
         (m->target.len > 0 && memchr(m->target.p, '\0', m->target.len)))
         goto fail;

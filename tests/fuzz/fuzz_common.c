@@ -301,6 +301,10 @@ fuzz_entry_check(const void *v, const uint8_t *p, size_t n)
         return "ENTRY: mtime_nsec >= 1e9";
     if (m->has_hash > 1 || (m->kind != ENTRY_FILE && m->has_hash))
         return "ENTRY: has_hash";
+    if ((m->state & ~ENTRY_S_KNOWN) != 0 || (m->kind != ENTRY_FILE &&
+        m->state != 0) || ((m->state & ENTRY_S_TORN) &&
+        (m->state & ENTRY_S_WHOLE)))
+        return "ENTRY: state";
     if (m->size > (uint64_t)INT64_MAX ||
         (m->kind != ENTRY_FILE && m->size != 0))
         return "ENTRY: size";

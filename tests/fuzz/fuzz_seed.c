@@ -67,7 +67,8 @@ static const struct {
     { { .op = OPEN_PULL, .flags = OPEN_F_CHECKSUM,
         .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
     { { .op = OPEN_PULL,
-        .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE),
+        .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE |
+        OPEN_F_READINESS),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
@@ -77,6 +78,8 @@ static const struct {
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 }, seed_basis_paths },
     { { .op = OPEN_KEEP, .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 },
         seed_keep_paths },
+    { { .op = OPEN_LIST, .flags = OPEN_F_READINESS,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {
@@ -117,7 +120,11 @@ static const struct msg_entry seed_entry[] = {
       .hash = SEED_HASH, .path = SEED_STR("dir/file.txt") },
     { .id = 2, .kind = ENTRY_FILE, .mode = 07777, .size = INT64_MAX,
       .mtime_sec = -1, .mtime_nsec = 999999999,
+      .state = ENTRY_S_BUSY | ENTRY_S_TORN,
       .path = { seed_long, PROTO_MAX_PATH } },
+    { .id = 6, .kind = ENTRY_FILE, .mode = 0600, .size = 1,
+      .has_hash = 1, .hash = SEED_HASH, .state = ENTRY_S_WHOLE,
+      .path = SEED_STR("ckpt.pth") },
     { .id = 3, .kind = ENTRY_DIR, .mode = 0755, .mtime_sec = INT64_MIN,
       .path = SEED_STR("dir") },
     { .id = UINT32_MAX, .kind = ENTRY_SYMLINK, .mode = 0777,

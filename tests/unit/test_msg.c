@@ -1133,8 +1133,9 @@ entry_raw(struct buf *b, const struct msg_entry *m)
     CHECK_OK(buf_put_u64(b, m->size));
     CHECK_OK(buf_put_u64(b, (uint64_t)m->mtime_sec));
     CHECK_OK(buf_put_u32(b, m->mtime_nsec));
-    CHECK_OK(buf_put_u8(b, m->has_hash));
-    if (m->has_hash == 1)
+    /* The raw byte: has_hash in bit 0, the state above it. */
+    CHECK_OK(buf_put_u8(b, (uint8_t)(m->has_hash | m->state << 1)));
+    if (m->has_hash & 1)
         CHECK_OK(buf_put(b, m->hash.b, HASH_LEN));
     CHECK_OK(buf_put_str16(b, m->path.p, m->path.len));
     CHECK_OK(buf_put_str16(b, m->target.p, m->target.len));
@@ -1255,8 +1256,17 @@ TEST(msg_entry_fields)
     CHECK_OK(entry_decode_raw(&m));
     m.has_hash = 1;
     CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
+    /* The state: its three bits, on a file, never TORN and WHOLE. */
     m = base;
-    m.has_hash = 2;
+    m.state = ENTRY_S_BUSY | ENTRY_S_TORN;
+    CHECK_OK(entry_decode_raw(&m));
+    m.state = ENTRY_S_KNOWN + 1;
+    CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
+    m.state = ENTRY_S_TORN | ENTRY_S_WHOLE;
+    CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
+    m.state = ENTRY_S_BUSY;
+    m.kind = ENTRY_DIR;
+    m.size = 0;
     CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
     m = base;
     m.mode = 0100644;
@@ -1429,6 +1439,10 @@ TEST(msg_open_fields)
 
     CHECK_OK(open_decode_raw(OPEN_PUSH, 0, bs, 1, two, 1));
     CHECK_OK(open_decode_raw(OPEN_PULL, 0, bs, 2, two, 2));
+    /* READINESS is a LIST's. */
+    CHECK_OK(open_decode_raw(OPEN_LIST, OPEN_F_READINESS, bs, 1, two, 1));
+    CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, OPEN_F_READINESS, bs, 1, two, 1),
+        FERRY_ERR_FORMAT);
     /* No paths at all: malformed, not over a limit. */
     CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 0),
         FERRY_ERR_FORMAT);

@@ -144,6 +144,33 @@ state_in_src(struct rt *rt)
     rt_mkdir(rt, "src/.ferry", 0700);
 }
 
+/* A watched directory: a checkpoint cut short, a whole .npy, a file a
+ * writer (this process) holds open, and a text file. */
+static void
+checkpoints_in_src(struct rt *rt)
+{
+    static const char npy[] = "\x93NUMPY\x01\x00\x3a\x00"
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }\n"
+        "abcd";
+    char p[CHECK_PATH_MAX];
+    int fd;
+
+    rt_mkdir(rt, "src/ck", 0755);
+    rt_path(rt, "src/ck/cut.pth", p);
+    CHECK((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0);
+    CHECK_EQ_INT(write(fd, "PK\x03\x04 and no end record", 22), 22);
+    close(fd);
+    rt_path(rt, "src/ck/w.npy", p);
+    CHECK((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0);
+    CHECK_EQ_INT(write(fd, npy, sizeof(npy) - 1), (ssize_t)sizeof(npy) - 1);
+    close(fd);
+    rt_write(rt, "src/ck/log.txt", 100);
+    rt_write(rt, "src/ck/open.bin", 100);
+    rt_path(rt, "src/ck/open.bin", p);
+    /* Left open for writing while the agent lists. */
+    CHECK(open(p, O_WRONLY | O_APPEND) >= 0);
+}
+
 /* The program refuses to run the transfer once it is opened. */
 static int
 refuse(void *ctx, struct session *s)
@@ -195,6 +222,13 @@ static const struct rt_case session_agent[] = {
     { "list",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") } },
       .out = "HELLO OPEN_OK ENTRY:0:a END" },
+    /* A watch's look asks how each file stands. */
+    { "list_readiness", .setup = checkpoints_in_src,
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/ck"),
+                        .flags = OPEN_F_READINESS } },
+      .out = "HELLO OPEN_OK ENTRY:0:ck ENTRY:1:ck/cut.pth!T "
+          "ENTRY:2:ck/log.txt ENTRY:3:ck/open.bin!B ENTRY:4:ck/w.npy!W "
+          "END" },
     { "list_missing",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
       .out = "HELLO OPEN_OK NOTICE END" },
