@@ -86,6 +86,8 @@ struct cli {
     int watch_s;              /* pull --watch: seconds between looks */
     const char *ready_marker; /* --ready-marker NAME */
     int keep;                 /* --keep N: local copies kept; 0 all */
+    int whole_formats;        /* private: a watch's pull commits no file
+                                 of a known format cut short */
     int keep_volumes;         /* push --keep-volumes */
     const char *set_name;     /* --name: the set's (keep_volumes) */
     char err[512];            /* why cli_parse failed, for the user */

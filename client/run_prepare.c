@@ -273,6 +273,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
         rn->kept = keptsig_store_default();
         incoming_set_keptsig(rn->in, rn->kept);
+        incoming_set_whole_formats(rn->in, cli->whole_formats);
         rn->role_step = receiver_step;
     }
     if (rn->space != NULL) {

@@ -139,6 +139,10 @@ watch_pull(struct watch *w, struct watch_unit *u)
     c.local_paths = lp;
     c.nlocal = 1;
     c.watch_s = 0;
+    /* A unit is one pull of its own: no volumes, so that every file is
+     * checked for a known format cut short before it is committed. */
+    c.whole_formats = 1;
+    c.pack_threshold = 0;
     code = space_transfer(&c);
     watch_catch();
     if (code == EXIT_OK && u->is_dir &&

@@ -37,7 +37,8 @@
     X(AGENT, -1020, "agent failed")                                         \
     X(USAGE, -1021, "invalid argument")                                     \
     X(STATE, -1022, "invalid resume state")                                 \
-    X(SSH, -1023, "ssh error")
+    X(SSH, -1023, "ssh error")                                              \
+    X(TORN, -1024, "cut short: its writer is not done with it")
 
 enum ferry_err {
 #define FERRY_ERR_ENUM(name, value, msg) FERRY_ERR_##name = (value),

@@ -10,6 +10,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
+#include "formcheck.h"
 #include "volrecv.h"
 
 
@@ -239,6 +240,31 @@ rfile_fail(struct incoming *in, struct rfile *f, enum xfer_side side,
     return r;
 }
 
+/* With whole_formats: 1 if f, complete and checked, is a known format
+ * cut short (then it failed, and nothing is committed), 0 if not, or a
+ * fatal error. */
+static int
+rfile_torn(struct incoming *in, struct rfile *f, int fd, struct buf *out)
+{
+    struct formcheck fc;
+    char text[160];
+    int r;
+
+    if (formcheck_fd(fd, f->size, &fc) != 0 || fc.form == FORM_UNKNOWN ||
+        fc.whole)
+        return 0;
+    snprintf(text, sizeof(text), "%s, %s: its writer is not done with it",
+        formcheck_name(fc.form), fc.why);
+    r = rfile_fail(in, f, SIDE_SOURCE, FERRY_ERR_TORN, text, out);
+    return r != 0 ? r : 1;
+}
+
+void
+incoming_set_whole_formats(struct incoming *in, int on)
+{
+    in->whole_formats = on;
+}
+
 /* Every block is there and the sender has ended: check the file hash
  * and stage the file for the batch commit. */
 static int
@@ -265,6 +291,8 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
         return rfile_fail(in, f, SIDE_DEST, f->failed, NULL, out);
     }
     fd = partial_fd(f->pt);
+    if (in->whole_formats && (r = rfile_torn(in, f, fd, out)) != 0)
+        return r < 0 ? r : 0;
     if (fchmod(fd, f->mode) != 0 ||
         fsx_set_mtime(fd, -1, NULL, f->mtime_sec, f->mtime_nsec) != 0) {
         if ((r = incoming_file_error(in, f, -errno)) != 0)

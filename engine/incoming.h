@@ -73,6 +73,11 @@ void incoming_free(struct incoming *in);
  * kept ones of a basis instead of reading it (borrowed; NULL: neither). */
 void incoming_set_keptsig(struct incoming *in, struct keptsig_store *ks);
 
+/* A file of a format formcheck.h knows is committed only whole: one cut
+ * short (the sender read it while its writer was not done) fails with
+ * FERRY_ERR_TORN and nothing is put in place. For a watch's pulls. */
+void incoming_set_whole_formats(struct incoming *in, int on);
+
 /*
  * A new attempt of the same run: unfinished files are kept on disk (their
  * journals synced) for the new sender to resume, their progress taken

@@ -98,6 +98,7 @@ struct incoming {
     uint64_t kept_mem;        /* bytes of signatures held over files */
     struct incoming_wb *wb;   /* built blocks written behind, made on use */
     int wb_off;               /* ... or not: it could not be made */
+    int whole_formats;        /* incoming_set_whole_formats */
 };
 
 static inline uint64_t
