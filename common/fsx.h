@@ -61,8 +61,8 @@ void fsx_use_openat2(int on);
  * Calls fn for each entry of the directory name beneath parent (opened
  * without following a symlink), but "." and "..": with the directory's
  * fd and stat, the entry's name and its lstat. An entry gone before it
- * could be looked at is passed over. Stops at the first non-zero fn
- * returns, and returns it; else 0, or -errno (-ENOENT: no such
+ * could be looked at is passed over. Stops at the first non-zero value
+ * fn returns, and returns it; else 0, or -errno (-ENOENT: no such
  * directory).
  */
 struct stat;

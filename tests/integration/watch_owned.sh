@@ -8,10 +8,12 @@
 
 at_exit stop_watch
 
-# wait_event ACTION PATH: until the watch said ACTION of PATH.
+# wait_event ACTIONS PATH: until the watch said one of ACTIONS (a|b) of
+# PATH.
 wait_event() {
     for _ in $(seq 1 300); do
-        grep '"event":"watch"' "$T/watch.out" | grep "\"action\":\"$1\"" |
+        grep '"event":"watch"' "$T/watch.out" |
+            grep -E "\"action\":\"($1)\"" |
             grep -q "\"path\":\"$2\"" && return 0
         sleep 0.1
     done
@@ -100,10 +102,13 @@ echo "box chapter" >"$R3/thesis/ch9.tex"
 "$FERRY" pull --watch 1 --json --agent "$AGENT" "local:$R3/" \
     "$L3" >"$T/watch.out" 2>"$T/watch.err" &
 wpid=$!
-wait_event left_alone notes.txt
-wait_event left_alone thesis
+# Whatever it did with them, then what it should have done.
+wait_event 'left_alone|pulled' notes.txt
+wait_event 'left_alone|pulled' thesis
 stop_watch || fail "Ctrl-C did not end the watch"
 planted_intact "$L3" "newest on the box"
+wait_event left_alone notes.txt
+wait_event left_alone thesis
 [ ! -e "$L3/thesis/ch9.tex" ] || fail "the box's thesis/ was placed"
 [ -z "$(ls -A "$L3" | grep ferry-watch)" ] || fail "staging left behind"
 exit 0
