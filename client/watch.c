@@ -136,8 +136,8 @@ watch_record(struct watch *w, struct owned *o, int create)
 
     owned_init(o);
     if ((r = owned_open(o, w->localfd, create)) != 0) {
-        snprintf(text, sizeof(text), "%s/%s: %s", w->local, DEST_STATE_DIR,
-            ferry_strerror(r));
+        snprintf(text, sizeof(text), "%s: %s", w->local,
+            dest_state_strerror(r));
         watch_say(w, "error", NULL, text);
         owned_cleanup(o);
         return r;
@@ -162,7 +162,7 @@ watch_record(struct watch *w, struct owned *o, int create)
 static int
 watch_claim(struct watch *w, struct watch_unit *u)
 {
-    char staged[PROTO_MAX_PATH + 32];
+    char staged[PROTO_MAX_PATH + 32], text[PROTO_MAX_PATH + 128];
     struct owned_id id;
     struct owned o;
     int r, go = 0;
@@ -178,8 +178,9 @@ watch_claim(struct watch *w, struct watch_unit *u)
         watch_staging(u->name, staged, sizeof(staged));
         switch (owned_check(&o, w->localfd, staged)) {
         case OWNED_NO:
-            watch_leave(w, u, "cannot be pulled: its staging name is taken "
-                "by something this watch did not make");
+            snprintf(text, sizeof(text), "cannot be pulled: %s is there "
+                "and this watch did not make it (remove it)", staged);
+            watch_leave(w, u, text);
             goto out;
         case OWNED_GONE:
             if (mkdirat(w->localfd, staged, 0755) != 0) {
@@ -344,9 +345,13 @@ watch_keep(struct watch *w)
         struct watch_unit *u, tmp;
 
         state[i] = K_OURS;
-        if (e->id.flags & OWNED_F_STAGING)
+        st = owned_check(&o, w->localfd, e->name);
+        if (e->id.flags & OWNED_F_STAGING) {
+            /* A pull under way or cut keeps its staging directory. */
+            state[i] = st == OWNED_YES ? K_OURS : K_FORGET;
             continue;
-        if ((st = owned_check(&o, w->localfd, e->name)) == OWNED_YES) {
+        }
+        if (st == OWNED_YES) {
             idx[n++] = i;
             continue;
         }

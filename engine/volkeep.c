@@ -111,8 +111,10 @@ keep_record(struct volkeep *k, uint32_t last)
             owned_drop(&o, vol);
             break;
         }
-        if (st == OWNED_YES && unlinkat(k->dirfd, vol, 0) == 0)
-            owned_drop(&o, vol);
+        /* One changed since is the user's from now on: forgotten too. */
+        if (st == OWNED_YES && unlinkat(k->dirfd, vol, 0) != 0)
+            continue;
+        owned_drop(&o, vol);
     }
     r = owned_save(&o);
 out:

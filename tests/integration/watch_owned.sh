@@ -93,22 +93,32 @@ grep '"action":"left_alone"' "$T/watch.out" | grep -q '"path":"a.pt"' ||
 
 # 3. The box's newest entries have the names of the user's own file and
 # directory: they are neither pulled over them nor swapped into place.
+# A directory of the user's has the name the watch would stage a unit
+# in: the unit is not pulled into it.
 R3=$T/box3
 L3=$T/here3
-mkdir -p "$R3/thesis"
+mkdir -p "$R3/thesis" "$R3/run" "$L3/.run.ferry-watch"
 plant "$L3"
 echo "box notes" >"$R3/notes.txt"
 echo "box chapter" >"$R3/thesis/ch9.tex"
+echo "box shard" >"$R3/run/shard0"
+echo "mine" >"$L3/.run.ferry-watch/mine"
 "$FERRY" pull --watch 1 --json --agent "$AGENT" "local:$R3/" \
     "$L3" >"$T/watch.out" 2>"$T/watch.err" &
 wpid=$!
 # Whatever it did with them, then what it should have done.
 wait_event 'left_alone|pulled' notes.txt
 wait_event 'left_alone|pulled' thesis
+wait_event 'left_alone|pulled' run
 stop_watch || fail "Ctrl-C did not end the watch"
 planted_intact "$L3" "newest on the box"
+[ "$(cat "$L3/.run.ferry-watch/mine" 2>/dev/null)" = mine ] ||
+    fail "a directory of the user's was taken for staging"
+[ ! -e "$L3/run" ] || fail "run/ was placed from the user's directory"
 wait_event left_alone notes.txt
 wait_event left_alone thesis
+wait_event left_alone run
 [ ! -e "$L3/thesis/ch9.tex" ] || fail "the box's thesis/ was placed"
-[ -z "$(ls -A "$L3" | grep ferry-watch)" ] || fail "staging left behind"
+[ "$(ls -A "$L3" | grep ferry-watch)" = .run.ferry-watch ] ||
+    fail "staging left behind"
 exit 0
