@@ -792,9 +792,12 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
         }
         goto out;
     }
-    if (fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0, &d->statefd) == 0 &&
-        fsx_open_private_dir(d->statefd, DEST_PART_DIR, 0, &d->partfd) == 0)
+    if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0,
+        &d->statefd)) == 0 && (r = fsx_open_private_dir(d->statefd,
+        DEST_PART_DIR, 0, &d->partfd)) == 0)
         r = partial_list(d->partfd, 0, out, n);
+    else if (r == -ENOENT && d->statefd >= 0)
+        r = 0;  /* a state directory with the record alone (owned.h) */
     else
         r = FERRY_ERR_STATE;
 out:

@@ -609,6 +609,12 @@ TEST(owned_kept_by_clean)
     CHECK_OK(owned_open(&o, fd, 0));
     CHECK_EQ_INT(owned_check(&o, fd, "f"), OWNED_YES);
     owned_cleanup(&o);
+    /* status: no unfinished file, and no complaint. */
+    v = (struct partial_info *)1;
+    n = 99;
+    CHECK_OK(dest_state_list(dir, 0, &v, &n));
+    CHECK_EQ_U64(n, 0);
+    partial_list_free(v, n);
     /* Anything else there still stops a clean. */
     ow_write(dir, ".ferry/other", "x");
     CHECK_EQ_ERR(dest_state_list(dir, 1, &v, &n), -ENOTEMPTY);
