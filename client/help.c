@@ -24,7 +24,10 @@ static const char help_pull[] =
 "      --ready-marker NAME  complete when DIR/E/NAME (a directory) or\n"
 "                        E + NAME (a file: step-1.pt.done) is there\n"
 "      --keep N          keep only the N newest here (after the new one\n"
-"                        arrived whole)\n";
+"                        arrived whole); removes only what the watch\n"
+"                        pulled itself, unchanged since (recorded in\n"
+"                        LOCAL/.ferry), never an entry of yours that\n"
+"                        the box lists by name\n";
 
 static const char help_transfer_opts[] =
 "\n"

@@ -13,7 +13,9 @@
 
 #include "../common/alloc.h"
 #include "../common/text.h"
+#include "../engine/dest.h"
 #include "../engine/manifest.h"
+#include "../engine/owned.h"
 #include "../engine/prune.h"
 #include "../engine/xfer.h"
 #include "../proto/msg.h"
@@ -56,6 +58,7 @@ struct watch {
     const char *local;    /* LOCAL */
     int localfd;
     uint64_t npulled;
+    int said_damaged;     /* the record's damage was said */
 };
 
 /* {"event":"watch","action":...,"path":...,"bytes":...} or a line. */
@@ -75,7 +78,8 @@ watch_say(struct watch *w, const char *action, const struct watch_unit *u,
             (text != NULL && output_json_str(&jb, "message", text)));
         return;
     }
-    if (w->out.quiet && strcmp(action, "gave_up") != 0)
+    if (w->out.quiet && strcmp(action, "gave_up") != 0 &&
+        strcmp(action, "left_alone") != 0)
         return;
     fprintf(stderr, "ferry: watch: %s%s%s\n", u != NULL ?
         text_escape(u->name, strlen(u->name), esc, sizeof(esc)) : "",
@@ -100,8 +104,107 @@ watch_join(const char *dir, const char *name, int contents)
     return p;
 }
 
-/* Puts the staged directory in place of the unit's local copy, at once:
- * swapped with the old copy, which then goes. */
+/* ".NAME.ferry-watch": where a directory unit is pulled before it is
+ * placed. */
+static void
+watch_staging(const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, ".%s.ferry-watch", name);
+}
+
+/* Says once per version of u that it is left alone, and why. */
+static void
+watch_leave(struct watch *w, struct watch_unit *u, const char *why)
+{
+    char text[PROTO_MAX_PATH + 200], esc[PROTO_MAX_PATH + 64];
+
+    if (u->left_alone)
+        return;
+    u->left_alone = 1;
+    snprintf(text, sizeof(text), "%s/%s %s: left alone", w->local,
+        text_escape(u->name, strlen(u->name), esc, sizeof(esc)), why);
+    watch_say(w, "left_alone", u, text);
+}
+
+/* The record of what this watch pulled into LOCAL, opened (locked);
+ * a damaged one is said once. 0 or an error (said). */
+static int
+watch_record(struct watch *w, struct owned *o, int create)
+{
+    char text[PROTO_MAX_PATH + 200];
+    int r;
+
+    owned_init(o);
+    if ((r = owned_open(o, w->localfd, create)) != 0) {
+        snprintf(text, sizeof(text), "%s: %s", w->local,
+            dest_state_strerror(r));
+        watch_say(w, "error", NULL, text);
+        owned_cleanup(o);
+        return r;
+    }
+    if (o->damaged && !w->said_damaged) {
+        w->said_damaged = 1;
+        snprintf(text, sizeof(text), "%s/%s/%s cannot be read as a record "
+            "of what this watch pulled: what is there counts as yours, and "
+            "--keep leaves it", w->local, DEST_STATE_DIR, OWNED_FILE);
+        watch_say(w, "error", NULL, text);
+    }
+    return 0;
+}
+
+/*
+ * Before u is pulled: LOCAL/NAME (and a directory's staging) must be
+ * free, or be what this watch put there, unchanged. A directory's staging
+ * is made here and recorded, so that a staging name found later is known
+ * to be ours. Returns 1 to pull, 0 when u is left alone (said), or an
+ * error (said).
+ */
+static int
+watch_claim(struct watch *w, struct watch_unit *u)
+{
+    char staged[PROTO_MAX_PATH + 32], text[PROTO_MAX_PATH + 128];
+    struct owned_id id;
+    struct owned o;
+    int r, go = 0;
+
+    if ((r = watch_record(w, &o, 1)) != 0)
+        return r;
+    if (owned_check(&o, w->localfd, u->name) == OWNED_NO) {
+        watch_leave(w, u, "is here and this watch did not pull it, or it "
+            "changed since");
+        goto out;
+    }
+    if (u->is_dir) {
+        watch_staging(u->name, staged, sizeof(staged));
+        switch (owned_check(&o, w->localfd, staged)) {
+        case OWNED_NO:
+            snprintf(text, sizeof(text), "cannot be pulled: %s is there "
+                "and this watch did not make it (remove it)", staged);
+            watch_leave(w, u, text);
+            goto out;
+        case OWNED_GONE:
+            if (mkdirat(w->localfd, staged, 0755) != 0) {
+                r = -errno;
+                break;
+            }
+            if ((r = owned_identify(w->localfd, staged, OWNED_F_STAGING,
+                &id)) != 0 || (r = owned_put(&o, staged, &id, 0, 0)) != 0 ||
+                (r = owned_save(&o)) != 0)
+                (void)unlinkat(w->localfd, staged, AT_REMOVEDIR);
+            break;
+        }
+    }
+    if (r != 0)
+        watch_say(w, "error", u, ferry_strerror(r));
+    go = r == 0;
+out:
+    owned_cleanup(&o);
+    return r != 0 ? r : go;
+}
+
+/* Puts the staged directory in place of the unit's local copy (ours, as
+ * watch_commit checked), at once: swapped with the old copy, which then
+ * goes. */
 static int
 watch_place_dir(struct watch *w, const char *staged, const char *name)
 {
@@ -113,6 +216,49 @@ watch_place_dir(struct watch *w, const char *staged, const char *name)
     return renameat(w->localfd, staged, w->localfd, name) == 0 ? 0 : -errno;
 }
 
+/*
+ * After a pull of u succeeded: a directory is placed (unless something
+ * not ours took its name meanwhile), then what LOCAL/NAME is now is
+ * recorded as this watch's. Returns 1 when u is here, 0 when it was left
+ * alone, or an error (said).
+ */
+static int
+watch_commit(struct watch *w, struct watch_unit *u)
+{
+    char staged[PROTO_MAX_PATH + 32];
+    struct owned_id id;
+    struct owned o;
+    int r, here = 0;
+
+    if ((r = watch_record(w, &o, 1)) != 0)
+        return r;
+    if (u->is_dir) {
+        watch_staging(u->name, staged, sizeof(staged));
+        if (owned_check(&o, w->localfd, u->name) == OWNED_NO) {
+            watch_leave(w, u, "appeared here during its pull");
+            goto out;
+        }
+        if ((r = watch_place_dir(w, staged, u->name)) != 0)
+            goto out;
+        owned_drop(&o, staged);
+    }
+    here = 1;
+    if ((r = owned_identify(w->localfd, u->name, 0, &id)) == 0 &&
+        (r = owned_put(&o, u->name, &id, u->mtime_sec, u->mtime_nsec)) ==
+        FERRY_ERR_TOO_LARGE) {
+        watch_say(w, "error", u, "not recorded (the record of what this "
+            "watch pulled is full): --keep will leave it");
+        r = 0;
+    }
+    if (r == 0)
+        r = owned_save(&o);
+out:
+    if (r != 0)
+        watch_say(w, "error", u, ferry_strerror(r));
+    owned_cleanup(&o);
+    return r != 0 ? r : here;
+}
+
 /* One unit, by a pull of its own. Returns its exit status. */
 static int
 watch_pull(struct watch *w, struct watch_unit *u)
@@ -121,9 +267,9 @@ watch_pull(struct watch *w, struct watch_unit *u)
     char *src = watch_join(w->dir, u->name, u->is_dir);
     char staged[PROTO_MAX_PATH + 32], *dst = NULL;
     char *rp[1], *lp[1];
-    int code, r;
+    int code;
 
-    snprintf(staged, sizeof(staged), ".%s.ferry-watch", u->name);
+    watch_staging(u->name, staged, sizeof(staged));
     dst = u->is_dir ? watch_join(w->local, staged, 0) :
         watch_join(w->local, "", 0);
     if (src == NULL || dst == NULL) {
@@ -145,41 +291,114 @@ watch_pull(struct watch *w, struct watch_unit *u)
     c.pack_threshold = 0;
     code = space_transfer(&c);
     watch_catch();
-    if (code == EXIT_OK && u->is_dir &&
-        (r = watch_place_dir(w, staged, u->name)) != 0) {
-        watch_say(w, "error", u, ferry_strerror(r));
-        code = EXIT_DEST;
-    }
     xfree(src);
     xfree(dst);
     return code;
 }
 
-/* --keep N: the local copies of units beyond the N newest go (tmp: room
- * for every unit). */
-static void
-watch_keep(struct watch *w, struct watch_unit **tmp)
+/* Orders entries of a record (indices) newest first by their order, then
+ * by name. */
+static int
+watch_owned_cmp(const void *a, const void *b, void *arg)
 {
-    size_t i, n = 0;
-    struct stat st;
-    int r;
+    const struct owned *o = arg;
+    const struct owned_entry *x = &o->v[*(const size_t *)a];
+    const struct owned_entry *y = &o->v[*(const size_t *)b];
 
-    for (i = 0; i < w->t.n; i++) {
-        struct watch_unit *u = &w->t.v[i];
+    if (x->order_sec != y->order_sec)
+        return x->order_sec > y->order_sec ? -1 : 1;
+    if (x->order_nsec != y->order_nsec)
+        return x->order_nsec > y->order_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
 
-        if (!u->is_marker && fstatat(w->localfd, u->name, &st,
-            AT_SYMLINK_NOFOLLOW) == 0)
-            tmp[n++] = u;
-    }
-    qsort(tmp, n, sizeof(*tmp), watch_unit_cmp);
-    for (i = (size_t)w->cli->keep; i < n; i++) {
-        if ((r = prune_beneath(w->localfd, tmp[i]->name)) != 0) {
-            watch_say(w, "error", tmp[i], ferry_strerror(r));
+/* The table's unit of name, or NULL. */
+static struct watch_unit *
+watch_unit_named(struct watch *w, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < w->t.n; i++)
+        if (strcmp(w->t.v[i].name, name) == 0)
+            return &w->t.v[i];
+    return NULL;
+}
+
+/*
+ * --keep N: of the units this watch pulled into LOCAL (its record) and
+ * nobody changed since, those beyond the N newest go. Nothing else in
+ * LOCAL is touched, whatever the box lists: a pulled unit that was
+ * changed here is the user's now (said, and forgotten by the record),
+ * and one that is gone is forgotten.
+ */
+static void
+watch_keep(struct watch *w)
+{
+    enum { K_OURS, K_FORGET, K_PRUNED };
+    struct owned o;
+    size_t *idx = NULL, i, n = 0, nk = 0;
+    int *state = NULL, r, st;
+
+    if (watch_record(w, &o, 0) != 0)
+        return;
+    if ((idx = xcalloc(o.n + 1, sizeof(*idx))) == NULL ||
+        (state = xcalloc(o.n + 1, sizeof(*state))) == NULL)
+        goto out;
+    for (i = 0; i < o.n; i++) {
+        struct owned_entry *e = &o.v[i];
+        struct watch_unit *u, tmp;
+
+        state[i] = K_OURS;
+        st = owned_check(&o, w->localfd, e->name);
+        if (e->id.flags & OWNED_F_STAGING) {
+            /* A pull under way or cut keeps its staging directory. */
+            state[i] = st == OWNED_YES ? K_OURS : K_FORGET;
             continue;
         }
-        tmp[i]->pulled = 0;
-        watch_say(w, "removed", tmp[i], "removed (--keep)");
+        if (st == OWNED_YES) {
+            idx[n++] = i;
+            continue;
+        }
+        state[i] = K_FORGET;
+        if (st != OWNED_NO)
+            continue;
+        if ((u = watch_unit_named(w, e->name)) == NULL) {
+            memset(&tmp, 0, sizeof(tmp));
+            tmp.name = e->name;
+            u = &tmp;
+        }
+        u->left_alone = 0;
+        watch_leave(w, u, "changed here since this watch pulled it");
     }
+    qsort_r(idx, n, sizeof(*idx), watch_owned_cmp, &o);
+    for (nk = (size_t)w->cli->keep; nk < n; nk++) {
+        struct owned_entry *e = &o.v[idx[nk]];
+        struct watch_unit *u = watch_unit_named(w, e->name), tmp;
+
+        if (u == NULL) {
+            memset(&tmp, 0, sizeof(tmp));
+            tmp.name = e->name;
+            tmp.size = e->id.size;
+            u = &tmp;
+        }
+        if ((r = prune_beneath(w->localfd, e->name)) != 0) {
+            watch_say(w, "error", u, ferry_strerror(r));
+            continue;
+        }
+        state[idx[nk]] = K_PRUNED;
+        u->pulled = 0;
+        watch_say(w, "removed", u, "removed (--keep)");
+    }
+    /* Last first, so the indices before stay valid. */
+    for (i = o.n; i-- > 0;)
+        if (state[i] != K_OURS)
+            owned_drop(&o, o.v[i].name);
+    if ((r = owned_save(&o)) != 0)
+        watch_say(w, "error", NULL, ferry_strerror(r));
+out:
+    xfree(idx);
+    xfree(state);
+    owned_cleanup(&o);
 }
 
 /* One look: list, then pull what is ready. 0, or the exit status that
@@ -206,20 +425,25 @@ watch_once(struct watch *w)
     }
     r = watch_look(&w->t, &m);
     manifest_cleanup(&m);
-    if (r != 0 || (tmp = xcalloc(2 * w->t.n + 1, sizeof(*tmp))) == NULL)
+    if (r != 0 || (tmp = xcalloc(w->t.n + 1, sizeof(*tmp))) == NULL)
         return EXIT_DEST;
     n = watch_ready(&w->t, w->cli->keep, tmp);
     for (i = 0; i < n && !watch_stop; i++) {
         struct watch_unit *u = tmp[i];
 
-        if ((code = watch_pull(w, u)) == EXIT_INTERRUPTED)
+        if ((r = watch_claim(w, u)) == 0)
+            continue;
+        code = r < 0 ? EXIT_DEST : watch_pull(w, u);
+        if (code == EXIT_INTERRUPTED)
             break;
-        if (code == EXIT_OK) {
+        if (code == EXIT_OK && (r = watch_commit(w, u)) == 0)
+            continue;
+        if (code == EXIT_OK && r > 0) {
             watch_pulled(u);
             w->npulled++;
             watch_say(w, "pulled", u, "pulled");
             if (w->cli->keep > 0)
-                watch_keep(w, tmp + n);
+                watch_keep(w);
             continue;
         }
         if (watch_failed(u)) {

@@ -8,14 +8,21 @@
  * directory's DIR/E/NAME, a file's sibling E + NAME); without one, when
  * it looked the same (size, newest mtime, entries) two looks in a row.
  * Ready units are pulled newest first, each by a pull of its own (so
- * delta, --basis and resume work as for any pull); with --keep N only
- * the N newest are pulled, and once a pull has succeeded the local
- * copies of units beyond the N newest are removed. A directory is pulled
+ * delta, --basis and resume work as for any pull). A directory is pulled
  * into LOCAL/.E.ferry-watch and renamed into place when complete, so it
  * appears all at once. A unit whose pull fails is tried again once it is
  * stable again; after WATCH_MAX_FAILURES failures in a row it is given
  * up with a hint. A look that cannot reach the host is reported and the
  * next one tries again.
+ *
+ * The watch writes, replaces and removes in LOCAL only what it put there
+ * itself: each unit it pulled (and each staging directory it made) is
+ * recorded in LOCAL/.ferry/owned with what identifies it (engine/owned.h).
+ * A unit whose name is taken here by anything else, or by a pulled unit
+ * changed since, is left alone (said once) and not pulled. With --keep N
+ * only the N newest are pulled, and once a pull has succeeded the pulled
+ * units of the record beyond the N newest, unchanged, are removed: a
+ * name the box lists is never enough.
  */
 #ifndef FERRY_CLIENT_WATCH_H
 #define FERRY_CLIENT_WATCH_H
@@ -43,6 +50,7 @@ struct watch_unit {
     int pulled;            /* this version is here */
     unsigned failures;     /* pulls in a row that failed */
     int given_up;
+    int left_alone;        /* its name here is not ours: said once */
 };
 
 struct watch_table {

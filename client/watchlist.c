@@ -147,6 +147,7 @@ watch_look(struct watch_table *t, const struct manifest *m)
              * again if its last one failed. */
             u->stable = 0;
             u->pulled = 0;
+            u->left_alone = 0;
         }
         u->is_dir = w->is_dir;
         u->size = w->size;
@@ -217,6 +218,7 @@ watch_pulled(struct watch_unit *u)
 {
     u->pulled = 1;
     u->failures = 0;
+    u->left_alone = 0;
 }
 
 void

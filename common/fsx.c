@@ -1,5 +1,6 @@
 #include "fsx.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -295,6 +296,44 @@ fsx_open_private_dir(int dirfd, const char *name, int create, int *out)
     }
     *out = fd;
     return 0;
+}
+
+int
+fsx_dir_each(int parent, const char *name, fsx_entry_fn *fn, void *ctx)
+{
+    struct stat dir, st;
+    struct dirent *de;
+    DIR *d;
+    int fd, r = 0;
+
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &dir) != 0 || (d = fdopendir(fd)) == NULL) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    for (;;) {
+        errno = 0;
+        if ((de = readdir(d)) == NULL) {
+            r = -errno;
+            break;
+        }
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            r = -errno;
+            break;
+        }
+        if ((r = fn(ctx, dirfd(d), &dir, de->d_name, &st)) != 0)
+            break;
+    }
+    closedir(d);
+    return r;
 }
 
 int

@@ -57,6 +57,20 @@ int fsx_open_parent(int rootfd, const char *rel, int create, int *dirfd,
  * for tests of both ways. */
 void fsx_use_openat2(int on);
 
+/*
+ * Calls fn for each entry of the directory name beneath parent (opened
+ * without following a symlink), but "." and "..": with the directory's
+ * fd and stat, the entry's name and its lstat. An entry gone before it
+ * could be looked at is passed over. Stops at the first non-zero value
+ * fn returns, and returns it; else 0, or -errno (-ENOENT: no such
+ * directory).
+ */
+struct stat;
+typedef int fsx_entry_fn(void *ctx, int dirfd, const struct stat *dir,
+    const char *name, const struct stat *st);
+int fsx_dir_each(int parent, const char *name, fsx_entry_fn *fn, void *ctx)
+    FERRY_WUR;
+
 /* pwrite / pread loops; fsx_pread_full stops early only at end of file and
  * reports what it got in *got. */
 int fsx_pwrite_all(int fd, const void *p, size_t n, uint64_t off) FERRY_WUR;

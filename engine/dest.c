@@ -1,5 +1,6 @@
 #include "dest.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 
+#include "owned.h"
 #include "volstage.h"
 
 struct dest_dir {
@@ -79,6 +81,8 @@ dest_forget_parent(struct dest *d)
 void
 dest_tidy(struct dest *d)
 {
+    struct stat st;
+
     if (d->statefd < 0)
         return;
     if (d->partfd >= 0)
@@ -86,10 +90,15 @@ dest_tidy(struct dest *d)
     d->partfd = -1;
     if (unlinkat(d->statefd, DEST_PART_DIR, AT_REMOVEDIR) == 0 ||
         errno == ENOENT) {
-        (void)unlinkat(d->statefd, DEST_MARKER, 0);
         (void)unlinkat(d->statefd, DEST_SALT, 0);
         (void)unlinkat(d->statefd, DEST_LOCK, 0);
-        (void)unlinkat(d->rootfd, DEST_STATE_DIR, AT_REMOVEDIR);
+        /* The record of what ferry put here outlives the transfer, and
+         * the marker with it, so that a scan of this tree still skips
+         * .ferry. */
+        if (fstatat(d->statefd, OWNED_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            (void)unlinkat(d->statefd, DEST_MARKER, 0);
+            (void)unlinkat(d->rootfd, DEST_STATE_DIR, AT_REMOVEDIR);
+        }
     }
     close(d->statefd);
     d->statefd = -1;
@@ -708,6 +717,31 @@ dest_restart(struct dest *d)
     dest_forget_parent(d);
 }
 
+/* 1 when the state directory holds only the record of what ferry put
+ * in the destination (owned.h) and its marker: not unfinished files, and
+ * kept by a clean so that what prunes there still knows what is ours. */
+static int
+dest_only_record(int rootfd)
+{
+    struct dirent *de;
+    DIR *dir;
+    int fd, only = 1;
+
+    if (fsx_open_private_dir(rootfd, DEST_STATE_DIR, 0, &fd) != 0)
+        return 0;
+    if ((dir = fdopendir(fd)) == NULL) {
+        close(fd);
+        return 0;
+    }
+    while (only && (de = readdir(dir)) != NULL)
+        only = strcmp(de->d_name, ".") == 0 ||
+            strcmp(de->d_name, "..") == 0 ||
+            strcmp(de->d_name, DEST_MARKER) == 0 ||
+            strcmp(de->d_name, OWNED_FILE) == 0;
+    closedir(dir);
+    return only;
+}
+
 int
 dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n)
@@ -753,14 +787,17 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
         if (r == 0) {
             dest_tidy(d);
             if (fstatat(d->rootfd, DEST_STATE_DIR, &st,
-                AT_SYMLINK_NOFOLLOW) == 0)
+                AT_SYMLINK_NOFOLLOW) == 0 && !dest_only_record(d->rootfd))
                 r = -ENOTEMPTY;
         }
         goto out;
     }
-    if (fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0, &d->statefd) == 0 &&
-        fsx_open_private_dir(d->statefd, DEST_PART_DIR, 0, &d->partfd) == 0)
+    if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0,
+        &d->statefd)) == 0 && (r = fsx_open_private_dir(d->statefd,
+        DEST_PART_DIR, 0, &d->partfd)) == 0)
         r = partial_list(d->partfd, 0, out, n);
+    else if (r == -ENOENT && d->statefd >= 0)
+        r = 0;  /* a state directory with the record alone (owned.h) */
     else
         r = FERRY_ERR_STATE;
 out:

@@ -155,7 +155,9 @@ void dest_tidy(struct dest *d);
  * unfinished files kept there; with clean, they are removed with the
  * state directory (refused with EBUSY while a transfer holds the lock;
  * ENOTEMPTY when something ferry did not make stays in it, after the
- * unfinished files went). A destination without state gives an empty
+ * unfinished files went). The record of what ferry put in the
+ * destination (owned.h) is not an unfinished file: it stays, and the
+ * state directory with it. A destination without state gives an empty
  * list. On failure *out is NULL and *n 0.
  */
 int dest_state_list(const char *path, int clean, struct partial_info **out,

@@ -1,6 +1,5 @@
 #include "prune.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -10,52 +9,32 @@
 #include "../common/fsx.h"
 #include "dest.h"
 
+static int prune_dir(int parent, const char *name, int depth);
+
+/* One entry of a directory being emptied (ctx: its depth). */
+static int
+prune_entry(void *ctx, int dirfd, const struct stat *dir, const char *name,
+    const struct stat *st)
+{
+    (void)dir;
+    if (S_ISDIR(st->st_mode))
+        return prune_dir(dirfd, name, *(int *)ctx + 1);
+    return unlinkat(dirfd, name, 0) != 0 && errno != ENOENT ? -errno : 0;
+}
+
 /* Empties the directory name beneath parent, then removes it. */
 static int
 prune_dir(int parent, const char *name, int depth)
 {
-    struct dirent *de;
-    struct stat st;
-    DIR *d;
-    int fd, r = 0;
+    int r;
 
     if (depth > PRUNE_MAX_DEPTH)
         return FERRY_ERR_TOO_LARGE;
-    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-        O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    if ((d = fdopendir(fd)) == NULL) {
-        r = -errno;
-        close(fd);
-        return r;
-    }
-    for (;;) {
-        errno = 0;
-        if ((de = readdir(d)) == NULL) {
-            r = -errno;
-            break;
-        }
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno == ENOENT)
-                continue;
-            r = -errno;
-            break;
-        }
-        if (S_ISDIR(st.st_mode))
-            r = prune_dir(dirfd(d), de->d_name, depth + 1);
-        else if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT)
-            r = -errno;
-        if (r != 0)
-            break;
-    }
-    closedir(d);
-    if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) != 0 &&
-        errno != ENOENT)
-        r = -errno;
-    return r;
+    if ((r = fsx_dir_each(parent, name, prune_entry, &depth)) != 0)
+        return r == -ENOENT ? 0 : r;
+    if (unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+        return -errno;
+    return 0;
 }
 
 int

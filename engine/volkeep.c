@@ -12,11 +12,14 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../common/hash.h"
+#include "../common/log.h"
 #include "../common/sha256.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "../proto/msg_keep.h"
 #include "../proto/msg_vol.h"
+#include "dest.h"
+#include "owned.h"
 #include "volset.h"
 #include "volume.h"
 
@@ -27,10 +30,13 @@
 
 enum keep_state { K_SCAN, K_RECV, K_DONE };
 
-/* A volume of the set: its size and SHA-256. */
+/* A volume of the set: its size and SHA-256; and for one this run
+ * committed, what identified it then, until it is recorded as ferry's. */
 struct keep_vol {
     uint64_t bytes;
     uint8_t sha[SHA256_LEN];
+    int unrecorded;
+    struct owned_id own;
 };
 
 struct volkeep {
@@ -68,6 +74,52 @@ static int
 keep_fail(struct volkeep *k, int r, const char *file)
 {
     return xfer_fail(k->x, r, "%s/%s: %s", k->dir, file, ferry_strerror(r));
+}
+
+/*
+ * Records the volumes this run committed as ferry's (DIR/.ferry/owned);
+ * with last, then removes the volumes of the name past the set's last (an
+ * older, longer set of that name, as far as they run on without a gap)
+ * that ferry committed and nobody changed since. A file of such a name
+ * that ferry did not write, or that changed, stays. A volume the record
+ * has no room for stays unrecorded, and so is never removed.
+ */
+static int
+keep_record(struct volkeep *k, uint32_t last)
+{
+    char vol[VOLUME_NAME_MAX];
+    struct owned o;
+    uint32_t i;
+    int r, st;
+
+    owned_init(&o);
+    if ((r = owned_open(&o, k->dirfd, 1)) != 0)
+        goto out;
+    for (i = 1; i < k->next; i++) {
+        if (!k->set[i].unrecorded ||
+            volume_file_name(k->name, i, vol, sizeof(vol)) != 0)
+            continue;
+        r = owned_put(&o, vol, &k->set[i].own, 0, 0);
+        if (r != 0 && r != FERRY_ERR_TOO_LARGE)
+            goto out;
+        k->set[i].unrecorded = 0;
+    }
+    for (i = last + 1; last > 0 && i <= PROTO_MAX_KEEP_VOLUMES; i++) {
+        if (volume_file_name(k->name, i, vol, sizeof(vol)) != 0)
+            break;
+        if ((st = owned_check(&o, k->dirfd, vol)) == OWNED_GONE) {
+            owned_drop(&o, vol);
+            break;
+        }
+        /* One changed since is the user's from now on: forgotten too. */
+        if (st == OWNED_YES && unlinkat(k->dirfd, vol, 0) != 0)
+            continue;
+        owned_drop(&o, vol);
+    }
+    r = owned_save(&o);
+out:
+    owned_cleanup(&o);
+    return r;
 }
 
 int
@@ -121,8 +173,19 @@ volkeep_new(const char *dir, const char *name, struct xfer *x,
 void
 volkeep_free(struct volkeep *k)
 {
+    uint32_t i;
+
     if (k == NULL)
         return;
+    /* A run cut short keeps the volumes it finished (a re-run keeps them
+     * too): they are ferry's, recorded as such. */
+    for (i = 1; i < k->next && k->dirfd >= 0; i++)
+        if (k->set[i].unrecorded) {
+            if (keep_record(k, 0) != 0)
+                log_warn("%s: cannot record the volumes stored there",
+                    k->dir);
+            break;
+        }
     if (k->sfd >= 0)
         close(k->sfd);
     if (k->vfd >= 0) {
@@ -153,9 +216,11 @@ keep_room(struct volkeep *k, uint32_t index)
     if ((p = xrealloc(k->held, (index + 64) * sizeof(*k->held))) == NULL)
         return FERRY_ERR_NOMEM;
     k->held = p;
+    memset(&k->held[index], 0, 64 * sizeof(*k->held));
     if ((p = xrealloc(k->set, (index + 64) * sizeof(*k->set))) == NULL)
         return FERRY_ERR_NOMEM;
     k->set = p;
+    memset(&k->set[index], 0, 64 * sizeof(*k->set));
     return 0;
 }
 
@@ -308,6 +373,8 @@ keep_vol(struct volkeep *k, const struct frame *f)
         (void)unlinkat(k->dirfd, k->vtmp, 0);
         return keep_fail(k, r, k->vfile);
     }
+    /* One that cannot be identified is never recorded, so never pruned. */
+    v->unrecorded = owned_identify(k->dirfd, k->vfile, 0, &v->own) == 0;
     k->open = 0;
     k->next++;
     return 0;
@@ -345,23 +412,6 @@ keep_man(struct volkeep *k, const struct frame *f)
     return 0;
 }
 
-/* Removes volumes of the name past the set's last (an older, longer set
- * of that name), as far as they run on without a gap. */
-static void
-keep_prune(struct volkeep *k, uint32_t last)
-{
-    char vol[VOLUME_NAME_MAX];
-    struct stat sb;
-    uint32_t i;
-
-    for (i = last + 1; i <= PROTO_MAX_KEEP_VOLUMES; i++) {
-        if (volume_file_name(k->name, i, vol, sizeof(vol)) != 0 ||
-            fstatat(k->dirfd, vol, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(sb.st_mode) || unlinkat(k->dirfd, vol, 0) != 0)
-            break;
-    }
-}
-
 static int
 keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
 {
@@ -397,7 +447,10 @@ keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
     for (i = 1; i <= m.volumes; i++)
         sha256_hex(k->set[i].sha, sums[i]);
     sha256_hex(sha, msum);
-    keep_prune(k, m.volumes);
+    if ((r = keep_record(k, m.volumes)) != 0) {
+        xfree(sums);
+        return xfer_fail(k->x, r, "%s: %s", k->dir, dest_state_strerror(r));
+    }
     r = volset_sums(k->dirfd, k->name, (const char (*)[65])sums, m.volumes,
         msum);
     xfree(sums);

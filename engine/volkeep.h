@@ -19,8 +19,10 @@
  * sent (written under a temporary name, synced, and renamed only once
  * its size and SHA-256 are the ones the client says) or confirmed, when
  * the one held is the one the client made again. KEEP_DONE commits the
- * manifest, removes volumes of NAME past the set's last, and writes
- * SHA256SUMS. A connection lost before that leaves the finished volumes
+ * manifest, records the volumes this run committed as ferry's
+ * (DIR/.ferry/owned, engine/owned.h), removes the volumes of NAME past
+ * the set's last that ferry committed and nobody changed since (never a
+ * file of such a name it did not write), and writes SHA256SUMS. A connection lost before that leaves the finished volumes
  * (a re-run keeps them) and removes the temporary files. The checks are
  * listed in proto/PROTOCOL.md, Kept volumes; any failure is fatal.
  */

@@ -38,7 +38,10 @@ done
 [ "$(ls "$T/far" | grep -c '^data\.')" = "$(ls "$T/packed" | grep -c '^data\.')" ] ||
     fail "not the files ferry pack makes"
 grep -q '  other.manifest$' "$T/far/SHA256SUMS" || fail "another set's line was lost"
-[ -z "$(ls -A "$T/far" | grep '^\.')" ] || fail "temporary files left"
+# Nothing hidden but ferry's record of the volumes it stored.
+[ -z "$(ls -A "$T/far" | grep '^\.' | grep -vx '\.ferry')" ] ||
+    fail "temporary files left"
+[ -s "$T/far/.ferry/owned" ] || fail "the volumes stored were not recorded"
 grep -q '"path":"data/big.bin","index":3,' "$T/far/data.manifest" ||
     fail "big.bin not split in three pieces"
 for v in "$T/far"/data.*.tar.zst; do

@@ -22,26 +22,6 @@ with open(sys.argv[1], "wb") as f:
 PY
 }
 
-# stop_watch: Ctrl-C to the watch under way; 1 (and SIGKILL, so the test
-# ends) when it is still there 10 s later.
-stop_watch() {
-    [ -n "${wpid:-}" ] || return 0
-    kill -INT "$wpid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-        kill -0 "$wpid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$wpid" 2>/dev/null; then
-        echo "the watch ($wpid) did not end within 10 s of Ctrl-C:" >&2
-        tail -n 20 "$T/watch.err" >&2
-        kill -KILL "$wpid" 2>/dev/null || true
-        wait "$wpid" 2>/dev/null || true
-        wpid=""
-        return 1
-    fi
-    wait "$wpid" 2>/dev/null || true
-    wpid=""
-}
 at_exit stop_watch
 
 # The agent, through a wrapper that fails while $T/down exists.

@@ -257,6 +257,7 @@
     /* test_volkeep.c */ \
     X(volkeep_rules) \
     X(volkeep_sums) \
+    X(volkeep_prunes_own) \
     X(volkeep_volume_bound) \
     X(volkeep_names) \
     X(volkeep_messages) \
@@ -329,6 +330,16 @@
     X(bounds_plan_window) \
     X(bounds_conn_inbox) \
     X(bounds_conn_inbox_shared) \
+    /* test_owned.c */ \
+    X(owned_round_trip) \
+    X(owned_decode_mutations) \
+    X(owned_decode_fields) \
+    X(owned_put_bounds) \
+    X(owned_put_bytes) \
+    X(owned_check_changes) \
+    X(owned_depth) \
+    X(owned_file) \
+    X(owned_kept_by_clean) \
     /* test_clean_state.c */ \
     X(clean_fails_partway) \
     /* test_policy.c */ \

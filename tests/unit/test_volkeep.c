@@ -225,7 +225,10 @@ kv_files(const char *dir, char *text, size_t cap)
     for (i = 0; i < n; i++) {
         size_t l = strlen(text);
 
-        if (strcmp(v[i]->d_name, ".") != 0 && strcmp(v[i]->d_name, "..") != 0)
+        /* The state directory is ferry's record (volkeep_prunes_own). */
+        if (strcmp(v[i]->d_name, ".") != 0 &&
+            strcmp(v[i]->d_name, "..") != 0 &&
+            strcmp(v[i]->d_name, ".ferry") != 0)
             snprintf(text + l, cap - l, "%s%s", l ? " " : "", v[i]->d_name);
         free(v[i]);
     }
@@ -263,9 +266,11 @@ static const struct kv_case kv_cases[] = {
     { "held_sent_again", 1, { { KB, 1 }, { KD, 1, 100 }, { KE, 1 },
         { KM, 0, 10 }, { KF, 1 } }, 0, "KEEP_VOL:1 END END",
         "SHA256SUMS set.00001.tar.zst set.manifest" },
-    { "shorter_set_prunes", 3, { { KE, 1 }, { KM, 0, 10 }, { KF, 1 } }, 0,
-        "KEEP_VOL:1 KEEP_VOL:2 KEEP_VOL:3 END END",
-        "SHA256SUMS set.00001.tar.zst set.manifest" },
+    /* Held, but not stored by ferry: a shorter set leaves them. */
+    { "shorter_set_keeps_others", 3, { { KE, 1 }, { KM, 0, 10 }, { KF, 1 } },
+        0, "KEEP_VOL:1 KEEP_VOL:2 KEEP_VOL:3 END END",
+        "SHA256SUMS set.00001.tar.zst set.00002.tar.zst set.00003.tar.zst "
+        "set.manifest" },
     { "manifest_restarts", 0, { { KM, 0, 30 }, { KM, 0, 20 }, { KB, 1 },
         { KD, 1, 5 }, { KE, 1 }, { KF, 1 } }, 0, "END END",
         "SHA256SUMS set.00001.tar.zst set.manifest" },
@@ -372,6 +377,71 @@ TEST(volkeep_rules)
 
     for (i = 0; i < sizeof(kv_cases) / sizeof(kv_cases[0]); i++)
         kv_run(&kv_cases[i]);
+}
+
+/* A whole push of the set into dir: each step must pass. */
+static void
+kv_push(const char *dir, const struct kv_step *s, size_t n)
+{
+    struct volkeep *k = NULL;
+    struct kv_model m;
+    struct buf in, out;
+    struct xfer x;
+    size_t i;
+    int more, open = 0;
+
+    memset(&m, 0, sizeof(m));
+    memset(&x, 0, sizeof(x));
+    buf_init(&in, 1u << 24);
+    buf_init(&out, 1u << 24);
+    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    do
+        CHECK_OK(kv_step(k, &in, &out, 0, &more));
+    while (more);
+    for (i = 0; i < n; i++) {
+        kv_frame(&in, &s[i], &m, open);
+        open = s[i].op == KB ? 1 : s[i].op == KE ? 0 : open;
+        CHECK_OK(kv_step(k, &in, &out, 0, &more));
+    }
+    volkeep_free(k);
+    buf_cleanup(&in);
+    buf_cleanup(&out);
+}
+
+/* A set that shrank loses the volumes past its new last one that ferry
+ * stored, unchanged; a volume the user changed since, and a file of such
+ * a name that ferry did not write, stay. */
+TEST(volkeep_prunes_own)
+{
+    static const struct kv_step four[] = { { KB, 1 }, { KD, 1, 100 },
+        { KE, 1 }, { KB, 2 }, { KD, 2, 100 }, { KE, 2 }, { KB, 3 },
+        { KD, 3, 100 }, { KE, 3 }, { KB, 4 }, { KD, 4, 100 }, { KE, 4 },
+        { KB, 5 }, { KD, 5, 100 }, { KE, 5 }, { KM, 0, 10 }, { KF, 5 } };
+    static const struct kv_step one[] = { { KB, 1 }, { KD, 1, 100 },
+        { KE, 1 }, { KM, 0, 10 }, { KF, 1 } };
+    char dir[CHECK_PATH_MAX], p[CHECK_PATH_MAX + 32], text[1024];
+    FILE *f;
+
+    check_tmpdir(dir);
+    kv_push(dir, four, sizeof(four) / sizeof(four[0]));
+    kv_files(dir, text, sizeof(text));
+    CHECK_EQ_STR(text, "SHA256SUMS set.00001.tar.zst set.00002.tar.zst "
+        "set.00003.tar.zst set.00004.tar.zst set.00005.tar.zst "
+        "set.manifest");
+    /* Volume 3 changed by its user; volume 4 replaced by a file of the
+     * same name and content that ferry did not write. */
+    snprintf(p, sizeof(p), "%s/set.00003.tar.zst", dir);
+    CHECK((f = fopen(p, "a")) != NULL);
+    fputs("mine", f);
+    fclose(f);
+    snprintf(p, sizeof(p), "%s/set.00004.tar.zst", dir);
+    CHECK(unlink(p) == 0);
+    check_write_file(p, "theirs", 6, 0);
+    kv_push(dir, one, sizeof(one) / sizeof(one[0]));
+    kv_files(dir, text, sizeof(text));
+    CHECK_EQ_STR(text, "SHA256SUMS set.00001.tar.zst set.00003.tar.zst "
+        "set.00004.tar.zst set.manifest");
+    check_rmtree(dir);
 }
 
 /* SHA256SUMS keeps other sets' lines and lists this set's. */
