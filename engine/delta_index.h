@@ -55,6 +55,9 @@ uint32_t delta_index_sig_block(uint64_t size, uint32_t block_size);
 /* The signature of the len bytes at p, as DELTA_SIGS carries it: the weak
  * rolling sum (big-endian) and XXH3-128, DELTA_SIG_LEN bytes at q. */
 void delta_sign(const uint8_t *p, size_t len, uint8_t *q);
+/* The same of len zero bytes (len <= PROTO_MAX_BLOCK), without hashing
+ * them again for a length asked for lately (hash_zero_block). */
+void delta_sign_zero(size_t len, uint8_t *q);
 
 /* An empty index for a basis of basis_size bytes cut in sig_block
  * pieces (checked by the decoder of DELTA_SIGS). */

@@ -210,6 +210,7 @@
     X(receiver_limits) \
     X(receiver_max_files) \
     X(receiver_max_pending) \
+    X(receiver_sparse_work) \
     X(receiver_torture) \
     /* test_rollsum.c */ \
     X(rollsum_definition) \
