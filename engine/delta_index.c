@@ -159,7 +159,9 @@ delta_index_build(struct delta_index *ix)
     /* Compacted in place: an entry kept is written at or before where
      * it was read. */
     for (i = 0, out = 0; i < n; i = k) {
-        for (k = i, run = out; k < n && v[k] >> 32 == v[i] >> 32; k++) {
+        uint64_t key = v[i] >> 32;
+
+        for (k = i, run = out; k < n && v[k] >> 32 == key; k++) {
             const struct hash128 *h = &ix->strong[(uint32_t)v[k]];
             uint64_t c;
 
