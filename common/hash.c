@@ -35,10 +35,20 @@ hash_from_xxh(XXH128_hash_t h, struct hash128 *out)
     memcpy(out->b, c.digest, HASH_LEN);
 }
 
+/* Per thread, so that counting costs no shared cache line. */
+static _Thread_local uint64_t hash_counted_bytes;
+
 void
 hash_block(const void *p, size_t n, struct hash128 *out)
 {
+    hash_counted_bytes += n;
     hash_from_xxh(XXH3_128bits(p, n), out);
+}
+
+uint64_t
+hash_counted(void)
+{
+    return hash_counted_bytes;
 }
 
 /* Never written: the pages stay the kernel's shared zero page. */
@@ -60,20 +70,39 @@ hash_is_zero(const void *p, size_t n)
     return 1;
 }
 
+/* The hashes of zeros of the last lengths asked for: the block size, the
+ * piece size of kept signatures and a file's short last block follow
+ * each other, and each is hashed once, not once a block. */
+#define HASH_ZERO_CACHED 4
+
 static pthread_mutex_t hash_zero_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t hash_zero_cached_n;
-static struct hash128 hash_zero_cached;
+static struct {
+    size_t n;
+    uint64_t used;    /* 0: empty; else when last asked for */
+    struct hash128 h;
+} hash_zero_cache[HASH_ZERO_CACHED];
+static uint64_t hash_zero_clock;
 
 void
 hash_zero_block(size_t n, struct hash128 *out)
 {
+    size_t i, old = 0;
+
     assert(n <= HASH_MAX_ZERO_BLOCK);
     pthread_mutex_lock(&hash_zero_lock);
-    if (hash_zero_cached_n != n || n == 0) {
-        hash_block(hash_zeros, n, &hash_zero_cached);
-        hash_zero_cached_n = n;
+    for (i = 0; i < HASH_ZERO_CACHED; i++) {
+        if (hash_zero_cache[i].used != 0 && hash_zero_cache[i].n == n)
+            break;
+        if (hash_zero_cache[i].used < hash_zero_cache[old].used)
+            old = i;
     }
-    *out = hash_zero_cached;
+    if (i == HASH_ZERO_CACHED) {
+        i = old;
+        hash_block(hash_zeros, n, &hash_zero_cache[i].h);
+        hash_zero_cache[i].n = n;
+    }
+    hash_zero_cache[i].used = ++hash_zero_clock;
+    *out = hash_zero_cache[i].h;
     pthread_mutex_unlock(&hash_zero_lock);
 }
 

@@ -26,7 +26,11 @@ struct hash128 {
 
 /* XXH3-128 of one block. */
 void hash_block(const void *p, size_t n, struct hash128 *out);
-/* Hash of n zero bytes, n <= HASH_MAX_ZERO_BLOCK (the last size is cached). */
+/* Bytes the calling thread has passed to hash_block so far: a work
+ * counter for the bounds on what a peer can make us hash. */
+uint64_t hash_counted(void);
+/* Hash of n zero bytes, n <= HASH_MAX_ZERO_BLOCK (the last four lengths
+ * are cached, so zeros of one length are hashed once). */
 void hash_zero_block(size_t n, struct hash128 *out);
 /* XXH3-64 of a string, e.g. to name a partial file after its path. */
 uint64_t hash_name64(const void *p, size_t n);

@@ -27,9 +27,9 @@ delta_index_new(uint64_t basis_size, uint32_t sig_block)
     ix->sig_block = sig_block;
     ix->npieces = msg_delta_nsigs(basis_size, sig_block);
     ix->nfull = basis_size / sig_block;
-    ix->weak = xcalloc(ix->npieces, sizeof(*ix->weak));
+    ix->table = xcalloc(ix->npieces, sizeof(*ix->table));
     ix->strong = xcalloc(ix->npieces, sizeof(*ix->strong));
-    if (ix->weak == NULL || ix->strong == NULL) {
+    if (ix->table == NULL || ix->strong == NULL) {
         delta_index_free(ix);
         return NULL;
     }
@@ -41,9 +41,9 @@ delta_index_free(struct delta_index *ix)
 {
     if (ix == NULL)
         return;
-    xfree(ix->weak);
     xfree(ix->strong);
-    xfree(ix->slots);
+    xfree(ix->table);
+    xfree(ix->bucket);
     xfree(ix->filter);
     xfree(ix->blocks);
     xfree(ix);
@@ -78,58 +78,119 @@ delta_index_piece_len(const struct delta_index *ix, uint64_t j)
 
 int
 delta_index_same(const struct delta_index *ix, uint64_t j, const uint8_t *p,
-    size_t len)
+    size_t len, struct delta_work *w)
 {
     struct hash128 h;
 
     if (j >= ix->received || len != delta_index_piece_len(ix, j))
         return 0;
     hash_block(p, len, &h);
+    w->hashed += len;
+    w->compared++;
     return hash_equal(&h, &ix->strong[j]);
 }
 
-/* The table of full pieces by weak checksum, with a filter of eight bits
- * a piece. A piece whose weak and strong sums equal an earlier one's is
- * left out: runs of equal pieces (zeros) would make long probe chains,
- * and any of them serves. */
+/* Sorts the n entries of v by their upper 32 bits, keeping the order of
+ * equal ones (so pieces stay in order within a weak sum): a radix sort,
+ * linear whatever the keys are, through tmp (n entries). */
+static void
+table_sort(uint64_t *v, uint64_t *tmp, uint64_t n)
+{
+    uint64_t count[256], i, *from = v, *to = tmp, *t;
+    unsigned shift, d;
+
+    for (shift = 32; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (i = 0; i < n; i++)
+            count[(from[i] >> shift) & 0xff]++;
+        if (count[(from[0] >> shift) & 0xff] == n)
+            continue;  /* one digit: already in order by it */
+        for (d = 0, i = 0; d < 256; d++) {
+            uint64_t c = count[d];
+
+            count[d] = i;
+            i += c;
+        }
+        for (i = 0; i < n; i++)
+            to[count[(from[i] >> shift) & 0xff]++] = from[i];
+        t = from;
+        from = to;
+        to = t;
+    }
+    if (from != v)
+        memcpy(v, from, (size_t)n * sizeof(*v));
+}
+
+/*
+ * The table of full pieces by weak checksum, with its buckets and
+ * filter. Within one weak sum a piece whose strong hash equals one held
+ * is left out (runs of equal pieces, zeros, are one entry: any of them
+ * serves), and past DELTA_INDEX_MAX_PER_WEAK distinct ones the rest are
+ * dropped: signatures that all share a weak sum cost at most that many
+ * comparisons a piece, here and at each offset searched.
+ */
 static int
 delta_index_build(struct delta_index *ix)
 {
-    uint64_t j, mask;
-    unsigned bits = 4;
+    uint64_t n = ix->nfull, *v = ix->table, *tmp, i, k, out, run, nb, b;
+    unsigned bits = 4, shift;
 
-    if (ix->nfull == 0)
+    if (n == 0 || ix->bucket != NULL)
         return 0;
-    while (((uint64_t)1 << bits) < ix->nfull * 2)
+    while (((uint64_t)1 << bits) < n)
         bits++;
-    ix->slot_bits = bits;
-    ix->filter_bits = bits + 4 > 32 ? 32 : bits + 4;
-    ix->slots = xcalloc((size_t)1 << bits, sizeof(*ix->slots));
+    ix->bucket_bits = bits;
+    ix->filter_bits = bits + 5 > 32 ? 32 : bits + 5;
+    nb = (uint64_t)1 << bits;
+    tmp = xmalloc((size_t)n * sizeof(*tmp));
+    ix->bucket = xcalloc((size_t)nb + 1, sizeof(*ix->bucket));
     ix->filter = xcalloc(((size_t)1 << ix->filter_bits) / 64 + 1,
         sizeof(*ix->filter));
-    if (ix->slots == NULL || ix->filter == NULL)
+    if (tmp == NULL || ix->bucket == NULL || ix->filter == NULL) {
+        xfree(tmp);
+        xfree(ix->bucket);
+        xfree(ix->filter);
+        ix->bucket = NULL;
+        ix->filter = NULL;
         return FERRY_ERR_NOMEM;
-    mask = ((uint64_t)1 << bits) - 1;
-    for (j = 0; j < ix->nfull; j++) {
-        uint32_t k = delta_index_mix(ix->weak[j]), f;
-        uint64_t i = k >> (32 - bits);
-        int dup = 0;
+    }
+    table_sort(v, tmp, n);
+    xfree(tmp);
+    /* Compacted in place: an entry kept is written at or before where
+     * it was read. */
+    for (i = 0, out = 0; i < n; i = k) {
+        uint64_t key = v[i] >> 32;
 
-        for (; ix->slots[i] != 0; i = (i + 1) & mask) {
-            uint32_t o = ix->slots[i] - 1;
+        for (k = i, run = out; k < n && v[k] >> 32 == key; k++) {
+            const struct hash128 *h = &ix->strong[(uint32_t)v[k]];
+            uint64_t c;
 
-            if (ix->weak[o] == ix->weak[j] &&
-                hash_equal(&ix->strong[o], &ix->strong[j])) {
-                dup = 1;
-                break;
+            for (c = run; c < out; c++) {
+                ix->build_compared++;
+                if (hash_equal(&ix->strong[(uint32_t)v[c]], h))
+                    break;
             }
+            if (c < out)
+                continue;
+            if (out - run == DELTA_INDEX_MAX_PER_WEAK) {
+                ix->dropped++;
+                continue;
+            }
+            v[out++] = v[k];
         }
-        if (dup)
-            continue;
-        ix->slots[i] = (uint32_t)j + 1;
-        f = k >> (32 - ix->filter_bits);
+    }
+    ix->ntable = out;
+    shift = 32 - bits;
+    for (i = 0, b = 0; i < out; i++) {
+        uint32_t key = (uint32_t)(v[i] >> 32), f;
+
+        while (b <= key >> shift)
+            ix->bucket[b++] = (uint32_t)i;
+        f = key >> (32 - ix->filter_bits);
         ix->filter[f >> 6] |= (uint64_t)1 << (f & 63);
     }
+    while (b <= nb)
+        ix->bucket[b++] = (uint32_t)out;
     return 0;
 }
 
@@ -143,8 +204,11 @@ delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
         m->first != ix->received || m->count > ix->npieces - ix->received)
         return FERRY_ERR_PROTOCOL;
     for (i = 0; i < m->count; i++, q += DELTA_SIG_LEN) {
-        ix->weak[m->first + i] = (uint32_t)q[0] << 24 |
-            (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+        uint32_t weak = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 |
+            (uint32_t)q[2] << 8 | q[3];
+
+        ix->table[m->first + i] = (uint64_t)delta_index_mix(weak) << 32 |
+            (m->first + i);
         memcpy(ix->strong[m->first + i].b, q + 4, HASH_LEN);
     }
     ix->received += m->count;
@@ -203,31 +267,55 @@ delta_index_described(const struct delta_index *ix)
     return n < ix->basis_size ? n : ix->basis_size;
 }
 
+void
+delta_index_built(const struct delta_index *ix, uint64_t *compared,
+    uint64_t *dropped)
+{
+    *compared = ix->build_compared;
+    *dropped = ix->dropped;
+}
+
 int
 delta_index_find(const struct delta_index *ix, uint32_t weak,
-    const uint8_t *p, uint64_t *j)
+    const uint8_t *p, uint64_t *j, struct delta_work *w)
 {
-    uint64_t mask = ((uint64_t)1 << ix->slot_bits) - 1, i;
+    uint32_t key = delta_index_mix(weak), lo, hi, mid;
     struct hash128 h;
     int hashed = 0;
 
-    if (ix->slots == NULL)
+    if (ix->bucket == NULL)
         return 0;
-    i = delta_index_mix(weak) >> (32 - ix->slot_bits);
-    for (; ix->slots[i] != 0; i = (i + 1) & mask) {
-        uint32_t o = ix->slots[i] - 1;
+    lo = ix->bucket[key >> (32 - ix->bucket_bits)];
+    hi = ix->bucket[(key >> (32 - ix->bucket_bits)) + 1];
+    /* The first entry of this weak sum: a bucket holds about one entry,
+     * and however many a peer crowds into it, a binary search looks at
+     * log2 of them. */
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        w->probed++;
+        if ((uint32_t)(ix->table[mid] >> 32) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < ix->ntable && (uint32_t)(ix->table[lo] >> 32) == key;
+        lo++) {
+        uint32_t o = (uint32_t)ix->table[lo];
 
-        if (ix->weak[o] != weak)
-            continue;
+        w->probed++;
         if (!hashed) {
             hash_block(p, ix->sig_block, &h);
+            w->hashed += ix->sig_block;
             hashed = 1;
         }
+        w->compared++;
         if (hash_equal(&h, &ix->strong[o])) {
             *j = o;
             return 1;
         }
     }
+    if (hashed)
+        w->missed += ix->sig_block;
     return 0;
 }
 
@@ -242,5 +330,16 @@ delta_sign(const uint8_t *p, size_t len, uint8_t *q)
     q[1] = (uint8_t)(weak >> 16);
     q[2] = (uint8_t)(weak >> 8);
     q[3] = (uint8_t)weak;
+    memcpy(q + 4, h.b, HASH_LEN);
+}
+
+void
+delta_sign_zero(size_t len, uint8_t *q)
+{
+    struct hash128 h;
+
+    /* Both sums of zeros are 0 whatever their length. */
+    memset(q, 0, 4);
+    hash_zero_block(len, &h);
     memcpy(q + 4, h.b, HASH_LEN);
 }

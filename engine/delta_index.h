@@ -3,12 +3,23 @@
  * the signatures of its pieces (DELTA_SIGS), and a table to find a piece
  * by its weak checksum.
  *
- * Memory: 20 bytes per piece, plus a table of 4-byte slots and a filter
- * of 1-bit slots, each with room for two to four slots per piece (under
- * 40 bytes a piece in all). With the piece size rule
- * (delta_index_sig_block) and 1 MiB blocks a 1 TiB basis has 2^20 pieces
- * of 1 MiB: 20 MiB of signatures on the wire, about 29 MiB here. Block
- * hashes (DELTA_BLOCKS) add 16 bytes per block, at most one per piece.
+ * The signatures are the peer's, so the table is built to do bounded
+ * work however they collide: it holds at most DELTA_INDEX_MAX_PER_WEAK
+ * pieces of distinct strong hashes for one weak checksum (a piece equal
+ * to one held is left out, a further one is dropped), it is sorted in
+ * linear time, and a lookup is a binary search within a bucket. An
+ * honest basis loses nothing: equal pieces (zeros) are one entry, and
+ * more than a few distinct pieces of one weak sum do not happen by
+ * chance; a piece left out is still found where the last match points.
+ *
+ * Memory: 24 bytes per piece (its strong hash, and its weak sum with its
+ * number, which become the table), and once the basis is described 4
+ * bytes per bucket (one or two a piece) and a filter of 32 to 64 bits a
+ * piece: at most 40 bytes a piece, 8 more while the table is sorted.
+ * With the piece size rule (delta_index_sig_block) and 1 MiB blocks a
+ * 1 TiB basis has 2^20 pieces of 1 MiB: 20 MiB of signatures on the
+ * wire, at most 40 MiB here. Block hashes (DELTA_BLOCKS) add 16 bytes
+ * per block, at most one per piece.
  */
 #ifndef FERRY_ENGINE_DELTA_INDEX_H
 #define FERRY_ENGINE_DELTA_INDEX_H
@@ -20,6 +31,17 @@
 #include "../proto/msg.h"
 
 struct delta_index;
+
+/* Pieces of distinct strong hashes the table holds for one weak sum. */
+#define DELTA_INDEX_MAX_PER_WEAK 8u
+
+/* Work done to find pieces, counted for the bounds above (and their
+ * tests): bytes hashed, those of them that found nothing (a weak sum
+ * that matched and a strong hash that did not), strong hashes compared,
+ * and table entries looked at. */
+struct delta_work {
+    uint64_t hashed, missed, compared, probed;
+};
 
 /*
  * The piece size for a basis of size bytes in a transfer of block_size
@@ -33,6 +55,9 @@ uint32_t delta_index_sig_block(uint64_t size, uint32_t block_size);
 /* The signature of the len bytes at p, as DELTA_SIGS carries it: the weak
  * rolling sum (big-endian) and XXH3-128, DELTA_SIG_LEN bytes at q. */
 void delta_sign(const uint8_t *p, size_t len, uint8_t *q);
+/* The same of len zero bytes (len <= PROTO_MAX_BLOCK), without hashing
+ * them again for a length asked for lately (hash_zero_block). */
+void delta_sign_zero(size_t len, uint8_t *q);
 
 /* An empty index for a basis of basis_size bytes cut in sig_block
  * pieces (checked by the decoder of DELTA_SIGS). */
@@ -54,6 +79,11 @@ int delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
 int delta_index_complete(const struct delta_index *ix);
 /* Bytes of the basis whose pieces were described so far. */
 uint64_t delta_index_described(const struct delta_index *ix);
+/* What building the table did, once complete: strong hashes compared,
+ * and pieces dropped for a weak sum that had DELTA_INDEX_MAX_PER_WEAK
+ * already. */
+void delta_index_built(const struct delta_index *ix, uint64_t *compared,
+    uint64_t *dropped);
 
 /*
  * Adds the basis's block hashes of one DELTA_BLOCKS frame, for a
@@ -79,19 +109,22 @@ int delta_index_has_block(const struct delta_index *ix, uint64_t index);
 uint32_t delta_index_piece_len(const struct delta_index *ix, uint64_t j);
 
 /* 1 if p[0..len) is piece j (len must be its length, and the piece
- * described already). */
+ * described already); what it hashed is added to *w. */
 int delta_index_same(const struct delta_index *ix, uint64_t j,
-    const uint8_t *p, size_t len);
+    const uint8_t *p, size_t len, struct delta_work *w);
 
 /*
  * A full piece whose weak checksum is weak and whose bytes are
  * p[0..sig_block): 1 and *j, else 0. The filter makes a miss cost one
- * bit test; a hit is confirmed with the strong hash.
+ * bit test; a hit is confirmed with the strong hash. Adds what it did to
+ * *w: at most log2 of the pieces plus DELTA_INDEX_MAX_PER_WEAK entries
+ * looked at, DELTA_INDEX_MAX_PER_WEAK hashes compared and one piece
+ * hashed.
  */
 static inline int delta_index_maybe(const struct delta_index *ix,
     uint32_t weak);
 int delta_index_find(const struct delta_index *ix, uint32_t weak,
-    const uint8_t *p, uint64_t *j);
+    const uint8_t *p, uint64_t *j, struct delta_work *w);
 
 /* Private: here so that delta_index_maybe can be inlined in the search
  * loop. */
@@ -100,11 +133,17 @@ struct delta_index {
     uint32_t sig_block;
     uint64_t npieces, nfull;   /* nfull: pieces of sig_block bytes */
     uint64_t received;         /* pieces described so far */
-    uint32_t *weak;
     struct hash128 *strong;
-    uint32_t *slots;           /* piece + 1, 0 for empty; by weak */
+    /* Mixed weak sum << 32 | piece, for each piece in order; once built
+     * (bucket not NULL), the table: the first ntable of them, sorted,
+     * the entries of bucket b (the top bucket_bits of the mixed sum)
+     * at [bucket[b], bucket[b + 1]). */
+    uint64_t *table;
+    uint32_t *bucket;
+    uint64_t ntable;
     uint64_t *filter;          /* a bit per filter slot */
-    unsigned slot_bits, filter_bits;
+    unsigned bucket_bits, filter_bits;
+    uint64_t build_compared, dropped;
     struct hash128 *blocks;    /* DELTA_BLOCKS, blocks_received of them */
     uint64_t blocks_received;
     uint32_t block_size;

@@ -54,11 +54,13 @@ emit(struct delta_result *res, uint8_t kind, uint64_t from,
 
 /*
  * Rolls over the windows of a full piece that start in [from, to): 1 and
- * the first one that is a basis piece (*at, *j), else 0.
+ * the first one that is a basis piece (*at, *j), else 0. Stops early
+ * (res->gave_up) once the pieces hashed for nothing reach miss_cap.
  */
 static int
 search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
-    uint64_t size, uint64_t from, uint64_t to, uint64_t *at, uint64_t *j)
+    uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
+    struct delta_result *res, uint64_t *at, uint64_t *j)
 {
     uint32_t ps = delta_index_piece(ix);
     const uint8_t *q;
@@ -69,7 +71,7 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         return 0;
     if (to > size - ps + 1)
         to = size - ps + 1;
-    if (from >= to)
+    if (from >= to || res->gave_up)
         return 0;
     if (ix->filter == NULL)
         return 0;
@@ -86,10 +88,15 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
             uint32_t w = (a & 0xffffu) | (b << 16);
             uint32_t k = delta_index_mix(w) >> fshift;
 
-            if (((filter[k >> 6] >> (k & 63)) & 1) &&
-                delta_index_find(ix, w, q, j)) {
-                *at = p;
-                return 1;
+            if ((filter[k >> 6] >> (k & 63)) & 1) {
+                if (delta_index_find(ix, w, q, j, &res->work)) {
+                    *at = p;
+                    return 1;
+                }
+                if (res->work.missed >= miss_cap) {
+                    res->gave_up = 1;
+                    return 0;
+                }
             }
             if (p + 1 >= to)
                 return 0;
@@ -106,6 +113,7 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
 {
     uint32_t ps = delta_index_piece(ix);
     uint64_t pos = a, lit = a, until = 0, at, j, end;
+    uint64_t miss_cap = (uint64_t)DELTA_MATCH_MISS_FACTOR * (e - a);
     int64_t shift = 0;
     int aligned = 1, behind = a > 0;
 
@@ -114,6 +122,8 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     res->copied = 0;
     res->overflow = 0;
     res->incomplete = 0;
+    res->gave_up = 0;
+    memset(&res->work, 0, sizeof(res->work));
     if (carry_continues(c, id, index)) {
         /* The search of the block before already looked at every window
          * that starts before this block. */
@@ -137,7 +147,7 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
             uint32_t len = delta_index_piece_len(ix, (uint64_t)bo / ps);
 
             if (len <= size - pos && delta_index_same(ix, (uint64_t)bo / ps,
-                FILE_AT(pos), len)) {
+                FILE_AT(pos), len, &res->work)) {
                 emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), pos - lit);
                 end = pos + len < e ? pos + len : e;
                 emit(res, DELTA_OP_COPY, (uint64_t)bo, NULL, end - pos);
@@ -155,7 +165,7 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
         if (behind && pos == a) {
             behind = 0;
             if (search(ix, buf, buf_off, size, a - (a < ps ? a : ps - 1), a,
-                &at, &j)) {
+                miss_cap, res, &at, &j)) {
                 end = at + ps < e ? at + ps : e;
                 emit(res, DELTA_OP_COPY, j * ps + (a - at), NULL, end - a);
                 shift = (int64_t)(j * ps) - (int64_t)at;
@@ -166,7 +176,8 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
             }
         }
         behind = 0;
-        if (!search(ix, buf, buf_off, size, pos, e, &at, &j))
+        if (!search(ix, buf, buf_off, size, pos, e, miss_cap, res, &at,
+            &j))
             break;
         emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), at - lit);
         end = at + ps < e ? at + ps : e;
@@ -194,6 +205,8 @@ delta_match_same_block(uint32_t id, uint64_t index, uint64_t a,
     res->copied = 0;
     res->overflow = 0;
     res->incomplete = 0;
+    res->gave_up = 0;
+    memset(&res->work, 0, sizeof(res->work));
     emit(res, DELTA_OP_COPY, a, NULL, e - a);
     c->valid = 1;
     c->id = id;

@@ -12,6 +12,19 @@
  * The expected pieces can be checked while the basis is still being
  * described; a block that needs more waits for the whole basis.
  *
+ * Work is bounded by the block, whatever the signatures: each lookup
+ * by the index's bounds (delta_index.h), at most one expected piece
+ * hashed per piece of the block, and pieces hashed for nothing (a weak
+ * sum that matched, a strong hash that did not) up to
+ * DELTA_MATCH_MISS_FACTOR times the block's length: past that the rest
+ * of the block goes as literal data. By chance such misses cost about
+ * size / 2^32 bytes a byte searched against a basis of size bytes (a
+ * 32-bit weak sum), so an honest basis stays far below the bound up to
+ * some 2^32 * DELTA_MATCH_MISS_FACTOR / 4 bytes (32 GiB), and past that
+ * only blocks whose data moved may lose some of it; signatures made to
+ * collide (the weak sum of zeros with another strong hash, met at every
+ * offset of a run of zeros) meet it at once.
+ *
  * Blocks are searched one at a time, in any order and on any stream; a
  * carry lets the next block of a run continue a match that runs over the
  * block's end. Without it, the block's first bytes are looked for in a
@@ -35,6 +48,9 @@ struct delta_carry {
     uint64_t until;    /* the last match covers the file up to here */
 };
 
+/* Bytes hashed for nothing a block may cost, per byte of the block. */
+#define DELTA_MATCH_MISS_FACTOR 32u
+
 struct delta_result {
     struct msg_delta_op ops[PROTO_MAX_DELTA_OPS];
     size_t nops;
@@ -44,6 +60,9 @@ struct delta_result {
      * the table of a basis not yet described in full: nothing was
      * decided (the caller tries the block again later). */
     int incomplete;
+    /* The search stopped at DELTA_MATCH_MISS_FACTOR; and its work. */
+    int gave_up;
+    struct delta_work work;
 };
 
 /*

@@ -183,15 +183,24 @@ void
 keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
     uint64_t len)
 {
-    /* Not const: zero-filled constants are stored in the program (4 MiB
-     * of every binary, uploaded with the agent); this one is bss. */
-    static uint8_t zeros[PROTO_MAX_BLOCK];
-    uint64_t j = off / k->piece, at = 0, n;
+    uint64_t j = off / k->piece, at = 0, n, zero_len = 0;
+    uint8_t zero[DELTA_SIG_LEN], *q;
 
     while (at < len && j < k->count) {
         n = len - at < k->piece ? len - at : k->piece;
-        delta_sign(data != NULL ? data + at : zeros, (size_t)n,
-            k->buf + KEPTSIG_HEADER + j * DELTA_SIG_LEN);
+        q = k->buf + KEPTSIG_HEADER + j * DELTA_SIG_LEN;
+        if (data != NULL) {
+            delta_sign(data + at, (size_t)n, q);
+        } else {
+            /* A hole: its pieces' signature is a constant of their
+             * length, so a sparse file's ZERO blocks cost a copy a
+             * piece, not a hash of zeros. */
+            if (zero_len != n) {
+                delta_sign_zero((size_t)n, zero);
+                zero_len = n;
+            }
+            memcpy(q, zero, DELTA_SIG_LEN);
+        }
         at += n;
         j++;
     }

@@ -64,7 +64,8 @@ void keptsig_free(struct keptsig *k);
 uint64_t keptsig_bytes(uint64_t size, uint32_t piece, uint32_t block_size);
 
 /* Signs len bytes at off (a multiple of the piece size; data NULL for
- * zeros), as they are written. */
+ * zeros), as they are written. Zeros are not hashed: their signature is
+ * one of their length (delta_sign_zero). */
 void keptsig_put(struct keptsig *k, uint64_t off, const uint8_t *data,
     uint64_t len);
 /* Sets piece j's signature to sig (DELTA_SIG_LEN bytes), known without

@@ -516,6 +516,15 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
         s->deferred = 1;  /* sender_run puts the rest of its run aside */
         return 0;
     }
+    if (s->ops->gave_up) {
+        char rel[MANIFEST_REL_MAX];
+
+        log_debug("%s: block %llu: the search for the basis stopped after "
+            "%llu bytes hashed for nothing",
+            manifest_rel(plan_manifest(s->p), id, rel),
+            (unsigned long long)index,
+            (unsigned long long)s->ops->work.missed);
+    }
     plan_delta_found(s->p, id, s->ops->copied);
     if (!sender_delta_pays(s->ops, len))
         return sender_send_whole(s, fd, id, index, out);

@@ -212,6 +212,7 @@
     X(receiver_limits) \
     X(receiver_max_files) \
     X(receiver_max_pending) \
+    X(receiver_sparse_work) \
     X(receiver_torture) \
     /* test_rollsum.c */ \
     X(rollsum_definition) \
@@ -221,6 +222,11 @@
     X(delta_sender) \
     X(delta_kept) \
     X(delta_basis_file) \
+    /* test_delta_work.c */ \
+    X(delta_work_collide) \
+    X(delta_work_zeros) \
+    X(delta_work_moved) \
+    X(delta_work_crowded) \
     /* test_volrecv.c */ \
     X(volrecv_rules) \
     X(volrecv_lost_then_blocks) \

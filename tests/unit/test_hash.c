@@ -105,13 +105,14 @@ TEST(hash_fd_errors)
 TEST(hash_zero_block)
 {
     static const size_t sizes[] = { 0, 1, 4096, 65536, 4096, 1,
-        HASH_MAX_ZERO_BLOCK, 0 };
+        HASH_MAX_ZERO_BLOCK, 0, 100, 65535, 1, 4096 };
     uint8_t *zeros = calloc(1, HASH_MAX_ZERO_BLOCK);
     struct hash128 a, b;
+    uint64_t before;
     size_t i;
 
     CHECK(zeros != NULL);
-    /* Sizes alternate so that the one-entry cache is both hit and
+    /* More lengths than the cache holds, so that it is both hit and
      * replaced. */
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         check_note("%zu zero bytes", sizes[i]);
@@ -121,6 +122,23 @@ TEST(hash_zero_block)
         hash_zero_block(sizes[i], &a);
         CHECK(hash_equal(&a, &b));
     }
+    check_note_clear();
+    /* Lengths that take turns (the block, the pieces of kept signatures,
+     * a file's last block: ZERO frames of a sparse file) are hashed once
+     * each, not once a block. */
+    hash_zero_block(65536, &a);
+    hash_zero_block(16384, &a);
+    hash_zero_block(1000, &a);
+    before = hash_counted();
+    for (i = 0; i < 1000; i++) {
+        hash_zero_block(65536, &a);
+        hash_zero_block(16384, &a);
+        hash_zero_block(1000, &a);
+    }
+    CHECK_EQ_U64(hash_counted() - before, 0);
+    hash_block(zeros, 1000, &b);
+    CHECK(hash_equal(&a, &b));
+    CHECK_EQ_U64(hash_counted() - before, 1000);
     free(zeros);
 }
 

@@ -14,6 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../../common/alloc.h"
+#include "../../common/hash.h"
+#include "../../engine/delta_index.h"
 #include "roles.h"
 
 #define BIG_LEFT (RT_BIG_BLOCKS - 4)
@@ -487,6 +490,25 @@ TEST(receiver_max_files)
     free(rt);
 }
 
+/* A receiver of one stream over rt->root/dest, told of one file of size
+ * bytes at path (PLAN and ENTRY, the answers left in rt->out). */
+static void
+open_one_file(struct rt *rt, const char *path, uint64_t size)
+{
+    struct rt_frame fr;
+
+    rt_open_receiver(rt, 1);
+    memset(&fr, 0, sizeof(fr));
+    fr.type = MSG_PLAN;
+    fr.a = 1;
+    CHECK_OK(rt_feed(rt, &fr));
+    fr.type = MSG_ENTRY;
+    fr.kind = ENTRY_FILE;
+    fr.a = size;
+    fr.s = path;
+    CHECK_OK(rt_feed(rt, &fr));
+}
+
 /* Blocks far ahead of a gap wait for it in memory: no more than
  * INCOMING_MAX_PENDING of them. Zero blocks, so that the frames are
  * small. */
@@ -495,22 +517,12 @@ TEST(receiver_max_pending)
     static const struct rt_case c = { .name = "max_pending" };
     struct rt *rt = check_alloc(sizeof(*rt));
     uint64_t k = 1, n = INCOMING_MAX_PENDING + 1, batch;
-    struct rt_frame fr;
     struct msg_block m;
     struct buf b;
     int r = 0;
 
     rt_init(rt, &c);
-    rt_open_receiver(rt, 1);
-    memset(&fr, 0, sizeof(fr));
-    fr.type = MSG_PLAN;
-    fr.a = 1;
-    CHECK_OK(rt_feed(rt, &fr));
-    fr.type = MSG_ENTRY;
-    fr.kind = ENTRY_FILE;
-    fr.a = (n + 1) * RT_BS;
-    fr.s = "p";
-    CHECK_OK(rt_feed(rt, &fr));
+    open_one_file(rt, "p", (n + 1) * RT_BS);
     memset(&m, 0, sizeof(m));
     m.flags = BLOCK_F_ZERO;
     m.raw_len = RT_BS;
@@ -528,6 +540,79 @@ TEST(receiver_max_pending)
     }
     CHECK_EQ_ERR(r, FERRY_ERR_PROTOCOL);
     buf_cleanup(&b);
+    rt_close(rt);
+    rt_finish(rt);
+    free(rt);
+}
+
+/* ZERO blocks of a sparse file of 1 GiB, its signatures kept for a later
+ * delta (keptsig.h): the receiver hashes the zeros of each length once
+ * (the block, the piece, and the shorter last ones), not each block's, so
+ * what it hashes is bounded by the frames' bytes, not by the size they
+ * describe; and the signatures kept are those of zeros. */
+TEST(receiver_sparse_work)
+{
+    static const struct rt_case c = { .name = "sparse_work", .kept = 1 };
+    const uint64_t nblocks = 16384, size = nblocks * RT_BS - 1000;
+    const uint32_t piece = delta_index_sig_block(size, RT_BS);
+    struct rt *rt = check_alloc(sizeof(*rt));
+    uint8_t *zeros = check_alloc(RT_BS), *sigs, zsig[DELTA_SIG_LEN];
+    uint64_t k = 0, batch, input = 0, hashed, before, count;
+    char p[CHECK_PATH_MAX];
+    struct msg_file_end fe;
+    struct hash_file *hf;
+    struct msg_block m;
+    struct stat st;
+    struct buf b;
+
+    /* Pieces and blocks of other lengths, which take turns. */
+    CHECK(piece < RT_BS);
+    rt_init(rt, &c);
+    open_one_file(rt, "s", size);
+    memset(&m, 0, sizeof(m));
+    m.flags = BLOCK_F_ZERO;
+    CHECK((hf = hash_file_new(size, RT_BS)) != NULL);
+    buf_init(&b, (size_t)1 << 30);
+    hashed = 0;
+    while (k < nblocks) {
+        buf_reset(&b);
+        for (batch = 0; batch < 4096 && k < nblocks; batch++, k++) {
+            m.offset = k * RT_BS;
+            m.raw_len = k + 1 < nblocks ? RT_BS : (uint32_t)(size - m.offset);
+            hash_zero_block(m.raw_len, &m.hash);
+            CHECK_OK(msg_block_encode(&b, &m));
+            hash_file_add(hf, &m.hash);
+        }
+        input += buf_used(&b);
+        before = hash_counted();
+        CHECK_OK(rt_feed_bytes(rt, 0, buf_ptr(&b), buf_used(&b)));
+        hashed += hash_counted() - before;
+    }
+    check_note("%llu bytes hashed for %llu bytes of ZERO frames",
+        (unsigned long long)hashed, (unsigned long long)input);
+    CHECK(hashed <= 4 * RT_BS);
+    memset(&fe, 0, sizeof(fe));
+    hash_file_final(hf, &fe.hash);
+    buf_reset(&b);
+    CHECK_OK(msg_file_end_encode(&b, &fe));
+    CHECK_OK(rt_feed_bytes(rt, 0, buf_ptr(&b), buf_used(&b)));
+    CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
+    check_note_clear();
+    CHECK(strstr(rt->out, "DONE:0") != NULL);
+    rt_path(rt, "dest/s", p);
+    CHECK_EQ_INT(stat(p, &st), 0);
+    CHECK_EQ_U64(st.st_size, size);
+    CHECK_OK(keptsig_load(rt->ks, &st, piece, RT_BS, &sigs, &count));
+    CHECK_EQ_U64(count, (size + piece - 1) / piece);
+    memset(zeros, 0, RT_BS);
+    delta_sign(zeros, piece, zsig);
+    CHECK_EQ_MEM(sigs, zsig, DELTA_SIG_LEN);
+    delta_sign(zeros, size - (count - 1) * piece, zsig);
+    CHECK_EQ_MEM(sigs + (count - 1) * DELTA_SIG_LEN, zsig, DELTA_SIG_LEN);
+    xfree(sigs);
+    hash_file_free(hf);
+    buf_cleanup(&b);
+    free(zeros);
     rt_close(rt);
     rt_finish(rt);
     free(rt);
