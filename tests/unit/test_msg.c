@@ -1687,7 +1687,7 @@ TEST(msg_err_wire)
         ENOTDIR, EISDIR, EINVAL, ENOSPC, EROFS, ENAMETOOLONG, ELOOP, EDQUOT,
         ENOMEM, EPIPE, ENOTEMPTY, EXDEV };
     static const int32_t unknown_wire[] = { 1, 4096, INT32_MAX, -3,
-        -1500, -999, FERRY_ERR_SSH - 1, INT32_MIN };
+        -1500, -999, FERRY_ERR_TORN - 1, INT32_MIN };
     size_t i;
     int r;
 
@@ -1706,7 +1706,7 @@ TEST(msg_err_wire)
         CHECK_EQ_INT(proto_err_to_wire(r), r);
         CHECK_EQ_ERR(proto_err_from_wire(r), r);
     }
-    CHECK_EQ_INT(r, FERRY_ERR_SSH - 1);
+    CHECK_EQ_INT(r, FERRY_ERR_TORN - 1);
     check_note_clear();
     /* Codes with no portable meaning become PEER, both ways. */
     CHECK_EQ_ERR(proto_err_to_wire(-ESRCH), FERRY_ERR_PEER);
