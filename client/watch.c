@@ -174,6 +174,7 @@ watch_keep(struct watch *w, struct watch_unit **tmp)
             continue;
         }
         tmp[i]->pulled = 0;
+        tmp[i]->here = 0;
         watch_say(w, "removed", tmp[i], "removed (--keep)");
     }
 }
@@ -202,6 +203,8 @@ watch_once(struct watch *w)
     }
     r = watch_look(&w->t, &m);
     manifest_cleanup(&m);
+    if (r == FERRY_ERR_INTERRUPTED)
+        return EXIT_INTERRUPTED;
     if (r != 0 || (tmp = xcalloc(2 * w->t.n + 1, sizeof(*tmp))) == NULL)
         return EXIT_DEST;
     n = watch_ready(&w->t, w->cli->keep, tmp);
@@ -242,6 +245,7 @@ watch_main(struct cli *cli)
     w.dir = cli->remote_paths[0];
     w.local = cli->local_paths[0];
     w.t.marker = cli->ready_marker;
+    w.t.stop = &watch_stop;
     w.out.json = cli->json;
     w.out.quiet = cli->quiet;
     output_init(&w.out, &w.x);
