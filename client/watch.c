@@ -316,12 +316,7 @@ watch_owned_cmp(const void *a, const void *b, void *arg)
 static struct watch_unit *
 watch_unit_named(struct watch *w, const char *name)
 {
-    size_t i;
-
-    for (i = 0; i < w->t.n; i++)
-        if (strcmp(w->t.v[i].name, name) == 0)
-            return &w->t.v[i];
-    return NULL;
+    return watch_unit_find(&w->t, name);
 }
 
 /*
@@ -387,6 +382,7 @@ watch_keep(struct watch *w)
         }
         state[idx[nk]] = K_PRUNED;
         u->pulled = 0;
+        u->here = 0;
         watch_say(w, "removed", u, "removed (--keep)");
     }
     /* Last first, so the indices before stay valid. */
@@ -425,6 +421,8 @@ watch_once(struct watch *w)
     }
     r = watch_look(&w->t, &m);
     manifest_cleanup(&m);
+    if (r == FERRY_ERR_INTERRUPTED)
+        return EXIT_INTERRUPTED;
     if (r != 0 || (tmp = xcalloc(w->t.n + 1, sizeof(*tmp))) == NULL)
         return EXIT_DEST;
     n = watch_ready(&w->t, w->cli->keep, tmp);
@@ -470,6 +468,7 @@ watch_main(struct cli *cli)
     w.dir = cli->remote_paths[0];
     w.local = cli->local_paths[0];
     w.t.marker = cli->ready_marker;
+    w.t.stop = &watch_stop;
     w.out.json = cli->json;
     w.out.quiet = cli->quiet;
     output_init(&w.out, &w.x);

@@ -27,6 +27,7 @@
 #ifndef FERRY_CLIENT_WATCH_H
 #define FERRY_CLIENT_WATCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,18 +49,27 @@ struct watch_unit {
     uint32_t mtime_nsec;
     unsigned stable;       /* looks in a row that found it the same */
     int pulled;            /* this version is here */
+    int here;              /* a version was pulled, not removed since */
     unsigned failures;     /* pulls in a row that failed */
     int given_up;
     int left_alone;        /* its name here is not ours: said once */
 };
 
 struct watch_table {
-    struct watch_unit *v;
+    struct watch_unit *v;  /* read-only: by name (strcmp) */
     size_t n, cap;
     const char *marker;    /* --ready-marker, or NULL */
+    /* Set (by a signal handler), it ends a look under way; or NULL. */
+    const volatile sig_atomic_t *stop;
+    uint64_t compares;     /* read-only: names compared by the looks */
 };
 
-/* Takes a look: the listing of DIR (paths relative to it). */
+/* Takes a look: the listing of DIR (paths relative to it), in
+ * O(n log n) comparisons of names for n entries and units known,
+ * whatever the names and their order. A unit the look did not find is
+ * kept only while a copy of it is here or it was given up, so the table
+ * holds no more than the listing and those. FERRY_ERR_INTERRUPTED when
+ * *stop was set (the table is then as it was), or NOMEM. */
 int watch_look(struct watch_table *t, const struct manifest *m) FERRY_WUR;
 /* The units ready to pull, newest first, at most keep (0: all) of the
  * newest units that could ever be (so older ones wait for nothing), in
@@ -72,6 +82,9 @@ int watch_failed(struct watch_unit *u);
 /* A pull of u succeeded. */
 void watch_pulled(struct watch_unit *u);
 void watch_table_cleanup(struct watch_table *t);
+/* The unit named name, or NULL (a binary search: the table is kept in
+ * name order). */
+struct watch_unit *watch_unit_find(struct watch_table *t, const char *name);
 /* qsort order of units (struct watch_unit *): newest first, then by
  * name. */
 int watch_unit_cmp(const void *a, const void *b);

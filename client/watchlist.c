@@ -8,28 +8,21 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/arena.h"
 #include "../engine/manifest.h"
 #include "../proto/msg.h"
 
-static struct watch_unit *
-watch_unit_get(struct watch_table *t, const char *name, size_t len)
+/* Names as (bytes, length): the order of strcmp, counted in *compares. */
+static int
+watch_name_cmp(const char *a, size_t al, const char *b, size_t bl,
+    uint64_t *compares)
 {
-    struct watch_unit *nv;
-    size_t i;
+    int c = memcmp(a, b, al < bl ? al : bl);
 
-    for (i = 0; i < t->n; i++)
-        if (strlen(t->v[i].name) == len &&
-            memcmp(t->v[i].name, name, len) == 0)
-            return &t->v[i];
-    if ((nv = xgrow(t->v, t->n, &t->cap, sizeof(*nv), 16)) == NULL)
-        return NULL;
-    t->v = nv;
-    nv = &t->v[t->n];
-    memset(nv, 0, sizeof(*nv));
-    if ((nv->name = xstrndup(name, len)) == NULL)
-        return NULL;
-    t->n++;
-    return nv;
+    (*compares)++;
+    if (c != 0)
+        return c;
+    return (al > bl) - (al < bl);
 }
 
 static int
@@ -39,128 +32,268 @@ watch_newer(int64_t s1, uint32_t n1, int64_t s2, uint32_t n2)
 }
 
 static int
-watch_ends_with(const char *s, const char *tail)
+watch_ends_with(const char *s, size_t n, const char *tail)
 {
-    size_t n = strlen(s), m = strlen(tail);
+    size_t m = strlen(tail);
 
-    return n > m && strcmp(s + n - m, tail) == 0;
+    return n > m && memcmp(s + n - m, tail, m) == 0;
 }
 
-/* The unit of now[0..nn) named (name, len), or NULL. A listing is depth
- * first, so an entry's unit is the last one but for a hostile order. */
-static struct watch_unit *
-watch_find(struct watch_unit *now, size_t nn, const char *name, size_t len)
-{
-    size_t k;
+/*
+ * A look sorts where things are found instead of searching for them, so
+ * that it costs n log n comparisons whatever names and order a hostile
+ * listing chooses (a hash of names it chooses could be made to collide):
+ * the entries by their unit, the units found, and the table (kept by
+ * name) merged with them.
+ */
 
-    for (k = nn; k-- > 0;)
-        if (strlen(now[k].name) == len && memcmp(now[k].name, name, len) == 0)
-            return &now[k];
-    return NULL;
-}
+/* A listing entry and its unit, the name before its first '/'. */
+struct watch_ref {
+    const char *name;     /* in the look's arena */
+    size_t len;
+    size_t id;            /* the entry */
+    unsigned below : 1;   /* within the unit, not the unit itself */
+    unsigned marker : 1;  /* the unit's E/NAME with --ready-marker NAME */
+};
 
-/* The listing as units, in now (room for m->n), *nn of them. */
+/* qsort_r order of refs: by unit, then in the listing's order (so that
+ * of two entries naming a unit itself, the later one counts, as it
+ * would going down the listing). */
 static int
-watch_gather(const struct watch_table *t, const struct manifest *m,
-    struct watch_unit *now, size_t *nn)
+watch_ref_cmp(const void *a, const void *b, void *compares)
+{
+    const struct watch_ref *x = a, *y = b;
+    int c = watch_name_cmp(x->name, x->len, y->name, y->len, compares);
+
+    if (c != 0)
+        return c;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* What a look is working on. */
+struct watch_now {
+    struct arena names;
+    struct watch_ref *refs;    /* one per entry, sorted */
+    struct watch_unit *v;      /* the units found, by name */
+    size_t n;
+};
+
+static void
+watch_now_cleanup(struct watch_now *w)
+{
+    size_t i;
+
+    for (i = 0; w->v != NULL && i < w->n; i++)
+        xfree(w->v[i].name);
+    xfree(w->v);
+    xfree(w->refs);
+    arena_cleanup(&w->names);
+}
+
+/* Whether the look should end: the watch was told to stop. */
+static int
+watch_stopping(const struct watch_table *t)
+{
+    return t->stop != NULL && *t->stop;
+}
+
+/* Each entry of the listing as a ref, sorted. */
+static int
+watch_refs(struct watch_table *t, const struct manifest *m,
+    struct watch_now *w)
 {
     char rel[MANIFEST_REL_MAX];
     size_t i;
 
+    if ((w->refs = xcalloc(m->n + 1, sizeof(*w->refs))) == NULL)
+        return FERRY_ERR_NOMEM;
     for (i = 0; i < m->n; i++) {
-        const struct mentry *e = manifest_entry(m, i);
+        struct watch_ref *f = &w->refs[i];
         const char *slash = strchr(manifest_rel(m, i, rel), '/');
-        size_t len = slash != NULL ? (size_t)(slash - rel) : strlen(rel);
-        struct watch_unit *w = watch_find(now, *nn, rel, len);
 
-        if (w == NULL) {
-            w = &now[*nn];
-            if ((w->name = xstrndup(rel, len)) == NULL)
+        /* The listing is the long part of a look: a signal ends it
+         * here rather than after. */
+        if (watch_stopping(t))
+            return FERRY_ERR_INTERRUPTED;
+        f->len = slash != NULL ? (size_t)(slash - rel) : strlen(rel);
+        if ((f->name = arena_strndup(&w->names, rel, f->len)) == NULL)
+            return FERRY_ERR_NOMEM;
+        f->id = i;
+        f->below = slash != NULL;
+        f->marker = slash != NULL && t->marker != NULL &&
+            strcmp(slash + 1, t->marker) == 0;
+    }
+    qsort_r(w->refs, m->n, sizeof(*w->refs), watch_ref_cmp, &t->compares);
+    return watch_stopping(t) ? FERRY_ERR_INTERRUPTED : 0;
+}
+
+/* The sorted refs as units: each run of one name is one. */
+static int
+watch_gather(struct watch_table *t, const struct manifest *m,
+    struct watch_now *w)
+{
+    struct watch_unit *u = NULL;
+    size_t i;
+
+    if ((w->v = xcalloc(m->n + 1, sizeof(*w->v))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < m->n; i++) {
+        const struct watch_ref *f = &w->refs[i];
+        const struct mentry *e = manifest_entry(m, f->id);
+
+        if (u == NULL || watch_name_cmp(u->name, strlen(u->name), f->name,
+            f->len, &t->compares) != 0) {
+            u = &w->v[w->n];
+            if ((u->name = xstrndup(f->name, f->len)) == NULL)
                 return FERRY_ERR_NOMEM;
-            (*nn)++;
+            w->n++;
         }
-        if (slash == NULL)
-            w->is_dir = e->kind == ENTRY_DIR;
+        if (!f->below)
+            u->is_dir = e->kind == ENTRY_DIR;
         else
-            w->count++;
+            u->count++;
         if (e->kind == ENTRY_FILE)
-            w->size += e->size;
-        if (watch_newer(e->mtime_sec, e->mtime_nsec, w->mtime_sec,
-            w->mtime_nsec)) {
-            w->mtime_sec = e->mtime_sec;
-            w->mtime_nsec = e->mtime_nsec;
+            u->size += e->size;
+        if (watch_newer(e->mtime_sec, e->mtime_nsec, u->mtime_sec,
+            u->mtime_nsec)) {
+            u->mtime_sec = e->mtime_sec;
+            u->mtime_nsec = e->mtime_nsec;
         }
-        if (slash != NULL && t->marker != NULL &&
-            strcmp(slash + 1, t->marker) == 0)
-            w->has_marker = 1;
+        if (f->marker)
+            u->has_marker = 1;
     }
     return 0;
 }
 
+/* The unit of v[0..n) (by name) named (name, len), or NULL. */
+static struct watch_unit *
+watch_find(struct watch_unit *v, size_t n, const char *name, size_t len,
+    uint64_t *compares)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = watch_name_cmp(v[mid].name, strlen(v[mid].name), name, len,
+            compares);
+
+        if (c == 0)
+            return &v[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 /* A file's marker is its sibling E + NAME. */
 static void
-watch_mark_files(const struct watch_table *t, struct watch_unit *now,
-    size_t nn)
+watch_mark_files(struct watch_table *t, struct watch_now *w)
 {
-    size_t i, ml = t->marker != NULL ? strlen(t->marker) : 0;
+    size_t i, ml = t->marker != NULL ? strlen(t->marker) : 0, len;
     struct watch_unit *f;
 
-    for (i = 0; i < nn && t->marker != NULL; i++) {
-        if (now[i].is_dir || !watch_ends_with(now[i].name, t->marker))
+    for (i = 0; i < w->n && t->marker != NULL; i++) {
+        len = strlen(w->v[i].name);
+        if (w->v[i].is_dir || !watch_ends_with(w->v[i].name, len, t->marker))
             continue;
-        f = watch_find(now, nn, now[i].name, strlen(now[i].name) - ml);
+        f = watch_find(w->v, w->n, w->v[i].name, len - ml, &t->compares);
         if (f != NULL && !f->is_dir) {
             f->has_marker = 1;
-            now[i].is_marker = 1;
+            w->v[i].is_marker = 1;
         }
     }
+}
+
+/* u, as known, takes what the look found of it (w): the same version
+ * once more, or a new one. */
+static void
+watch_update(struct watch_unit *u, const struct watch_unit *w, int known)
+{
+    if (known && u->size == w->size && u->count == w->count &&
+        u->mtime_sec == w->mtime_sec && u->mtime_nsec == w->mtime_nsec &&
+        u->is_dir == w->is_dir) {
+        u->stable++;
+    } else {
+        /* A new version: it waits to be stable, and is tried again if
+         * its last one failed. */
+        u->stable = 0;
+        u->pulled = 0;
+        u->left_alone = 0;
+    }
+    u->is_dir = w->is_dir;
+    u->size = w->size;
+    u->count = w->count;
+    u->mtime_sec = w->mtime_sec;
+    u->mtime_nsec = w->mtime_nsec;
+    u->has_marker = w->has_marker;
+    u->is_marker = w->is_marker;
+    u->seen = 1;
+}
+
+/* The table and the look's units, both by name, as one table by name.
+ * New units take their names from w. */
+static int
+watch_merge(struct watch_table *t, struct watch_now *w)
+{
+    struct watch_unit *nv, *u;
+    size_t i = 0, j = 0, k = 0, cap = t->n + w->n + 1;
+    int c;
+
+    if ((nv = xcalloc(cap, sizeof(*nv))) == NULL)
+        return FERRY_ERR_NOMEM;
+    while (i < t->n || j < w->n) {
+        c = i == t->n ? 1 : j == w->n ? -1 : watch_name_cmp(t->v[i].name,
+            strlen(t->v[i].name), w->v[j].name, strlen(w->v[j].name),
+            &t->compares);
+        if (c < 0) {
+            u = &t->v[i++];
+            /* Gone, and nothing to remember: a listing of other names
+             * each time must not grow the table look after look. */
+            if (!u->here && !u->given_up) {
+                xfree(u->name);
+                continue;
+            }
+            nv[k] = *u;
+            nv[k++].seen = 0;
+            continue;
+        }
+        u = &nv[k++];
+        if (c == 0) {
+            *u = t->v[i++];
+        } else {
+            u->name = w->v[j].name;
+            w->v[j].name = NULL;
+        }
+        watch_update(u, &w->v[j++], c == 0);
+    }
+    xfree(t->v);
+    t->v = nv;
+    t->n = k;
+    t->cap = cap;
+    return 0;
+}
+
+struct watch_unit *
+watch_unit_find(struct watch_table *t, const char *name)
+{
+    return watch_find(t->v, t->n, name, strlen(name), &t->compares);
 }
 
 int
 watch_look(struct watch_table *t, const struct manifest *m)
 {
-    struct watch_unit *u, *now;
-    size_t i, n0 = t->n, nn = 0;
+    struct watch_now w;
     int r;
 
-    for (i = 0; i < t->n; i++)
-        t->v[i].seen = 0;
-    /* What this look finds, unit by unit, then merged into the table. */
-    if ((now = xcalloc(m->n + 1, sizeof(*now))) == NULL)
-        return FERRY_ERR_NOMEM;
-    if ((r = watch_gather(t, m, now, &nn)) == 0)
-        watch_mark_files(t, now, nn);
-    for (i = 0; i < nn && r == 0; i++) {
-        const struct watch_unit *w = &now[i];
-
-        if ((u = watch_unit_get(t, w->name, strlen(w->name))) == NULL) {
-            r = FERRY_ERR_NOMEM;
-            break;
-        }
-        if (u->size == w->size && u->count == w->count &&
-            u->mtime_sec == w->mtime_sec &&
-            u->mtime_nsec == w->mtime_nsec && u->is_dir == w->is_dir &&
-            (size_t)(u - t->v) < n0) {
-            u->stable++;
-        } else {
-            /* A new version: it waits to be stable, and is tried
-             * again if its last one failed. */
-            u->stable = 0;
-            u->pulled = 0;
-            u->left_alone = 0;
-        }
-        u->is_dir = w->is_dir;
-        u->size = w->size;
-        u->count = w->count;
-        u->mtime_sec = w->mtime_sec;
-        u->mtime_nsec = w->mtime_nsec;
-        u->has_marker = w->has_marker;
-        u->is_marker = w->is_marker;
-        u->seen = 1;
-    }
-    for (i = 0; i < nn; i++)
-        xfree(now[i].name);
-    xfree(now);
+    memset(&w, 0, sizeof(w));
+    arena_init(&w.names);
+    if ((r = watch_refs(t, m, &w)) == 0 && (r = watch_gather(t, m, &w)) == 0)
+        watch_mark_files(t, &w);
+    if (r == 0 && (r = watch_stopping(t) ? FERRY_ERR_INTERRUPTED : 0) == 0)
+        r = watch_merge(t, &w);
+    watch_now_cleanup(&w);
     return r;
 }
 
@@ -217,6 +350,7 @@ void
 watch_pulled(struct watch_unit *u)
 {
     u->pulled = 1;
+    u->here = 1;
     u->failures = 0;
     u->left_alone = 0;
 }

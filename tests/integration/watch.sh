@@ -2,7 +2,8 @@
 # complete, then a newer one, and --keep 1 removes the older after that;
 # the box going away is said and survived; a directory of shards appears
 # all at once when its --ready-marker is there, and a file's marker is
-# never pulled; Ctrl-C ends the watch with exit 130.
+# never pulled; Ctrl-C ends the watch with exit 130, and SIGTERM does too
+# while a listing of 200,000 names comes or is looked at.
 . "$(dirname "$0")/../lib/common.sh"
 
 R=$T/box
@@ -153,3 +154,44 @@ for _ in $(seq 1 300); do
 done
 cmp "$T/v2" "$L3/last.pt" || fail "the new version never came"
 stop_watch || fail "Ctrl-C did not end the watch of a replaced checkpoint"
+
+# 7. A listing of 200,000 names (a huge or hostile directory): SIGTERM
+# while it comes, and once it came (while the watch looks at it), ends
+# the watch with 130 at once, with nothing under a final name.
+fake="$TESTS_DIR/lib/fake_agent.py"
+L4=$T/here4
+
+# term_watch WHEN: SIGTERM to the watch; it must end within 5 s.
+term_watch() {
+    kill -TERM "$wpid"
+    for _ in $(seq 1 50); do
+        kill -0 "$wpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$wpid" 2>/dev/null &&
+        { cat "$T/watch.err"; fail "SIGTERM did not end the watch $1"; }
+    set +e
+    wait "$wpid"
+    rc=$?
+    set -e
+    wpid=""
+    [ "$rc" -eq 130 ] ||
+        { cat "$T/watch.err"; fail "SIGTERM $1: the watch ended with $rc"; }
+    [ -z "$(ls -A "$L4")" ] || fail "SIGTERM $1 left $(ls -A "$L4")"
+}
+
+FAKE_AGENT_MODE=list-many FAKE_AGENT_PAUSE=0.2 "$FERRY" pull --watch 1 \
+    --agent "$fake" "local:/srv/box/" "$L4" >"$T/watch.out" \
+    2>"$T/watch.err" &
+wpid=$!
+sleep 1
+term_watch "while the listing came"
+
+FAKE_AGENT_MODE=list-many FAKE_AGENT_LISTED="$T/listed" "$FERRY" pull \
+    --watch 1 --agent "$fake" "local:/srv/box/" "$L4" >"$T/watch.out" \
+    2>"$T/watch.err" &
+wpid=$!
+wait_exists "$T/listed"
+# (The watch notices the agent is gone a moment later; then it looks.)
+sleep 0.5
+term_watch "once the listing came"

@@ -18,29 +18,40 @@ misbehaviour, chosen by the environment variable FAKE_AGENT_MODE:
   vol-symlink   ... whose members are a symlink "wanted.txt" -> OUTSIDE
                 and a file "wanted.txt/pwned" through it
   vol-short     ... whose member's size field is larger than its data
+  list-many     list (OPEN LIST): FAKE_AGENT_NAMES top-level files
+                ck-N.pt, in batches of 1000 FAKE_AGENT_PAUSE seconds
+                apart (default 0), then END; FAKE_AGENT_LISTED, if set,
+                is created once the client has had it all (it closed
+                the connection, or ended the agent)
 
 FAKE_AGENT_OUTSIDE names the directory the symlink points to.
 """
 import io
 import os
+import signal
 import struct
 import subprocess
 import sys
 import tarfile
+import time
 
 MSG = dict(HELLO=1, OPEN=2, OPEN_OK=3, ERROR=4, PLAN=5, READY=6, ENTRY=7,
            REPLY=8, BLOCK=9, FILE_END=10, FILE_DONE=11, NOTICE=12, END=13,
            SUMMARY=14, VOL_OPTS=32, VOL_BEGIN=33, VOL_FILE=34, VOL_DATA=35,
            VOL_END=36)
-CAP_SPARSE, CAP_VOLUMES = 1, 8
+CAP_SPARSE, CAP_VOLUMES, CAP_FILTERS = 1, 8, 128
 ENTRY_FILE, ENTRY_DIR, ENTRY_SYMLINK = 1, 2, 3
 
 inp = sys.stdin.buffer
 out = sys.stdout.buffer
 
 
+def frame(mtype, payload=b""):
+    return struct.pack(">IB", len(payload), mtype) + payload
+
+
 def send(mtype, payload=b""):
-    out.write(struct.pack(">IB", len(payload), mtype) + payload)
+    out.write(frame(mtype, payload))
     out.flush()
 
 
@@ -96,10 +107,38 @@ def send_volume(rid, vol):
     send(MSG["VOL_END"], struct.pack(">IQI", 1, len(vol), 1))
 
 
+def entry_frame(eid, kind, path, size=0, target=b"", mode=0o644):
+    return frame(MSG["ENTRY"], struct.pack(">IBIQQIB", eid, kind, mode,
+                                           size, 1600000000, 0, 0) +
+                 s16(path) + s16(target))
+
+
 def entry(eid, kind, path, size=0, target=b"", mode=0o644):
-    send(MSG["ENTRY"], struct.pack(">IBIQQIB", eid, kind, mode, size,
-                                   1600000000, 0, 0) +
-         s16(path) + s16(target))
+    out.write(entry_frame(eid, kind, path, size, target, mode))
+    out.flush()
+
+
+def list_many():
+    """Answers an OPEN LIST with many names, as slowly as asked."""
+    n = int(os.environ.get("FAKE_AGENT_NAMES", "200000"))
+    pause = float(os.environ.get("FAKE_AGENT_PAUSE", "0"))
+    recv()                              # OPEN
+    send(MSG["OPEN_OK"], s16(b""))
+    for first in range(0, n, 1000):
+        out.write(b"".join(entry_frame(i, ENTRY_FILE, b"ck-%d.pt" % i, 5)
+                           for i in range(first, min(n, first + 1000))))
+        out.flush()
+        time.sleep(pause)
+    send(MSG["END"])
+
+    def listed(*_):
+        if os.environ.get("FAKE_AGENT_LISTED"):
+            open(os.environ["FAKE_AGENT_LISTED"], "w").close()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, listed)
+    while inp.read(65536):
+        pass
+    listed()
 
 
 def xxh_block(data):
@@ -123,6 +162,10 @@ def main():
     if mode == "version":
         hello(9, 9)
         recv()
+        return
+    if mode == "list-many":
+        hello(caps=CAP_SPARSE | CAP_FILTERS)
+        list_many()
         return
     volumes = mode.startswith("vol-")
     hello(caps=CAP_SPARSE | (CAP_VOLUMES if volumes else 0))

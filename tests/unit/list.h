@@ -356,6 +356,9 @@
     X(watch_changed_and_gone) \
     X(watch_markers) \
     X(watch_gives_up) \
+    X(watch_look_n_log_n) \
+    X(watch_look_stops) \
+    X(watch_forgets_gone) \
     /* test_probe.c */ \
     X(probe_rounds_grow) \
     X(probe_slow_rounds_stop) \

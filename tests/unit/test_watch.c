@@ -3,9 +3,12 @@
  * ready (stable over two looks, or its marker there), newest first, how
  * many --keep lets through, and giving up after failures.
  */
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../client/watch.h"
+#include "../../common/alloc.h"
 #include "../../engine/manifest.h"
 #include "../../proto/msg.h"
 #include "check.h"
@@ -164,5 +167,124 @@ TEST(watch_gives_up)
     }
     look(&t, v1);
     ready(&t, 0, "");             /* given up */
+    watch_table_cleanup(&t);
+}
+
+/* A listing of n top-level names in a scrambled order (i * a prime, mod
+ * n): files f<k>.pt and their markers f<k>.pt.done. */
+static void
+many(struct manifest *m, size_t n)
+{
+    char name[32];
+    size_t i, k;
+
+    manifest_init(m);
+    for (i = 0; i < n; i++) {
+        k = i * 7919 % n;
+        snprintf(name, sizeof(name), k % 2 ? "f%06zu.pt.done" :
+            "f%06zu.pt", k / 2);
+        CHECK_OK(manifest_add_listed(m, name, ENTRY_FILE, 0644,
+            k % 2 ? 0 : 100, 1000 + (int64_t)(k / 2), 0));
+    }
+}
+
+/* Names compared per entry of a look: the sort's log2 n of the largest
+ * listing (MANIFEST_MAX_ENTRIES) and then some; a search through the
+ * units found for each entry costs thousands at 2,000 names. */
+#define WATCH_COMPARES_PER_NAME 64
+
+/* A look costs n log n comparisons of names, whatever their order: at
+ * 2,000 names as at 200,000, the first look and the next. */
+TEST(watch_look_n_log_n)
+{
+    static const size_t sizes[] = { 2000, 200000 };
+    struct watch_unit **out;
+    struct watch_table t;
+    struct manifest m;
+    uint64_t before;
+    size_t s, n, i, k;
+
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        n = sizes[s];
+        check_note("%zu names", n);
+        memset(&t, 0, sizeof(t));
+        t.marker = ".done";
+        many(&m, n);
+        CHECK_OK(watch_look(&t, &m));
+        CHECK_EQ_U64(t.n, n);
+        CHECK(t.compares <= (uint64_t)WATCH_COMPARES_PER_NAME * n);
+        before = t.compares;
+        CHECK_OK(watch_look(&t, &m));
+        CHECK_EQ_U64(t.n, n);
+        CHECK(t.compares - before <= (uint64_t)WATCH_COMPARES_PER_NAME * n);
+        manifest_cleanup(&m);
+        /* Every file has its marker: all ready, newest first. */
+        out = xcalloc(t.n, sizeof(*out));
+        CHECK(out != NULL);
+        k = watch_ready(&t, 0, out);
+        CHECK_EQ_U64(k, n / 2);
+        for (i = 0; i < k; i++) {
+            CHECK_EQ_INT(out[i]->is_marker, 0);
+            CHECK_EQ_INT(out[i]->mtime_sec, 1000 + (int64_t)(n / 2 - 1 - i));
+        }
+        xfree(out);
+        watch_table_cleanup(&t);
+    }
+}
+
+/* A signal during a look ends it (the watch then ends), the table as it
+ * was. */
+TEST(watch_look_stops)
+{
+    volatile sig_atomic_t stop = 0;
+    struct watch_table t;
+    struct manifest m;
+    const char *v1[] = { "a.pt 100 10", "b.pt 50 20", NULL };
+    const char *v2[] = { "a.pt 100 10", "b.pt 50 20", "c.pt 1 30", NULL };
+
+    memset(&t, 0, sizeof(t));
+    t.stop = &stop;
+    look(&t, v1);
+    stop = 1;
+    listing(&m, v2);
+    CHECK_EQ_ERR(watch_look(&t, &m), FERRY_ERR_INTERRUPTED);
+    CHECK_EQ_U64(t.n, 2);
+    ready(&t, 0, "");
+    stop = 0;
+    CHECK_OK(watch_look(&t, &m));
+    manifest_cleanup(&m);
+    CHECK_EQ_U64(t.n, 3);
+    ready(&t, 0, "b.pt a.pt");
+    watch_table_cleanup(&t);
+}
+
+/* A unit gone from the listing is forgotten unless a copy of it is here
+ * (--keep counts it) or it was given up: looks at other names each time
+ * do not grow the table. */
+TEST(watch_forgets_gone)
+{
+    struct watch_table t;
+    const char *v1[] = { "a.pt 1 10", "b.pt 1 11", "c.pt 1 12", NULL };
+    const char *v2[] = { "d.pt 1 13", NULL };
+    const char *v3[] = { "e.pt 1 14", NULL };
+    int i;
+
+    memset(&t, 0, sizeof(t));
+    look(&t, v1);
+    look(&t, v1);
+    watch_pulled(unit(&t, "a.pt"));
+    for (i = 0; i < WATCH_MAX_FAILURES; i++)
+        watch_failed(unit(&t, "b.pt"));
+    look(&t, v2);
+    CHECK_EQ_U64(t.n, 3);
+    CHECK_EQ_INT(unit(&t, "a.pt")->seen, 0);
+    CHECK_EQ_INT(unit(&t, "b.pt")->given_up, 1);
+    look(&t, v3);
+    CHECK_EQ_U64(t.n, 3);
+    CHECK_EQ_STR(t.v[2].name, "e.pt");
+    look(&t, v1);
+    ready(&t, 0, "");             /* a.pt as it was: already here */
+    look(&t, v1);
+    ready(&t, 0, "c.pt");         /* c.pt is new again; b.pt given up */
     watch_table_cleanup(&t);
 }
