@@ -404,13 +404,15 @@ watch_once(struct watch *w)
 {
     struct watch_unit **tmp;
     struct manifest m;
+    uint8_t *states = NULL;
     char text[PROTO_MAX_PATH + 160];
     size_t n, i;
-    int code, r;
+    int code, r, again;
 
-    code = mirror_list(w->cli, w->dir, &m, NULL);
+    code = mirror_list(w->cli, w->dir, &m, &states);
     watch_catch();
     if (code != EXIT_OK) {
+        xfree(states);
         manifest_cleanup(&m);
         if (code == EXIT_INTERRUPTED || code == EXIT_USAGE)
             return code;
@@ -419,18 +421,29 @@ watch_once(struct watch *w)
         watch_say(w, "unreachable", NULL, text);
         return 0;
     }
+    /* An agent that cannot judge files lists no states: every unit then
+     * waits for its quiet looks. */
+    w->t.states = states != NULL && m.n > 0 ? states : NULL;
     r = watch_look(&w->t, &m);
+    w->t.states = NULL;
+    xfree(states);
     manifest_cleanup(&m);
     if (r == FERRY_ERR_INTERRUPTED)
         return EXIT_INTERRUPTED;
     if (r != 0 || (tmp = xcalloc(w->t.n + 1, sizeof(*tmp))) == NULL)
         return EXIT_DEST;
+    for (i = 0; i < w->t.n; i++)
+        if (w->t.v[i].seen && watch_unit_incomplete(&w->t.v[i]))
+            watch_say(w, "incomplete", &w->t.v[i], "cut short and no "
+                "process is writing it: not pulled until it is whole");
     n = watch_ready(&w->t, w->cli->keep, tmp);
     for (i = 0; i < n && !watch_stop; i++) {
         struct watch_unit *u = tmp[i];
 
         if ((r = watch_claim(w, u)) == 0)
             continue;
+        /* A version of it was pulled before: this one replaces it. */
+        again = u->here;
         code = r < 0 ? EXIT_DEST : watch_pull(w, u);
         if (code == EXIT_INTERRUPTED)
             break;
@@ -439,7 +452,11 @@ watch_once(struct watch *w)
         if (code == EXIT_OK && r > 0) {
             watch_pulled(u);
             w->npulled++;
-            watch_say(w, "pulled", u, "pulled");
+            if (again)
+                watch_say(w, "changed", u, "changed after it was pulled: "
+                    "replaced by the new version");
+            else
+                watch_say(w, "pulled", u, "pulled");
             if (w->cli->keep > 0)
                 watch_keep(w);
             continue;

@@ -2,11 +2,22 @@
  * watch.h: `ferry pull --watch TIME host:DIR LOCAL`: keeps pulling the
  * checkpoints that appear or change in DIR until interrupted.
  *
- * Each look lists DIR through the agent (OPEN LIST). Its top-level
- * entries are the units: a file, or a directory of shards taken as one.
- * A unit is ready when, with --ready-marker NAME, its marker exists (a
- * directory's DIR/E/NAME, a file's sibling E + NAME); without one, when
- * it looked the same (size, newest mtime, entries) two looks in a row.
+ * Each look lists DIR through the agent (OPEN LIST, with READINESS). Its
+ * top-level entries are the units: a file, or a directory of shards
+ * taken as one; temporary names (dot names, *.tmp, *.part, tmp-*...)
+ * never are. A unit is ready when, with --ready-marker NAME, its marker
+ * exists (a directory's DIR/E/NAME, a file's sibling E + NAME). Without
+ * one, never while a process holds one of its files open for writing
+ * (BUSY) or one is a known format cut short (TORN: said once when no
+ * writer is left); a file then is ready when the agent saw no writer
+ * (IDLE) or it is a known format and whole (WHOLE), else once it looked
+ * the same (size, newest mtime, entries) settle + 1 looks in a row; a
+ * directory when a framework's own marker says it is complete
+ * (torch.distributed.checkpoint's .metadata beside its *.distcp files,
+ * a *.safetensors.index.json beside sharded *-of-*.safetensors,
+ * DeepSpeed's top-level `latest` written after global_stepN/), else
+ * once it looked the same settle + 1 looks in a row. A unit pulled
+ * again because it changed after its pull is said as `changed`.
  * Ready units are pulled newest first, each by a pull of its own (so
  * delta, --basis and resume work as for any pull). A directory is pulled
  * into LOCAL/.E.ferry-watch and renamed into place when complete, so it
@@ -53,6 +64,15 @@ struct watch_unit {
     unsigned failures;     /* pulls in a row that failed */
     int given_up;
     int left_alone;        /* its name here is not ours: said once */
+    /* What this look found of it (the agent's ENTRY_S_* states over its
+     * files, when the listing had them): */
+    uint8_t state;         /* ENTRY_S_BUSY or TORN if any file is; WHOLE
+                              or IDLE if every file is */
+    int temp;              /* a temporary name: never a unit */
+    int waits_marker;      /* a framework's own marker is not there yet */
+    int framework_done;    /* ... it is: the directory is complete */
+    int incomplete_said;   /* cut short with no writer: said once */
+    uint32_t nfiles, nwhole, nidle;  /* private: the look's counts */
 };
 
 struct watch_table {
@@ -62,6 +82,12 @@ struct watch_table {
     /* Set (by a signal handler), it ends a look under way; or NULL. */
     const volatile sig_atomic_t *stop;
     uint64_t compares;     /* read-only: names compared by the looks */
+    /* For the next look: the listing's ENTRY_S_* state of each entry,
+     * by id (borrowed), or NULL when the listing had none. */
+    const uint8_t *states;
+    /* Looks in a row a unit nobody can judge must look the same (1:
+     * two looks). */
+    unsigned settle;
 };
 
 /* Takes a look: the listing of DIR (paths relative to it), in
@@ -76,6 +102,11 @@ int watch_look(struct watch_table *t, const struct manifest *m) FERRY_WUR;
  * out (room for t->n). Returns how many. */
 size_t watch_ready(const struct watch_table *t, int keep,
     struct watch_unit **out);
+/* Whether u may be pulled now (the rules above), pulled or not. */
+int watch_unit_ready(const struct watch_table *t, const struct watch_unit *u);
+/* 1 once for a version of u that is a known format cut short and that
+ * no writer holds (seen so twice): it will not be pulled as it is. */
+int watch_unit_incomplete(struct watch_unit *u);
 /* A pull of u failed: it waits to be stable again; 1 when that was the
  * WATCH_MAX_FAILURES-th failure in a row and u is given up. */
 int watch_failed(struct watch_unit *u);

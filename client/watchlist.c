@@ -54,6 +54,10 @@ struct watch_ref {
     size_t id;            /* the entry */
     unsigned below : 1;   /* within the unit, not the unit itself */
     unsigned marker : 1;  /* the unit's E/NAME with --ready-marker NAME */
+    unsigned dcp_meta : 1;    /* torch.distributed.checkpoint's .metadata */
+    unsigned dcp_shard : 1;   /* ... and its *.distcp files */
+    unsigned st_index : 1;    /* *.safetensors.index.json */
+    unsigned st_shard : 1;    /* *-of-*.safetensors */
 };
 
 /* qsort_r order of refs: by unit, then in the listing's order (so that
@@ -97,6 +101,51 @@ watch_stopping(const struct watch_table *t)
     return t->stop != NULL && *t->stop;
 }
 
+/* The markers frameworks write last, by an entry's base name. */
+static void
+watch_framework(struct watch_ref *f, const char *base)
+{
+    size_t n = strlen(base);
+
+    f->dcp_meta = strcmp(base, ".metadata") == 0;
+    f->dcp_shard = watch_ends_with(base, n, ".distcp");
+    f->st_index = watch_ends_with(base, n, ".safetensors.index.json");
+    f->st_shard = watch_ends_with(base, n, ".safetensors") &&
+        strstr(base, "-of-") != NULL;
+}
+
+/* Names writers use before renaming into place, and hidden ones: never
+ * units. */
+static int
+watch_temp_name(const char *name)
+{
+    static const char *const tails[] = { ".tmp", ".temp", ".part",
+        ".partial", ".incomplete", ".lock", ".swp" };
+    size_t n = strlen(name), i;
+
+    if (name[0] == '.' || strncmp(name, "tmp-", 4) == 0 ||
+        strncmp(name, "tmp_", 4) == 0 || strncmp(name, "tmp.", 4) == 0)
+        return 1;
+    for (i = 0; i < sizeof(tails) / sizeof(tails[0]); i++)
+        if (watch_ends_with(name, n, tails[i]))
+            return 1;
+    return 0;
+}
+
+/* A DeepSpeed step directory, global_stepN. */
+static int
+watch_ds_step(const struct watch_unit *u)
+{
+    const char *p = u->name + 11;
+
+    if (!u->is_dir || strncmp(u->name, "global_step", 11) != 0 || *p == 0)
+        return 0;
+    for (; *p != 0; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
 /* Each entry of the listing as a ref, sorted. */
 static int
 watch_refs(struct watch_table *t, const struct manifest *m,
@@ -122,9 +171,37 @@ watch_refs(struct watch_table *t, const struct manifest *m,
         f->below = slash != NULL;
         f->marker = slash != NULL && t->marker != NULL &&
             strcmp(slash + 1, t->marker) == 0;
+        if (slash != NULL)
+            watch_framework(f, strrchr(rel, '/') + 1);
     }
     qsort_r(w->refs, m->n, sizeof(*w->refs), watch_ref_cmp, &t->compares);
     return watch_stopping(t) ? FERRY_ERR_INTERRUPTED : 0;
+}
+
+static struct watch_unit *watch_find(struct watch_unit *v, size_t n,
+    const char *name, size_t len, uint64_t *compares);
+
+/* DeepSpeed writes the top-level file `latest` (naming the step) after
+ * each global_stepN/ is complete: a step directory newer than `latest`
+ * is still being written. */
+static void
+watch_deepspeed(struct watch_table *t, struct watch_now *w)
+{
+    const struct watch_unit *latest;
+    size_t i;
+
+    latest = watch_find(w->v, w->n, "latest", 6, &t->compares);
+    for (i = 0; i < w->n; i++) {
+        struct watch_unit *u = &w->v[i];
+
+        if (!watch_ds_step(u))
+            continue;
+        if (latest == NULL || latest->is_dir || watch_newer(u->mtime_sec,
+            u->mtime_nsec, latest->mtime_sec, latest->mtime_nsec))
+            u->waits_marker = 1;
+        else
+            u->framework_done = 1;
+    }
 }
 
 /* The sorted refs as units: each run of one name is one. */
@@ -161,7 +238,28 @@ watch_gather(struct watch_table *t, const struct manifest *m,
         }
         if (f->marker)
             u->has_marker = 1;
+        if (e->kind == ENTRY_FILE) {
+            uint8_t st = t->states != NULL ? t->states[f->id] : 0;
+
+            u->nfiles++;
+            u->state |= st & (ENTRY_S_BUSY | ENTRY_S_TORN);
+            u->nwhole += (st & ENTRY_S_WHOLE) != 0;
+            u->nidle += (st & ENTRY_S_IDLE) != 0;
+        }
+        u->framework_done |= f->dcp_meta | f->st_index;
+        u->waits_marker |= f->dcp_shard | f->st_shard;
     }
+    for (i = 0; i < w->n; i++) {
+        u = &w->v[i];
+        if (u->nfiles > 0 && u->nwhole == u->nfiles)
+            u->state |= ENTRY_S_WHOLE;
+        if (u->nfiles > 0 && u->nidle == u->nfiles)
+            u->state |= ENTRY_S_IDLE;
+        u->temp = watch_temp_name(u->name);
+        if (u->waits_marker && u->framework_done)
+            u->waits_marker = 0;
+    }
+    watch_deepspeed(t, w);
     return 0;
 }
 
@@ -221,7 +319,12 @@ watch_update(struct watch_unit *u, const struct watch_unit *w, int known)
         u->stable = 0;
         u->pulled = 0;
         u->left_alone = 0;
+        u->incomplete_said = 0;
     }
+    u->state = w->state;
+    u->temp = w->temp;
+    u->waits_marker = w->waits_marker;
+    u->framework_done = w->framework_done;
     u->is_dir = w->is_dir;
     u->size = w->size;
     u->count = w->count;
@@ -320,7 +423,7 @@ watch_ready(const struct watch_table *t, int keep, struct watch_unit **out)
     for (i = 0; i < t->n; i++) {
         struct watch_unit *u = &t->v[i];
 
-        if (u->seen && !u->is_marker && !u->given_up)
+        if (u->seen && !u->is_marker && !u->given_up && !u->temp)
             out[n++] = u;
     }
     qsort(out, n, sizeof(*out), watch_unit_cmp);
@@ -328,12 +431,37 @@ watch_ready(const struct watch_table *t, int keep, struct watch_unit **out)
         n = (size_t)keep;
     for (i = 0; i < n; i++) {
         struct watch_unit *u = out[i];
-        int ready = t->marker != NULL ? u->has_marker : u->stable >= 1;
 
-        if (ready && !u->pulled)
+        if (watch_unit_ready(t, u) && !u->pulled)
             out[k++] = u;
     }
     return k;
+}
+
+int
+watch_unit_ready(const struct watch_table *t, const struct watch_unit *u)
+{
+    unsigned settle = t->settle > 0 ? t->settle : 1;
+
+    if (t->marker != NULL)
+        return u->has_marker;
+    if (u->temp || (u->state & (ENTRY_S_BUSY | ENTRY_S_TORN)) ||
+        u->waits_marker)
+        return 0;
+    if (u->is_dir)
+        return u->framework_done || u->stable >= settle;
+    return (u->state & (ENTRY_S_IDLE | ENTRY_S_WHOLE)) != 0 ||
+        u->stable >= settle;
+}
+
+int
+watch_unit_incomplete(struct watch_unit *u)
+{
+    if (u->incomplete_said || (u->state & ENTRY_S_BUSY) ||
+        !(u->state & ENTRY_S_TORN) || u->stable < 1 || u->temp)
+        return 0;
+    u->incomplete_said = 1;
+    return 1;
 }
 
 int
@@ -353,6 +481,7 @@ watch_pulled(struct watch_unit *u)
     u->here = 1;
     u->failures = 0;
     u->left_alone = 0;
+    u->incomplete_said = 0;
 }
 
 void

@@ -61,7 +61,9 @@ listing_state(struct listing *l, size_t id)
         close(fd);
         return 0;
     }
-    if ((busy = formcheck_busy_lease(fd)) < 0) {
+    if ((busy = formcheck_busy_lease(fd)) == 0)
+        state |= ENTRY_S_IDLE;
+    if (busy < 0) {
         if (!l->busy_scanned)
             l->busy_scanned = formcheck_busy_scan(&l->busy) == 0 ? 1 : -1;
         busy = l->busy_scanned > 0 && formcheck_busy_in(&l->busy,

@@ -228,7 +228,12 @@ struct msg_entry {
 #define ENTRY_S_BUSY 1u   /* a process holds it open for writing */
 #define ENTRY_S_TORN 2u   /* a format it knows (formcheck.h), cut short */
 #define ENTRY_S_WHOLE 4u  /* a format it knows, whole */
-#define ENTRY_S_KNOWN (ENTRY_S_BUSY | ENTRY_S_TORN | ENTRY_S_WHOLE)
+#define ENTRY_S_IDLE 8u   /* nobody holds it open for writing: the kernel
+                             granted a read lease (not BUSY's opposite: a
+                             file neither BUSY nor IDLE is one the agent
+                             could not ask about, on NFS say) */
+#define ENTRY_S_KNOWN (ENTRY_S_BUSY | ENTRY_S_TORN | ENTRY_S_WHOLE | \
+    ENTRY_S_IDLE)
 
 enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
 

@@ -63,7 +63,8 @@ msg_entry_decode(const uint8_t *p, size_t n, struct msg_entry *m)
     m->state = m->has_hash >> 1;
     m->has_hash &= 1;
     if ((m->state & ~ENTRY_S_KNOWN) != 0 || ((m->state & ENTRY_S_TORN) &&
-        (m->state & ENTRY_S_WHOLE))) {
+        (m->state & ENTRY_S_WHOLE)) || ((m->state & ENTRY_S_BUSY) &&
+        (m->state & ENTRY_S_IDLE))) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

@@ -303,7 +303,8 @@ fuzz_entry_check(const void *v, const uint8_t *p, size_t n)
         return "ENTRY: has_hash";
     if ((m->state & ~ENTRY_S_KNOWN) != 0 || (m->kind != ENTRY_FILE &&
         m->state != 0) || ((m->state & ENTRY_S_TORN) &&
-        (m->state & ENTRY_S_WHOLE)))
+        (m->state & ENTRY_S_WHOLE)) || ((m->state & ENTRY_S_BUSY) &&
+        (m->state & ENTRY_S_IDLE)))
         return "ENTRY: state";
     if (m->size > (uint64_t)INT64_MAX ||
         (m->kind != ENTRY_FILE && m->size != 0))

@@ -123,7 +123,7 @@ static const struct msg_entry seed_entry[] = {
       .state = ENTRY_S_BUSY | ENTRY_S_TORN,
       .path = { seed_long, PROTO_MAX_PATH } },
     { .id = 6, .kind = ENTRY_FILE, .mode = 0600, .size = 1,
-      .has_hash = 1, .hash = SEED_HASH, .state = ENTRY_S_WHOLE,
+      .has_hash = 1, .hash = SEED_HASH, .state = ENTRY_S_WHOLE | ENTRY_S_IDLE,
       .path = SEED_STR("ckpt.pth") },
     { .id = 3, .kind = ENTRY_DIR, .mode = 0755, .mtime_sec = INT64_MIN,
       .path = SEED_STR("dir") },

@@ -784,10 +784,11 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         break;
     case MSG_ENTRY:
         CHECK_OK(msg_entry_decode(p, n, &en));
-        /* A listing's readiness: !B busy, !T torn, !W whole. */
-        rt_say(rt, k, "ENTRY:%u:%.*s%s%s%s%s", en.id, (int)en.path.len,
+        /* A listing's readiness: !B busy, !I idle, !T torn, !W whole. */
+        rt_say(rt, k, "ENTRY:%u:%.*s%s%s%s%s%s", en.id, (int)en.path.len,
             en.path.p, en.state ? "!" : "",
             en.state & ENTRY_S_BUSY ? "B" : "",
+            en.state & ENTRY_S_IDLE ? "I" : "",
             en.state & ENTRY_S_TORN ? "T" : "",
             en.state & ENTRY_S_WHOLE ? "W" : "");
         break;

@@ -1264,6 +1264,10 @@ TEST(msg_entry_fields)
     CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
     m.state = ENTRY_S_TORN | ENTRY_S_WHOLE;
     CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
+    m.state = ENTRY_S_BUSY | ENTRY_S_IDLE;
+    CHECK_EQ_ERR(entry_decode_raw(&m), FERRY_ERR_FORMAT);
+    m.state = ENTRY_S_IDLE | ENTRY_S_WHOLE;
+    CHECK_OK(entry_decode_raw(&m));
     m.state = ENTRY_S_BUSY;
     m.kind = ENTRY_DIR;
     m.size = 0;

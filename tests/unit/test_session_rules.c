@@ -226,8 +226,8 @@ static const struct rt_case session_agent[] = {
     { "list_readiness", .setup = checkpoints_in_src,
       .script = { HI, { F_OPEN(OPEN_LIST, "~/src/ck"),
                         .flags = OPEN_F_READINESS } },
-      .out = "HELLO OPEN_OK ENTRY:0:ck ENTRY:1:ck/cut.pth!T "
-          "ENTRY:2:ck/log.txt ENTRY:3:ck/open.bin!B ENTRY:4:ck/w.npy!W "
+      .out = "HELLO OPEN_OK ENTRY:0:ck ENTRY:1:ck/cut.pth!IT "
+          "ENTRY:2:ck/log.txt!I ENTRY:3:ck/open.bin!B ENTRY:4:ck/w.npy!IW "
           "END" },
     { "list_missing",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
