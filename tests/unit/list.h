@@ -269,6 +269,7 @@
     X(streams_handover_nobody) \
     X(streams_handover_too_large) \
     X(streams_handover) \
+    X(streams_write_fails_ends) \
     X(streams_wire_left) \
     X(streams_wire_left_compressed) \
     /* test_roles_push.c */ \
