@@ -282,6 +282,20 @@ conn_write_failed(struct conn *c)
     conn_kick(c);
 }
 
+/* After conn_write_failed, once the role has heard the EOF: nothing can
+ * be read or written any more, so a role that has not ended could only
+ * go on stepping into the void (a listing to its end, a status answer
+ * to what it owed, one that ignores the EOF for ever). Returns 1 when
+ * c was ended. */
+static int
+conn_write_dead_end(struct conn *c)
+{
+    if (!c->write_dead || !c->eof_delivered || c->job_running)
+        return 0;
+    conn_fail(c, FERRY_ERR_CLOSED);
+    return 1;
+}
+
 static void
 conn_write_done(uv_write_t *req, int status)
 {
@@ -443,6 +457,8 @@ conn_after_step(struct conn *c, int kick)
         conn_finish(c);
         return;
     }
+    if (conn_write_dead_end(c))
+        return;
     if (c->job_wake > 0 && !c->job_more)
         uv_timer_start(&c->wake, conn_wake_fired, c->job_wake, 0);
     if (!c->reading && !c->eof && !c->read_paused &&
@@ -461,7 +477,7 @@ conn_kick(struct conn *c)
     size_t whole;
     int r, has_frames, deliver_eof;
 
-    if (c->job_running || c->finishing ||
+    if (c->job_running || c->finishing || conn_write_dead_end(c) ||
         (c->group != NULL && c->group->busy) || conn_throttled(c))
         return;
     if ((r = conn_whole_frames(buf_ptr(&c->inbox), buf_used(&c->inbox),

@@ -288,6 +288,7 @@
     X(streams_rendezvous_admit) \
     X(streams_rendezvous_name) \
     X(streams_takeover_needs_ticket) \
+    X(streams_write_fails_ends) \
     X(streams_wire_left) \
     X(streams_wire_left_compressed) \
     /* test_roles_push.c */ \

@@ -187,7 +187,10 @@ TEST(bounds_plan_window)
 }
 
 /* The conn test's role: its first step with frames waits at the gate
- * until the test opens it; every later step takes what it is given. */
+ * until the test opens it; every later step takes what it is given.
+ * The loop thread is not woken when that step reaches the gate, so the
+ * tests wait on what the conn itself does (it stops reading), never on
+ * the step's progress. */
 struct gate {
     sem_t open;
     atomic_int waited;      /* set by the role's step, on a pool thread */
@@ -284,12 +287,16 @@ TEST(bounds_conn_inbox)
     c.data = &g;
     CHECK_OK(conn_start_fds(&c, &loop, sv[0], sv[0], gate_step, &g,
         gate_closed));
+    /* The first step (no input) is over before any frame comes, so the
+     * step that takes the first frame starts as it arrives and is held
+     * while the rest piles up behind it. */
+    while (c.job_running && !g.closed)
+        uv_run(&loop, UV_RUN_ONCE);
     CHECK(pthread_create(&thr, NULL, flood, &sv[1]) == 0);
     /* Until the conn has stopped reading with the role held at the gate.
      * Were there no bound, it would read all FLOOD_TOTAL bytes and then
      * wait here for ever (the case's timeout fails it). */
-    while (!(c.reading == 0 && c.job_running && atomic_load(&g.waited)) &&
-        !g.closed)
+    while (!(c.reading == 0 && c.job_running) && !g.closed)
         uv_run(&loop, UV_RUN_ONCE);
     CHECK(!g.closed);
     CHECK(c.bytes_in <= cap);
@@ -344,10 +351,15 @@ TEST(bounds_conn_inbox_shared)
             &g[k], gate_closed));
     }
     CHECK_EQ_INT(grp.n, NCONN);
+    /* The first steps of all three (one at a time) are over before any
+     * frame comes: a frame that came while the group was busy would
+     * wait, with the ones behind it, until the inbox is past the share,
+     * and the step that then took them all would leave it empty. */
+    while (grp.busy)
+        uv_run(&loop, UV_RUN_ONCE);
     job.fd = sv[0][1];
     CHECK(pthread_create(&thr, NULL, flood_frames, &job) == 0);
-    while (!(c[0].reading == 0 && c[0].job_running &&
-        atomic_load(&g[0].waited)) && !g[0].closed)
+    while (!(c[0].reading == 0 && c[0].job_running) && !g[0].closed)
         uv_run(&loop, UV_RUN_ONCE);
     CHECK(!g[0].closed);
     CHECK(buf_used(&c[0].inbox) > share);

@@ -5,6 +5,7 @@
  * that runs the transfer.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,70 @@ TEST(streams_takeover_needs_ticket)
     /* The listener's socket closes as the loop ends. */
     close_listener(&loop, &a);
     CHECK_EQ_INT(child_status(pid), 0);
+}
+
+/* A role that always has more to say and does not end at the EOF (as
+ * the agent's answer to a status probe that still owes data). */
+struct owing {
+    int steps_at_eof, closed, close_err;
+};
+
+static int
+owing_step(void *role, struct conn_step *st)
+{
+    struct owing *o = role;
+    uint8_t *p;
+    int r;
+
+    /* A second step after the EOF: the conn went on stepping into the
+     * void, which ends here rather than at the case's timeout. */
+    if (st->eof && o->steps_at_eof++ > 0)
+        return FERRY_ERR_USAGE;
+    if ((r = buf_reserve(st->out, CONN_STEP_BUDGET, &p)) != 0)
+        return r;
+    memset(p, 0, CONN_STEP_BUDGET);
+    st->more = 1;
+    return 0;
+}
+
+static void
+owing_closed(struct conn *c, int err)
+{
+    struct owing *o = c->data;
+
+    o->closed = 1;
+    o->close_err = err;
+}
+
+/* A peer that goes away while CONN_TX_HIGH bytes wait to be written
+ * fails the write: the role hears the EOF once, and as nothing can be
+ * written or read any more the conn ends as closed (it stepped the role
+ * for ever, dropping what it wrote). */
+TEST(streams_write_fails_ends)
+{
+    struct owing o;
+    struct conn c;
+    uv_loop_t loop;
+    int sv[2];
+
+    signal(SIGPIPE, SIG_IGN);
+    memset(&o, 0, sizeof(o));
+    CHECK_OK(uv_loop_init(&loop));
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    memset(&c, 0, sizeof(c));
+    c.data = &o;
+    CHECK_OK(conn_start_fds(&c, &loop, sv[0], sv[0], owing_step, &o,
+        owing_closed));
+    while (c.tx_pending < CONN_TX_HIGH && !o.closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK(!o.closed);
+    close(sv[1]);
+    while (!o.closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK_EQ_ERR(o.close_err, FERRY_ERR_CLOSED);
+    CHECK_EQ_INT(o.steps_at_eof, 1);
+    CHECK_OK(uv_run(&loop, UV_RUN_DEFAULT) >= 0 ? 0 : -1);
+    CHECK_OK(uv_loop_close(&loop));
 }
 
 /* What a further stream would carry: all that is left while no file can
