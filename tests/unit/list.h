@@ -353,6 +353,8 @@
     X(policy_restricted_paths) \
     X(policy_landlock) \
     /* test_watch.c */ \
+    X(watch_readiness) \
+    X(watch_framework_markers) \
     X(watch_stable_twice) \
     X(watch_changed_and_gone) \
     X(watch_markers) \

@@ -288,3 +288,89 @@ TEST(watch_forgets_gone)
     ready(&t, 0, "c.pt");         /* c.pt is new again; b.pt given up */
     watch_table_cleanup(&t);
 }
+
+/* A look whose listing carries the agent's states: "name size mtime
+ * STATES" with B busy, I idle, T torn, W whole (or - for none). */
+static void
+look_states(struct watch_table *t, const char *const *rows)
+{
+    const char *plain[32];
+    uint8_t st[32];
+    struct manifest m;
+    size_t n;
+
+    for (n = 0; rows[n] != NULL; n++) {
+        const char *p = strrchr(rows[n], ' ') + 1;
+        static char copy[32][128];
+
+        CHECK(n < 32);
+        snprintf(copy[n], sizeof(copy[n]), "%.*s",
+            (int)(p - 1 - rows[n]), rows[n]);
+        plain[n] = copy[n];
+        st[n] = 0;
+        for (; *p != '\0'; p++)
+            st[n] |= *p == 'B' ? ENTRY_S_BUSY : *p == 'I' ? ENTRY_S_IDLE :
+                *p == 'T' ? ENTRY_S_TORN : *p == 'W' ? ENTRY_S_WHOLE : 0;
+    }
+    plain[n] = NULL;
+    listing(&m, plain);
+    t->states = st;
+    CHECK_OK(watch_look(t, &m));
+    t->states = NULL;
+    manifest_cleanup(&m);
+}
+
+/* What the agent saw decides: a writer holding a file or a known format
+ * cut short is never ready, however long it looks the same; no writer
+ * or a whole known format is ready at the first look; an unknown file
+ * the agent could not ask about waits for its quiet looks; temporary
+ * names are never units. A torn file with no writer is said once. */
+TEST(watch_readiness)
+{
+    static const char *const a[] = { "busy.pt 10 5 B", "torn.pt 10 5 IT",
+        "idle.bin 10 5 I", "whole.pt 10 5 W", "nfs.bin 10 5 -",
+        "x.pt.tmp 10 9 I", ".hidden 10 9 I", "tmp-ckpt 10 9 I", NULL };
+    struct watch_table t;
+
+    memset(&t, 0, sizeof(t));
+    look_states(&t, a);
+    ready(&t, 0, "idle.bin whole.pt");
+    CHECK_EQ_INT(watch_unit_incomplete(unit(&t, "torn.pt")), 0);
+    look_states(&t, a);
+    ready(&t, 0, "idle.bin nfs.bin whole.pt");
+    /* Seen cut short twice, no writer: said once. */
+    CHECK_EQ_INT(watch_unit_incomplete(unit(&t, "torn.pt")), 1);
+    CHECK_EQ_INT(watch_unit_incomplete(unit(&t, "torn.pt")), 0);
+    CHECK_EQ_INT(watch_unit_incomplete(unit(&t, "busy.pt")), 0);
+    look_states(&t, a);
+    look_states(&t, a);
+    ready(&t, 0, "idle.bin nfs.bin whole.pt");
+    watch_table_cleanup(&t);
+}
+
+/* A directory is complete when its framework's own marker says so:
+ * torch.distributed.checkpoint's .metadata, a safetensors index beside
+ * sharded files, DeepSpeed's `latest` written after global_stepN. A
+ * directory holding a busy or torn file is never ready. */
+TEST(watch_framework_markers)
+{
+    static const char *const a[] = { "dcp/ 0 5 -", "dcp/__0_0.distcp 9 5 I",
+        "hf/ 0 5 -", "hf/model-00001-of-00002.safetensors 9 5 IW",
+        "global_step2/ 0 7 -", "global_step2/mp_rank_00.pt 9 7 IW",
+        "latest 12 6 I", "busy/ 0 5 -", "busy/a.bin 9 5 B", NULL };
+    static const char *const b[] = { "dcp/ 0 5 -", "dcp/__0_0.distcp 9 5 I",
+        "dcp/.metadata 9 5 I", "hf/ 0 5 -",
+        "hf/model-00001-of-00002.safetensors 9 5 IW",
+        "hf/model.safetensors.index.json 9 5 I",
+        "global_step2/ 0 7 -", "global_step2/mp_rank_00.pt 9 7 IW",
+        "latest 12 8 I", "busy/ 0 5 -", "busy/a.bin 9 5 B", NULL };
+    struct watch_table t;
+
+    memset(&t, 0, sizeof(t));
+    look_states(&t, a);
+    look_states(&t, a);
+    ready(&t, 0, "latest");
+    look_states(&t, b);
+    ready(&t, 0, "latest global_step2 dcp hf");
+    watch_table_cleanup(&t);
+}
