@@ -54,8 +54,12 @@ struct watch {
     struct watch_table t;
     struct output out;
     struct xfer x;
-    const char *dir;      /* the remote DIR, as written */
-    const char *local;    /* LOCAL */
+    const char *dir;      /* what each look lists */
+    char *prefix;         /* owned: unit NAME is pulled from PREFIX/NAME */
+    char *listed;         /* owned: dir, when it had to be made */
+    const char *local;    /* where units go: LOCAL or LOCAL/BASE */
+    char *local_own;      /* owned: local, when it had to be made */
+    char waiting[PROTO_MAX_PATH + 160];  /* what is missing, as said */
     int localfd;
     uint64_t npulled;
     int said_damaged;     /* the record's damage was said */
@@ -264,7 +268,7 @@ static int
 watch_pull(struct watch *w, struct watch_unit *u)
 {
     struct cli c = *w->cli;
-    char *src = watch_join(w->dir, u->name, u->is_dir);
+    char *src = watch_join(w->prefix, u->name, u->is_dir);
     char staged[PROTO_MAX_PATH + 32], *dst = NULL;
     char *rp[1], *lp[1];
     int code;
@@ -397,6 +401,77 @@ out:
     owned_cleanup(&o);
 }
 
+/* What is not there yet (a directory that does not exist, a glob that
+ * matches nothing): said once, and again when it changes. */
+static void
+watch_waiting(struct watch *w, const struct manifest *m)
+{
+    char text[sizeof(w->waiting)];
+    const struct mnotice *mn;
+
+    text[0] = '\0';
+    if (manifest_notices(m) > 0) {
+        mn = manifest_notice_at(m, 0);
+        snprintf(text, sizeof(text), "%s: %s; looking again every %d s",
+            w->cli->remote_paths[0], mn->text, w->cli->watch_s);
+    }
+    if (strcmp(text, w->waiting) == 0)
+        return;
+    if (text[0] != '\0')
+        watch_say(w, "waiting", NULL, text);
+    else
+        watch_say(w, "watching", NULL, "there now: watching it");
+    snprintf(w->waiting, sizeof(w->waiting), "%s", text);
+}
+
+/*
+ * What the source means, as in a plain pull: DIR/ watches DIR's entries
+ * into LOCAL; DIR (no trailing slash) watches them into LOCAL/DIR's
+ * name; a glob (in the last component) watches its matches into LOCAL.
+ */
+static int
+watch_source(struct watch *w, const char *src, const char *local)
+{
+    size_t n = strlen(src), b;
+    const char *base;
+
+    while (n > 1 && src[n - 1] == '/')
+        n--;
+    for (b = n; b > 0 && src[b - 1] != '/'; b--)
+        ;
+    base = src + b;
+    w->local = local;
+    if (strpbrk(base, "*?[") != NULL && memchr(base, '/', n - b) == NULL) {
+        /* The matches' directory: what the agent expands them in. */
+        w->dir = src;
+        w->prefix = xstrndup(src, b > 1 ? b - 1 : b);
+    } else if (src[strlen(src) - 1] == '/' || (n == 1 && src[0] == '~')) {
+        w->dir = src;
+        w->prefix = xstrndup(src, strlen(src));
+    } else {
+        if ((w->listed = xmalloc(n + 2)) != NULL)
+            snprintf(w->listed, n + 2, "%.*s/", (int)n, src);
+        w->dir = w->listed;
+        w->prefix = xstrndup(src, n);
+        /* base has no trailing '/' here: src does not end with one. */
+        w->local_own = watch_join(local, base, 0);
+        w->local = w->local_own;
+        if (mkdir(local, 0777) != 0 && errno != EEXIST)
+            return -errno;
+    }
+    return w->dir != NULL && w->prefix != NULL && w->local != NULL ? 0 :
+        FERRY_ERR_NOMEM;
+}
+
+static void
+watch_source_free(struct watch *w)
+{
+    xfree(w->prefix);
+    xfree(w->listed);
+    xfree(w->local_own);
+    w->prefix = w->listed = w->local_own = NULL;
+}
+
 /* One look: list, then pull what is ready. 0, or the exit status that
  * ends the watch. */
 static int
@@ -421,6 +496,7 @@ watch_once(struct watch *w)
         watch_say(w, "unreachable", NULL, text);
         return 0;
     }
+    watch_waiting(w, &m);
     /* An agent that cannot judge files lists no states: every unit then
      * waits for its quiet looks. */
     w->t.states = states != NULL && m.n > 0 ? states : NULL;
@@ -482,19 +558,23 @@ watch_main(struct cli *cli)
 
     memset(&w, 0, sizeof(w));
     w.cli = cli;
-    w.dir = cli->remote_paths[0];
-    w.local = cli->local_paths[0];
     w.t.marker = cli->ready_marker;
     w.t.stop = &watch_stop;
     w.out.json = cli->json;
     w.out.quiet = cli->quiet;
     output_init(&w.out, &w.x);
-    if (mkdir(w.local, 0777) != 0 && errno != EEXIST)
-        return output_fatal_early(cli->json, cli->quiet, w.local, -errno,
-            strerror(errno), EXIT_DEST);
-    if ((w.localfd = open(w.local, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return output_fatal_early(cli->json, cli->quiet, w.local, -errno,
-            strerror(errno), EXIT_DEST);
+    if ((code = watch_source(&w, cli->remote_paths[0],
+        cli->local_paths[0])) != 0 ||
+        (mkdir(w.local, 0777) != 0 && errno != EEXIST && (code = -errno)) ||
+        (w.localfd = open(w.local, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        if (code == 0)
+            code = -errno;
+        code = output_fatal_early(cli->json, cli->quiet, w.local != NULL ?
+            w.local : cli->local_paths[0], code, ferry_strerror(code),
+            EXIT_DEST);
+        watch_source_free(&w);
+        return code;
+    }
     watch_stop = 0;
     watch_catch();
     while (!watch_stop && code == 0) {
@@ -505,6 +585,7 @@ watch_main(struct cli *cli)
     }
     close(w.localfd);
     watch_table_cleanup(&w.t);
+    watch_source_free(&w);
     if (code != 0 && code != EXIT_INTERRUPTED)
         return code;
     output_fatal(&w.out, NULL, FERRY_ERR_INTERRUPTED, "watch: interrupted");

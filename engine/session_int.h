@@ -85,13 +85,15 @@ struct session_paths {
 
 void session_paths_free(struct session_paths *l);
 /* Appends to l the local paths of one source of a pull or LIST,
- * expanding a glob (see PROTOCOL.md, OPEN). */
+ * expanding a glob (see PROTOCOL.md, OPEN). A glob that matches nothing
+ * fails a pull; for a LIST it returns 1, with nothing appended. */
 int session_source_paths(struct session *s, uint8_t op,
     const struct msg_str *p, struct session_paths *l) FERRY_WUR;
 /* Scans each path of l into mf. */
 int session_scan_paths(struct manifest *mf, const struct session_paths *l)
     FERRY_WUR;
-/* Both, for one source. */
+/* Both, for one source; a LIST's glob that matches nothing is a NOTICE
+ * (ENOENT, "no match") in mf. */
 int session_scan_source(struct session *s, uint8_t op,
     const struct msg_str *p, struct manifest *mf) FERRY_WUR;
 

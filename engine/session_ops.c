@@ -61,7 +61,7 @@ session_paths_free(struct session_paths *l)
  * policy again (so a match through a symlink is confined like any path),
  * in name order. No match is an error that ends the transfer before
  * anything is sent, unless the name exists as written (a file called
- * "a[1]").
+ * "a[1]"); for a LIST (a watch looks again) it returns 1 instead.
  */
 int
 session_source_paths(struct session *s, uint8_t op, const struct msg_str *p,
@@ -83,6 +83,8 @@ session_source_paths(struct session *s, uint8_t op, const struct msg_str *p,
     xfree(path);
     if (gr == GLOB_NOMATCH || (gr == 0 && g.gl_pathc == 0)) {
         globfree(&g);
+        if (op == OPEN_LIST)
+            return 1;
         return xfer_fail(s->x, -ENOENT, "%.*s: no match",
             (int)(p->len > 512 ? 512 : p->len), p->p);
     }
@@ -121,8 +123,14 @@ session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
     int r;
 
     memset(&l, 0, sizeof(l));
-    if ((r = session_source_paths(s, op, p, &l)) == 0)
+    if ((r = session_source_paths(s, op, p, &l)) == 0) {
         r = session_scan_paths(mf, &l);
+    } else if (r == 1) {
+        char pat[PROTO_MAX_PATH + 1];
+
+        snprintf(pat, sizeof(pat), "%.*s", (int)p->len, p->p);
+        r = manifest_notice(mf, -ENOENT, pat, "no match");
+    }
     session_paths_free(&l);
     return r;
 }

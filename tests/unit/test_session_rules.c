@@ -229,6 +229,10 @@ static const struct rt_case session_agent[] = {
       .out = "HELLO OPEN_OK ENTRY:0:ck ENTRY:1:ck/cut.pth!IT "
           "ENTRY:2:ck/log.txt!I ENTRY:3:ck/open.bin!B ENTRY:4:ck/w.npy!IW "
           "END" },
+    /* A watch looks again: a glob with no match yet is a NOTICE. */
+    { "list_glob_no_match",
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src/*.nothing") } },
+      .out = "HELLO OPEN_OK NOTICE END" },
     { "list_missing",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
       .out = "HELLO OPEN_OK NOTICE END" },

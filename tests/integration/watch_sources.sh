@@ -1,0 +1,52 @@
+# pull --watch takes its source as a plain pull does: DIR/ puts DIR's
+# entries in LOCAL, DIR (no trailing slash) in LOCAL/DIR's name, a glob
+# its matches in LOCAL (and only they are units, so --keep counts only
+# them), ~/ is the box's home; a directory that does not exist yet, or a
+# glob that matches nothing yet, is said once (`waiting`) and watched
+# until it appears (`watching`).
+. "$(dirname "$0")/../lib/common.sh"
+
+R=$T/home/runs
+mkdir -p "$R/ckpts"
+echo one >"$R/ckpts/a.pt"
+echo log >"$R/ckpts/train.log"
+export HOME=$T/home
+
+run_watch() {  # LOCAL SRC [options]: a watch for 4 s, its events in $T/ev
+    local l=$1 s=$2
+    shift 2
+    set +e
+    timeout -s INT 4 "$FERRY" pull --watch 1 --json --agent "$AGENT" "$@" \
+        "local:$s" "$l" >"$T/ev" 2>"$T/err"
+    set -e
+}
+
+run_watch "$T/l1" "$R/ckpts/"
+[ -f "$T/l1/a.pt" ] && [ -f "$T/l1/train.log" ] || fail "DIR/: not in LOCAL"
+run_watch "$T/l2" "$R/ckpts"
+[ -f "$T/l2/ckpts/a.pt" ] || fail "DIR: not in LOCAL/DIR"
+[ ! -e "$T/l2/ckpts/ckpts" ] && [ ! -e "$T/l2/a.pt" ] ||
+    fail "DIR: placed twice or in LOCAL"
+run_watch "$T/l3" "$R/ckpts/*.pt"
+[ -f "$T/l3/a.pt" ] || fail "glob: the match not pulled"
+[ ! -e "$T/l3/train.log" ] || fail "glob: an entry it does not match pulled"
+run_watch "$T/l4" "~/runs/ckpts/"
+[ -f "$T/l4/a.pt" ] || fail "~/: not the box's home"
+
+# Not there yet: said once, then watched when it comes.
+(sleep 2; mkdir -p "$R/later"; echo two >"$R/later/b.pt") &
+run_watch "$T/l5" "$R/later/"
+wait
+[ -f "$T/l5/b.pt" ] || { cat "$T/err"; fail "a directory that came later"; }
+python3 - "$T/ev" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+w = [e["action"] for e in ev if e["event"] == "watch"]
+assert w.count("waiting") == 1, w
+assert w.index("waiting") < w.index("watching") < w.index("pulled"), w
+PY
+(sleep 2; echo three >"$R/ckpts/c.bin") &
+run_watch "$T/l6" "$R/ckpts/*.bin"
+wait
+[ -f "$T/l6/c.bin" ] || fail "a glob that matched later"
+grep -q '"action":"waiting".*no match' "$T/ev" || fail "no match not said"
