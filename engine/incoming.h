@@ -138,12 +138,13 @@ uint64_t incoming_active(const struct incoming *in);
 
 /*
  * Volumes of small files (volrecv.h), made on first use and freed with
- * in. A VOL_FILE claims the wanted file id for the volume on stream:
- * *path (valid while the file is active) and *size are the entry's;
- * FERRY_ERR_PROTOCOL for an id not wanted or finished, or claimed by
- * another volume. A lost volume releases its claims; a committed one
- * answers each of its files (FILE_DONE to out; nothing if the file was
- * committed in blocks meanwhile).
+ * in. A file comes one way: in blocks, or in one volume. A VOL_FILE
+ * claims the wanted file id for the volume on stream: *path (valid while
+ * the file is active) and *size are the entry's; FERRY_ERR_PROTOCOL for
+ * an id not wanted or finished, one data came for (incoming_data_via),
+ * or one a volume claimed before, even a lost one. A lost volume
+ * releases its claims; a committed one answers each of its files
+ * (FILE_DONE to out; nothing if the file was given back meanwhile).
  */
 struct volrecv *incoming_volrecv(struct incoming *in);
 int incoming_pack_claim(struct incoming *in, uint32_t id, unsigned stream,
@@ -152,6 +153,18 @@ void incoming_pack_release(struct incoming *in, uint32_t id,
     unsigned stream);
 int incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     struct buf *out) FERRY_WUR;
+/*
+ * Data (BLOCK, MATCH, DELTA or FILE_END) for file id came on stream,
+ * before it is taken. FERRY_ERR_PROTOCOL for a file a volume of stream 0
+ * holds or was answered from, or one a volume of this stream holds: the
+ * sender never sends those again. A file a volume of another stream
+ * holds comes in blocks only when the sender lost that stream: the
+ * stream is taken as lost here too (volrecv_stream_lost). Else 0, and
+ * the file takes no volume from now on; an id not active is left to the
+ * data's own checks.
+ */
+int incoming_data_via(struct incoming *in, uint32_t id, unsigned stream)
+    FERRY_WUR;
 
 /* What the receiver did, for SUMMARY. */
 const struct msg_summary *incoming_summary(const struct incoming *in);

@@ -23,6 +23,10 @@
 /* Per block. */
 enum { B_RESOLVED = 1, B_HAVE = 2, B_SIGNED = 4 };
 
+/* How a file's data came: a file comes one way, in blocks or in one
+ * volume (incoming_pack_claim, incoming_data_via). */
+enum { RF_VIA_BLOCKS = 1, RF_VIA_VOLUME = 2 };
+
 struct rfile {
     uint32_t id;
     char *path;
@@ -40,6 +44,7 @@ struct rfile {
     int resume;               /* SIGS owed for every block */
     int ended, failed;
     unsigned packed_by;       /* stream + 1 whose volume holds it, or 0 */
+    unsigned via;             /* RF_VIA_*: how its data came so far */
     struct hash128 end_hash;
     uint64_t n_literal, n_sparse, n_resumed, counted;
     struct rfile *vnext;      /* the read-back queue */
@@ -82,6 +87,10 @@ struct incoming {
      * data for an id never wanted is a protocol error. */
     uint8_t *wanted;
     size_t wanted_cap;
+    /* Ids answered from a volume of stream 0, a bit each: the sender
+     * never sends those again (it gives back only a further stream's). */
+    uint8_t *vol0;
+    size_t vol0_cap;
     /* Over the attempts of a run: paths finished, so that a file sent
      * before a reconnect is not counted again as up to date after it. */
     struct pathset done;
@@ -177,6 +186,9 @@ void incoming_table_remove(struct incoming *in, struct rfile *f);
 /* Ids wanted in this attempt. */
 int incoming_table_mark_wanted(struct incoming *in, uint32_t id) FERRY_WUR;
 int incoming_table_was_wanted(const struct incoming *in, uint32_t id);
+/* Ids answered from a volume of stream 0 in this attempt. */
+int incoming_table_mark_vol0(struct incoming *in, uint32_t id) FERRY_WUR;
+int incoming_table_was_vol0(const struct incoming *in, uint32_t id);
 
 /* incoming_verify.c */
 

@@ -65,30 +65,54 @@ incoming_table_remove(struct incoming *in, struct rfile *f)
     ptab_remove(&in->by_key, f, in_key_hash);
 }
 
-int
-incoming_table_mark_wanted(struct incoming *in, uint32_t id)
+/* Sets bit id of the bitmap *v of *cap bytes, grown to hold it. */
+static int
+in_bit_set(uint8_t **v, size_t *cap, uint32_t id)
 {
     size_t byte = id / 8;
 
-    if (byte >= in->wanted_cap) {
-        size_t ncap = in->wanted_cap ? in->wanted_cap : 64;
+    if (byte >= *cap) {
+        size_t ncap = *cap ? *cap : 64;
         uint8_t *nv;
 
         while (ncap <= byte)
             ncap *= 2;
-        if ((nv = xrealloc(in->wanted, ncap)) == NULL)
+        if ((nv = xrealloc(*v, ncap)) == NULL)
             return FERRY_ERR_NOMEM;
-        memset(nv + in->wanted_cap, 0, ncap - in->wanted_cap);
-        in->wanted = nv;
-        in->wanted_cap = ncap;
+        memset(nv + *cap, 0, ncap - *cap);
+        *v = nv;
+        *cap = ncap;
     }
-    in->wanted[byte] |= (uint8_t)(1u << (id % 8));
+    (*v)[byte] |= (uint8_t)(1u << (id % 8));
     return 0;
+}
+
+static int
+in_bit_has(const uint8_t *v, size_t cap, uint32_t id)
+{
+    return id / 8 < cap && (v[id / 8] & (1u << (id % 8))) != 0;
+}
+
+int
+incoming_table_mark_wanted(struct incoming *in, uint32_t id)
+{
+    return in_bit_set(&in->wanted, &in->wanted_cap, id);
 }
 
 int
 incoming_table_was_wanted(const struct incoming *in, uint32_t id)
 {
-    return id / 8 < in->wanted_cap &&
-        (in->wanted[id / 8] & (1u << (id % 8))) != 0;
+    return in_bit_has(in->wanted, in->wanted_cap, id);
+}
+
+int
+incoming_table_mark_vol0(struct incoming *in, uint32_t id)
+{
+    return in_bit_set(&in->vol0, &in->vol0_cap, id);
+}
+
+int
+incoming_table_was_vol0(const struct incoming *in, uint32_t id)
+{
+    return in_bit_has(in->vol0, in->vol0_cap, id);
 }

@@ -379,21 +379,27 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
     struct msg_delta d;
     int r;
 
+    /* Each checked first for the way its file comes (in blocks, or in
+     * a volume: incoming_data_via). */
     switch (f->type) {
     case MSG_DELTA:
-        if ((r = msg_delta_decode(f->payload, f->len, &d)) != 0)
+        if ((r = msg_delta_decode(f->payload, f->len, &d)) != 0 ||
+            (r = incoming_data_via(rc->in, d.id, rc->stream)) != 0)
             return r;
         return incoming_delta(rc->in, &d, out);
     case MSG_BLOCK:
-        if ((r = msg_block_decode(f->payload, f->len, &b)) != 0)
+        if ((r = msg_block_decode(f->payload, f->len, &b)) != 0 ||
+            (r = incoming_data_via(rc->in, b.id, rc->stream)) != 0)
             return r;
         return incoming_block(rc->in, &b, out);
     case MSG_MATCH:
-        if ((r = msg_match_decode(f->payload, f->len, &m)) != 0)
+        if ((r = msg_match_decode(f->payload, f->len, &m)) != 0 ||
+            (r = incoming_data_via(rc->in, m.id, rc->stream)) != 0)
             return r;
         return incoming_match(rc->in, &m, out);
     default:
-        if ((r = msg_file_end_decode(f->payload, f->len, &e)) != 0)
+        if ((r = msg_file_end_decode(f->payload, f->len, &e)) != 0 ||
+            (r = incoming_data_via(rc->in, e.id, rc->stream)) != 0)
             return r;
         return incoming_file_end(rc->in, &e, out);
     }

@@ -47,6 +47,7 @@ struct vr_stream {
     uint64_t raw;            /* file bytes of the records handed out */
     struct vr_ended *ended;  /* oldest first */
     size_t nended, ended_cap;
+    int lost;                /* its volume frames are ignored */
 };
 
 struct volrecv {
@@ -124,8 +125,10 @@ volrecv_free(struct volrecv *vr)
 void
 volrecv_stream_lost(struct volrecv *vr, unsigned stream)
 {
-    if (vr != NULL && stream < PROTO_MAX_STREAMS)
-        vr_close(vr, stream);
+    if (vr == NULL || stream >= PROTO_MAX_STREAMS)
+        return;
+    vr_close(vr, stream);
+    vr->st[stream].lost = 1;
 }
 
 void
@@ -133,8 +136,10 @@ volrecv_restart(struct volrecv *vr)
 {
     size_t i;
 
-    for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++)
+    for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++) {
         vr_close(vr, (unsigned)i);
+        vr->st[i].lost = 0;
+    }
 }
 
 void
@@ -270,7 +275,8 @@ vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
     if (vs->vol == 0 || m.volume != vs->vol)
         return FERRY_ERR_PROTOCOL;
     /* Only a file we asked for (at most INCOMING_MAX_FILES, which bounds
-     * the records of a volume), in one volume at a time. */
+     * the records of a volume) and no data came for, in one volume,
+     * once. */
     if ((r = incoming_pack_claim(vr->in, m.id, stream, &path, &size)) != 0)
         return r;
     if (vs->nm == vs->mcap) {
@@ -444,6 +450,9 @@ volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
     if (vr == NULL || stream >= PROTO_MAX_STREAMS ||
         !(vr->x->caps & PROTO_CAP_VOLUMES))
         return FERRY_ERR_PROTOCOL;
+    /* Sent before the sender lost the stream, and given back since. */
+    if (vr->st[stream].lost)
+        return 0;
     switch (f->type) {
     case MSG_VOL_BEGIN:
         return vr_begin(vr, stream, f);

@@ -18,8 +18,8 @@
  * everything in it committed; any problem with a volume stops the
  * transfer with a message naming it (a damaged or hostile volume is not
  * a per-file failure). Bounds: at most PROTO_MAX_VOLUME_FILES records and
- * PROTO_MAX_VOLUME_SIZE bytes per volume; records only for wanted files,
- * each in one volume at a time.
+ * PROTO_MAX_VOLUME_SIZE bytes per volume; records only for wanted files
+ * no data came for, each in one volume, once (incoming.h).
  *
  * Not thread-safe: the receivers of one transfer step one at a time.
  */
@@ -65,7 +65,8 @@ int volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
     struct buf *out) FERRY_WUR;
 
 /* The stream was lost (or the attempt ended: all streams): its volume is
- * abandoned and its files may come again, in blocks. */
+ * abandoned and its files may come again, in blocks; volume frames it
+ * still brings (sent before the sender lost it) are ignored. */
 void volrecv_stream_lost(struct volrecv *vr, unsigned stream);
 void volrecv_restart(struct volrecv *vr);
 /* The transfer ended (every file answered): the readers and their

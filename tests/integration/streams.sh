@@ -3,8 +3,9 @@
 # files with 8 streams, push and pull; one stream's connection cut in the
 # middle (the others finish its work: nothing lost or doubled); one that
 # stalls without closing (retired after --stall-timeout and replaced);
-# Ctrl-C and a re-run with another number of streams. Identical trees at
-# the end of each.
+# Ctrl-C and a re-run with another number of streams; a stream that
+# stalls with a volume of small files in flight. Identical trees at the
+# end of each.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 
@@ -53,31 +54,43 @@ tree_same "$T/src" "$T/d3"
 grep -q '"event":"retry"' "$T/last.out" && fail "the whole transfer reconnected"
 [ "$(json_field bytes_payload)" -eq "$total" ] || fail "cut: payload"
 
-# 3. One stream stalls without closing (its pipe frozen): retired after
-# the stall timeout, replaced, and the transfer completes.
-export SLOW_AGENT_PIDS="$T/pids4"
-"$FERRY" push --json -j 3 --stall-timeout 2s --agent "$slow" "$T/src/" \
-    "local:$T/d4" >"$T/last.out" 2>"$T/last.err" &
-pid=$!
-wait_part_bytes "$T/d4" 8000000
-for _ in $(seq 1 100); do
-    [ "$(wc -l <"$T/pids4")" -ge 2 ] && break
-    sleep 0.05
-done
-frozen=$(sed -n 2p "$T/pids4")
-kill -STOP "$frozen"
-thaw() { kill -CONT "$frozen" 2>/dev/null || true; }
+# stalled_push SRC DEST WHEN: a push of SRC into DEST over 3 streams
+# whose stream 1 stalls without closing (its pipe frozen) once the
+# function WHEN returns; the stream is retired after the stall timeout,
+# replaced, and the push must complete.
+frozen=""
+thaw() { [ -z "$frozen" ] || kill -CONT "$frozen" 2>/dev/null || true; }
 at_exit thaw
-set +e
-timeout 60 tail --pid=$pid -f /dev/null
-wait $pid
-rc=$?
-set -e
-thaw
-[ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "stalled stream: exit $rc"; }
-tree_same "$T/src" "$T/d4"
-grep -q '"why":"it stalled"' "$T/last.out" || fail "no stall was seen"
-unset SLOW_AGENT_PIDS
+streams_up() {
+    for _ in $(seq 1 200); do
+        [ "$(wc -l <"$SLOW_AGENT_PIDS")" -ge "$1" ] && break
+        sleep 0.05
+    done
+}
+stalled_push() {
+    export SLOW_AGENT_PIDS="$T/pids.${2##*/}"
+    : >"$SLOW_AGENT_PIDS"
+    "$FERRY" push --json -j 3 --stall-timeout 2s --agent "$slow" "$1/" \
+        "local:$2" >"$T/last.out" 2>"$T/last.err" &
+    pid=$!
+    "$3"
+    frozen=$(sed -n 2p "$SLOW_AGENT_PIDS")
+    kill -STOP "$frozen"
+    set +e
+    timeout 60 tail --pid=$pid -f /dev/null
+    wait $pid
+    rc=$?
+    set -e
+    thaw
+    unset SLOW_AGENT_PIDS
+    [ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "stalled stream: exit $rc"; }
+    tree_same "$1" "$2"
+    grep -q '"why":"it stalled"' "$T/last.out" || fail "no stall was seen"
+}
+
+# 3. One stream stalls in the middle of the big files.
+mid_blocks() { wait_part_bytes "$T/d4" 8000000; streams_up 2; }
+stalled_push "$T/src" "$T/d4" mid_blocks
 
 # 4. Ctrl-C with 4 streams, then the same transfer with 2: resumed, the
 # same tree.
@@ -97,3 +110,20 @@ payload=$(json_field bytes_payload)
 sum=$(( $(json_field bytes_literal) + $(json_field resumed_bytes) +
     $(json_field bytes_sparse) + $(json_field bytes_matched) ))
 [ "$sum" -eq "$payload" ] || fail "counters: $sum != $payload"
+
+# 5. A stream stalls while it carries a volume of small files: the client
+# gives it up and sends the files of its volume in blocks on the others,
+# which reach the agent before the stalled stream's end does (the agent
+# then takes that stream as lost: its volume, still in flight, is not
+# taken as a second copy), and the transfer completes.
+python3 - "$T/vsrc" <<'PY'
+import os, random, sys
+rng = random.Random(7)
+os.makedirs(sys.argv[1])
+for i in range(3000):
+    with open(os.path.join(sys.argv[1], "f%04d" % i), "wb") as f:
+        f.write(rng.randbytes(20000))
+PY
+mid_volumes() { streams_up 3; sleep 0.4; }
+stalled_push "$T/vsrc" "$T/d6" mid_volumes
+[ "$(json_field files_sent)" -eq 3000 ] || fail "files counted wrong"

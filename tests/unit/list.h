@@ -231,6 +231,7 @@
     X(volrecv_rules) \
     X(volrecv_lost_then_blocks) \
     X(volrecv_second_volume) \
+    X(volrecv_delivered_once) \
     /* test_volsend.c */ \
     X(volsend_rules) \
     X(volsend_changed) \

@@ -430,3 +430,194 @@ TEST(volrecv_second_volume)
     buf_cleanup(&b);
     vr_done(rt);
 }
+
+/*
+ * A file comes one way: in blocks, or in one volume. What a case sends,
+ * step by step, of file a (id 0, one block) or d/b (id 2): a part of a
+ * volume (VS_BEGIN: VOL_BEGIN and VOL_FILE; VS_DATA: its VOL_DATA,
+ * VS_END: its VOL_END), its BLOCK, its FILE_END, or the end of the
+ * stream. The last step returns err; then the frames sent are out (after
+ * an idle step of stream 0 when err is 0) and the destination tree.
+ */
+enum { VS_BEGIN = 1, VS_DATA = 2, VS_END = 4, VS_ALL = 7 };
+
+struct vr_step {
+    char what;                /* 'V' volume, 'B' BLOCK, 'E' FILE_END,
+                                 'X' end of the stream; 0: no more */
+    unsigned k;               /* the stream */
+    uint32_t id;
+    uint32_t vol;             /* 'V': its number */
+    unsigned parts;           /* 'V': VS_* */
+};
+
+struct vr_once {
+    const char *name;
+    unsigned nstreams;
+    struct vr_step s[6];
+    int err;
+    const char *out;
+    const char *tree;
+};
+
+static int
+vr_once_step(struct rt *rt, const struct vr_step *s)
+{
+    static const struct vr_member ma = M_A, mb = M_B;
+    const struct vr_member *m = s->id == 0 ? &ma : &mb;
+    const struct vr_member ms[] = { *m, { 0 } };
+    struct rt_frame fr;
+    struct buf v, b;
+    int r;
+
+    memset(&fr, 0, sizeof(fr));
+    fr.stream = (uint8_t)s->k;
+    fr.id = s->id;
+    switch (s->what) {
+    case 'B':
+        fr.type = MSG_BLOCK;
+        return rt_feed(rt, &fr);
+    case 'E':
+        fr.type = MSG_FILE_END;
+        return rt_feed(rt, &fr);
+    case 'X':
+        return rt_feed_eof(rt, s->k);
+    default:
+        break;
+    }
+    buf_init(&v, 1u << 20);
+    buf_init(&b, 1u << 20);
+    vr_volume(ms, &v);
+    if (s->parts & VS_BEGIN) {
+        struct msg_vol_begin vb = { s->vol };
+        struct msg_vol_file vf = { s->vol, s->id, { { 0 } } };
+
+        vr_hash_of(m->path, m->size, &vf.hash);
+        CHECK_OK(msg_vol_begin_encode(&b, &vb));
+        CHECK_OK(msg_vol_file_encode(&b, &vf));
+    }
+    if (s->parts & VS_DATA) {
+        struct msg_vol_data vd = { s->vol, buf_ptr(&v), buf_used(&v) };
+
+        CHECK_OK(msg_vol_data_encode(&b, &vd));
+    }
+    if (s->parts & VS_END) {
+        struct msg_vol_end ve = { s->vol, buf_used(&v), 1 };
+
+        CHECK_OK(msg_vol_end_encode(&b, &ve));
+    }
+    r = vr_send(rt, s->k, &b);
+    buf_cleanup(&v);
+    buf_cleanup(&b);
+    return r;
+}
+
+static void
+vr_once_run(const struct vr_once *c)
+{
+    static const struct rt_frame want[] = { WANT_A_B };
+    struct rt_case rc = { .name = c->name };
+    struct rt *rt = check_alloc(sizeof(*rt));
+    char tree[RT_TEXT_MAX];
+    size_t i;
+    int r = 0;
+
+    check_note("%s", c->name);
+    rt_init(rt, &rc);
+    rt_open_receiver(rt, c->nstreams);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        CHECK_OK(rt_feed(rt, &want[i]));
+    for (i = 0; i < 6 && c->s[i].what != 0; i++) {
+        if (r != 0)
+            CHECK_OK(r);  /* only the last step may fail */
+        r = vr_once_step(rt, &c->s[i]);
+    }
+    CHECK_EQ_ERR(r, c->err);
+    if (r == 0)
+        CHECK_OK(rt_feed_bytes(rt, 0, NULL, 0));
+    CHECK_EQ_STR(rt->out, c->out);
+    rt_close(rt);
+    rt_tree(rt, "dest", tree, sizeof(tree));
+    CHECK_EQ_STR(tree, c->tree);
+    check_note_clear();
+    rt_finish(rt);
+    free(rt);
+}
+
+#define WANTED "READY WANT:0 SKIP:1 WANT:2"
+#define S_VOL(k, id, vol, parts) { 'V', (k), (id), (vol), (parts) }
+#define S_BLOCK(k, id) { 'B', (k), (id), 0, 0 }
+#define S_FEND(k, id) { 'E', (k), (id), 0, 0 }
+#define S_EOF(k) { 'X', (k), 0, 0, 0 }
+
+static const struct vr_once vr_once_cases[] = {
+    /* Volume, then blocks: stream 0's volumes are never given back, and
+     * a stream does not send again what it lost itself. */
+    { "volume_then_block", 2,
+      { S_VOL(0, 0, 1, VS_BEGIN | VS_DATA), S_BLOCK(0, 0) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    { "volume_then_file_end", 2,
+      { S_VOL(0, 0, 1, VS_BEGIN | VS_DATA), S_FEND(0, 0) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    { "volume_0_then_block_on_1", 2,
+      { S_VOL(0, 0, 1, VS_BEGIN), S_BLOCK(1, 0) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    { "volume_then_block_same_stream", 2,
+      { S_VOL(1, 0, 1, VS_BEGIN | VS_DATA), S_BLOCK(1, 0) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    /* ... also once the volume's file is done (answered). */
+    { "volume_done_then_block", 2,
+      { S_VOL(0, 0, 1, VS_ALL), S_BLOCK(0, 0) },
+      FERRY_ERR_PROTOCOL, WANTED " DONE:0", "a=100 d/" },
+    { "volume_done_then_file_end_on_1", 2,
+      { S_VOL(0, 0, 1, VS_ALL), S_FEND(1, 0) },
+      FERRY_ERR_PROTOCOL, WANTED " DONE:0", "a=100 d/" },
+    /* Blocks, then a volume: a file is packed or not when it is wanted,
+     * and one given back is sent in blocks, never in a volume again. */
+    { "block_then_volume", 2,
+      { S_BLOCK(0, 0), S_VOL(1, 0, 1, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    { "file_end_then_volume", 2,
+      { S_FEND(0, 0), S_VOL(0, 0, 1, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    { "second_volume_after_lost", 3,
+      { S_VOL(1, 0, 1, VS_BEGIN), S_EOF(1), S_VOL(2, 0, 2, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    /* Refused before: a volume naming a file done, or one another volume
+     * holds. */
+    { "volume_after_blocks_done", 2,
+      { S_BLOCK(0, 0), S_FEND(0, 0), S_VOL(1, 0, 1, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED, "a=100 d/" },
+    { "volume_after_volume_done", 2,
+      { S_VOL(0, 0, 1, VS_ALL), S_VOL(0, 0, 2, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED " DONE:0", "a=100 d/" },
+    { "two_volumes_at_once", 2,
+      { S_VOL(1, 0, 1, VS_BEGIN), S_VOL(0, 0, 2, VS_BEGIN) },
+      FERRY_ERR_PROTOCOL, WANTED, "d/" },
+    /* The sender's own resends. A volume's stream that is lost: its
+     * file comes in blocks on another. */
+    { "lost_then_blocks", 3,
+      { S_VOL(1, 0, 1, VS_BEGIN | VS_DATA), S_EOF(1), S_BLOCK(2, 0),
+        S_FEND(2, 0) },
+      0, WANTED " DONE:0", "a=100 d/" },
+    /* ... before the receiver saw it end: the stream is taken as lost
+     * then, and the rest of its volume, still in flight, is ignored. */
+    { "blocks_before_lost_seen", 3,
+      { S_VOL(1, 0, 1, VS_BEGIN), S_BLOCK(2, 0), S_FEND(2, 0),
+        S_VOL(1, 0, 1, VS_DATA | VS_END), S_EOF(1) },
+      0, WANTED " DONE:0", "a=100 d/" },
+    /* ... or after its file was answered from the volume, the answer
+     * still on its way: the blocks are ignored. */
+    { "blocks_after_answer", 3,
+      { S_VOL(1, 0, 1, VS_ALL), S_BLOCK(2, 0), S_FEND(2, 0) },
+      0, WANTED " DONE:0", "a=100 d/" },
+    /* Blocks sent again after a lost stream, and a second FILE_END. */
+    { "blocks_twice", 3,
+      { S_BLOCK(1, 0), S_EOF(1), S_BLOCK(2, 0), S_FEND(2, 0),
+        S_FEND(0, 0) },
+      0, WANTED " DONE:0", "a=100 d/" },
+};
+
+TEST(volrecv_delivered_once)
+{
+    RT_RUN_TABLE(vr_once_cases, vr_once_run);
+}
