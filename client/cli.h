@@ -73,7 +73,7 @@ struct cli {
     int force;                /* --force: no space check */
     int delete;               /* --delete: 1; --delete-excluded: 2 */
     struct filter filter;     /* --exclude, --include, --exclude-from */
-    unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */
+    unsigned habits;          /* rsync flags taken (CLI_OPTS_HABIT_*) */
     const char *help_topic;   /* CMD_HELP: a command, or NULL */
     char *expanded[CLI_MAX_OPTS];  /* private: split flag groups */
     int nexpanded;
@@ -99,9 +99,10 @@ struct cli {
 #define CLI_MAX_STREAMS 16
 
 /*
- * Parses argv. `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
- * help_topic set. Flags may be grouped as in rsync (-avzP); a flag that
- * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE
+ * Parses argv with the table of cli_opts.h: each command takes the rows
+ * that name it. `ferry help CMD` and `ferry CMD --help` give CMD_HELP
+ * with help_topic set. Flags may be grouped as in rsync (-avzP); a flag
+ * that takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE
  * with one line in c->err that says what is wrong (without "ferry: "),
  * or prints the usage when there are no arguments at all (c->err is then
  * ""). c->json is set even on failure when --json was given, so that the
@@ -114,7 +115,6 @@ struct cli {
  */
 int cli_parse(struct cli *c, int argc, char **argv) FERRY_WUR;
 void cli_cleanup(struct cli *c);
-void cli_usage(FILE *f);
 
 /* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
  * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it

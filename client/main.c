@@ -58,7 +58,7 @@ main(int argc, char **argv)
     case CMD_HELP:
         if (cli.help_topic == NULL || help_command(stdout,
             cli.help_topic) != 0)
-            cli_usage(stdout);
+            help_usage(stdout);
         return EXIT_OK;
     default:
         break;

@@ -323,6 +323,9 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_cli_opts.c */ \
+    X(client_cli_help_rows) \
+    X(client_cli_man_page) \
     /* test_bounds.c */ \
     X(bounds_zstd_window) \
     X(bounds_journal_records) \
