@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,20 +80,32 @@ cli_dedupe(char **v, int n, int owned)
 }
 
 /*
- * Whether a word of letters after one '-' is a group of flags, as in
- * rsync: when its first letter is a flag (-avzP). Its letters are flags
- * up to the first that takes a value, which takes the rest of the word,
- * or the next word (-avj4). Other words stay whole (-p2222).
+ * How a word of letters after one '-' reads. A word of letters only
+ * (-rlptgoD, -avzP) is a group, each letter with the meaning rsync gives
+ * it; a letter that takes a value even there (-j, -e) takes the rest of
+ * the word, or the next word. A word with something else in it, whose
+ * first letter is a flag (-vp2222, -avj4), is flags up to the first
+ * letter that takes a value alone, which takes the rest. Any other word
+ * (-p2222, -oKey=V, "-x") stays whole. Returns 1 when the word is split,
+ * with *group 1 for a group.
  */
 static int
 cli_split_kind(const char *a, int *group)
 {
     const struct cli_opts_row *o;
+    size_t j;
 
-    *group = 1;
+    *group = 0;
     if (a[0] != '-' || a[1] == '-' || a[1] == '\0' || a[2] == '\0')
         return 0;
-    o = cli_opts_letter(a[1], 1);
+    for (j = 1; isalpha((unsigned char)a[j]); j++)
+        ;
+    if (a[j] == '\0') {
+        *group = 1;
+        return 1;
+    }
+    if ((o = cli_opts_letter(a[1], 0)) == NULL)
+        o = cli_opts_letter(a[1], 1);
     return o != NULL && o->arg == CLI_OPTS_FLAG;
 }
 
@@ -105,17 +118,64 @@ cli_split_value_at(const char *a, size_t j, int group)
     return o != NULL && o->arg != CLI_OPTS_FLAG;
 }
 
+/* 1 if the word a, an option, takes the next word as its value. */
+static int
+cli_takes_next(const char *a)
+{
+    const struct cli_opts_row *o;
+    size_t nl, j;
+    int group;
+
+    if (!cli_split_kind(a, &group)) {
+        o = cli_opts_find(a, 0, &nl);
+        return o != NULL && o->arg == CLI_OPTS_VALUE && a[nl] == '\0';
+    }
+    for (j = 1; a[j] != '\0'; j++)
+        if (cli_split_value_at(a, j, group))
+            return a[j + 1] == '\0';
+    return 0;
+}
+
+int
+cli_command_first(int argc, char **argv)
+{
+    char *cmd;
+    int i, j;
+
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "--") == 0 || strcmp(a, "--help") == 0 ||
+            strcmp(a, "-h") == 0 || strcmp(a, "--version") == 0 ||
+            strcmp(a, "-V") == 0)
+            return 1;
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (cli_takes_next(a))
+            i++;
+    }
+    if (i >= argc)
+        return 1;
+    cmd = argv[i];
+    for (j = i; j > 1; j--)
+        argv[j] = argv[j - 1];
+    argv[1] = cmd;
+    return i;
+}
+
 /*
- * Splits the groups of flags (cli_split_kind) after the command into
- * words of one flag each: "-avzP" into "-a" "-v" "-z" "-P", "-avj4" into
- * "-a" "-v" "-j4". *grouped marks the words that came from a group (-h is
- * rsync's --human-readable there). Words after "--" stay as they are.
+ * Splits the words of flags (cli_split_kind) after the command into words
+ * of one flag each: "-avzP" into "-a" "-v" "-z" "-P", "-avj4" into "-a"
+ * "-v" "-j4". (*from)[k] is the word a flag came from when it has the
+ * meaning letters have in a group (rsync's), else NULL. Words after "--"
+ * stay as they are.
  */
 static int
-cli_expand(struct cli *c, int argc, char **argv, char ***out, char **grouped,
-    int *outc)
+cli_expand(struct cli *c, int argc, char **argv, char ***out,
+    const char ***from, int *outc)
 {
-    char **args, *buf, *p, *g;
+    char **args, *buf, *p;
+    const char **f;
     int i, n = 0, done = 0, group;
     size_t j, len, total = 0;
 
@@ -123,7 +183,7 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, char **grouped,
         total += strlen(argv[i]);
     if ((args = xcalloc(total + (size_t)argc + 1, sizeof(*args))) == NULL)
         return FERRY_ERR_NOMEM;
-    if ((g = xcalloc(total + (size_t)argc + 1, 1)) == NULL) {
+    if ((f = xcalloc(total + (size_t)argc + 1, sizeof(*f))) == NULL) {
         xfree(args);
         return FERRY_ERR_NOMEM;
     }
@@ -139,18 +199,19 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, char **grouped,
         if (c->nexpanded == CLI_MAX_OPTS ||
             (buf = xmalloc(3 * len + 1)) == NULL) {
             xfree(args);
-            xfree(g);
+            xfree(f);
             return c->nexpanded == CLI_MAX_OPTS ?
                 cli_fail(c, "too many groups of flags") : FERRY_ERR_NOMEM;
         }
         c->expanded[c->nexpanded++] = buf;
-        /* Each letter becomes "-x\0"; a value rides with its flag. */
+        /* Each letter becomes "-x\0"; a value rides with its flag, with
+         * the meaning it has alone unless the word is a group. */
         for (j = 1, p = buf; j < len; j++) {
-            g[n] = 1;
+            f[n] = a;
             args[n++] = p;
             *p++ = '-';
             if (cli_split_value_at(a, j, group)) {
-                g[n - 1] = (char)group;
+                f[n - 1] = group ? a : NULL;
                 memcpy(p, a + j, len - j + 1);
                 break;
             }
@@ -159,7 +220,7 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, char **grouped,
         }
     }
     *out = args;
-    *grouped = g;
+    *from = f;
     *outc = n;
     return 0;
 }
@@ -249,7 +310,7 @@ cli_volume_size(struct cli *c, const struct cli_opts_row *o, const char *v)
     return 0;
 }
 
-/* --delta=MODE. */
+/* --delta=MODE, and -W (rsync's --whole-file: --delta=never). */
 static int
 cli_delta(struct cli *c, const char *v)
 {
@@ -481,22 +542,28 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
     case CLI_O_PARTIAL_PROGRESS:
         c->progress = 1;
         break;
+    case CLI_O_WHOLE_FILE:
+        return cli_delta(c, "never");
     }
     return 0;
 }
 
-/* Why a word that names no option of cmd is refused: it is another
- * command's, rsync's or scp's (and what ferry does instead), or nothing
- * we know. */
+/*
+ * Why a word that names no option of cmd is refused: it is another
+ * command's, rsync's or scp's (and what ferry does instead), a typo of
+ * one of ours, or nothing we know. group: the group of letters it came
+ * from, or NULL.
+ */
 static int
-cli_unknown(struct cli *c, const char *a, int grouped, const char *cmd)
+cli_unknown(struct cli *c, const char *a, const char *group,
+    const char *cmd)
 {
     const struct cli_opts_row *o;
     const char *instead;
     char where[64];
     size_t nl;
 
-    if ((o = cli_opts_find(a, grouped, &nl)) != NULL) {
+    if ((o = cli_opts_find(a, group != NULL, &nl)) != NULL) {
         cli_opts_cmds_text(o->cmds, where, sizeof(where));
         return cli_fail(c, "%.*s cannot go with %s: it goes with %s",
             (int)nl, a, cmd, where);
@@ -507,13 +574,25 @@ cli_unknown(struct cli *c, const char *a, int grouped, const char *cmd)
     if ((instead = help_foreign_option(a)) != NULL)
         return cli_fail(c, "option '%s' is rsync's or scp's: %s", a,
             instead);
+    if ((o = cli_opts_near(a, cli_opts_cmd(cmd))) != NULL ||
+        (o = cli_opts_near(a, ~0u)) != NULL)
+        return cli_fail(c, "unknown option '%s': did you mean %s?", a,
+            o->name);
+    /* -ikey: a group of letters, where ssh's -i with its value was
+     * meant. */
+    if (group != NULL && (o = cli_opts_letter(group[1], 0)) != NULL &&
+        o->arg != CLI_OPTS_FLAG)
+        return cli_fail(c, "unknown option '%s' in the group '%s' (for "
+            "ssh's -%c, write -%c %s)", a, group, group[1], group[1],
+            group + 2);
     return cli_fail(c, "unknown option '%s'", a);
 }
 
 int
 cli_parse(struct cli *c, int argc, char **argv)
 {
-    char **words = NULL, **args = NULL, *grouped = NULL;
+    char **words = NULL, **args = NULL;
+    const char **from = NULL;
     int nwords = 0, nargs = 0, i, r, options_done = 0;
     unsigned cmd;
     const char *v;
@@ -529,6 +608,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->margin = 20;
     c->pack_threshold = VOLSEND_DEFAULT_THRESHOLD;
     c->volume_size = VOLUME_DEFAULT_SIZE;
+    cli_command_first(argc, argv);
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
@@ -560,6 +640,9 @@ cli_parse(struct cli *c, int argc, char **argv)
         c->cmd = CMD_STATUS;
     else if (cmd == CLI_OPTS_CLEAN)
         c->cmd = CMD_CLEAN;
+    else if (argv[1][0] == '-')
+        return cli_fail(c, "no command among the words (push, pull, "
+            "status, clean, pack or unpack)");
     else
         return cli_fail(c, "unknown command '%s'", argv[1]);
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -568,7 +651,7 @@ cli_parse(struct cli *c, int argc, char **argv)
             c->cmd = CMD_HELP;
             return 0;
         }
-    if ((r = cli_expand(c, argc, argv, &args, &grouped, &nargs)) != 0)
+    if ((r = cli_expand(c, argc, argv, &args, &from, &nargs)) != 0)
         goto fail;
     if ((words = xcalloc((size_t)nargs + 1, sizeof(*words))) == NULL) {
         r = FERRY_ERR_NOMEM;
@@ -586,9 +669,9 @@ cli_parse(struct cli *c, int argc, char **argv)
             options_done = 1;
             continue;
         }
-        o = cli_opts_find(a, grouped[i], &nl);
+        o = cli_opts_find(a, from[i] != NULL, &nl);
         if (o == NULL || (o->cmds & cmd) == 0) {
-            r = cli_unknown(c, a, grouped[i], argv[1]);
+            r = cli_unknown(c, a, from[i], argv[1]);
             goto fail;
         }
         v = NULL;
@@ -601,9 +684,9 @@ cli_parse(struct cli *c, int argc, char **argv)
             goto fail;
     }
     xfree(args);
-    xfree(grouped);
+    xfree(from);
     args = NULL;
-    grouped = NULL;
+    from = NULL;
     if ((r = cli_keep_check(c)) != 0)
         goto fail;
     if (c->compress && c->vol_compress == VOL_COMPRESS_NEVER) {
@@ -719,7 +802,7 @@ cli_parse(struct cli *c, int argc, char **argv)
 fail:
     xfree(words);
     xfree(args);
-    xfree(grouped);
+    xfree(from);
     cli_cleanup(c);
     return r;
 }

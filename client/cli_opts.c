@@ -121,15 +121,15 @@ const struct cli_opts_row cli_opts_table[] = {
         NULL, "do not upload an agent to the remote host", OPT },
     { "--ssh-cmd", 'e', BOTH, VALUE, CLI_O_SSH_CMD, XFER | STATE, 0, 1,
         "CMD", "use this OpenSSH command as the transport", OPT },
-    { NULL, 'F', BOTH, VALUE, CLI_O_SSH_CONFIG, XFER | STATE, 0, 1, "FILE",
+    { NULL, 'F', ALONE, VALUE, CLI_O_SSH_CONFIG, XFER | STATE, 0, 1, "FILE",
         "ssh config file (default ~/.ssh/config)", OPT },
-    { "--port", 'p', BOTH, VALUE, CLI_O_PORT, XFER | STATE, 0, 1, "PORT",
+    { "--port", 'p', ALONE, VALUE, CLI_O_PORT, XFER | STATE, 0, 1, "PORT",
         "ssh port", OPT },
-    { "--login", 'l', BOTH, VALUE, CLI_O_LOGIN, XFER | STATE, 0, 1, "USER",
+    { "--login", 'l', ALONE, VALUE, CLI_O_LOGIN, XFER | STATE, 0, 1, "USER",
         "ssh user", OPT },
-    { "--identity", 'i', BOTH, VALUE, CLI_O_IDENTITY, XFER | STATE, 0, 1,
+    { "--identity", 'i', ALONE, VALUE, CLI_O_IDENTITY, XFER | STATE, 0, 1,
         "IDENTITY", "ssh private key file (repeatable)", OPT },
-    { NULL, 'o', BOTH, VALUE, CLI_O_SSH_OPTION, XFER | STATE, 0, 1,
+    { NULL, 'o', ALONE, VALUE, CLI_O_SSH_OPTION, XFER | STATE, 0, 1,
         "KEY=VALUE", "an ssh_config option (repeatable)", OPT },
     { "--help", 'h', ALONE, FLAG, CLI_O_HELP, ALL, 0, 0, NULL,
         "this help", OPT },
@@ -137,15 +137,45 @@ const struct cli_opts_row cli_opts_table[] = {
     /* rsync's flags that ask for what ferry always does. */
     { "--archive", 'a', BOTH, FLAG, CLI_O_HABIT, XFER,
         CLI_OPTS_HABIT_ARCHIVE, 0, NULL,
-        "always so: recursive, permission bits, mtimes", RSYNC },
+        "always so: recursive, symlinks, permission bits, mtimes", RSYNC },
     { "--recursive", 'r', BOTH, FLAG, CLI_O_HABIT, XFER,
         CLI_OPTS_HABIT_RECURSIVE, 0, NULL, "always so", RSYNC },
     { NULL, 'P', BOTH, FLAG, CLI_O_PARTIAL_PROGRESS, XFER,
         CLI_OPTS_HABIT_PARTIAL, 0, NULL, "--partial --progress", RSYNC },
     { "--partial", 0, 0, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_PARTIAL, 0,
         NULL, "always so: unfinished files resume", RSYNC },
-    { NULL, 'h', GROUPED, FLAG, CLI_O_HABIT, XFER, 0, 0, NULL,
-        "(--human-readable) always so (-h alone is --help)", RSYNC },
+    { "--times", 't', BOTH, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_TIMES,
+        0, NULL, "always so: mtimes are kept", RSYNC },
+    { "--perms", 'p', GROUPED, FLAG, CLI_O_HABIT, XFER,
+        CLI_OPTS_HABIT_PERMS, 0, NULL,
+        "in a group (-rlptgoD), or --perms: permission bits are always "
+        "kept", RSYNC },
+    { "--links", 'l', GROUPED, FLAG, CLI_O_HABIT, XFER,
+        CLI_OPTS_HABIT_LINKS, 0, NULL,
+        "in a group, or --links: symlinks are always copied as links",
+        RSYNC },
+    { NULL, 'o', GROUPED, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_OWNER, 0,
+        NULL, "in a group: rsync's --owner; files belong to the remote user",
+        RSYNC },
+    { NULL, 'g', GROUPED, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_GROUP, 0,
+        NULL, "in a group: rsync's --group; files belong to the remote user",
+        RSYNC },
+    { NULL, 'D', GROUPED, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_DEVICES,
+        0, NULL, "in a group: rsync's --devices --specials; device files, "
+        "sockets and FIFOs are skipped", RSYNC },
+    { "--itemize-changes", 'i', GROUPED, FLAG, CLI_O_HABIT, XFER,
+        CLI_OPTS_HABIT_ITEMIZE, 0, NULL,
+        "in a group, or --itemize-changes: -v lists files", RSYNC },
+    { "--sparse", 'S', BOTH, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_SPARSE,
+        0, NULL, "always so: holes stay holes", RSYNC },
+    { "--human-readable", 'h', GROUPED, FLAG, CLI_O_HABIT, XFER,
+        CLI_OPTS_HABIT_HUMAN, 0, NULL,
+        "in a group (-avh), or --human-readable: always so", RSYNC },
+    { "--mkpath", 0, 0, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_MKPATH, 0,
+        NULL, "always so: the destination's missing directories are made",
+        RSYNC },
+    { "--whole-file", 'W', BOTH, FLAG, CLI_O_WHOLE_FILE, XFER,
+        CLI_OPTS_HABIT_WHOLE, 0, NULL, "--delta=never", RSYNC },
 };
 
 const size_t cli_opts_count = sizeof(cli_opts_table) /
@@ -277,4 +307,60 @@ cli_opts_cmds_text(unsigned cmds, char *out, size_t outlen)
             return;
         len += (size_t)w;
     }
+}
+
+/* Edits from a to b (insert, delete, change, swap of two neighbours);
+ * stops counting past 3. */
+static unsigned
+cli_opts_edits(const char *a, size_t la, const char *b, size_t lb)
+{
+    unsigned d[32][32];
+    size_t i, j;
+
+    if (la >= 32 || lb >= 32)
+        return 3;
+    for (i = 0; i <= la; i++)
+        d[i][0] = (unsigned)i;
+    for (j = 0; j <= lb; j++)
+        d[0][j] = (unsigned)j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            unsigned v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+const struct cli_opts_row *
+cli_opts_near(const char *arg, unsigned cmd)
+{
+    const struct cli_opts_row *best = NULL;
+    unsigned d, least = 3;
+    size_t i, n = strcspn(arg, "=");
+
+    if (arg[0] != '-' || arg[1] != '-')
+        return NULL;
+    for (i = 0; i < cli_opts_count; i++) {
+        const struct cli_opts_row *o = &cli_opts_table[i];
+
+        if (o->name == NULL || (o->cmds & cmd) == 0)
+            continue;
+        d = cli_opts_edits(arg + 2, n - 2, o->name + 2, strlen(o->name) - 2);
+        /* Two edits to a short name ("--del" from "--delta") are a
+         * different word more often than a typo. */
+        if (d < least && (d <= 1 || n - 2 >= 6)) {
+            least = d;
+            best = o;
+        }
+    }
+    return best;
 }

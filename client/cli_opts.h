@@ -8,9 +8,13 @@
  * check that each command's help and the man page list exactly these
  * rows, so an option cannot be added to one and left out of another.
  *
- * A letter may mean one thing written alone (CLI_OPTS_ALONE: -h is
- * --help) and another among other letters (CLI_OPTS_GROUPED: -avh, where
- * -h is rsync's --human-readable); each meaning has its row.
+ * Five letters mean one thing to ssh and another to rsync: -p (PORT,
+ * --perms), -l (USER, --links), -i (IDENTITY, --itemize-changes), -o
+ * (KEY=VALUE, --owner) and -F (FILE, a filter shorthand). Each meaning
+ * has its row: CLI_OPTS_ALONE says what the letter means written alone
+ * (-p 2222: ssh's), CLI_OPTS_GROUPED what it means among other letters
+ * (-rlptgoD: rsync's). So has -h: --help alone, rsync's --human-readable
+ * in a group (-avh). Other letters mean the same either way.
  */
 #ifndef FERRY_CLIENT_CLI_OPTS_H
 #define FERRY_CLIENT_CLI_OPTS_H
@@ -26,8 +30,8 @@
 #define CLI_OPTS_UNPACK (1u << 5)
 
 /* What a row's letter means where (cli_opts_row.where). */
-#define CLI_OPTS_ALONE (1u << 0)     /* -h */
-#define CLI_OPTS_GROUPED (1u << 1)   /* -avh */
+#define CLI_OPTS_ALONE (1u << 0)     /* -p 2222, -p2222, -vp2222 */
+#define CLI_OPTS_GROUPED (1u << 1)   /* -rlptgoD */
 
 /* rsync's flags ferry takes without needing them (cli_opts_row.habit),
  * gathered for the one line that says what ferry does instead
@@ -35,6 +39,17 @@
 #define CLI_OPTS_HABIT_ARCHIVE (1u << 0)     /* -a */
 #define CLI_OPTS_HABIT_RECURSIVE (1u << 1)   /* -r */
 #define CLI_OPTS_HABIT_PARTIAL (1u << 2)     /* -P, --partial */
+#define CLI_OPTS_HABIT_TIMES (1u << 3)       /* -t */
+#define CLI_OPTS_HABIT_PERMS (1u << 4)       /* -p in a group */
+#define CLI_OPTS_HABIT_LINKS (1u << 5)       /* -l in a group */
+#define CLI_OPTS_HABIT_OWNER (1u << 6)       /* -o in a group */
+#define CLI_OPTS_HABIT_GROUP (1u << 7)       /* -g in a group */
+#define CLI_OPTS_HABIT_DEVICES (1u << 8)     /* -D in a group */
+#define CLI_OPTS_HABIT_ITEMIZE (1u << 9)     /* -i in a group */
+#define CLI_OPTS_HABIT_SPARSE (1u << 10)     /* -S */
+#define CLI_OPTS_HABIT_HUMAN (1u << 11)      /* -h in a group */
+#define CLI_OPTS_HABIT_MKPATH (1u << 12)     /* --mkpath */
+#define CLI_OPTS_HABIT_WHOLE (1u << 13)      /* -W: --delta=never */
 
 /* What a row is, for the parser's switch. */
 enum cli_opts_id {
@@ -49,7 +64,7 @@ enum cli_opts_id {
     CLI_O_NO_BOOTSTRAP, CLI_O_SSH_CMD, CLI_O_SSH_CONFIG, CLI_O_PORT,
     CLI_O_LOGIN, CLI_O_IDENTITY, CLI_O_SSH_OPTION, CLI_O_HELP,
     /* rsync's, each with its habit bit. */
-    CLI_O_HABIT, CLI_O_PARTIAL_PROGRESS
+    CLI_O_HABIT, CLI_O_PARTIAL_PROGRESS, CLI_O_WHOLE_FILE
 };
 
 /* The value a row takes (cli_opts_row.arg). */
@@ -107,5 +122,14 @@ unsigned cli_opts_cmd(const char *name);
 
 /* Writes the commands in cmds as words ("push and pull") into out. */
 void cli_opts_cmds_text(unsigned cmds, char *out, size_t outlen);
+
+/*
+ * What an unknown long option was probably meant to be: the row for a
+ * command in cmd (CLI_OPTS_* bits) whose name is nearest arg's (before
+ * any '='), when it is within one or two edits (insert, delete, change,
+ * swap of neighbours) and the name is long enough for that to mean a
+ * typo. NULL otherwise.
+ */
+const struct cli_opts_row *cli_opts_near(const char *arg, unsigned cmd);
 
 #endif

@@ -59,9 +59,11 @@ static const char help_pack[] =
 
 static const char help_rsync_head[] =
 "\n"
-"rsync's flags, taken: ferry always does what they ask (one line says so).\n"
-"Flags combine as in rsync (-avzP); one that takes a value ends its group\n"
-"(-avj4).\n";
+"rsync's flags, taken with one line that says what ferry does. A word of\n"
+"letters only is a group of rsync's flags (-avzP, -rlptgoD: there -p is\n"
+"--perms, -l --links); -j and -e take the rest or the next word (-avj4).\n"
+"Alone, -p PORT, -l USER, -i IDENTITY, -o KEY=VALUE and -F FILE are ssh's\n"
+"(-p 2222; joined to a value that is not all letters too: -p2222).\n";
 
 /* Prints text from column col (the line holds col characters already),
  * wrapped at HELP_WIDTH with the lines after it at HELP_COL. */
@@ -177,21 +179,10 @@ static const struct {
         "resumes them by itself" },
     { "--inplace", "ferry never writes in place: files are staged and "
         "renamed when complete" },
-    { "--whole-file", "ferry sends whole files (-W is what it does)" },
-    { "-W", "ferry sends whole files (-W is what it does)" },
-    { "--sparse", "ferry always keeps sparse files sparse" },
-    { "-S", "ferry always keeps sparse files sparse" },
-    { "--times", "ferry always keeps mtimes" },
-    { "-t", "ferry always keeps mtimes" },
-    { "--perms", "ferry always keeps permission bits" },
-    { "--links", "ferry always copies symlinks as links" },
-    { "--mkpath", "ferry always makes missing destination directories" },
-    { "--human-readable", "ferry always prints sizes that way" },
     { "--stats", "ferry always ends with a summary (--json for all "
         "fields)" },
     { "--info", "use --progress, -v or --json" },
     { "--rsh", "use -e/--ssh-cmd CMD" },
-    { "--port", "use -p PORT" },
     { "--update", "not supported: ferry sends what differs in size or "
         "mtime (or content, with -c)" },
     { "-u", "not supported: ferry sends what differs in size or mtime "
@@ -207,6 +198,20 @@ static const struct {
     { "-L", "not supported: symlinks are copied as links" },
     { "--owner", "not supported: files belong to the remote user" },
     { "--group", "not supported: files belong to the remote user" },
+    { "-g", "not supported: files belong to the remote user (in a group "
+        "of letters such as -rlptgoD it is taken)" },
+    { "--devices", "not supported: device files, sockets and FIFOs are "
+        "skipped" },
+    { "--specials", "not supported: device files, sockets and FIFOs are "
+        "skipped" },
+    { "-D", "not supported: device files, sockets and FIFOs are skipped "
+        "(in a group of letters such as -rlptgoD it is taken)" },
+    /* Alone, -F is ssh's config file: this is -F in a group. */
+    { "-F", "in a group of letters, -F is rsync's filter shorthand "
+        "(.rsync-filter files): ferry reads a .ferryignore; for ssh's "
+        "config file, write -F FILE alone" },
+    { "--timeout", "use --stall-timeout TIME: a connection that moves no "
+        "data that long is replaced" },
     { "--acls", "not supported: ACLs are not copied" },
     { "--xattrs", "not supported: extended attributes are not copied" },
     { "--remove-source-files", "not supported: ferry never removes "
@@ -238,19 +243,111 @@ help_foreign_option(const char *arg)
     return NULL;
 }
 
+#define H_A CLI_OPTS_HABIT_ARCHIVE
+#define H_R CLI_OPTS_HABIT_RECURSIVE
+#define H_L CLI_OPTS_HABIT_LINKS
+#define H_P CLI_OPTS_HABIT_PERMS
+#define H_T CLI_OPTS_HABIT_TIMES
+
+/* The habits' names, in the order rsync's -rlptgoD has them. */
+static const struct {
+    unsigned bit;
+    const char *name;
+} help_habit_names[] = {
+    { H_A, "-a" }, { H_R, "-r" }, { H_L, "-l" }, { H_P, "-p" }, { H_T, "-t" },
+    { CLI_OPTS_HABIT_GROUP, "-g" }, { CLI_OPTS_HABIT_OWNER, "-o" },
+    { CLI_OPTS_HABIT_DEVICES, "-D" }, { CLI_OPTS_HABIT_SPARSE, "-S" },
+    { CLI_OPTS_HABIT_HUMAN, "-h" }, { CLI_OPTS_HABIT_ITEMIZE, "-i" },
+    { CLI_OPTS_HABIT_PARTIAL, "-P/--partial" },
+    { CLI_OPTS_HABIT_MKPATH, "--mkpath" }, { CLI_OPTS_HABIT_WHOLE, "-W" },
+};
+
+/* What ferry always does, for each habit that asks for it: "copies ..."
+ * or, with keeps set, what it keeps. */
+static const struct {
+    unsigned bit;
+    int keeps;
+    const char *what;
+} help_habit_does[] = {
+    { H_R, 0, "copies recursively" },
+    { H_L, 1, "symlinks as links" },
+    { H_P, 1, "permission bits" },
+    { H_T, 1, "mtimes" },
+    { CLI_OPTS_HABIT_SPARSE, 1, "sparse files sparse" },
+    { CLI_OPTS_HABIT_MKPATH, 0, "makes the destination's missing "
+        "directories" },
+    { CLI_OPTS_HABIT_HUMAN, 0, "prints human-readable sizes" },
+    { CLI_OPTS_HABIT_PARTIAL, 0, "resumes" },
+};
+
+/* What ferry does instead, for the habits it does not do. */
+static const struct {
+    unsigned bits;
+    const char *what;
+} help_habit_instead[] = {
+    { CLI_OPTS_HABIT_OWNER | CLI_OPTS_HABIT_GROUP,
+        "files belong to the remote user" },
+    { CLI_OPTS_HABIT_DEVICES, "device files, sockets and FIFOs are "
+        "skipped" },
+    { CLI_OPTS_HABIT_ITEMIZE, "-v lists files" },
+    { CLI_OPTS_HABIT_WHOLE, "taken as --delta=never: files are sent "
+        "whole" },
+};
+
+#define HELP_N(a) (sizeof(a) / sizeof((a)[0]))
+#define HELP_LINE 320
+
+/* Appends item, the k-th of n, to the list in line (HELP_LINE bytes):
+ * "a", "a and b", "a, b and c", or with oxford "a, b, and c". */
+static void
+help_item(char *line, size_t k, size_t n, int oxford, const char *item)
+{
+    size_t len = strlen(line);
+
+    snprintf(line + len, HELP_LINE - len, "%s%s", k == 0 ? "" :
+        k + 1 < n ? ", " : oxford && n > 2 ? ", and " : " and ", item);
+}
+
 void
 help_habits(FILE *f, unsigned habits)
 {
-    fprintf(f, "ferry: %s%s%s%s%s: no need, ferry always copies "
-        "recursively, keeps permission bits and mtimes, and resumes%s\n",
-        habits & CLI_OPTS_HABIT_ARCHIVE ? "-a" : "",
-        (habits & CLI_OPTS_HABIT_ARCHIVE) &&
-        (habits & ~CLI_OPTS_HABIT_ARCHIVE) ? ", " : "",
-        habits & CLI_OPTS_HABIT_RECURSIVE ? "-r" : "",
-        (habits & CLI_OPTS_HABIT_RECURSIVE) &&
-        (habits & CLI_OPTS_HABIT_PARTIAL) ? ", " : "",
-        habits & CLI_OPTS_HABIT_PARTIAL ? "-P/--partial" : "",
-        habits & CLI_OPTS_HABIT_PARTIAL ?
-        " (for scp's -P PORT, write -p PORT)"
-        : "");
+    /* -a is -rlpt to ferry; its -goD are not worth a word there. */
+    unsigned does = habits | ((habits & H_A) ? H_R | H_L | H_P | H_T : 0);
+    char keeps[HELP_LINE] = "keeps ", verbs[HELP_LINE] = "";
+    size_t i, k, n, nk = 0, nv = 0;
+
+    for (i = 0; i < HELP_N(help_habit_does); i++) {
+        if ((does & help_habit_does[i].bit) == 0)
+            continue;
+        nk += help_habit_does[i].keeps;
+        nv += !help_habit_does[i].keeps;
+    }
+    nv += nk > 0;
+    for (i = 0, k = 0, n = 0; i < HELP_N(help_habit_does); i++) {
+        if ((does & help_habit_does[i].bit) == 0)
+            continue;
+        if (help_habit_does[i].keeps)
+            help_item(keeps, k++, nk, 0, help_habit_does[i].what);
+        /* The kept things, neighbours in the table, go in as one. */
+        if (!help_habit_does[i].keeps || k == nk)
+            help_item(verbs, n++, nv, 1, help_habit_does[i].keeps ? keeps :
+                help_habit_does[i].what);
+    }
+    fprintf(f, "ferry: ");
+    for (i = 0, k = 0; i < HELP_N(help_habit_names); i++)
+        if (habits & help_habit_names[i].bit)
+            fprintf(f, "%s%s", k++ ? ", " : "", help_habit_names[i].name);
+    fputc(':', f);
+    k = 0;
+    if (nv > 0)
+        fprintf(f, " no need, ferry always %s", verbs), k++;
+    for (i = 0; i < HELP_N(help_habit_instead); i++)
+        if (habits & help_habit_instead[i].bits)
+            fprintf(f, "%s %s", k++ ? ";" : "", help_habit_instead[i].what);
+    if (habits & (H_L | H_P | CLI_OPTS_HABIT_OWNER | CLI_OPTS_HABIT_ITEMIZE))
+        fprintf(f, " (alone, -p PORT, -l USER, -i KEY and -o KEY=VALUE "
+            "are ssh's)");
+    if (habits & CLI_OPTS_HABIT_PARTIAL)
+        fprintf(f, " (for scp's -P PORT, write -p PORT)");
+    fputc('\n', f);
 }

@@ -129,6 +129,9 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
             cli_opts_cmds_text(o->cmds, where, sizeof(where));
             r = pack_fail("%.*s cannot go with %s: it goes with %s",
                 (int)nl, s, argv[1], where);
+        } else if ((o = cli_opts_near(s, cmd)) != NULL) {
+            r = pack_fail("%s: unknown option '%s': did you mean %s?",
+                argv[1], s, o->name);
         } else {
             r = pack_fail("%s: unknown option '%s'", argv[1], s);
         }

@@ -19,7 +19,8 @@ _ferry() {
         --verbose --progress --no-progress --block-size --streams
         --retry-for --retries --retry-wait --stall-timeout --agent
         --no-bootstrap --ssh-cmd --port --login --identity --help
-        --archive --recursive --partial"
+        --archive --recursive --partial --times --perms --links
+        --itemize-changes --sparse --human-readable --mkpath --whole-file"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$cmds --version --help" -- "$cur"))
         return

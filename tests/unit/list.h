@@ -316,6 +316,9 @@
     X(client_compress_blocks) \
     X(client_space_fits) \
     X(client_cli_watch) \
+    X(client_cli_letters) \
+    X(client_cli_rsync_flags) \
+    X(client_cli_options_first) \
     X(client_cli_volume_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
