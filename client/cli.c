@@ -624,10 +624,14 @@ cli_parse(struct cli *c, int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         c->cmd = CMD_HELP;
-        if (argc > 2 && strcmp(argv[1], "help") == 0) {
-            if (help_command(NULL, argv[2]) != 0)
-                return cli_fail(c, "help: unknown command '%s'", argv[2]);
-            c->help_topic = argv[2];
+        /* The topic is the first word that is no option (ferry -v help
+         * push). */
+        for (i = 2; i < argc && argv[i][0] == '-'; i++)
+            ;
+        if (i < argc && strcmp(argv[1], "help") == 0) {
+            if (help_command(NULL, argv[i]) != 0)
+                return cli_fail(c, "help: unknown command '%s'", argv[i]);
+            c->help_topic = argv[i];
         }
         return 0;
     }

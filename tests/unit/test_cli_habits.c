@@ -373,6 +373,7 @@ TEST(client_cli_options_first)
     static const char *const other[] = { "--watch", "1m", "push", "a",
         "box:/d", NULL };
     static const char *const none[] = { "-v", NULL };
+    static const char *const help[] = { "-v", "help", "pull", NULL };
     struct cli c;
 
     CHECK_OK(parse_words(&c, cfg));
@@ -396,4 +397,7 @@ TEST(client_cli_options_first)
     CHECK(strstr(c.err, "--watch cannot go with push") != NULL);
     CHECK_EQ_ERR(parse_words(&c, none), FERRY_ERR_USAGE);
     CHECK(strstr(c.err, "no command") != NULL);
+    CHECK_OK(parse_words(&c, help));
+    CHECK_EQ_INT(c.cmd, CMD_HELP);
+    CHECK_EQ_STR(c.help_topic, "pull");
 }
