@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,73 +16,8 @@
 #include "../engine/volume.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
+#include "cli_opts.h"
 #include "help.h"
-
-void
-cli_usage(FILE *f)
-{
-    fprintf(f,
-"usage: ferry push [options] SRC... [user@]host:DEST\n"
-"       ferry pull [options] [user@]host:SRC... DEST\n"
-"       ferry status [options] [[user@]host:]DEST   unfinished transfers\n"
-"       ferry clean [options] [[user@]host:]DEST    remove them\n"
-"       ferry pack [--volume-size SIZE] [--name NAME] SRC... OUTDIR\n"
-"       ferry unpack [--name NAME] OUTDIR DEST   volumes: see README\n"
-"       ferry help [COMMAND], ferry COMMAND --help, ferry --version\n"
-"\n"
-"Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"
-"this machine). \"dir\" copies the directory, \"dir/\" its contents.\n"
-"\n"
-"options (ferry help push: all of them):\n"
-"  -n, --dry-run         show what would be sent and deleted; change nothing\n"
-"      --exclude PAT, --include PAT, --exclude-from FILE   leave out what\n"
-"                        matches (first match decides; .ferryignore too)\n"
-"      --bwlimit RATE    at most RATE bytes/s over all streams (20M, 500K)\n"
-"      --margin PCT      refuse what would leave less than PCT%% of the\n"
-"                        destination's file system free (20); --force\n"
-"                        skips the check (and sends while it scans)\n"
-"      --delete          remove from DEST what the sources do not have\n"
-"                        (--delete-excluded: excluded files too)\n"
-"      --watch TIME      pull: keep pulling checkpoints as they appear in\n"
-"                        host:DIR (--ready-marker NAME, --keep N)\n"
-"  -c, --checksum        skip files by content hash, not size and mtime\n"
-"  -z, --compress        compress blocks that shrink (zstd), on any link\n"
-"      --delta=MODE      send only what changed in files the destination\n"
-"                        has another version of: auto (default: files of\n"
-"                        1 MiB and more), always, never\n"
-"      --basis auto      build a file new to the destination from the most\n"
-"                        similar file beside it (same extension, closest\n"
-"                        size and name), e.g. step-2000.pt from step-1000.pt\n"
-"      --basis FILE      ... from FILE (relative to the destination)\n"
-"      --compress=auto|never|LEVEL  zstd on the wire: volumes at a level\n"
-"                        that adapts to the link, and blocks on a long\n"
-"                        link (default); or nothing; or a fixed level\n"
-"      --pack-threshold SIZE  files smaller than this travel packed in\n"
-"                        volumes (default 8M; 0: never)\n"
-"      --volume-size SIZE  largest volume (64K..1T; default 2G)\n"
-"      --keep-volumes    push: store the volumes ferry pack would make in\n"
-"                        DEST, not unpacked (--name NAME; resumes)\n"
-"      --json            print NDJSON events on stdout\n"
-"  -q, --quiet           no progress and no summary\n"
-"  -v, --verbose         more diagnostics (repeat for more)\n"
-"      --progress        always show progress; --no-progress never\n"
-"      --block-size N    block size (64K..4M, power of two; default 1M)\n"
-"      --agent PATH      ferry-agent on the remote side\n"
-"      --no-bootstrap    do not upload an agent to the remote host\n"
-"      --retry-for TIME  after a lost connection, keep reconnecting for\n"
-"                        this long without progress (default 15m; 0: never)\n"
-"      --retries N       ... and at most N times in a row (default: no limit)\n"
-"      --retry-wait TIME longest pause between reconnects (default 30s)\n"
-"  -j, --streams N       connections in parallel (default: add them while\n"
-"                        the rate still rises, up to 8)\n"
-"      --stall-timeout TIME  a connection that moves no data this long while\n"
-"                        the others do is replaced, and with no data moving\n"
-"                        at all for twice that ferry reconnects (default\n"
-"                        30s; 0: never)\n"
-"  -e, --ssh-cmd CMD     use this OpenSSH command as the transport\n"
-"  -F FILE               ssh config file (default ~/.ssh/config)\n"
-"  -p PORT, -l USER, -i IDENTITY, -o Key=Value   as for ssh\n");
-}
 
 /* Keeps the line that says what is wrong in c->err (main prints it, as
  * JSON too with --json). Returns FERRY_ERR_USAGE. */
@@ -143,93 +79,139 @@ cli_dedupe(char **v, int n, int owned)
     return k;
 }
 
-/* Takes the value of an option given as "-x V", "-xV", "--opt V" or
- * "--opt=V". */
-static int
-cli_value(struct cli *c, int argc, char **argv, int *i, const char *arg,
-    size_t namelen, const char **val)
-{
-    if (arg[namelen] == '=' && arg[1] == '-') {
-        *val = arg + namelen + 1;
-        return 0;
-    }
-    if (arg[namelen] != '\0' && arg[1] != '-') {
-        *val = arg + namelen;
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return cli_fail(c, "option %s needs a value", arg);
-    *val = argv[++*i];
-    return 0;
-}
-
-static int
-cli_opt(const char *arg, const char *shrt, const char *lng, size_t *namelen)
-{
-    size_t n;
-
-    if (shrt != NULL && strncmp(arg, shrt, 2) == 0) {
-        *namelen = 2;
-        return 1;
-    }
-    if (lng != NULL) {
-        n = strlen(lng);
-        if (strncmp(arg, lng, n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
-            *namelen = n;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Flags that take no value, which may be grouped as in rsync: -avzP. */
-#define CLI_GROUP_FLAGS "arPvzcqnh"
-/* Flags that take a value: in a group, the rest of it (or the next word)
- * is the value. */
-#define CLI_VALUE_FLAGS "jeFplio"
-
 /*
- * Splits groups of short flags ("-avzP" into "-a" "-v" "-z" "-P", "-avj4"
- * into "-a" "-v" "-j4") into args (argc entries at most, after the
- * command). A word is a group when its first letter is one of
- * CLI_GROUP_FLAGS; other letters become flags of their own, so an
- * unknown one is named alone. Words after "--" stay as they are.
+ * How a word of letters after one '-' reads. A word of letters only
+ * (-rlptgoD, -avzP) is a group, each letter with the meaning rsync gives
+ * it; a letter that takes a value even there (-j, -e) takes the rest of
+ * the word, or the next word. A word with something else in it, whose
+ * first letter is a flag (-vp2222, -avj4), is flags up to the first
+ * letter that takes a value alone, which takes the rest. Any other word
+ * (-p2222, -oKey=V, "-x") stays whole. Returns 1 when the word is split,
+ * with *group 1 for a group.
  */
 static int
-cli_expand(struct cli *c, int argc, char **argv, char ***out, int *outc)
+cli_split_kind(const char *a, int *group)
+{
+    const struct cli_opts_row *o;
+    size_t j;
+
+    *group = 0;
+    if (a[0] != '-' || a[1] == '-' || a[1] == '\0' || a[2] == '\0')
+        return 0;
+    for (j = 1; isalpha((unsigned char)a[j]); j++)
+        ;
+    if (a[j] == '\0') {
+        *group = 1;
+        return 1;
+    }
+    if ((o = cli_opts_letter(a[1], 0)) == NULL)
+        o = cli_opts_letter(a[1], 1);
+    return o != NULL && o->arg == CLI_OPTS_FLAG;
+}
+
+/* The letter at a[j] of a split word takes the value after it. */
+static int
+cli_split_value_at(const char *a, size_t j, int group)
+{
+    const struct cli_opts_row *o = cli_opts_letter(a[j], group);
+
+    return o != NULL && o->arg != CLI_OPTS_FLAG;
+}
+
+/* 1 if the word a, an option, takes the next word as its value. */
+static int
+cli_takes_next(const char *a)
+{
+    const struct cli_opts_row *o;
+    size_t nl, j;
+    int group;
+
+    if (!cli_split_kind(a, &group)) {
+        o = cli_opts_find(a, 0, &nl);
+        return o != NULL && o->arg == CLI_OPTS_VALUE && a[nl] == '\0';
+    }
+    for (j = 1; a[j] != '\0'; j++)
+        if (cli_split_value_at(a, j, group))
+            return a[j + 1] == '\0';
+    return 0;
+}
+
+int
+cli_command_first(int argc, char **argv)
+{
+    char *cmd;
+    int i, j;
+
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "--") == 0 || strcmp(a, "--help") == 0 ||
+            strcmp(a, "-h") == 0 || strcmp(a, "--version") == 0 ||
+            strcmp(a, "-V") == 0)
+            return 1;
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (cli_takes_next(a))
+            i++;
+    }
+    if (i >= argc)
+        return 1;
+    cmd = argv[i];
+    for (j = i; j > 1; j--)
+        argv[j] = argv[j - 1];
+    argv[1] = cmd;
+    return i;
+}
+
+/*
+ * Splits the words of flags (cli_split_kind) after the command into words
+ * of one flag each: "-avzP" into "-a" "-v" "-z" "-P", "-avj4" into "-a"
+ * "-v" "-j4". (*from)[k] is the word a flag came from when it has the
+ * meaning letters have in a group (rsync's), else NULL. Words after "--"
+ * stay as they are.
+ */
+static int
+cli_expand(struct cli *c, int argc, char **argv, char ***out,
+    const char ***from, int *outc)
 {
     char **args, *buf, *p;
-    int i, n = 0, done = 0;
+    const char **f;
+    int i, n = 0, done = 0, group;
     size_t j, len, total = 0;
 
     for (i = 2; i < argc; i++)
         total += strlen(argv[i]);
     if ((args = xcalloc(total + (size_t)argc + 1, sizeof(*args))) == NULL)
         return FERRY_ERR_NOMEM;
+    if ((f = xcalloc(total + (size_t)argc + 1, sizeof(*f))) == NULL) {
+        xfree(args);
+        return FERRY_ERR_NOMEM;
+    }
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
 
-        len = strlen(a);
-        if (done || a[0] != '-' || a[1] == '-' || len <= 2 ||
-            strchr(CLI_GROUP_FLAGS, a[1]) == NULL) {
+        if (done || !cli_split_kind(a, &group)) {
             done |= strcmp(a, "--") == 0;
             args[n++] = argv[i];
             continue;
         }
-        if (c->nexpanded == CLI_MAX_OPTS) {
+        len = strlen(a);
+        if (c->nexpanded == CLI_MAX_OPTS ||
+            (buf = xmalloc(3 * len + 1)) == NULL) {
             xfree(args);
-            return cli_fail(c, "too many groups of flags");
-        }
-        /* Each letter becomes "-x\0"; a value rides with its flag. */
-        if ((buf = xmalloc(3 * len + 1)) == NULL) {
-            xfree(args);
-            return FERRY_ERR_NOMEM;
+            xfree(f);
+            return c->nexpanded == CLI_MAX_OPTS ?
+                cli_fail(c, "too many groups of flags") : FERRY_ERR_NOMEM;
         }
         c->expanded[c->nexpanded++] = buf;
+        /* Each letter becomes "-x\0"; a value rides with its flag, with
+         * the meaning it has alone unless the word is a group. */
         for (j = 1, p = buf; j < len; j++) {
+            f[n] = a;
             args[n++] = p;
             *p++ = '-';
-            if (strchr(CLI_VALUE_FLAGS, a[j]) != NULL) {
+            if (cli_split_value_at(a, j, group)) {
+                f[n - 1] = group ? a : NULL;
                 memcpy(p, a + j, len - j + 1);
                 break;
             }
@@ -238,6 +220,7 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, int *outc)
         }
     }
     *out = args;
+    *from = f;
     *outc = n;
     return 0;
 }
@@ -247,8 +230,7 @@ cli_expand(struct cli *c, int argc, char **argv, char ***out, int *outc)
 static int
 cli_keep_check(struct cli *c)
 {
-    const char *bad = c->cmd != CMD_PUSH ? "pull" : c->dry_run ?
-        "--dry-run" : c->delete ? "--delete" : c->watch_s > 0 ? "--watch" :
+    const char *bad = c->dry_run ? "--dry-run" : c->delete ? "--delete" :
         c->delta_flags != 0 || c->basis != NULL ? "--delta or --basis" :
         c->checksum ? "--checksum" : c->compress ? "-z" :
         c->filter.n > 0 ? "--exclude or --include" :
@@ -260,98 +242,6 @@ cli_keep_check(struct cli *c)
         return cli_fail(c, "--keep-volumes cannot go with %s: it stores "
             "the volumes ferry pack makes", bad);
     return 0;
-}
-
-/* Options every push and pull takes that other commands do not. */
-static int
-cli_transfer_opt(struct cli *c, int argc, char **argv, int *i, int *r)
-{
-    const char *a = argv[*i], *v;
-    unsigned line;
-    size_t nl;
-    int e;
-
-    *r = 0;
-    if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0) {
-        c->dry_run = 1;
-    } else if (cli_opt(a, NULL, "--bwlimit", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        if (cli_rate(v, &c->bwlimit) != 0)
-            *r = cli_fail(c, "--bwlimit %s: want a rate such as 20M (bytes "
-                "per second; a bare number is KiB/s)", v);
-    } else if (strcmp(a, "--force") == 0) {
-        c->force = 1;
-    } else if (strcmp(a, "--keep-volumes") == 0) {
-        c->keep_volumes = 1;
-    } else if (cli_opt(a, NULL, "--name", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &c->set_name)) != 0)
-            return 1;
-        if (volset_name_ok(c->set_name) != 0)
-            *r = cli_fail(c, "--name %s: want a plain file name (no '/', "
-                "not starting with '.')", c->set_name);
-    } else if (cli_opt(a, NULL, "--watch", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        if (cli_duration(v, &c->watch_s) != 0 || c->watch_s < 1)
-            *r = cli_fail(c, "--watch %s: want a duration such as 30s or "
-                "2m between looks", v);
-    } else if (cli_opt(a, NULL, "--ready-marker", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &c->ready_marker)) != 0)
-            return 1;
-        if (c->ready_marker[0] == '\0' || strchr(c->ready_marker, '/'))
-            *r = cli_fail(c, "--ready-marker '%s': want a file name",
-                c->ready_marker);
-    } else if (cli_opt(a, NULL, "--keep", &nl)) {
-        char *end;
-        long n;
-
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        n = strtol(v, &end, 10);
-        if (end == v || *end != '\0' || n < 1 || n > 1000000)
-            *r = cli_fail(c, "--keep %s: want a number of copies, 1 or "
-                "more", v);
-        c->keep = (int)n;
-    } else if (cli_opt(a, NULL, "--margin", &nl)) {
-        char *end;
-        long n;
-
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        n = strtol(v, &end, 10);
-        if (end == v || (*end != '\0' && strcmp(end, "%") != 0) || n < 0 ||
-            n > 99)
-            *r = cli_fail(c, "--margin %s: want a percentage from 0 to 99",
-                v);
-        c->margin = (unsigned)n;
-    } else if (strcmp(a, "--delete") == 0) {
-        c->delete = c->delete ? c->delete : 1;
-    } else if (strcmp(a, "--delete-excluded") == 0) {
-        c->delete = 2;
-    } else if (cli_opt(a, NULL, "--exclude", &nl) ||
-        cli_opt(a, NULL, "--include", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        e = filter_add(&c->filter, a[2] == 'e' ? FILTER_EXCLUDE :
-            FILTER_INCLUDE, v, strlen(v), NULL);
-        if (e != 0)
-            *r = cli_fail(c, "%.*s '%s': %s", (int)nl, a, v,
-                e == FERRY_ERR_TOO_LARGE ? "too long, or too many patterns"
-                : "not a pattern");
-    } else if (cli_opt(a, NULL, "--exclude-from", &nl)) {
-        if ((*r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-            return 1;
-        e = filter_add_file(&c->filter, v, FILTER_EXCLUDE, 0, NULL, &line);
-        if (e != 0 && line > 0)
-            *r = cli_fail(c, "--exclude-from %s: line %u: %s", v, line,
-                ferry_strerror(e));
-        else if (e != 0)
-            *r = cli_fail(c, "--exclude-from %s: %s", v, ferry_strerror(e));
-    } else {
-        return 0;
-    }
-    return 1;
 }
 
 /* 1 if word is what --compress=MODE takes: auto, never or a number. */
@@ -368,42 +258,47 @@ cli_looks_like_level(const char *word)
     return i > 0;
 }
 
-/* --compress=MODE, --pack-threshold and --volume-size: how small files
- * travel in volumes (engine/volsend.h). */
-static int
-cli_volume_opt(struct cli *c, int argc, char **argv, int *i, const char *a)
+/* A whole number from lo to hi, or -1. */
+static long
+cli_number(const char *v, long lo, long hi)
 {
-    const char *v;
-    uint64_t n;
-    size_t nl;
     char *end;
-    long lv;
-    int r;
+    long n = strtol(v, &end, 10);
 
-    if (strncmp(a, "--compress=", 11) == 0) {
-        v = a + 11;
-        lv = strtol(v, &end, 10);
-        if (strcmp(v, "auto") == 0) {
-            c->vol_compress = VOL_COMPRESS_AUTO;
-        } else if (strcmp(v, "never") == 0) {
-            c->vol_compress = VOL_COMPRESS_NEVER;
-        } else if (end != v && *end == '\0' && lv >= VOL_LEVEL_MIN &&
-            lv <= VOL_LEVEL_MAX) {
-            c->vol_compress = VOL_COMPRESS_LEVEL;
-            c->vol_level = (uint8_t)lv;
-        } else {
-            return cli_fail(c, "%s: want auto, never or a level from %d to "
-                "%d", a, VOL_LEVEL_MIN, VOL_LEVEL_MAX);
-        }
-        return 0;
+    return end == v || *end != '\0' || n < lo || n > hi ? -1 : n;
+}
+
+/* --compress=MODE: auto, never or a level. */
+static int
+cli_compress_mode(struct cli *c, const char *v)
+{
+    long lv = cli_number(v, VOL_LEVEL_MIN, VOL_LEVEL_MAX);
+
+    if (strcmp(v, "auto") == 0) {
+        c->vol_compress = VOL_COMPRESS_AUTO;
+    } else if (strcmp(v, "never") == 0) {
+        c->vol_compress = VOL_COMPRESS_NEVER;
+    } else if (lv >= 0) {
+        c->vol_compress = VOL_COMPRESS_LEVEL;
+        c->vol_level = (uint8_t)lv;
+    } else {
+        return cli_fail(c, "--compress=%s: want auto, never or a level from "
+            "%d to %d", v, VOL_LEVEL_MIN, VOL_LEVEL_MAX);
     }
-    nl = strcspn(a, "=");
-    if ((r = cli_value(c, argc, argv, i, a, nl, &v)) != 0)
-        return r;
+    return 0;
+}
+
+/* --pack-threshold and --volume-size: how small files travel in volumes
+ * (engine/volsend.h). */
+static int
+cli_volume_size(struct cli *c, const struct cli_opts_row *o, const char *v)
+{
+    uint64_t n;
+
     if (text_parse_size(v, &n) != 0)
-        return cli_fail(c, "%.*s %s: want a size such as 256K, 2G or 0",
-            (int)nl, a, v);
-    if (a[2] == 'p') {
+        return cli_fail(c, "%s %s: want a size such as 256K, 2G or 0",
+            o->name, v);
+    if (o->id == CLI_O_PACK_THRESHOLD) {
         if (n > PROTO_MAX_PACK_THRESHOLD)
             return cli_fail(c, "--pack-threshold %s: at most 16M", v);
         c->pack_threshold = n;
@@ -415,11 +310,291 @@ cli_volume_opt(struct cli *c, int argc, char **argv, int *i, const char *a)
     return 0;
 }
 
+/* --delta=MODE, and -W (rsync's --whole-file: --delta=never). */
+static int
+cli_delta(struct cli *c, const char *v)
+{
+    c->delta_flags &= ~(uint32_t)(OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER);
+    if (strcmp(v, "always") == 0)
+        c->delta_flags |= OPEN_F_DELTA_ALWAYS;
+    else if (strcmp(v, "never") == 0)
+        c->delta_flags |= OPEN_F_DELTA_NEVER;
+    else if (strcmp(v, "auto") != 0)
+        return cli_fail(c, "--delta %s: want auto, always or never", v);
+    return 0;
+}
+
+/* --basis auto or --basis FILE. */
+static int
+cli_basis(struct cli *c, const char *v)
+{
+    if (strcmp(v, "auto") == 0) {
+        c->delta_flags |= OPEN_F_BASIS_AUTO;
+        c->basis = NULL;
+    } else if (fsx_path_check(v, strlen(v)) == 0) {
+        c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
+        c->basis = v;
+    } else {
+        return cli_fail(c, "--basis %s: want auto, or a file's path "
+            "relative to the destination", v);
+    }
+    return 0;
+}
+
+/* --exclude, --include and --exclude-from. */
+static int
+cli_filter(struct cli *c, const struct cli_opts_row *o, const char *v)
+{
+    unsigned line;
+    int e;
+
+    if (o->id == CLI_O_EXCLUDE_FROM) {
+        e = filter_add_file(&c->filter, v, FILTER_EXCLUDE, 0, NULL, &line);
+        if (e != 0 && line > 0)
+            return cli_fail(c, "--exclude-from %s: line %u: %s", v, line,
+                ferry_strerror(e));
+        if (e != 0)
+            return cli_fail(c, "--exclude-from %s: %s", v, ferry_strerror(e));
+        return 0;
+    }
+    e = filter_add(&c->filter, o->id == CLI_O_EXCLUDE ? FILTER_EXCLUDE :
+        FILTER_INCLUDE, v, strlen(v), NULL);
+    if (e != 0)
+        return cli_fail(c, "%s '%s': %s", o->name, v,
+            e == FERRY_ERR_TOO_LARGE ? "too long, or too many patterns" :
+            "not a pattern");
+    return 0;
+}
+
+/* Adds v to an ssh list (-i, -o) of at most CLI_MAX_OPTS. */
+static int
+cli_ssh_list(struct cli *c, const char **list, int *n, const char *opt,
+    const char *v)
+{
+    if (*n == CLI_MAX_OPTS)
+        return cli_fail(c, "too many %s options", opt);
+    list[(*n)++] = v;
+    return 0;
+}
+
+/*
+ * Takes the option of row o, given as a (its name nl long) with the value
+ * v (NULL for a flag); argv[i + 1] is the word after it. Checks the value
+ * with the function its kind has.
+ */
+static int
+cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
+    size_t nl, const char *v, int argc, char **argv, int i)
+{
+    long n;
+    int secs;
+
+    c->habits |= o->habit;
+    switch ((enum cli_opts_id)o->id) {
+    case CLI_O_DRY_RUN:
+        c->dry_run = 1;
+        break;
+    case CLI_O_EXCLUDE:
+    case CLI_O_INCLUDE:
+    case CLI_O_EXCLUDE_FROM:
+        return cli_filter(c, o, v);
+    case CLI_O_DELETE:
+        c->delete = c->delete ? c->delete : 1;
+        break;
+    case CLI_O_DELETE_EXCLUDED:
+        c->delete = 2;
+        break;
+    case CLI_O_WATCH:
+        if (cli_duration(v, &c->watch_s) != 0 || c->watch_s < 1)
+            return cli_fail(c, "--watch %s: want a duration such as 30s or "
+                "2m between looks", v);
+        break;
+    case CLI_O_READY_MARKER:
+        c->ready_marker = v;
+        if (v[0] == '\0' || strchr(v, '/') != NULL)
+            return cli_fail(c, "--ready-marker '%s': want a file name", v);
+        break;
+    case CLI_O_KEEP:
+        if ((n = cli_number(v, 1, 1000000)) < 0)
+            return cli_fail(c, "--keep %s: want a number of copies, 1 or "
+                "more", v);
+        c->keep = (int)n;
+        break;
+    case CLI_O_MARGIN: {
+        char *end;
+
+        /* "20%" as well as "20". */
+        n = strtol(v, &end, 10);
+        if (end == v || (*end != '\0' && strcmp(end, "%") != 0) || n < 0 ||
+            n > 99)
+            return cli_fail(c, "--margin %s: want a percentage from 0 to "
+                "99", v);
+        c->margin = (unsigned)n;
+        break;
+    }
+    case CLI_O_FORCE:
+        c->force = 1;
+        break;
+    case CLI_O_BWLIMIT:
+        if (cli_rate(v, &c->bwlimit) != 0)
+            return cli_fail(c, "--bwlimit %s: want a rate such as 20M "
+                "(bytes per second; a bare number is KiB/s)", v);
+        break;
+    case CLI_O_CHECKSUM:
+        c->checksum = 1;
+        break;
+    case CLI_O_COMPRESS:
+        /* "--compress 3" would send a file named 3 (and -z): the volumes'
+         * level goes after '='. */
+        if (a[1] == '-' && i + 1 < argc && cli_looks_like_level(argv[i + 1])
+            && access(argv[i + 1], F_OK) != 0)
+            return cli_fail(c, "--compress takes a level after '=': "
+                "--compress=%s (--compress alone is -z)", argv[i + 1]);
+        c->compress = 1;
+        break;
+    case CLI_O_COMPRESS_MODE:
+        return cli_compress_mode(c, v);
+    case CLI_O_DELTA:
+        return cli_delta(c, v);
+    case CLI_O_BASIS:
+        return cli_basis(c, v);
+    case CLI_O_PACK_THRESHOLD:
+    case CLI_O_VOLUME_SIZE:
+        return cli_volume_size(c, o, v);
+    case CLI_O_KEEP_VOLUMES:
+        c->keep_volumes = 1;
+        break;
+    case CLI_O_NAME:
+        c->set_name = v;
+        if (volset_name_ok(v) != 0)
+            return cli_fail(c, "--name %s: want a plain file name (no '/', "
+                "not starting with '.')", v);
+        break;
+    case CLI_O_JSON:
+        c->json = 1;
+        break;
+    case CLI_O_QUIET:
+        c->quiet = 1;
+        break;
+    case CLI_O_VERBOSE:
+        c->verbose++;
+        break;
+    case CLI_O_PROGRESS:
+        c->progress = 1;
+        break;
+    case CLI_O_NO_PROGRESS:
+        c->progress = 0;
+        break;
+    case CLI_O_BLOCK_SIZE:
+        if (cli_block_size(v, &c->block_size) != 0)
+            return cli_fail(c, "--block-size %s: want a power of two from "
+                "64K to 4M", v);
+        break;
+    case CLI_O_STREAMS:
+        if ((n = cli_number(v, 1, CLI_MAX_STREAMS)) < 0)
+            return cli_fail(c, "%.*s %s: want a number from 1 to %d",
+                (int)nl, a, v, CLI_MAX_STREAMS);
+        c->streams = (int)n;
+        break;
+    case CLI_O_RETRIES:
+        if ((n = cli_number(v, 0, 100000)) < 0)
+            return cli_fail(c, "--retries %s: want a number", v);
+        c->retries = (int)n;
+        break;
+    case CLI_O_RETRY_FOR:
+    case CLI_O_RETRY_WAIT:
+        if (cli_duration(v, o->id == CLI_O_RETRY_FOR ? &c->retry_for :
+            &c->retry_wait) != 0)
+            return cli_fail(c, "%s %s: want a duration such as 90s, 15m or "
+                "1h", o->name, v);
+        break;
+    case CLI_O_STALL_TIMEOUT:
+        if (cli_duration(v, &secs) != 0)
+            return cli_fail(c, "--stall-timeout %s: want a duration such as "
+                "30s or 2m", v);
+        c->stall_timeout = (unsigned)secs;
+        break;
+    case CLI_O_AGENT:
+        c->agent_path = v;
+        break;
+    case CLI_O_NO_BOOTSTRAP:
+        c->no_bootstrap = 1;
+        break;
+    case CLI_O_SSH_CMD:
+        c->ssh_cmd = v;
+        break;
+    case CLI_O_SSH_CONFIG:
+        c->ssh_config = v;
+        break;
+    case CLI_O_PORT:
+        c->port = v;
+        break;
+    case CLI_O_LOGIN:
+        c->login = v;
+        break;
+    case CLI_O_IDENTITY:
+        return cli_ssh_list(c, c->identities, &c->nidentities, "-i", v);
+    case CLI_O_SSH_OPTION:
+        return cli_ssh_list(c, c->ssh_opts, &c->nssh_opts, "-o", v);
+    case CLI_O_HELP:
+    case CLI_O_HABIT:
+        break;
+    case CLI_O_PARTIAL_PROGRESS:
+        c->progress = 1;
+        break;
+    case CLI_O_WHOLE_FILE:
+        return cli_delta(c, "never");
+    }
+    return 0;
+}
+
+/*
+ * Why a word that names no option of cmd is refused: it is another
+ * command's, rsync's or scp's (and what ferry does instead), a typo of
+ * one of ours, or nothing we know. group: the group of letters it came
+ * from, or NULL.
+ */
+static int
+cli_unknown(struct cli *c, const char *a, const char *group,
+    const char *cmd)
+{
+    const struct cli_opts_row *o;
+    const char *instead;
+    char where[64];
+    size_t nl;
+
+    if ((o = cli_opts_find(a, group != NULL, &nl)) != NULL) {
+        cli_opts_cmds_text(o->cmds, where, sizeof(where));
+        return cli_fail(c, "%.*s cannot go with %s: it goes with %s",
+            (int)nl, a, cmd, where);
+    }
+    if (cli_opts_flag_value(a))
+        return cli_fail(c, "option %.*s takes no value", (int)strcspn(a,
+            "="), a);
+    if ((instead = help_foreign_option(a)) != NULL)
+        return cli_fail(c, "option '%s' is rsync's or scp's: %s", a,
+            instead);
+    if ((o = cli_opts_near(a, cli_opts_cmd(cmd))) != NULL ||
+        (o = cli_opts_near(a, ~0u)) != NULL)
+        return cli_fail(c, "unknown option '%s': did you mean %s?", a,
+            o->name);
+    /* -ikey: a group of letters, where ssh's -i with its value was
+     * meant. */
+    if (group != NULL && (o = cli_opts_letter(group[1], 0)) != NULL &&
+        o->arg != CLI_OPTS_FLAG)
+        return cli_fail(c, "unknown option '%s' in the group '%s' (for "
+            "ssh's -%c, write -%c %s)", a, group, group[1], group[1],
+            group + 2);
+    return cli_fail(c, "unknown option '%s'", a);
+}
+
 int
 cli_parse(struct cli *c, int argc, char **argv)
 {
     char **words = NULL, **args = NULL;
+    const char **from = NULL;
     int nwords = 0, nargs = 0, i, r, options_done = 0;
+    unsigned cmd;
     const char *v;
     size_t nl;
 
@@ -433,12 +608,13 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->margin = 20;
     c->pack_threshold = VOLSEND_DEFAULT_THRESHOLD;
     c->volume_size = VOLUME_DEFAULT_SIZE;
+    cli_command_first(argc, argv);
     /* Known before anything can fail, so that a usage error is JSON too. */
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
             c->json = 1;
     if (argc < 2) {
-        cli_usage(stderr);
+        help_usage(stderr);
         return FERRY_ERR_USAGE;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
@@ -448,21 +624,29 @@ cli_parse(struct cli *c, int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         c->cmd = CMD_HELP;
-        if (argc > 2 && strcmp(argv[1], "help") == 0) {
-            if (help_command(NULL, argv[2]) != 0)
-                return cli_fail(c, "help: unknown command '%s'", argv[2]);
-            c->help_topic = argv[2];
+        /* The topic is the first word that is no option (ferry -v help
+         * push). */
+        for (i = 2; i < argc && argv[i][0] == '-'; i++)
+            ;
+        if (i < argc && strcmp(argv[1], "help") == 0) {
+            if (help_command(NULL, argv[i]) != 0)
+                return cli_fail(c, "help: unknown command '%s'", argv[i]);
+            c->help_topic = argv[i];
         }
         return 0;
     }
-    if (strcmp(argv[1], "push") == 0)
+    cmd = cli_opts_cmd(argv[1]);
+    if (cmd == CLI_OPTS_PUSH)
         c->cmd = CMD_PUSH;
-    else if (strcmp(argv[1], "pull") == 0)
+    else if (cmd == CLI_OPTS_PULL)
         c->cmd = CMD_PULL;
-    else if (strcmp(argv[1], "status") == 0)
+    else if (cmd == CLI_OPTS_STATUS)
         c->cmd = CMD_STATUS;
-    else if (strcmp(argv[1], "clean") == 0)
+    else if (cmd == CLI_OPTS_CLEAN)
         c->cmd = CMD_CLEAN;
+    else if (argv[1][0] == '-')
+        return cli_fail(c, "no command among the words (push, pull, "
+            "status, clean, pack or unpack)");
     else
         return cli_fail(c, "unknown command '%s'", argv[1]);
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -471,199 +655,42 @@ cli_parse(struct cli *c, int argc, char **argv)
             c->cmd = CMD_HELP;
             return 0;
         }
-    if ((r = cli_expand(c, argc, argv, &args, &nargs)) != 0)
+    if ((r = cli_expand(c, argc, argv, &args, &from, &nargs)) != 0)
         goto fail;
     if ((words = xcalloc((size_t)nargs + 1, sizeof(*words))) == NULL) {
         r = FERRY_ERR_NOMEM;
         goto fail;
     }
-    argc = nargs;
-    argv = args;
-    for (i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *instead;
+    for (i = 0; i < nargs; i++) {
+        const struct cli_opts_row *o;
+        const char *a = args[i];
 
         if (options_done || a[0] != '-' || a[1] == '\0') {
-            words[nwords++] = argv[i];
+            words[nwords++] = args[i];
             continue;
         }
-        if ((c->cmd == CMD_PUSH || c->cmd == CMD_PULL) &&
-            cli_transfer_opt(c, argc, argv, &i, &r)) {
-            if (r != 0)
-                goto fail;
-        } else if (strcmp(a, "-a") == 0 || strcmp(a, "--archive") == 0) {
-            c->habits |= HELP_HABIT_ARCHIVE;
-        } else if (strcmp(a, "-r") == 0 || strcmp(a, "--recursive") == 0) {
-            c->habits |= HELP_HABIT_RECURSIVE;
-        } else if (strcmp(a, "--partial") == 0) {
-            c->habits |= HELP_HABIT_PARTIAL;
-        } else if (strcmp(a, "-P") == 0) {
-            /* rsync's --partial --progress. */
-            c->habits |= HELP_HABIT_PARTIAL;
-            c->progress = 1;
-        } else if (strcmp(a, "-h") == 0) {
-            /* In a group (-avh), rsync's --human-readable: always so. */
-        } else if (strcmp(a, "--") == 0) {
+        if (strcmp(a, "--") == 0) {
             options_done = 1;
-        } else if (strcmp(a, "-c") == 0 || strcmp(a, "--checksum") == 0) {
-            c->checksum = 1;
-        } else if (strcmp(a, "-z") == 0 || strcmp(a, "--compress") == 0) {
-            /* "--compress 3" would send a file named 3 (and -z): the
-             * volumes' level goes after '='. */
-            if (a[1] == '-' && i + 1 < argc &&
-                cli_looks_like_level(argv[i + 1]) &&
-                access(argv[i + 1], F_OK) != 0) {
-                r = cli_fail(c, "--compress takes a level after '=': "
-                    "--compress=%s (--compress alone is -z)", argv[i + 1]);
-                goto fail;
-            }
-            c->compress = 1;
-        } else if (strncmp(a, "--compress=", 11) == 0 ||
-            cli_opt(a, NULL, "--pack-threshold", &nl) ||
-            cli_opt(a, NULL, "--volume-size", &nl)) {
-            if ((r = cli_volume_opt(c, argc, argv, &i, a)) != 0)
-                goto fail;
-        } else if (strcmp(a, "--json") == 0) {
-            c->json = 1;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            c->quiet = 1;
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            c->verbose++;
-        } else if (strcmp(a, "-vv") == 0) {
-            c->verbose += 2;
-        } else if (strcmp(a, "--progress") == 0) {
-            c->progress = 1;
-        } else if (strcmp(a, "--no-progress") == 0) {
-            c->progress = 0;
-        } else if (strcmp(a, "--no-bootstrap") == 0) {
-            c->no_bootstrap = 1;
-        } else if (cli_opt(a, NULL, "--delta", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            c->delta_flags &= ~(uint32_t)(OPEN_F_DELTA_ALWAYS |
-                OPEN_F_DELTA_NEVER);
-            if (strcmp(v, "always") == 0) {
-                c->delta_flags |= OPEN_F_DELTA_ALWAYS;
-            } else if (strcmp(v, "never") == 0) {
-                c->delta_flags |= OPEN_F_DELTA_NEVER;
-            } else if (strcmp(v, "auto") != 0) {
-                r = cli_fail(c, "--delta %s: want auto, always or never", v);
-                goto fail;
-            }
-        } else if (cli_opt(a, NULL, "--basis", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (strcmp(v, "auto") == 0) {
-                c->delta_flags |= OPEN_F_BASIS_AUTO;
-                c->basis = NULL;
-            } else if (fsx_path_check(v, strlen(v)) == 0) {
-                c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
-                c->basis = v;
-            } else {
-                r = cli_fail(c, "--basis %s: want auto, or a file's path "
-                    "relative to the destination", v);
-                goto fail;
-            }
-        } else if (cli_opt(a, NULL, "--block-size", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (cli_block_size(v, &c->block_size) != 0) {
-                r = cli_fail(c, "--block-size %s: want a power of two from "
-                    "64K to 4M", v);
-                goto fail;
-            }
-        } else if (cli_opt(a, NULL, "--retries", &nl)) {
-            char *end;
-            long n;
-
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            n = strtol(v, &end, 10);
-            if (end == v || *end != '\0' || n < 0 || n > 100000) {
-                r = cli_fail(c, "--retries %s: want a number", v);
-                goto fail;
-            }
-            c->retries = (int)n;
-        } else if (cli_opt(a, NULL, "--retry-for", &nl) ||
-            cli_opt(a, NULL, "--retry-wait", &nl)) {
-            int *dst = strncmp(a, "--retry-for", nl) == 0 ?
-                &c->retry_for : &c->retry_wait;
-
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (cli_duration(v, dst) != 0) {
-                r = cli_fail(c, "%.*s %s: want a duration such as 90s, "
-                    "15m or 1h", (int)nl, a, v);
-                goto fail;
-            }
-        } else if (cli_opt(a, "-j", "--streams", &nl)) {
-            char *end;
-            long n;
-
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            n = strtol(v, &end, 10);
-            if (end == v || *end != '\0' || n < 1 || n > CLI_MAX_STREAMS) {
-                r = cli_fail(c, "%.*s %s: want a number from 1 to %d",
-                    (int)nl, a, v, CLI_MAX_STREAMS);
-                goto fail;
-            }
-            c->streams = (int)n;
-        } else if (cli_opt(a, NULL, "--stall-timeout", &nl)) {
-            int secs;
-
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (cli_duration(v, &secs) != 0) {
-                r = cli_fail(c, "--stall-timeout %s: want a duration such "
-                    "as 30s or 2m", v);
-                goto fail;
-            }
-            c->stall_timeout = (unsigned)secs;
-        } else if (cli_opt(a, NULL, "--agent", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->agent_path)) != 0)
-                goto fail;
-        } else if (cli_opt(a, "-e", "--ssh-cmd", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->ssh_cmd)) != 0)
-                goto fail;
-        } else if (cli_opt(a, "-F", NULL, &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->ssh_config)) != 0)
-                goto fail;
-        } else if (cli_opt(a, "-p", "--port", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->port)) != 0)
-                goto fail;
-        } else if (cli_opt(a, "-l", "--login", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &c->login)) != 0)
-                goto fail;
-        } else if (cli_opt(a, "-i", "--identity", &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (c->nidentities == CLI_MAX_OPTS) {
-                r = cli_fail(c, "too many %s options", "-i");
-                goto fail;
-            }
-            c->identities[c->nidentities++] = v;
-        } else if (cli_opt(a, "-o", NULL, &nl)) {
-            if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
-                goto fail;
-            if (c->nssh_opts == CLI_MAX_OPTS) {
-                r = cli_fail(c, "too many %s options", "-o");
-                goto fail;
-            }
-            c->ssh_opts[c->nssh_opts++] = v;
-        } else if ((instead = help_foreign_option(a)) != NULL) {
-            r = cli_fail(c, "option '%s' is rsync's or scp's: %s", a,
-                instead);
-            goto fail;
-        } else {
-            r = cli_fail(c, "unknown option '%s'", a);
+            continue;
+        }
+        o = cli_opts_find(a, from[i] != NULL, &nl);
+        if (o == NULL || (o->cmds & cmd) == 0) {
+            r = cli_unknown(c, a, from[i], argv[1]);
             goto fail;
         }
+        v = NULL;
+        if (o->arg != CLI_OPTS_FLAG &&
+            cli_opts_value(o, nargs, args, &i, nl, &v) != 0) {
+            r = cli_fail(c, "option %s needs a value", a);
+            goto fail;
+        }
+        if ((r = cli_apply(c, o, a, nl, v, nargs, args, i)) != 0)
+            goto fail;
     }
     xfree(args);
+    xfree(from);
     args = NULL;
-    if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL && c->habits != 0)
-        c->habits = 0;
+    from = NULL;
     if ((r = cli_keep_check(c)) != 0)
         goto fail;
     if (c->compress && c->vol_compress == VOL_COMPRESS_NEVER) {
@@ -779,6 +806,7 @@ cli_parse(struct cli *c, int argc, char **argv)
 fail:
     xfree(words);
     xfree(args);
+    xfree(from);
     cli_cleanup(c);
     return r;
 }

@@ -73,7 +73,7 @@ struct cli {
     int force;                /* --force: no space check */
     int delete;               /* --delete: 1; --delete-excluded: 2 */
     struct filter filter;     /* --exclude, --include, --exclude-from */
-    unsigned habits;          /* rsync options taken (help.h HELP_HABIT_*) */
+    unsigned habits;          /* rsync flags taken (CLI_OPTS_HABIT_*) */
     const char *help_topic;   /* CMD_HELP: a command, or NULL */
     char *expanded[CLI_MAX_OPTS];  /* private: split flag groups */
     int nexpanded;
@@ -101,9 +101,15 @@ struct cli {
 #define CLI_MAX_STREAMS 16
 
 /*
- * Parses argv. `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
- * help_topic set. Flags may be grouped as in rsync (-avzP); a flag that
- * takes a value ends its group (-avj4). Returns 0, or FERRY_ERR_USAGE
+ * Parses argv with the table of cli_opts.h: each command takes the rows
+ * that name it, before or after it (cli_command_first, which reorders
+ * argv). `ferry help CMD` and `ferry CMD --help` give CMD_HELP with
+ * help_topic set. A word of letters only is a group, where each letter
+ * has rsync's meaning (-avzP; -rlptgoD: -p is --perms, -l --links) and -j
+ * and -e take the rest or the next word (-avj4); written alone, -p, -l,
+ * -i, -o and -F are ssh's (-p 2222, -p2222, and -vp2222: a word with a
+ * character that is not a letter is flags up to the first that takes a
+ * value). Returns 0, or FERRY_ERR_USAGE
  * with one line in c->err that says what is wrong (without "ferry: "),
  * or prints the usage when there are no arguments at all (c->err is then
  * ""). c->json is set even on failure when --json was given, so that the
@@ -116,7 +122,16 @@ struct cli {
  */
 int cli_parse(struct cli *c, int argc, char **argv) FERRY_WUR;
 void cli_cleanup(struct cli *c);
-void cli_usage(FILE *f);
+
+/*
+ * Options may come before the command, as ssh's do (ferry -F cfg push
+ * ...): moves the command word to argv[1] and the options before it after
+ * it, in their order (argv's pointers are reordered, never its strings).
+ * They are then the command's options like any other. Returns the index
+ * the command had (1 when it was first, or when none comes before "--", a
+ * help or version option, or the end).
+ */
+int cli_command_first(int argc, char **argv);
 
 /* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
  * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it

@@ -8,9 +8,13 @@
 #include <stdio.h>
 
 /* Prints the help of one command ("push", "pull", "status", "clean",
- * "pack", "unpack") to f (NULL: only checks the name). Returns 0, or -1
- * for a command ferry does not have (nothing printed). */
+ * "pack", "unpack") to f (NULL: only checks the name): what it does, then
+ * its rows of the option table (cli_opts.h). Returns 0, or -1 for a
+ * command ferry does not have (nothing printed). */
 int help_command(FILE *f, const char *cmd);
+
+/* Prints `ferry --help`: the commands, and the options most used. */
+void help_usage(FILE *f);
 
 /*
  * What ferry does instead of an rsync or scp option it does not take
@@ -19,14 +23,8 @@ int help_command(FILE *f, const char *cmd);
  */
 const char *help_foreign_option(const char *arg);
 
-/* Bits of the rsync options ferry takes but needs not (-a, -r, -P, ...),
- * for help_habits. */
-#define HELP_HABIT_ARCHIVE (1u << 0)    /* -a, --archive */
-#define HELP_HABIT_RECURSIVE (1u << 1)  /* -r, --recursive */
-#define HELP_HABIT_PARTIAL (1u << 2)    /* -P, --partial */
-
-/* The one line that explains them, for the options in habits (bits
- * above). */
+/* The one line that explains the rsync flags ferry took without needing
+ * them, those in habits (CLI_OPTS_HABIT_* bits). */
 void help_habits(FILE *f, unsigned habits);
 
 #endif

@@ -27,21 +27,24 @@ int
 main(int argc, char **argv)
 {
     struct cli cli;
-    int r, code;
+    int i, r, code;
 
     log_init("ferry", LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Options may come before the command: ferry -v pack ... */
+    cli_command_first(argc, argv);
     /* Local commands with options of their own (pack.h, unpack.h). */
-    if (argc >= 3 && (strcmp(argv[1], "pack") == 0 ||
-        strcmp(argv[1], "unpack") == 0) && (strcmp(argv[2], "--help") == 0 ||
-        strcmp(argv[2], "-h") == 0))
-        return help_command(stdout, argv[1]) == 0 ? EXIT_OK : EXIT_USAGE;
-    if (argc >= 2 && strcmp(argv[1], "pack") == 0)
-        return pack_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "unpack") == 0)
-        return unpack_main(argc, argv);
+    if (argc >= 2 && (strcmp(argv[1], "pack") == 0 ||
+        strcmp(argv[1], "unpack") == 0)) {
+        for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                return help_command(stdout, argv[1]) == 0 ? EXIT_OK :
+                    EXIT_USAGE;
+        return argv[1][0] == 'p' ? pack_main(argc, argv) :
+            unpack_main(argc, argv);
+    }
     if ((r = cli_parse(&cli, argc, argv)) != 0) {
         if (r == FERRY_ERR_NOMEM)
             snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));
@@ -58,7 +61,7 @@ main(int argc, char **argv)
     case CMD_HELP:
         if (cli.help_topic == NULL || help_command(stdout,
             cli.help_topic) != 0)
-            cli_usage(stdout);
+            help_usage(stdout);
         return EXIT_OK;
     default:
         break;

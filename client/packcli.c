@@ -15,6 +15,7 @@
 #include "../engine/volset.h"
 #include "../engine/volume.h"
 #include "cli.h"
+#include "cli_opts.h"
 
 volatile int pack_interrupted;
 
@@ -52,26 +53,54 @@ pack_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* The value of "--opt V" or "--opt=V". */
-static const char *
-pack_value(int argc, char **argv, int *i, const char *opt)
+/* Takes one option of pack or unpack (the row o of the table) at
+ * argv[*i], its name nl long. */
+static int
+pack_opt(struct pack_args *a, const struct cli_opts_row *o, int argc,
+    char **argv, int *i, size_t nl)
 {
-    size_t n = strlen(opt);
+    const char *s = argv[*i], *v = NULL;
 
-    if (strncmp(argv[*i], opt, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0' || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
+    if (o->arg != CLI_OPTS_FLAG &&
+        cli_opts_value(o, argc, argv, i, nl, &v) != 0)
+        return pack_fail("option %s needs a value", s);
+    switch (o->id) {
+    case CLI_O_JSON:
+        a->json = 1;
+        break;
+    case CLI_O_QUIET:
+        a->quiet = 1;
+        break;
+    case CLI_O_VERBOSE:
+        a->verbose++;
+        break;
+    case CLI_O_NAME:
+        if (volset_name_ok(v) != 0)
+            return pack_fail("--name %s: want a plain file name (no '/', "
+                "not starting with '.')", v);
+        a->name = v;
+        break;
+    case CLI_O_VOLUME_SIZE:
+        if (text_parse_size(v, &a->volume_size) != 0 ||
+            a->volume_size < VOLUME_MIN_SIZE)
+            return pack_fail("--volume-size %s: want a size of at least "
+                "64K, such as 500M or 2G", v);
+        break;
+    default:
+        /* --help: main answers it before the parse. */
+        break;
+    }
+    return 0;
 }
 
 int
 pack_args_parse(struct pack_args *a, int argc, char **argv)
 {
-    int i, done = 0;
-    const char *v;
+    const struct cli_opts_row *o;
+    unsigned cmd = cli_opts_cmd(argv[1]);
+    char where[64];
+    int i, r, done = 0;
+    size_t nl;
 
     memset(a, 0, sizeof(*a));
     a->volume_size = VOLUME_DEFAULT_SIZE;
@@ -82,39 +111,34 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
 
         if (done || s[0] != '-' || s[1] == '\0') {
             a->words[a->nwords++] = argv[i];
-        } else if (strcmp(s, "--") == 0) {
-            done = 1;
-        } else if (strcmp(s, "--json") == 0) {
-            a->json = 1;
-        } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
-            a->quiet = 1;
-        } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0) {
-            a->verbose++;
-        } else if (strcmp(s, "-vv") == 0) {
-            a->verbose += 2;
-        } else if ((v = pack_value(argc, argv, &i, "--name")) != NULL) {
-            if (volset_name_ok(v) != 0)
-                goto bad_name;
-            a->name = v;
-        } else if ((v = pack_value(argc, argv, &i, "--volume-size")) !=
-            NULL) {
-            if (text_parse_size(v, &a->volume_size) != 0 ||
-                a->volume_size < VOLUME_MIN_SIZE) {
-                pack_args_cleanup(a);
-                return pack_fail("--volume-size %s: want a size of "
-                    "at least 64K, such as 500M or 2G", v);
-            }
-        } else {
-            pack_args_cleanup(a);
-            return pack_fail("%s: unknown option '%s' (or it "
-                "needs a value)", argv[1], s);
+            continue;
         }
+        if (strcmp(s, "--") == 0) {
+            done = 1;
+            continue;
+        }
+        if (strcmp(s, "-vv") == 0) {
+            a->verbose += 2;
+            continue;
+        }
+        o = cli_opts_find(s, 0, &nl);
+        if (o != NULL && (o->cmds & cmd) != 0) {
+            if ((r = pack_opt(a, o, argc, argv, &i, nl)) == 0)
+                continue;
+        } else if (o != NULL) {
+            cli_opts_cmds_text(o->cmds, where, sizeof(where));
+            r = pack_fail("%.*s cannot go with %s: it goes with %s",
+                (int)nl, s, argv[1], where);
+        } else if ((o = cli_opts_near(s, cmd)) != NULL) {
+            r = pack_fail("%s: unknown option '%s': did you mean %s?",
+                argv[1], s, o->name);
+        } else {
+            r = pack_fail("%s: unknown option '%s'", argv[1], s);
+        }
+        pack_args_cleanup(a);
+        return r;
     }
     return 0;
-bad_name:
-    pack_args_cleanup(a);
-    return pack_fail("--name %s: want a plain file name (no '/', "
-        "not starting with '.')", v);
 }
 
 void

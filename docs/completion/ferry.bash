@@ -11,12 +11,16 @@ _ferry() {
         words=("${COMP_WORDS[@]}")
     fi
     local cmds="push pull status clean pack unpack help"
+    # The long options of `ferry push --help` and `ferry pull --help`.
     local opts="--dry-run --exclude --include --exclude-from --delete
-        --delete-excluded --bwlimit --margin --force --checksum --compress
-        --json --quiet --verbose --progress --no-progress --block-size
-        --streams --retry-for --retries --retry-wait --stall-timeout --agent
-        --no-bootstrap --ssh-cmd --archive --recursive --partial --help
-        --watch --ready-marker --keep"
+        --delete-excluded --watch --ready-marker --keep --margin --force
+        --bwlimit --checksum --compress --compress= --delta= --basis
+        --pack-threshold --volume-size --keep-volumes --name --json --quiet
+        --verbose --progress --no-progress --block-size --streams
+        --retry-for --retries --retry-wait --stall-timeout --agent
+        --no-bootstrap --ssh-cmd --port --login --identity --help
+        --archive --recursive --partial --times --perms --links
+        --itemize-changes --sparse --human-readable --mkpath --whole-file"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$cmds --version --help" -- "$cur"))
         return
@@ -31,14 +35,15 @@ _ferry() {
         ;;
     esac
     case $prev in
-    --exclude-from | -F | -i | --agent)
+    --exclude-from | -F | -i | --identity | --agent)
         COMPREPLY=($(compgen -f -- "$cur"))
         return
         ;;
     --exclude | --include | --bwlimit | --margin | --block-size | -j | \
         --streams | --retry-for | --retries | --retry-wait | \
-        --stall-timeout | -e | --ssh-cmd | -p | -l | -o | --watch | \
-        --ready-marker | --keep)
+        --stall-timeout | -e | --ssh-cmd | -p | --port | -l | --login | \
+        -o | --watch | --ready-marker | --keep | --basis | \
+        --pack-threshold | --volume-size | --name)
         return
         ;;
     esac

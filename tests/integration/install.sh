@@ -49,3 +49,20 @@ complete_words() {
 complete_words ferry pu | grep -qx push || fail "bash: no push"
 complete_words ferry push --del | grep -qx -- --delete || fail "bash: --delete"
 complete_words ferry push gpu | grep -qx gpu-box: || fail "bash: host"
+# ... and every long option that push and pull list in their help (the
+# option table's), as they are or with '=' for a value.
+complete_words ferry push -- >"$T/offered"
+for cmd in push pull; do
+    "$FERRY" help "$cmd" | sed -n 's/^  -., \(--[a-z][a-z-]*\).*/\1/p
+        s/^      \(--[a-z][a-z-]*\).*/\1/p'
+done | sort -u >"$T/listed"
+[ -s "$T/listed" ] || fail "no options in ferry help push"
+while read -r o; do
+    grep -qx -- "$o=\?" "$T/offered" || fail "bash: no $o"
+done <"$T/listed"
+# zsh: each of them is in its list too.
+while read -r o; do
+    grep -q -- "$o[=[]" "$p/share/zsh/site-functions/_ferry" ||
+        grep -q -- ",$o[=}]" "$p/share/zsh/site-functions/_ferry" ||
+        fail "zsh: no $o"
+done <"$T/listed"

@@ -325,6 +325,9 @@
     X(client_compress_blocks) \
     X(client_space_fits) \
     X(client_cli_watch) \
+    X(client_cli_letters) \
+    X(client_cli_rsync_flags) \
+    X(client_cli_options_first) \
     X(client_cli_volume_options) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
@@ -332,6 +335,9 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_cli_opts.c */ \
+    X(client_cli_help_rows) \
+    X(client_cli_man_page) \
     /* test_bounds.c */ \
     X(bounds_zstd_window) \
     X(bounds_journal_records) \

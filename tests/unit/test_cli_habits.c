@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "../../client/cli.h"
+#include "../../client/help.h"
 #include "../../client/space.h"
+#include "../../proto/msg.h"
 #include "check.h"
 
 TEST(client_rate)
@@ -193,4 +195,209 @@ TEST(client_cli_watch)
         CHECK(c.err[0] != '\0');
     }
     check_note_clear();
+}
+
+/* Parses the words after "ferry" (NULL-terminated) into c. */
+static int
+parse_words(struct cli *c, const char *const *words)
+{
+    static char *argv[32];
+    int n = 0;
+
+    argv[n++] = "ferry";
+    while (words[n - 1] != NULL && n < 31) {
+        argv[n] = (char *)words[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    return cli_parse(c, n, argv);
+}
+
+/* The line ferry prints for the rsync flags c took (help_habits). */
+static void
+habits_line(const struct cli *c, char *out, size_t outlen)
+{
+    FILE *f = fmemopen(out, outlen, "w");
+
+    CHECK(f != NULL);
+    help_habits(f, c->habits);
+    fclose(f);
+}
+
+/*
+ * ssh's letters and rsync's: in a group of letters each is rsync's
+ * (-rlptgoD is -a spelled out: -l was read as ssh's user "ptgoD"); alone
+ * with its value, or joined to a value that is not all letters, ssh's.
+ */
+TEST(client_cli_letters)
+{
+    static const char *const groups[][6] = {
+        { "push", "-rlptgoD", "a", "box:/d" },
+        { "push", "-rltv", "a", "box:/d" },
+        { "push", "-rlv", "a", "box:/d" },
+        { "push", "-avi", "a", "box:/d" },
+        { "pull", "-ltr", "box:/d", "a" },
+        { "push", "-avp", "a", "box:/d" },
+    };
+    static const char *const lone[] = { "push", "-p", "2222", "-l",
+        "alice", "-i", "key", "-o", "BatchMode=yes", "-F", "cfg", "a",
+        "box:/d", NULL };
+    static const char *const joined[] = { "push", "-p2222", "-oK=V",
+        "-i~/.ssh/k", "-vl1", "a", "box:/d", NULL };
+    static const char *const filt[] = { "push", "-avF", "a", "box:/d",
+        NULL };
+    static const char *const typo[] = { "push", "-ikey", "a", "box:/d",
+        NULL };
+    char line[512];
+    struct cli c;
+    size_t i;
+
+    for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+        check_note("%s", groups[i][1]);
+        CHECK_OK(parse_words(&c, groups[i]));
+        CHECK(c.login == NULL);
+        CHECK(c.port == NULL);
+        CHECK_EQ_INT(c.nidentities, 0);
+        CHECK_EQ_INT(c.nssh_opts, 0);
+        CHECK_EQ_INT(c.nlocal, 1);
+        habits_line(&c, line, sizeof(line));
+        CHECK(strstr(line, "no need") != NULL);
+        CHECK(strstr(line, "are ssh's") != NULL);
+        cli_cleanup(&c);
+    }
+    check_note("-rlptgoD");
+    CHECK_OK(parse_words(&c, groups[0]));
+    habits_line(&c, line, sizeof(line));
+    CHECK(strstr(line, "-r, -l, -p, -t, -g, -o, -D: no need") != NULL);
+    CHECK(strstr(line, "symlinks as links, permission bits and mtimes") !=
+        NULL);
+    CHECK(strstr(line, "files belong to the remote user") != NULL);
+    CHECK(strstr(line, "device files, sockets and FIFOs are skipped") !=
+        NULL);
+    cli_cleanup(&c);
+    check_note("lone");
+    CHECK_OK(parse_words(&c, lone));
+    CHECK_EQ_STR(c.port, "2222");
+    CHECK_EQ_STR(c.login, "alice");
+    CHECK_EQ_INT(c.nidentities, 1);
+    CHECK_EQ_STR(c.identities[0], "key");
+    CHECK_EQ_INT(c.nssh_opts, 1);
+    CHECK_EQ_STR(c.ssh_opts[0], "BatchMode=yes");
+    CHECK_EQ_STR(c.ssh_config, "cfg");
+    CHECK_EQ_INT(c.habits, 0);
+    cli_cleanup(&c);
+    check_note("joined");
+    CHECK_OK(parse_words(&c, joined));
+    CHECK_EQ_STR(c.port, "2222");
+    CHECK_EQ_STR(c.ssh_opts[0], "K=V");
+    CHECK_EQ_STR(c.identities[0], "~/.ssh/k");
+    CHECK_EQ_STR(c.login, "1");
+    CHECK_EQ_INT(c.verbose, 1);
+    cli_cleanup(&c);
+    /* rsync's -F (.rsync-filter files) is not ferry's; -ikey was meant
+     * as ssh's -i. */
+    check_note("-avF");
+    CHECK_EQ_ERR(parse_words(&c, filt), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "write -F FILE alone") != NULL);
+    check_note("-ikey");
+    CHECK_EQ_ERR(parse_words(&c, typo), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "write -i key") != NULL);
+    check_note_clear();
+}
+
+/* rsync's flags whose meaning ferry has are taken with the note; -W is
+ * --delta=never; --timeout points to --stall-timeout; typos get the
+ * option meant. */
+TEST(client_cli_rsync_flags)
+{
+    static const char *const taken[][2] = {
+        { "-t", "mtimes" }, { "--times", "mtimes" },
+        { "--perms", "permission bits" }, { "--links", "symlinks" },
+        { "-S", "sparse files sparse" }, { "--sparse", "sparse files" },
+        { "--mkpath", "missing directories" },
+        { "--human-readable", "human-readable sizes" },
+        { "--itemize-changes", "-v lists files" },
+        { "-W", "--delta=never" }, { "--whole-file", "--delta=never" },
+    };
+    static const char *const typos[][2] = {
+        { "--exlude=x", "--exclude" }, { "--dleete", "--delete" },
+        { "--stall-timout=5", "--stall-timeout" },
+        { "--keep-volume", "--keep-volumes" }, { "--dry-rn", "--dry-run" },
+    };
+    static const char *const far[] = { "--bogus", "--del", "--no-such" };
+    const char *words[6] = { "push", NULL, "a", "box:/d", NULL };
+    char line[512], want[64];
+    struct cli c;
+    size_t i;
+
+    for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+        words[1] = taken[i][0];
+        check_note("%s", taken[i][0]);
+        CHECK_OK(parse_words(&c, words));
+        CHECK(c.habits != 0);
+        habits_line(&c, line, sizeof(line));
+        CHECK(strstr(line, taken[i][1]) != NULL);
+        CHECK_EQ_INT((c.delta_flags & OPEN_F_DELTA_NEVER) != 0,
+            taken[i][0][1] == 'W' || taken[i][0][2] == 'w');
+        cli_cleanup(&c);
+    }
+    words[1] = "--timeout=60";
+    check_note("--timeout");
+    CHECK_EQ_ERR(parse_words(&c, words), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "use --stall-timeout") != NULL);
+    for (i = 0; i < sizeof(typos) / sizeof(typos[0]); i++) {
+        words[1] = typos[i][0];
+        check_note("%s", typos[i][0]);
+        CHECK_EQ_ERR(parse_words(&c, words), FERRY_ERR_USAGE);
+        snprintf(want, sizeof(want), "did you mean %s?", typos[i][1]);
+        CHECK(strstr(c.err, want) != NULL);
+    }
+    for (i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+        words[1] = far[i];
+        check_note("%s", far[i]);
+        CHECK_EQ_ERR(parse_words(&c, words), FERRY_ERR_USAGE);
+        CHECK(strstr(c.err, "did you mean") == NULL);
+    }
+    check_note_clear();
+}
+
+/* Options before the command, as ssh's go: those of the command. */
+TEST(client_cli_options_first)
+{
+    static const char *const cfg[] = { "-F", "cfg", "push", "a", "box:/d",
+        NULL };
+    static const char *const v[] = { "-v", "-p", "2222", "pull", "box:/d",
+        "a", NULL };
+    static const char *const grp[] = { "-avj", "2", "push", "a", "box:/d",
+        NULL };
+    static const char *const other[] = { "--watch", "1m", "push", "a",
+        "box:/d", NULL };
+    static const char *const none[] = { "-v", NULL };
+    static const char *const help[] = { "-v", "help", "pull", NULL };
+    struct cli c;
+
+    CHECK_OK(parse_words(&c, cfg));
+    CHECK_EQ_INT(c.cmd, CMD_PUSH);
+    CHECK_EQ_STR(c.ssh_config, "cfg");
+    CHECK_EQ_INT(c.nlocal, 1);
+    CHECK_EQ_STR(c.local_paths[0], "a");
+    cli_cleanup(&c);
+    CHECK_OK(parse_words(&c, v));
+    CHECK_EQ_INT(c.cmd, CMD_PULL);
+    CHECK_EQ_INT(c.verbose, 1);
+    CHECK_EQ_STR(c.port, "2222");
+    CHECK_EQ_STR(c.local_paths[0], "a");
+    cli_cleanup(&c);
+    CHECK_OK(parse_words(&c, grp));
+    CHECK_EQ_INT(c.cmd, CMD_PUSH);
+    CHECK_EQ_INT(c.streams, 2);
+    CHECK_EQ_INT(c.nlocal, 1);
+    cli_cleanup(&c);
+    CHECK_EQ_ERR(parse_words(&c, other), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "--watch cannot go with push") != NULL);
+    CHECK_EQ_ERR(parse_words(&c, none), FERRY_ERR_USAGE);
+    CHECK(strstr(c.err, "no command") != NULL);
+    CHECK_OK(parse_words(&c, help));
+    CHECK_EQ_INT(c.cmd, CMD_HELP);
+    CHECK_EQ_STR(c.help_topic, "pull");
 }
