@@ -409,6 +409,10 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
             return cli_fail(c, "--watch %s: want a duration such as 30s or "
                 "2m between looks", v);
         break;
+    case CLI_O_SETTLE:
+        if (cli_duration(v, &c->settle_s) != 0 || c->settle_s < 1)
+            return cli_fail(c, "--settle %s: want a duration such as 1m", v);
+        break;
     case CLI_O_READY_MARKER:
         c->ready_marker = v;
         if (v[0] == '\0' || strchr(v, '/') != NULL)
@@ -698,8 +702,10 @@ cli_parse(struct cli *c, int argc, char **argv)
             "give one of them");
         goto fail;
     }
-    if ((c->ready_marker != NULL || c->keep > 0) && c->watch_s == 0) {
-        r = cli_fail(c, "--ready-marker and --keep go with pull --watch");
+    if ((c->ready_marker != NULL || c->keep > 0 || c->settle_s > 0) &&
+        c->watch_s == 0) {
+        r = cli_fail(c, "--ready-marker, --settle and --keep go with pull "
+            "--watch");
         goto fail;
     }
     if (c->watch_s > 0 && (c->cmd != CMD_PULL || nwords != 2 ||

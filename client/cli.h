@@ -84,6 +84,8 @@ struct cli {
                                  enum vol_compress */
     uint8_t vol_level;
     int watch_s;              /* pull --watch: seconds between looks */
+    int settle_s;             /* --settle: quiet time of a file nothing
+                                 else judges; 0: one look */
     const char *ready_marker; /* --ready-marker NAME */
     int keep;                 /* --keep N: local copies kept; 0 all */
     int whole_formats;        /* private: a watch's pull commits no file

@@ -46,6 +46,10 @@ const struct cli_opts_row cli_opts_table[] = {
         "format is whole, else the same two looks in a row), newest "
         "first; a directory appears all at once",
         OPT },
+    { "--settle", 0, 0, VALUE, CLI_O_SETTLE, CLI_OPTS_PULL, 0, 0, "TIME",
+        "with --watch: how long a file nothing else can judge (no writer "
+        "check, no known format: NFS) must look the same before it is "
+        "pulled (default: one look, TIME of --watch)", OPT },
     { "--ready-marker", 0, 0, VALUE, CLI_O_READY_MARKER, CLI_OPTS_PULL, 0, 0,
         "NAME", "with --watch: complete when DIR/E/NAME (a directory) or "
         "E + NAME (a file: step-1.pt.done) is there", OPT },

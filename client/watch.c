@@ -463,6 +463,19 @@ watch_source(struct watch *w, const char *src, const char *local)
         FERRY_ERR_NOMEM;
 }
 
+/* The watch's own summary, as every run ends with one: units pulled
+ * (a version each) and given up. */
+static void
+watch_summary(struct watch *w, int code)
+{
+    struct output_summary sum;
+
+    memset(&sum, 0, sizeof(sum));
+    sum.exit_code = code;
+    sum.error = code == EXIT_INTERRUPTED ? "interrupted" : "watch ended";
+    output_summary(&w->out, &sum);
+}
+
 static void
 watch_source_free(struct watch *w)
 {
@@ -528,6 +541,10 @@ watch_once(struct watch *w)
         if (code == EXIT_OK && r > 0) {
             watch_pulled(u);
             w->npulled++;
+            xfer_add(&w->x.st.files_sent, 1);
+            xfer_add(&w->x.st.files_total, 1);
+            xfer_add(&w->x.st.bytes_total, u->size);
+            xfer_add(&w->x.st.bytes_payload, u->size);
             if (again)
                 watch_say(w, "changed", u, "changed after it was pulled: "
                     "replaced by the new version");
@@ -538,6 +555,8 @@ watch_once(struct watch *w)
             continue;
         }
         if (watch_failed(u)) {
+            xfer_add(&w->x.st.files_failed, 1);
+            xfer_add(&w->x.st.files_total, 1);
             snprintf(text, sizeof(text), "failed %d times in a row, given "
                 "up: does it change faster than it can be pulled? Write "
                 "checkpoints under a new name and rename them, or use "
@@ -559,6 +578,9 @@ watch_main(struct cli *cli)
     memset(&w, 0, sizeof(w));
     w.cli = cli;
     w.t.marker = cli->ready_marker;
+    /* Looks in a row the same, beyond the first, that --settle takes. */
+    w.t.settle = cli->settle_s > 0 ? (unsigned)((cli->settle_s +
+        cli->watch_s - 1) / cli->watch_s) : 1;
     w.t.stop = &watch_stop;
     w.out.json = cli->json;
     w.out.quiet = cli->quiet;
@@ -586,8 +608,11 @@ watch_main(struct cli *cli)
     close(w.localfd);
     watch_table_cleanup(&w.t);
     watch_source_free(&w);
-    if (code != 0 && code != EXIT_INTERRUPTED)
-        return code;
-    output_fatal(&w.out, NULL, FERRY_ERR_INTERRUPTED, "watch: interrupted");
-    return EXIT_INTERRUPTED;
+    if (code == 0 || code == EXIT_INTERRUPTED) {
+        output_fatal(&w.out, NULL, FERRY_ERR_INTERRUPTED,
+            "watch: interrupted");
+        code = EXIT_INTERRUPTED;
+    }
+    watch_summary(&w, code);
+    return code;
 }

@@ -13,7 +13,7 @@ _ferry() {
     local cmds="push pull status clean pack unpack help"
     # The long options of `ferry push --help` and `ferry pull --help`.
     local opts="--dry-run --exclude --include --exclude-from --delete
-        --delete-excluded --watch --ready-marker --keep --margin --force
+        --delete-excluded --watch --settle --ready-marker --keep --margin --force
         --bwlimit --checksum --compress --compress= --delta= --basis
         --pack-threshold --volume-size --keep-volumes --name --json --quiet
         --verbose --progress --no-progress --block-size --streams
@@ -42,7 +42,7 @@ _ferry() {
     --exclude | --include | --bwlimit | --margin | --block-size | -j | \
         --streams | --retry-for | --retries | --retry-wait | \
         --stall-timeout | -e | --ssh-cmd | -p | --port | -l | --login | \
-        -o | --watch | --ready-marker | --keep | --basis | \
+        -o | --watch | --settle | --ready-marker | --keep | --basis | \
         --pack-threshold | --volume-size | --name)
         return
         ;;

@@ -346,6 +346,16 @@ TEST(watch_readiness)
     look_states(&t, a);
     ready(&t, 0, "idle.bin nfs.bin whole.pt");
     watch_table_cleanup(&t);
+    /* --settle: three looks the same beyond the first. */
+    memset(&t, 0, sizeof(t));
+    t.settle = 3;
+    look_states(&t, a);
+    look_states(&t, a);
+    look_states(&t, a);
+    ready(&t, 0, "idle.bin whole.pt");
+    look_states(&t, a);
+    ready(&t, 0, "idle.bin nfs.bin whole.pt");
+    watch_table_cleanup(&t);
 }
 
 /* A directory is complete when its framework's own marker says so:
