@@ -1,7 +1,9 @@
 # pull --watch over SSH: a checkpoint that appears on the box is pulled
 # once it is complete, a newer one is built by delta from the older one
-# (--basis auto), and Ctrl-C ends the watch with exit 130
-# (integration/watch.sh has the rest over local:).
+# (--basis auto), a checkpoint whose writer pauses halfway with the file
+# open is not pulled until it is closed (the agent, logged in over SSH,
+# asks the kernel), and Ctrl-C ends the watch with exit 130
+# (integration/watch.sh and watch_ckpt.sh have the rest over local:).
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/sshd.sh"
 sshd_start
@@ -40,6 +42,22 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 
+# A writer that pauses halfway, the file open for three looks.
+python3 "$TESTS_DIR/lib/ckpt_writer.py" pause "$R/step-3000.pth" 3 &
+writer=$!
+while kill -0 $writer 2>/dev/null; do
+    [ ! -e "$L/step-3000.pth" ] ||
+        fail "step-3000.pth pulled while its writer held it"
+    sleep 0.05
+done
+wait $writer
+wait_exists "$L/step-3000.pth"
+cmp "$R/step-3000.pth" "$L/step-3000.pth" || fail "step-3000.pth differs"
+for _ in $(seq 1 300); do
+    [ "$(grep -c '"action":"pulled"' "$T/watch.out" || true)" -ge 3 ] && break
+    sleep 0.1
+done
+
 kill -INT $wpid
 set +e
 wait $wpid
@@ -52,8 +70,11 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 w = [e.get("path") for e in ev
      if e["event"] == "watch" and e["action"] == "pulled"]
-assert w == ["step-1000.pt", "step-2000.pt"], w
+assert w == ["step-1000.pt", "step-2000.pt", "step-3000.pth"], w
 # The second pull reused most of the first (delta from the basis).
 s = [e for e in ev if e["event"] == "summary"]
-assert len(s) >= 2 and s[-1]["bytes_matched"] >= 3000000, s[-1]
+# The pulls' summaries, then the watch's own, last: units pulled.
+pulls = [e for e in s if e["bytes_wire"] > 0]
+assert len(pulls) >= 2 and pulls[1]["bytes_matched"] >= 3000000, pulls
+assert s[-1]["exit_code"] == 130 and s[-1]["files_sent"] == 3, s[-1]
 PY
