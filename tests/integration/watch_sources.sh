@@ -50,3 +50,17 @@ run_watch "$T/l6" "$R/ckpts/*.bin"
 wait
 [ -f "$T/l6/c.bin" ] || fail "a glob that matched later"
 grep -q '"action":"waiting".*no match' "$T/ev" || fail "no match not said"
+
+# --keep counts only the units the source selects: with a glob, the
+# newest two checkpoints stay here however new the log beside them is.
+mkdir -p "$R/run"
+for i in 1 2 3; do
+    echo "ckpt $i" >"$R/run/ckpt_$i.pth"
+    touch -d "-$((10 - i)) min" "$R/run/ckpt_$i.pth"
+done
+echo log >"$R/run/train.log"
+run_watch "$T/l7" "$R/run/ckpt_*.pth" --keep 2
+[ -f "$T/l7/ckpt_3.pth" ] && [ -f "$T/l7/ckpt_2.pth" ] ||
+    { ls -la "$T/l7"; fail "--keep 2 with a glob: the two newest"; }
+[ ! -e "$T/l7/ckpt_1.pth" ] || fail "--keep 2 with a glob: the oldest stayed"
+[ ! -e "$T/l7/train.log" ] || fail "--keep with a glob: the log was pulled"
