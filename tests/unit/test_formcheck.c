@@ -55,7 +55,7 @@ make_zip(int zip64, size_t *n)
 {
     struct zmember m[] = {
         { "archive/data.pkl", 300, 0 },
-        { "archive/data/0", 70000, 0 },
+        { "archive/data/0", 6000, 0 },
         { "archive/data/1", 4096, 0 },
         { "archive/version", 2, 0 },
     };
