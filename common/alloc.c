@@ -97,7 +97,10 @@ xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
 void *
 xroom(void *p, size_t *cap, size_t n)
 {
-    if (n <= *cap)
+    /* Never NULL on success, even for nothing. */
+    if (n == 0)
+        n = 1;
+    if (p != NULL && n <= *cap)
         return p;
     if ((p = xrealloc(p, n)) != NULL)
         *cap = n;

@@ -6,8 +6,8 @@
 #include "../common/alloc.h"
 #include "ckptfmt.h"
 
-/* Why a file gets no tensors: not an error, a verdict. */
-#define TL_NONE 1
+/* A file past the bounds has no tensors: not an error, a verdict. */
+#define TL_NONE FERRY_ERR_UNSUPPORTED
 
 struct tl_build {
     struct tensor_layout *l;
@@ -214,9 +214,11 @@ tl_parse(const struct ckptfmt_src *s, struct tensor_layout *l)
     default:
         return TL_NONE;
     }
-    if (r < 0 || r == TL_NONE)
+    if (r < 0)
         return r;
-    if (r != CKPTFMT_WHOLE || (r = tl_check(l)) != 0)
+    if (r != CKPTFMT_WHOLE)
+        return TL_NONE;
+    if ((r = tl_check(l)) != 0)
         return r;
     l->form = form;
     return 0;
