@@ -4,6 +4,7 @@
  * for docs/BENCHMARKS.md.
  *
  *     tensor_rate [MiB] [block KiB]     (default 10 and 1024)
+ *     tensor_rate -f OLD NEW            (files, for tests)
  *
  * Two pairs are made here, an older and a newer save each:
  *   bf16   a safetensors file of MiB of bf16 weights, normal with sigma
@@ -27,11 +28,18 @@
  * coding (auto, level 1) and rebuilding (against the older save) next to
  * zstd level 1's and XXH3's, by the thread's CPU time (the best of three
  * runs). Every coded block is rebuilt and compared.
+ *
+ * With -f, NEW is coded against OLD in 1 MiB blocks, every block rebuilt
+ * and compared, and one line says "tensors T paired P coded C of N"
+ * (exit 1 if a block does not come back).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../common/buf.h"
 #include "../../common/hash.h"
@@ -449,6 +457,52 @@ unchanged(const struct pair *pr)
         pr->name, pr->new.n, pr->ln.n, 100.0 * (double)same / (double)all);
 }
 
+static int
+read_file(const char *path, struct file *f)
+{
+    struct stat st;
+    ssize_t got;
+    size_t at = 0;
+    int fd;
+
+    if ((fd = open(path, O_RDONLY)) < 0 || fstat(fd, &st) != 0)
+        return -1;
+    f->n = (size_t)st.st_size;
+    if ((f->p = malloc(f->n + 1)) == NULL)
+        return -1;
+    while (at < f->n && (got = read(fd, f->p + at, f->n - at)) > 0)
+        at += (size_t)got;
+    close(fd);
+    return at == f->n ? 0 : -1;
+}
+
+static int
+files(const char *old, const char *new)
+{
+    struct tensor_codec_opts o = { 1, TENSOR_CODEC_AUTO, 0 };
+    struct tensor_codec *c = tensor_codec_new();
+    struct pair pr;
+    uint64_t coded;
+    size_t i, paired = 0;
+
+    memset(&pr, 0, sizeof(pr));
+    pr.name = new;
+    if (c == NULL || read_file(old, &pr.old) != 0 ||
+        read_file(new, &pr.new) != 0 ||
+        tensor_layout_mem(pr.old.p, pr.old.n, &pr.lo) != 0 ||
+        tensor_layout_mem(pr.new.p, pr.new.n, &pr.ln) != 0 ||
+        tensor_layout_pair(&pr.ln, &pr.lo, &pr.match) != 0) {
+        perror("tensor_rate");
+        return 1;
+    }
+    coded = code(&pr, c, &o, 1, 1u << 20, 1, NULL, NULL);
+    for (i = 0; i < pr.ln.n; i++)
+        paired += pr.match[i] != SIZE_MAX;
+    printf("tensors %zu paired %zu coded %llu of %zu\n", pr.ln.n, paired,
+        (unsigned long long)coded, pr.new.n);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -458,9 +512,12 @@ main(int argc, char **argv)
     struct pair pr[2];
     size_t i;
 
+    if (argc == 4 && strcmp(argv[1], "-f") == 0)
+        return files(argv[2], argv[3]);
     if (c == NULL || mib == 0 || block == 0 ||
         block > PROTO_MAX_TENSOR_PIECE) {
-        fprintf(stderr, "usage: tensor_rate [MiB] [block KiB (<= 4096)]\n");
+        fprintf(stderr, "usage: tensor_rate [MiB] [block KiB (<= 4096)] | "
+            "-f OLD NEW\n");
         return 2;
     }
     memset(pr, 0, sizeof(pr));
