@@ -72,20 +72,20 @@ tl_st_tensor(void *arg, const struct ckptfmt_st_tensor *t)
         tl_dtype_width(t->dtype, t->dtype_len));
 }
 
-/* PREFIX/data/N: one path component, "data", digits. */
+/* PREFIX/data/N: one path component, "data", one digit or more. */
 static int
 tl_is_storage(const uint8_t *name, size_t n)
 {
-    size_t i = 0, digits;
+    size_t i = 0;
 
     while (i < n && name[i] != '/')
         i++;
     if (i == 0 || n - i < 7 || memcmp(name + i, "/data/", 6) != 0)
         return 0;
-    for (i += 6, digits = 0; i < n; i++, digits++)
+    for (i += 6; i < n; i++)
         if (name[i] < '0' || name[i] > '9')
             return 0;
-    return digits > 0;
+    return 1;
 }
 
 static int

@@ -247,18 +247,49 @@ TEST(tensor_codec_changed_tensors)
 }
 
 /* Blocks that cut elements in two (an odd block size) keep the element
- * grid: identical tensors still cost next to nothing. */
+ * grid: the first whole element of every piece of a tensor is where the
+ * tensor's elements are (its lead), so a SUB piece subtracts elements,
+ * not bytes of two; identical tensors still cost next to nothing. */
 TEST(tensor_codec_odd_blocks)
 {
+    struct tensor_codec_opts o = { 1, TENSOR_SUB, 0 };
+    struct tensor_codec *c = tensor_codec_new();
+    struct tensor_piece_info info;
     struct tensor_codec_stats st;
+    struct tensor_layout l;
     uint8_t *data = check_alloc(BF16_DATA), *po;
-    size_t no;
+    const uint8_t *q;
+    uint64_t off, at, data_start = 8 + sizeof(bf16_hdr) - 1;
+    size_t no, len, plen, left, checked = 0;
+    struct buf out;
 
     weights(data, BF16_DATA, 2);
     po = ckpt_safetensors(bf16_hdr, 0, data, BF16_DATA, &no);
     CHECK(code(po, no, po, no, 4099, &st) < no / 20);
     CHECK_EQ_U64(st.wide[1], st.pieces[TENSOR_PLAIN]);
     CHECK(st.wide[2] > 30);
+    CHECK_OK(tensor_layout_mem(po, no, &l));
+    buf_init(&out, TENSOR_CODEC_BOUND(4099));
+    for (off = 0; off < no; off += len) {
+        len = no - off < 4099 ? (size_t)(no - off) : 4099;
+        buf_reset(&out);
+        CHECK_OK(tensor_codec_block(c, &o, &l, NULL, off, po + off, len,
+            &out, NULL));
+        for (q = buf_ptr(&out), left = buf_used(&out), at = off; left > 0;
+            q += 4 + plen, left -= 4 + plen, at += info.raw) {
+            plen = (size_t)q[0] << 24 | (size_t)q[1] << 16 |
+                (size_t)q[2] << 8 | q[3];
+            CHECK_OK(tensor_piece_peek(q + 4, plen, &info));
+            if (info.width != 2)
+                continue;
+            CHECK_EQ_U64((at + info.lead - data_start) % 2, 0);
+            checked++;
+        }
+    }
+    CHECK(checked > 30);
+    buf_cleanup(&out);
+    tensor_layout_cleanup(&l);
+    tensor_codec_free(c);
     free(po);
     free(data);
 }
