@@ -23,25 +23,6 @@ ckptfmt_read(const struct ckptfmt_src *s, uint64_t off, void *p, size_t n)
     return got == n ? 0 : FERRY_ERR_SHORT;
 }
 
-uint16_t
-ckptfmt_le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-uint32_t
-ckptfmt_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-        (uint32_t)p[3] << 24;
-}
-
-uint64_t
-ckptfmt_le64(const uint8_t *p)
-{
-    return (uint64_t)ckptfmt_le32(p) | (uint64_t)ckptfmt_le32(p + 4) << 32;
-}
-
 #define le16 ckptfmt_le16
 #define le32 ckptfmt_le32
 #define le64 ckptfmt_le64

@@ -41,10 +41,26 @@ struct ckptfmt_src {
 int ckptfmt_read(const struct ckptfmt_src *s, uint64_t off, void *p,
     size_t n) FERRY_WUR;
 
-/* Little-endian fields, as all three formats write them. */
-uint16_t ckptfmt_le16(const uint8_t *p);
-uint32_t ckptfmt_le32(const uint8_t *p);
-uint64_t ckptfmt_le64(const uint8_t *p);
+/* Little-endian fields, as all three formats write them (inline: the
+ * search for a zip's end record reads one at every offset of its tail). */
+static inline uint16_t
+ckptfmt_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t
+ckptfmt_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+        (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+ckptfmt_le64(const uint8_t *p)
+{
+    return (uint64_t)ckptfmt_le32(p) | (uint64_t)ckptfmt_le32(p + 4) << 32;
+}
 
 /* What the parsers say of a file's shape (besides -errno). */
 enum ckptfmt_verdict {
