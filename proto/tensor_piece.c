@@ -201,7 +201,9 @@ tp_merge(unsigned w, int mode, uint8_t *const *planes, const uint8_t *ref,
  * nearly all 256 values nearly evenly (the low bytes of a mantissa), as
  * a chi-square against the uniform says. zstd finds nothing in such a
  * plane and takes as long to find it as to compress one that shrinks;
- * the test costs a pass over TP_NOISE_SAMPLE bytes.
+ * the test costs a pass over TP_NOISE_SAMPLE bytes. A plane that repeats
+ * a stretch of noise would have shrunk and is stored: weights do not
+ * repeat so, and stored is always correct.
  */
 #define TP_NOISE_SAMPLE 16384u
 
@@ -237,8 +239,9 @@ tp_put_plane(struct tensor_piece *t, int level, const uint8_t *plane,
 
     if ((r = buf_reserve(out, TENSOR_PLANE_HEAD + nelem, &q)) != 0)
         return r;
-    if (nelem > 1 && !tp_noise(plane, nelem) && zst_compress(t->z, level, q + TENSOR_PLANE_HEAD,
-        nelem - 1, plane, nelem, &len) == 0 && len > 0) {
+    if (nelem > 1 && !tp_noise(plane, nelem) &&
+        zst_compress(t->z, level, q + TENSOR_PLANE_HEAD, nelem - 1, plane,
+        nelem, &len) == 0 && len > 0) {
         q[0] = TENSOR_PLANE_ZSTD;
     } else {
         q[0] = TENSOR_PLANE_STORED;
