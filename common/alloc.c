@@ -94,6 +94,19 @@ xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
     return v;
 }
 
+void *
+xroom(void *p, size_t *cap, size_t n)
+{
+    /* Never NULL on success, even for nothing. */
+    if (n == 0)
+        n = 1;
+    if (p != NULL && n <= *cap)
+        return p;
+    if ((p = xrealloc(p, n)) != NULL)
+        *cap = n;
+    return p;
+}
+
 char *
 xstrndup(const char *s, size_t len)
 {

@@ -36,6 +36,11 @@ void xfree(void *p);
  */
 void *xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first);
 
+/* Makes a work buffer p of *cap bytes hold n: reallocates to exactly n
+ * (at least 1) when it is smaller. Returns the buffer, moved or not, or
+ * NULL when memory runs out, leaving p and *cap as they were. */
+void *xroom(void *p, size_t *cap, size_t n);
+
 /* Makes allocation number n (counting from 1 after this call) fail; 0 turns
  * injection off. Overrides FERRY_FAIL_ALLOC. Used by tests only. */
 void alloc_fail_at(unsigned long n);

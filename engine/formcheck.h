@@ -19,10 +19,12 @@
  *
  * A file that is none of these (or whose dtype cannot give a size, an
  * object array) is FORM_UNKNOWN: only the busy check and a quiet period
- * judge it. Reads are bounded (FORMCHECK_MAX_INDEX of index, at most
+ * judge it. Reads are bounded (CKPTFMT_MAX_INDEX of index, at most
  * FORMCHECK_MAX_MEMBERS tar members), so a file made to look like one of
- * these costs little. The checks say "whole" of a file that has the shape
- * of a complete one; they do not check its data.
+ * these costs little. The checks say "whole" of a file that has the
+ * shape of a complete one; they do not check its data. The zip,
+ * safetensors and npy structures are read by engine/ckptfmt.c, the
+ * parser tensor_layout.c finds tensors with.
  */
 #ifndef FERRY_ENGINE_FORMCHECK_H
 #define FERRY_ENGINE_FORMCHECK_H
@@ -32,10 +34,8 @@
 #include <sys/types.h>
 
 #include "../common/err.h"
+#include "ckptfmt.h"
 
-/* Most bytes of index (a zip's central directory, a safetensors or npy
- * header) read to judge one file; a larger one is FORM_UNKNOWN. */
-#define FORMCHECK_MAX_INDEX (64u << 20)
 /* Most tar members walked; more is FORM_UNKNOWN. */
 #define FORMCHECK_MAX_MEMBERS 1000000u
 

@@ -44,5 +44,9 @@
  * agent owes at most this much at any time). */
 #define PROTO_MAX_PROBE_DATA (1u << 20)
 #define PROTO_MAX_PROBE_ASK (16u << 20)
+/* Tensor pieces (proto/tensor_piece.h): the bytes one piece rebuilds (a
+ * block's worth), and the pieces in one sequence (one block's). */
+#define PROTO_MAX_TENSOR_PIECE PROTO_MAX_BLOCK
+#define PROTO_MAX_TENSOR_PIECES 4096u
 
 #endif

@@ -1033,6 +1033,7 @@ const struct fuzz_target fuzz_targets[] = {
     { "tar", fuzz_tar_one },
     { "delta", fuzz_delta_one },
     { "rvmsg", fuzz_rvmsg_one },
+    { "tensor", fuzz_tensor_one },
     { NULL, NULL },
 };
 

@@ -126,6 +126,24 @@ int fuzz_known_hosts_one(const uint8_t *p, size_t n);
 const char *fuzz_rvmsg(const uint8_t *p, size_t n, int *rc);
 int fuzz_rvmsg_one(const uint8_t *p, size_t n);
 
+/*
+ * Checks what proto/tensor_piece.h promises for (p, n) as the rebuilding
+ * of one block (fuzz_pieces.c): the first 4 bytes (big-endian, mod
+ * PROTO_MAX_TENSOR_PIECE + 1) are the block's length, the rest its
+ * sequence of pieces, rebuilt against the fixed basis of
+ * fuzz_tensor_basis (reads past it refused). tensor_piece_decode_seq
+ * fails with SHORT, TOO_LARGE, FORMAT, TRAILING, PROTOCOL or NOMEM,
+ * writing nothing past the block, or succeeds, and then each piece
+ * coded again from the bytes it made, with its own mode, width and
+ * lead, keeps within TENSOR_PIECE_BOUND and decodes to them again. *rc
+ * gets the decoder's result. fuzz_tensor_one is the target body.
+ */
+const char *fuzz_tensor(const uint8_t *p, size_t n, int *rc);
+int fuzz_tensor_one(const uint8_t *p, size_t n);
+/* The fixed basis of the tensor target (256 KiB; *n gets its length),
+ * which its seeds are coded against too. */
+const uint8_t *fuzz_tensor_basis(size_t *n);
+
 typedef int fuzz_fn(const uint8_t *p, size_t n);
 
 struct fuzz_target {

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../common/fsx.h"
@@ -10,6 +11,8 @@
 #include "../../proto/rvmsg.h"
 #include "../../proto/msg_keep.h"
 #include "../../proto/msg_vol.h"
+#include "../../proto/tensor_piece.h"
+#include "fuzz_common.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
 #define SEED_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -531,4 +534,76 @@ void
 fuzz_rvmsg_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
 {
     snprintf(out, FUZZ_SEED_NAME_MAX, "seed-rvmsg-%zu", i);
+}
+
+/* Blocks of tensor pieces: (mode, width, lead, raw, ref_off) per piece,
+ * up to four pieces, each made from the fuzz basis changed a little. */
+static const struct {
+    struct {
+        uint8_t mode, width, lead;
+        uint32_t raw;
+        uint64_t ref_off;
+    } piece[4];
+} seed_tensor[] = {
+    { { { TENSOR_PLAIN, 1, 0, 100, 0 } } },
+    { { { TENSOR_XOR, 2, 1, 1001, 10 } } },
+    { { { TENSOR_SUB, 4, 0, 4096, 1000 } } },
+    { { { TENSOR_XOR, 8, 3, 777, 5 } } },
+    { { { TENSOR_PLAIN, 1, 0, 50, 0 }, { TENSOR_XOR, 2, 0, 2000, 64 },
+        { TENSOR_PLAIN, 4, 2, 1000, 0 }, { TENSOR_SUB, 2, 1, 333, 9000 } } },
+    { { { TENSOR_XOR, 2, 0, 65536, 0 } } },
+};
+
+size_t
+fuzz_tensor_seed_count(void)
+{
+    return SEED_COUNT(seed_tensor);
+}
+
+int
+fuzz_tensor_seed(size_t i, struct buf *b)
+{
+    struct tensor_piece_info info;
+    struct tensor_piece *t;
+    const uint8_t *basis;
+    uint8_t *p;
+    size_t blen, k, j, total = 0, start;
+    int r = 0;
+
+    if (i >= SEED_COUNT(seed_tensor))
+        return FERRY_ERR_USAGE;
+    basis = fuzz_tensor_basis(&blen);
+    if ((t = tensor_piece_new()) == NULL ||
+        (p = malloc(PROTO_MAX_TENSOR_PIECE)) == NULL) {
+        tensor_piece_free(t);
+        return FERRY_ERR_NOMEM;
+    }
+    start = buf_used(b);
+    if ((r = buf_put_u32(b, 0)) != 0)
+        goto out;
+    for (k = 0; k < 4 && seed_tensor[i].piece[k].raw > 0; k++) {
+        memset(&info, 0, sizeof(info));
+        info.mode = seed_tensor[i].piece[k].mode;
+        info.width = seed_tensor[i].piece[k].width;
+        info.lead = seed_tensor[i].piece[k].lead;
+        info.ref_off = seed_tensor[i].piece[k].ref_off;
+        memcpy(p, basis + info.ref_off, seed_tensor[i].piece[k].raw);
+        for (j = 0; j < seed_tensor[i].piece[k].raw; j += 7)
+            p[j] ^= (uint8_t)(j & 3);
+        if ((r = tensor_piece_put(t, &info, 1, p,
+            seed_tensor[i].piece[k].raw, basis + info.ref_off, b)) != 0)
+            goto out;
+        total += seed_tensor[i].piece[k].raw;
+    }
+    buf_set_u32((uint8_t *)buf_ptr(b) + start, (uint32_t)total);
+out:
+    free(p);
+    tensor_piece_free(t);
+    return r;
+}
+
+void
+fuzz_tensor_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-tensor-%zu", i);
 }

@@ -44,4 +44,15 @@ size_t fuzz_rvmsg_seed_count(void);
 int fuzz_rvmsg_seed(size_t i, struct buf *b) FERRY_WUR;
 void fuzz_rvmsg_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
 
+/*
+ * Seeds of the tensor target: blocks of tensor pieces (proto/
+ * tensor_piece.h) against the fuzz basis, in the target's input form (the
+ * block's length, then the pieces): each mode and width, leads, several
+ * pieces in one block, a piece with a zstd plane. Named
+ * "seed-tensor-<i>".
+ */
+size_t fuzz_tensor_seed_count(void);
+int fuzz_tensor_seed(size_t i, struct buf *b) FERRY_WUR;
+void fuzz_tensor_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
+
 #endif

@@ -7,7 +7,8 @@
  * whole frame) and msg/seed-<type>-<i> (the type byte and the payload),
  * plus frame/seed-stream with every seed frame in a row, and each journal
  * seed as journal/seed-journal-<name>, and each rendezvous datagram as
- * rvmsg/seed-rvmsg-<i>. Run it again (`make fuzz-corpus`)
+ * rvmsg/seed-rvmsg-<i>, and each block of tensor pieces as
+ * tensor/seed-tensor-<i>. Run it again (`make fuzz-corpus`)
  * after a change to the wire or journal format.
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "../../proto/limits.h"
 #include "../../proto/msg.h"
 #include "../../proto/rvmsg.h"
+#include "../../proto/tensor_piece.h"
 #include "fuzz_seed.h"
 
 static int
@@ -101,6 +103,23 @@ gen_rvmsg_seed(const char *dir, size_t i)
     return r;
 }
 
+/* Writes tensor seed i to tensor/. */
+static int
+gen_tensor_seed(const char *dir, size_t i)
+{
+    char name[FUZZ_SEED_NAME_MAX];
+    struct buf b;
+    int r;
+
+    fuzz_tensor_seed_name(i, name);
+    buf_init(&b, 2 * PROTO_MAX_TENSOR_PIECE);
+    if ((r = fuzz_tensor_seed(i, &b)) != 0 ||
+        (r = gen_write(dir, "tensor", name, buf_ptr(&b), buf_used(&b))) != 0)
+        fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
+    buf_cleanup(&b);
+    return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -124,6 +143,8 @@ main(int argc, char **argv)
         r = gen_journal_seed(argv[1], i);
     for (i = 0; r == 0 && i < fuzz_rvmsg_seed_count(); i++, n++)
         r = gen_rvmsg_seed(argv[1], i);
+    for (i = 0; r == 0 && i < fuzz_tensor_seed_count(); i++, n++)
+        r = gen_tensor_seed(argv[1], i);
     buf_cleanup(&all);
     if (r != 0)
         return 1;

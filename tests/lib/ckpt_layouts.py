@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes checkpoints in the layouts training code saves, without torch:
 
-    ckpt_layouts.py DIR [MiB]
+    ckpt_layouts.py DIR [MiB] [SEED]
 
 DIR/torch.pth    torch.save's layout: a stored zip (Python's zipfile) of
                  archive/data.pkl (a pickle), archive/data/N storages,
@@ -10,7 +10,8 @@ DIR/model.safetensors  an 8-byte header length, the JSON header, the data
 DIR/arr.npy      NumPy's format, written by hand (float32, 2-D)
 DIR/ckpt.tar     a tar of a directory of shards (Python's tarfile)
 
-MiB (default 5) is about the size of each.
+MiB (default 5) is about the size of each; SEED (default 7) draws the
+data, so two seeds make two versions of the same layout.
 """
 import io
 import json
@@ -24,7 +25,7 @@ import zipfile
 
 out = sys.argv[1]
 mib = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-rnd = random.Random(7)
+rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 7)
 os.makedirs(out, exist_ok=True)
 
 # torch.save: the pickle names storages by key; the storages are members.

@@ -133,6 +133,15 @@ check_dup(const void *p, size_t n)
     return d;
 }
 
+uint64_t
+check_rand(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 void
 check_tmpdir(char out[CHECK_PATH_MAX])
 {

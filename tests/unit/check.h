@@ -91,6 +91,10 @@ void *check_alloc(size_t n);
  * AddressSanitizer reports any read past the end. Free with free. */
 uint8_t *check_dup(const void *p, size_t n);
 
+/* The next of a sequence of pseudo-random numbers (xorshift64) from
+ * *state (never 0): the same sequence on every run. */
+uint64_t check_rand(uint64_t *state);
+
 /*
  * Scratch directories for tests that touch the file system: check_tmpdir
  * makes a new empty directory under $TMPDIR (or /tmp) and writes its path

@@ -11,4 +11,5 @@
 #include "../fuzz/fuzz_client.c"
 #include "../fuzz/fuzz_common.c"
 #include "../fuzz/fuzz_deltamsg.c"
+#include "../fuzz/fuzz_pieces.c"
 #include "../fuzz/fuzz_seed.c"

@@ -281,6 +281,30 @@
     X(formcheck_tar) \
     X(formcheck_unknown) \
     X(formcheck_file_busy) \
+    /* test_tensor_piece.c */ \
+    X(tensor_piece_roundtrip) \
+    X(tensor_piece_shrinks) \
+    X(tensor_piece_seq) \
+    X(tensor_piece_refuses_fields) \
+    X(tensor_piece_refuses_planes) \
+    X(tensor_piece_refuses_seq) \
+    X(tensor_piece_mutate) \
+    /* test_tensor_layout.c */ \
+    X(tensor_layout_safetensors) \
+    X(tensor_layout_torch) \
+    X(tensor_layout_npy) \
+    X(tensor_layout_lookalikes) \
+    X(tensor_layout_long_name) \
+    X(tensor_layout_pair) \
+    /* test_tensor_codec.c */ \
+    X(tensor_codec_versions) \
+    X(tensor_codec_changed_tensors) \
+    X(tensor_codec_odd_blocks) \
+    X(tensor_codec_torch_width) \
+    X(tensor_codec_lookalike) \
+    X(tensor_codec_many_tensors) \
+    X(tensor_codec_wrong_basis) \
+    X(tensor_codec_usage) \
     X(streams_group_full) \
     X(streams_handover_nobody) \
     X(streams_handover_too_large) \

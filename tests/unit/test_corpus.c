@@ -116,4 +116,11 @@ TEST(corpus_seeds_current)
         check_seed_file(dir, "rvmsg", name, buf_ptr(&b), buf_used(&b));
         buf_cleanup(&b);
     }
+    for (i = 0; i < fuzz_tensor_seed_count(); i++) {
+        fuzz_tensor_seed_name(i, name);
+        buf_init(&b, 2 * PROTO_MAX_TENSOR_PIECE);
+        CHECK_OK(fuzz_tensor_seed(i, &b));
+        check_seed_file(dir, "tensor", name, buf_ptr(&b), buf_used(&b));
+        buf_cleanup(&b);
+    }
 }

@@ -1,9 +1,8 @@
 /*
  * engine/formcheck.c: files of the formats checkpoints come in, whole and
  * cut at every length, and the busy check against a writer of our own.
- * The files are built here byte by byte (the layout torch.save, the
- * safetensors library, NumPy and tar write), so the tests need none of
- * those programs.
+ * The files are built byte by byte (ckpt_files.c, and tar here), so the
+ * tests need none of the programs that write them.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,122 +14,7 @@
 #include "../../common/buf.h"
 #include "../../engine/formcheck.h"
 #include "check.h"
-
-static void
-put16(struct buf *b, uint16_t v)
-{
-    uint8_t p[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-
-    CHECK_OK(buf_put(b, p, 2));
-}
-
-static void
-put32(struct buf *b, uint32_t v)
-{
-    put16(b, (uint16_t)v);
-    put16(b, (uint16_t)(v >> 16));
-}
-
-static void
-put64(struct buf *b, uint64_t v)
-{
-    put32(b, (uint32_t)v);
-    put32(b, (uint32_t)(v >> 32));
-}
-
-struct zmember {
-    const char *name;
-    size_t len;
-    uint32_t offset;
-};
-
-/*
- * A zip of stored members as torch.save writes it (archive/data.pkl,
- * archive/data/N storages, archive/version), its central directory and
- * end record; zip64 puts the directory's offset in a zip64 end record,
- * as writers do past 4 GiB.
- */
-static uint8_t *
-make_zip(int zip64, size_t *n)
-{
-    struct zmember m[] = {
-        { "archive/data.pkl", 300, 0 },
-        { "archive/data/0", 6000, 0 },
-        { "archive/data/1", 4096, 0 },
-        { "archive/version", 2, 0 },
-    };
-    size_t i, k, cd, cdlen, z64;
-    struct buf b;
-    uint8_t *out;
-
-    buf_init(&b, 1u << 20);
-    for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-        m[i].offset = (uint32_t)buf_used(&b);
-        put32(&b, 0x04034b50u);
-        put16(&b, 20);
-        put16(&b, 0);
-        put16(&b, 0);       /* stored */
-        put32(&b, 0);
-        put32(&b, 0x12345678u);
-        put32(&b, (uint32_t)m[i].len);
-        put32(&b, (uint32_t)m[i].len);
-        put16(&b, (uint16_t)strlen(m[i].name));
-        put16(&b, 0);
-        CHECK_OK(buf_put(&b, m[i].name, strlen(m[i].name)));
-        for (k = 0; k < m[i].len; k++)
-            CHECK_OK(buf_put_u8(&b, (uint8_t)(k * 7 + i)));
-    }
-    cd = buf_used(&b);
-    for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-        put32(&b, 0x02014b50u);
-        put16(&b, 20);
-        put16(&b, 20);
-        put16(&b, 0);
-        put16(&b, 0);
-        put32(&b, 0);
-        put32(&b, 0x12345678u);
-        put32(&b, (uint32_t)m[i].len);
-        put32(&b, (uint32_t)m[i].len);
-        put16(&b, (uint16_t)strlen(m[i].name));
-        put16(&b, 0);
-        put16(&b, 0);
-        put16(&b, 0);
-        put16(&b, 0);
-        put32(&b, 0);
-        put32(&b, m[i].offset);
-        CHECK_OK(buf_put(&b, m[i].name, strlen(m[i].name)));
-    }
-    cdlen = buf_used(&b) - cd;
-    if (zip64) {
-        z64 = buf_used(&b);
-        put32(&b, 0x06064b50u);
-        put64(&b, 44);
-        put16(&b, 45);
-        put16(&b, 45);
-        put32(&b, 0);
-        put32(&b, 0);
-        put64(&b, 4);
-        put64(&b, 4);
-        put64(&b, cdlen);
-        put64(&b, cd);
-        put32(&b, 0x07064b50u);
-        put32(&b, 0);
-        put64(&b, z64);
-        put32(&b, 1);
-    }
-    put32(&b, 0x06054b50u);
-    put16(&b, 0);
-    put16(&b, 0);
-    put16(&b, 4);
-    put16(&b, zip64 ? 0xffff : 4);
-    put32(&b, (uint32_t)cdlen);
-    put32(&b, zip64 ? 0xffffffffu : (uint32_t)cd);
-    put16(&b, 0);
-    *n = buf_used(&b);
-    out = check_dup(buf_ptr(&b), *n);
-    buf_cleanup(&b);
-    return out;
-}
+#include "ckpt_files.h"
 
 static uint8_t *
 make_safetensors(size_t *n)
@@ -139,44 +23,15 @@ make_safetensors(size_t *n)
         "\"w\":{\"dtype\":\"BF16\",\"shape\":[64,32],"
         "\"data_offsets\":[0,4096]},"
         "\"b\":{\"dtype\":\"F32\",\"shape\":[32],"
-        "\"data_offsets\":[4096,4224]}}  ";
-    struct buf b;
-    uint8_t *out;
-    size_t i;
+        "\"data_offsets\":[4096,4224]}}";
 
-    buf_init(&b, 1u << 20);
-    put64(&b, sizeof(hdr) - 1);
-    CHECK_OK(buf_put(&b, hdr, sizeof(hdr) - 1));
-    for (i = 0; i < 4224; i++)
-        CHECK_OK(buf_put_u8(&b, (uint8_t)(i * 13)));
-    *n = buf_used(&b);
-    out = check_dup(buf_ptr(&b), *n);
-    buf_cleanup(&b);
-    return out;
+    return ckpt_safetensors(hdr, 2, NULL, 4224, n);
 }
 
 static uint8_t *
 make_npy(size_t *n)
 {
-    static const char hdr[] = "{'descr': '<f4', 'fortran_order': False, "
-        "'shape': (30, 20), }";
-    struct buf b;
-    uint8_t *out;
-    size_t i, hl = 128 - 10;
-
-    buf_init(&b, 1u << 20);
-    CHECK_OK(buf_put(&b, "\x93NUMPY\x01\x00", 8));
-    put16(&b, (uint16_t)hl);
-    CHECK_OK(buf_put(&b, hdr, sizeof(hdr) - 1));
-    for (i = sizeof(hdr) - 1; i < hl - 1; i++)
-        CHECK_OK(buf_put_u8(&b, ' '));
-    CHECK_OK(buf_put_u8(&b, '\n'));
-    for (i = 0; i < 30 * 20 * 4; i++)
-        CHECK_OK(buf_put_u8(&b, (uint8_t)i));
-    *n = buf_used(&b);
-    out = check_dup(buf_ptr(&b), *n);
-    buf_cleanup(&b);
-    return out;
+    return ckpt_npy("<f4", "(30, 20)", NULL, 30 * 20 * 4, n);
 }
 
 /* A ustar header with a valid checksum. */
@@ -251,7 +106,7 @@ TEST(formcheck_zip)
     size_t n, cd;
     struct formcheck fc;
 
-    p = make_zip(0, &n);
+    p = ckpt_torch(0, &n);
     check_cuts(p, n, FORM_ZIP);
     /* The directory says a member's data runs into the directory. */
     q = check_dup(p, n);
@@ -262,7 +117,7 @@ TEST(formcheck_zip)
     CHECK_EQ_INT(fc.whole, 0);
     free(q);
     free(p);
-    p = make_zip(1, &n);
+    p = ckpt_torch(1, &n);
     check_cuts(p, n, FORM_ZIP);
     free(p);
 }
@@ -346,7 +201,7 @@ TEST(formcheck_file_busy)
 
     check_tmpdir(dir);
     snprintf(path, sizeof(path), "%s/ckpt.pth", dir);
-    p = make_zip(0, &n);
+    p = ckpt_torch(0, &n);
     CHECK((wfd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0);
     CHECK_EQ_INT(write(wfd, p, n / 2), (ssize_t)(n / 2));
     CHECK((rfd = open(path, O_RDONLY)) >= 0);
