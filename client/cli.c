@@ -404,6 +404,9 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
     case CLI_O_DELETE_EXCLUDED:
         c->delete = 2;
         break;
+    case CLI_O_MKPATH:
+        c->mkpath = 1;
+        break;
     case CLI_O_WATCH:
         if (cli_duration(v, &c->watch_s) != 0 || c->watch_s < 1)
             return cli_fail(c, "--watch %s: want a duration such as 30s or "

@@ -39,6 +39,10 @@ const struct cli_opts_row cli_opts_table[] = {
         "of DEST; dir: DEST/dir; excluded files are kept)", OPT },
     { "--delete-excluded", 0, 0, FLAG, CLI_O_DELETE_EXCLUDED, XFER, 0, 0,
         NULL, "as --delete, and remove excluded files too", OPT },
+    { "--mkpath", 0, 0, FLAG, CLI_O_MKPATH, XFER, 0, 0, NULL,
+        "make DEST's missing parent directories too (without it, as "
+        "rsync: DEST's last component is made, a missing parent is an "
+        "error)", OPT },
     { "--watch", 0, 0, VALUE, CLI_O_WATCH, CLI_OPTS_PULL, 0, 1, "TIME",
         "keep pulling the checkpoints that appear or change in host:DIR "
         "(or a glob's matches) until Ctrl-C, looking every TIME; each once "
@@ -176,9 +180,6 @@ const struct cli_opts_row cli_opts_table[] = {
     { "--human-readable", 'h', GROUPED, FLAG, CLI_O_HABIT, XFER,
         CLI_OPTS_HABIT_HUMAN, 0, NULL,
         "in a group (-avh), or --human-readable: always so", RSYNC },
-    { "--mkpath", 0, 0, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_MKPATH, 0,
-        NULL, "always so: the destination's missing directories are made",
-        RSYNC },
     { "--whole-file", 'W', BOTH, FLAG, CLI_O_WHOLE_FILE, XFER,
         CLI_OPTS_HABIT_WHOLE, 0, NULL, "--delta=never", RSYNC },
 };

@@ -175,6 +175,32 @@ dest_salt(const struct dest *d)
 }
 
 int
+dest_mkdir(const char *path, int parent_only, uint32_t flags,
+    struct xfer *x)
+{
+    char *up = NULL, *base = NULL, *missing = NULL;
+    int r = 0;
+
+    if (!(flags & OPEN_F_MKPATH)) {
+        if (parent_only)
+            r = fsx_first_missing(path, &missing);
+        else if ((r = fsx_split(path, &up, &base)) == 0)
+            r = fsx_first_missing(up, &missing);
+        if (r == 0 && missing != NULL)
+            r = xfer_fail(x, -ENOENT, "%s: no such directory (a parent of "
+                "the destination; --mkpath makes it)", missing);
+        else if (r != 0)
+            r = xfer_fail(x, r, "%s: %s", path, ferry_strerror(r));
+    }
+    if (r == 0 && (r = fsx_mkdir_p(path, 0755)) != 0)
+        r = xfer_fail(x, r, "%s: %s", path, ferry_strerror(r));
+    xfree(missing);
+    xfree(up);
+    xfree(base);
+    return r;
+}
+
+int
 dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename)
 {
@@ -210,10 +236,8 @@ dest_resolve(struct dest *d, const struct msg_plan *plan,
         return FERRY_ERR_NOMEM;
     }
     fsx_trim_slashes(d->root);
-    if ((r = fsx_mkdir_p(d->root, 0755)) != 0) {
-        r = xfer_fail(d->x, r, "%s: %s", d->root, ferry_strerror(r));
+    if ((r = dest_mkdir(d->root, d->rename != NULL, d->flags, d->x)) != 0)
         goto out;
-    }
     d->rootfd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     /* Fail now, not after the first file, if we cannot write here. */
     if (d->rootfd < 0 ||

@@ -71,11 +71,22 @@ struct dest *dest_new(const char *path, uint32_t flags,
 void dest_free(struct dest *d);
 
 /*
+ * Makes the directory path of a destination as rsync does: its last
+ * component, and its missing parents only with OPEN_F_MKPATH (--mkpath),
+ * so that a mistyped parent is an error naming it, not a new tree beside
+ * the intended one. With parent_only (a file given a new name in path),
+ * path is the destination's parent: it is made only with MKPATH. Errors
+ * carry a message (xfer_fail); a missing parent is -ENOENT.
+ */
+int dest_mkdir(const char *path, int parent_only, uint32_t flags,
+    struct xfer *x) FERRY_WUR;
+
+/*
  * Resolves the destination from the sender's plan (rsync's rules: a
  * single file named by its own source may be given a new name, anything
- * else goes into DEST, made with its parents if missing). *rename is the
- * new name or NULL (valid until dest_free). Idempotent for later
- * connections of the same run. Errors carry a message (xfer_fail).
+ * else goes into DEST, made if missing; its parents as dest_mkdir says).
+ * *rename is the new name or NULL (valid until dest_free). Idempotent for
+ * later connections of the same run. Errors carry a message (xfer_fail).
  */
 int dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename) FERRY_WUR;

@@ -324,7 +324,7 @@ session_agent_keep(struct session *s, const struct msg_open *o,
     if ((r = msg_open_path(o, &pos, &p)) == 0) {
         memcpy(name, p.p, p.len);
         name[p.len] = '\0';
-        r = volkeep_new(dir, name, s->x, &s->own_keep);
+        r = volkeep_new(dir, name, o->flags, s->x, &s->own_keep);
     }
     xfree(dir);
     if (r != 0)

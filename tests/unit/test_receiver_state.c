@@ -347,6 +347,29 @@ said_bad_name(struct rt *rt)
     CHECK(strstr(rt->x.local_error, "invalid file name") != NULL);
 }
 
+/* A missing parent of the destination is named, with the way out. */
+static void
+said_missing(struct rt *rt, const char *name)
+{
+    char want[64];
+
+    snprintf(want, sizeof(want), "/%s: no such directory", name);
+    CHECK(strstr(rt->x.local_error, want) != NULL);
+    CHECK(strstr(rt->x.local_error, "--mkpath") != NULL);
+}
+
+static void
+said_no_dest(struct rt *rt)
+{
+    said_missing(rt, "dest");
+}
+
+static void
+said_no_typo(struct rt *rt)
+{
+    said_missing(rt, "dest/typo");
+}
+
 /* A state directory that is not ours stops the transfer at the first
  * file it would stage. */
 #define WANT_A .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) } }, \
@@ -374,21 +397,52 @@ static const struct rt_case receiver_limits[] = {
 static const struct rt_case receiver_dest[] = {
     /* rsync's naming rules. */
     { "single_file_renamed",
-      .dest = "dest/new", .tops = "a",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "new", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new=100" },
     { "single_file_renamed_old_name",
-      .dest = "dest/new", .tops = "a",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) } },
       .err = FERRY_ERR_PROTOCOL, .out = "READY:new", .tree = "" },
+    /* The last component of DEST is made, a missing parent is not
+     * (rsync), unless MKPATH (--mkpath) says so. A file renamed makes
+     * nothing: its name is DEST's last component. */
+    { "dest_made",
+      .dest = "dest/new", .setup = dest_dir,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new/ new/a=100" },
+    { "dest_parent_missing",
+      .dest = "dest/typo/new", .setup = dest_dir, .check = said_no_typo,
+      .script = { { F_PLAN(1) } },
+      .err = -ENOENT, .tree = "" },
+    { "dest_parents_mkpath",
+      .dest = "dest/typo/new", .flags = OPEN_F_MKPATH,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0",
+      .tree = "typo/ typo/new/ typo/new/a=100" },
+    { "single_file_parent_missing",
+      .dest = "dest/new", .tops = "a", .check = said_no_dest,
+      .script = { { F_PLAN1 } },
+      .err = -ENOENT, .tree = "-" },
+    { "single_file_dir_parent_missing",
+      .dest = "dest/new/", .flags = OPEN_F_DEST_DIR, .check = said_no_dest,
+      .script = { { F_PLAN1 } },
+      .err = -ENOENT, .tree = "-" },
+    { "single_file_parents_mkpath",
+      .dest = "dest/x/new", .tops = "a", .flags = OPEN_F_MKPATH,
+      .script = { { F_PLAN1 }, { F_FILE(0, "new", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "x/ x/new=100" },
     { "single_file_into_directory",
       .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
     { "single_file_dest_dir_flag",
-      .dest = "dest/new", .flags = OPEN_F_DEST_DIR,
+      .dest = "dest/new", .flags = OPEN_F_DEST_DIR, .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new/ new/a=100" },
