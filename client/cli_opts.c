@@ -122,8 +122,9 @@ const struct cli_opts_row cli_opts_table[] = {
         "TIME", "longest pause between reconnects (default 30s)", OPT },
     { "--stall-timeout", 0, 0, VALUE, CLI_O_STALL_TIMEOUT, XFER | STATE, 0,
         0, "TIME", "replace a connection that moves no data this long while "
-        "the others do; with none moving any for twice that, reconnect "
-        "(default 30s; 0: never)", OPT },
+        "the others do; with none moving any for twice that, reconnect, "
+        "or for this long when only the first has work left (a push's "
+        "others have nothing to send) (default 30s; 0: never)", OPT },
     { "--agent", 0, 0, VALUE, CLI_O_AGENT, XFER | STATE, 0, 0, "PATH",
         "ferry-agent on the remote side", OPT },
     { "--no-bootstrap", 0, 0, FLAG, CLI_O_NO_BOOTSTRAP, XFER | STATE, 0, 0,
