@@ -231,6 +231,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             rn->so.flags |= OPEN_F_DEST_DIR;
         if (cli->mkpath)
             rn->so.flags |= OPEN_F_MKPATH;
+        if (cli->delete)
+            rn->so.flags |= OPEN_F_REPLACE_DIRS;
         rn->so.op = OPEN_PUSH;
         rn->push_paths[0] = cli->remote.path;
         rn->push_paths[1] = cli->basis;
@@ -266,9 +268,11 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->out.pull = 1;
         rn->out.source_paths = cli->remote_paths;
         rn->out.nsource_paths = cli->nremote;
-        /* --mkpath is this side's: the agent is not told of it. */
+        /* --mkpath and --delete's replacing are this side's: the agent
+         * is not told of them. */
         if ((rn->dest = dest_new(dest, rn->so.flags | (cli->mkpath ?
-            OPEN_F_MKPATH : 0), rn->so.transfer_id,
+            OPEN_F_MKPATH : 0) | (cli->delete ? OPEN_F_REPLACE_DIRS : 0),
+            rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
             (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||

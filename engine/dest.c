@@ -17,6 +17,7 @@
 #include "../common/log.h"
 
 #include "owned.h"
+#include "prune.h"
 #include "volstage.h"
 
 struct dest_dir {
@@ -464,6 +465,17 @@ dest_same_mtime(const struct stat *st, const struct msg_entry *m)
         (uint32_t)st->st_mtim.tv_nsec == m->mtime_nsec;
 }
 
+/* A directory at name in pfd where the sources send a file or a link:
+ * with REPLACE_DIRS (--delete) it goes, with what it holds (never through
+ * a symlink); else the entry fails with -EISDIR. */
+static int
+dest_dir_in_way(struct dest *d, int pfd, const char *name)
+{
+    if (!(d->flags & OPEN_F_REPLACE_DIRS))
+        return -EISDIR;
+    return prune_beneath(pfd, name);
+}
+
 int
 dest_file_current(struct dest *d, const struct msg_entry *m,
     const char *path, uint32_t block_size)
@@ -478,7 +490,7 @@ dest_file_current(struct dest *d, const struct msg_entry *m,
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return errno == ENOENT ? 0 : -errno;
     if (S_ISDIR(st.st_mode))
-        return -EISDIR;
+        return (r = dest_dir_in_way(d, pfd, name)) != 0 ? r : 0;
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->size)
         return 0;
     if (d->flags & OPEN_F_CHECKSUM) {
@@ -550,8 +562,9 @@ dest_make_symlink(struct dest *d, const struct msg_entry *m,
     if ((r = dest_parent(d, path, &pfd, &name)) != 0)
         return r;
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return -EISDIR;
+        if (S_ISDIR(st.st_mode) &&
+            (r = dest_dir_in_way(d, pfd, name)) != 0)
+            return r;
         if (S_ISLNK(st.st_mode) &&
             (n = readlinkat(pfd, name, cur, sizeof(cur) - 1)) >= 0 &&
             (size_t)n == m->target.len &&

@@ -126,7 +126,8 @@ int dest_parent(struct dest *d, const char *path, int *pfd,
  * dest_file_current returns 1 when the file at path matches m (size and
  * mtime, or with CHECKSUM the content hash) after fixing its mode and
  * mtime, 0 when it must be sent, or an error (-EISDIR for a directory in
- * its place).
+ * its place, unless OPEN_F_REPLACE_DIRS: then the directory is removed,
+ * as for a link dest_make_symlink makes).
  */
 int dest_file_current(struct dest *d, const struct msg_entry *m,
     const char *path, uint32_t block_size) FERRY_WUR;

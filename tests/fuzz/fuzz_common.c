@@ -180,6 +180,8 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
         return "OPEN: path count";
     if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
         return "OPEN: --basis FILE without a push";
+    if ((m->flags & OPEN_F_REPLACE_DIRS) && m->op != OPEN_PUSH)
+        return "OPEN: REPLACE_DIRS without a push";
     if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
         !fuzz_inside(m->paths_raw, m->paths_len, p, n))
         return "OPEN: path list";

@@ -196,6 +196,17 @@ dest_dir(struct rt *rt)
     rt_mkdir(rt, "dest", 0755);
 }
 
+/* dest/a and dest/ln are directories, with a file and a link beneath. */
+static void
+dirs_in_the_way(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/a", 0755);
+    rt_mkdir(rt, "dest/ln", 0755);
+    rt_write(rt, "dest/a/old", 10);
+    rt_link(rt, "dest/ln/up", "../../outside");
+}
+
 static void
 dest_file(struct rt *rt)
 {
@@ -458,6 +469,22 @@ static const struct rt_case receiver_dest[] = {
       .setup = dest_file,
       .script = { { F_PLAN(1) } },
       .err = -ENOTDIR, .tree = "!dir" },
+    /* A directory where the sources send a file or a link fails it,
+     * unless a mirror (--delete: REPLACE_DIRS) asked: then it goes, with
+     * what it holds, never through its links. */
+    { "dirs_in_the_way",
+      .setup = dirs_in_the_way,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "a", 100) },
+                  { F_LINK(1, "ln", "a") }, { F_END } },
+      .out = "READY FAIL:0:EISDIR FAIL:1:EISDIR SUMMARY:0,0,2",
+      .tree = "a/ a/old=10 ln/ ln/up->../../outside" },
+    { "dirs_in_the_way_replaced",
+      .setup = dirs_in_the_way, .flags = OPEN_F_REPLACE_DIRS,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "a", 100) },
+                  { F_LINK(1, "ln", "a") }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 SKIP:1 DONE:0 SUMMARY:1,0,0",
+      .tree = "a=100 ln->a" },
     { "up_to_date_skipped",
       .setup = dest_up_to_date,
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_END } },
