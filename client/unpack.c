@@ -19,6 +19,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../engine/volread.h"
+#include "../engine/volstage.h"
 #include "../engine/volume.h"
 #include "../proto/vmanifest.h"
 #include "digest.h"
@@ -476,6 +477,18 @@ unpack_head(struct unpack *u, struct volr_opts *vo)
     return EXIT_OK;
 }
 
+/* A staging directory a killed unpack left in DEST, removed. */
+static void
+unpack_stale(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
+{
+    struct unpack *u = ctx;
+
+    (void)bytes;
+    (void)age_s;
+    output_note(&u->out, "%s/%s: removed, left by an unpack that was "
+        "stopped", u->dest, name);
+}
+
 static int
 unpack_run(struct unpack *u)
 {
@@ -495,6 +508,7 @@ unpack_run(struct unpack *u)
         return unpack_fatal(u, r, EXIT_DEST, u->dest, "%s",
             ferry_strerror(r));
     }
+    (void)volstage_sweep_stale(rootfd, 1, unpack_stale, u);
     if ((r = volr_new(rootfd, &vo, &hooks, &u->v)) != 0) {
         close(rootfd);
         return unpack_fatal(u, r, EXIT_DEST, u->dest, "%s",

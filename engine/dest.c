@@ -779,6 +779,26 @@ dest_only_record(int rootfd)
     return only;
 }
 
+struct dest_stale {
+    struct partial_info **v;
+    size_t *n, cap;
+    int err;
+};
+
+/* A killed unpack's staging directory, listed as unfinished: its name
+ * with a '/', the bytes staged there. */
+static void
+dest_stale_add(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
+{
+    struct dest_stale *ds = ctx;
+    char rel[FSX_NAME_MAX + 2];
+    int len = snprintf(rel, sizeof(rel), "%s/", name);
+
+    if (ds->err == 0 && len > 0 && (size_t)len < sizeof(rel))
+        ds->err = partial_list_add(ds->v, ds->n, &ds->cap, rel,
+            (size_t)len, bytes, bytes, age_s);
+}
+
 int
 dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n)
@@ -838,6 +858,14 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
     else
         r = FERRY_ERR_STATE;
 out:
+    /* What a killed `ferry unpack` left beside the files is unfinished
+     * too: listed, and removed by a clean that went through. */
+    if (r == 0 && d->rootfd >= 0) {
+        struct dest_stale ds = { out, n, *n, 0 };
+
+        (void)volstage_sweep_stale(d->rootfd, clean, dest_stale_add, &ds);
+        r = ds.err;
+    }
     /* A clean tidied up above; anything still open here is not to be
      * removed by dest_free (a transfer holds the lock, or the list
      * failed). */

@@ -170,7 +170,9 @@ void dest_tidy(struct dest *d);
  * unfinished files went). The record of what ferry put in the
  * destination (owned.h) is not an unfinished file: it stays, and the
  * state directory with it. A destination without state gives an empty
- * list. On failure *out is NULL and *n 0.
+ * list. The staging directories a killed `ferry unpack` left in path
+ * (volstage_sweep_stale) are listed too, as NAME/ with the bytes staged,
+ * and removed by a clean. On failure *out is NULL and *n 0.
  */
 int dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n) FERRY_WUR;
