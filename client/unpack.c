@@ -349,6 +349,17 @@ unpack_plan(struct unpack *u)
     }
     if (r == 0)
         r = unpack_sums(u, dirfd(d));
+    /* Every volume the manifest names is here before anything is
+     * written, as a set without one is held to its SHA256SUMS. */
+    for (i = 1; r == 0 && u->manifest && i <= u->nvol; i++) {
+        p = strrchr(u->files[i], '/') + 1;
+        if (fstatat(dirfd(d), p, &st, 0) != 0 && errno == ENOENT) {
+            closedir(d);
+            return unpack_fatal(u, -ENOENT, EXIT_SOURCE, u->src, "%s: "
+                "named by %s%s, not here: a volume of the set is missing",
+                p, u->name, VOLUME_MANIFEST_SUFFIX);
+        }
+    }
     closedir(d);
     if (r != 0)
         return unpack_fatal(u, r, EXIT_SOURCE, u->src, "%s",
