@@ -29,8 +29,9 @@
 #include "partial.h"
 #include "xfer.h"
 
-/* Where a destination keeps its state, and a marker that tells a scan of
- * a source tree that .ferry there is ours. */
+/* Where a destination keeps its state, and a marker that says .ferry is
+ * ours (a scan of a source leaves any top-level .ferry out; older
+ * versions left out only one with the marker). */
 #define DEST_STATE_DIR ".ferry"
 #define DEST_PART_DIR "part"
 #define DEST_MARKER "FERRY-STATE"

@@ -16,8 +16,9 @@
 #include "dest.h"
 
 /* The receiver keeps its state in this directory at the top of a
- * destination; a source directory that holds one is such a destination,
- * and its state is not data. */
+ * destination, and refuses the name there from a sender: a source's own
+ * (a destination's state, or anything else of that name) is never data
+ * (a push, a pull, a dry run's listing, ferry pack). */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
 /* Chunks of the stable arrays (stable.h): 112 KiB of entries, 256 KiB
@@ -627,20 +628,6 @@ list_dir(int dfd, struct dir_names *dn)
     return 0;
 }
 
-static int
-is_state_dir(const char *local)
-{
-    char *marker = path_join(local, DEST_MARKER);
-    struct stat st;
-    int yes;
-
-    if (marker == NULL)
-        return 0;
-    yes = lstat(marker, &st) == 0;
-    xfree(marker);
-    return yes;
-}
-
 /* A directory's names looked up ahead, by a thread a CPU (up to 8) at
  * once: MANIFEST_STAT_AHEAD at a time, in directories of at least
  * MANIFEST_STAT_MIN names, above MANIFEST_STAT_DEPTH only, so that the
@@ -737,8 +724,7 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
              * vanished file; it is a warning, not a failure. */
             r = err == ENOENT ? 0 : walk_notice(w, -err, cloc,
                 ferry_strerror(-err));
-        } else if (S_ISDIR(st->st_mode) && depth == 0 &&
-            strcmp(name, MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
+        } else if (depth == 0 && strcmp(name, MANIFEST_STATE_DIR) == 0) {
             r = 0;
         } else if ((r = walk_entry(w, crel, cloc, st, &added)) == 0 &&
             added && S_ISDIR(st->st_mode)) {

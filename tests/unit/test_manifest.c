@@ -316,8 +316,9 @@ TEST(manifest_state_dir)
     static const char *const skipped[] = {
         "file", "sub", "sub/.ferry", "sub/.ferry/FERRY-STATE", NULL,
     };
-    static const char *const kept[] = {
-        ".ferry", ".ferry/part", ".ferry/part/x", "file", NULL,
+    static const char *const kept[] = { "file", "sub", "sub/.ferry", NULL };
+    static const char *const kept_dir[] = {
+        "d", "d/file", "d/sub", "d/sub/.ferry", NULL,
     };
     char path[MPATH];
     struct manifest m;
@@ -338,14 +339,30 @@ TEST(manifest_state_dir)
     check_rels(&m, skipped);
     manifest_cleanup(&m);
 
+    /* Without the marker it is left out all the same (the receiver
+     * refuses the name at the top), and so is a file of that name; one
+     * beneath the top is data. */
     snprintf(path, sizeof(path), "%s/d/%s/%s", t.dir, DEST_STATE_DIR,
         DEST_MARKER);
     CHECK_EQ_INT(unlink(path), 0);
-    snprintf(path, sizeof(path), "%s/d/sub", t.dir);
-    check_rmtree(path);
+    snprintf(path, sizeof(path), "%s/d/sub/%s/%s", t.dir, DEST_STATE_DIR,
+        DEST_MARKER);
+    CHECK_EQ_INT(unlink(path), 0);
     manifest_init(&m);
     scan(&t, &m, "d/");
     check_rels(&m, kept);
+    manifest_cleanup(&m);
+    snprintf(path, sizeof(path), "%s/d/%s", t.dir, DEST_STATE_DIR);
+    check_rmtree(path);
+    check_write_file(path, "x", 1, 0);
+    manifest_init(&m);
+    scan(&t, &m, "d/");
+    check_rels(&m, kept);
+    manifest_cleanup(&m);
+    /* The source's own top, in the form that sends the directory. */
+    manifest_init(&m);
+    scan(&t, &m, "d");
+    check_rels(&m, kept_dir);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }
