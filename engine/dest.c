@@ -33,6 +33,8 @@ struct dest {
     uint32_t flags;
     uint8_t transfer_id[16];
     char *root;            /* resolved destination directory */
+    char *made;            /* the highest directory of root that
+                              dest_resolve made, or NULL */
     char *rename;          /* new name of a single file, or NULL */
     char *basis;           /* --basis FILE, or NULL */
     int rootfd, statefd, partfd, lockfd;
@@ -105,6 +107,27 @@ dest_tidy(struct dest *d)
     d->statefd = -1;
 }
 
+/* A transfer that failed before anything was put into the destination
+ * it made leaves no trace of it: the directories dest_resolve made go
+ * again, from the root up, while they are empty (rmdir fails on one that
+ * holds anything, and the walk stops there). */
+static void
+dest_unmake(struct dest *d)
+{
+    struct xfer_stats *st = &d->x->st;
+    size_t ml;
+    char *p;
+
+    if (d->made == NULL || (xfer_get(&st->failed_source) == 0 &&
+        xfer_get(&st->failed_dest) == 0 && d->x->local_error[0] == '\0' &&
+        d->x->peer_error[0] == '\0') || (p = xstrdup(d->root)) == NULL)
+        return;
+    ml = strlen(d->made);
+    while (rmdir(p) == 0 && strlen(p) > ml && strrchr(p, '/') != NULL)
+        *strrchr(p, '/') = '\0';
+    xfree(p);
+}
+
 void
 dest_free(struct dest *d)
 {
@@ -120,6 +143,7 @@ dest_free(struct dest *d)
     dest_tidy(d);
     if (d->lockfd >= 0)
         close(d->lockfd);  /* releases the flock */
+    dest_unmake(d);
     for (i = 0; i < d->ndirs; i++)
         xfree(d->dirs[i].path);
     dest_forget_parent(d);
@@ -128,6 +152,7 @@ dest_free(struct dest *d)
     xfree(d->dirs);
     xfree(d->batch);
     xfree(d->root);
+    xfree(d->made);
     xfree(d->rename);
     xfree(d->basis);
     xfree(d->path);
@@ -237,6 +262,10 @@ dest_resolve(struct dest *d, const struct msg_plan *plan,
         return FERRY_ERR_NOMEM;
     }
     fsx_trim_slashes(d->root);
+    /* What is missing of it now is this run's to make (and to take back:
+     * dest_unmake). */
+    if (fsx_first_missing(d->root, &d->made) != 0)
+        d->made = NULL;
     if ((r = dest_mkdir(d->root, d->rename != NULL, d->flags, d->x)) != 0)
         goto out;
     d->rootfd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
