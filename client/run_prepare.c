@@ -27,26 +27,20 @@ static int
 run_expect_tops(struct run *rn)
 {
     struct cli *cli = rn->cli;
-    char **names, *local, *dir, *base;
-    int i, contents, r = 0, n = 0;
+    char **names;
+    int i, r = 0, n = 0;
 
     if ((names = xcalloc((size_t)cli->nremote + 1, sizeof(*names))) == NULL)
         return FERRY_ERR_NOMEM;
-    for (i = 0; i < cli->nremote && r == 0; i++) {
-        if ((r = manifest_source(cli->remote_paths[i], &local,
-            &contents)) != 0)
+    for (i = 0; i < cli->nremote; i++) {
+        if ((r = manifest_top_name(cli->remote_paths[i], &names[n])) != 0)
             break;
-        if (contents) {
+        if (names[n] == NULL) {
             /* A "dir/" source may hold any name: no restriction. */
-            xfree(local);
             n = -1;
             break;
         }
-        if ((r = fsx_split(local, &dir, &base)) == 0) {
-            names[n++] = base;
-            xfree(dir);
-        }
-        xfree(local);
+        n++;
     }
     rn->tops = names;
     rn->ntops = r == 0 && n > 0 ? (size_t)n : 0;

@@ -171,6 +171,7 @@
     X(manifest_single_file) \
     X(manifest_listed_paths) \
     X(manifest_name_store) \
+    X(manifest_top_clash) \
     /* test_tar.c */ \
     X(tar_roundtrip) \
     X(tar_piece_header) \

@@ -753,3 +753,42 @@ TEST(manifest_name_store)
     CHECK_EQ_STR(manifest_rel(&m, i - 1, got), rel);
     manifest_cleanup(&m);
 }
+
+/* Sources that one transfer would put under one top-level name are
+ * named, the first pair whose second comes first; a source that sends
+ * its contents gives no name. */
+TEST(manifest_top_clash)
+{
+    static const struct {
+        const char *srcs[5];
+        const char *said;    /* NULL: no clash */
+    } cases[] = {
+        { { "a/x", "b/x" }, "'a/x' and 'b/x' would both be x in the "
+            "destination" },
+        { { "x", "a/b/x/" }, NULL },
+        { { "a/x/", "b/x/" }, NULL },
+        { { "x", "./x/." }, NULL },
+        { { "x", "/abs/x" }, "'x' and '/abs/x' would both be x" },
+        { { "x", "/abs/x//" }, NULL },
+        /* One source written two ways is no clash. */
+        { { "a/x", "./a//x", "a/./x" }, NULL },
+        { { "a/y", "b/x", "c/y", "d/x" }, "'a/y' and 'c/y'" },
+        { { "a/y", "b/x", "c/x", "d/y" }, "'b/x' and 'c/x'" },
+        { { "a", "b", ".", ".." }, NULL },
+    };
+    char msg[512];
+    size_t i, n;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("case %zu", i);
+        for (n = 0; n < 5 && cases[i].srcs[n] != NULL; n++)
+            ;
+        CHECK_EQ_INT(manifest_top_clash(cases[i].srcs, n, msg, sizeof(msg)),
+            cases[i].said != NULL);
+        if (cases[i].said != NULL)
+            CHECK(strstr(msg, cases[i].said) != NULL);
+        else
+            CHECK_EQ_STR(msg, "");
+    }
+    check_note_clear();
+}
