@@ -330,6 +330,7 @@
     X(client_cli_rsync_flags) \
     X(client_cli_options_first) \
     X(client_cli_volume_options) \
+    X(client_pack_volume_size) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \
