@@ -487,6 +487,31 @@ attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
 }
 
 /*
+ * 1 when a push's further streams (one at least) have nothing waiting to
+ * be sent: what is left to move is stream 0's, and the far side took all
+ * they had, so it does not hang as a whole. A pull's client cannot tell
+ * (the agent knows what it has for them).
+ */
+static int
+attempt_only_stream0_left(const struct attempt *a)
+{
+    unsigned k, others = 0;
+
+    if (a->env->dest != NULL)
+        return 0;
+    for (k = 1; k < a->next_index; k++) {
+        const struct attempt_stream *st = a->s[k];
+
+        if (st == NULL || st->state != ST_RUNNING || st->retired)
+            continue;
+        if (st->conn.tx_pending > 0)
+            return 0;
+        others++;
+    }
+    return others > 0;
+}
+
+/*
  * Stalls, judged by data moved, not by keepalives. A further stream that
  * moved nothing for the stall timeout, with data waiting (or one we
  * receive on), while the others moved data or had nothing to send, is
@@ -494,7 +519,11 @@ attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
  * hold them all up, this link alone is stuck. When
  * nothing moves anywhere for twice that, the link is gone without a word
  * (or the far side hangs), and the attempt ends so that the run
- * reconnects.
+ * reconnects. Stream 0 cannot be replaced: when nothing moved for the
+ * stall timeout and the others are idle for want of work (a push's
+ * further streams with nothing left to send), its silence is its link's,
+ * and the attempt ends then: waiting twice as long would only wait for a
+ * link the others already showed is not the far side's fault.
  */
 void
 attempt_watch(struct attempt *a, uint64_t now)
@@ -502,6 +531,7 @@ attempt_watch(struct attempt *a, uint64_t now)
     const struct attempt_env *e = a->env;
     uint64_t limit = (uint64_t)e->stall_s * 1000, total = 0, m;
     unsigned k;
+    int alone = 0;
 
     if (limit == 0)
         return;
@@ -534,9 +564,20 @@ attempt_watch(struct attempt *a, uint64_t now)
     if (total != a->last_total) {
         a->last_total = total;
         a->idle_since = now;
-    } else if (now - a->idle_since >= 2 * limit && a->s[0] != NULL &&
-        a->s[0]->state == ST_RUNNING) {
-        log_info("no data moved for %u s: reconnecting", 2 * e->stall_s);
+    } else if (now - a->idle_since >= limit && a->s[0] != NULL &&
+        a->s[0]->state == ST_RUNNING && (now - a->idle_since >= 2 * limit ||
+        (alone = attempt_only_stream0_left(a)))) {
+        /* The run's message (ferry.c) says twice the timeout unless one
+         * is set here. Nothing has moved for the timeout, so no step is
+         * under way to set one of its own. */
+        if (alone)
+            (void)xfer_fail(e->x, FERRY_ERR_TIMEOUT, "%s: stream 0 moved "
+                "no data for %u s while the other streams had nothing "
+                "left to send (stalled)", e->cli->remote.local ? "local" :
+                e->cli->remote.host, e->stall_s);
+        log_info("no data moved for %u s%s: reconnecting", alone ?
+            e->stall_s : 2 * e->stall_s, alone ? " on stream 0, none "
+            "waiting on the others" : "");
         for (k = 0; k < a->next_index; k++)
             if (a->s[k] != NULL && a->s[k]->state == ST_RUNNING)
                 log_debug("stream %u: moved %llu, %llu ms ago, %zu waiting",

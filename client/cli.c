@@ -11,6 +11,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/text.h"
+#include "../engine/manifest.h"
 #include "../engine/volsend.h"
 #include "../engine/volset.h"
 #include "../engine/volume.h"
@@ -77,6 +78,25 @@ cli_dedupe(char **v, int n, int owned)
     for (i = k; i < n; i++)
         v[i] = NULL;
     return k;
+}
+
+/* Refuses two sources that would land under one name in DEST ("a/x" and
+ * "b/x"), before anything is sent (the agent does the same for a pull's
+ * globs: session.c). */
+static int
+cli_top_clash(struct cli *c)
+{
+    const char *const *v = (const char *const *)(c->cmd == CMD_PUSH ?
+        c->local_paths : c->remote_paths);
+    size_t n = (size_t)(c->cmd == CMD_PUSH ? c->nlocal : c->nremote);
+    char msg[1200];
+    int r;
+
+    if (c->cmd != CMD_PUSH && c->cmd != CMD_PULL)
+        return 0;
+    if ((r = manifest_top_clash(v, n, msg, sizeof(msg))) <= 0)
+        return r;
+    return cli_fail(c, "%s: %s", c->cmd == CMD_PUSH ? "push" : "pull", msg);
 }
 
 /*
@@ -403,6 +423,9 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
         break;
     case CLI_O_DELETE_EXCLUDED:
         c->delete = 2;
+        break;
+    case CLI_O_MKPATH:
+        c->mkpath = 1;
         break;
     case CLI_O_WATCH:
         if (cli_duration(v, &c->watch_s) != 0 || c->watch_s < 1)
@@ -808,6 +831,8 @@ cli_parse(struct cli *c, int argc, char **argv)
         r = cli_fail(c, "too many sources (at most %u)", PROTO_MAX_OPEN_PATHS);
         goto fail;
     }
+    if ((r = cli_top_clash(c)) != 0)
+        goto fail;
     return 0;
 fail:
     xfree(words);

@@ -72,6 +72,8 @@ struct cli {
     unsigned margin;          /* --margin: percent kept free */
     int force;                /* --force: no space check */
     int delete;               /* --delete: 1; --delete-excluded: 2 */
+    int mkpath;               /* --mkpath: DEST's missing parents are
+                                 made (OPEN_F_MKPATH) */
     struct filter filter;     /* --exclude, --include, --exclude-from */
     unsigned habits;          /* rsync flags taken (CLI_OPTS_HABIT_*) */
     const char *help_topic;   /* CMD_HELP: a command, or NULL */

@@ -39,6 +39,10 @@ const struct cli_opts_row cli_opts_table[] = {
         "of DEST; dir: DEST/dir; excluded files are kept)", OPT },
     { "--delete-excluded", 0, 0, FLAG, CLI_O_DELETE_EXCLUDED, XFER, 0, 0,
         NULL, "as --delete, and remove excluded files too", OPT },
+    { "--mkpath", 0, 0, FLAG, CLI_O_MKPATH, XFER, 0, 0, NULL,
+        "make DEST's missing parent directories too (without it, as "
+        "rsync: DEST's last component is made, a missing parent is an "
+        "error)", OPT },
     { "--watch", 0, 0, VALUE, CLI_O_WATCH, CLI_OPTS_PULL, 0, 1, "TIME",
         "keep pulling the checkpoints that appear or change in host:DIR "
         "(or a glob's matches) until Ctrl-C, looking every TIME; each once "
@@ -122,8 +126,9 @@ const struct cli_opts_row cli_opts_table[] = {
         "TIME", "longest pause between reconnects (default 30s)", OPT },
     { "--stall-timeout", 0, 0, VALUE, CLI_O_STALL_TIMEOUT, XFER | STATE, 0,
         0, "TIME", "replace a connection that moves no data this long while "
-        "the others do; with none moving any for twice that, reconnect "
-        "(default 30s; 0: never)", OPT },
+        "the others do; with none moving any for twice that, reconnect, "
+        "or for this long when only the first has work left (a push's "
+        "others have nothing to send) (default 30s; 0: never)", OPT },
     { "--agent", 0, 0, VALUE, CLI_O_AGENT, XFER | STATE, 0, 0, "PATH",
         "ferry-agent on the remote side", OPT },
     { "--no-bootstrap", 0, 0, FLAG, CLI_O_NO_BOOTSTRAP, XFER | STATE, 0, 0,
@@ -180,9 +185,6 @@ const struct cli_opts_row cli_opts_table[] = {
     { "--human-readable", 'h', GROUPED, FLAG, CLI_O_HABIT, XFER,
         CLI_OPTS_HABIT_HUMAN, 0, NULL,
         "in a group (-avh), or --human-readable: always so", RSYNC },
-    { "--mkpath", 0, 0, FLAG, CLI_O_HABIT, XFER, CLI_OPTS_HABIT_MKPATH, 0,
-        NULL, "always so: the destination's missing directories are made",
-        RSYNC },
     { "--whole-file", 'W', BOTH, FLAG, CLI_O_WHOLE_FILE, XFER,
         CLI_OPTS_HABIT_WHOLE, 0, NULL, "--delta=never", RSYNC },
 };

@@ -259,7 +259,7 @@ static const struct {
     { CLI_OPTS_HABIT_DEVICES, "-D" }, { CLI_OPTS_HABIT_SPARSE, "-S" },
     { CLI_OPTS_HABIT_HUMAN, "-h" }, { CLI_OPTS_HABIT_ITEMIZE, "-i" },
     { CLI_OPTS_HABIT_PARTIAL, "-P/--partial" },
-    { CLI_OPTS_HABIT_MKPATH, "--mkpath" }, { CLI_OPTS_HABIT_WHOLE, "-W" },
+    { CLI_OPTS_HABIT_WHOLE, "-W" },
 };
 
 /* What ferry always does, for each habit that asks for it: "copies ..."
@@ -274,8 +274,6 @@ static const struct {
     { H_P, 1, "permission bits" },
     { H_T, 1, "mtimes" },
     { CLI_OPTS_HABIT_SPARSE, 1, "sparse files sparse" },
-    { CLI_OPTS_HABIT_MKPATH, 0, "makes the destination's missing "
-        "directories" },
     { CLI_OPTS_HABIT_HUMAN, 0, "prints human-readable sizes" },
     { CLI_OPTS_HABIT_PARTIAL, 0, "resumes" },
 };

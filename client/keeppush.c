@@ -409,6 +409,7 @@ keeppush_main(struct cli *cli)
     paths[1] = k->name;
     memset(&ro, 0, sizeof(ro));
     ro.op = OPEN_KEEP;
+    ro.flags = cli->mkpath ? OPEN_F_MKPATH : 0;
     ro.paths = paths;
     ro.npaths = 2;
     ro.role_step = keeppush_step;

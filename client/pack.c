@@ -382,7 +382,7 @@ pack_main(int argc, char **argv)
     struct pack p;
     struct pack_summary s;
     struct volw_totals t;
-    char *owned = NULL;
+    char *owned = NULL, line[1200];
     uint64_t t0 = uv_hrtime();
     int code;
 
@@ -391,6 +391,13 @@ pack_main(int argc, char **argv)
     if (a.nwords < 2) {
         fprintf(stderr, "ferry: pack needs at least one source and an "
             "output directory (see ferry --help)\n");
+        pack_args_cleanup(&a);
+        return EXIT_USAGE;
+    }
+    if (manifest_top_clash((const char *const *)a.words, a.nwords - 1,
+        line, sizeof(line)) != 0) {
+        fprintf(stderr, "ferry: pack: %s\n", line[0] != '\0' ? line :
+            ferry_strerror(FERRY_ERR_NOMEM));
         pack_args_cleanup(&a);
         return EXIT_USAGE;
     }

@@ -82,9 +82,11 @@ pack_opt(struct pack_args *a, const struct cli_opts_row *o, int argc,
         break;
     case CLI_O_VOLUME_SIZE:
         if (text_parse_size(v, &a->volume_size) != 0 ||
-            a->volume_size < VOLUME_MIN_SIZE)
-            return pack_fail("--volume-size %s: want a size of at least "
-                "64K, such as 500M or 2G", v);
+            a->volume_size < VOLUME_MIN_SIZE ||
+            a->volume_size > VOLUME_MAX_SIZE)
+            return pack_fail("--volume-size %s: want 64K to 1T (a volume "
+                "travels as it is to a box: push --keep-volumes), such as "
+                "500M or 2G", v);
         break;
     default:
         /* --help: main answers it before the parse. */

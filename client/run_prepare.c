@@ -27,26 +27,20 @@ static int
 run_expect_tops(struct run *rn)
 {
     struct cli *cli = rn->cli;
-    char **names, *local, *dir, *base;
-    int i, contents, r = 0, n = 0;
+    char **names;
+    int i, r = 0, n = 0;
 
     if ((names = xcalloc((size_t)cli->nremote + 1, sizeof(*names))) == NULL)
         return FERRY_ERR_NOMEM;
-    for (i = 0; i < cli->nremote && r == 0; i++) {
-        if ((r = manifest_source(cli->remote_paths[i], &local,
-            &contents)) != 0)
+    for (i = 0; i < cli->nremote; i++) {
+        if ((r = manifest_top_name(cli->remote_paths[i], &names[n])) != 0)
             break;
-        if (contents) {
+        if (names[n] == NULL) {
             /* A "dir/" source may hold any name: no restriction. */
-            xfree(local);
             n = -1;
             break;
         }
-        if ((r = fsx_split(local, &dir, &base)) == 0) {
-            names[n++] = base;
-            xfree(dir);
-        }
-        xfree(local);
+        n++;
     }
     rn->tops = names;
     rn->ntops = r == 0 && n > 0 ? (size_t)n : 0;
@@ -229,6 +223,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         }
         if (dl > 0 && dest[dl - 1] == '/')
             rn->so.flags |= OPEN_F_DEST_DIR;
+        if (cli->mkpath)
+            rn->so.flags |= OPEN_F_MKPATH;
+        if (cli->delete)
+            rn->so.flags |= OPEN_F_REPLACE_DIRS;
         rn->so.op = OPEN_PUSH;
         rn->push_paths[0] = cli->remote.path;
         rn->push_paths[1] = cli->basis;
@@ -264,7 +262,11 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->out.pull = 1;
         rn->out.source_paths = cli->remote_paths;
         rn->out.nsource_paths = cli->nremote;
-        if ((rn->dest = dest_new(dest, rn->so.flags, rn->so.transfer_id,
+        /* --mkpath and --delete's replacing are this side's: the agent
+         * is not told of them. */
+        if ((rn->dest = dest_new(dest, rn->so.flags | (cli->mkpath ?
+            OPEN_F_MKPATH : 0) | (cli->delete ? OPEN_F_REPLACE_DIRS : 0),
+            rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
             (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||

@@ -261,8 +261,7 @@ status_run_local(struct cli *cli)
     if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
         &st.n)) != 0)
         return output_fatal_early(cli->json, cli->quiet, dest, r,
-            dest_state_strerror(r), r == -ENOENT || r == -ENOTDIR ?
-            EXIT_USAGE : EXIT_DEST);
+            dest_state_strerror(r), EXIT_DEST);
     status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
     status_cleanup(&st);
     return EXIT_OK;

@@ -19,6 +19,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../engine/volread.h"
+#include "../engine/volstage.h"
 #include "../engine/volume.h"
 #include "../proto/vmanifest.h"
 #include "digest.h"
@@ -348,6 +349,17 @@ unpack_plan(struct unpack *u)
     }
     if (r == 0)
         r = unpack_sums(u, dirfd(d));
+    /* Every volume the manifest names is here before anything is
+     * written, as a set without one is held to its SHA256SUMS. */
+    for (i = 1; r == 0 && u->manifest && i <= u->nvol; i++) {
+        p = strrchr(u->files[i], '/') + 1;
+        if (fstatat(dirfd(d), p, &st, 0) != 0 && errno == ENOENT) {
+            closedir(d);
+            return unpack_fatal(u, -ENOENT, EXIT_SOURCE, u->src, "%s: "
+                "named by %s%s, not here: a volume of the set is missing",
+                p, u->name, VOLUME_MANIFEST_SUFFIX);
+        }
+    }
     closedir(d);
     if (r != 0)
         return unpack_fatal(u, r, EXIT_SOURCE, u->src, "%s",
@@ -476,6 +488,18 @@ unpack_head(struct unpack *u, struct volr_opts *vo)
     return EXIT_OK;
 }
 
+/* A staging directory a killed unpack left in DEST, removed. */
+static void
+unpack_stale(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
+{
+    struct unpack *u = ctx;
+
+    (void)bytes;
+    (void)age_s;
+    output_note(&u->out, "%s/%s: removed, left by an unpack that was "
+        "stopped", u->dest, name);
+}
+
 static int
 unpack_run(struct unpack *u)
 {
@@ -495,6 +519,7 @@ unpack_run(struct unpack *u)
         return unpack_fatal(u, r, EXIT_DEST, u->dest, "%s",
             ferry_strerror(r));
     }
+    (void)volstage_sweep_stale(rootfd, 1, unpack_stale, u);
     if ((r = volr_new(rootfd, &vo, &hooks, &u->v)) != 0) {
         close(rootfd);
         return unpack_fatal(u, r, EXIT_DEST, u->dest, "%s",

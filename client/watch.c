@@ -585,6 +585,12 @@ watch_main(struct cli *cli)
     w.out.json = cli->json;
     w.out.quiet = cli->quiet;
     output_init(&w.out, &w.x);
+    /* LOCAL as a pull's DEST: its last component made, its missing
+     * parents only with --mkpath. */
+    if ((code = dest_mkdir(cli->local_paths[0], 0, cli->mkpath ?
+        OPEN_F_MKPATH : 0, &w.x)) != 0)
+        return output_fatal_early(cli->json, cli->quiet, NULL, code,
+            w.x.local_error, EXIT_DEST);
     if ((code = watch_source(&w, cli->remote_paths[0],
         cli->local_paths[0])) != 0 ||
         (mkdir(w.local, 0777) != 0 && errno != EEXIST && (code = -errno)) ||

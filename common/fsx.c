@@ -336,8 +336,14 @@ fsx_dir_each(int parent, const char *name, fsx_entry_fn *fn, void *ctx)
     return r;
 }
 
-int
-fsx_mkdir_p(const char *path, mode_t mode)
+/*
+ * Walks the directories on the way to path, path included, from the top:
+ * with make, makes each that is missing (mkdir -p) and checks that path is
+ * a directory; without, stops at the first that is missing and names it
+ * in *missing.
+ */
+static int
+fsx_walk_dirs(const char *path, mode_t mode, int make, char **missing)
 {
     char *tmp = xstrdup(path);
     struct stat st;
@@ -353,19 +359,36 @@ fsx_mkdir_p(const char *path, mode_t mode)
         if (tmp[i] != '/' && tmp[i] != '\0')
             continue;
         tmp[i] = '\0';
-        if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
-            r = -errno;
+        if (make ? mkdir(tmp, mode) != 0 && errno != EEXIST :
+            stat(tmp, &st) != 0) {
+            if (make || errno != ENOENT)
+                r = -errno;
+            else if ((*missing = xstrdup(tmp)) == NULL)
+                r = FERRY_ERR_NOMEM;
             break;
         }
         if (i < len)
             tmp[i] = '/';
     }
-    if (r == 0 && stat(tmp, &st) != 0)
+    if (make && r == 0 && stat(tmp, &st) != 0)
         r = -errno;
-    else if (r == 0 && !S_ISDIR(st.st_mode))
+    else if (make && r == 0 && !S_ISDIR(st.st_mode))
         r = -ENOTDIR;
     xfree(tmp);
     return r;
+}
+
+int
+fsx_mkdir_p(const char *path, mode_t mode)
+{
+    return fsx_walk_dirs(path, mode, 1, NULL);
+}
+
+int
+fsx_first_missing(const char *path, char **missing)
+{
+    *missing = NULL;
+    return fsx_walk_dirs(path, 0, 0, missing);
 }
 
 int

@@ -93,6 +93,14 @@ int fsx_fdatasync(int fd) FERRY_WUR;
  * named it). Returns 0 if it exists as a directory afterwards. */
 int fsx_mkdir_p(const char *path, mode_t mode) FERRY_WUR;
 
+/*
+ * The highest directory missing on the way to path, path included: *missing
+ * is a new string naming it ("a/b" for "a/b/c/d" when only "a" is there),
+ * NULL when nothing is missing. Returns 0, or -errno when a component
+ * cannot be looked at (ENOTDIR: one on the way is not a directory).
+ */
+int fsx_first_missing(const char *path, char **missing) FERRY_WUR;
+
 /* Opens directory name beneath dirfd (create: making it 0700 first) and
  * checks that it is private: a real directory (no symlink), ours, not
  * writable by others. FERRY_ERR_STATE when it is not. */

@@ -17,6 +17,7 @@
 #include "../common/log.h"
 
 #include "owned.h"
+#include "prune.h"
 #include "volstage.h"
 
 struct dest_dir {
@@ -32,6 +33,8 @@ struct dest {
     uint32_t flags;
     uint8_t transfer_id[16];
     char *root;            /* resolved destination directory */
+    char *made;            /* the highest directory of root that
+                              dest_resolve made, or NULL */
     char *rename;          /* new name of a single file, or NULL */
     char *basis;           /* --basis FILE, or NULL */
     int rootfd, statefd, partfd, lockfd;
@@ -104,6 +107,27 @@ dest_tidy(struct dest *d)
     d->statefd = -1;
 }
 
+/* A transfer that failed before anything was put into the destination
+ * it made leaves no trace of it: the directories dest_resolve made go
+ * again, from the root up, while they are empty (rmdir fails on one that
+ * holds anything, and the walk stops there). */
+static void
+dest_unmake(struct dest *d)
+{
+    struct xfer_stats *st = &d->x->st;
+    size_t ml;
+    char *p;
+
+    if (d->made == NULL || (xfer_get(&st->failed_source) == 0 &&
+        xfer_get(&st->failed_dest) == 0 && d->x->local_error[0] == '\0' &&
+        d->x->peer_error[0] == '\0') || (p = xstrdup(d->root)) == NULL)
+        return;
+    ml = strlen(d->made);
+    while (rmdir(p) == 0 && strlen(p) > ml && strrchr(p, '/') != NULL)
+        *strrchr(p, '/') = '\0';
+    xfree(p);
+}
+
 void
 dest_free(struct dest *d)
 {
@@ -119,6 +143,7 @@ dest_free(struct dest *d)
     dest_tidy(d);
     if (d->lockfd >= 0)
         close(d->lockfd);  /* releases the flock */
+    dest_unmake(d);
     for (i = 0; i < d->ndirs; i++)
         xfree(d->dirs[i].path);
     dest_forget_parent(d);
@@ -127,6 +152,7 @@ dest_free(struct dest *d)
     xfree(d->dirs);
     xfree(d->batch);
     xfree(d->root);
+    xfree(d->made);
     xfree(d->rename);
     xfree(d->basis);
     xfree(d->path);
@@ -175,6 +201,32 @@ dest_salt(const struct dest *d)
 }
 
 int
+dest_mkdir(const char *path, int parent_only, uint32_t flags,
+    struct xfer *x)
+{
+    char *up = NULL, *base = NULL, *missing = NULL;
+    int r = 0;
+
+    if (!(flags & OPEN_F_MKPATH)) {
+        if (parent_only)
+            r = fsx_first_missing(path, &missing);
+        else if ((r = fsx_split(path, &up, &base)) == 0)
+            r = fsx_first_missing(up, &missing);
+        if (r == 0 && missing != NULL)
+            r = xfer_fail(x, -ENOENT, "%s: no such directory (a parent of "
+                "the destination; --mkpath makes it)", missing);
+        else if (r != 0)
+            r = xfer_fail(x, r, "%s: %s", path, ferry_strerror(r));
+    }
+    if (r == 0 && (r = fsx_mkdir_p(path, 0755)) != 0)
+        r = xfer_fail(x, r, "%s: %s", path, ferry_strerror(r));
+    xfree(missing);
+    xfree(up);
+    xfree(base);
+    return r;
+}
+
+int
 dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename)
 {
@@ -210,10 +262,12 @@ dest_resolve(struct dest *d, const struct msg_plan *plan,
         return FERRY_ERR_NOMEM;
     }
     fsx_trim_slashes(d->root);
-    if ((r = fsx_mkdir_p(d->root, 0755)) != 0) {
-        r = xfer_fail(d->x, r, "%s: %s", d->root, ferry_strerror(r));
+    /* What is missing of it now is this run's to make (and to take back:
+     * dest_unmake). */
+    if (fsx_first_missing(d->root, &d->made) != 0)
+        d->made = NULL;
+    if ((r = dest_mkdir(d->root, d->rename != NULL, d->flags, d->x)) != 0)
         goto out;
-    }
     d->rootfd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     /* Fail now, not after the first file, if we cannot write here. */
     if (d->rootfd < 0 ||
@@ -440,6 +494,17 @@ dest_same_mtime(const struct stat *st, const struct msg_entry *m)
         (uint32_t)st->st_mtim.tv_nsec == m->mtime_nsec;
 }
 
+/* A directory at name in pfd where the sources send a file or a link:
+ * with REPLACE_DIRS (--delete) it goes, with what it holds (never through
+ * a symlink); else the entry fails with -EISDIR. */
+static int
+dest_dir_in_way(struct dest *d, int pfd, const char *name)
+{
+    if (!(d->flags & OPEN_F_REPLACE_DIRS))
+        return -EISDIR;
+    return prune_beneath(pfd, name);
+}
+
 int
 dest_file_current(struct dest *d, const struct msg_entry *m,
     const char *path, uint32_t block_size)
@@ -454,7 +519,7 @@ dest_file_current(struct dest *d, const struct msg_entry *m,
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return errno == ENOENT ? 0 : -errno;
     if (S_ISDIR(st.st_mode))
-        return -EISDIR;
+        return (r = dest_dir_in_way(d, pfd, name)) != 0 ? r : 0;
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->size)
         return 0;
     if (d->flags & OPEN_F_CHECKSUM) {
@@ -526,8 +591,9 @@ dest_make_symlink(struct dest *d, const struct msg_entry *m,
     if ((r = dest_parent(d, path, &pfd, &name)) != 0)
         return r;
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return -EISDIR;
+        if (S_ISDIR(st.st_mode) &&
+            (r = dest_dir_in_way(d, pfd, name)) != 0)
+            return r;
         if (S_ISLNK(st.st_mode) &&
             (n = readlinkat(pfd, name, cur, sizeof(cur) - 1)) >= 0 &&
             (size_t)n == m->target.len &&
@@ -742,6 +808,26 @@ dest_only_record(int rootfd)
     return only;
 }
 
+struct dest_stale {
+    struct partial_info **v;
+    size_t *n, cap;
+    int err;
+};
+
+/* A killed unpack's staging directory, listed as unfinished: its name
+ * with a '/', the bytes staged there. */
+static void
+dest_stale_add(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
+{
+    struct dest_stale *ds = ctx;
+    char rel[FSX_NAME_MAX + 2];
+    int len = snprintf(rel, sizeof(rel), "%s/", name);
+
+    if (ds->err == 0 && len > 0 && (size_t)len < sizeof(rel))
+        ds->err = partial_list_add(ds->v, ds->n, &ds->cap, rel,
+            (size_t)len, bytes, bytes, age_s);
+}
+
 int
 dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n)
@@ -801,6 +887,14 @@ dest_state_list(const char *path, int clean, struct partial_info **out,
     else
         r = FERRY_ERR_STATE;
 out:
+    /* What a killed `ferry unpack` left beside the files is unfinished
+     * too: listed, and removed by a clean that went through. */
+    if (r == 0 && d->rootfd >= 0) {
+        struct dest_stale ds = { out, n, *n, 0 };
+
+        (void)volstage_sweep_stale(d->rootfd, clean, dest_stale_add, &ds);
+        r = ds.err;
+    }
     /* A clean tidied up above; anything still open here is not to be
      * removed by dest_free (a transfer holds the lock, or the list
      * failed). */

@@ -29,8 +29,9 @@
 #include "partial.h"
 #include "xfer.h"
 
-/* Where a destination keeps its state, and a marker that tells a scan of
- * a source tree that .ferry there is ours. */
+/* Where a destination keeps its state, and a marker that says .ferry is
+ * ours (a scan of a source leaves any top-level .ferry out; older
+ * versions left out only one with the marker). */
 #define DEST_STATE_DIR ".ferry"
 #define DEST_PART_DIR "part"
 #define DEST_MARKER "FERRY-STATE"
@@ -71,11 +72,22 @@ struct dest *dest_new(const char *path, uint32_t flags,
 void dest_free(struct dest *d);
 
 /*
+ * Makes the directory path of a destination as rsync does: its last
+ * component, and its missing parents only with OPEN_F_MKPATH (--mkpath),
+ * so that a mistyped parent is an error naming it, not a new tree beside
+ * the intended one. With parent_only (a file given a new name in path),
+ * path is the destination's parent: it is made only with MKPATH. Errors
+ * carry a message (xfer_fail); a missing parent is -ENOENT.
+ */
+int dest_mkdir(const char *path, int parent_only, uint32_t flags,
+    struct xfer *x) FERRY_WUR;
+
+/*
  * Resolves the destination from the sender's plan (rsync's rules: a
  * single file named by its own source may be given a new name, anything
- * else goes into DEST, made with its parents if missing). *rename is the
- * new name or NULL (valid until dest_free). Idempotent for later
- * connections of the same run. Errors carry a message (xfer_fail).
+ * else goes into DEST, made if missing; its parents as dest_mkdir says).
+ * *rename is the new name or NULL (valid until dest_free). Idempotent for
+ * later connections of the same run. Errors carry a message (xfer_fail).
  */
 int dest_resolve(struct dest *d, const struct msg_plan *plan,
     const char **rename) FERRY_WUR;
@@ -115,7 +127,8 @@ int dest_parent(struct dest *d, const char *path, int *pfd,
  * dest_file_current returns 1 when the file at path matches m (size and
  * mtime, or with CHECKSUM the content hash) after fixing its mode and
  * mtime, 0 when it must be sent, or an error (-EISDIR for a directory in
- * its place).
+ * its place, unless OPEN_F_REPLACE_DIRS: then the directory is removed,
+ * as for a link dest_make_symlink makes).
  */
 int dest_file_current(struct dest *d, const struct msg_entry *m,
     const char *path, uint32_t block_size) FERRY_WUR;
@@ -158,7 +171,9 @@ void dest_tidy(struct dest *d);
  * unfinished files went). The record of what ferry put in the
  * destination (owned.h) is not an unfinished file: it stays, and the
  * state directory with it. A destination without state gives an empty
- * list. On failure *out is NULL and *n 0.
+ * list. The staging directories a killed `ferry unpack` left in path
+ * (volstage_sweep_stale) are listed too, as NAME/ with the bytes staged,
+ * and removed by a clean. On failure *out is NULL and *n 0.
  */
 int dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n) FERRY_WUR;

@@ -16,8 +16,9 @@
 #include "dest.h"
 
 /* The receiver keeps its state in this directory at the top of a
- * destination; a source directory that holds one is such a destination,
- * and its state is not data. */
+ * destination, and refuses the name there from a sender: a source's own
+ * (a destination's state, or anything else of that name) is never data
+ * (a push, a pull, a dry run's listing, ferry pack). */
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
 /* Chunks of the stable arrays (stable.h): 112 KiB of entries, 256 KiB
@@ -627,20 +628,6 @@ list_dir(int dfd, struct dir_names *dn)
     return 0;
 }
 
-static int
-is_state_dir(const char *local)
-{
-    char *marker = path_join(local, DEST_MARKER);
-    struct stat st;
-    int yes;
-
-    if (marker == NULL)
-        return 0;
-    yes = lstat(marker, &st) == 0;
-    xfree(marker);
-    return yes;
-}
-
 /* A directory's names looked up ahead, by a thread a CPU (up to 8) at
  * once: MANIFEST_STAT_AHEAD at a time, in directories of at least
  * MANIFEST_STAT_MIN names, above MANIFEST_STAT_DEPTH only, so that the
@@ -737,8 +724,7 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
              * vanished file; it is a warning, not a failure. */
             r = err == ENOENT ? 0 : walk_notice(w, -err, cloc,
                 ferry_strerror(-err));
-        } else if (S_ISDIR(st->st_mode) && depth == 0 &&
-            strcmp(name, MANIFEST_STATE_DIR) == 0 && is_state_dir(cloc)) {
+        } else if (depth == 0 && strcmp(name, MANIFEST_STATE_DIR) == 0) {
             r = 0;
         } else if ((r = walk_entry(w, crel, cloc, st, &added)) == 0 &&
             added && S_ISDIR(st->st_mode)) {
@@ -779,6 +765,120 @@ manifest_source(const char *src, char **local, int *contents)
         *contents = 1;
     *local = p;
     return 0;
+}
+
+int
+manifest_top_name(const char *src, char **name)
+{
+    char *local, *dir;
+    int r, contents;
+
+    *name = NULL;
+    if ((r = manifest_source(src, &local, &contents)) != 0)
+        return r;
+    if (!contents && (r = fsx_split(local, &dir, name)) == 0)
+        xfree(dir);
+    xfree(local);
+    return r;
+}
+
+struct top_named {
+    char *name;
+    char *path;    /* what the source reads, written one way */
+    size_t i;
+};
+
+/* p with runs of '/' made one, "." components and a trailing '/' gone,
+ * in place: "./a" and "a" are one source, not two of one name. */
+static void
+top_path_clean(char *p)
+{
+    const char *r = p;
+    char *w = p;
+    int start = 1;
+
+    while (*r != '\0') {
+        if (*r == '/') {
+            if (w == p ? r == p : w[-1] != '/')
+                *w++ = '/';
+            r++;
+            start = 1;
+        } else if (start && r[0] == '.' && (r[1] == '/' || r[1] == '\0')) {
+            r++;
+        } else {
+            start = 0;
+            *w++ = *r++;
+        }
+    }
+    if (w > p + 1 && w[-1] == '/')
+        w--;
+    *w = '\0';
+}
+
+static int
+top_named_cmp(const void *a, const void *b)
+{
+    const struct top_named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c == 0)
+        c = strcmp(x->path, y->path);
+    return c != 0 ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+int
+manifest_top_clash(const char *const *srcs, size_t n, char *msg,
+    size_t msglen)
+{
+    struct top_named *v;
+    size_t i, k = 0, a = 0, b = 0, lo, hi;
+    const char *name = NULL;
+    char *dir;
+    int r = 0, contents;
+
+    msg[0] = '\0';
+    if ((v = xcalloc(n + 1, sizeof(*v))) == NULL)
+        return FERRY_ERR_NOMEM;
+    for (i = 0; i < n && r == 0; i++) {
+        if ((r = manifest_source(srcs[i], &v[k].path, &contents)) != 0)
+            break;
+        if (contents) {
+            xfree(v[k].path);
+            v[k].path = NULL;
+            continue;
+        }
+        if ((r = fsx_split(v[k].path, &dir, &v[k].name)) != 0)
+            break;
+        xfree(dir);
+        top_path_clean(v[k].path);
+        v[k++].i = i;
+    }
+    if (r == 0 && k > 1)
+        qsort(v, k, sizeof(*v), top_named_cmp);
+    /* One name from two different paths: of such pairs, the one whose
+     * later source comes first on the command line. */
+    for (i = 1; r == 0 && i < k; i++) {
+        if (strcmp(v[i - 1].name, v[i].name) != 0 ||
+            strcmp(v[i - 1].path, v[i].path) == 0)
+            continue;
+        lo = v[i - 1].i < v[i].i ? v[i - 1].i : v[i].i;
+        hi = v[i - 1].i < v[i].i ? v[i].i : v[i - 1].i;
+        if (name == NULL || hi < b) {
+            a = lo;
+            b = hi;
+            name = v[i].name;
+        }
+    }
+    if (name != NULL)
+        snprintf(msg, msglen, "'%.400s' and '%.400s' would both be %.255s "
+            "in the destination: rename one, or send their parents",
+            srcs[a], srcs[b], name);
+    for (i = 0; i <= k && i <= n; i++) {
+        xfree(v[i].name);
+        xfree(v[i].path);
+    }
+    xfree(v);
+    return r != 0 ? r : name != NULL;
 }
 
 int

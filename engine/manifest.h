@@ -201,6 +201,22 @@ int manifest_walk(const char *src, const struct manifest_walker *w)
  */
 int manifest_source(const char *src, char **local, int *contents) FERRY_WUR;
 
+/* The top-level name source src gives the destination (the last
+ * component of what it reads, "x" for "a/x"): *name a new string, or
+ * NULL for a source that sends its contents ("dir/"). */
+int manifest_top_name(const char *src, char **name) FERRY_WUR;
+
+/*
+ * Two of the sources srcs[0..n) that one transfer would put under the
+ * same top-level name ("a/x" and "b/x": x), which would merge two trees
+ * or let one file replace the other: returns 1 with one line naming both
+ * in msg (of the pairs, the one whose second comes first), 0 when each
+ * source has a name of its own, or FERRY_ERR_NOMEM. Sources that send
+ * their contents give no name and are not compared.
+ */
+int manifest_top_clash(const char *const *srcs, size_t n, char *msg,
+    size_t msglen) FERRY_WUR;
+
 /* Room for an entry's path with its NUL (manifest_rel). */
 #define MANIFEST_REL_MAX (PROTO_MAX_PATH + 1)
 

@@ -385,7 +385,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     struct msg_str p;
     size_t pos = 0;
     char *path;
-    int r;
+    int r, rc;
 
     if ((sh = xcalloc(1, sizeof(*sh))) == NULL)
         return FERRY_ERR_NOMEM;
@@ -425,6 +425,9 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     while ((r = msg_open_path(o, &pos, &p)) == 0)
         if ((r = session_source_paths(s, o->op, &p, &paths)) != 0)
             break;
+    /* The paths are all in (SHORT): none two may land on one name. */
+    if (r == FERRY_ERR_SHORT && (rc = session_top_clash(s, &paths)) != 0)
+        r = rc;
     if (r == FERRY_ERR_SHORT && (s->peer_caps & PROTO_CAP_LIVE)) {
         manifest_cleanup(&mf);
         r = session_scan_live(s, &paths, &sh->plan);

@@ -89,6 +89,11 @@ void session_paths_free(struct session_paths *l);
  * fails a pull; for a LIST it returns 1, with nothing appended. */
 int session_source_paths(struct session *s, uint8_t op,
     const struct msg_str *p, struct session_paths *l) FERRY_WUR;
+/* 0 when no two paths of l would land on one top-level name of the
+ * destination (manifest_top_clash), else FERRY_ERR_USAGE naming them
+ * (xfer_fail). */
+int session_top_clash(struct session *s, const struct session_paths *l)
+    FERRY_WUR;
 /* Scans each path of l into mf. */
 int session_scan_paths(struct manifest *mf, const struct session_paths *l)
     FERRY_WUR;

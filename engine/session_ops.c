@@ -105,6 +105,20 @@ session_source_paths(struct session *s, uint8_t op, const struct msg_str *p,
 }
 
 int
+session_top_clash(struct session *s, const struct session_paths *l)
+{
+    char msg[PROTO_MAX_MESSAGE];
+    int r;
+
+    /* The client refused what it could see; a glob's matches are seen
+     * here ("*\/x": a/x and b/x). */
+    if ((r = manifest_top_clash((const char *const *)l->v, l->n, msg,
+        sizeof(msg))) <= 0)
+        return r;
+    return xfer_fail(s->x, FERRY_ERR_USAGE, "%s", msg);
+}
+
+int
 session_scan_paths(struct manifest *mf, const struct session_paths *l)
 {
     size_t i;
@@ -324,7 +338,7 @@ session_agent_keep(struct session *s, const struct msg_open *o,
     if ((r = msg_open_path(o, &pos, &p)) == 0) {
         memcpy(name, p.p, p.len);
         name[p.len] = '\0';
-        r = volkeep_new(dir, name, s->x, &s->own_keep);
+        r = volkeep_new(dir, name, o->flags, s->x, &s->own_keep);
     }
     xfree(dir);
     if (r != 0)

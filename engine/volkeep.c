@@ -123,8 +123,8 @@ out:
 }
 
 int
-volkeep_new(const char *dir, const char *name, struct xfer *x,
-    struct volkeep **out)
+volkeep_new(const char *dir, const char *name, uint32_t flags,
+    struct xfer *x, struct volkeep **out)
 {
     struct volkeep *k;
     int r;
@@ -152,9 +152,13 @@ volkeep_new(const char *dir, const char *name, struct xfer *x,
         volkeep_free(k);
         return FERRY_ERR_NOMEM;
     }
-    if ((r = fsx_mkdir_p(dir, 0755)) != 0 || (k->dirfd = open(dir,
-        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        r = r != 0 ? r : -errno;
+    if ((r = dest_mkdir(dir, 0, flags, x)) != 0) {
+        volkeep_free(k);
+        return r;
+    }
+    if ((k->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC)) < 0) {
+        r = -errno;
         volkeep_free(k);
         return xfer_fail(x, r, "%s: %s", dir, ferry_strerror(r));
     }

@@ -37,12 +37,13 @@ struct volkeep;
 
 /*
  * Opens the set name (checked with volset_name_ok) in the directory dir
- * (made with its parents if missing; the caller confined the path), and
- * locks it against another KEEP there. Returns 0 with the role in *out,
- * or an error with its message in x's local_error.
+ * (made if missing, its missing parents only with OPEN_F_MKPATH in flags:
+ * dest_mkdir; the caller confined the path), and locks it against another
+ * KEEP there. Returns 0 with the role in *out, or an error with its
+ * message in x's local_error.
  */
-int volkeep_new(const char *dir, const char *name, struct xfer *x,
-    struct volkeep **out) FERRY_WUR;
+int volkeep_new(const char *dir, const char *name, uint32_t flags,
+    struct xfer *x, struct volkeep **out) FERRY_WUR;
 
 /* Closes the files and removes temporary ones left by an unfinished
  * run. NULL is a no-op. */

@@ -8,7 +8,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/alloc.h"
@@ -76,7 +80,13 @@ volstage_init_in(struct volstage *s, int rootfd, int parentfd,
     }
     s->stagefd = openat(parentfd, s->name, O_RDONLY | O_DIRECTORY |
         O_NOFOLLOW | O_CLOEXEC);
-    return s->stagefd < 0 ? -errno : 0;
+    if (s->stagefd < 0)
+        return -errno;
+    /* Held while the stage lives: volstage_sweep_stale leaves it alone,
+     * even from another machine of a shared file system, where the pid
+     * in the name says nothing. */
+    (void)flock(s->stagefd, LOCK_EX | LOCK_NB);
+    return 0;
 }
 
 void
@@ -111,11 +121,35 @@ volstage_cleanup(struct volstage *s)
     s->nbatch = s->ndirs = s->nfix = 0;
 }
 
-void
-volstage_sweep(int parentfd)
+/* Removes the staging directory name in parentfd, opened as sfd (taken):
+ * staged files only (names are counters), no deeper tree. */
+static void
+vs_remove_stage(int parentfd, const char *name, int sfd)
 {
-    struct dirent *de, *fe;
-    DIR *d, *fd_dir;
+    struct dirent *fe;
+    DIR *d;
+
+    if ((d = fdopendir(sfd)) == NULL) {
+        close(sfd);
+        return;
+    }
+    /* From the start: a dup of sfd may have read it already (they share
+     * the offset). */
+    rewinddir(d);
+    while ((fe = readdir(d)) != NULL)
+        (void)unlinkat(dirfd(d), fe->d_name, 0);
+    closedir(d);
+    (void)unlinkat(parentfd, name, AT_REMOVEDIR);
+}
+
+/* Calls fn(parentfd, name, sfd, ctx) for each staging directory in
+ * parentfd (sfd opened for it, the callee's to close). */
+static void
+vs_each_stage(int parentfd, void (*fn)(int, const char *, int, void *),
+    void *ctx)
+{
+    struct dirent *de;
+    DIR *d;
     int fd, sfd;
 
     if ((fd = dup(parentfd)) < 0)
@@ -130,19 +164,95 @@ volstage_sweep(int parentfd)
             continue;
         sfd = openat(parentfd, de->d_name, O_RDONLY | O_DIRECTORY |
             O_NOFOLLOW | O_CLOEXEC);
-        if (sfd < 0)
-            continue;
-        if ((fd_dir = fdopendir(sfd)) == NULL) {
-            close(sfd);
-            continue;
-        }
-        /* Staged files only (names are counters): no deeper tree. */
-        while ((fe = readdir(fd_dir)) != NULL)
-            (void)unlinkat(dirfd(fd_dir), fe->d_name, 0);
-        closedir(fd_dir);
-        (void)unlinkat(parentfd, de->d_name, AT_REMOVEDIR);
+        if (sfd >= 0)
+            fn(parentfd, de->d_name, sfd, ctx);
     }
     closedir(d);
+}
+
+static void
+vs_sweep_one(int parentfd, const char *name, int sfd, void *ctx)
+{
+    (void)ctx;
+    vs_remove_stage(parentfd, name, sfd);
+}
+
+void
+volstage_sweep(int parentfd)
+{
+    vs_each_stage(parentfd, vs_sweep_one, NULL);
+}
+
+struct vs_stale {
+    int remove;
+    volstage_stale_fn *fn;
+    void *ctx;
+    int found;
+};
+
+/* The pid a staging name was made by, or 0 when the name is not one
+ * volstage_init_in makes. */
+static long
+vs_stage_pid(const char *name)
+{
+    const char *p = name + strlen(VOLSTAGE_PREFIX);
+    char *end;
+    long pid;
+
+    if (*p < '1' || *p > '9')
+        return 0;
+    pid = strtol(p, &end, 10);
+    if (*end != '.' || end[1] < '0' || end[1] > '9')
+        return 0;
+    (void)strtoul(end + 1, &end, 10);
+    return *end == '\0' && pid > 0 ? pid : 0;
+}
+
+static void
+vs_stale_one(int parentfd, const char *name, int sfd, void *ctx)
+{
+    struct vs_stale *v = ctx;
+    struct dirent *fe;
+    struct stat st, fst;
+    uint64_t bytes = 0;
+    long pid = vs_stage_pid(name);
+    DIR *d;
+    int fd;
+
+    /* Ours, of a process that is gone, and unlocked: a live stage of
+     * this machine has its pid, one of another machine its lock. */
+    if (pid == 0 || pid == (long)getpid() || fstat(sfd, &st) != 0 ||
+        st.st_uid != geteuid() || (kill((pid_t)pid, 0) != 0 ?
+        errno != ESRCH : 1) || flock(sfd, LOCK_EX | LOCK_NB) != 0) {
+        close(sfd);
+        return;
+    }
+    if ((fd = dup(sfd)) >= 0 && (d = fdopendir(fd)) != NULL) {
+        while ((fe = readdir(d)) != NULL)
+            if (fstatat(sfd, fe->d_name, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(fst.st_mode))
+                bytes += (uint64_t)fst.st_size;
+        closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    v->found++;
+    if (v->fn != NULL)
+        v->fn(v->ctx, name, bytes, (int64_t)(time(NULL) - st.st_mtime));
+    if (v->remove)
+        vs_remove_stage(parentfd, name, sfd);
+    else
+        close(sfd);
+}
+
+int
+volstage_sweep_stale(int parentfd, int remove, volstage_stale_fn *fn,
+    void *ctx)
+{
+    struct vs_stale v = { remove, fn, ctx, 0 };
+
+    vs_each_stage(parentfd, vs_stale_one, &v);
+    return v.found;
 }
 
 /* Opens the parent of rel beneath rootfd, making missing directories,

@@ -97,6 +97,19 @@ int volstage_init_in(struct volstage *s, int rootfd, int parentfd,
  * only for a directory whose user holds its lock (nobody else stages
  * there). */
 void volstage_sweep(int parentfd);
+/*
+ * The staging directories in parentfd that an unpack left when it was
+ * killed: ours, named by a process that is gone, and not locked (a live
+ * stage holds a flock on its directory from volstage_init_in on, which
+ * also covers an unpack on another machine of a shared file system).
+ * Each is told to fn (its name, the bytes staged in it, its age in
+ * seconds) when fn is not NULL, and removed with remove. Returns how many
+ * there were.
+ */
+typedef void volstage_stale_fn(void *ctx, const char *name, uint64_t bytes,
+    int64_t age_s);
+int volstage_sweep_stale(int parentfd, int remove, volstage_stale_fn *fn,
+    void *ctx);
 /* Removes what is staged and not committed, and the staging directory. */
 void volstage_cleanup(struct volstage *s);
 

@@ -22,11 +22,16 @@
 #include <stdint.h>
 
 #include "../common/err.h"
+#include "../proto/msg_vol.h"
 
 #define VOLUME_DEFAULT_SIZE (UINT64_C(2) << 30)
 /* Small volumes are for tests; below this the headers alone crowd out
  * the data. */
 #define VOLUME_MIN_SIZE (UINT64_C(64) << 10)
+/* The largest: what a set's volume may be to travel as it is (KEEP_VOL
+ * of push --keep-volumes) and what a transfer's volumes may be (VOL_OPTS),
+ * so that a set ferry pack makes can be stored on a box as it is. */
+#define VOLUME_MAX_SIZE PROTO_MAX_VOLUME_SIZE
 /* Five digits in names, so a glob lists them in order. */
 #define VOLUME_MAX_COUNT 99999u
 #define VOLUME_SUFFIX ".tar.zst"

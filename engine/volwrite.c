@@ -351,7 +351,8 @@ volw_new(const struct volw_opts *o, const struct volw_sink *s,
     int r;
 
     *out = NULL;
-    if (o->volume_size < VOLUME_MIN_SIZE || o->name == NULL ||
+    if (o->volume_size < VOLUME_MIN_SIZE ||
+        o->volume_size > VOLUME_MAX_SIZE || o->name == NULL ||
         o->name[0] == '\0' || (o->block_size != 0 &&
         (o->block_size < PROTO_MIN_BLOCK || o->block_size > PROTO_MAX_BLOCK ||
         (o->block_size & (o->block_size - 1)) != 0)) ||

@@ -62,7 +62,7 @@ struct volw_sink {
 
 struct volw_opts {
     const char *name;        /* for the manifest's head */
-    uint64_t volume_size;    /* VOLUME_MIN_SIZE or more */
+    uint64_t volume_size;    /* VOLUME_MIN_SIZE to VOLUME_MAX_SIZE */
     uint32_t block_size;     /* hash blocks; 0 for PROTO_DEFAULT_BLOCK */
     int level;               /* zstd level; 0 for ZST_LEVEL */
     uint32_t max_volumes;    /* 0 for VOLUME_MAX_COUNT, the most */

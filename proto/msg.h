@@ -158,9 +158,17 @@ enum msg_open_op {
 /* LIST only (a watch's look): each file's ENTRY says whether a writer
  * holds it and whether it is a known format cut short (ENTRY_S_*). */
 #define OPEN_F_READINESS (1u << 8)
+/* PUSH and KEEP only (--mkpath): the destination's missing parents are
+ * made. Without it only its last component is, as rsync does. */
+#define OPEN_F_MKPATH (1u << 9)
+/* PUSH only (--delete, a mirror): a directory where the sources send a
+ * file or a symlink is removed, with what it holds, as rsync's --delete
+ * does. Without it that entry fails. */
+#define OPEN_F_REPLACE_DIRS (1u << 10)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
-    OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS)
+    OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS | \
+    OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS)
 
 struct msg_open {
     uint8_t op;

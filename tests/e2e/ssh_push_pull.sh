@@ -10,7 +10,8 @@ rm -f "$T/src/big.sparse"   # covered over local:; keeps this test quick
 dest="$T/remote dir/it's \$HOME; rm -rf x
 second line"
 
-expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json \
+# Its parent "remote dir" is missing too: --mkpath makes it.
+expect_rc 0 "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json --mkpath \
     "$T/src/" "ferry-test:$dest"
 tree_same "$T/src" "$dest"
 expect_field files_failed 0

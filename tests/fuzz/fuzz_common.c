@@ -161,8 +161,12 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
 
     if (m->op < OPEN_PUSH || m->op > OPEN_KEEP)
         return "OPEN: op out of range";
-    if (m->op == OPEN_KEEP && (m->npaths != 2 || m->flags != 0))
+    if (m->op == OPEN_KEEP &&
+        (m->npaths != 2 || (m->flags & ~OPEN_F_MKPATH) != 0))
         return "OPEN: KEEP with other than two paths, or flags";
+    if ((m->flags & OPEN_F_MKPATH) && m->op != OPEN_PUSH &&
+        m->op != OPEN_KEEP)
+        return "OPEN: MKPATH without a destination to make";
     if ((m->flags & ~OPEN_F_KNOWN) != 0)
         return "OPEN: unknown flags";
     if ((m->flags & OPEN_F_DELTA_ALWAYS) && (m->flags & OPEN_F_DELTA_NEVER))
@@ -176,6 +180,8 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
         return "OPEN: path count";
     if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
         return "OPEN: --basis FILE without a push";
+    if ((m->flags & OPEN_F_REPLACE_DIRS) && m->op != OPEN_PUSH)
+        return "OPEN: REPLACE_DIRS without a push";
     if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
         !fuzz_inside(m->paths_raw, m->paths_len, p, n))
         return "OPEN: path list";

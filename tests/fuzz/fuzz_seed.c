@@ -71,7 +71,7 @@ static const struct {
         .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
     { { .op = OPEN_PULL,
         .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE |
-        OPEN_F_READINESS),
+        OPEN_F_READINESS | OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
@@ -82,6 +82,12 @@ static const struct {
     { { .op = OPEN_KEEP, .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 },
         seed_keep_paths },
     { { .op = OPEN_LIST, .flags = OPEN_F_READINESS,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_KEEP, .flags = OPEN_F_MKPATH,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 2 }, seed_keep_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_MKPATH | OPEN_F_CHECKSUM,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_REPLACE_DIRS,
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
 };
 

@@ -12,6 +12,44 @@ expect_err "$T/nope: No such file or directory"
 # One missing among others: the others still go, exit 2.
 expect_rc 2 "$FERRY" push "$T/nope" "$T/src" "local:$T/dst"
 [ -f "$T/dst/src/sub/two" ] || fail "present source not sent"
+# Two sources of one name (a/x and b/x would both be DEST/x): refused
+# before anything is sent, naming both (exit 1); a push, a pull, a pull's
+# glob (the agent sees its matches), pack. "./a/x" and "a/x" are one.
+mkdir -p "$T/twin/a/x" "$T/twin/b/x"
+echo 1 >"$T/twin/a/x/f"
+echo 2 >"$T/twin/b/x/f"
+twin="'$T/twin/a/x' and '$T/twin/b/x' would both be x in the destination"
+expect_rc 1 "$FERRY" push "$T/twin/a/x" "$T/twin/b/x" "local:$T/twin-p/"
+expect_err "$twin"
+expect_rc 1 "$FERRY" pull "local:$T/twin/a/x" "local:$T/twin/b/x" \
+    "$T/twin-l"
+expect_err "$twin"
+expect_rc 1 "$FERRY" pull "local:$T/twin/*/x" "$T/twin-g"
+expect_err "$twin"
+expect_rc 1 "$FERRY" pack "$T/twin/a/x" "$T/twin/b/x" "$T/twin-k"
+expect_err "$twin"
+for d in twin-p twin-l twin-g twin-k; do
+    [ ! -e "$T/$d" ] || fail "$d: made with two sources of one name"
+done
+expect_rc 0 "$FERRY" push -q "$T/twin/a/x" "$T/twin/./a//x" \
+    "$T/twin/b/x/" "local:$T/twin-ok/"
+[ -f "$T/twin-ok/x/f" ] && [ -f "$T/twin-ok/f" ] || fail "twin-ok"
+# A pull of a missing source fails before any file: it makes no DEST,
+# nor the parents --mkpath would have made; a DEST that was there stays.
+expect_rc 2 "$FERRY" pull "local:$T/nope" "$T/pulled"
+expect_err "$T/nope: No such file or directory"
+[ ! -e "$T/pulled" ] || fail "a failed pull made its DEST"
+expect_rc 2 "$FERRY" pull --mkpath "local:$T/nope/" "$T/pa/pb/pulled"
+[ ! -e "$T/pa" ] || fail "a failed pull made DEST's parents"
+mkdir "$T/was-there"
+expect_rc 2 "$FERRY" pull "local:$T/nope" "$T/was-there"
+[ -d "$T/was-there" ] || fail "a failed pull removed a DEST it did not make"
+# ... but one that moved a file, and an empty directory's pull, make it.
+expect_rc 2 "$FERRY" pull "local:$T/nope" "local:$T/src" "$T/pulled2"
+[ -f "$T/pulled2/src/sub/two" ] || fail "present source not pulled"
+mkdir "$T/empty"
+expect_rc 0 "$FERRY" pull "local:$T/empty/" "$T/pulled3"
+[ -d "$T/pulled3" ] || fail "an empty directory's pull made no DEST"
 
 # The destination is a file where a directory is needed: exit 3.
 echo x >"$T/afile"

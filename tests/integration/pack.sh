@@ -160,11 +160,16 @@ no_partial_names "$T/back-bad2" "$src/.." || fail "partial file under its name"
 head -c 5000 "$T/out/data.00001.tar.zst" >"$T/trunc.tar.zst"
 expect_rc 9 "$FERRY" unpack "$T/trunc.tar.zst" "$T/back-trunc"
 expect_err "truncated"
-# A missing volume.
+# A missing volume: the manifest names it, so the unpack stops before
+# anything is written (exit 2), with or without its SHA256SUMS line.
 cp -r "$T/out" "$T/gap"
 rm "$T/gap/data.00002.tar.zst"
+expect_rc 2 "$FERRY" unpack --name data "$T/gap" "$T/back-gap"
+expect_err "data.00002.tar.zst: named by data.manifest, not here: a volume of the set is missing"
+[ ! -e "$T/back-gap" ] || fail "a set with a volume missing was unpacked"
 sed -i '/data.00002.tar.zst/d' "$T/gap/SHA256SUMS"
-expect_rc 9 "$FERRY" unpack --name data "$T/gap" "$T/back-gap"
+expect_rc 2 "$FERRY" unpack --name data "$T/gap" "$T/back-gap"
+[ ! -e "$T/back-gap" ] || fail "a set with a volume missing was unpacked"
 # Without the manifest the directory is the set: a volume SHA256SUMS lists
 # (another set's lines there too) and the directory lacks stops it before
 # anything is written; with no SHA256SUMS either, a note says what cannot

@@ -45,11 +45,15 @@ expect_rc 1 "$FERRY" push -g "$T/src/" "local:$T/x"
 expect_err "files belong to the remote user"
 
 # The rsync flags whose meaning ferry has: taken, one line.
-expect_rc 0 "$FERRY" push -t --times --perms -S --sparse --mkpath \
+expect_rc 0 "$FERRY" push -t --times --perms -S --sparse \
     --human-readable --no-progress "$T/src/" "local:$T/h"
 tree_same "$T/src" "$T/h"
 [ "$(grep -c 'no need' "$T/last.err")" = 1 ] || fail "not one line"
-expect_err "-p, -t, -S, -h, --mkpath: no need"
+expect_err "-p, -t, -S, -h: no need"
+# --mkpath is no habit: it does what rsync's does (dest_parents.sh).
+expect_rc 0 "$FERRY" push --mkpath --no-progress "$T/src/" "local:$T/m/k"
+! grep -q "no need" "$T/last.err" || fail "--mkpath taken as a habit"
+tree_same "$T/src" "$T/m/k"
 # -W is rsync's --whole-file: --delta=never. The same content under a new
 # mtime costs no data by delta, all of it with -W.
 mkdir -p "$T/w"

@@ -42,3 +42,15 @@ check_refused "$T/d4"
 [ "$(cat "$T/d4/.ferry/part")" = x ] || fail "a part file was changed"
 
 [ -z "$(ls -A "$T/elsewhere")" ] || fail "state written through a link"
+
+# status and clean of a destination that is a file, or is missing: the
+# same destination problem (exit 3) here as on the agent.
+echo x >"$T/afile"
+for cmd in status clean; do
+    for dest in "$T/afile" "$T/nowhere"; do
+        for where in "" local:; do
+            expect_rc 3 "$FERRY" $cmd "$where$dest"
+            expect_err "$dest"
+        done
+    done
+done

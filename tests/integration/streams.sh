@@ -4,8 +4,9 @@
 # middle (the others finish its work: nothing lost or doubled); one that
 # stalls without closing (retired after --stall-timeout and replaced);
 # Ctrl-C and a re-run with another number of streams; a stream that
-# stalls with a volume of small files in flight. Identical trees at the
-# end of each.
+# stalls with a volume of small files in flight; stream 0 that stalls
+# once the others have nothing left to send (a reconnect after one stall
+# timeout). Identical trees at the end of each.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 
@@ -54,10 +55,9 @@ tree_same "$T/src" "$T/d3"
 grep -q '"event":"retry"' "$T/last.out" && fail "the whole transfer reconnected"
 [ "$(json_field bytes_payload)" -eq "$total" ] || fail "cut: payload"
 
-# stalled_push SRC DEST WHEN: a push of SRC into DEST over 3 streams
-# whose stream 1 stalls without closing (its pipe frozen) once the
-# function WHEN returns; the stream is retired after the stall timeout,
-# replaced, and the push must complete.
+# stalled_push SRC DEST WHEN [N]: a push of SRC into DEST over 3 streams
+# whose stream N (default 1) stalls without closing (its pipe to the
+# agent frozen) once the function WHEN returns; the push must complete.
 frozen=""
 thaw() { [ -z "$frozen" ] || kill -CONT "$frozen" 2>/dev/null || true; }
 at_exit thaw
@@ -74,7 +74,7 @@ stalled_push() {
         "local:$2" >"$T/last.out" 2>"$T/last.err" &
     pid=$!
     "$3"
-    frozen=$(sed -n 2p "$SLOW_AGENT_PIDS")
+    frozen=$(sed -n "$((${4:-1} + 1))p" "$SLOW_AGENT_PIDS")
     kill -STOP "$frozen"
     set +e
     timeout 60 tail --pid=$pid -f /dev/null
@@ -85,12 +85,17 @@ stalled_push() {
     unset SLOW_AGENT_PIDS
     [ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "stalled stream: exit $rc"; }
     tree_same "$1" "$2"
+}
+# The stalled further stream was retired after the stall timeout, and
+# replaced.
+stream_retired() {
     grep -q '"why":"it stalled"' "$T/last.out" || fail "no stall was seen"
 }
 
 # 3. One stream stalls in the middle of the big files.
 mid_blocks() { wait_part_bytes "$T/d4" 8000000; streams_up 2; }
 stalled_push "$T/src" "$T/d4" mid_blocks
+stream_retired
 
 # 4. Ctrl-C with 4 streams, then the same transfer with 2: resumed, the
 # same tree.
@@ -126,4 +131,14 @@ for i in range(3000):
 PY
 mid_volumes() { streams_up 3; sleep 0.4; }
 stalled_push "$T/vsrc" "$T/d6" mid_volumes
+stream_retired
 [ "$(json_field files_sent)" -eq 3000 ] || fail "files counted wrong"
+
+# 6. Stream 0 stalls: the others finish what they were given and then
+# have nothing left to send (what is left is stream 0's, and the offers
+# of the rest travel on it). Its silence is its link's after one stall
+# timeout, not two, and the run reconnects and completes.
+mid_blocks0() { wait_part_bytes "$T/d7" 8000000; streams_up 3; }
+stalled_push "$T/src" "$T/d7" mid_blocks0 0
+grep -q '"event":"retry".*"error":"local: stream 0 moved no data for 2 s while the other streams had nothing left to send (stalled)"' \
+    "$T/last.out" || { grep retry "$T/last.out"; fail "stream 0: no retry after one stall timeout"; }

@@ -12,7 +12,9 @@ expect_rc 0 "$FERRY" push "$T/data" "local:$T/d1"
 expect_rc 0 "$FERRY" push "$T/data/" "local:$T/d2"
 [ -f "$T/d2/a" ] && [ -f "$T/d2/sub/b" ] || fail "contents form"
 
-# A file to a name that does not exist: the file gets that name.
+# A file to a name that does not exist: the file gets that name (in a
+# directory that is there: dest_parents.sh).
+mkdir "$T/d3"
 expect_rc 0 "$FERRY" push "$T/one.txt" "local:$T/d3/renamed.txt"
 [ "$(cat "$T/d3/renamed.txt")" = single ] || fail "rename"
 # ... to an existing directory: it goes inside.

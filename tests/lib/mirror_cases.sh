@@ -92,6 +92,7 @@ mirror_cases() {
         fi
         [ -f "$T/mdst/stays" ] || fail "$w: deleted after a failure"
         mirror_scope "$remote" $w "$@"
+        mirror_types "$remote" $w "$@"
         note "$w: ok"
     done
 }
@@ -121,4 +122,40 @@ mirror_scope() {
     [ ! -e "$T/mscope/msrc/stale" ] ||
         fail "$w --delete $T/msrc: kept what its directory no longer has"
     tree_same "$T/msrc" "$T/mscope/msrc"
+}
+
+# --delete mirrors a change of type: a directory that became a file or a
+# link goes, with what it holds (rsync's --delete); a file that became a
+# directory is replaced. Without --delete a directory in the way of a
+# file or a link fails that entry and stays.
+mirror_types() {
+    local remote=$1 w=$2
+    shift 2
+    types_run() {
+        local rc=$1
+        shift
+        if [ $w = push ]; then
+            expect_rc "$rc" "$FERRY" push "$@" "$T/tsrc/" "$remote:$T/tdst"
+        else
+            expect_rc "$rc" "$FERRY" pull "$@" "$remote:$T/tsrc/" "$T/tdst"
+        fi
+    }
+    rm -rf "$T/tsrc" "$T/tdst"
+    mkdir -p "$T/tsrc/d2f/sub" "$T/tsrc/d2l" "$T/tdst"
+    echo a >"$T/tsrc/d2f/sub/a"
+    echo b >"$T/tsrc/d2l/b"
+    echo f >"$T/tsrc/f2d"
+    types_run 0 -q "$@"
+    rm -rf "$T/tsrc/d2f" "$T/tsrc/d2l" "$T/tsrc/f2d"
+    echo now-a-file >"$T/tsrc/d2f"
+    ln -s d2f "$T/tsrc/d2l"
+    mkdir "$T/tsrc/f2d"
+    echo c >"$T/tsrc/f2d/c"
+    types_run 3 -q "$@"
+    expect_err "d2f: Is a directory"
+    expect_err "d2l: Is a directory"
+    [ -f "$T/tdst/d2f/sub/a" ] && [ -f "$T/tdst/d2l/b" ] ||
+        fail "$w: a directory in the way went without --delete"
+    types_run 0 -q --delete "$@"
+    tree_same "$T/tsrc" "$T/tdst"
 }

@@ -171,6 +171,7 @@
     X(manifest_single_file) \
     X(manifest_listed_paths) \
     X(manifest_name_store) \
+    X(manifest_top_clash) \
     /* test_tar.c */ \
     X(tar_roundtrip) \
     X(tar_piece_header) \
@@ -353,6 +354,7 @@
     X(client_cli_rsync_flags) \
     X(client_cli_options_first) \
     X(client_cli_volume_options) \
+    X(client_pack_volume_size) \
     X(client_cli_dedupe) \
     X(client_cli_error_text) \
     X(client_retry_policy) \

@@ -314,7 +314,6 @@ TEST(client_cli_rsync_flags)
         { "-t", "mtimes" }, { "--times", "mtimes" },
         { "--perms", "permission bits" }, { "--links", "symlinks" },
         { "-S", "sparse files sparse" }, { "--sparse", "sparse files" },
-        { "--mkpath", "missing directories" },
         { "--human-readable", "human-readable sizes" },
         { "--itemize-changes", "-v lists files" },
         { "-W", "--delta=never" }, { "--whole-file", "--delta=never" },
@@ -341,6 +340,14 @@ TEST(client_cli_rsync_flags)
             taken[i][0][1] == 'W' || taken[i][0][2] == 'w');
         cli_cleanup(&c);
     }
+    /* --mkpath does what rsync's does (DEST's missing parents are made,
+     * and not without it): an option, not a habit. */
+    words[1] = "--mkpath";
+    check_note("--mkpath");
+    CHECK_OK(parse_words(&c, words));
+    CHECK_EQ_INT(c.mkpath, 1);
+    CHECK_EQ_INT(c.habits, 0);
+    cli_cleanup(&c);
     words[1] = "--timeout=60";
     check_note("--timeout");
     CHECK_EQ_ERR(parse_words(&c, words), FERRY_ERR_USAGE);

@@ -12,6 +12,7 @@
 
 #include "../../client/cli.h"
 #include "../../client/output.h"
+#include "../../client/pack.h"
 #include "../../client/retry.h"
 #include "../../client/ssh.h"
 #include "../../client/sshcfg.h"
@@ -19,6 +20,8 @@
 #include "../../client/ssh_int.h"
 #include "../../common/alloc.h"
 #include "../../common/buf.h"
+#include "../../engine/volume.h"
+#include "../../engine/volwrite.h"
 #include "../../proto/msg_vol.h"
 #include "check.h"
 
@@ -329,6 +332,41 @@ TEST(client_cli_volume_options)
         CHECK(strstr(c.err, why[i]) != NULL);
     }
     check_note_clear();
+}
+
+/* ferry pack's --volume-size has the transfers' bounds: a set's volume
+ * travels as it is (push --keep-volumes), and the writer holds to them. */
+TEST(client_pack_volume_size)
+{
+    static const struct {
+        const char *v;
+        int ok;
+    } sizes[] = {
+        { "64K", 1 }, { "1T", 1 }, { "2G", 1 }, { "63K", 0 }, { "2T", 0 },
+        { "1099511627777", 0 },
+    };
+    char *argv[] = { "ferry", "pack", "--volume-size", NULL, "src", "out",
+        NULL };
+    struct volw_opts o = { .name = "set" };
+    struct volw_sink s;
+    struct pack_args a;
+    struct volw *w = NULL;
+    size_t i;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        check_note("%s", sizes[i].v);
+        argv[3] = (char *)sizes[i].v;
+        CHECK_EQ_ERR(pack_args_parse(&a, 6, argv), sizes[i].ok ? 0 :
+            FERRY_ERR_USAGE);
+        if (sizes[i].ok)
+            pack_args_cleanup(&a);
+    }
+    check_note_clear();
+    memset(&s, 0, sizeof(s));
+    o.volume_size = VOLUME_MAX_SIZE + 1;
+    CHECK_EQ_ERR(volw_new(&o, &s, &w), FERRY_ERR_USAGE);
+    CHECK(w == NULL);
+    CHECK_EQ_U64(VOLUME_MAX_SIZE, PROTO_MAX_VOLUME_SIZE);
 }
 
 TEST(client_cli_dedupe)

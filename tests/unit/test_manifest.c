@@ -316,8 +316,9 @@ TEST(manifest_state_dir)
     static const char *const skipped[] = {
         "file", "sub", "sub/.ferry", "sub/.ferry/FERRY-STATE", NULL,
     };
-    static const char *const kept[] = {
-        ".ferry", ".ferry/part", ".ferry/part/x", "file", NULL,
+    static const char *const kept[] = { "file", "sub", "sub/.ferry", NULL };
+    static const char *const kept_dir[] = {
+        "d", "d/file", "d/sub", "d/sub/.ferry", NULL,
     };
     char path[MPATH];
     struct manifest m;
@@ -338,14 +339,30 @@ TEST(manifest_state_dir)
     check_rels(&m, skipped);
     manifest_cleanup(&m);
 
+    /* Without the marker it is left out all the same (the receiver
+     * refuses the name at the top), and so is a file of that name; one
+     * beneath the top is data. */
     snprintf(path, sizeof(path), "%s/d/%s/%s", t.dir, DEST_STATE_DIR,
         DEST_MARKER);
     CHECK_EQ_INT(unlink(path), 0);
-    snprintf(path, sizeof(path), "%s/d/sub", t.dir);
-    check_rmtree(path);
+    snprintf(path, sizeof(path), "%s/d/sub/%s/%s", t.dir, DEST_STATE_DIR,
+        DEST_MARKER);
+    CHECK_EQ_INT(unlink(path), 0);
     manifest_init(&m);
     scan(&t, &m, "d/");
     check_rels(&m, kept);
+    manifest_cleanup(&m);
+    snprintf(path, sizeof(path), "%s/d/%s", t.dir, DEST_STATE_DIR);
+    check_rmtree(path);
+    check_write_file(path, "x", 1, 0);
+    manifest_init(&m);
+    scan(&t, &m, "d/");
+    check_rels(&m, kept);
+    manifest_cleanup(&m);
+    /* The source's own top, in the form that sends the directory. */
+    manifest_init(&m);
+    scan(&t, &m, "d");
+    check_rels(&m, kept_dir);
     manifest_cleanup(&m);
     check_rmtree(t.dir);
 }
@@ -735,4 +752,43 @@ TEST(manifest_name_store)
         "a-top-level-name-that-is-kept-whole-since-it-has-no-directory");
     CHECK_EQ_STR(manifest_rel(&m, i - 1, got), rel);
     manifest_cleanup(&m);
+}
+
+/* Sources that one transfer would put under one top-level name are
+ * named, the first pair whose second comes first; a source that sends
+ * its contents gives no name. */
+TEST(manifest_top_clash)
+{
+    static const struct {
+        const char *srcs[5];
+        const char *said;    /* NULL: no clash */
+    } cases[] = {
+        { { "a/x", "b/x" }, "'a/x' and 'b/x' would both be x in the "
+            "destination" },
+        { { "x", "a/b/x/" }, NULL },
+        { { "a/x/", "b/x/" }, NULL },
+        { { "x", "./x/." }, NULL },
+        { { "x", "/abs/x" }, "'x' and '/abs/x' would both be x" },
+        { { "x", "/abs/x//" }, NULL },
+        /* One source written two ways is no clash. */
+        { { "a/x", "./a//x", "a/./x" }, NULL },
+        { { "a/y", "b/x", "c/y", "d/x" }, "'a/y' and 'c/y'" },
+        { { "a/y", "b/x", "c/x", "d/y" }, "'b/x' and 'c/x'" },
+        { { "a", "b", ".", ".." }, NULL },
+    };
+    char msg[512];
+    size_t i, n;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_note("case %zu", i);
+        for (n = 0; n < 5 && cases[i].srcs[n] != NULL; n++)
+            ;
+        CHECK_EQ_INT(manifest_top_clash(cases[i].srcs, n, msg, sizeof(msg)),
+            cases[i].said != NULL);
+        if (cases[i].said != NULL)
+            CHECK(strstr(msg, cases[i].said) != NULL);
+        else
+            CHECK_EQ_STR(msg, "");
+    }
+    check_note_clear();
 }

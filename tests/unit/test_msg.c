@@ -1447,6 +1447,22 @@ TEST(msg_open_fields)
     CHECK_OK(open_decode_raw(OPEN_LIST, OPEN_F_READINESS, bs, 1, two, 1));
     CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, OPEN_F_READINESS, bs, 1, two, 1),
         FERRY_ERR_FORMAT);
+    /* MKPATH is for what makes a destination on the agent: a PUSH, a
+     * KEEP (its only flag). */
+    CHECK_OK(open_decode_raw(OPEN_PUSH, OPEN_F_MKPATH, bs, 1, two, 1));
+    CHECK_OK(open_decode_raw(OPEN_KEEP, OPEN_F_MKPATH, bs, 2, two, 2));
+    CHECK_EQ_ERR(open_decode_raw(OPEN_KEEP, OPEN_F_CHECKSUM, bs, 2, two, 2),
+        FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, OPEN_F_MKPATH, bs, 1, two, 1),
+        FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(open_decode_raw(OPEN_LIST, OPEN_F_MKPATH, bs, 1, two, 1),
+        FERRY_ERR_FORMAT);
+    /* REPLACE_DIRS is a push's (a pull's client replaces its own). */
+    CHECK_OK(open_decode_raw(OPEN_PUSH, OPEN_F_REPLACE_DIRS, bs, 1, two, 1));
+    CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, OPEN_F_REPLACE_DIRS, bs, 1, two,
+        1), FERRY_ERR_FORMAT);
+    CHECK_EQ_ERR(open_decode_raw(OPEN_KEEP, OPEN_F_REPLACE_DIRS, bs, 2, two,
+        2), FERRY_ERR_FORMAT);
     /* No paths at all: malformed, not over a limit. */
     CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 0),
         FERRY_ERR_FORMAT);

@@ -196,6 +196,17 @@ dest_dir(struct rt *rt)
     rt_mkdir(rt, "dest", 0755);
 }
 
+/* dest/a and dest/ln are directories, with a file and a link beneath. */
+static void
+dirs_in_the_way(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "dest/a", 0755);
+    rt_mkdir(rt, "dest/ln", 0755);
+    rt_write(rt, "dest/a/old", 10);
+    rt_link(rt, "dest/ln/up", "../../outside");
+}
+
 static void
 dest_file(struct rt *rt)
 {
@@ -347,6 +358,29 @@ said_bad_name(struct rt *rt)
     CHECK(strstr(rt->x.local_error, "invalid file name") != NULL);
 }
 
+/* A missing parent of the destination is named, with the way out. */
+static void
+said_missing(struct rt *rt, const char *name)
+{
+    char want[64];
+
+    snprintf(want, sizeof(want), "/%s: no such directory", name);
+    CHECK(strstr(rt->x.local_error, want) != NULL);
+    CHECK(strstr(rt->x.local_error, "--mkpath") != NULL);
+}
+
+static void
+said_no_dest(struct rt *rt)
+{
+    said_missing(rt, "dest");
+}
+
+static void
+said_no_typo(struct rt *rt)
+{
+    said_missing(rt, "dest/typo");
+}
+
 /* A state directory that is not ours stops the transfer at the first
  * file it would stage. */
 #define WANT_A .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) } }, \
@@ -374,21 +408,52 @@ static const struct rt_case receiver_limits[] = {
 static const struct rt_case receiver_dest[] = {
     /* rsync's naming rules. */
     { "single_file_renamed",
-      .dest = "dest/new", .tops = "a",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "new", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new=100" },
     { "single_file_renamed_old_name",
-      .dest = "dest/new", .tops = "a",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) } },
       .err = FERRY_ERR_PROTOCOL, .out = "READY:new", .tree = "" },
+    /* The last component of DEST is made, a missing parent is not
+     * (rsync), unless MKPATH (--mkpath) says so. A file renamed makes
+     * nothing: its name is DEST's last component. */
+    { "dest_made",
+      .dest = "dest/new", .setup = dest_dir,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new/ new/a=100" },
+    { "dest_parent_missing",
+      .dest = "dest/typo/new", .setup = dest_dir, .check = said_no_typo,
+      .script = { { F_PLAN(1) } },
+      .err = -ENOENT, .tree = "" },
+    { "dest_parents_mkpath",
+      .dest = "dest/typo/new", .flags = OPEN_F_MKPATH,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0",
+      .tree = "typo/ typo/new/ typo/new/a=100" },
+    { "single_file_parent_missing",
+      .dest = "dest/new", .tops = "a", .check = said_no_dest,
+      .script = { { F_PLAN1 } },
+      .err = -ENOENT, .tree = "-" },
+    { "single_file_dir_parent_missing",
+      .dest = "dest/new/", .flags = OPEN_F_DEST_DIR, .check = said_no_dest,
+      .script = { { F_PLAN1 } },
+      .err = -ENOENT, .tree = "-" },
+    { "single_file_parents_mkpath",
+      .dest = "dest/x/new", .tops = "a", .flags = OPEN_F_MKPATH,
+      .script = { { F_PLAN1 }, { F_FILE(0, "new", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "x/ x/new=100" },
     { "single_file_into_directory",
       .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
     { "single_file_dest_dir_flag",
-      .dest = "dest/new", .flags = OPEN_F_DEST_DIR,
+      .dest = "dest/new", .flags = OPEN_F_DEST_DIR, .setup = dest_dir,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new/ new/a=100" },
@@ -404,6 +469,22 @@ static const struct rt_case receiver_dest[] = {
       .setup = dest_file,
       .script = { { F_PLAN(1) } },
       .err = -ENOTDIR, .tree = "!dir" },
+    /* A directory where the sources send a file or a link fails it,
+     * unless a mirror (--delete: REPLACE_DIRS) asked: then it goes, with
+     * what it holds, never through its links. */
+    { "dirs_in_the_way",
+      .setup = dirs_in_the_way,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "a", 100) },
+                  { F_LINK(1, "ln", "a") }, { F_END } },
+      .out = "READY FAIL:0:EISDIR FAIL:1:EISDIR SUMMARY:0,0,2",
+      .tree = "a/ a/old=10 ln/ ln/up->../../outside" },
+    { "dirs_in_the_way_replaced",
+      .setup = dirs_in_the_way, .flags = OPEN_F_REPLACE_DIRS,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "a", 100) },
+                  { F_LINK(1, "ln", "a") }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 SKIP:1 DONE:0 SUMMARY:1,0,0",
+      .tree = "a=100 ln->a" },
     { "up_to_date_skipped",
       .setup = dest_up_to_date,
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_END } },

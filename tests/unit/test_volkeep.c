@@ -334,7 +334,7 @@ kv_run(const struct kv_case *c)
     kv_held(dir, c->held, &m);
     buf_init(&in, 1u << 24);
     buf_init(&out, 1u << 24);
-    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    CHECK_OK(volkeep_new(dir, "set", 0, &x, &k));
     early = c->s[0].v == EARLY;
     /* The read-back of what is held, a step at a time, then END. */
     do {
@@ -394,7 +394,7 @@ kv_push(const char *dir, const struct kv_step *s, size_t n)
     memset(&x, 0, sizeof(x));
     buf_init(&in, 1u << 24);
     buf_init(&out, 1u << 24);
-    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    CHECK_OK(volkeep_new(dir, "set", 0, &x, &k));
     do
         CHECK_OK(kv_step(k, &in, &out, 0, &more));
     while (more);
@@ -467,7 +467,7 @@ TEST(volkeep_sums)
     check_write_file(p, other, sizeof(other) - 1, 0);
     buf_init(&in, 1u << 24);
     buf_init(&out, 1u << 24);
-    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    CHECK_OK(volkeep_new(dir, "set", 0, &x, &k));
     CHECK_OK(kv_step(k, &in, &out, 0, &more));
     for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
         kv_frame(&in, &st[i], &m, open);
@@ -505,7 +505,7 @@ TEST(volkeep_volume_bound)
     check_tmpdir(dir);
     buf_init(&in, 1u << 24);
     buf_init(&out, 1u << 24);
-    CHECK_OK(volkeep_new(dir, "set", &x, &k));
+    CHECK_OK(volkeep_new(dir, "set", 0, &x, &k));
     volkeep_set_max_volume(k, 11);
     CHECK_OK(kv_step(k, &in, &out, 0, &more));
     for (i = 0; i < 2; i++) {
@@ -529,7 +529,8 @@ TEST(volkeep_volume_bound)
 TEST(volkeep_names)
 {
     static const char *const bad[] = { ".hidden", "a/b", "-x", "", "a\nb" };
-    char dir[CHECK_PATH_MAX];
+    char dir[CHECK_PATH_MAX], sub[CHECK_PATH_MAX + 16];
+    char want[CHECK_PATH_MAX + 32];
     struct volkeep *k = NULL, *k2 = NULL;
     struct xfer x;
     size_t i;
@@ -538,11 +539,30 @@ TEST(volkeep_names)
     check_tmpdir(dir);
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         check_note("%s", bad[i]);
-        CHECK_EQ_ERR(volkeep_new(dir, bad[i], &x, &k), FERRY_ERR_BAD_PATH);
+        CHECK_EQ_ERR(volkeep_new(dir, bad[i], 0, &x, &k),
+            FERRY_ERR_BAD_PATH);
         CHECK(k == NULL);
     }
-    CHECK_OK(volkeep_new(dir, "set", &x, &k));
-    CHECK_EQ_ERR(volkeep_new(dir, "set", &x, &k2), -EBUSY);
+    CHECK_OK(volkeep_new(dir, "set", 0, &x, &k));
+    CHECK_EQ_ERR(volkeep_new(dir, "set", 0, &x, &k2), -EBUSY);
+    volkeep_free(k);
+    k = NULL;
+    /* As a push's destination: the last component is made, a missing
+     * parent is named unless MKPATH (rsync's --mkpath) makes it. */
+    snprintf(sub, sizeof(sub), "%s/new", dir);
+    CHECK_OK(volkeep_new(sub, "set", 0, &x, &k));
+    volkeep_free(k);
+    k = NULL;
+    snprintf(sub, sizeof(sub), "%s/typo/new", dir);
+    memset(&x, 0, sizeof(x));
+    CHECK_EQ_ERR(volkeep_new(sub, "set", 0, &x, &k), -ENOENT);
+    CHECK(k == NULL);
+    snprintf(want, sizeof(want), "%s/typo: no such directory", dir);
+    CHECK(strstr(x.local_error, want) != NULL);
+    CHECK(strstr(x.local_error, "--mkpath") != NULL);
+    snprintf(want, sizeof(want), "%s/typo", dir);
+    CHECK(access(want, F_OK) != 0);
+    CHECK_OK(volkeep_new(sub, "set", OPEN_F_MKPATH, &x, &k));
     volkeep_free(k);
     check_rmtree(dir);
 }
