@@ -53,6 +53,7 @@ cli_usage(FILE *f)
 "                        similar file beside it (same extension, closest\n"
 "                        size and name), e.g. step-2000.pt from step-1000.pt\n"
 "      --basis FILE      ... from FILE (relative to the destination)\n"
+"      --basis none      no basis for new files (auto is the default; ./none)\n"
 "      --compress=auto|never|LEVEL  zstd on the wire: volumes at a level\n"
 "                        that adapts to the link, and blocks on a long\n"
 "                        link (default); or nothing; or a fixed level\n"
@@ -249,7 +250,8 @@ cli_keep_check(struct cli *c)
 {
     const char *bad = c->cmd != CMD_PUSH ? "pull" : c->dry_run ?
         "--dry-run" : c->delete ? "--delete" : c->watch_s > 0 ? "--watch" :
-        c->delta_flags != 0 || c->basis != NULL ? "--delta or --basis" :
+        (c->delta_flags & ~(uint32_t)OPEN_F_BASIS_AUTO) != 0 ||
+        c->basis != NULL ? "--delta or --basis" :
         c->checksum ? "--checksum" : c->compress ? "-z" :
         c->filter.n > 0 ? "--exclude or --include" :
         c->vol_compress == VOL_COMPRESS_NEVER ? "--compress=never" : NULL;
@@ -431,6 +433,7 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->retry_wait = CLI_DEFAULT_RETRY_WAIT;
     c->stall_timeout = CLI_DEFAULT_STALL;
     c->margin = 20;
+    c->delta_flags = OPEN_F_BASIS_AUTO;
     c->pack_threshold = VOLSEND_DEFAULT_THRESHOLD;
     c->volume_size = VOLUME_DEFAULT_SIZE;
     /* Known before anything can fail, so that a usage error is JSON too. */
@@ -553,16 +556,18 @@ cli_parse(struct cli *c, int argc, char **argv)
         } else if (cli_opt(a, NULL, "--basis", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)
                 goto fail;
+            c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
+            c->basis = NULL;
             if (strcmp(v, "auto") == 0) {
                 c->delta_flags |= OPEN_F_BASIS_AUTO;
-                c->basis = NULL;
-            } else if (fsx_path_check(v, strlen(v)) == 0) {
-                c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
-                c->basis = v;
-            } else {
-                r = cli_fail(c, "--basis %s: want auto, or a file's path "
-                    "relative to the destination", v);
-                goto fail;
+            } else if (strcmp(v, "none") != 0) {
+                /* A file named as a keyword is "./none". */
+                c->basis = strncmp(v, "./", 2) == 0 ? v + 2 : v;
+                if (fsx_path_check(c->basis, strlen(c->basis)) != 0) {
+                    r = cli_fail(c, "--basis %s: want auto, none, or a "
+                        "file's path relative to the destination", v);
+                    goto fail;
+                }
             }
         } else if (cli_opt(a, NULL, "--block-size", &nl)) {
             if ((r = cli_value(c, argc, argv, &i, a, nl, &v)) != 0)

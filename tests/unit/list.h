@@ -309,6 +309,7 @@
     X(client_ssh_argv) \
     X(client_ssh_prefer_gcm) \
     X(client_cli_rules) \
+    X(client_cli_basis_options) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
     X(client_key_kind) \
