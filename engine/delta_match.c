@@ -90,26 +90,32 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
 
             if ((filter[k >> 6] >> (k & 63)) & 1) {
                 if (delta_index_find(ix, w, q, j, &res->work)) {
+                    res->work.rolled += p - from + 1;
                     *at = p;
                     return 1;
                 }
                 if (res->work.missed >= miss_cap) {
+                    res->work.rolled += p - from + 1;
                     res->gave_up = 1;
                     return 0;
                 }
             }
-            if (p + 1 >= to)
+            if (p + 1 >= to) {
+                res->work.rolled += p - from + 1;
                 return 0;
+            }
             a += (uint32_t)q[ps] - q[0];
             b += a - n * (uint32_t)q[0];
         }
     }
 }
 
-void
-delta_match_block(const struct delta_index *ix, const uint8_t *buf,
-    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
-    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+/* delta_match_block, or without search only the pieces where the last
+ * match (or the same offset) points. */
+static void
+match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+    uint64_t size, uint32_t id, uint64_t index, uint64_t a, uint64_t e,
+    struct delta_carry *c, struct delta_result *res, int roll)
 {
     uint32_t ps = delta_index_piece(ix);
     uint64_t pos = a, lit = a, until = 0, at, j, end;
@@ -156,6 +162,8 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
                 continue;
             }
         }
+        if (!roll)
+            break;
         if (!delta_index_complete(ix)) {
             res->incomplete = 1;
             c->valid = 0;
@@ -195,6 +203,22 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     c->aligned = aligned;
     c->shift = shift;
     c->until = until;
+}
+
+void
+delta_match_block(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+{
+    match(ix, buf, buf_off, size, id, index, a, e, c, res, 1);
+}
+
+void
+delta_match_in_place(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+{
+    match(ix, buf, buf_off, size, id, index, a, e, c, res, 0);
 }
 
 void

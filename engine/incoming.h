@@ -108,6 +108,12 @@ int incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct buf *out) FERRY_WUR;
 int incoming_file_end(struct incoming *in, const struct msg_file_end *m,
     struct buf *out) FERRY_WUR;
+/* DELTA_STOP: the basis of the file is signed no further (what was
+ * described stays copyable). FERRY_ERR_PROTOCOL for a file never wanted,
+ * or wanted without DELTA; one that came after the last signature, or
+ * after the file ended, is ignored. Costs O(1) whatever the queue. */
+int incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
+    FERRY_WUR;
 
 /*
  * Background work for a step: with verify, reads back held blocks (SIGS

@@ -397,6 +397,7 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
     if ((r = fsx_pread_full(f->basis_fd, in->scratch, (size_t)want, off,
         &got)) != 0)
         log_debug("%s: basis: %s", f->path, ferry_strerror(r));
+    xfer_add(&in->x->st.basis_read, got);
     for (k = 0; k < n; k++) {
         uint64_t po = k * f->sig_block;
         uint64_t len = want - po < f->sig_block ? want - po : f->sig_block;
@@ -431,7 +432,8 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
     while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->shead;
 
-        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0) {
+        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0 &&
+            !f->sign_stopped) {
             if ((r = sign_chunk(in, f, budget)) != 0)
                 return r;
             if (in->nsigs == INCOMING_SIGS_PER_FRAME &&
@@ -441,18 +443,34 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
         /* What was read goes out now: the sender waits for it. */
         if ((r = sigs_flush(in, f, out)) != 0)
             return r;
-        while (f->signed_pieces == f->npieces &&
+        while (f->signed_pieces == f->npieces && !f->sign_stopped &&
             f->blocks_sent < f->basis_nblocks && buf_used(out) < (4u << 20))
             if ((r = blocks_flush(in, f, out)) != 0)
                 return r;
-        if (f->signed_pieces == f->npieces &&
-            f->blocks_sent == f->basis_nblocks) {
+        if (f->sign_stopped || (f->signed_pieces == f->npieces &&
+            f->blocks_sent == f->basis_nblocks)) {
             in->shead = f->snext;
             if (in->shead == NULL)
                 in->stail = NULL;
             f->snext = NULL;
         }
     }
+    return 0;
+}
+
+int
+incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
+{
+    struct rfile *f = incoming_table_find(in, m->id);
+
+    if (f == NULL)
+        return incoming_table_was_wanted(in, m->id) ? 0 :
+            FERRY_ERR_PROTOCOL;
+    if (!f->delta)
+        return FERRY_ERR_PROTOCOL;
+    /* Taken off the queue when it comes to its head, so that a stop
+     * costs the same wherever the file waits. */
+    f->sign_stopped = 1;
     return 0;
 }
 

@@ -387,10 +387,34 @@ sender_step_full(const struct sender *s, const struct buf *out)
         s->step_read >= CONN_STEP_BUDGET;
 }
 
-/* Sends block index of file id as it is. */
+static int sender_send_delta(struct sender *s,
+    const struct delta_index *ix, int roll, int fd, uint32_t id,
+    uint64_t index, struct buf *out);
+
+/* 1 if the block at index (its bytes data, len, hash h) starts as the
+ * basis does at the same place: its block hash, where the receiver gave
+ * them, or else its first piece (described). */
 static int
-sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
-    struct buf *out)
+sender_in_place(const struct delta_index *ix, uint64_t index,
+    uint64_t off, const uint8_t *data, size_t len, const struct hash128 *h)
+{
+    struct delta_work w;
+    uint64_t j = off / delta_index_piece(ix);
+
+    if (delta_index_has_block(ix, index))
+        return delta_index_same_block(ix, index, len, h);
+    memset(&w, 0, sizeof(w));
+    return j < delta_index_npieces(ix) &&
+        delta_index_piece_len(ix, j) <= len &&
+        delta_index_same(ix, j, data, delta_index_piece_len(ix, j), &w);
+}
+
+/* Sends block index of file id as it is; with ix (a basis the search
+ * gave up on), as a DELTA when the block begins as the basis does at its
+ * place. */
+static int
+sender_send_whole(struct sender *s, const struct delta_index *ix, int fd,
+    uint32_t id, uint64_t index, struct buf *out)
 {
     uint64_t off = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), mark, got;
@@ -419,6 +443,13 @@ sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
             return 0;
         }
         hash_block(data, len, &m.hash);
+        if (ix != NULL && sender_in_place(ix, index, off, data, len,
+            &m.hash)) {
+            buf_unreserve(out, buf_used(out) - mark);
+            return sender_send_delta(s, ix, 0, fd, id, index, out);
+        }
+        if (ix != NULL)
+            s->carry.valid = 0;
         if (hash_is_zero(data, len)) {
             m.flags = BLOCK_F_ZERO;
             zero = 1;
@@ -446,15 +477,53 @@ sender_delta_pays(const struct delta_result *res, uint64_t len)
         literal + res->nops * 13 + 64 <= PROTO_MAX_BLOCK;
 }
 
+/* DELTA_STOP for file id: the receiver signs its basis no further. */
+static int
+sender_stop_basis(uint32_t id, struct buf *out)
+{
+    struct msg_delta_stop m;
+
+    m.id = id;
+    return msg_delta_stop_encode(out, &m);
+}
+
+/*
+ * A block of the probe not all where expected while the rest of the
+ * basis is being described: searched in what is (probe, from the
+ * carry c0 the block began with). 1 when nothing was found: the block
+ * is decided (sent whole); 0 when it waits for the whole basis. *r is
+ * an error, or 0.
+ */
+static int
+sender_probe(struct sender *s, const struct delta_index *probe,
+    struct delta_carry c0, int fd, uint32_t id, uint64_t index,
+    uint64_t lo, uint64_t size, uint64_t a, uint64_t e, struct buf *out,
+    int *r)
+{
+    *r = 0;
+    delta_match_block(probe, s->window, lo, size, id, index, a, e, &c0,
+        s->ops);
+    xfer_add(&s->x->st.bytes_searched, s->ops->work.rolled);
+    if (plan_delta_found(s->p, id, s->ops->copied))
+        *r = sender_stop_basis(id, out);
+    if (s->ops->copied > 0 || *r != 0)
+        return 0;
+    *r = sender_send_whole(s, NULL, fd, id, index, out);
+    return 1;
+}
+
 /*
  * Sends block index of file id as a DELTA against the receiver's basis
  * ix, or as a BLOCK when no part of it is found there (or it is zeros,
- * which a BLOCK says in one flag).
+ * which a BLOCK says in one flag). Without roll, only what is at the
+ * place the last match points to is looked for.
  */
 static int
-sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
-    uint32_t id, uint64_t index, struct buf *out)
+sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
+    int fd, uint32_t id, uint64_t index, struct buf *out)
 {
+    const struct delta_index *probe;
+    struct delta_carry c0;
     uint64_t size = manifest_entry(plan_manifest(s->p), id)->size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;
@@ -495,8 +564,9 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     block = s->window + (a - lo);
     if (hash_is_zero(block, len)) {
         s->carry.valid = 0;
-        return sender_send_whole(s, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
     }
+    c0 = s->carry;
     memset(&m, 0, sizeof(m));
     m.id = id;
     m.offset = a;
@@ -509,13 +579,23 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
         hash_block(block, len, &m.hash);
     if (hashed && delta_index_same_block(ix, index, len, &m.hash))
         delta_match_same_block(id, index, a, a + len, &s->carry, s->ops);
+    else if (!roll)
+        delta_match_in_place(ix, s->window, lo, size, id, index, a,
+            a + len, &s->carry, s->ops);
     else
         delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
             &s->carry, s->ops);
     if (s->ops->incomplete) {
+        if ((probe = plan_file_probe(s->p, id, index)) != NULL &&
+            sender_probe(s, probe, c0, fd, id, index, lo, size, a, a + len,
+            out, &r))
+            return r;
+        if (r != 0)
+            return r;
         s->deferred = 1;  /* sender_run puts the rest of its run aside */
         return 0;
     }
+    xfer_add(&s->x->st.bytes_searched, s->ops->work.rolled);
     if (s->ops->gave_up) {
         char rel[MANIFEST_REL_MAX];
 
@@ -525,9 +605,11 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
             (unsigned long long)index,
             (unsigned long long)s->ops->work.missed);
     }
-    plan_delta_found(s->p, id, s->ops->copied);
+    if (roll && plan_delta_found(s->p, id, s->ops->copied) &&
+        (r = sender_stop_basis(id, out)) != 0)
+        return r;
     if (!sender_delta_pays(s->ops, len))
-        return sender_send_whole(s, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
     if (!hashed)
         hash_block(block, len, &m.hash);
     if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
@@ -545,13 +627,19 @@ static int
 sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     struct buf *out)
 {
-    const struct delta_index *ix = plan_file_basis(s->p, id);
     uint64_t off = index * plan_block_size(s->p);
+    const struct delta_index *ix;
+    int roll;
 
+    ix = plan_file_basis(s->p, id, &roll);
     if (ix == NULL || (plan_file_sparse(s->p, id) &&
         sender_in_hole(fd, off, sender_block_len(s, id, index))))
-        return sender_send_whole(s, fd, id, index, out);
-    return sender_send_delta(s, ix, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
+    /* Gave up on: only a block that starts as the basis does at its
+     * place is looked at further. */
+    if (!roll)
+        return sender_send_whole(s, ix, fd, id, index, out);
+    return sender_send_delta(s, ix, 1, fd, id, index, out);
 }
 
 /* Hashes block index of our file, as sender_send_whole would send it. */
