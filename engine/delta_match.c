@@ -55,12 +55,13 @@ emit(struct delta_result *res, uint8_t kind, uint64_t from,
 /*
  * Rolls over the windows of a full piece that start in [from, to): 1 and
  * the first one that is a basis piece (*at, *j), else 0. Stops early
- * (res->gave_up) once the pieces hashed for nothing reach miss_cap.
+ * (*gave_up) once the pieces hashed for nothing reach miss_cap; what it
+ * did is added to *work.
  */
 static int
-search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+roll(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
     uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
-    struct delta_result *res, uint64_t *at, uint64_t *j)
+    struct delta_work *work, int *gave_up, uint64_t *at, uint64_t *j)
 {
     uint32_t ps = delta_index_piece(ix);
     const uint8_t *q;
@@ -71,7 +72,7 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         return 0;
     if (to > size - ps + 1)
         to = size - ps + 1;
-    if (from >= to || res->gave_up)
+    if (from >= to || *gave_up)
         return 0;
     if (ix->filter == NULL)
         return 0;
@@ -89,25 +90,51 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
             uint32_t k = delta_index_mix(w) >> fshift;
 
             if ((filter[k >> 6] >> (k & 63)) & 1) {
-                if (delta_index_find(ix, w, q, j, &res->work)) {
-                    res->work.rolled += p - from + 1;
+                if (delta_index_find(ix, w, q, j, work)) {
+                    work->rolled += p - from + 1;
                     *at = p;
                     return 1;
                 }
-                if (res->work.missed >= miss_cap) {
-                    res->work.rolled += p - from + 1;
-                    res->gave_up = 1;
+                if (work->missed >= miss_cap) {
+                    work->rolled += p - from + 1;
+                    *gave_up = 1;
                     return 0;
                 }
             }
             if (p + 1 >= to) {
-                res->work.rolled += p - from + 1;
+                work->rolled += p - from + 1;
                 return 0;
             }
             a += (uint32_t)q[ps] - q[0];
             b += a - n * (uint32_t)q[0];
         }
     }
+}
+
+static int
+search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+    uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
+    struct delta_result *res, uint64_t *at, uint64_t *j)
+{
+    return roll(ix, buf, buf_off, size, from, to, miss_cap, &res->work,
+        &res->gave_up, at, j);
+}
+
+int
+delta_match_glance(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint64_t a, uint64_t e,
+    struct delta_work *work)
+{
+    uint32_t ps = delta_index_piece(ix);
+    uint64_t p, at, j;
+    int gave_up = 0;
+
+    for (p = a; p + ps <= e && p / ps < delta_index_npieces(ix); p += ps)
+        if (delta_index_piece_len(ix, p / ps) == ps &&
+            delta_index_same(ix, p / ps, buf + (p - buf_off), ps, work))
+            return 1;
+    return roll(ix, buf, buf_off, size, a, a + ps, (uint64_t)
+        DELTA_MATCH_MISS_FACTOR * (e - a), work, &gave_up, &at, &j);
 }
 
 /* delta_match_block, or without search only the pieces where the last

@@ -55,6 +55,10 @@
 #define INCOMING_MAX_DELTA_PIECES (1u << 22)
 /* Basis signatures in one DELTA_SIGS frame. */
 #define INCOMING_SIGS_PER_FRAME 4096u
+/* Bytes of bases read to sign them in one step at most (of
+ * INCOMING_VERIFY_BYTES): what was read goes out with the step, and the
+ * sender's probe needs only the first blocks, and may stop the rest. */
+#define INCOMING_SIGS_STEP (16u << 20)
 /* Kept signatures (keptsig.h) held in memory over all files at once, of
  * files being written and of bases being described: 64 MiB is those of
  * about 200 TB of files at the largest pieces. A file beyond it is

@@ -200,6 +200,15 @@ plan_file_probe(struct plan *p, uint32_t id, uint64_t index)
 }
 
 int
+plan_delta_unproven(struct plan *p, uint32_t id)
+{
+    struct pfile *f = plan_file(p, id);
+
+    return f != NULL && !(p->flags & OPEN_F_DELTA_ALWAYS) &&
+        !f->delta_gave_up && f->delta_hits == 0;
+}
+
+int
 plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 {
     struct pfile *f = plan_file(p, id);

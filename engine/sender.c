@@ -24,6 +24,9 @@ enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
  * that is already compressed (checkpoints, images) costs nothing then. */
 #define SENDER_ZST_TRIES 4
 
+/* sender.deferred: the block waits alone (sender_glance). */
+#define SENDER_HOLD 2
+
 struct sender {
     struct plan *p;
     struct xfer *x;
@@ -40,7 +43,9 @@ struct sender {
     uint64_t window_lo, window_hi;  /* of this file */
     struct delta_result *ops;
     struct delta_carry carry;
-    int deferred;             /* the last block waits for the basis */
+    int deferred;             /* the last block waits for the basis
+                                 (SENDER_HOLD: alone, whatever came
+                                 before) */
     uint32_t defer_id;        /* ... and the block after the last one */
     uint64_t defer_next;      /* that waited alone, or 0 */
     uint64_t step_read;       /* file bytes this step read (step_full) */
@@ -488,26 +493,45 @@ sender_stop_basis(uint32_t id, struct buf *out)
 }
 
 /*
- * A block of the probe not all where expected while the rest of the
- * basis is being described: searched in what is (probe, from the
- * carry c0 the block began with). 1 when nothing was found: the block
- * is decided (sent whole); 0 when it waits for the whole basis. *r is
- * an error, or 0.
+ * While a file's blocks found nothing in its basis (plan.h), a block is
+ * first glanced at (delta_match_glance), in the basis when it is
+ * described in full, else in the part described first (for the blocks
+ * of the probe; others wait as before). 1 when the glance found nothing:
+ * the block is sent whole, and may be what gives the search up (*r: an
+ * error, or 0). 0 when it found something, or could not look: the block
+ * is searched as any.
  */
 static int
-sender_probe(struct sender *s, const struct delta_index *probe,
-    struct delta_carry c0, int fd, uint32_t id, uint64_t index,
-    uint64_t lo, uint64_t size, uint64_t a, uint64_t e, struct buf *out,
-    int *r)
+sender_glance(struct sender *s, const struct delta_index *ix, int fd,
+    uint32_t id, uint64_t index, uint64_t lo, uint64_t size, uint64_t a,
+    uint64_t e, struct buf *out, int *r)
 {
+    const struct delta_index *gx = ix;
+    struct delta_work w;
+    int found;
+
     *r = 0;
-    delta_match_block(probe, s->window, lo, size, id, index, a, e, &c0,
-        s->ops);
-    xfer_add(&s->x->st.bytes_searched, s->ops->work.rolled);
-    if (plan_delta_found(s->p, id, s->ops->copied))
-        *r = sender_stop_basis(id, out);
-    if (s->ops->copied > 0 || *r != 0)
+    if (!plan_delta_unproven(s->p, id))
         return 0;
+    if (!delta_index_complete(ix) &&
+        (gx = plan_file_probe(s->p, id, index)) == NULL)
+        return 0;
+    memset(&w, 0, sizeof(w));
+    found = delta_match_glance(gx, s->window, lo, size, a, e, &w);
+    xfer_add(&s->x->st.bytes_searched, w.rolled);
+    if (plan_delta_found(s->p, id, (uint64_t)found) &&
+        (*r = sender_stop_basis(id, out)) != 0)
+        return 1;
+    if (found)
+        return 0;
+    s->carry.valid = 0;
+    /* While the basis is read to sign it, the probe's blocks that found
+     * nothing are held until it is decided: its DELTA_STOP then goes
+     * before their data, and the receiver reads less of the basis. */
+    if (!delta_index_complete(ix) && plan_delta_unproven(s->p, id)) {
+        s->deferred = SENDER_HOLD;
+        return 1;
+    }
     *r = sender_send_whole(s, NULL, fd, id, index, out);
     return 1;
 }
@@ -522,14 +546,13 @@ static int
 sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     int fd, uint32_t id, uint64_t index, struct buf *out)
 {
-    const struct delta_index *probe;
-    struct delta_carry c0;
+
     uint64_t size = manifest_entry(plan_manifest(s->p), id)->size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;
     const uint8_t *block;
     struct msg_delta m;
-    int r, hashed;
+    int r, hashed, same;
 
     delta_match_window(ix, size, id, index, a, a + len, &s->carry, &lo,
         &hi);
@@ -566,7 +589,6 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
         s->carry.valid = 0;
         return sender_send_whole(s, NULL, fd, id, index, out);
     }
-    c0 = s->carry;
     memset(&m, 0, sizeof(m));
     m.id = id;
     m.offset = a;
@@ -577,7 +599,11 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     hashed = delta_index_has_block(ix, index);
     if (hashed)
         hash_block(block, len, &m.hash);
-    if (hashed && delta_index_same_block(ix, index, len, &m.hash))
+    same = hashed && delta_index_same_block(ix, index, len, &m.hash);
+    if (!same && roll && sender_glance(s, ix, fd, id, index, lo, size, a,
+        a + len, out, &r))
+        return r;
+    if (same)
         delta_match_same_block(id, index, a, a + len, &s->carry, s->ops);
     else if (!roll)
         delta_match_in_place(ix, s->window, lo, size, id, index, a,
@@ -586,12 +612,6 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
         delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
             &s->carry, s->ops);
     if (s->ops->incomplete) {
-        if ((probe = plan_file_probe(s->p, id, index)) != NULL &&
-            sender_probe(s, probe, c0, fd, id, index, lo, size, a, a + len,
-            out, &r))
-            return r;
-        if (r != 0)
-            return r;
         s->deferred = 1;  /* sender_run puts the rest of its run aside */
         return 0;
     }
@@ -737,11 +757,13 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
              * many so. Two in a row look like data that moved: the rest
              * of the run waits too, rather than being read now and
              * again later. */
+            if (s->deferred != SENDER_HOLD) {
+                if (s->defer_id == w->id && s->defer_next == b)
+                    n = w->first + w->count - b;
+                s->defer_id = w->id;
+                s->defer_next = b + 1;
+            }
             s->deferred = 0;
-            if (s->defer_id == w->id && s->defer_next == b)
-                n = w->first + w->count - b;
-            s->defer_id = w->id;
-            s->defer_next = b + 1;
             r = plan_delta_defer(s->p, w->id, b, n);
             if (n > 1)
                 w->next = w->first + w->count;

@@ -296,30 +296,31 @@ big_b_head_changed(struct rt *rt)
 #define PROBE_PIECES (PLAN_DELTA_SPAN * PLAN_DELTA_TRIES * \
     PIECES_PER_BLOCK + 1)
 
-/* The search rolled over the probe's blocks (and a piece before each)
- * and no further. */
+/* The search rolled over a piece's length of offsets in each block of
+ * the probe, and no further. */
 static void
 searched_probe_only(struct rt *rt)
 {
     uint64_t n = xfer_get(&rt->x.st.bytes_searched);
 
-    CHECK(n >= PLAN_DELTA_TRIES * (RT_BS - PROTO_MIN_SIG_BLOCK));
-    CHECK(n <= PLAN_DELTA_TRIES * (RT_BS + PROTO_MIN_SIG_BLOCK));
+    CHECK(n >= PLAN_DELTA_TRIES);
+    CHECK(n <= PLAN_DELTA_TRIES * PROTO_MIN_SIG_BLOCK);
 }
 
 static const struct rt_case delta_sender[] = {
     /* A basis with nothing of the file (other data of the same shape):
      * its probe finds nothing in the part described first, so the search
-     * gives up, the receiver is told to stop signing, and the blocks go
-     * whole at once; signatures already on their way are taken and left.
-     * (Before, the file waited for all of the basis, then searched
-     * 16 blocks.) */
+     * gives up, the receiver is told to stop signing before any of the
+     * probe's data (held until then) goes, and the blocks go whole at
+     * once; signatures already on their way are taken and left. (Before,
+     * the file waited for all of the basis, then searched 16 blocks at
+     * every offset.) */
     { "sender_delta_probe_gives_up", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
                   { F_DSIGS(3, BIG_B_KIB, PROBE_PIECES, 100) },
                   { F_DONE(3) } },
-      .out = OFFERS " BLOCK:3:0-14 DSTOP:3 BLOCK:3:15-256 FEND:3",
+      .out = OFFERS " DSTOP:3 BLOCK:3:15-256 BLOCK:3:0-14 FEND:3",
       .check = searched_probe_only },
     /* An insert at the start (the basis is the file from byte 1000 on):
      * the probe finds the file in what is described, so the search goes
@@ -350,8 +351,8 @@ static const struct rt_case delta_sender[] = {
       .script = { READY_, { WANT_D(3) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b", 0, 0) },
                   { F_DONE(3) } },
-      .out = OFFERS " BLOCK:3:0-14 DSTOP:3 BLOCK:3:15-19 DELTA:3:20-255 "
-          "BLOCK:3:256 FEND:3" },
+      .out = OFFERS " DSTOP:3 BLOCK:3:15-19 DELTA:3:20-255 BLOCK:3:256 "
+          "BLOCK:3:0-14 FEND:3" },
     /* Signatures no data has: every block goes whole, after the last. */
     { "sender_delta_nothing_matches",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
