@@ -108,6 +108,23 @@ basis_pick(int pfd, const char *name, uint64_t want)
     return have ? openat(pfd, best, FSX_O_READ) : -1;
 }
 
+/* The file at path beneath the basis directory (dest_set_basis_dir), as
+ * any path beneath the destination: an open fd, or -1. */
+static int
+basis_in_dir(const struct incoming *in, const char *path)
+{
+    int dirfd, fd;
+    const char *name;
+
+    if (dest_basis_dir_fd(in->d) < 0 ||
+        fsx_open_parent(dest_basis_dir_fd(in->d), path, 0, &dirfd,
+        &name) != 0)
+        return -1;
+    fd = openat(dirfd, name, FSX_O_READ);
+    close(dirfd);
+    return fd;
+}
+
 int
 incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 {
@@ -128,7 +145,9 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
             fd = openat(pfd, name, FSX_O_READ);
     } else if (fd < 0 && errno == ENOENT &&
         (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
-        fd = basis_pick(pfd, name, f->size);
+        /* The same path in the basis directory, else a neighbour. */
+        if ((fd = basis_in_dir(in, path)) < 0)
+            fd = basis_pick(pfd, name, f->size);
     }
     if (fd < 0)
         return 0;

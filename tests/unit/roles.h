@@ -258,6 +258,9 @@ struct rt_case {
     /* Receiver rows: a store of kept signatures (keptsig.h) in
      * rt->root/kept, the same for the earlier run and the script. */
     int kept;
+    /* Receiver rows: the destination's basis directory
+     * (dest_set_basis_dir), beneath the scratch root. */
+    const char *basis_dir;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */
     int live;

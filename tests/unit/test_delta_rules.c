@@ -53,6 +53,24 @@ basis_setup_bc(struct rt *rt)
     basis_write(rt, "c");
 }
 
+/* An empty destination, and src/prev/b (a watch's last unit) holding
+ * what basis_setup puts in dest/b; src/prev/c, a link to it. */
+static void
+basis_dir_setup(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(BASIS);
+
+    rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "src", 0755);
+    rt_mkdir(rt, "src/prev", 0755);
+    rt_content("b", 0, buf, BASIS);
+    rt_path(rt, "src/prev/b", p);
+    check_write_file(p, buf, BASIS, 0);
+    rt_link(rt, "src/prev/c", "b");
+    free(buf);
+}
+
 /* What the receiver read of bases to sign them: nothing, or b alone. */
 static void
 basis_not_read(struct rt *rt)
@@ -184,6 +202,22 @@ static const struct rt_case delta_receiver[] = {
                   { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
                   { F_FEND(0) } },
       .out = SIGNED " DONE:0:CHANGED", .tree = "b=1000!" },
+    /* A basis directory (a watch's last unit): a file new to the
+     * destination is built from the one at its path there, with --basis
+     * auto only, and never through a link. */
+    { "delta_basis_dir", .flags = ALWAYS | OPEN_F_BASIS_AUTO,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { WANT_B, { F_IDLE }, { F_DELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    { "delta_basis_dir_without_auto", .flags = ALWAYS,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { WANT_B }, .out = "READY WANT:0", .tree = "" },
+    { "delta_basis_dir_link", .flags = ALWAYS | OPEN_F_BASIS_AUTO,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { { F_PLAN(1) }, { F_FILE(0, "c", B_SIZE) } },
+      .out = "READY WANT:0", .tree = "" },
     /* DELTA_STOP: the sender gave up on the basis. Before it was signed,
      * it is never read, and nothing of it may be copied; after, the stop
      * changes nothing. */
