@@ -472,6 +472,13 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
             if (in->shead == NULL)
                 in->stail = NULL;
             f->snext = NULL;
+        } else if (f->snext != NULL && f->signed_pieces < f->npieces) {
+            /* Bases take turns, a step's worth each: the sender probes
+             * each by its start, and may stop the rest of it. */
+            in->shead = f->snext;
+            f->snext = NULL;
+            in->stail->snext = f;
+            in->stail = f;
         }
     }
     return 0;

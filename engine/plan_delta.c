@@ -89,10 +89,8 @@ plan_delta_unpark(struct plan *p, struct pfile *f)
         need = (w->first + w->count) * p->block_size +
             delta_index_piece(f->dix);
         /* The probe waits for what it is searched in. */
-        if (w->first < k && need < PLAN_DELTA_SPAN * k * p->block_size +
-            delta_index_piece(f->dix))
-            need = PLAN_DELTA_SPAN * k * p->block_size +
-                delta_index_piece(f->dix);
+        if (w->first < k && need < PLAN_DELTA_SPAN * k * p->block_size)
+            need = PLAN_DELTA_SPAN * k * p->block_size;
         if (need > have)
             break;
         if (w->first < k && f->probe == NULL && !f->delta_gave_up) {
@@ -105,6 +103,15 @@ plan_delta_unpark(struct plan *p, struct pfile *f)
         f->parked = w->link;
         if (f->parked == NULL)
             f->parked_tail = NULL;
+        if (w->first < k && f->probe != NULL) {
+            /* The probe goes first: it may stop the reading of a basis
+             * on the other side. */
+            w->link = p->qhead;
+            p->qhead = w;
+            if (p->qtail == NULL)
+                p->qtail = w;
+            continue;
+        }
         plan_delta_enqueue(p, w, w);
     }
 }

@@ -24,18 +24,36 @@
 #define WANT_B { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) }
 #define SIGNED "READY WANT+D:0 DSIGS:0:0+49"
 
-/* dest/NAME: the model's bytes of NAME, then more. */
+/* dest/NAME: the model's bytes of NAME, then more (n bytes). */
+static void
+basis_write_n(struct rt *rt, const char *name, size_t n)
+{
+    char p[CHECK_PATH_MAX], rel[64];
+    uint8_t *buf = check_alloc(n);
+
+    rt_content(name, 0, buf, n);
+    snprintf(rel, sizeof(rel), "dest/%s", name);
+    rt_path(rt, rel, p);
+    check_write_file(p, buf, n, 0);
+    free(buf);
+}
+
 static void
 basis_write(struct rt *rt, const char *name)
 {
-    char p[CHECK_PATH_MAX], rel[64];
-    uint8_t *buf = check_alloc(BASIS);
+    basis_write_n(rt, name, BASIS);
+}
 
-    rt_content(name, 0, buf, BASIS);
-    snprintf(rel, sizeof(rel), "dest/%s", name);
-    rt_path(rt, rel, p);
-    check_write_file(p, buf, BASIS, 0);
-    free(buf);
+/* dest/b and dest/c of 20 MiB: more than a step signs
+ * (INCOMING_SIGS_STEP), in pieces of 8 KiB. */
+#define BASIS_20M (20u << 20)
+
+static void
+basis_setup_big_bc(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    basis_write_n(rt, "b", BASIS_20M);
+    basis_write_n(rt, "c", BASIS_20M);
 }
 
 static void
@@ -244,6 +262,15 @@ static const struct rt_case delta_receiver[] = {
                   { F_BLOCKS(1, 0, 3) }, { F_FEND(1) } },
       .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+49 DONE:1",
       .tree = "b=200000! c=150000", .check = basis_b_read },
+    /* Bases take turns, a step's worth (16 MiB) each, so that the sender
+     * sees the start of each soon, and may stop the rest. */
+    { "delta_bases_take_turns", .flags = ALWAYS,
+      .setup = basis_setup_big_bc,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "b", BASIS_20M), BATCH },
+                  { F_FILE(1, "c", BASIS_20M) } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+2048 DSIGS:1:0+2048 "
+          "DSIGS:0:2048+512 DSIGS:1:2048+512",
+      .tree = "b=20971520 c=20971520" },
     { "delta_stop_file_without_basis", .flags = ALWAYS,
       .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) },
                   { F_DSTOP(0) } },
@@ -325,10 +352,10 @@ big_b_head_changed(struct rt *rt)
         hole, nhole) }
 
 /* The probe of src/d/b (plan.h): its first PLAN_DELTA_TRIES blocks,
- * searched in the first PLAN_DELTA_SPAN times as many blocks of the
- * basis and a piece while the rest is described. */
+ * glanced at in the first PLAN_DELTA_SPAN times as many blocks of the
+ * basis while the rest is described. */
 #define PROBE_PIECES (PLAN_DELTA_SPAN * PLAN_DELTA_TRIES * \
-    PIECES_PER_BLOCK + 1)
+    PIECES_PER_BLOCK)
 
 /* The search rolled over a piece's length of offsets in each block of
  * the probe, and no further. */
@@ -356,6 +383,14 @@ static const struct rt_case delta_sender[] = {
                   { F_DONE(3) } },
       .out = OFFERS " DSTOP:3 BLOCK:3:15-256 BLOCK:3:0-14 FEND:3",
       .check = searched_probe_only },
+    /* The probe goes before what waits in the queue (src/a here): its
+     * DELTA_STOP saves the other side a read. */
+    { "sender_delta_probe_first", .setup = big_b,
+      .script = { READY_, { F_WANT(1), BATCH }, { WANT_D(3), BATCH },
+                  { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DONE(1) }, { F_DONE(3) } },
+      .out = OFFERS " DSTOP:3 BLOCK:3:15 BLOCK:1:0 FEND:1 BLOCK:3:16-256 "
+          "BLOCK:3:0-14 FEND:3" },
     /* An insert at the start (the basis is the file from byte 1000 on):
      * the probe finds the file in what is described, so the search goes
      * on, and the blocks not where expected wait for the rest of the
