@@ -496,6 +496,11 @@ incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
         return FERRY_ERR_PROTOCOL;
     /* Taken off the queue when it comes to its head, so that a stop
      * costs the same wherever the file waits. */
+    if (!f->sign_stopped && !f->resume) {
+        /* Its data crosses, as the sender now counts it. */
+        xfer_sub(&in->x->st.bytes_reusable, f->size);
+        xfer_add(&in->x->st.bytes_whole, f->size);
+    }
     f->sign_stopped = 1;
     return 0;
 }

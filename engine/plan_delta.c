@@ -236,6 +236,12 @@ plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
         return 0;
     f->delta_gave_up = 1;
     plan_probe_free(p, f);
+    /* Its data crosses: counted so, more streams may be worth opening
+     * for it (client/attempt_grow.c). */
+    if (!f->resume) {
+        xfer_sub(&p->x->st.bytes_reusable, manifest_entry(p->mf, id)->size);
+        xfer_add(&p->x->st.bytes_whole, manifest_entry(p->mf, id)->size);
+    }
     if (f->dix == NULL || delta_index_complete(f->dix))
         return 0;
     /* What waited for the rest of the basis goes now, checked against

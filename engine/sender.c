@@ -546,7 +546,6 @@ static int
 sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     int fd, uint32_t id, uint64_t index, struct buf *out)
 {
-
     uint64_t size = manifest_entry(plan_manifest(s->p), id)->size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;

@@ -94,6 +94,9 @@ static void
 basis_not_read(struct rt *rt)
 {
     CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), 0);
+    /* It crosses whole, and counts so. */
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_reusable), 0);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), B_SIZE);
 }
 
 static void
@@ -358,7 +361,7 @@ big_b_head_changed(struct rt *rt)
     PIECES_PER_BLOCK)
 
 /* The search rolled over a piece's length of offsets in each block of
- * the probe, and no further. */
+ * the probe, and no further; the file counts as crossing whole. */
 static void
 searched_probe_only(struct rt *rt)
 {
@@ -366,6 +369,8 @@ searched_probe_only(struct rt *rt)
 
     CHECK(n >= PLAN_DELTA_TRIES);
     CHECK(n <= PLAN_DELTA_TRIES * PROTO_MIN_SIG_BLOCK);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_reusable), 0);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), BIG_B);
 }
 
 static const struct rt_case delta_sender[] = {
