@@ -251,7 +251,8 @@ static int
 cli_keep_check(struct cli *c)
 {
     const char *bad = c->dry_run ? "--dry-run" : c->delete ? "--delete" :
-        c->delta_flags != 0 || c->basis != NULL ? "--delta or --basis" :
+        (c->delta_flags & ~(uint32_t)OPEN_F_BASIS_AUTO) != 0 ||
+        c->basis != NULL ? "--delta or --basis" :
         c->checksum ? "--checksum" : c->compress ? "-z" :
         c->filter.n > 0 ? "--exclude or --include" :
         c->vol_compress == VOL_COMPRESS_NEVER ? "--compress=never" : NULL;
@@ -348,15 +349,16 @@ cli_delta(struct cli *c, const char *v)
 static int
 cli_basis(struct cli *c, const char *v)
 {
+    c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
+    c->basis = NULL;
     if (strcmp(v, "auto") == 0) {
         c->delta_flags |= OPEN_F_BASIS_AUTO;
-        c->basis = NULL;
-    } else if (fsx_path_check(v, strlen(v)) == 0) {
-        c->delta_flags &= ~(uint32_t)OPEN_F_BASIS_AUTO;
-        c->basis = v;
-    } else {
-        return cli_fail(c, "--basis %s: want auto, or a file's path "
-            "relative to the destination", v);
+    } else if (strcmp(v, "none") != 0) {
+        /* A file named as a keyword is "./none". */
+        c->basis = strncmp(v, "./", 2) == 0 ? v + 2 : v;
+        if (fsx_path_check(c->basis, strlen(c->basis)) != 0)
+            return cli_fail(c, "--basis %s: want auto, none, or a file's "
+                "path relative to the destination", v);
     }
     return 0;
 }
@@ -634,6 +636,8 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->stall_timeout = CLI_DEFAULT_STALL;
     c->margin = 20;
     c->pack_threshold = VOLSEND_DEFAULT_THRESHOLD;
+    /* Delta from a similar neighbour, as rsync's --fuzzy, by default. */
+    c->delta_flags = OPEN_F_BASIS_AUTO;
     c->volume_size = VOLUME_DEFAULT_SIZE;
     cli_command_first(argc, argv);
     /* Known before anything can fail, so that a usage error is JSON too. */

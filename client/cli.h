@@ -92,6 +92,9 @@ struct cli {
     int keep;                 /* --keep N: local copies kept; 0 all */
     int whole_formats;        /* private: a watch's pull commits no file
                                  of a known format cut short */
+    const char *basis_dir;    /* private: a watch's pull of a directory
+                                 unit: the last unit here, whose files
+                                 are bases (dest_set_basis_dir) */
     int keep_volumes;         /* push --keep-volumes */
     const char *set_name;     /* --name: the set's (keep_volumes) */
     char err[512];            /* why cli_parse failed, for the user */

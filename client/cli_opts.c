@@ -84,11 +84,12 @@ const struct cli_opts_row cli_opts_table[] = {
         "send only what changed in files the destination has another "
         "version of: auto (the default: files of 1 MiB and more), always, "
         "never", OPT },
-    { "--basis", 0, 0, VALUE, CLI_O_BASIS, XFER, 0, 1, "auto|FILE",
-        "build a file new to the destination from a file there: auto, the "
-        "most similar one beside it (same extension, closest size and name: "
-        "step-2000.pt from step-1000.pt); or FILE, relative to the "
-        "destination", OPT },
+    { "--basis", 0, 0, VALUE, CLI_O_BASIS, XFER, 0, 1, "auto|none|FILE",
+        "build a file new to the destination from a file there: auto (the "
+        "default), the most similar one beside it (same extension, closest "
+        "size and name: step-2000.pt from step-1000.pt); none, send new "
+        "files whole; or FILE, relative to the destination (./none for a "
+        "file named none)", OPT },
     { "--pack-threshold", 0, 0, VALUE, CLI_O_PACK_THRESHOLD, XFER, 0, 0,
         "SIZE", "files smaller than this travel packed in volumes (default "
         "8M, at most 16M; 0: never)", OPT },

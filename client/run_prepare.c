@@ -270,6 +270,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
             (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||
+            (cli->basis_dir != NULL &&
+            dest_set_basis_dir(rn->dest, cli->basis_dir) != 0) ||
             incoming_volrecv(rn->in) == NULL)
             goto nomem;
         volrecv_set_prefs(incoming_volrecv(rn->in), &vo);

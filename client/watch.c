@@ -263,6 +263,37 @@ out:
     return r != 0 ? r : here;
 }
 
+/* Delta for a directory unit */
+
+/*
+ * A directory unit is pulled into a fresh staging directory, where no
+ * file finds a basis beside it: its files are built from those at the
+ * same paths in its own older version here, else in the newest other
+ * directory unit here (the last checkpoint's shards). "LOCAL/NAME" to
+ * free, or NULL.
+ */
+static char *
+watch_basis_dir(struct watch *w, const struct watch_unit *u)
+{
+    const struct watch_unit *best = NULL, *v;
+    struct stat st;
+    size_t i;
+
+    if (!(w->cli->delta_flags & OPEN_F_BASIS_AUTO))
+        return NULL;
+    for (i = 0; i < w->t.n; i++) {
+        v = &w->t.v[i];
+        if (!v->is_dir || fstatat(w->localfd, v->name, &st,
+            AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (v == u)
+            return watch_join(w->local, v->name, 0);
+        if (best == NULL || watch_unit_cmp(&v, &best) < 0)
+            best = v;
+    }
+    return best != NULL ? watch_join(w->local, best->name, 0) : NULL;
+}
+
 /* One unit, by a pull of its own. Returns its exit status. */
 static int
 watch_pull(struct watch *w, struct watch_unit *u)
@@ -270,7 +301,7 @@ watch_pull(struct watch *w, struct watch_unit *u)
     struct cli c = *w->cli;
     char *src = watch_join(w->prefix, u->name, u->is_dir);
     char staged[PROTO_MAX_PATH + 32], *dst = NULL;
-    char *rp[1], *lp[1];
+    char *rp[1], *lp[1], *basis = u->is_dir ? watch_basis_dir(w, u) : NULL;
     int code;
 
     watch_staging(u->name, staged, sizeof(staged));
@@ -279,6 +310,7 @@ watch_pull(struct watch *w, struct watch_unit *u)
     if (src == NULL || dst == NULL) {
         xfree(src);
         xfree(dst);
+        xfree(basis);
         return EXIT_DEST;
     }
     rp[0] = src;
@@ -293,10 +325,12 @@ watch_pull(struct watch *w, struct watch_unit *u)
      * checked for a known format cut short before it is committed. */
     c.whole_formats = 1;
     c.pack_threshold = 0;
+    c.basis_dir = basis;
     code = space_transfer(&c);
     watch_catch();
     xfree(src);
     xfree(dst);
+    xfree(basis);
     return code;
 }
 

@@ -215,6 +215,27 @@ delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
     return ix->received == ix->npieces ? delta_index_build(ix) : 0;
 }
 
+struct delta_index *
+delta_index_prefix(const struct delta_index *ix)
+{
+    struct delta_index *px;
+    uint64_t n = ix->received;
+
+    /* Every piece before the last is whole: n of them make a basis of
+     * n pieces of the same size. */
+    if (n == 0 || n == ix->npieces ||
+        (px = delta_index_new(n * ix->sig_block, ix->sig_block)) == NULL)
+        return NULL;
+    memcpy(px->table, ix->table, (size_t)n * sizeof(*px->table));
+    memcpy(px->strong, ix->strong, (size_t)n * sizeof(*px->strong));
+    px->received = n;
+    if (delta_index_build(px) != 0) {
+        delta_index_free(px);
+        return NULL;
+    }
+    return px;
+}
+
 int
 delta_index_add_blocks(struct delta_index *ix,
     const struct msg_delta_blocks *m, uint32_t block_size)

@@ -38,9 +38,10 @@ struct delta_index;
 /* Work done to find pieces, counted for the bounds above (and their
  * tests): bytes hashed, those of them that found nothing (a weak sum
  * that matched and a strong hash that did not), strong hashes compared,
- * and table entries looked at. */
+ * table entries looked at, and offsets the weak sum was rolled over
+ * (delta_match.h). */
 struct delta_work {
-    uint64_t hashed, missed, compared, probed;
+    uint64_t hashed, missed, compared, probed, rolled;
 };
 
 /*
@@ -77,6 +78,13 @@ uint64_t delta_index_npieces(const struct delta_index *ix);
 int delta_index_add(struct delta_index *ix, const struct msg_delta_sigs *m)
     FERRY_WUR;
 int delta_index_complete(const struct delta_index *ix);
+/*
+ * A complete index of what ix has described so far (its first pieces,
+ * the same offsets), to search before the rest comes; NULL when ix is
+ * complete already, has nothing, or on NOMEM. Costs what building a
+ * table of those pieces costs, and their memory again.
+ */
+struct delta_index *delta_index_prefix(const struct delta_index *ix);
 /* Bytes of the basis whose pieces were described so far. */
 uint64_t delta_index_described(const struct delta_index *ix);
 /* What building the table did, once complete: strong hashes compared,

@@ -55,12 +55,13 @@ emit(struct delta_result *res, uint8_t kind, uint64_t from,
 /*
  * Rolls over the windows of a full piece that start in [from, to): 1 and
  * the first one that is a basis piece (*at, *j), else 0. Stops early
- * (res->gave_up) once the pieces hashed for nothing reach miss_cap.
+ * (*gave_up) once the pieces hashed for nothing reach miss_cap; what it
+ * did is added to *work.
  */
 static int
-search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+roll(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
     uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
-    struct delta_result *res, uint64_t *at, uint64_t *j)
+    struct delta_work *work, int *gave_up, uint64_t *at, uint64_t *j)
 {
     uint32_t ps = delta_index_piece(ix);
     const uint8_t *q;
@@ -71,7 +72,7 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         return 0;
     if (to > size - ps + 1)
         to = size - ps + 1;
-    if (from >= to || res->gave_up)
+    if (from >= to || *gave_up)
         return 0;
     if (ix->filter == NULL)
         return 0;
@@ -89,27 +90,59 @@ search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
             uint32_t k = delta_index_mix(w) >> fshift;
 
             if ((filter[k >> 6] >> (k & 63)) & 1) {
-                if (delta_index_find(ix, w, q, j, &res->work)) {
+                if (delta_index_find(ix, w, q, j, work)) {
+                    work->rolled += p - from + 1;
                     *at = p;
                     return 1;
                 }
-                if (res->work.missed >= miss_cap) {
-                    res->gave_up = 1;
+                if (work->missed >= miss_cap) {
+                    work->rolled += p - from + 1;
+                    *gave_up = 1;
                     return 0;
                 }
             }
-            if (p + 1 >= to)
+            if (p + 1 >= to) {
+                work->rolled += p - from + 1;
                 return 0;
+            }
             a += (uint32_t)q[ps] - q[0];
             b += a - n * (uint32_t)q[0];
         }
     }
 }
 
-void
-delta_match_block(const struct delta_index *ix, const uint8_t *buf,
-    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
-    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+static int
+search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+    uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
+    struct delta_result *res, uint64_t *at, uint64_t *j)
+{
+    return roll(ix, buf, buf_off, size, from, to, miss_cap, &res->work,
+        &res->gave_up, at, j);
+}
+
+int
+delta_match_glance(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint64_t a, uint64_t e,
+    struct delta_work *work)
+{
+    uint32_t ps = delta_index_piece(ix);
+    uint64_t p, at, j;
+    int gave_up = 0;
+
+    for (p = a; p + ps <= e && p / ps < delta_index_npieces(ix); p += ps)
+        if (delta_index_piece_len(ix, p / ps) == ps &&
+            delta_index_same(ix, p / ps, buf + (p - buf_off), ps, work))
+            return 1;
+    return roll(ix, buf, buf_off, size, a, a + ps, (uint64_t)
+        DELTA_MATCH_MISS_FACTOR * (e - a), work, &gave_up, &at, &j);
+}
+
+/* delta_match_block, or without search only the pieces where the last
+ * match (or the same offset) points. */
+static void
+match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
+    uint64_t size, uint32_t id, uint64_t index, uint64_t a, uint64_t e,
+    struct delta_carry *c, struct delta_result *res, int roll)
 {
     uint32_t ps = delta_index_piece(ix);
     uint64_t pos = a, lit = a, until = 0, at, j, end;
@@ -156,6 +189,8 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
                 continue;
             }
         }
+        if (!roll)
+            break;
         if (!delta_index_complete(ix)) {
             res->incomplete = 1;
             c->valid = 0;
@@ -195,6 +230,22 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     c->aligned = aligned;
     c->shift = shift;
     c->until = until;
+}
+
+void
+delta_match_block(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+{
+    match(ix, buf, buf_off, size, id, index, a, e, c, res, 1);
+}
+
+void
+delta_match_in_place(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
+{
+    match(ix, buf, buf_off, size, id, index, a, e, c, res, 0);
 }
 
 void

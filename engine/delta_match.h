@@ -77,6 +77,29 @@ void delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res);
 
 /*
+ * The same with only the pieces where the last match (or the same
+ * offset) points, as described so far: no search, never incomplete;
+ * the rest of the block from the first miss is literal. For a file
+ * whose search gave up (plan.h): what did not change, at its place.
+ */
+void delta_match_in_place(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
+    uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res);
+
+/*
+ * 1 if a glance finds any of the file's bytes [a, e) in ix (complete):
+ * a piece of the block at its own place, or a piece that starts within
+ * the block's first piece of offsets (data that moved, by any amount,
+ * is met there unless those bytes are new too). Costs one XXH3 of the
+ * block and a piece's length rolled, where a search rolls over every
+ * offset: for the blocks of a file that found nothing yet (plan.h).
+ * buf as for delta_match_block; what it did is added to *work.
+ */
+int delta_match_glance(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint64_t a, uint64_t e,
+    struct delta_work *work);
+
+/*
  * Describes [a, e) as one COPY of the basis's bytes at the same place,
  * for a block known to be the basis's there (delta_index_same_block),
  * and carries on from it as delta_match_block would.

@@ -37,6 +37,7 @@ struct dest {
                               dest_resolve made, or NULL */
     char *rename;          /* new name of a single file, or NULL */
     char *basis;           /* --basis FILE, or NULL */
+    int basis_dirfd;       /* dest_set_basis_dir, or -1 */
     int rootfd, statefd, partfd, lockfd;
     uint8_t salt[16];
     int resolved;
@@ -68,6 +69,7 @@ dest_new(const char *path, uint32_t flags, const uint8_t transfer_id[16],
     d->flags = flags;
     memcpy(d->transfer_id, transfer_id, 16);
     d->rootfd = d->statefd = d->partfd = d->lockfd = d->pc_fd = -1;
+    d->basis_dirfd = -1;
     return d;
 }
 
@@ -149,6 +151,8 @@ dest_free(struct dest *d)
     dest_forget_parent(d);
     if (d->rootfd >= 0)
         close(d->rootfd);
+    if (d->basis_dirfd >= 0)
+        close(d->basis_dirfd);
     xfree(d->dirs);
     xfree(d->batch);
     xfree(d->root);
@@ -180,6 +184,24 @@ const char *
 dest_basis(const struct dest *d)
 {
     return d->basis;
+}
+
+int
+dest_set_basis_dir(struct dest *d, const char *dir)
+{
+    if (d->basis_dirfd >= 0)
+        close(d->basis_dirfd);
+    d->basis_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC);
+    if (d->basis_dirfd < 0)
+        log_info("%s: not a basis directory: %s", dir, strerror(errno));
+    return 0;
+}
+
+int
+dest_basis_dir_fd(const struct dest *d)
+{
+    return d->basis_dirfd;
 }
 
 int

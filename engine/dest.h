@@ -100,6 +100,18 @@ uint32_t dest_flags(const struct dest *d);
  * it is not one: absolute, "..", empty). NULL when none was named. */
 int dest_set_basis(struct dest *d, const char *rel) FERRY_WUR;
 const char *dest_basis(const struct dest *d);
+/*
+ * A basis directory, for a receiver whose destination is a fresh
+ * directory (a watch's unit, pulled into its staging): with --basis auto,
+ * a file new to the destination at path P is built from DIR/P, before
+ * the most similar file beside it is looked for. DIR is the receiving
+ * side's own (the client of a pull), opened here, never a symlink; P is
+ * opened beneath it as any path is beneath the destination. A DIR that
+ * cannot be opened is none (logged). 0, or FERRY_ERR_NOMEM.
+ */
+int dest_set_basis_dir(struct dest *d, const char *dir) FERRY_WUR;
+/* Its fd (borrowed, valid until dest_free), or -1. */
+int dest_basis_dir_fd(const struct dest *d);
 /* Its directory fd (borrowed, valid until dest_free), -1 before
  * dest_resolve. */
 int dest_root_fd(const struct dest *d);

@@ -681,14 +681,15 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
 {
     int r;
 
-    uint64_t budget = INCOMING_VERIFY_BYTES;
+    uint64_t budget = INCOMING_VERIFY_BYTES, sign = INCOMING_SIGS_STEP;
 
     *more = 0;
     /* Bases first: the sender waits for all of a basis before it sends
      * that file's blocks, while held blocks it can compare one run at a
      * time. */
-    if (verify && ((r = incoming_delta_step(in, out, &budget)) != 0 ||
-        (r = incoming_verify_step(in, out, &budget)) != 0))
+    if (verify && ((r = incoming_delta_step(in, out, &sign)) != 0 ||
+        (budget -= INCOMING_SIGS_STEP - sign,
+        r = incoming_verify_step(in, out, &budget)) != 0))
         return r;
     *more = verify && (in->vhead != NULL || in->shead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))

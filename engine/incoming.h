@@ -55,6 +55,10 @@
 #define INCOMING_MAX_DELTA_PIECES (1u << 22)
 /* Basis signatures in one DELTA_SIGS frame. */
 #define INCOMING_SIGS_PER_FRAME 4096u
+/* Bytes of bases read to sign them in one step at most (of
+ * INCOMING_VERIFY_BYTES): what was read goes out with the step, and the
+ * sender's probe needs only the first blocks, and may stop the rest. */
+#define INCOMING_SIGS_STEP (16u << 20)
 /* Kept signatures (keptsig.h) held in memory over all files at once, of
  * files being written and of bases being described: 64 MiB is those of
  * about 200 TB of files at the largest pieces. A file beyond it is
@@ -108,6 +112,12 @@ int incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct buf *out) FERRY_WUR;
 int incoming_file_end(struct incoming *in, const struct msg_file_end *m,
     struct buf *out) FERRY_WUR;
+/* DELTA_STOP: the basis of the file is signed no further (what was
+ * described stays copyable). FERRY_ERR_PROTOCOL for a file never wanted,
+ * or wanted without DELTA; one that came after the last signature, or
+ * after the file ended, is ignored. Costs O(1) whatever the queue. */
+int incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
+    FERRY_WUR;
 
 /*
  * Background work for a step: with verify, reads back held blocks (SIGS

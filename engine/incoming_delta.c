@@ -108,6 +108,23 @@ basis_pick(int pfd, const char *name, uint64_t want)
     return have ? openat(pfd, best, FSX_O_READ) : -1;
 }
 
+/* The file at path beneath the basis directory (dest_set_basis_dir), as
+ * any path beneath the destination: an open fd, or -1. */
+static int
+basis_in_dir(const struct incoming *in, const char *path)
+{
+    int dirfd, fd;
+    const char *name;
+
+    if (dest_basis_dir_fd(in->d) < 0 ||
+        fsx_open_parent(dest_basis_dir_fd(in->d), path, 0, &dirfd,
+        &name) != 0)
+        return -1;
+    fd = openat(dirfd, name, FSX_O_READ);
+    close(dirfd);
+    return fd;
+}
+
 int
 incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 {
@@ -128,7 +145,9 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
             fd = openat(pfd, name, FSX_O_READ);
     } else if (fd < 0 && errno == ENOENT &&
         (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
-        fd = basis_pick(pfd, name, f->size);
+        /* The same path in the basis directory, else a neighbour. */
+        if ((fd = basis_in_dir(in, path)) < 0)
+            fd = basis_pick(pfd, name, f->size);
     }
     if (fd < 0)
         return 0;
@@ -397,6 +416,7 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
     if ((r = fsx_pread_full(f->basis_fd, in->scratch, (size_t)want, off,
         &got)) != 0)
         log_debug("%s: basis: %s", f->path, ferry_strerror(r));
+    xfer_add(&in->x->st.basis_read, got);
     for (k = 0; k < n; k++) {
         uint64_t po = k * f->sig_block;
         uint64_t len = want - po < f->sig_block ? want - po : f->sig_block;
@@ -431,7 +451,8 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
     while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->shead;
 
-        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0) {
+        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0 &&
+            !f->sign_stopped) {
             if ((r = sign_chunk(in, f, budget)) != 0)
                 return r;
             if (in->nsigs == INCOMING_SIGS_PER_FRAME &&
@@ -441,18 +462,46 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
         /* What was read goes out now: the sender waits for it. */
         if ((r = sigs_flush(in, f, out)) != 0)
             return r;
-        while (f->signed_pieces == f->npieces &&
+        while (f->signed_pieces == f->npieces && !f->sign_stopped &&
             f->blocks_sent < f->basis_nblocks && buf_used(out) < (4u << 20))
             if ((r = blocks_flush(in, f, out)) != 0)
                 return r;
-        if (f->signed_pieces == f->npieces &&
-            f->blocks_sent == f->basis_nblocks) {
+        if (f->sign_stopped || (f->signed_pieces == f->npieces &&
+            f->blocks_sent == f->basis_nblocks)) {
             in->shead = f->snext;
             if (in->shead == NULL)
                 in->stail = NULL;
             f->snext = NULL;
+        } else if (f->snext != NULL && f->signed_pieces < f->npieces) {
+            /* Bases take turns, a step's worth each: the sender probes
+             * each by its start, and may stop the rest of it. */
+            in->shead = f->snext;
+            f->snext = NULL;
+            in->stail->snext = f;
+            in->stail = f;
         }
     }
+    return 0;
+}
+
+int
+incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
+{
+    struct rfile *f = incoming_table_find(in, m->id);
+
+    if (f == NULL)
+        return incoming_table_was_wanted(in, m->id) ? 0 :
+            FERRY_ERR_PROTOCOL;
+    if (!f->delta)
+        return FERRY_ERR_PROTOCOL;
+    /* Taken off the queue when it comes to its head, so that a stop
+     * costs the same wherever the file waits. */
+    if (!f->sign_stopped && !f->resume) {
+        /* Its data crosses, as the sender now counts it. */
+        xfer_sub(&in->x->st.bytes_reusable, f->size);
+        xfer_add(&in->x->st.bytes_whole, f->size);
+    }
+    f->sign_stopped = 1;
     return 0;
 }
 

@@ -54,6 +54,7 @@ struct rfile {
     uint64_t basis_size;
     uint32_t sig_block;
     uint64_t npieces, signed_pieces;  /* pieces described so far */
+    int sign_stopped;         /* DELTA_STOP: sign no further */
     uint64_t n_matched;
     struct stat basis_st;
     /* The basis's signatures (npieces x DELTA_SIG_LEN), held until the

@@ -456,6 +456,12 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
         per = 1;
     while (count > 0) {
         n = count < per ? count : per;
+        /* A basis's probe is a run of its own, so that it goes as soon
+         * as what it is searched in is described. */
+        if (kind == PW_SEND && f != NULL && f->delta &&
+            first < plan_delta_probe_blocks(f) &&
+            first + n > plan_delta_probe_blocks(f))
+            n = plan_delta_probe_blocks(f) - first;
         if ((w = xcalloc(1, sizeof(*w))) == NULL)
             return FERRY_ERR_NOMEM;
         w->id = id;
@@ -471,7 +477,7 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
             memcpy(w->theirs, theirs, n * HASH_LEN);
             theirs += n * HASH_LEN;
         }
-        if (kind == PW_SEND && f != NULL && f->delta &&
+        if (kind == PW_SEND && f != NULL && f->delta && !f->delta_stopped &&
             (f->dix == NULL || !delta_index_complete(f->dix))) {
             head = &f->parked;
             tail = &f->parked_tail;

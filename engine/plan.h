@@ -165,14 +165,43 @@ int plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
  * first DELTA_SIGS came. */
 int plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
     FERRY_WUR;
+/*
+ * The give-up rule (docs/DESIGN.md, "When delta is used"). Without
+ * OPEN_F_DELTA_ALWAYS, until one of its blocks finds something in its
+ * basis a file's blocks are only glanced at (delta_match_glance: each
+ * piece at its place, and a piece's length of offsets rolled), and once
+ * as many as its probe found nothing, the search gives up: the rest of
+ * its blocks are checked against the basis at their own place only (a
+ * block hash compared, or one piece hashed), which keeps layers that
+ * did not change. The probe is the file's first PLAN_DELTA_TRIES blocks
+ * (an eighth of the file, at least one, when that is fewer), a run of
+ * their own: while the basis is being described they are glanced at in
+ * its first PLAN_DELTA_SPAN times as many blocks, described first, so
+ * that an insert or a delete at the start is found and the rest of a
+ * basis that has nothing is not read. Gave up before the basis was
+ * described in full, the file takes no more of it and the receiver is
+ * told to stop signing it (DELTA_STOP), before the probe's data goes.
+ */
+#define PLAN_DELTA_TRIES 16
+#define PLAN_DELTA_SPAN 2
 /* The basis of file id, described in full or in part (a file's runs wait
  * until the pieces around them are described), or NULL: send its blocks
- * whole (also when, without OPEN_F_DELTA_ALWAYS, the first
- * PLAN_DELTA_TRIES blocks searched found nothing in it). */
-#define PLAN_DELTA_TRIES 16
-const struct delta_index *plan_file_basis(struct plan *p, uint32_t id);
-/* A block of file id was searched: copied bytes were found. */
-void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
+ * whole. *search is 0 once the search gave up (check in place only). */
+const struct delta_index *plan_file_basis(struct plan *p, uint32_t id,
+    int *search);
+/* The described part of the basis of file id when block index is one of
+ * its probe, searched in it while the rest is being described; or NULL. */
+const struct delta_index *plan_file_probe(struct plan *p, uint32_t id,
+    uint64_t index);
+/* 1 while no block of file id found anything in its basis and the search
+ * has not given up (without OPEN_F_DELTA_ALWAYS): its blocks are glanced
+ * at first (delta_match_glance), and only those that find something are
+ * searched at every offset. */
+int plan_delta_unproven(struct plan *p, uint32_t id);
+/* A block of file id was searched: copied bytes were found. 1 when the
+ * search gave up before its basis was described in full and the peer
+ * takes DELTA_STOP: the caller sends it. */
+int plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
 /* Blocks [first, first + count) of file id need the whole basis: they
  * wait for it. */
 int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,

@@ -13,9 +13,29 @@ plan_work_free_list(struct plan_work *w)
     }
 }
 
+uint64_t
+plan_delta_probe_blocks(const struct pfile *f)
+{
+    uint64_t n = f->nblocks / 8;
+
+    return n < 1 ? 1 : n < PLAN_DELTA_TRIES ? n : PLAN_DELTA_TRIES;
+}
+
+/* Frees f's probe table. */
+static void
+plan_probe_free(struct plan *p, struct pfile *f)
+{
+    if (f->probe == NULL)
+        return;
+    p->delta_pieces -= delta_index_npieces(f->probe);
+    delta_index_free(f->probe);
+    f->probe = NULL;
+}
+
 void
 plan_delta_forget(struct plan *p, struct pfile *f)
 {
+    plan_probe_free(p, f);
     if (f->dix != NULL) {
         p->delta_pieces -= delta_index_npieces(f->dix);
         delta_index_free(f->dix);
@@ -53,21 +73,45 @@ plan_delta_enqueue(struct plan *p, struct plan_work *head,
 static void
 plan_delta_unpark(struct plan *p, struct pfile *f)
 {
-    uint64_t have = delta_index_described(f->dix);
+    uint64_t have = delta_index_described(f->dix), need, n;
+    uint64_t k = plan_delta_probe_blocks(f);
     struct plan_work *w;
 
-    if (delta_index_complete(f->dix)) {
+    if (delta_index_complete(f->dix) || f->delta_stopped) {
+        plan_probe_free(p, f);
         plan_delta_enqueue(p, f->parked, f->parked_tail);
         plan_delta_enqueue(p, f->waiting, f->waiting_tail);
         f->parked = f->parked_tail = NULL;
         f->waiting = f->waiting_tail = NULL;
         return;
     }
-    while ((w = f->parked) != NULL && (w->first + w->count) *
-        p->block_size + delta_index_piece(f->dix) <= have) {
+    while ((w = f->parked) != NULL) {
+        need = (w->first + w->count) * p->block_size +
+            delta_index_piece(f->dix);
+        /* The probe waits for what it is searched in. */
+        if (w->first < k && need < PLAN_DELTA_SPAN * k * p->block_size)
+            need = PLAN_DELTA_SPAN * k * p->block_size;
+        if (need > have)
+            break;
+        if (w->first < k && f->probe == NULL && !f->delta_gave_up) {
+            n = delta_index_npieces(f->dix);
+            /* Without it (no memory) the probe waits as any block. */
+            if (n <= PLAN_MAX_DELTA_PIECES - p->delta_pieces &&
+                (f->probe = delta_index_prefix(f->dix)) != NULL)
+                p->delta_pieces += delta_index_npieces(f->probe);
+        }
         f->parked = w->link;
         if (f->parked == NULL)
             f->parked_tail = NULL;
+        if (w->first < k && f->probe != NULL) {
+            /* The probe goes first: it may stop the reading of a basis
+             * on the other side. */
+            w->link = p->qhead;
+            p->qhead = w;
+            if (p->qtail == NULL)
+                p->qtail = w;
+            continue;
+        }
         plan_delta_enqueue(p, w, w);
     }
 }
@@ -108,7 +152,7 @@ plan_on_delta_sigs(struct plan *p, const struct msg_delta_sigs *m)
     /* A file given up on, or whose blocks were all held already (a
      * resume), may end before its basis is described: the rest of the
      * signatures are of no use. */
-    if (p->est[m->id] != E_WANTED)
+    if (p->est[m->id] != E_WANTED || f->delta_stopped)
         return 0;
     if (f->dix == NULL) {
         n = msg_delta_nsigs(m->basis_size, m->sig_block);
@@ -132,7 +176,7 @@ plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
     if (m->id >= p->next_entry || (f = plan_file(p, m->id)) == NULL ||
         !f->delta)
         return FERRY_ERR_PROTOCOL;
-    if (p->est[m->id] != E_WANTED)
+    if (p->est[m->id] != E_WANTED || f->delta_stopped)
         return 0;  /* as for DELTA_SIGS */
     if (f->dix == NULL)
         return FERRY_ERR_PROTOCOL;  /* before the first DELTA_SIGS */
@@ -140,30 +184,69 @@ plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
 }
 
 const struct delta_index *
-plan_file_basis(struct plan *p, uint32_t id)
+plan_file_basis(struct plan *p, uint32_t id, int *search)
 {
     struct pfile *f = plan_file(p, id);
 
+    *search = 0;
     if (f == NULL || f->dix == NULL)
         return NULL;
-    /* A basis in which the first blocks found nothing is another file
-     * (all new data, or --basis auto's guess was wrong): searching it
-     * costs a rolling checksum over every byte for nothing. */
-    if (!(p->flags & OPEN_F_DELTA_ALWAYS) && f->delta_hits == 0 &&
-        f->delta_misses >= PLAN_DELTA_TRIES)
-        return NULL;
+    *search = !f->delta_gave_up;
     return f->dix;
 }
 
-void
+const struct delta_index *
+plan_file_probe(struct plan *p, uint32_t id, uint64_t index)
+{
+    struct pfile *f = plan_file(p, id);
+
+    if (f == NULL || f->delta_gave_up ||
+        index >= plan_delta_probe_blocks(f))
+        return NULL;
+    return f->probe;
+}
+
+int
+plan_delta_unproven(struct plan *p, uint32_t id)
+{
+    struct pfile *f = plan_file(p, id);
+
+    return f != NULL && !(p->flags & OPEN_F_DELTA_ALWAYS) &&
+        !f->delta_gave_up && f->delta_hits == 0;
+}
+
+int
 plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 {
     struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
-        return;
+        return 0;
     if (copied > 0)
         f->delta_hits++;
     else
         f->delta_misses++;
+    /* A basis in which the first blocks found nothing is another file
+     * (all new data, or --basis auto's guess was wrong): searching it
+     * costs a rolling checksum over every byte for nothing, and reading
+     * the rest of it to sign it as much again on the other side. */
+    if ((p->flags & OPEN_F_DELTA_ALWAYS) || f->delta_gave_up ||
+        f->delta_hits > 0 || (uint64_t)f->delta_misses <
+        plan_delta_probe_blocks(f))
+        return 0;
+    f->delta_gave_up = 1;
+    plan_probe_free(p, f);
+    /* Its data crosses: counted so, more streams may be worth opening
+     * for it (client/attempt_grow.c). */
+    if (!f->resume) {
+        xfer_sub(&p->x->st.bytes_reusable, manifest_entry(p->mf, id)->size);
+        xfer_add(&p->x->st.bytes_whole, manifest_entry(p->mf, id)->size);
+    }
+    if (f->dix == NULL || delta_index_complete(f->dix))
+        return 0;
+    /* What waited for the rest of the basis goes now, checked against
+     * what was described. */
+    f->delta_stopped = 1;
+    plan_delta_unpark(p, f);
+    return (p->x->caps & PROTO_CAP_DELTA_STOP) != 0;
 }

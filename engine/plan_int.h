@@ -44,7 +44,15 @@ struct pfile {
      * that wait for all of its signatures (plan_delta.c). */
     int delta;
     int delta_hits, delta_misses;  /* blocks that found the basis, not */
+    /* The search gave up on the basis (plan_delta_found): blocks are
+     * only checked against the basis at their own place. Stopped: it
+     * gave up before the basis was described in full, and takes no more
+     * of it (DELTA_STOP). */
+    int delta_gave_up, delta_stopped;
     struct delta_index *dix;
+    /* The described part of the basis, while the probe's blocks are
+     * searched in it (plan_file_probe). */
+    struct delta_index *probe;
     struct plan_work *parked, *parked_tail;   /* for their pieces */
     struct plan_work *waiting, *waiting_tail; /* for the whole basis */
 };
@@ -112,5 +120,7 @@ void plan_work_free(struct plan_work *w);
 
 /* Frees f's basis and parked runs. */
 void plan_delta_forget(struct plan *p, struct pfile *f);
+/* The blocks at the start of f that probe its basis (plan.h). */
+uint64_t plan_delta_probe_blocks(const struct pfile *f);
 
 #endif

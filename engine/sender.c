@@ -24,6 +24,9 @@ enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
  * that is already compressed (checkpoints, images) costs nothing then. */
 #define SENDER_ZST_TRIES 4
 
+/* sender.deferred: the block waits alone (sender_glance). */
+#define SENDER_HOLD 2
+
 struct sender {
     struct plan *p;
     struct xfer *x;
@@ -40,7 +43,9 @@ struct sender {
     uint64_t window_lo, window_hi;  /* of this file */
     struct delta_result *ops;
     struct delta_carry carry;
-    int deferred;             /* the last block waits for the basis */
+    int deferred;             /* the last block waits for the basis
+                                 (SENDER_HOLD: alone, whatever came
+                                 before) */
     uint32_t defer_id;        /* ... and the block after the last one */
     uint64_t defer_next;      /* that waited alone, or 0 */
     uint64_t step_read;       /* file bytes this step read (step_full) */
@@ -387,10 +392,34 @@ sender_step_full(const struct sender *s, const struct buf *out)
         s->step_read >= CONN_STEP_BUDGET;
 }
 
-/* Sends block index of file id as it is. */
+static int sender_send_delta(struct sender *s,
+    const struct delta_index *ix, int roll, int fd, uint32_t id,
+    uint64_t index, struct buf *out);
+
+/* 1 if the block at index (its bytes data, len, hash h) starts as the
+ * basis does at the same place: its block hash, where the receiver gave
+ * them, or else its first piece (described). */
 static int
-sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
-    struct buf *out)
+sender_in_place(const struct delta_index *ix, uint64_t index,
+    uint64_t off, const uint8_t *data, size_t len, const struct hash128 *h)
+{
+    struct delta_work w;
+    uint64_t j = off / delta_index_piece(ix);
+
+    if (delta_index_has_block(ix, index))
+        return delta_index_same_block(ix, index, len, h);
+    memset(&w, 0, sizeof(w));
+    return j < delta_index_npieces(ix) &&
+        delta_index_piece_len(ix, j) <= len &&
+        delta_index_same(ix, j, data, delta_index_piece_len(ix, j), &w);
+}
+
+/* Sends block index of file id as it is; with ix (a basis the search
+ * gave up on), as a DELTA when the block begins as the basis does at its
+ * place. */
+static int
+sender_send_whole(struct sender *s, const struct delta_index *ix, int fd,
+    uint32_t id, uint64_t index, struct buf *out)
 {
     uint64_t off = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), mark, got;
@@ -419,6 +448,13 @@ sender_send_whole(struct sender *s, int fd, uint32_t id, uint64_t index,
             return 0;
         }
         hash_block(data, len, &m.hash);
+        if (ix != NULL && sender_in_place(ix, index, off, data, len,
+            &m.hash)) {
+            buf_unreserve(out, buf_used(out) - mark);
+            return sender_send_delta(s, ix, 0, fd, id, index, out);
+        }
+        if (ix != NULL)
+            s->carry.valid = 0;
         if (hash_is_zero(data, len)) {
             m.flags = BLOCK_F_ZERO;
             zero = 1;
@@ -446,21 +482,76 @@ sender_delta_pays(const struct delta_result *res, uint64_t len)
         literal + res->nops * 13 + 64 <= PROTO_MAX_BLOCK;
 }
 
+/* DELTA_STOP for file id: the receiver signs its basis no further. */
+static int
+sender_stop_basis(uint32_t id, struct buf *out)
+{
+    struct msg_delta_stop m;
+
+    m.id = id;
+    return msg_delta_stop_encode(out, &m);
+}
+
+/*
+ * While a file's blocks found nothing in its basis (plan.h), a block is
+ * first glanced at (delta_match_glance), in the basis when it is
+ * described in full, else in the part described first (for the blocks
+ * of the probe; others wait as before). 1 when the glance found nothing:
+ * the block is sent whole, and may be what gives the search up (*r: an
+ * error, or 0). 0 when it found something, or could not look: the block
+ * is searched as any.
+ */
+static int
+sender_glance(struct sender *s, const struct delta_index *ix, int fd,
+    uint32_t id, uint64_t index, uint64_t lo, uint64_t size, uint64_t a,
+    uint64_t e, struct buf *out, int *r)
+{
+    const struct delta_index *gx = ix;
+    struct delta_work w;
+    int found;
+
+    *r = 0;
+    if (!plan_delta_unproven(s->p, id))
+        return 0;
+    if (!delta_index_complete(ix) &&
+        (gx = plan_file_probe(s->p, id, index)) == NULL)
+        return 0;
+    memset(&w, 0, sizeof(w));
+    found = delta_match_glance(gx, s->window, lo, size, a, e, &w);
+    xfer_add(&s->x->st.bytes_searched, w.rolled);
+    if (plan_delta_found(s->p, id, (uint64_t)found) &&
+        (*r = sender_stop_basis(id, out)) != 0)
+        return 1;
+    if (found)
+        return 0;
+    s->carry.valid = 0;
+    /* While the basis is read to sign it, the probe's blocks that found
+     * nothing are held until it is decided: its DELTA_STOP then goes
+     * before their data, and the receiver reads less of the basis. */
+    if (!delta_index_complete(ix) && plan_delta_unproven(s->p, id)) {
+        s->deferred = SENDER_HOLD;
+        return 1;
+    }
+    *r = sender_send_whole(s, NULL, fd, id, index, out);
+    return 1;
+}
+
 /*
  * Sends block index of file id as a DELTA against the receiver's basis
  * ix, or as a BLOCK when no part of it is found there (or it is zeros,
- * which a BLOCK says in one flag).
+ * which a BLOCK says in one flag). Without roll, only what is at the
+ * place the last match points to is looked for.
  */
 static int
-sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
-    uint32_t id, uint64_t index, struct buf *out)
+sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
+    int fd, uint32_t id, uint64_t index, struct buf *out)
 {
     uint64_t size = manifest_entry(plan_manifest(s->p), id)->size, lo, hi;
     uint64_t a = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got, keep;
     const uint8_t *block;
     struct msg_delta m;
-    int r, hashed;
+    int r, hashed, same;
 
     delta_match_window(ix, size, id, index, a, a + len, &s->carry, &lo,
         &hi);
@@ -495,7 +586,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     block = s->window + (a - lo);
     if (hash_is_zero(block, len)) {
         s->carry.valid = 0;
-        return sender_send_whole(s, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
     }
     memset(&m, 0, sizeof(m));
     m.id = id;
@@ -507,8 +598,15 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
     hashed = delta_index_has_block(ix, index);
     if (hashed)
         hash_block(block, len, &m.hash);
-    if (hashed && delta_index_same_block(ix, index, len, &m.hash))
+    same = hashed && delta_index_same_block(ix, index, len, &m.hash);
+    if (!same && roll && sender_glance(s, ix, fd, id, index, lo, size, a,
+        a + len, out, &r))
+        return r;
+    if (same)
         delta_match_same_block(id, index, a, a + len, &s->carry, s->ops);
+    else if (!roll)
+        delta_match_in_place(ix, s->window, lo, size, id, index, a,
+            a + len, &s->carry, s->ops);
     else
         delta_match_block(ix, s->window, lo, size, id, index, a, a + len,
             &s->carry, s->ops);
@@ -516,6 +614,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
         s->deferred = 1;  /* sender_run puts the rest of its run aside */
         return 0;
     }
+    xfer_add(&s->x->st.bytes_searched, s->ops->work.rolled);
     if (s->ops->gave_up) {
         char rel[MANIFEST_REL_MAX];
 
@@ -525,9 +624,11 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int fd,
             (unsigned long long)index,
             (unsigned long long)s->ops->work.missed);
     }
-    plan_delta_found(s->p, id, s->ops->copied);
+    if (roll && plan_delta_found(s->p, id, s->ops->copied) &&
+        (r = sender_stop_basis(id, out)) != 0)
+        return r;
     if (!sender_delta_pays(s->ops, len))
-        return sender_send_whole(s, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
     if (!hashed)
         hash_block(block, len, &m.hash);
     if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
@@ -545,13 +646,19 @@ static int
 sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     struct buf *out)
 {
-    const struct delta_index *ix = plan_file_basis(s->p, id);
     uint64_t off = index * plan_block_size(s->p);
+    const struct delta_index *ix;
+    int roll;
 
+    ix = plan_file_basis(s->p, id, &roll);
     if (ix == NULL || (plan_file_sparse(s->p, id) &&
         sender_in_hole(fd, off, sender_block_len(s, id, index))))
-        return sender_send_whole(s, fd, id, index, out);
-    return sender_send_delta(s, ix, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, out);
+    /* Gave up on: only a block that starts as the basis does at its
+     * place is looked at further. */
+    if (!roll)
+        return sender_send_whole(s, ix, fd, id, index, out);
+    return sender_send_delta(s, ix, 1, fd, id, index, out);
 }
 
 /* Hashes block index of our file, as sender_send_whole would send it. */
@@ -649,11 +756,13 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
              * many so. Two in a row look like data that moved: the rest
              * of the run waits too, rather than being read now and
              * again later. */
+            if (s->deferred != SENDER_HOLD) {
+                if (s->defer_id == w->id && s->defer_next == b)
+                    n = w->first + w->count - b;
+                s->defer_id = w->id;
+                s->defer_next = b + 1;
+            }
             s->deferred = 0;
-            if (s->defer_id == w->id && s->defer_next == b)
-                n = w->first + w->count - b;
-            s->defer_id = w->id;
-            s->defer_next = b + 1;
             r = plan_delta_defer(s->p, w->id, b, n);
             if (n > 1)
                 w->next = w->first + w->count;

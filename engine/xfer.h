@@ -62,6 +62,10 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
     atomic_uint_fast64_t bytes_sparse;   /* zero blocks sent as holes */
     atomic_uint_fast64_t bytes_compressed;  /* saved by compression */
+    /* Delta's work: offsets the sender's search rolled over, and bytes
+     * of bases the receiver read to sign them. */
+    atomic_uint_fast64_t bytes_searched;
+    atomic_uint_fast64_t basis_read;
     atomic_uint_fast64_t resumed_bytes;
     /* Reading kept partial data back to check it before a resume trusts
      * it (at the receiver; a push learns it from SUMMARY): its bytes and

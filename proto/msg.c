@@ -14,7 +14,8 @@ msg_type_name(uint8_t type)
     static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
         "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
         "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA", "DELTA_BLOCKS", [MSG_RETIRE] = "RETIRE",
+        "JOIN_OK", "DELTA_SIGS", "DELTA", "DELTA_BLOCKS", "DELTA_STOP",
+        [MSG_RETIRE] = "RETIRE",
         [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
         [MSG_TOTALS] = "TOTALS",
         [MSG_VOL_OPTS] = "VOL_OPTS",
@@ -29,7 +30,7 @@ msg_type_name(uint8_t type)
 int
 msg_type_known(uint8_t type)
 {
-    return (type >= MSG_HELLO && type <= MSG_DELTA_BLOCKS) ||
+    return (type >= MSG_HELLO && type <= MSG_DELTA_STOP) ||
         (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
         (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
 }
@@ -628,6 +629,33 @@ msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
     return 0;
 fail:
     memset(m, 0, sizeof(*m));
+    return e;
+}
+
+/* DELTA_STOP: u32 id. */
+
+int
+msg_delta_stop_encode(struct buf *b, const struct msg_delta_stop *m)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, MSG_DELTA_STOP, &mark)) != 0)
+        return r;
+    r = buf_put_u32(b, m->id);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_delta_stop_decode(const uint8_t *p, size_t n, struct msg_delta_stop *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u32(&r, &m->id)) != 0 || (e = rd_end(&r)) != 0)
+        memset(m, 0, sizeof(*m));
     return e;
 }
 

@@ -41,6 +41,7 @@ enum msg_type {
     MSG_DELTA_SIGS = 20,
     MSG_DELTA = 21,
     MSG_DELTA_BLOCKS = 22,
+    MSG_DELTA_STOP = 23,
     /* 26, 27: FILTERS and SPACE (msg_filter.h, msg_space.h). Volumes
      * (msg_vol.h): */
     MSG_VOL_OPTS = 32,
@@ -107,6 +108,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_KEEP (1u << 11)    /* OPEN KEEP: volumes stored as files */
 #define PROTO_CAP_LIVE (1u << 12)    /* PLAN_F_LIVE and TOTALS */
 #define PROTO_CAP_DELTA_BLOCKS (1u << 13) /* DELTA_BLOCKS */
+#define PROTO_CAP_DELTA_STOP (1u << 14)   /* DELTA_STOP */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -327,6 +329,16 @@ struct msg_delta_blocks {
 };
 
 /*
+ * DELTA_STOP (sender -> receiver, any stream, with PROTO_CAP_DELTA_STOP):
+ * the sender gave up on the basis of file id (its first blocks found
+ * nothing in it) and takes no more of its signatures: the receiver stops
+ * reading it to sign it. What it described stays copyable.
+ */
+struct msg_delta_stop {
+    uint32_t id;
+};
+
+/*
  * DELTA: block offset of a wanted file (raw_len bytes, as for BLOCK) made
  * of ops in order: COPY len bytes of the basis from `from`, or LITERAL len
  * bytes that follow. hash is of the whole block, as for BLOCK.
@@ -461,6 +473,8 @@ int msg_delta_blocks_encode(struct buf *b, const struct msg_delta_blocks *m)
 int msg_delta_encode(struct buf *b, const struct msg_delta *m,
     const struct msg_delta_op *ops, size_t nops) FERRY_WUR;
 int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
+int msg_delta_stop_encode(struct buf *b, const struct msg_delta_stop *m)
+    FERRY_WUR;
 int msg_readback_encode(struct buf *b, const struct msg_readback *m)
     FERRY_WUR;
 int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
@@ -530,6 +544,8 @@ int msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)
  */
 int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
     struct msg_delta_op *op) FERRY_WUR;
+int msg_delta_stop_decode(const uint8_t *p, size_t n,
+    struct msg_delta_stop *m) FERRY_WUR;
 int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
     FERRY_WUR;
 int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)

@@ -90,7 +90,7 @@ python3 "$TESTS_DIR/lib/treecmp.py" "$T/dataset" "$T/box/datasets/dataset" &&
 say "3. watch the box's checkpoints while training saves them"
 mkdir -p "$T/box/ckpt"
 echo "   \$ ferry pull --watch 2s $box:ckpt/ checkpoints"
-"$FERRY" pull "${ssh_opts[@]}" --watch 2s --basis auto --json "$box:$T/box/ckpt/" \
+"$FERRY" pull "${ssh_opts[@]}" --watch 2s --json "$box:$T/box/ckpt/" \
     "$T/checkpoints" >"$T/watch.out" 2>"$T/watch.err" &
 wpid=$!
 at_exit stop_watch

@@ -42,6 +42,7 @@ union fuzz_msg {
     struct msg_match match;
     struct msg_join join;
     struct msg_retire retire;
+    struct msg_delta_stop delta_stop;
     struct msg_readback readback;
     struct msg_probe probe;
     struct msg_delta_sigs delta_sigs;
@@ -101,6 +102,7 @@ FUZZ_WRAP(sigs)
 FUZZ_WRAP(match)
 FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
+FUZZ_WRAP(delta_stop)
 FUZZ_WRAP(readback)
 FUZZ_WRAP(probe)
 FUZZ_WRAP(vol_opts)
@@ -632,6 +634,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_JOIN_OK] = { 0, fuzz_join_ok_decode, fuzz_no_check,
         fuzz_join_ok_encode },
     [MSG_RETIRE] = FUZZ_TYPE(retire, fuzz_retire_check),
+    [MSG_DELTA_STOP] = FUZZ_TYPE(delta_stop, fuzz_no_check),
     [MSG_READBACK] = FUZZ_TYPE(readback, fuzz_no_check),
     [MSG_PROBE] = FUZZ_TYPE(probe, fuzz_probe_check),
     [MSG_DELTA_SIGS] = { sizeof(struct msg_delta_sigs),

@@ -248,6 +248,11 @@ static const struct msg_join seed_join[] = {
     { .transfer_id = { 0xff }, .stream = PROTO_MAX_STREAMS - 1 },
 };
 
+static const struct msg_delta_stop seed_delta_stop[] = {
+    { .id = 0 },
+    { .id = UINT32_MAX },
+};
+
 static const struct msg_retire seed_retire[] = {
     { .stream = 1 },
     { .stream = PROTO_MAX_STREAMS - 1 },
@@ -339,6 +344,7 @@ fuzz_seed_count(uint8_t type)
     case MSG_JOIN: return SEED_COUNT(seed_join);
     case MSG_JOIN_OK: return 1;
     case MSG_RETIRE: return SEED_COUNT(seed_retire);
+    case MSG_DELTA_STOP: return SEED_COUNT(seed_delta_stop);
     case MSG_READBACK: return SEED_COUNT(seed_readback);
     case MSG_TOTALS: return SEED_COUNT(seed_totals);
     case MSG_PROBE: return SEED_COUNT(seed_probe);
@@ -385,6 +391,8 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_JOIN: return msg_join_encode(b, &seed_join[i]);
     case MSG_JOIN_OK: return msg_join_ok_encode(b);
     case MSG_RETIRE: return msg_retire_encode(b, &seed_retire[i]);
+    case MSG_DELTA_STOP:
+        return msg_delta_stop_encode(b, &seed_delta_stop[i]);
     case MSG_READBACK: return msg_readback_encode(b, &seed_readback[i]);
     case MSG_TOTALS: return msg_totals_encode(b, &seed_totals[i]);
     case MSG_PROBE: return msg_probe_encode(b, &seed_probe[i]);

@@ -87,8 +87,9 @@ expect_rc 0 "$FERRY" push --json "$T/e.new/" "local:$T/d5"
 expect_rc 1 "$FERRY" push --delta=sometimes "$T/e.new/" "local:$T/d5"
 expect_err "want auto, always or never"
 
-# 6. --basis auto: a new file is built from the most similar one beside
-#    it (same extension, closest size and name); the basis is untouched.
+# 6. --basis auto (the default): a new file is built from the most
+#    similar one beside it (same extension, closest size and name); the
+#    basis is untouched.
 mkdir -p "$T/f.new" "$T/d6"
 python3 - "$T/d6/step-1000.bin" "$T/f.new/step-2000.bin" <<'PY'
 import random, sys
@@ -103,19 +104,19 @@ PY
 head -c 10485760 /dev/urandom >"$T/d6/step-1000.txt"
 head -c 3000000 /dev/urandom >"$T/d6/other.bin"
 sum_before=$(md5sum <"$T/d6/step-1000.bin")
-expect_rc 0 "$FERRY" push --json --basis auto "$T/f.new/" "local:$T/d6"
+expect_rc 0 "$FERRY" push --json "$T/f.new/" "local:$T/d6"
 cmp "$T/f.new/step-2000.bin" "$T/d6/step-2000.bin" || fail "basis auto: differs"
 [ "$(md5sum <"$T/d6/step-1000.bin")" = "$sum_before" ] ||
     fail "basis auto: the basis changed"
 literal=$(json_field bytes_literal)
 [ "$literal" -le 4300000 ] || fail "basis auto: $literal bytes sent"
 [ "$(json_field bytes_matched)" -ge 6000000 ] || fail "basis auto: matched"
-# Without it, a new file is sent whole.
+# With --basis none, a new file is sent whole.
 rm "$T/d6/step-2000.bin"
-expect_rc 0 "$FERRY" push --json "$T/f.new/" "local:$T/d6"
-[ "$(json_field bytes_matched)" -eq 0 ] || fail "no --basis: matched"
+expect_rc 0 "$FERRY" push --json --basis none "$T/f.new/" "local:$T/d6"
+[ "$(json_field bytes_matched)" -eq 0 ] || fail "--basis none: matched"
 expect_rc 1 "$FERRY" push --basis /etc/passwd "$T/f.new/" "local:$T/d6"
-expect_err "want auto, or a file's path"
+expect_err "want auto, none, or a file's path"
 
 # 7. An interrupted delta resumes: the blocks built before the cut are
 #    kept, the rest is built again from the basis.

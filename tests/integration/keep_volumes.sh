@@ -119,7 +119,7 @@ tree_same "$src2" "$T/back2/cut"
 # --name, and what --keep-volumes refuses.
 expect_rc 0 "$FERRY" push --keep-volumes --name other2 -q "$src/small" "local:$T/far"
 [ -e "$T/far/other2.manifest" ] || fail "--name"
-for bad in --delete --checksum -z "--delta=always" "--basis=auto" "--exclude=x" -n; do
+for bad in --delete --checksum -z "--delta=always" "--basis=old.bin" "--exclude=x" -n; do
     expect_rc 1 "$FERRY" push --keep-volumes $bad "$src" "local:$T/far2"
     expect_err "--keep-volumes cannot go with"
 done

@@ -195,3 +195,51 @@ wait_exists "$T/listed"
 # (The watch notices the agent is gone a moment later; then it looks.)
 sleep 0.5
 term_watch "once the listing came"
+
+# 8. A directory of shards is pulled into a staging directory of its own,
+# where no shard has a basis beside it: each is built from the shard at
+# the same path in the last unit here (ck-1), so only what changed
+# crosses; with --basis none everything does.
+R5=$T/box5
+mkdir -p "$R5/ck-1/sub"
+python3 - "$R5" <<'PY'
+import os, random, sys
+r = random.Random(5)
+for name in ("a.bin", "sub/b.bin"):
+    data = bytearray(r.randbytes(3 << 20))
+    open(os.path.join(sys.argv[1], "ck-1", name), "wb").write(data)
+    data[1 << 20:(1 << 20) + 65536] = r.randbytes(65536)
+    os.makedirs(os.path.dirname(os.path.join(sys.argv[1], "ck-2", name)),
+                exist_ok=True)
+    open(os.path.join(sys.argv[1], "ck-2", name), "wb").write(data)
+PY
+touch -d '2024-01-01 00:00:00' "$R5/ck-1" "$R5/ck-1/a.bin" "$R5/ck-1/sub/b.bin"
+mv "$R5/ck-2" "$T/ck-2"
+for basis in auto none; do
+    L5=$T/here5-$basis
+    "$FERRY" pull --watch 1 --ready-marker .done --json --basis "$basis" \
+        --agent "$AGENT" "local:$R5/" "$L5" >"$T/watch.out" \
+        2>"$T/watch.err" &
+    wpid=$!
+    touch "$R5/ck-1/.done"
+    wait_exists "$L5/ck-1"
+    [ -e "$R5/ck-2" ] || { mv "$T/ck-2" "$R5/ck-2"; touch "$R5/ck-2/.done"; }
+    wait_exists "$L5/ck-2"
+    stop_watch || fail "Ctrl-C did not end the watch of shards"
+    for f in a.bin sub/b.bin; do
+        cmp "$R5/ck-2/$f" "$L5/ck-2/$f" || fail "ck-2/$f differs"
+    done
+    python3 - "$T/watch.out" "$basis" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+# The pulls' summaries (the watch's own, last, moved nothing itself).
+sums = [e for e in ev if e["event"] == "summary" and e["bytes_wire"] > 0]
+assert len(sums) == 2, sums
+last = sums[-1]
+if sys.argv[2] == "auto":
+    assert last["bytes_matched"] >= 5 << 20, last
+    assert last["bytes_literal"] <= 1 << 20, last
+else:
+    assert last["bytes_matched"] == 0, last
+PY
+done

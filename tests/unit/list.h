@@ -118,6 +118,7 @@
     X(msg_sigs_fields) \
     X(msg_match_join_roundtrip) \
     X(msg_retire_roundtrip) \
+    X(msg_delta_stop_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
     X(msg_plan_live_totals) \
@@ -336,6 +337,7 @@
     X(client_ssh_argv) \
     X(client_ssh_prefer_gcm) \
     X(client_cli_rules) \
+    X(client_cli_basis_options) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
     X(client_key_kind) \

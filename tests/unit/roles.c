@@ -300,7 +300,7 @@ rt_encode_block(struct rt *rt, const struct rt_frame *fr, uint64_t k,
  * for pieces [hole, hole + nhole), left as no data has them. */
 static void
 rt_model_sigs(const char *path, const struct msg_delta_sigs *ds,
-    uint64_t hole, uint64_t nhole, uint8_t *sigs)
+    uint64_t hole, uint64_t nhole, uint64_t shift, uint8_t *sigs)
 {
     uint8_t *piece = check_alloc(ds->sig_block);
     uint64_t j, off, len;
@@ -311,7 +311,7 @@ rt_model_sigs(const char *path, const struct msg_delta_sigs *ds,
         off = j * ds->sig_block;
         len = ds->basis_size - off < ds->sig_block ? ds->basis_size - off :
             ds->sig_block;
-        rt_content(path, off, piece, (size_t)len);
+        rt_content(path, off + shift, piece, (size_t)len);
         delta_sign(piece, (size_t)len, sigs + (j - ds->first) * DELTA_SIG_LEN);
     }
     free(piece);
@@ -370,7 +370,7 @@ rt_encode_delta(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         memset(buf, 0, fr->b * DELTA_SIG_LEN);
         if (fr->v == RV_MODEL)
             rt_model_sigs(fr->s, &ds, (uint64_t)fr->kind,
-                (uint64_t)fr->code, buf);
+                (uint64_t)fr->code, fr->shift, buf);
         ds.sigs = buf;
         CHECK_OK(msg_delta_sigs_encode(b, &ds));
         free(buf);
@@ -561,6 +561,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_match mm;
     struct msg_file_end fe;
     struct msg_file_done fd;
+    struct msg_delta_stop dstop;
     struct msg_notice no;
     struct msg_error er;
     struct msg_summary sum;
@@ -652,6 +653,10 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     case MSG_DELTA_BLOCKS:
     case MSG_DELTA:
         rt_encode_delta(rt, fr, b);
+        break;
+    case MSG_DELTA_STOP:
+        dstop.id = fr->id;
+        CHECK_OK(msg_delta_stop_encode(b, &dstop));
         break;
     case MSG_FILE_DONE:
         memset(&fd, 0, sizeof(fd));
@@ -759,6 +764,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_partial pa;
     struct msg_delta_sigs ds;
     struct msg_delta_blocks db;
+    struct msg_delta_stop dst;
     struct msg_delta dl;
     const uint8_t *p = f->payload;
     size_t n = f->len;
@@ -815,6 +821,10 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     case MSG_DELTA:
         CHECK_OK(msg_delta_decode(p, n, &dl));
         rt_say_block(rt, k, "DELTA", dl.id, dl.offset / RT_BS);
+        break;
+    case MSG_DELTA_STOP:
+        CHECK_OK(msg_delta_stop_decode(p, n, &dst));
+        rt_say(rt, k, "DSTOP:%u", dst.id);
         break;
     case MSG_SIGS:
         CHECK_OK(msg_sigs_decode(p, n, &sg));

@@ -20,6 +20,7 @@
  *     ENTRY:id:path SKIP:id WANT:id WANT+R:id WANT+D:id WANT+RD:id
  *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
+ *     DSTOP:id
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
@@ -74,7 +75,8 @@
 #define RT_BIG_BLOCKS (RT_BIG / RT_BS)
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
-    PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS)
+    PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS | \
+    PROTO_CAP_DELTA_STOP)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -115,6 +117,7 @@ struct rt_frame {
     uint64_t a, b;
     int32_t code;
     const char *s, *t;
+    uint64_t shift;   /* DELTA_SIGS of the model: from this offset on */
 };
 
 /* Designators for one step, written inside braces: { F_END }. */
@@ -150,6 +153,12 @@ struct rt_frame {
  * hole..hole+nhole-1, which no data has. */
 #define F_DSIGS_MODEL(i, kib, k, n, p, hole, nhole) F_DSIGS(i, kib, k, n), \
     .s = (p), .v = RV_MODEL, .kind = (hole), .code = (nhole)
+/* ... of a basis that is the model's bytes of p from offset sh on (the
+ * file has sh bytes more at its start). */
+#define F_DSIGS_SHIFTED(i, kib, k, n, p, sh) \
+    F_DSIGS_MODEL(i, kib, k, n, p, 0, 0), .shift = (sh)
+/* The sender gave up on file i's basis. */
+#define F_DSTOP(i) .type = MSG_DELTA_STOP, .id = (i)
 /* ... with pieces of `piece` bytes instead (not with F_DSIGS_MODEL). */
 #define F_DSIGS_PIECE(i, kib, k, n, piece) F_DSIGS(i, kib, k, n), \
     .code = (piece)
@@ -249,6 +258,9 @@ struct rt_case {
     /* Receiver rows: a store of kept signatures (keptsig.h) in
      * rt->root/kept, the same for the earlier run and the script. */
     int kept;
+    /* Receiver rows: the destination's basis directory
+     * (dest_set_basis_dir), beneath the scratch root. */
+    const char *basis_dir;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */
     int live;

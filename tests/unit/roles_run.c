@@ -357,6 +357,10 @@ rt_open_receiver(struct rt *rt, unsigned n)
     rt_path(rt, c->dest != NULL ? c->dest : "dest", p);
     CHECK((rt->d = dest_new(p, c->flags, rt_tid, &rt->x)) != NULL);
     CHECK((rt->in = incoming_new(rt->d, RT_BS, &rt->x)) != NULL);
+    if (c->basis_dir != NULL) {
+        rt_path(rt, c->basis_dir, p);
+        CHECK_OK(dest_set_basis_dir(rt->d, p));
+    }
     if (c->kept) {
         rt_path(rt, "kept", p);
         CHECK_OK(keptsig_store_open(p, &rt->ks));

@@ -369,6 +369,39 @@ TEST(client_pack_volume_size)
     CHECK_EQ_U64(VOLUME_MAX_SIZE, PROTO_MAX_VOLUME_SIZE);
 }
 
+/* --basis: auto by default for push and pull (so for a watch's pulls),
+ * "none" turns it off, and a basis file named "none" is "./none". */
+TEST(client_cli_basis_options)
+{
+    char *dflt[] = { "ferry", "pull", "box:/a", "d", NULL };
+    char *none[] = { "ferry", "push", "--basis", "none", "a", "box:/d",
+        NULL };
+    char *file[] = { "ferry", "push", "--basis=./none", "a", "box:/d", NULL };
+    char *back[] = { "ferry", "push", "--basis", "none", "--basis=auto",
+        "--delta=never", "a", "box:/d", NULL };
+    char *keep[] = { "ferry", "push", "--keep-volumes", "a", "box:/d", NULL };
+    struct cli c;
+
+    CHECK_OK(cli_parse(&c, 4, dflt));
+    CHECK_EQ_U64(c.delta_flags, OPEN_F_BASIS_AUTO);
+    CHECK(c.basis == NULL);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 6, none));
+    CHECK_EQ_U64(c.delta_flags, 0);
+    CHECK(c.basis == NULL);
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 5, file));
+    CHECK_EQ_U64(c.delta_flags, 0);
+    CHECK_EQ_STR(c.basis, "none");
+    cli_cleanup(&c);
+    CHECK_OK(cli_parse(&c, 8, back));
+    CHECK_EQ_U64(c.delta_flags, OPEN_F_BASIS_AUTO | OPEN_F_DELTA_NEVER);
+    cli_cleanup(&c);
+    /* The default is no option: --keep-volumes still goes alone. */
+    CHECK_OK(cli_parse(&c, 5, keep));
+    cli_cleanup(&c);
+}
+
 TEST(client_cli_dedupe)
 {
     char *push[] = { "ferry", "push", "a", "a//b", "a", "a/b", "a/", "a//",

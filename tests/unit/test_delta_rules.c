@@ -24,18 +24,85 @@
 #define WANT_B { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) }
 #define SIGNED "READY WANT+D:0 DSIGS:0:0+49"
 
-/* dest/b: the model's bytes of "b", then more. */
+/* dest/NAME: the model's bytes of NAME, then more (n bytes). */
+static void
+basis_write_n(struct rt *rt, const char *name, size_t n)
+{
+    char p[CHECK_PATH_MAX], rel[64];
+    uint8_t *buf = check_alloc(n);
+
+    rt_content(name, 0, buf, n);
+    snprintf(rel, sizeof(rel), "dest/%s", name);
+    rt_path(rt, rel, p);
+    check_write_file(p, buf, n, 0);
+    free(buf);
+}
+
+static void
+basis_write(struct rt *rt, const char *name)
+{
+    basis_write_n(rt, name, BASIS);
+}
+
+/* dest/b and dest/c of 20 MiB: more than a step signs
+ * (INCOMING_SIGS_STEP), in pieces of 8 KiB. */
+#define BASIS_20M (20u << 20)
+
+static void
+basis_setup_big_bc(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    basis_write_n(rt, "b", BASIS_20M);
+    basis_write_n(rt, "c", BASIS_20M);
+}
+
 static void
 basis_setup(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    basis_write(rt, "b");
+}
+
+/* ... and dest/c, another. */
+static void
+basis_setup_bc(struct rt *rt)
+{
+    basis_setup(rt);
+    basis_write(rt, "c");
+}
+
+/* An empty destination, and src/prev/b (a watch's last unit) holding
+ * what basis_setup puts in dest/b; src/prev/c, a link to it. */
+static void
+basis_dir_setup(struct rt *rt)
 {
     char p[CHECK_PATH_MAX];
     uint8_t *buf = check_alloc(BASIS);
 
     rt_mkdir(rt, "dest", 0755);
+    rt_mkdir(rt, "src", 0755);
+    rt_mkdir(rt, "src/prev", 0755);
     rt_content("b", 0, buf, BASIS);
-    rt_path(rt, "dest/b", p);
+    rt_path(rt, "src/prev/b", p);
     check_write_file(p, buf, BASIS, 0);
+    rt_link(rt, "src/prev/c", "b");
     free(buf);
+}
+
+/* What the receiver read of bases to sign them: nothing, or b alone. */
+static void
+basis_not_read(struct rt *rt)
+{
+    CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), 0);
+    /* It crosses whole, and counts so. */
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_reusable), 0);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), B_SIZE);
+}
+
+static void
+basis_b_read(struct rt *rt)
+{
+    CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), BASIS);
 }
 
 /* dest/h1: a basis of 100 KiB for a file too big to track. */
@@ -156,6 +223,68 @@ static const struct rt_case delta_receiver[] = {
                   { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
                   { F_FEND(0) } },
       .out = SIGNED " DONE:0:CHANGED", .tree = "b=1000!" },
+    /* A basis directory (a watch's last unit): a file new to the
+     * destination is built from the one at its path there, with --basis
+     * auto only, and never through a link. */
+    { "delta_basis_dir", .flags = ALWAYS | OPEN_F_BASIS_AUTO,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { WANT_B, { F_IDLE }, { F_DELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    { "delta_basis_dir_without_auto", .flags = ALWAYS,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { WANT_B }, .out = "READY WANT:0", .tree = "" },
+    { "delta_basis_dir_link", .flags = ALWAYS | OPEN_F_BASIS_AUTO,
+      .setup = basis_dir_setup, .basis_dir = "src/prev",
+      .script = { { F_PLAN(1) }, { F_FILE(0, "c", B_SIZE) } },
+      .out = "READY WANT:0", .tree = "" },
+    /* DELTA_STOP: the sender gave up on the basis. Before it was signed,
+     * it is never read, and nothing of it may be copied; after, the stop
+     * changes nothing. */
+    { "delta_stop_before_signing", .flags = ALWAYS, .setup = basis_setup,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_DSTOP(0) }, { F_BLOCKS(0, 0, 3) }, { F_FEND(0) } },
+      .out = "READY WANT+D:0 DONE:0", .tree = "b=150000",
+      .check = basis_not_read },
+    { "delta_stop_copy_unsigned", .flags = ALWAYS, .setup = basis_setup,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_DSTOP(0) }, { F_DELTA(0, 0, 0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+D:0",
+      .tree = "b=200000!" },
+    { "delta_stop_after_signed", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DSTOP(0) }, { F_DELTA(0, 0, 0) },
+                  { F_DELTA(0, 1, 65536) }, { F_DELTA(0, 2, 131072) },
+                  { F_FEND(0) } },
+      .out = SIGNED " DONE:0", .tree = "b=150000" },
+    /* A file whose basis waits behind another's is taken off the queue
+     * when it comes to its head: never read. */
+    { "delta_stop_queued", .flags = ALWAYS, .setup = basis_setup_bc,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "b", B_SIZE), BATCH },
+                  { F_FILE(1, "c", B_SIZE), BATCH }, { F_DSTOP(1) },
+                  { F_BLOCKS(1, 0, 3) }, { F_FEND(1) } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+49 DONE:1",
+      .tree = "b=200000! c=150000", .check = basis_b_read },
+    /* Bases take turns, a step's worth (16 MiB) each, so that the sender
+     * sees the start of each soon, and may stop the rest. */
+    { "delta_bases_take_turns", .flags = ALWAYS,
+      .setup = basis_setup_big_bc,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "b", BASIS_20M), BATCH },
+                  { F_FILE(1, "c", BASIS_20M) } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+2048 DSIGS:1:0+2048 "
+          "DSIGS:0:2048+512 DSIGS:1:2048+512",
+      .tree = "b=20971520 c=20971520" },
+    { "delta_stop_file_without_basis", .flags = ALWAYS,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) },
+                  { F_DSTOP(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0", .tree = "" },
+    { "delta_stop_never_offered", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_DSTOP(7) } },
+      .err = FERRY_ERR_PROTOCOL, .out = SIGNED, .tree = "b=200000!" },
+    { "delta_stop_without_capability", .flags = ALWAYS,
+      .setup = basis_setup, .caps_off = PROTO_CAP_DELTA_STOP,
+      .script = { WANT_B, { F_DSTOP(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = SIGNED, .tree = "b=200000!" },
 };
 
 /* A receiver that kept the signatures of "big" when it wrote it sends
@@ -195,6 +324,28 @@ big_b(struct rt *rt)
     rt_write(rt, "src/d/b", BIG_B);
 }
 
+/* ... whose first 20 blocks were all rewritten (pseudo-random bytes, found
+ * nowhere in the model's). */
+static void
+big_b_head_changed(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(BIG_B);
+    uint64_t x = 88172645463325252ull;
+    size_t i;
+
+    rt_content("src/d/b", 0, buf, BIG_B);
+    for (i = 0; i < 20 * RT_BS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    rt_path(rt, "src/d/b", p);
+    check_write_file(p, buf, BIG_B, 0);
+    free(buf);
+}
+
 /* Its basis described up to a piece past the first run, where the
  * sender takes that run up; then the rest. */
 #define BIG_B_SIGS(hole, nhole) \
@@ -203,7 +354,79 @@ big_b(struct rt *rt)
     { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097, "src/d/b", \
         hole, nhole) }
 
+/* The probe of src/d/b (plan.h): its first PLAN_DELTA_TRIES blocks,
+ * glanced at in the first PLAN_DELTA_SPAN times as many blocks of the
+ * basis while the rest is described. */
+#define PROBE_PIECES (PLAN_DELTA_SPAN * PLAN_DELTA_TRIES * \
+    PIECES_PER_BLOCK)
+
+/* The search rolled over a piece's length of offsets in each block of
+ * the probe, and no further; the file counts as crossing whole. */
+static void
+searched_probe_only(struct rt *rt)
+{
+    uint64_t n = xfer_get(&rt->x.st.bytes_searched);
+
+    CHECK(n >= PLAN_DELTA_TRIES);
+    CHECK(n <= PLAN_DELTA_TRIES * PROTO_MIN_SIG_BLOCK);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_reusable), 0);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), BIG_B);
+}
+
 static const struct rt_case delta_sender[] = {
+    /* A basis with nothing of the file (other data of the same shape):
+     * its probe finds nothing in the part described first, so the search
+     * gives up, the receiver is told to stop signing before any of the
+     * probe's data (held until then) goes, and the blocks go whole at
+     * once; signatures already on their way are taken and left. (Before,
+     * the file waited for all of the basis, then searched 16 blocks at
+     * every offset.) */
+    { "sender_delta_probe_gives_up", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DSIGS(3, BIG_B_KIB, PROBE_PIECES, 100) },
+                  { F_DONE(3) } },
+      .out = OFFERS " DSTOP:3 BLOCK:3:15-256 BLOCK:3:0-14 FEND:3",
+      .check = searched_probe_only },
+    /* The probe goes before what waits in the queue (src/a here): its
+     * DELTA_STOP saves the other side a read. */
+    { "sender_delta_probe_first", .setup = big_b,
+      .script = { READY_, { F_WANT(1), BATCH }, { WANT_D(3), BATCH },
+                  { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DONE(1) }, { F_DONE(3) } },
+      .out = OFFERS " DSTOP:3 BLOCK:3:15 BLOCK:1:0 FEND:1 BLOCK:3:16-256 "
+          "BLOCK:3:0-14 FEND:3" },
+    /* An insert at the start (the basis is the file from byte 1000 on):
+     * the probe finds the file in what is described, so the search goes
+     * on, and the blocks not where expected wait for the rest of the
+     * basis as before. */
+    { "sender_delta_probe_finds_insert", .setup = big_b,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_SHIFTED(3, BIG_B_KIB, 0, PROBE_PIECES,
+                    "src/d/b", 1000) }, { F_IDLE },
+                  { F_DSIGS_SHIFTED(3, BIG_B_KIB, PROBE_PIECES,
+                    BIG_B_PIECES - PROBE_PIECES, "src/d/b", 1000) },
+                  { F_DONE(3) } },
+      .out = OFFERS " DELTA:3:16-256 DELTA:3:0-15 FEND:3" },
+    /* Every weight of the first 20 blocks moved and the rest did not
+     * (frozen layers), the basis described in full at once (its
+     * signatures kept): the search gives up after the probe, and what
+     * is at its own place is still copied. */
+    { "sender_delta_frozen_layers", .setup = big_b_head_changed,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, BIG_B_PIECES, "src/d/b",
+                    0, 0) },
+                  { F_DONE(3) } },
+      .out = OFFERS " BLOCK:3:0-19 DELTA:3:20-256 FEND:3" },
+    /* The same while the basis is being described: the search gives up
+     * on the probe's blocks and stops the receiver; what was described
+     * by then (256 blocks here) is still copied, the rest goes whole. */
+    { "sender_delta_frozen_stops", .setup = big_b_head_changed,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b", 0, 0) },
+                  { F_DONE(3) } },
+      .out = OFFERS " DSTOP:3 BLOCK:3:15-19 DELTA:3:20-255 BLOCK:3:256 "
+          "BLOCK:3:0-14 FEND:3" },
     /* Signatures no data has: every block goes whole, after the last. */
     { "sender_delta_nothing_matches",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
@@ -219,12 +442,12 @@ static const struct rt_case delta_sender[] = {
                   BIG_B_SIGS(5 * PIECES_PER_BLOCK, 2), { F_DONE(3) } },
       .out = OFFERS " DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
     /* Blocks 5 and 6 so: two in a row look like data that moved, and the
-     * rest of the run waits with them. */
+     * rest of the run (the probe's, to 15) waits with them. */
     { "sender_delta_moved_waits", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   BIG_B_SIGS(5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK + 2),
                   { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:0-4 DELTA:3:256 DELTA:3:5-255 FEND:3" },
+      .out = OFFERS " DELTA:3:0-4 DELTA:3:16-256 DELTA:3:5-15 FEND:3" },
     { "sender_delta_waits_for_basis",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) } },
       .out = OFFERS },
@@ -261,11 +484,11 @@ static const struct rt_case delta_sender[] = {
      * in sender_delta_rewrite_goes_on). */
     { "sender_dblocks_copy_whole", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
-                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b",
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 1, "src/d/b",
                     5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DBLOCKS_MODEL(3, BIG_B_KIB, 0, BIG_B / RT_BS,
                     "src/d/b") },
-                  { F_DSIGS_MODEL(3, BIG_B_KIB, 4096, 1, "src/d/b",
+                  { F_DSIGS_MODEL(3, BIG_B_KIB, 1, 4096, "src/d/b",
                     5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
                     "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
