@@ -53,19 +53,11 @@ status_cleanup(struct status *s)
 static int
 status_add(struct status *s, const struct msg_partial *m)
 {
-    struct partial_info *nv;
-
-    if ((nv = xgrow(s->v, s->n, &s->cap, sizeof(*nv), 16)) == NULL)
-        return FERRY_ERR_NOMEM;
-    s->v = nv;
-    nv = &s->v[s->n];
-    if ((nv->path = xstrndup(m->path.p, m->path.len)) == NULL)
-        return FERRY_ERR_NOMEM;
-    nv->size = m->size;
-    nv->done = m->done;
-    nv->age_s = m->age_s;
-    s->n++;
-    return 0;
+    if (s->n >= STATUS_MAX_PARTIALS)
+        return xfer_fail(s->x, FERRY_ERR_TOO_LARGE, "the agent lists more "
+            "than %u unfinished files", STATUS_MAX_PARTIALS);
+    return partial_list_add(&s->v, &s->n, &s->cap, m->path.p, m->path.len,
+        m->size, m->done, m->age_s);
 }
 
 int

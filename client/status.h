@@ -14,6 +14,11 @@
 #include "cli.h"
 #include "output.h"
 
+/* Unfinished files one STATUS may list: an agent that says more is
+ * refused (TOO_LARGE) rather than held in memory (a path each, so at
+ * most about 270 MiB). */
+#define STATUS_MAX_PARTIALS 65536u
+
 /* Collects the agent's PARTIAL messages (the client side's role). */
 struct status {
     struct xfer *x;

@@ -98,6 +98,25 @@ wait_part_bytes() {
     fail "transfer into $1 never reached $2 bytes"
 }
 
+# agent_killed_midway DEST BYTES CMD...: runs CMD (a transfer through
+# tests/lib/slow_agent.py into DEST; output in $T/last.out and
+# $T/last.err), kills its agent once DEST holds BYTES of a part file, and
+# waits for CMD, which reconnects by itself; sets rc to its exit status.
+agent_killed_midway() {
+    dest=$1 bytes=$2
+    shift 2
+    SLOW_AGENT_PIDFILE="$T/agent.pid" "$@" >"$T/last.out" 2>"$T/last.err" &
+    pid=$!
+    wait_part_bytes "$dest" "$bytes"
+    kill -9 "$(cat "$T/agent.pid")"
+    set +e
+    wait $pid
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "after a retry: exit $rc"; }
+    grep -q '"event":"retry"' "$T/last.out" || fail "no retry event"
+}
+
 # wait_exists PATH: until PATH exists (at most 20 s; then the test fails,
 # with $T/watch.err shown if there is one).
 wait_exists() {
