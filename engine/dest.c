@@ -742,6 +742,21 @@ dest_only_record(int rootfd)
     return only;
 }
 
+void
+dest_kept(struct dest *d, uint64_t *files, uint64_t *bytes)
+{
+    struct partial_info *v;
+    size_t n, i;
+
+    *files = *bytes = 0;
+    if (d->partfd < 0 || partial_list(d->partfd, 0, &v, &n) != 0)
+        return;
+    for (i = 0; i < n; i++)
+        *bytes += v[i].done;
+    *files = n;
+    partial_list_free(v, n);
+}
+
 int
 dest_state_list(const char *path, int clean, struct partial_info **out,
     size_t *n)

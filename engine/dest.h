@@ -149,6 +149,10 @@ void dest_fix_dirs(struct dest *d);
 void dest_restart(struct dest *d);
 /* Removes the state directory if nothing in it is worth keeping. */
 void dest_tidy(struct dest *d);
+/* What the state directory keeps for a resume now: its unfinished files
+ * (partial_list) and the bytes their journals claim; zeros when there is
+ * none, or it cannot be read. */
+void dest_kept(struct dest *d, uint64_t *files, uint64_t *bytes);
 
 /*
  * status and clean of a destination (path as the user wrote it): the

@@ -26,7 +26,7 @@
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
     PROTO_CAP_DELTA_BLOCKS | \
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
-    PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE)
+    PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE | PROTO_CAP_STOP)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,

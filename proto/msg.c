@@ -21,7 +21,7 @@ msg_type_name(uint8_t type)
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
         [MSG_KEEP_VOL] = "KEEP_VOL", [MSG_KEEP_MAN] = "KEEP_MAN",
-        [MSG_KEEP_DONE] = "KEEP_DONE" };
+        [MSG_KEEP_DONE] = "KEEP_DONE", [MSG_STOP] = "STOP" };
 
     return msg_type_known(type) ? names[type] : "?";
 }
@@ -31,7 +31,7 @@ msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA_BLOCKS) ||
         (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
-        (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
+        (type >= MSG_VOL_OPTS && type <= MSG_STOP);
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);
@@ -719,6 +719,41 @@ msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
     rd_init(&r, p, n);
     if ((e = rd_u64(&r, &m->bytes)) != 0 || (e = rd_u64(&r, &m->ns)) != 0 ||
         (e = rd_end(&r)) != 0) {
+        memset(m, 0, sizeof(*m));
+        return e;
+    }
+    return 0;
+}
+
+/* STOP: u32 id, u64 kept_files, u64 kept_bytes. */
+
+int
+msg_stop_encode(struct buf *b, const struct msg_stop *m)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, MSG_STOP, &mark)) != 0)
+        return r;
+    r = buf_put_u32(b, m->id);
+    if (r == 0)
+        r = buf_put_u64(b, m->kept_files);
+    if (r == 0)
+        r = buf_put_u64(b, m->kept_bytes);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u32(&r, &m->id)) != 0 ||
+        (e = rd_u64(&r, &m->kept_files)) != 0 ||
+        (e = rd_u64(&r, &m->kept_bytes)) != 0 || (e = rd_end(&r)) != 0) {
         memset(m, 0, sizeof(*m));
         return e;
     }

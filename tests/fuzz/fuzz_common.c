@@ -43,6 +43,7 @@ union fuzz_msg {
     struct msg_join join;
     struct msg_retire retire;
     struct msg_readback readback;
+    struct msg_stop stop;
     struct msg_probe probe;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta_blocks delta_blocks;
@@ -102,6 +103,7 @@ FUZZ_WRAP(match)
 FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
 FUZZ_WRAP(readback)
+FUZZ_WRAP(stop)
 FUZZ_WRAP(probe)
 FUZZ_WRAP(vol_opts)
 FUZZ_WRAP(vol_begin)
@@ -643,6 +645,7 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_KEEP_VOL] = FUZZ_TYPE(keep_vol, fuzz_keep_vol_check),
     [MSG_KEEP_MAN] = FUZZ_TYPE(keep_man, fuzz_keep_man_check),
     [MSG_KEEP_DONE] = FUZZ_TYPE(keep_done, fuzz_keep_done_check),
+    [MSG_STOP] = FUZZ_TYPE(stop, fuzz_no_check),
 };
 
 #undef FUZZ_TYPE

@@ -50,6 +50,14 @@ expect_rc() {
     fi
 }
 
+# error_lines: how many lines of the last command's stderr are not the
+# summary of a transfer that got under way, nor the line after it (what
+# the destination keeps, how to resume).
+error_lines() {
+    grep -Evc '^ferry: [0-9]+ (sent|received) \(|^ferry: run the same command again|^ferry: .* unfinished files? kept in ' \
+        "$T/last.err" || true
+}
+
 # expect_err TEXT: the last command's stderr contains TEXT.
 expect_err() {
     grep -qF -- "$1" "$T/last.err" ||
@@ -60,6 +68,15 @@ expect_err() {
 json_field() {
     grep '"event":"summary"' "$T/last.out" | tail -n 1 |
         sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"
+}
+
+# summary_check [FIELD=VALUE...]: the --json events of the last command
+# ($T/last.out) end in one summary whose counts add up (sent + up to
+# date + failed + left = total, a `failed` event per failed file), with
+# each FIELD as given (tests/lib/summary_check.py).
+summary_check() {
+    python3 "$TESTS_DIR/lib/summary_check.py" "$T/last.out" "$@" ||
+        { cat "$T/last.out"; fail "summary of the last run"; }
 }
 
 expect_field() {

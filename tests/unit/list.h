@@ -120,6 +120,7 @@
     X(msg_retire_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
+    X(msg_stop_roundtrip) \
     X(msg_plan_live_totals) \
     X(msg_probe_bounds) \
     X(msg_types_covered) \

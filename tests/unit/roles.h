@@ -23,6 +23,7 @@
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
+ *     STOP:id,kept_files (STOP:-,n when it names no file)
  *
  * where CODE is ferry_errname of the code. The tree is one token per
  * entry beneath the destination, sorted by path: "dir/", "file=size"
@@ -186,6 +187,9 @@ struct rt_frame {
 /* READBACK of n blocks (as a receiver with PROTO_CAP_READBACK sends it
  * right before SUMMARY). */
 #define F_READBACK(n) .type = MSG_READBACK, .a = (n)
+/* STOP naming file i (MSG_STOP_NONE: none), with n files and n blocks
+ * kept (a receiver's, right before its ERROR). */
+#define F_STOP(i, n) .type = MSG_STOP, .id = (i), .a = (n)
 /* PROBE asking for n bytes back (the client's, after a STATUS). */
 #define F_PROBE(n) .type = MSG_PROBE, .a = (n)
 #define F_HELLO .type = MSG_HELLO

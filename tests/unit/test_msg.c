@@ -956,6 +956,29 @@ TEST(msg_readback_roundtrip)
     CHECK_EQ_STR(msg_type_name(MSG_READBACK), "READBACK");
 }
 
+/* STOP: an id and two counts, nothing more, nothing less. */
+TEST(msg_stop_roundtrip)
+{
+    struct msg_stop m = { .id = MSG_STOP_NONE, .kept_files = 2,
+        .kept_bytes = 5ull << 30 }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_stop_encode(&b, &m), MSG_STOP, &n);
+    CHECK_EQ_U64(n, 20);
+    CHECK_OK(msg_stop_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.id, MSG_STOP_NONE);
+    CHECK_EQ_U64(mo.kept_files, 2);
+    CHECK_EQ_U64(mo.kept_bytes, 5ull << 30);
+    CHECK_EQ_ERR(msg_stop_decode(p, 12, &mo), FERRY_ERR_SHORT);
+    CHECK_EQ_U64(mo.kept_files, 0);
+    free(p);
+    CHECK_EQ_STR(msg_type_name(MSG_STOP), "STOP");
+    mutate_type(MSG_STOP);
+}
+
 /*
  * A message type added to msg.h needs seeds (fuzz_seed.c) and an entry in
  * fuzz_common.c, and then a round trip and a mutation test here: this
