@@ -32,8 +32,8 @@ static const char help_pull[] =
 static const char help_transfer_opts[] =
 "\n"
 "options:\n"
-"  -n, --dry-run         list what would be sent, skipped and deleted,\n"
-"                        with sizes; change nothing on either side\n"
+"  -n, --dry-run         list what would be sent and deleted (-v: and\n"
+"                        what is up to date); change nothing at all\n"
 "      --exclude PATTERN leave out what PATTERN matches (repeatable)\n"
 "      --include PATTERN keep what PATTERN matches, even if a later\n"
 "                        --exclude matches it (the first match decides)\n"

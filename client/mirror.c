@@ -161,6 +161,10 @@ mirror_line(struct mirror_report *rp, const char *action, const char *rel,
 
     if (rp->silent || (!rp->dry_run && strcmp(action, "delete") != 0))
         return;
+    /* A dry run lists what would change; the files already up to date
+     * (most of a tree synced before) only with -v. */
+    if (strcmp(action, "skip") == 0 && rp->out.verbose < 1)
+        return;
     if (rp->out.json) {
         buf_init(&b, 1 << 16);
         output_json_end(&rp->out, &b, output_json_begin(&b, rp->dry_run ?

@@ -13,6 +13,7 @@
 #include "../common/text.h"
 #include "../engine/dest.h"
 #include "../engine/manifest.h"
+#include "../proto/limits.h"
 
 #define OUTPUT_TICK_MS 250
 /* An escaped message: each byte may become \xHH. */
@@ -568,6 +569,26 @@ output_note(struct output *o, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     output_line(o, msg, NULL, NULL);
+}
+
+void
+output_busy(struct output *o, const char *where, const char *holder,
+    int waits)
+{
+    char who[PROTO_MAX_HOLDER + 8];
+    struct buf b;
+
+    if (o->json) {
+        buf_init(&b, 1 << 14);
+        output_json_emit(o, &b, (json_begin(&b, "busy") == 0 &&
+            json_kv_str(&b, "path", where) == 0 &&
+            json_kv_str(&b, "holder", holder) == 0) ? 0 : -1);
+    }
+    if (!waits || o->quiet)
+        return;
+    snprintf(who, sizeof(who), " (%s)", holder[0] ? holder :
+        "holder unknown");
+    output_line(o, "waiting for the transfer holding ", where, who);
 }
 
 void

@@ -80,6 +80,14 @@ int output_fatal_early(int json, int quiet, const char *where, int code,
 void output_note(struct output *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Another transfer holds the destination where (as the user names it):
+ * a "busy" event (path, holder) and, with waits, a line saying that this
+ * one waits for it (the wait itself is dest.h's). holder is the lock
+ * file's line from the side that read it ("pid N, transfer X"), escaped
+ * here. */
+void output_busy(struct output *o, const char *where, const char *holder,
+    int waits);
+
 /* A lost connection about to be retried: a line on stderr and a "retry"
  * event. give_up_s: seconds without progress left before ferry gives up
  * (reported in the event), or -1 when only --retries limits it. */

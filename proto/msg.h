@@ -56,7 +56,11 @@ enum msg_type {
      * right before the receiver's ERROR, the file the error met and
      * what the destination keeps for a resume. */
     MSG_STOP = 40,
-    MSG_TYPE_MAX = 40
+    /* BUSY (agent -> client, when both sides have PROTO_CAP_BUSY): in
+     * the answer to STATUS, and right after a PUSH's OPEN_OK, when
+     * another transfer holds the destination's lock. */
+    MSG_BUSY = 41,
+    MSG_TYPE_MAX = 41
 };
 
 /*
@@ -112,6 +116,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_LIVE (1u << 12)    /* PLAN_F_LIVE and TOTALS */
 #define PROTO_CAP_DELTA_BLOCKS (1u << 13) /* DELTA_BLOCKS */
 #define PROTO_CAP_STOP (1u << 14)    /* STOP before a receiver's ERROR */
+#define PROTO_CAP_BUSY (1u << 15)    /* BUSY: the destination is locked */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -422,6 +427,12 @@ struct msg_stop {
     uint64_t kept_bytes;
 };
 
+/* BUSY: who holds the destination's lock, as its lock file says (text
+ * only shown, at most PROTO_MAX_HOLDER bytes; may be empty). */
+struct msg_busy {
+    struct msg_str holder;
+};
+
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
 struct msg_partial {
     struct msg_str path;
@@ -467,6 +478,7 @@ int msg_readback_encode(struct buf *b, const struct msg_readback *m)
     FERRY_WUR;
 int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
 int msg_stop_encode(struct buf *b, const struct msg_stop *m) FERRY_WUR;
+int msg_busy_encode(struct buf *b, const struct msg_busy *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -538,6 +550,8 @@ int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
 int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
     FERRY_WUR;
 int msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
+    FERRY_WUR;
+int msg_busy_decode(const uint8_t *p, size_t n, struct msg_busy *m)
     FERRY_WUR;
 /* FERRY_ERR_TOO_LARGE past the bounds of struct msg_probe. */
 int msg_probe_decode(const uint8_t *p, size_t n, struct msg_probe *m)

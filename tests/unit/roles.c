@@ -567,6 +567,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_readback rb;
     struct msg_probe pr;
     struct msg_stop stop;
+    struct msg_busy busy;
     uint64_t k;
 
     switch (fr->type) {
@@ -674,6 +675,11 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         rb.bytes = fr->a * RT_BS;
         rb.ns = 1000;
         CHECK_OK(msg_readback_encode(b, &rb));
+        break;
+    case MSG_BUSY:
+        busy.holder.p = "pid 1, transfer 00";
+        busy.holder.len = strlen(busy.holder.p);
+        CHECK_OK(msg_busy_encode(b, &busy));
         break;
     case MSG_STOP:
         stop.id = fr->id;

@@ -201,6 +201,8 @@ struct rt_frame {
 #define F_JOIN(k) .type = MSG_JOIN, .id = (k)
 /* SPACE (proto/msg_space.h, type 27): avail, size. */
 #define F_SPACE(av, sz) .type = 27, .a = (av), .b = (sz)
+/* BUSY: a transfer holds the destination (an agent's). */
+#define F_BUSY .type = MSG_BUSY
 /* FILTERS (proto/msg_filter.h, type 26): n copies of one rule. */
 #define F_FILTERS(act, pat, n) .type = 26, .kind = (act), .s = (pat), \
     .a = (n)
