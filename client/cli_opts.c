@@ -23,8 +23,8 @@
 /* In the order help prints them. */
 const struct cli_opts_row cli_opts_table[] = {
     { "--dry-run", 'n', BOTH, FLAG, CLI_O_DRY_RUN, XFER, 0, 1, NULL,
-        "list what would be sent, skipped and deleted, with sizes; change "
-        "nothing on either side", OPT },
+        "list what would be sent and deleted, with sizes (-v: and what is "
+        "up to date); change nothing on either side", OPT },
     { "--exclude", 0, 0, VALUE, CLI_O_EXCLUDE, XFER, 0, 1, "PATTERN",
         "leave out what PATTERN matches (repeatable)", OPT },
     { "--include", 0, 0, VALUE, CLI_O_INCLUDE, XFER, 0, 1, "PATTERN",

@@ -410,6 +410,10 @@ run_attempt(struct run *rn, char *msg, size_t msglen)
     rn->in_attempt = 1;
     r = attempt_run(&rn->at, &rn->env, rn->ssh, msg, msglen);
     rn->in_attempt = 0;
+    if (rn->op == NULL && (rn->plan != NULL || rn->dest != NULL) &&
+        attempt_session(&rn->at) != NULL &&
+        session_running(attempt_session(&rn->at)))
+        rn->began = 1;
     /* Those left were for the first attempt only. */
     ssh_early_free(rn->early);
     rn->early = rn->env.early = NULL;
@@ -504,8 +508,10 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
         return 0;
     pol = (struct retry_policy){ rn->cli->retries, rn->cli->retry_for,
         rn->cli->retry_wait };
-    if (!retry_next(&pol, &rn->rs, run_progress(rn), retry_now(), &d))
+    if (!retry_next(&pol, &rn->rs, run_progress(rn), retry_now(), &d)) {
+        rn->gave_up = rn->reconnects > 0;
         return 0;
+    }
     if (start_err != 0)
         snprintf(why, sizeof(why), "%s", msg[0] ? msg : ferry_strerror(err));
     else
@@ -553,15 +559,54 @@ run_fatal_code(const struct run *rn, int exit_code, int err)
     return err != 0 ? err : FERRY_ERR_CLOSED;
 }
 
-/* The summary line or event; msg: the fatal error, "" if none. */
+/*
+ * The end of a transfer that stopped: the file a push's receiver stopped
+ * on counts as failed, and a pull counts what its state directory keeps
+ * (a push's receiver said it in STOP, if it could). The destination's
+ * directory, as the user names it, goes into where.
+ */
+static void
+run_settle(struct run *rn, int code, char *where, size_t wlen)
+{
+    const char *dest = rn->cli->cmd == CMD_PUSH ? rn->cli->remote.path :
+        rn->cli->local_paths[0];
+    char *dir = NULL, *base = NULL;
+
+    if (rn->plan != NULL)
+        plan_end(rn->plan);
+    if (rn->dest != NULL && code != EXIT_OK) {
+        incoming_sync_partials(rn->in);
+        dest_kept(rn->dest, &rn->x.kept_files, &rn->x.kept_bytes);
+        rn->x.kept_known = 1;
+        if (dest_root(rn->dest) != NULL)
+            dest = dest_root(rn->dest);
+    }
+    /* A push's one file renamed: its state is in the directory above. */
+    if (rn->plan != NULL && rn->x.dest_renamed &&
+        fsx_split(dest, &dir, &base) == 0)
+        dest = dir;
+    if (rn->cli->cmd == CMD_PUSH)
+        snprintf(where, wlen, "%s:%s", run_host(rn), dest);
+    else
+        snprintf(where, wlen, "%s", dest);
+    xfree(dir);
+    xfree(base);
+}
+
+/* The summary line or event; msg: the fatal error, "" if none. Then, for
+ * a transfer that stopped, what it keeps and how to go on. */
 static void
 run_summary(struct run *rn, int code, const char *msg)
 {
     struct output_summary sum;
+    char where[PROTO_MAX_PATH + 300];
 
+    if (rn->began)
+        run_settle(rn, code, where, sizeof(where));
     memset(&sum, 0, sizeof(sum));
     sum.ok = code == EXIT_OK;
     sum.exit_code = code;
+    sum.began = rn->began;
     sum.bytes_wire_out = rn->wire_out;
     sum.bytes_wire_in = rn->wire_in;
     sum.streams = rn->max_streams;
@@ -569,6 +614,10 @@ run_summary(struct run *rn, int code, const char *msg)
     sum.moving_s = rn->moving_s;
     sum.error = msg[0] ? msg : NULL;
     output_summary(&rn->out, &sum);
+    /* A lost link is what running again is for; an interrupt's line
+     * says so already. */
+    if (rn->began && code != EXIT_OK)
+        output_resume(&rn->out, where, code == EXIT_CONNECT);
 }
 
 static int
@@ -696,6 +745,12 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
     if (msg[0] == '\0')
         goto out_summary;
 out_fatal:
+    if (rn.gave_up) {
+        size_t ml = strlen(msg);
+
+        snprintf(msg + ml, sizeof(msg) - ml, " (gave up after %d tries "
+            "without progress)", rn.rs.failures);
+    }
     output_fatal(&rn.out, NULL, run_fatal_code(&rn, code, r), msg);
 out_summary:
     if (rn.scanning) {

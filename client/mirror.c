@@ -13,7 +13,9 @@
 #include "../common/arena.h"
 #include "../common/buf.h"
 #include "../common/text.h"
+#include "../engine/dest.h"
 #include "../engine/manifest.h"
+#include "../engine/partial.h"
 #include "../engine/prune.h"
 #include "../engine/xfer.h"
 #include "../proto/frame.h"
@@ -22,6 +24,7 @@
 #include "output.h"
 #include "run.h"
 #include "space.h"
+#include "status.h"
 
 /* The client's role in LIST and DELETE: entries and notices, to END. */
 struct mirror_collect {
@@ -141,6 +144,12 @@ struct mirror_report {
     int dry_run;
     int silent;         /* only the totals: the space check */
     uint64_t nsend, bsend, nskip, bskip, ndel, bdel;
+    /* The space check's: what an earlier run kept of each file in the
+     * destination's state directory (sorted by path), and of the files
+     * to send, how much of them that is. */
+    struct partial_info *kept;
+    size_t nkept;
+    uint64_t bkept;
 };
 
 static void
@@ -151,6 +160,10 @@ mirror_line(struct mirror_report *rp, const char *action, const char *rel,
     struct buf b;
 
     if (rp->silent || (!rp->dry_run && strcmp(action, "delete") != 0))
+        return;
+    /* A dry run lists what would change; the files already up to date
+     * (most of a tree synced before) only with -v. */
+    if (strcmp(action, "skip") == 0 && rp->out.verbose < 1)
         return;
     if (rp->out.json) {
         buf_init(&b, 1 << 16);
@@ -171,6 +184,67 @@ static int
 mirror_rel_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+mirror_kept_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct partial_info *)a)->path,
+        ((const struct partial_info *)b)->path);
+}
+
+/* The bytes of a file of size bytes at rel that the destination keeps
+ * from an earlier run: a resume writes only the rest. */
+static uint64_t
+mirror_kept_of(const struct mirror_report *rp, const char *rel,
+    uint64_t size)
+{
+    struct partial_info key = { .path = (char *)rel };
+    const struct partial_info *k;
+
+    k = rp->nkept == 0 ? NULL : bsearch(&key, rp->kept, rp->nkept,
+        sizeof(key), mirror_kept_cmp);
+    return k == NULL ? 0 : k->done < size ? k->done : size;
+}
+
+/*
+ * What an earlier run left unfinished in the destination's state
+ * directory, into rp->kept: the agent's answer to STATUS for a push, the
+ * local directory for a pull. Whether a file's kept data is resumed or
+ * replaced, a new run writes its staging file over it, so it needs room
+ * only for the rest. None when it cannot be read: whole files are
+ * counted then.
+ */
+static void
+mirror_find_kept(struct mirror_report *rp, struct cli *cli)
+{
+    const char *paths[1] = { cli->remote.path };
+    struct status st;
+    struct run_op ro;
+
+    if (cli->cmd == CMD_PUSH) {
+        status_init(&st, NULL);
+        memset(&ro, 0, sizeof(ro));
+        ro.op = OPEN_STATUS;
+        ro.paths = paths;
+        ro.npaths = 1;
+        ro.role_step = status_step;
+        ro.role = &st;
+        ro.run_x = &st.x;
+        if (run_command(cli, &ro) == EXIT_OK) {
+            rp->kept = st.v;
+            rp->nkept = st.n;
+            st.v = NULL;
+            st.n = 0;
+        }
+        status_cleanup(&st);
+    } else if (dest_state_list(cli->local_paths[0], 0, &rp->kept,
+        &rp->nkept) != 0) {
+        rp->kept = NULL;
+        rp->nkept = 0;
+    }
+    if (rp->nkept > 1)
+        qsort(rp->kept, rp->nkept, sizeof(*rp->kept), mirror_kept_cmp);
 }
 
 /* An entry and its path. */
@@ -325,6 +399,7 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
         } else {
             rp->nsend++;
             rp->bsend += s->size;
+            rp->bkept += mirror_kept_of(rp, snamed[i].rel, s->size);
             mirror_line(rp, "send", snamed[i].rel, s->size);
         }
     }
@@ -597,14 +672,17 @@ mirror_space_need(struct cli *cli, uint64_t *need)
     if (code == EXIT_SOURCE)
         code = EXIT_OK;
     cli->delete = 0;
-    if (r == 0 && code == EXIT_OK)
+    if (r == 0 && code == EXIT_OK) {
+        mirror_find_kept(&rp, cli);
         r = mirror_compare(&rp, cli, &src, &dst, &paths, &del, &ndel);
+    }
     cli->delete = del_mode;
     if (r != 0) {
         output_fatal(&rp.out, NULL, r, ferry_strerror(r));
         code = cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
     }
-    *need = rp.bsend;
+    *need = rp.bsend - rp.bkept;
+    partial_list_free(rp.kept, rp.nkept);
     xfree(del);
     arena_cleanup(&paths);
     manifest_cleanup(&src);

@@ -11,7 +11,9 @@
 #include "../common/alloc.h"
 #include "../common/buf.h"
 #include "../common/text.h"
+#include "../engine/dest.h"
 #include "../engine/manifest.h"
+#include "../proto/limits.h"
 
 #define OUTPUT_TICK_MS 250
 /* An escaped message: each byte may become \xHH. */
@@ -570,6 +572,26 @@ output_note(struct output *o, const char *fmt, ...)
 }
 
 void
+output_busy(struct output *o, const char *where, const char *holder,
+    int waits)
+{
+    char who[PROTO_MAX_HOLDER + 8];
+    struct buf b;
+
+    if (o->json) {
+        buf_init(&b, 1 << 14);
+        output_json_emit(o, &b, (json_begin(&b, "busy") == 0 &&
+            json_kv_str(&b, "path", where) == 0 &&
+            json_kv_str(&b, "holder", holder) == 0) ? 0 : -1);
+    }
+    if (!waits || o->quiet)
+        return;
+    snprintf(who, sizeof(who), " (%s)", holder[0] ? holder :
+        "holder unknown");
+    output_line(o, "waiting for the transfer holding ", where, who);
+}
+
+void
 output_retry(struct output *o, const struct output_retry *r)
 {
     char tmp[160], count[48];
@@ -689,7 +711,8 @@ output_summary(struct output *o, const struct output_summary *s)
     double moving = s->moving_s > 0 ? s->moving_s : elapsed;
     uint64_t payload = xfer_get(&st->bytes_payload);
     uint64_t moved = xfer_get(&st->bytes_moved);
-    char tmp[64], a[160], rate[32], check[64];
+    uint64_t left = output_files_left(o->x);
+    char tmp[64], a[160], rate[32], check[64], lefts[48];
     struct buf b;
     int r;
 
@@ -711,6 +734,8 @@ output_summary(struct output *o, const struct output_summary *s)
                 xfer_get(&st->files_skipped));
         if (r == 0)
             r = json_kv_num(&b, "files_failed", xfer_get(&st->files_failed));
+        if (r == 0)
+            r = json_kv_num(&b, "files_left", left);
         if (r == 0)
             r = json_kv_num(&b, "bytes_total", xfer_get(&st->bytes_total));
         if (r == 0)
@@ -752,27 +777,71 @@ output_summary(struct output *o, const struct output_summary *s)
             r = json_kv_raw(&b, "readback_s", tmp);
         if (r == 0)
             r = json_kv_num(&b, "retries", (uint64_t)s->retries);
+        if (r == 0 && o->x->kept_known)
+            r = json_kv_num(&b, "kept_files", o->x->kept_files);
+        if (r == 0 && o->x->kept_known)
+            r = json_kv_num(&b, "kept_bytes", o->x->kept_bytes);
         if (r == 0)
             r = json_kv_str(&b, "error", s->error);
         output_json_emit(o, &b, r);
     }
-    /* After a fatal error the error line says it all, unless some files
-     * made it. */
-    if (o->quiet || o->json || (!s->ok && s->error != NULL &&
-        xfer_get(&st->files_sent) == 0))
+    /* A failure before the transfer got under way is its error line
+     * alone. */
+    if (o->quiet || o->json || (!s->ok && !s->began))
         return;
     output_breakdown(st, a, sizeof(a));
     output_readback(st, check, sizeof(check));
     text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
         sizeof(rate));
+    lefts[0] = '\0';
+    if (left > 0)
+        snprintf(lefts, sizeof(lefts), ", %" PRIu64 " left", left);
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
     fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
-        "%" PRIu64 " failed, in %.1f s (%s/s)%s\n",
+        "%" PRIu64 " failed%s, in %.1f s (%s/s)%s\n",
         xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
-        xfer_get(&st->files_skipped), xfer_get(&st->files_failed), elapsed,
-        rate, check);
+        xfer_get(&st->files_skipped), xfer_get(&st->files_failed), lefts,
+        elapsed, rate, check);
     pthread_mutex_unlock(&o->lock);
+}
+
+uint64_t
+output_files_left(struct xfer *x)
+{
+    struct xfer_stats *st = &x->st;
+    uint64_t done = xfer_get(&st->files_sent) +
+        xfer_get(&st->files_skipped) + xfer_get(&st->files_failed);
+    uint64_t total = xfer_get(&st->files_total);
+
+    return total > done ? total - done : 0;
+}
+
+void
+output_resume(struct output *o, const char *dest, int resumable)
+{
+    struct xfer *x = o->x;
+    char state[OUTPUT_NAME_MAX], bytes[32], msg[2 * OUTPUT_NAME_MAX + 200];
+
+    if (o->quiet || o->json)
+        return;
+    output_join(dest, DEST_STATE_DIR, state, sizeof(state));
+    if (x->kept_known && x->kept_files > 0) {
+        text_bytes((double)x->kept_bytes, bytes, sizeof(bytes));
+        snprintf(msg, sizeof(msg), "%s of %" PRIu64 " unfinished file%s "
+            "kept in %s: run the same command again to resume, or `ferry "
+            "clean %s` to free it", bytes, x->kept_files,
+            x->kept_files == 1 ? "" : "s", state, dest);
+    } else if (resumable && !x->kept_known) {
+        snprintf(msg, sizeof(msg), "run the same command again to resume; "
+            "what arrived of unfinished files is kept in %s (`ferry clean "
+            "%s` frees it)", state, dest);
+    } else if (resumable) {
+        snprintf(msg, sizeof(msg), "run the same command again to resume");
+    } else {
+        return;
+    }
+    output_line(o, msg, NULL, NULL);
 }
 
 int

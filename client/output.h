@@ -80,6 +80,14 @@ int output_fatal_early(int json, int quiet, const char *where, int code,
 void output_note(struct output *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Another transfer holds the destination where (as the user names it):
+ * a "busy" event (path, holder) and, with waits, a line saying that this
+ * one waits for it (the wait itself is dest.h's). holder is the lock
+ * file's line from the side that read it ("pid N, transfer X"), escaped
+ * here. */
+void output_busy(struct output *o, const char *where, const char *holder,
+    int waits);
+
 /* A lost connection about to be retried: a line on stderr and a "retry"
  * event. give_up_s: seconds without progress left before ferry gives up
  * (reported in the event), or -1 when only --retries limits it. */
@@ -99,6 +107,8 @@ void output_retry(struct output *o, const struct output_retry *r);
 struct output_summary {
     int ok;
     int exit_code;
+    int began;            /* the transfer got under way: after a fatal
+                           * error the line still says what it did */
     uint64_t bytes_wire_out;
     uint64_t bytes_wire_in;
     unsigned streams;     /* most connections used at once */
@@ -112,7 +122,24 @@ struct output_summary {
 void output_stream(struct output *o, const char *action, unsigned stream,
     unsigned active, const char *why);
 
+/*
+ * The counts of the summary, one rule for every end: files_total = sent +
+ * up to date + failed + left, where left is what a run that stopped (a
+ * fatal error, a lost link it gave up on, Ctrl-C) never finished.
+ */
 void output_summary(struct output *o, const struct output_summary *s);
+/* The files a run left unfinished (output_summary's rule). */
+uint64_t output_files_left(struct xfer *x);
+
+/*
+ * After the summary of a transfer that stopped: one line saying what the
+ * destination dest (as the user names it) keeps for a resume, that the
+ * same command resumes it and `ferry clean` frees it; when nothing is
+ * known to be kept, only that running again resumes (if resumable: a
+ * lost link). Nothing with -q or --json (the summary has kept_files and
+ * kept_bytes).
+ */
+void output_resume(struct output *o, const char *dest, int resumable);
 
 /*
  * The progress line, as a pure function (unit-tested). It fits in cols

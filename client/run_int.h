@@ -73,6 +73,10 @@ struct run {
     struct retry_state rs;
     struct ratelimit limit;  /* --bwlimit, across the attempts */
     int waiting, connected_once;
+    int busy_said;           /* the wait for another transfer was said */
+    int gave_up;             /* the retries ran out: the fatal line says so */
+    int began;               /* a push's or pull's roles ran (the summary
+                              * line is worth it after a failure) */
     struct keptsig_store *kept;  /* a pull's receiver keeps signatures */
     /* A push's scan, in the pool while stream 0 connects. */
     uv_work_t scan_req;

@@ -47,6 +47,17 @@ run_expect_tops(struct run *rn)
     return r;
 }
 
+/* The agent's BUSY of a push: another transfer holds the destination,
+ * and this one waits for it (said once a run). */
+static void
+run_busy(void *ctx, const char *holder)
+{
+    struct run *rn = ctx;
+
+    if (rn->busy_said++ == 0)
+        output_busy(&rn->out, rn->out.dest_prefix, holder, 1);
+}
+
 /* The "scanning" line: first drawn for a scan still going on this long
  * after the wait began, then redrawn this often. */
 #define RUN_SCAN_FIRST_MS 500
@@ -169,6 +180,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         cli->vol_compress, cli->vol_level, cli->remote.local ||
         attempt_env_link(&rn->env) == 0, 0 };
     struct volsend *vs;
+    char holder[PROTO_MAX_HOLDER + 1];
     size_t i;
     int r;
 
@@ -259,6 +271,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.npaths = (uint16_t)cli->nremote;
         *source_prefix = join_prefix(run_host(rn), ":", "");
         *dest_prefix = join_prefix(dest, "", "");
+        /* The receiver is here: it waits for the lock of another
+         * transfer into the same destination (dest.h). */
+        if (dest_busy(dest, holder, sizeof(holder)) && rn->busy_said++ == 0)
+            output_busy(&rn->out, dest, holder, 1);
         rn->out.pull = 1;
         rn->out.source_paths = cli->remote_paths;
         rn->out.nsource_paths = cli->nremote;
@@ -284,6 +300,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.space = space_on_report;
         rn->so.space_ctx = rn->space;
     }
+    rn->so.busy = run_busy;
+    rn->so.busy_ctx = rn;
     /* output puts one '/' between a prefix and a path. */
     rn->out.dest_prefix = *dest_prefix;
     rn->out.source_prefix = *source_prefix;

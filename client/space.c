@@ -42,6 +42,10 @@ space_on_report(void *ctx, uint64_t avail, uint64_t size, uint64_t offered)
     struct space_check *sc = ctx;
     int r;
 
+    /* A reconnect: the run's own writes since its check took the room
+     * that check found. */
+    if (sc->passed)
+        return 0;
     if (sc->cli->cmd == CMD_PULL) {
         sc->need = offered;
         if ((r = space_local(sc->cli->local_paths[0], &avail, &size)) != 0)
@@ -49,8 +53,10 @@ space_on_report(void *ctx, uint64_t avail, uint64_t size, uint64_t offered)
     }
     sc->avail = avail;
     sc->size = size;
-    if (size == 0 || space_fits(sc->need, avail, size, sc->cli->margin))
+    if (size == 0 || space_fits(sc->need, avail, size, sc->cli->margin)) {
+        sc->passed = 1;
         return 0;
+    }
     sc->short_ = 1;
     return -ENOSPC;
 }

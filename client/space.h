@@ -7,8 +7,14 @@
  * The agent says how much is free at a push's destination (SPACE, after
  * OPEN_OK), and what a pull offers; a pull's free space is measured here.
  * The first check counts every file offered. Only when that does not fit
- * are the trees compared (as --dry-run does, mirror.h), and the files
- * already up to date are left out of what is needed.
+ * are the trees compared (as --dry-run does, mirror.h): the files already
+ * up to date are left out of what is needed, and of each file to send,
+ * what an earlier run kept of it in the destination's state directory
+ * (a resume writes only the rest).
+ *
+ * A run is checked once, at its first attempt: what it writes after that
+ * is part of what the check counted, so a reconnect finds less free space
+ * by as much and is not checked again.
  */
 #ifndef FERRY_CLIENT_SPACE_H
 #define FERRY_CLIENT_SPACE_H
@@ -24,6 +30,7 @@ struct space_check {
     uint64_t need;      /* push: bytes offered (set before the run) */
     /* read-only after the run */
     int short_;         /* the offered bytes did not fit: check again */
+    int passed;         /* an attempt of this run was checked already */
     uint64_t avail, size;
 };
 

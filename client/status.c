@@ -53,19 +53,11 @@ status_cleanup(struct status *s)
 static int
 status_add(struct status *s, const struct msg_partial *m)
 {
-    struct partial_info *nv;
-
-    if ((nv = xgrow(s->v, s->n, &s->cap, sizeof(*nv), 16)) == NULL)
-        return FERRY_ERR_NOMEM;
-    s->v = nv;
-    nv = &s->v[s->n];
-    if ((nv->path = xstrndup(m->path.p, m->path.len)) == NULL)
-        return FERRY_ERR_NOMEM;
-    nv->size = m->size;
-    nv->done = m->done;
-    nv->age_s = m->age_s;
-    s->n++;
-    return 0;
+    if (s->n >= STATUS_MAX_PARTIALS)
+        return xfer_fail(s->x, FERRY_ERR_TOO_LARGE, "the agent lists more "
+            "than %u unfinished files", STATUS_MAX_PARTIALS);
+    return partial_list_add(&s->v, &s->n, &s->cap, m->path.p, m->path.len,
+        m->size, m->done, m->age_s);
 }
 
 int
@@ -91,6 +83,18 @@ status_step(void *role, struct conn_step *st)
                 (r = status_add(s, &m)) != 0)
                 return r;
             break;
+        case MSG_BUSY: {
+            struct msg_busy b;
+
+            if (!(s->x->caps & PROTO_CAP_BUSY) || s->busy)
+                return FERRY_ERR_PROTOCOL;
+            if ((r = msg_busy_decode(f.payload, f.len, &b)) != 0)
+                return r;
+            s->busy = 1;
+            snprintf(s->holder, sizeof(s->holder), "%.*s",
+                (int)b.holder.len, b.holder.p);
+            break;
+        }
         case MSG_SPACE: {
             struct msg_space sp;
 
@@ -189,6 +193,7 @@ status_print(const struct status *s, struct output *o, const char *where,
     int cleaned)
 {
     char a[32], b[32], age[32], esc[1024], ew[1024];
+    char busy[PROTO_MAX_HOLDER + 64], eb[4 * sizeof(busy)];
     size_t i;
 
     for (i = 0; i < s->n; i++) {
@@ -234,11 +239,20 @@ status_print(const struct status *s, struct output *o, const char *where,
             strlen(where), ew, sizeof(ew)), a, b);
     }
     status_print_probe(s, o, where);
-    if (!o->json && !o->quiet)
-        fprintf(stderr, "ferry: %s: %zu unfinished file%s%s\n",
-            text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
-            s->n == 1 ? "" : "s", cleaned ? " removed" : s->n ?
-            "; the same transfer run again resumes them" : "");
+    if (s->busy)
+        output_busy(o, where, s->holder, 0);
+    if (o->json || o->quiet)
+        return;
+    /* A transfer running there is at work on them; else running the
+     * same one again resumes them. */
+    if (s->busy)
+        snprintf(busy, sizeof(busy), "; a transfer is running there (%s)",
+            s->holder[0] ? s->holder : "holder unknown");
+    fprintf(stderr, "ferry: %s: %zu unfinished file%s%s%s\n",
+        text_escape(where, strlen(where), ew, sizeof(ew)), s->n,
+        s->n == 1 ? "" : "s", cleaned ? " removed" : s->busy ? "" : s->n ?
+        "; the same transfer run again resumes them" : "",
+        s->busy ? text_escape(busy, strlen(busy), eb, sizeof(eb)) : "");
 }
 
 /* status/clean of a local destination: no agent needed. */
@@ -258,6 +272,8 @@ status_run_local(struct cli *cli)
     output_init(&out, &x);
     status_init(&st, &x);
     st.have_space = space_local(dest, &st.avail, &st.size) == 0;
+    if (cli->cmd == CMD_STATUS)
+        st.busy = dest_busy(dest, st.holder, sizeof(st.holder));
     if ((r = dest_state_list(dest, cli->cmd == CMD_CLEAN, &st.v,
         &st.n)) != 0)
         return output_fatal_early(cli->json, cli->quiet, dest, r,

@@ -11,8 +11,14 @@
 #include "../engine/conn.h"
 #include "../engine/partial.h"
 #include "../engine/xfer.h"
+#include "../proto/limits.h"
 #include "cli.h"
 #include "output.h"
+
+/* Unfinished files one STATUS may list: an agent that says more is
+ * refused (TOO_LARGE) rather than held in memory (a path each, so at
+ * most about 270 MiB). */
+#define STATUS_MAX_PARTIALS 65536u
 
 /* Collects the agent's PARTIAL messages (the client side's role). */
 struct status {
@@ -26,6 +32,10 @@ struct status {
     struct probe *probe;
     int listed;              /* the agent's END came */
     char agent[80];          /* the agent's software, if known */
+    /* read-only: a transfer holds the destination now (BUSY), and what
+     * its lock file says of it */
+    int busy;
+    char holder[PROTO_MAX_HOLDER + 1];
 };
 
 void status_init(struct status *s, struct xfer *x);

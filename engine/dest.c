@@ -340,6 +340,20 @@ dest_salt_load(struct dest *d)
     return r;
 }
 
+/* What the lock file open at fd says of its holder: its first line
+ * ("pid N, transfer X"), or "" if it cannot be read. */
+static void
+dest_lock_holder(int fd, char *out, size_t n)
+{
+    size_t got = 0;
+
+    memset(out, 0, n);
+    if (n == 0 || fsx_pread_full(fd, out, n - 1, 0, &got) != 0)
+        got = 0;
+    out[got] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+}
+
 /* Takes the destination's lock, waiting a while for a holder that is
  * going away (the agent of a connection that just died). */
 static int
@@ -348,7 +362,6 @@ dest_lock(struct dest *d)
     char info[96], held[96];
     uint64_t until = clock_ms() + DEST_LOCK_WAIT_MS;
     struct stat st;
-    size_t got = 0;
     int fd, n, i;
 
     fd = openat(d->statefd, DEST_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
@@ -366,10 +379,7 @@ dest_lock(struct dest *d)
             return -errno;
         }
         if (clock_ms() >= until) {
-            memset(held, 0, sizeof(held));
-            if (fsx_pread_full(fd, held, sizeof(held) - 1, 0, &got) != 0)
-                held[0] = '\0';
-            held[strcspn(held, "\n")] = '\0';
+            dest_lock_holder(fd, held, sizeof(held));
             close(fd);
             return xfer_fail(d->x, -EBUSY, "%s: another ferry transfer is "
                 "writing here (%s); run again once it has finished",
@@ -848,6 +858,75 @@ dest_stale_add(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
     if (ds->err == 0 && len > 0 && (size_t)len < sizeof(rel))
         ds->err = partial_list_add(ds->v, ds->n, &ds->cap, rel,
             (size_t)len, bytes, bytes, age_s);
+}
+
+/* 1 if another process holds the lock of dir's state directory (the
+ * holder's line into holder), else 0. Opens nothing for writing, takes
+ * no lock it keeps, and follows no symlink. */
+static int
+dest_busy_in(const char *dir, char *holder, size_t n)
+{
+    struct stat st;
+    int dfd, sfd = -1, fd = -1, busy = 0;
+
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return 0;
+    sfd = openat(dfd, DEST_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+        O_CLOEXEC);
+    if (sfd >= 0)
+        fd = openat(sfd, DEST_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+            O_CLOEXEC);
+    /* A shared lock is refused while a transfer holds its own; one we
+     * get goes with the fd, at once. */
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        busy = 1;
+        dest_lock_holder(fd, holder, n);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (sfd >= 0)
+        close(sfd);
+    close(dfd);
+    return busy;
+}
+
+int
+dest_busy(const char *path, char *holder, size_t n)
+{
+    char *dir = NULL, *base = NULL;
+    struct stat st;
+    int busy;
+
+    if (n > 0)
+        holder[0] = '\0';
+    /* One not made yet has no state: nothing can hold it. */
+    if (stat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode))
+        return dest_busy_in(path, holder, n);
+    /* A file a transfer replaces: the state is the parent's. */
+    if (fsx_split(path, &dir, &base) != 0)
+        return 0;
+    busy = dest_busy_in(dir, holder, n);
+    xfree(dir);
+    xfree(base);
+    return busy;
+}
+
+void
+dest_kept(struct dest *d, uint64_t *files, uint64_t *bytes)
+{
+    struct partial_info *v;
+    size_t n, i;
+
+    *files = *bytes = 0;
+    if (d->partfd < 0 || partial_list(d->partfd, 0, &v, &n) != 0)
+        return;
+    for (i = 0; i < n; i++)
+        *bytes += v[i].done;
+    *files = n;
+    partial_list_free(v, n);
 }
 
 int

@@ -174,6 +174,19 @@ void dest_fix_dirs(struct dest *d);
 void dest_restart(struct dest *d);
 /* Removes the state directory if nothing in it is worth keeping. */
 void dest_tidy(struct dest *d);
+/*
+ * 1 if a transfer holds the lock of the state directory of path (the
+ * destination as the user wrote it: a directory's own, or for one that is
+ * not a directory, its parent's), with what its lock file says of the
+ * holder ("pid N, transfer X", "" if unreadable) in holder; 0 if not, or
+ * if there is no state directory to ask (nor a destination yet). Never
+ * waits.
+ */
+int dest_busy(const char *path, char *holder, size_t n);
+/* What the state directory keeps for a resume now: its unfinished files
+ * (partial_list) and the bytes their journals claim; zeros when there is
+ * none, or it cannot be read. */
+void dest_kept(struct dest *d, uint64_t *files, uint64_t *bytes);
 
 /*
  * status and clean of a destination (path as the user wrote it): the

@@ -126,6 +126,19 @@ incoming_restart(struct incoming *in)
     memset(in->vol0, 0, in->vol0_cap);
 }
 
+void
+incoming_sync_partials(struct incoming *in)
+{
+    size_t i;
+
+    for (i = 0; i < in->by_id.cap; i++) {
+        struct rfile *f = in->by_id.slot[i];
+
+        if (f != NULL && f->pt != NULL && partial_sync(f->pt) != 0)
+            log_debug("%s: journal not synced", f->path);
+    }
+}
+
 struct buf *
 incoming_outbox(struct incoming *in)
 {
@@ -217,9 +230,11 @@ rfile_open(struct incoming *in, struct rfile *f)
 int
 incoming_file_error(struct incoming *in, struct rfile *f, int r)
 {
-    if (dest_fatal_errno(r))
+    if (dest_fatal_errno(r)) {
+        xfer_file_stopped(in->x, f->id, f->path, f->size, r);
         return xfer_fail(in->x, r, "%s/%s: %s", dest_root(in->d), f->path,
             ferry_strerror(r));
+    }
     if (r == FERRY_ERR_NOMEM || r == FERRY_ERR_TOO_LARGE ||
         r == FERRY_ERR_PROTOCOL)
         return r;
@@ -235,7 +250,7 @@ rfile_fail(struct incoming *in, struct rfile *f, enum xfer_side side,
 {
     int r;
 
-    xfer_problem(in->x, side, f->path, code, text);
+    xfer_file_failed(in->x, side, f->path, NULL, f->size, code, text);
     xfer_add(&in->x->st.bytes_done, f->size - f->counted);
     in->sum.files_failed++;
     r = file_done(out, f->id, code);
@@ -339,7 +354,8 @@ incoming_committed(void *ctx, struct dest_staged *s)
     if (s->failed == 0 && f->basis_replaced)
         keptsig_forget(in->ks, &f->basis_st);
     if (s->failed != 0) {
-        xfer_problem(in->x, SIDE_DEST, s->path, s->failed, NULL);
+        xfer_file_failed(in->x, SIDE_DEST, s->path, NULL, s->size, s->failed,
+            NULL);
         in->sum.files_failed++;
     } else {
         xfer_add(&in->x->st.files_sent, 1);

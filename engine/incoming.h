@@ -89,6 +89,10 @@ void incoming_set_whole_formats(struct incoming *in, int on);
  * is not counted again.
  */
 void incoming_restart(struct incoming *in);
+/* Syncs the journal of each file under way (partial_sync; a failure
+ * leaves its last claims), so that what the state directory keeps can
+ * be counted before the transfer stops. */
+void incoming_sync_partials(struct incoming *in);
 
 /*
  * The file of entry m (path checked, its parent made) needs data: appends

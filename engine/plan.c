@@ -310,6 +310,7 @@ plan_restart(struct plan *p)
             E_PRIOR : E_NEW;
     p->next_entry = 0;
     p->inflight = 0;
+    p->stopped = 0;
 }
 
 void
@@ -649,13 +650,45 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
         return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0,
             (m->flags & REPLY_F_DELTA) != 0);
     default:
-        xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+        xfer_entry_failed(p->x, SIDE_DEST, e->kind == ENTRY_FILE,
+            manifest_rel(p->mf, m->id, rel), e->size,
             proto_err_from_wire(m->code), text);
         if (e->kind == ENTRY_FILE)
             plan_count(p, m->id, e->size);
         plan_finish(p, m->id);
         return 0;
     }
+}
+
+void
+plan_on_stop(struct plan *p, const struct msg_stop *m)
+{
+    p->x->kept_known = 1;
+    p->x->kept_files = m->kept_files;
+    p->x->kept_bytes = m->kept_bytes;
+    if (m->id == MSG_STOP_NONE || m->id >= p->next_entry ||
+        manifest_entry(p->mf, m->id)->kind != ENTRY_FILE)
+        return;
+    p->stopped = 1;
+    p->stop_id = m->id;
+}
+
+void
+plan_end(struct plan *p)
+{
+    char rel[MANIFEST_REL_MAX];
+    uint8_t e;
+
+    if (!p->stopped)
+        return;
+    /* Not one answered already (finished, or given up as the source's
+     * failure). */
+    e = p->est[p->stop_id];
+    if (e != E_OFFERED && e != E_WANTED && e != E_ENDED)
+        return;
+    xfer_file_stopped(p->x, p->stop_id, manifest_rel(p->mf, p->stop_id,
+        rel), manifest_entry(p->mf, p->stop_id)->size,
+        p->x->peer_error_code != 0 ? p->x->peer_error_code : FERRY_ERR_PEER);
 }
 
 int
@@ -696,7 +729,8 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         /* Already reported when we gave up on it. */
     } else if (m->code != 0) {
         snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
-        xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+        xfer_file_failed(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
+            NULL, manifest_entry(p->mf, m->id)->size,
             proto_err_from_wire(m->code), text);
     } else {
         plan_count_sent(p, m->id, f->n_literal, f->n_sparse, f->n_resumed,
@@ -917,14 +951,14 @@ plan_file_abort(struct plan *p, uint32_t id, int code)
 {
     struct mentry *e = manifest_entry(p->mf, id);
     struct pfile *f = plan_file(p, id);
-    char local[MANIFEST_LOCAL_MAX];
+    char local[MANIFEST_LOCAL_MAX], rel[MANIFEST_REL_MAX];
 
     if (f == NULL || f->aborted)
         return;
     f->aborted = code != 0 ? code : FERRY_ERR_CHANGED;
-    xfer_problem(p->x, SIDE_SOURCE, manifest_local(p->mf, id, local,
-        sizeof(local)) == 0 ? local : manifest_rel(p->mf, id, local), code,
-        NULL);
+    xfer_file_failed(p->x, SIDE_SOURCE, manifest_rel(p->mf, id, rel),
+        manifest_local(p->mf, id, local, sizeof(local)) == 0 ? local : NULL,
+        e->size, code, NULL);
     plan_count(p, id, e->size > f->counted ? e->size - f->counted : 0);
     if (!f->ready) {
         f->ready = 1;

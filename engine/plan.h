@@ -132,6 +132,13 @@ int plan_on_reply(struct plan *p, const struct msg_reply *m) FERRY_WUR;
 int plan_on_sigs(struct plan *p, const struct msg_sigs *m) FERRY_WUR;
 int plan_on_file_done(struct plan *p, const struct msg_file_done *m)
     FERRY_WUR;
+/* STOP, right before the receiver's ERROR (any stream): what the
+ * destination keeps goes into the xfer, and the file named, if a file
+ * this attempt offered, is remembered for plan_end. */
+void plan_on_stop(struct plan *p, const struct msg_stop *m);
+/* The transfer is over (its last attempt ended): the file a STOP named,
+ * if still unfinished, counts as failed (xfer_file_stopped). */
+void plan_end(struct plan *p);
 
 /* The run stream works on: the one it had, or the next from the queue;
  * NULL when there is none. Valid until plan_run_done. */

@@ -93,6 +93,9 @@ struct plan {
      * sent with what they moved. At most a window's worth a restart. */
     struct plan_ended *ended_before;
     size_t nended_before, ended_before_cap;
+    /* The file a STOP named (plan_on_stop), this attempt. */
+    int stopped;
+    uint32_t stop_id;
 };
 
 struct plan_ended {

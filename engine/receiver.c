@@ -243,12 +243,16 @@ static int
 receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
     const char *path, int r, struct buf *out)
 {
-    if (dest_fatal_errno(r) || r == FERRY_ERR_STATE || r == -EBUSY)
+    if (dest_fatal_errno(r) || r == FERRY_ERR_STATE || r == -EBUSY) {
+        if (m->kind == ENTRY_FILE)
+            xfer_file_stopped(rc->x, m->id, path, m->size, r);
         return xfer_fail(rc->x, r, "%s/%s: %s", dest_root(rc->d), path,
             ferry_strerror(r));
+    }
     if (r == FERRY_ERR_NOMEM)
         return r;
-    xfer_problem(rc->x, SIDE_DEST, path, r, NULL);
+    xfer_entry_failed(rc->x, SIDE_DEST, m->kind == ENTRY_FILE, path,
+        m->size, r, NULL);
     xfer_add(&rc->x->st.bytes_done, m->size);
     incoming_count_failed(rc->in);
     return reply(out, m->id, REPLY_FAIL, r);
@@ -311,8 +315,8 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
             "peer sent an entry that was not requested");
     }
     if (receiver_top_is_state(path)) {
-        xfer_problem(rc->x, SIDE_DEST, path, FERRY_ERR_BAD_PATH,
-            "name reserved for ferry's state");
+        xfer_entry_failed(rc->x, SIDE_DEST, m.kind == ENTRY_FILE, path,
+            m.size, FERRY_ERR_BAD_PATH, "name reserved for ferry's state");
         incoming_count_failed(rc->in);
         return reply(out, m.id, REPLY_FAIL, FERRY_ERR_BAD_PATH);
     }
@@ -512,6 +516,24 @@ receiver_run(struct receiver *rc, struct conn_step *st)
     return 0;
 }
 
+/* The transfer stops on an error of this side: STOP goes before the
+ * session's ERROR, on the stream that fails, with the file the error met
+ * and what the destination keeps for a resume. */
+static void
+receiver_send_stop(struct receiver *rc, int r, struct buf *out)
+{
+    struct msg_stop m;
+
+    if (r == 0 || r == FERRY_ERR_CLOSED || r == FERRY_ERR_PEER ||
+        !(rc->x->caps & PROTO_CAP_STOP))
+        return;
+    m.id = rc->x->stopped ? rc->x->stop_id : MSG_STOP_NONE;
+    incoming_sync_partials(rc->in);
+    dest_kept(rc->d, &m.kept_files, &m.kept_bytes);
+    if (msg_stop_encode(out, &m) != 0)
+        log_debug("%s: no room for STOP", dest_root(rc->d));
+}
+
 int
 receiver_step(void *role, struct conn_step *st)
 {
@@ -524,7 +546,9 @@ receiver_step(void *role, struct conn_step *st)
             (r = receiver_send_retire(rc, out)) != 0)
             return r;
         buf_reset(outbox);
-        return receiver_run(rc, st);
+        r = receiver_run(rc, st);
+        receiver_send_stop(rc, r, out);
+        return r;
     }
     /* What a further stream says (FILE_DONE) goes out on stream 0. */
     st->out = outbox;
@@ -532,5 +556,6 @@ receiver_step(void *role, struct conn_step *st)
     st->out = out;
     if (buf_used(outbox) > 0)
         st->poke = 1;
+    receiver_send_stop(rc, r, out);
     return r;
 }

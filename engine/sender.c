@@ -104,6 +104,7 @@ sender_on_ready(struct sender *s, const struct frame *f)
         name[ready.rename.len] = '\0';
         if ((r = manifest_rename_top(mf, name)) != 0)
             return r;
+        s->x->dest_renamed = 1;
     }
     s->ready_due = 0;
     if (s->state == SND_WAIT_READY)
@@ -150,6 +151,7 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
     struct msg_file_done done;
     struct msg_summary sum;
     struct msg_retire ret;
+    struct msg_stop stop;
     int r;
 
     if (f->type == MSG_ERROR)
@@ -160,6 +162,14 @@ sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
             return r;
         st->poke = 1;  /* the window moved: stream 0 may offer more */
         return plan_on_file_done(s->p, &done);
+    }
+    /* The receiver's ERROR follows, on the stream that failed. */
+    if (f->type == MSG_STOP && s->state >= SND_RUN &&
+        s->state != SND_DONE && (s->x->caps & PROTO_CAP_STOP)) {
+        if ((r = msg_stop_decode(f->payload, f->len, &stop)) != 0)
+            return r;
+        plan_on_stop(s->p, &stop);
+        return 0;
     }
     if (s->stream != 0)
         goto bad;

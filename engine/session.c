@@ -26,7 +26,8 @@
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \
     PROTO_CAP_DELTA_BLOCKS | PROTO_CAP_DELTA_STOP | \
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
-    PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE)
+    PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE | PROTO_CAP_STOP | \
+    PROTO_CAP_BUSY)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -254,12 +255,17 @@ session_agent_state(struct session *s, const struct msg_open *o,
     }
     memset(&sp, 0, sizeof(sp));
     session_fs_space(dest, &sp);
+    if (o->op == OPEN_STATUS)
+        session_note_busy(s, dest);
     xfree(dest);
     memset(&ok, 0, sizeof(ok));
     r = msg_open_ok_encode(out, &ok);
-    /* ferry status also says how much room is left there. */
+    /* ferry status also says how much room is left there, and whether a
+     * transfer runs there now. */
     if (r == 0 && (s->peer_caps & PROTO_CAP_FILTERS))
         r = msg_space_encode(out, &sp);
+    if (r == 0)
+        r = session_send_busy(s, out);
     for (i = 0; r == 0 && i < n; i++) {
         mp.path.p = v[i].path;
         mp.path.len = strlen(v[i].path);
@@ -401,6 +407,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
             (r = session_resolve(s, o->op, &p, &path)) != 0)
             return r;
         session_fs_space(path, &s->space);
+        session_note_busy(s, path);
         sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
         xfree(path);
         if (sh->dest != NULL && (o->flags & OPEN_F_BASIS_FILE) &&
@@ -477,6 +484,11 @@ session_agent_open(struct session *s, const struct frame *f,
     memset(&ok, 0, sizeof(ok));
     s->state = S_RUN;
     if ((r = msg_open_ok_encode(out, &ok)) != 0)
+        return r;
+    /* A push into a destination another transfer holds waits for it (its
+     * receiver, for the lock): the client hears why now, before SPACE,
+     * since the wait blocks a step. */
+    if ((r = session_send_busy(s, out)) != 0)
         return r;
     /* A client that knows SPACE checks its free space with it. */
     return (s->peer_caps & PROTO_CAP_FILTERS) ?
@@ -615,7 +627,20 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
         return 0;
     case S_CLIENT_WAIT_SPACE: {
         struct msg_space sp;
+        struct msg_busy b;
+        char holder[PROTO_MAX_HOLDER + 1];
 
+        if (f->type == MSG_BUSY && (s->x->caps & PROTO_CAP_BUSY) &&
+            !s->busy) {
+            if ((r = msg_busy_decode(f->payload, f->len, &b)) != 0)
+                return r;
+            s->busy = 1;
+            snprintf(holder, sizeof(holder), "%.*s", (int)b.holder.len,
+                b.holder.p);
+            if (s->open.busy != NULL)
+                s->open.busy(s->open.busy_ctx, holder);
+            return 0;
+        }
         if (f->type != MSG_SPACE)
             return FERRY_ERR_PROTOCOL;
         if ((r = msg_space_decode(f->payload, f->len, &sp)) != 0)

@@ -54,6 +54,12 @@ struct session_open {
     int (*space)(void *ctx, uint64_t avail, uint64_t size,
         uint64_t offered);
     void *space_ctx;
+    /* PUSH: called (at most once) with the agent's BUSY, before SPACE:
+     * another transfer holds the destination (holder: its lock file's
+     * line, as the agent read it, unescaped), so the push waits for it.
+     * NULL: BUSY is read and ignored. */
+    void (*busy)(void *ctx, const char *holder);
+    void *busy_ctx;
 };
 
 /* The client side: sends HELLO and OPEN (or JOIN), then runs role (a

@@ -60,6 +60,10 @@ struct session {
     struct filter *filter;
     /* The agent's: what SPACE will say after OPEN_OK. */
     struct msg_space space;
+    /* The agent's: another transfer holds a push's destination (its
+     * lock file's line), said in BUSY before SPACE. */
+    int busy;
+    char holder[PROTO_MAX_HOLDER + 1];
 };
 
 /* A path of OPEN through the program's policy: the local path (new) in
@@ -110,6 +114,11 @@ int session_agent_keep(struct session *s, const struct msg_open *o,
 /* The space of the file system of path, or of its nearest existing
  * parent, into m->avail and m->size (zeros if none is found). */
 void session_fs_space(const char *path, struct msg_space *m);
+/* Notes whether another transfer holds the destination path (dest_busy),
+ * for a client that knows BUSY. */
+void session_note_busy(struct session *s, const char *path);
+/* BUSY to out if session_note_busy found the destination held. */
+int session_send_busy(const struct session *s, struct buf *out) FERRY_WUR;
 
 /* The rules a pull's scan applies: those of FILTERS, or none (an empty
  * filter, so that the sources' ignore files are read) for a client with

@@ -177,6 +177,25 @@ session_fs_space(const char *path, struct msg_space *m)
         m->avail = m->size;
 }
 
+void
+session_note_busy(struct session *s, const char *path)
+{
+    if (s->peer_caps & PROTO_CAP_BUSY)
+        s->busy = dest_busy(path, s->holder, sizeof(s->holder));
+}
+
+int
+session_send_busy(const struct session *s, struct buf *out)
+{
+    struct msg_busy m;
+
+    if (!s->busy)
+        return 0;
+    m.holder.p = s->holder;
+    m.holder.len = strlen(s->holder);
+    return msg_busy_encode(out, &m);
+}
+
 /* A destination's contents, if it is a directory (or a link to one, as
  * a push's destination may be); otherwise one notice: ENOENT when it is
  * missing, ENOTDIR when it is something else. */

@@ -22,21 +22,64 @@ xfer_volume(struct xfer *x, uint32_t index, const char *action,
         x->ev.volume(x->ev.ctx, index, action, files, file_bytes, bytes);
 }
 
+/* A failure on side: what picks the exit code. */
+static void
+xfer_count_failure(struct xfer *x, enum xfer_side side, int code)
+{
+    int zero = 0;
+
+    xfer_add(side == SIDE_SOURCE ? &x->st.failed_source :
+        &x->st.failed_dest, 1);
+    atomic_compare_exchange_strong(&x->st.worst_error, &zero, code);
+}
+
 void
 xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
     int code, const char *text)
 {
-    int zero = 0;
-
-    if (code != 0) {
-        xfer_add(&x->st.files_failed, 1);
-        xfer_add(side == SIDE_SOURCE ? &x->st.failed_source :
-            &x->st.failed_dest, 1);
-        atomic_compare_exchange_strong(&x->st.worst_error, &zero, code);
-    }
+    if (code != 0)
+        xfer_count_failure(x, side, code);
     if (x->ev.problem != NULL)
         x->ev.problem(x->ev.ctx, side, path, code,
             text != NULL ? text : ferry_strerror(code));
+}
+
+/* A regular file that failed: its count and its event. */
+static void
+xfer_count_file_failed(struct xfer *x, const char *path, uint64_t bytes)
+{
+    xfer_add(&x->st.files_failed, 1);
+    xfer_file(x, path, "failed", bytes, 0, 0);
+}
+
+void
+xfer_file_failed(struct xfer *x, enum xfer_side side, const char *path,
+    const char *shown, uint64_t bytes, int code, const char *text)
+{
+    xfer_count_file_failed(x, path, bytes);
+    xfer_problem(x, side, shown != NULL ? shown : path, code, text);
+}
+
+void
+xfer_entry_failed(struct xfer *x, enum xfer_side side, int is_file,
+    const char *path, uint64_t bytes, int code, const char *text)
+{
+    if (is_file)
+        xfer_file_failed(x, side, path, NULL, bytes, code, text);
+    else
+        xfer_problem(x, side, path, code, text);
+}
+
+void
+xfer_file_stopped(struct xfer *x, uint32_t id, const char *path,
+    uint64_t bytes, int code)
+{
+    if (x->stopped)
+        return;
+    x->stopped = 1;
+    x->stop_id = id;
+    xfer_count_failure(x, SIDE_DEST, code);
+    xfer_count_file_failed(x, path, bytes);
 }
 
 void

@@ -102,6 +102,17 @@ struct xfer {
     /* Set by a role on a fatal error of its own ("path: reason"); the
      * session sends it to the peer and the program shows it. */
     char local_error[1024];
+    /* The file of a receiver's fatal error (xfer_file_stopped). */
+    int stopped;
+    uint32_t stop_id;
+    /* What the destination keeps for a resume after a transfer that did
+     * not finish (its unfinished files and the bytes their journals
+     * claim), once the receiver has said it: STOP, or a pull's own. */
+    int kept_known;
+    uint64_t kept_files, kept_bytes;
+    /* READY renamed the destination's one file: the destination named
+     * is that file, and its state lives in the directory above. */
+    int dest_renamed;
 };
 
 static inline void
@@ -154,8 +165,24 @@ void xfer_file(struct xfer *x, const char *path, const char *action,
  * bytes. */
 void xfer_volume(struct xfer *x, uint32_t index, const char *action,
     uint64_t files, uint64_t file_bytes, uint64_t bytes);
-/* Counts a failure (code != 0) on side and reports it. */
+/* Counts a failure (code != 0) on side and reports it: a problem that
+ * is no regular file's (a scan's notice, a directory, a link). */
 void xfer_problem(struct xfer *x, enum xfer_side side, const char *path,
     int code, const char *text);
+/* A regular file that failed (bytes: its size): counted in files_failed
+ * with a "failed" file event under its path, then reported as
+ * xfer_problem does, named by shown (NULL: path). */
+void xfer_file_failed(struct xfer *x, enum xfer_side side, const char *path,
+    const char *shown, uint64_t bytes, int code, const char *text);
+/* An entry that failed: xfer_file_failed for a regular file, else
+ * xfer_problem. */
+void xfer_entry_failed(struct xfer *x, enum xfer_side side, int is_file,
+    const char *path, uint64_t bytes, int code, const char *text);
+/* The file (entry id) that the receiver's fatal error met: counted as
+ * xfer_file_failed does, without a problem of its own (the error that
+ * stops the transfer says it), and remembered (stop_id) for STOP. Once
+ * per transfer. */
+void xfer_file_stopped(struct xfer *x, uint32_t id, const char *path,
+    uint64_t bytes, int code);
 
 #endif

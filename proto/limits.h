@@ -29,6 +29,9 @@
 #define PROTO_MAX_OPEN_BYTES (256u << 10)
 #define PROTO_MAX_MESSAGE 1024u
 #define PROTO_MAX_SOFTWARE 64u
+/* BUSY's holder: the destination's lock file's line ("pid N, transfer
+ * X"). */
+#define PROTO_MAX_HOLDER 128u
 #define PROTO_TRANSFER_ID_LEN 16u
 /* The transfer's secret: OPEN and JOIN carry it, nothing else shows it. */
 #define PROTO_TRANSFER_KEY_LEN 32u

@@ -22,7 +22,8 @@ msg_type_name(uint8_t type)
         [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
         [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
         [MSG_KEEP_VOL] = "KEEP_VOL", [MSG_KEEP_MAN] = "KEEP_MAN",
-        [MSG_KEEP_DONE] = "KEEP_DONE" };
+        [MSG_KEEP_DONE] = "KEEP_DONE", [MSG_STOP] = "STOP",
+        [MSG_BUSY] = "BUSY" };
 
     return msg_type_known(type) ? names[type] : "?";
 }
@@ -32,7 +33,7 @@ msg_type_known(uint8_t type)
 {
     return (type >= MSG_HELLO && type <= MSG_DELTA_STOP) ||
         (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
-        (type >= MSG_VOL_OPTS && type <= MSG_KEEP_DONE);
+        (type >= MSG_VOL_OPTS && type <= MSG_BUSY);
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);
@@ -750,6 +751,71 @@ msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
     memset(m, 0, sizeof(*m));
     rd_init(&r, p, n);
     if ((e = rd_u64(&r, &m->bytes)) != 0 || (e = rd_u64(&r, &m->ns)) != 0 ||
+        (e = rd_end(&r)) != 0) {
+        memset(m, 0, sizeof(*m));
+        return e;
+    }
+    return 0;
+}
+
+/* STOP: u32 id, u64 kept_files, u64 kept_bytes. */
+
+int
+msg_stop_encode(struct buf *b, const struct msg_stop *m)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, MSG_STOP, &mark)) != 0)
+        return r;
+    r = buf_put_u32(b, m->id);
+    if (r == 0)
+        r = buf_put_u64(b, m->kept_files);
+    if (r == 0)
+        r = buf_put_u64(b, m->kept_bytes);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = rd_u32(&r, &m->id)) != 0 ||
+        (e = rd_u64(&r, &m->kept_files)) != 0 ||
+        (e = rd_u64(&r, &m->kept_bytes)) != 0 || (e = rd_end(&r)) != 0) {
+        memset(m, 0, sizeof(*m));
+        return e;
+    }
+    return 0;
+}
+
+/* BUSY: str16 holder. */
+
+int
+msg_busy_encode(struct buf *b, const struct msg_busy *m)
+{
+    size_t mark;
+    int r;
+
+    if ((r = frame_begin(b, MSG_BUSY, &mark)) != 0)
+        return r;
+    r = msg_put_str(b, &m->holder, PROTO_MAX_HOLDER);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_busy_decode(const uint8_t *p, size_t n, struct msg_busy *m)
+{
+    struct rd r;
+    int e;
+
+    memset(m, 0, sizeof(*m));
+    rd_init(&r, p, n);
+    if ((e = msg_get_str(&r, PROTO_MAX_HOLDER, &m->holder)) != 0 ||
         (e = rd_end(&r)) != 0) {
         memset(m, 0, sizeof(*m));
         return e;

@@ -53,7 +53,15 @@ enum msg_type {
     MSG_KEEP_VOL = 37,
     MSG_KEEP_MAN = 38,
     MSG_KEEP_DONE = 39,
-    MSG_TYPE_MAX = 39
+    /* STOP (receiver -> sender, when both sides have PROTO_CAP_STOP):
+     * right before the receiver's ERROR, the file the error met and
+     * what the destination keeps for a resume. */
+    MSG_STOP = 40,
+    /* BUSY (agent -> client, when both sides have PROTO_CAP_BUSY): in
+     * the answer to STATUS, and right after a PUSH's OPEN_OK, when
+     * another transfer holds the destination's lock. */
+    MSG_BUSY = 41,
+    MSG_TYPE_MAX = 41
 };
 
 /*
@@ -109,6 +117,8 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_LIVE (1u << 12)    /* PLAN_F_LIVE and TOTALS */
 #define PROTO_CAP_DELTA_BLOCKS (1u << 13) /* DELTA_BLOCKS */
 #define PROTO_CAP_DELTA_STOP (1u << 14)   /* DELTA_STOP */
+#define PROTO_CAP_STOP (1u << 15)    /* STOP before a receiver's ERROR */
+#define PROTO_CAP_BUSY (1u << 16)    /* BUSY: the destination is locked */
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -432,6 +442,22 @@ struct msg_readback {
     uint64_t ns;
 };
 
+/* STOP: the entry whose file the receiver's fatal error met (MSG_STOP_NONE:
+ * no file, the state directory say), and the unfinished files its state
+ * directory keeps for a resume, with the bytes their journals claim. */
+#define MSG_STOP_NONE UINT32_MAX
+struct msg_stop {
+    uint32_t id;
+    uint64_t kept_files;
+    uint64_t kept_bytes;
+};
+
+/* BUSY: who holds the destination's lock, as its lock file says (text
+ * only shown, at most PROTO_MAX_HOLDER bytes; may be empty). */
+struct msg_busy {
+    struct msg_str holder;
+};
+
 /* One unfinished file kept for a resume (answer to STATUS and CLEAN). */
 struct msg_partial {
     struct msg_str path;
@@ -478,6 +504,8 @@ int msg_delta_stop_encode(struct buf *b, const struct msg_delta_stop *m)
 int msg_readback_encode(struct buf *b, const struct msg_readback *m)
     FERRY_WUR;
 int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
+int msg_stop_encode(struct buf *b, const struct msg_stop *m) FERRY_WUR;
+int msg_busy_encode(struct buf *b, const struct msg_busy *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -549,6 +577,10 @@ int msg_delta_stop_decode(const uint8_t *p, size_t n,
 int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
     FERRY_WUR;
 int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
+    FERRY_WUR;
+int msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
+    FERRY_WUR;
+int msg_busy_decode(const uint8_t *p, size_t n, struct msg_busy *m)
     FERRY_WUR;
 /* FERRY_ERR_TOO_LARGE past the bounds of struct msg_probe. */
 int msg_probe_decode(const uint8_t *p, size_t n, struct msg_probe *m)

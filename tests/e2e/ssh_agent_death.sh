@@ -60,7 +60,8 @@ wait_bounded() {
 }
 
 # killed_once CMD LINK WORDS [OPTS...]: the agent killed under a push or
-# a pull, no retries: exit 5, one line with WORDS.
+# a pull, no retries: exit 5, one error line with WORDS, then the summary
+# and how to resume.
 killed_once() {
     local cmd=$1 link=$2 words=$3
     shift 3
@@ -75,8 +76,9 @@ killed_once() {
     wait_bounded
     [ "$rc" -eq 5 ] || { cat "$T/last.err"; fail "killed agent: exit $rc"; }
     expect_err "$words"
-    [ "$(wc -l <"$T/last.err")" -eq 1 ] ||
-        { cat "$T/last.err"; fail "killed agent: more than one line"; }
+    [ "$(error_lines)" -eq 1 ] ||
+        { cat "$T/last.err"; fail "killed agent: more than one error line"; }
+    expect_err "run the same command again to resume"
     no_partial_names "$T/d1-$link" "$T/src" ||
         fail "partial file under its name"
 }

@@ -44,6 +44,8 @@ union fuzz_msg {
     struct msg_retire retire;
     struct msg_delta_stop delta_stop;
     struct msg_readback readback;
+    struct msg_stop stop;
+    struct msg_busy busy;
     struct msg_probe probe;
     struct msg_delta_sigs delta_sigs;
     struct msg_delta_blocks delta_blocks;
@@ -104,6 +106,8 @@ FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
 FUZZ_WRAP(delta_stop)
 FUZZ_WRAP(readback)
+FUZZ_WRAP(stop)
+FUZZ_WRAP(busy)
 FUZZ_WRAP(probe)
 FUZZ_WRAP(vol_opts)
 FUZZ_WRAP(vol_begin)
@@ -241,6 +245,15 @@ fuzz_open_ok_check(const void *v, const uint8_t *p, size_t n)
 
     return fuzz_str_ok(&m->root, PROTO_MAX_PATH, p, n) ? NULL :
         "OPEN_OK: root";
+}
+
+static const char *
+fuzz_busy_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_busy *m = v;
+
+    return fuzz_str_ok(&m->holder, PROTO_MAX_HOLDER, p, n) ? NULL :
+        "BUSY: holder";
 }
 
 static const char *
@@ -653,6 +666,8 @@ static const struct fuzz_type fuzz_types[MSG_TYPE_MAX + 1] = {
     [MSG_KEEP_VOL] = FUZZ_TYPE(keep_vol, fuzz_keep_vol_check),
     [MSG_KEEP_MAN] = FUZZ_TYPE(keep_man, fuzz_keep_man_check),
     [MSG_KEEP_DONE] = FUZZ_TYPE(keep_done, fuzz_keep_done_check),
+    [MSG_STOP] = FUZZ_TYPE(stop, fuzz_no_check),
+    [MSG_BUSY] = FUZZ_TYPE(busy, fuzz_busy_check),
 };
 
 #undef FUZZ_TYPE

@@ -271,6 +271,17 @@ static const struct msg_readback seed_readback[] = {
     { .bytes = UINT64_MAX, .ns = UINT64_MAX },
 };
 
+static const struct msg_stop seed_stop[] = {
+    { .id = 500, .kept_files = 1, .kept_bytes = 8u << 20 },
+    { .id = MSG_STOP_NONE, .kept_files = UINT64_MAX,
+      .kept_bytes = UINT64_MAX },
+};
+
+static const struct msg_busy seed_busy[] = {
+    { .holder = { "pid 4242, transfer 0a1b2c3d4e5f6a7b", 35 } },
+    { .holder = { "", 0 } },
+};
+
 static const struct msg_vol_opts seed_vol_opts[] = {
     { .threshold = 256u << 10, .volume_size = UINT64_C(2) << 30 },
     { .threshold = 0, .volume_size = PROTO_MIN_VOLUME_SIZE,
@@ -359,6 +370,8 @@ fuzz_seed_count(uint8_t type)
     case MSG_KEEP_VOL: return SEED_COUNT(seed_keep_vol);
     case MSG_KEEP_MAN: return SEED_COUNT(seed_keep_man);
     case MSG_KEEP_DONE: return SEED_COUNT(seed_keep_done);
+    case MSG_STOP: return SEED_COUNT(seed_stop);
+    case MSG_BUSY: return SEED_COUNT(seed_busy);
     default: return 0;
     }
 }
@@ -410,6 +423,8 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_KEEP_VOL: return msg_keep_vol_encode(b, &seed_keep_vol[i]);
     case MSG_KEEP_MAN: return msg_keep_man_encode(b, &seed_keep_man[i]);
     case MSG_KEEP_DONE: return msg_keep_done_encode(b, &seed_keep_done[i]);
+    case MSG_STOP: return msg_stop_encode(b, &seed_stop[i]);
+    case MSG_BUSY: return msg_busy_encode(b, &seed_busy[i]);
     default: return FERRY_ERR_USAGE;
     }
 }

@@ -21,13 +21,35 @@ first_ok() {
 first=$!
 wait_part_bytes "$T/d" 1000000
 
-# The second waits a while for the lock, then gives up, naming why.
+# status says a transfer is running there, not that running it again
+# resumes its files: through the agent, and here.
+pid_re="a transfer is running there (pid [0-9]*, transfer [0-9a-f]*)"
+for where in "local:$T/d" "$T/d"; do
+    expect_rc 0 "$FERRY" status "$where"
+    grep -q "^ferry: $where: 1 unfinished file; $pid_re\$" "$T/last.err" ||
+        { cat "$T/last.err"; fail "status of $where: no running transfer"; }
+    expect_rc 0 "$FERRY" status --json "$where"
+    grep -q '"event":"busy","path":"[^"]*","holder":"pid [0-9]' \
+        "$T/last.out" || fail "status --json of $where: no busy event"
+done
+
+# The second waits a while for the lock, saying so once, then gives up,
+# naming why. A pull into it meanwhile (the receiver is here) says the
+# same.
+"$FERRY" pull "local:$T/src/" "$T/d" >/dev/null 2>"$T/pull.err" &
+pull=$!
 start=$(date +%s)
 expect_rc 3 "$FERRY" push --json "$T/src/" "local:$T/d"
 expect_err "another ferry transfer is writing here"
+[ "$(grep -c "waiting for the transfer holding local:$T/d (pid [0-9]*, transfer" \
+    "$T/last.err")" -eq 1 ] || { cat "$T/last.err"; fail "no word of the wait"; }
+grep -q '"event":"busy"' "$T/last.out" || fail "no busy event"
 [ "$(json_field bytes_literal)" = 0 ] || fail "the second one sent data"
 took=$(( $(date +%s) - start ))
 [ "$took" -le 20 ] || fail "the second one took $took s to give up"
+wait $pull || true
+grep -q "^ferry: waiting for the transfer holding $T/d (pid [0-9]*, transfer" \
+    "$T/pull.err" || { cat "$T/pull.err"; fail "pull: no word of the wait"; }
 
 # clean does not touch a live transfer's state.
 expect_rc 3 "$FERRY" clean "$T/d"

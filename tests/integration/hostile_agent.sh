@@ -49,3 +49,9 @@ expect_err "protocol 9-9"
 
 # Nothing was left behind in the destination.
 [ -z "$(ls -A "$T/dest")" ] || { ls -laR "$T/dest"; fail "dest not empty"; }
+
+# A status that lists more unfinished files than a client holds (the
+# space check reads the same list) is refused, not kept in memory.
+FAKE_AGENT_MODE=many-partials expect_rc 4 "$FERRY" status --agent "$fake" \
+    "local:/srv/d"
+expect_err "more than 65536 unfinished files"

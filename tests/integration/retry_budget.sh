@@ -17,14 +17,15 @@ exec python3 "$TESTS_DIR/lib/slow_agent.py" "\$@"
 SH
 chmod +x "$T/flaky-agent"
 
-# start_then_break DEST ARGS...: starts a push, and once it is under way
-# makes the agent unavailable and kills the running one.
+# start_then_break DEST ARGS...: starts a push (with --json unless TEXT
+# is set, even to nothing), and once it is under way makes the agent unavailable and
+# kills the running one.
 start_then_break() {
     dest=$1
     shift
     rm -f "$T/down" "$T/agent.pid"
-    "$FERRY" push --json --agent "$T/flaky-agent" --retry-wait 1 "$@" \
-        "$T/src/" "local:$dest" >"$T/last.out" 2>"$T/last.err" &
+    "$FERRY" push ${TEXT---json} --agent "$T/flaky-agent" --retry-wait 1 \
+        "$@" "$T/src/" "local:$dest" >"$T/last.out" 2>"$T/last.err" &
     pid=$!
     wait_part_bytes "$dest" 5000000
     touch "$T/down"
@@ -68,6 +69,17 @@ finish
 [ "$rc" -eq 5 ] || { cat "$T/last.err"; fail "--retry-for 3s: exit $rc"; }
 [ "$took" -ge 2 ] && [ "$took" -le 8 ] || fail "--retry-for 3s took $took s"
 expect_field exit_code 5
+# What it never got to is counted as left: small went, big did not.
+summary_check files_total=2 files_sent=1 files_failed=0 files_left=1
+
+# 2b. The same on a terminal: the last error says it gave up, then the
+# summary, then that the same command resumes and where what arrived is.
+TEXT= start_then_break "$T/d2b" --retry-for 2s
+finish
+[ "$rc" -eq 5 ] || { cat "$T/last.err"; fail "gave up: exit $rc"; }
+expect_err "tries without progress)"
+expect_err "1 sent (6 B), 0 up to date, 0 failed, 1 left, in"
+expect_err "run the same command again to resume; what arrived of unfinished files is kept in local:$T/d2b/.ferry"
 
 # 3. --retries still limits the tries, whichever comes first.
 start_then_break "$T/d3" --retries 2

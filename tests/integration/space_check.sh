@@ -48,3 +48,56 @@ cmp -s "$T/two.bin" "$small/pulled/two.bin" || fail "pull --force"
 # With --dry-run nothing is checked or written.
 expect_rc 0 "$FERRY" pull -n "local:$T/box/two.bin" "$small/again/"
 [ ! -e "$small/again" ] || fail "a dry run made its destination"
+
+# A resume needs room only for what is still to write: of each file, its
+# size less what an earlier run kept of it in DEST/.ferry/part. 48 MB
+# onto 64 MiB fits; cut at 40 MB, the first look (every byte offered)
+# does not, and the second counts what the destination keeps.
+mid=$T/mid
+mkdir -p "$mid" "$T/src" "$T/other"
+mount -t tmpfs -o size=64m tmpfs "$mid" || fail "cannot mount a tmpfs"
+unmount_mid() { umount "$mid" 2>/dev/null || true; }
+at_exit unmount_mid
+head -c 48000000 /dev/urandom >"$T/src/big"
+head -c 48000000 /dev/urandom >"$T/other/big2"
+export FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_RATE=20000000
+slow="$TESTS_DIR/lib/slow_agent.py"
+# wait_unlocked DEST: until no transfer holds DEST's state (the agent of
+# a killed client has kept what arrived and gone).
+wait_unlocked() {
+    for _ in $(seq 1 500); do
+        flock -n "$1/.ferry/lock" true 2>/dev/null && return 0
+        sleep 0.02
+    done
+    fail "$1 is still locked"
+}
+# resume_after_cut CMD DEST KILL [SRC_PREFIX]: CMD (push or pull) of big
+# into DEST cut at 40 MB by KILL, then other's big2 (refused: what is
+# kept is another file's), then the same command again (resumed).
+resume_after_cut() {
+    cmd=$1 dest=$2 sig=$3 from=${4:-}
+    "$FERRY" $cmd -j 1 --agent "$slow" "$from$T/src/big" "$dest/" \
+        2>/dev/null &
+    pid=$!
+    wait_part_bytes "${dest#local:}" 40000000
+    kill "-$sig" $pid
+    wait $pid 2>/dev/null || true
+    wait_unlocked "${dest#local:}"
+    expect_rc 3 "$FERRY" $cmd "$from$T/other/big2" "$dest/"
+    expect_err "not enough space: 45.8 MiB to write"
+    expect_rc 0 "$FERRY" $cmd --json "$from$T/src/big" "$dest/"
+    cmp -s "$T/src/big" "${dest#local:}/big" || fail "$cmd: not resumed"
+    [ "$(json_field resumed_bytes)" -ge 30000000 ] ||
+        fail "$cmd did not resume"
+    rm -rf "${dest#local:}"
+}
+# A push's agent keeps what arrived when its client is killed; a pull
+# keeps it here on Ctrl-C.
+resume_after_cut push "local:$mid/d" KILL
+SLOW_AGENT_DIR=down resume_after_cut pull "$mid/p" INT local:
+
+# A reconnect after the agent died is not checked again: what the run
+# wrote since its check is part of what that check counted.
+agent_killed_midway "$mid/r" 30000000 \
+    "$FERRY" push --json --agent "$slow" "$T/src/big" "local:$mid/r/"
+cmp -s "$T/src/big" "$mid/r/big" || fail "retried push"

@@ -50,6 +50,14 @@ expect_rc() {
     fi
 }
 
+# error_lines: how many lines of the last command's stderr are not the
+# summary of a transfer that got under way, nor the line after it (what
+# the destination keeps, how to resume).
+error_lines() {
+    grep -Evc '^ferry: [0-9]+ (sent|received) \(|^ferry: run the same command again|^ferry: .* unfinished files? kept in ' \
+        "$T/last.err" || true
+}
+
 # expect_err TEXT: the last command's stderr contains TEXT.
 expect_err() {
     grep -qF -- "$1" "$T/last.err" ||
@@ -60,6 +68,15 @@ expect_err() {
 json_field() {
     grep '"event":"summary"' "$T/last.out" | tail -n 1 |
         sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"
+}
+
+# summary_check [FIELD=VALUE...]: the --json events of the last command
+# ($T/last.out) end in one summary whose counts add up (sent + up to
+# date + failed + left = total, a `failed` event per failed file), with
+# each FIELD as given (tests/lib/summary_check.py).
+summary_check() {
+    python3 "$TESTS_DIR/lib/summary_check.py" "$T/last.out" "$@" ||
+        { cat "$T/last.out"; fail "summary of the last run"; }
 }
 
 expect_field() {
@@ -96,6 +113,25 @@ wait_part_bytes() {
         sleep 0.01
     done
     fail "transfer into $1 never reached $2 bytes"
+}
+
+# agent_killed_midway DEST BYTES CMD...: runs CMD (a transfer through
+# tests/lib/slow_agent.py into DEST; output in $T/last.out and
+# $T/last.err), kills its agent once DEST holds BYTES of a part file, and
+# waits for CMD, which reconnects by itself; sets rc to its exit status.
+agent_killed_midway() {
+    dest=$1 bytes=$2
+    shift 2
+    SLOW_AGENT_PIDFILE="$T/agent.pid" "$@" >"$T/last.out" 2>"$T/last.err" &
+    pid=$!
+    wait_part_bytes "$dest" "$bytes"
+    kill -9 "$(cat "$T/agent.pid")"
+    set +e
+    wait $pid
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { cat "$T/last.err"; fail "after a retry: exit $rc"; }
+    grep -q '"event":"retry"' "$T/last.out" || fail "no retry event"
 }
 
 # wait_exists PATH: until PATH exists (at most 20 s; then the test fails,

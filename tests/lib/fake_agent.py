@@ -23,6 +23,8 @@ misbehaviour, chosen by the environment variable FAKE_AGENT_MODE:
                 apart (default 0), then END; FAKE_AGENT_LISTED, if set,
                 is created once the client has had it all (it closed
                 the connection, or ended the agent)
+  many-partials status: lists 65537 unfinished files, one more than a
+                client holds
 
 FAKE_AGENT_OUTSIDE names the directory the symlink points to.
 """
@@ -37,7 +39,7 @@ import time
 
 MSG = dict(HELLO=1, OPEN=2, OPEN_OK=3, ERROR=4, PLAN=5, READY=6, ENTRY=7,
            REPLY=8, BLOCK=9, FILE_END=10, FILE_DONE=11, NOTICE=12, END=13,
-           SUMMARY=14, VOL_OPTS=32, VOL_BEGIN=33, VOL_FILE=34, VOL_DATA=35,
+           SUMMARY=14, PARTIAL=15, VOL_OPTS=32, VOL_BEGIN=33, VOL_FILE=34, VOL_DATA=35,
            VOL_END=36)
 CAP_SPARSE, CAP_VOLUMES, CAP_FILTERS = 1, 8, 128
 ENTRY_FILE, ENTRY_DIR, ENTRY_SYMLINK = 1, 2, 3
@@ -171,6 +173,13 @@ def main():
     hello(caps=CAP_SPARSE | (CAP_VOLUMES if volumes else 0))
     t, _ = recv()                       # OPEN
     send(MSG["OPEN_OK"], s16(b""))
+    if mode == "many-partials":
+        for i in range(65537):
+            send(MSG["PARTIAL"], s16(b"p%06d" % i) +
+                 struct.pack(">QQq", 1 << 30, 1 << 29, 5))
+        send(MSG["END"])
+        recv()
+        return
     if mode == "dotdot":
         items = [(ENTRY_FILE, b"../escape", 5, b"")]
     elif mode == "symlink-walk":

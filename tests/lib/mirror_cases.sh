@@ -49,16 +49,22 @@ mirror_cases() {
         run 0 -n --delete --exclude '*.tmp' "$@"
         grep -q '^send .* a/new$' "$T/last.out" || fail "$w -n: a/new"
         grep -q '^send .* b/y$' "$T/last.out" || fail "$w -n: b/y"
-        grep -q '^skip .* a/x$' "$T/last.out" || fail "$w -n: a/x"
+        ! grep -q '^skip' "$T/last.out" || fail "$w -n: lists what is up to date"
         grep -q '^delete .* extra/deep/f$' "$T/last.out" ||
             fail "$w -n: extra/deep/f"
         grep -q '^delete .* out$' "$T/last.out" || fail "$w -n: out"
         ! grep -q 'scratch.tmp' "$T/last.out" ||
             fail "$w -n: an excluded file would be deleted"
         expect_err "dry run: 2 to send (19 B), 1 up to date (4 B), 4 to delete"
+        # -v lists the rest too.
+        run 0 -n -v --delete --exclude '*.tmp' "$@"
+        grep -q '^skip .* a/x$' "$T/last.out" || fail "$w -n -v: a/x"
+        grep -q '^send .* a/new$' "$T/last.out" || fail "$w -n -v: a/new"
         run 0 -n --json "$@"
         expect_field files_send 2
         expect_field files_delete 0
+        ! grep -q '"action":"skip"' "$T/last.out" ||
+            fail "$w -n --json: lists what is up to date"
         after=$(mirror_snapshot "$T/msrc"; mirror_snapshot "$T/mdst";
             mirror_snapshot "$T/outside"; mirror_snapshot "$T/sibling")
         [ "$before" = "$after" ] || fail "$w: a dry run changed something"

@@ -121,6 +121,8 @@
     X(msg_delta_stop_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
+    X(msg_stop_roundtrip) \
+    X(msg_busy_roundtrip) \
     X(msg_plan_live_totals) \
     X(msg_probe_bounds) \
     X(msg_types_covered) \

@@ -71,7 +71,7 @@ rt_init(struct rt *rt, const struct rt_case *c)
     rt_mkdir(rt, "outside", 0755);
     rt_path(rt, "outside/keep", p);
     check_write_file(p, "abc", 3, 0);
-    rt->x.caps = RT_CAPS_ALL & ~c->caps_off;
+    rt->x.caps = (RT_CAPS_ALL | c->caps_on) & ~c->caps_off;
     rt->pol.home = rt->root;
     rt->spol.resolve = policy_resolve;
     rt->spol.ctx = &rt->pol;
@@ -567,6 +567,8 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_summary sum;
     struct msg_readback rb;
     struct msg_probe pr;
+    struct msg_stop stop;
+    struct msg_busy busy;
     uint64_t k;
 
     switch (fr->type) {
@@ -679,6 +681,17 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         rb.ns = 1000;
         CHECK_OK(msg_readback_encode(b, &rb));
         break;
+    case MSG_BUSY:
+        busy.holder.p = "pid 1, transfer 00";
+        busy.holder.len = strlen(busy.holder.p);
+        CHECK_OK(msg_busy_encode(b, &busy));
+        break;
+    case MSG_STOP:
+        stop.id = fr->id;
+        stop.kept_files = fr->a;
+        stop.kept_bytes = fr->a * RT_BS;
+        CHECK_OK(msg_stop_encode(b, &stop));
+        break;
     default:
         rt_encode_session(rt, fr, b);
         break;
@@ -762,6 +775,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_entry en;
     struct msg_error er;
     struct msg_partial pa;
+    struct msg_stop stop;
     struct msg_delta_sigs ds;
     struct msg_delta_blocks db;
     struct msg_delta_stop dst;
@@ -885,6 +899,15 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     case MSG_PARTIAL:
         CHECK_OK(msg_partial_decode(p, n, &pa));
         rt_say(rt, k, "PARTIAL:%.*s", (int)pa.path.len, pa.path.p);
+        break;
+    case MSG_STOP:
+        CHECK_OK(msg_stop_decode(p, n, &stop));
+        if (stop.id == MSG_STOP_NONE)
+            rt_say(rt, k, "STOP:-,%llu",
+                (unsigned long long)stop.kept_files);
+        else
+            rt_say(rt, k, "STOP:%u,%llu", stop.id,
+                (unsigned long long)stop.kept_files);
         break;
     default:
         rt_say(rt, k, "%s", msg_type_name(f->type));

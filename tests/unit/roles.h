@@ -24,6 +24,7 @@
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
+ *     STOP:id,kept_files (STOP:-,n when it names no file)
  *
  * where CODE is ferry_errname of the code. The tree is one token per
  * entry beneath the destination, sorted by path: "dir/", "file=size"
@@ -195,6 +196,9 @@ struct rt_frame {
 /* READBACK of n blocks (as a receiver with PROTO_CAP_READBACK sends it
  * right before SUMMARY). */
 #define F_READBACK(n) .type = MSG_READBACK, .a = (n)
+/* STOP naming file i (MSG_STOP_NONE: none), with n files and n blocks
+ * kept (a receiver's, right before its ERROR). */
+#define F_STOP(i, n) .type = MSG_STOP, .id = (i), .a = (n)
 /* PROBE asking for n bytes back (the client's, after a STATUS). */
 #define F_PROBE(n) .type = MSG_PROBE, .a = (n)
 #define F_HELLO .type = MSG_HELLO
@@ -206,6 +210,8 @@ struct rt_frame {
 #define F_JOIN(k) .type = MSG_JOIN, .id = (k)
 /* SPACE (proto/msg_space.h, type 27): avail, size. */
 #define F_SPACE(av, sz) .type = 27, .a = (av), .b = (sz)
+/* BUSY: a transfer holds the destination (an agent's). */
+#define F_BUSY .type = MSG_BUSY
 /* FILTERS (proto/msg_filter.h, type 26): n copies of one rule. */
 #define F_FILTERS(act, pat, n) .type = 26, .kind = (act), .s = (pat), \
     .a = (n)

@@ -402,6 +402,9 @@ rt_close(struct rt *rt)
     keptsig_store_close(rt->ks);
     rt->ks = NULL;
     dest_free(rt->d);
+    /* The transfer ends as a client's run ends it. */
+    if (rt->plan != NULL)
+        plan_end(rt->plan);
     plan_free(rt->plan);
     manifest_cleanup(&rt->live_mf);
     rt->in = NULL;

@@ -979,6 +979,60 @@ TEST(msg_readback_roundtrip)
     CHECK_EQ_STR(msg_type_name(MSG_READBACK), "READBACK");
 }
 
+/* STOP: an id and two counts, nothing more, nothing less. */
+TEST(msg_stop_roundtrip)
+{
+    struct msg_stop m = { .id = MSG_STOP_NONE, .kept_files = 2,
+        .kept_bytes = 5ull << 30 }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_stop_encode(&b, &m), MSG_STOP, &n);
+    CHECK_EQ_U64(n, 20);
+    CHECK_OK(msg_stop_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.id, MSG_STOP_NONE);
+    CHECK_EQ_U64(mo.kept_files, 2);
+    CHECK_EQ_U64(mo.kept_bytes, 5ull << 30);
+    CHECK_EQ_ERR(msg_stop_decode(p, 12, &mo), FERRY_ERR_SHORT);
+    CHECK_EQ_U64(mo.kept_files, 0);
+    free(p);
+    CHECK_EQ_STR(msg_type_name(MSG_STOP), "STOP");
+    mutate_type(MSG_STOP);
+}
+
+/* BUSY: a holder of at most PROTO_MAX_HOLDER bytes. */
+TEST(msg_busy_roundtrip)
+{
+    char big[PROTO_MAX_HOLDER + 1];
+    struct msg_busy m = { .holder = { "pid 7, transfer 00ff", 20 } }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_busy_encode(&b, &m), MSG_BUSY, &n);
+    CHECK_EQ_U64(n, 22);
+    CHECK_OK(msg_busy_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.holder.len, 20);
+    CHECK(memcmp(mo.holder.p, "pid 7, transfer 00ff", 20) == 0);
+    free(p);
+    memset(big, 'x', sizeof(big));
+    m.holder.p = big;
+    m.holder.len = PROTO_MAX_HOLDER + 1;
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_EQ_ERR(msg_busy_encode(&b, &m), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    /* One byte too many on the wire: refused as too large. */
+    CHECK_OK(buf_put_str16(&b, big, sizeof(big)));
+    CHECK_EQ_ERR(msg_busy_decode(buf_ptr(&b), buf_used(&b), &mo),
+        FERRY_ERR_TOO_LARGE);
+    buf_cleanup(&b);
+    CHECK_EQ_STR(msg_type_name(MSG_BUSY), "BUSY");
+    mutate_type(MSG_BUSY);
+}
+
 /*
  * A message type added to msg.h needs seeds (fuzz_seed.c) and an entry in
  * fuzz_common.c, and then a round trip and a mutation test here: this

@@ -522,6 +522,12 @@ static const struct rt_case receiver_dest[] = {
     { "link_without_state_dir", .setup = lock_link, .check = said_state,
       .script = { { F_PLAN(1) }, { F_LINK(0, "ln", "a") } },
       .err = FERRY_ERR_STATE, .out = "READY", .tree = ".ferry/" },
+    /* A sender that knows STOP hears that nothing is kept there, and of
+     * no file. */
+    { "state_stop_said", .setup = lock_link, .check = said_state,
+      .caps_on = PROTO_CAP_STOP,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) } },
+      .err = FERRY_ERR_STATE, .out = "READY STOP:-,0", .tree = ".ferry/" },
 };
 
 TEST(receiver_resume)

@@ -15,6 +15,29 @@
     "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln"
 #define READY_ { F_READY("") }
 
+/* After a STOP and the end of the transfer (plan_end): the file it
+ * named counts as failed only when it was offered and is not finished. */
+static void
+stop_counts(struct rt *rt, uint64_t failed)
+{
+    CHECK_EQ_U64(xfer_get(&rt->x.st.files_failed), failed);
+    CHECK(rt->x.kept_known);
+    CHECK_EQ_U64(rt->x.kept_files, 2);
+    CHECK_EQ_U64(rt->x.kept_bytes, 2 * RT_BS);
+}
+
+static void
+stop_failed_one(struct rt *rt)
+{
+    stop_counts(rt, 1);
+}
+
+static void
+stop_failed_none(struct rt *rt)
+{
+    stop_counts(rt, 0);
+}
+
 static const struct rt_case sender_rules[] = {
     /* A live plan (a scan that goes on): PLAN says so, entries are
      * offered as the scan adds them, and TOTALS, then END, wait for its
@@ -52,6 +75,28 @@ static const struct rt_case sender_rules[] = {
                   { .type = MSG_FILE_DONE, .id = 3, .code = -ENOSPC },
                   { F_SUMMARY } },
       .out = OFFERS " BLOCK:3:0-2 FEND:3 END" },
+    /* STOP: what the destination keeps, and the file the receiver's
+     * error met (its ERROR follows), whatever stream it comes on. */
+    { "stop_names_a_file_under_way", .caps_on = PROTO_CAP_STOP,
+      .check = stop_failed_one,
+      .script = { READY_, { F_WANT(3) }, { F_STOP(3, 2), ON(1) } },
+      .out = OFFERS " BLOCK:3:0-2 FEND:3" },
+    { "stop_names_a_file_finished", .caps_on = PROTO_CAP_STOP,
+      .check = stop_failed_none,
+      .script = { READY_, { F_WANT(1) }, { F_DONE(1) }, { F_STOP(1, 2) } },
+      .out = OFFERS " BLOCK:1:0 FEND:1" },
+    { "stop_names_no_file", .caps_on = PROTO_CAP_STOP,
+      .check = stop_failed_none,
+      .script = { READY_, { F_STOP(MSG_STOP_NONE, 2) } }, .out = OFFERS },
+    { "stop_names_a_directory", .caps_on = PROTO_CAP_STOP,
+      .check = stop_failed_none,
+      .script = { READY_, { F_STOP(0, 2) } }, .out = OFFERS },
+    { "stop_names_no_entry", .caps_on = PROTO_CAP_STOP,
+      .check = stop_failed_none,
+      .script = { READY_, { F_STOP(4000000000u, 2) } }, .out = OFFERS },
+    { "stop_without_capability",
+      .script = { READY_, { F_STOP(3, 2) } },
+      .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
     { "ready_twice",
       .script = { READY_, READY_ },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },

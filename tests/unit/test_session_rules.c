@@ -88,6 +88,14 @@ unlock(struct rt *rt)
 }
 
 static void
+unlock_only(struct rt *rt)
+{
+    (void)rt;
+    close(lock_fd);
+    lock_fd = -1;
+}
+
+static void
 deleted_d(struct rt *rt)
 {
     char p[CHECK_PATH_MAX];
@@ -303,6 +311,28 @@ static const struct rt_case session_agent[] = {
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
       .err = FERRY_ERR_STATE, .out = "HELLO ERROR:STATE",
       .tree = ".ferry/" },
+    /* A client that knows BUSY hears that a transfer holds the
+     * destination: in a STATUS, and before SPACE in a PUSH (whose
+     * receiver will wait for the lock). */
+    { "status_says_busy",
+      .setup = state_locked, .check = unlock_only,
+      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
+      .out = "HELLO OPEN_OK ? BUSY END", .tree = ".ferry/" },
+    { "status_busy_needs_capability",
+      .setup = state_locked, .check = unlock_only,
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
+      .out = "HELLO OPEN_OK ? END", .tree = ".ferry/" },
+    { "status_not_busy",
+      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
+      .out = "HELLO OPEN_OK ? END" },
+    { "push_says_busy",
+      .setup = state_locked, .check = unlock_only,
+      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .script = { HI, PUSH },
+      .out = "HELLO OPEN_OK BUSY ?", .tree = ".ferry/" },
     { "clean_while_locked",
       .setup = state_locked, .check = unlock,
       .script = { HI, { F_OPEN(OPEN_CLEAN, "~/dest") } },
@@ -397,6 +427,21 @@ static const struct rt_case session_client[] = {
       .script = { HI, { F_OPEN_OK }, { F_SPACE(100, 200) }, READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    /* BUSY: before SPACE, once, with its capability. */
+    { "busy_then_space",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .script = { HI, { F_OPEN_OK }, { F_BUSY }, { F_SPACE(100, 200) },
+                  READY_NONE },
+      .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+          "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
+    { "busy_twice",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .script = { HI, { F_OPEN_OK }, { F_BUSY }, { F_BUSY } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
+    { "busy_without_capability",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, { F_BUSY } },
+      .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
     { "space_missing",
       .client = 1, .caps_on = PROTO_CAP_FILTERS,
       .script = { HI, { F_OPEN_OK }, READY_NONE },
