@@ -65,7 +65,7 @@ UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
-	bench-quick bench-delta bench-streams fuzz clean help
+	bench-quick bench-delta bench-streams fuzz clean help check-minimal
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
 ifeq ($(VARIANT),release)
@@ -202,6 +202,11 @@ tsan: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/demo.sh
+
+## check-minimal: make test and make demo in a fresh minimal Debian 12 root
+## (debootstrap minbase, kept in build/minimal-root; as root; tens of minutes)
+check-minimal:
+	@sh tests/deps.sh debootstrap && bash tests/minimal_root.sh
 
 ## bench: ferry side by side with rsync, scp and tar|ssh (minutes)
 bench: deps
