@@ -524,8 +524,10 @@ receiver_send_stop(struct receiver *rc, int r, struct buf *out)
 {
     struct msg_stop m;
 
+    /* Before READY the sender has offered nothing and waits for READY:
+     * the ERROR alone says it. */
     if (r == 0 || r == FERRY_ERR_CLOSED || r == FERRY_ERR_PEER ||
-        !(rc->x->caps & PROTO_CAP_STOP))
+        !(rc->x->caps & PROTO_CAP_STOP) || rc->state == RCV_WAIT_PLAN)
         return;
     m.id = rc->x->stopped ? rc->x->stop_id : MSG_STOP_NONE;
     incoming_sync_partials(rc->in);
