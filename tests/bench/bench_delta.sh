@@ -12,6 +12,8 @@
 #   FERRY_BENCH_COLD     1: also the cold-cache rows (needs root to drop
 #                        the page cache; default 1 when permitted)
 #   FERRY_BENCH_ONLY     row ids to run (e.g. "rewrite_kept rewrite_cold")
+#   FERRY_BENCH_SHARDS   shards in the shards rows (default 16)
+#   FERRY_BENCH_SHARD_MIB  their size (default 64)
 set -eu
 SIZE_MIB=${1:-512}
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -133,16 +135,26 @@ row() {
             else
                 run_one rsync "$src/" "$dest" "${r_opts[@]}"
             fi
-            for f in "$src"/*; do
-                cmp "$f" "$dest/$(basename "$f")" ||
-                    fail "$id: $tool: copy differs"
-            done
+            same_copies "$src" "$dest" "$id: $tool"
             echo "$SECS $WIRE" >>"$T/times"
         done
-        sort -n "$T/times" | sed -n "$(( (REPS + 1) / 2 ))p" |
-            { read -r s w; printf '%-14s %-6s %7.2f s %12d B  %s\n' \
-                "$id" "$tool" "$s" "$w" "$text"; }
+        median "$T/times" "$id" "$tool" "$text"
     done
+}
+
+# same_copies SRC DEST WHAT: each file of SRC is in DEST, the same.
+same_copies() {
+    local f
+    for f in "$1"/*; do
+        cmp "$f" "$2/$(basename "$f")" || fail "$3: copy differs"
+    done
+}
+
+# median FILE ID TOOL TEXT: the row of the median time of FILE's runs.
+median() {
+    sort -n "$1" | sed -n "$(( (REPS + 1) / 2 ))p" |
+        { read -r s w; printf '%-14s %-6s %7.2f s %12d B  %s\n' \
+            "$2" "$3" "$s" "$w" "$4"; }
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, ${SIZE_MIB} MiB checkpoint," \
@@ -199,4 +211,96 @@ if [ "$can_drop" = 1 ]; then
 else
     echo "(cold rows skipped: cannot drop the page cache)"
 fi
+
+# --basis auto (the default) where no basis pays, beside --basis none in
+# the same run, and where one does, beside rsync --fuzzy. Each run starts
+# from a destination that SETUP makes; tools alternate within a rep.
+#   shards         NSHARDS new shards of one extension, empty destination
+#   shards_beside  ... beside as many other shards (cp: no kept signatures)
+#   moved          a checkpoint every element of which moved a little,
+#                  beside the last one (cp)
+#   moved_kept     ... the last one sent by ferry (its signatures kept)
+#   partial        a checkpoint under a new name, 4 regions of 1.25 MiB
+#                  (1%) rewritten, beside the last one
+NSHARDS=${FERRY_BENCH_SHARDS:-16}
+SHARD_MIB=${FERRY_BENCH_SHARD_MIB:-64}
+PY=python3
+python3 -c 'import numpy' 2>/dev/null ||
+    { /usr/bin/python3 -c 'import numpy' 2>/dev/null && PY=/usr/bin/python3; }
+gen_py() { "$PY" "$BENCH_DIR/gen.py" "$@"; }
+
+# pair ID TEXT SRC SETUP TOOLS...: TOOLS among ferry (defaults), none
+# (ferry --basis none) and fuzzy (rsync --fuzzy).
+pair() {
+    local id=$1 text=$2 src=$3 setup=$4 tool rep dest=$SHM/dest
+    wants "$id" || return 0
+    shift 4
+    for tool in "$@"; do : >"$T/times-$tool"; done
+    for rep in $(seq 1 "$REPS"); do
+        for tool in "$@"; do
+            rm -rf "$dest"
+            mkdir -p "$dest"
+            "$setup" "$dest" "$tool"
+            cat "$src"/* "$dest"/* >/dev/null 2>&1 || true
+            mem_prefault $((SIZE_MIB * 3))
+            case $tool in
+            ferry) run_one ferry "$src/" "$dest" ;;
+            none) run_one ferry "$src/" "$dest" --basis none ;;
+            fuzzy) run_one rsync "$src/" "$dest" --fuzzy ;;
+            esac
+            same_copies "$src" "$dest" "$id: $tool"
+            echo "$SECS $WIRE" >>"$T/times-$tool"
+        done
+    done
+    for tool in "$@"; do
+        median "$T/times-$tool" "$id" "$tool" "$text"
+    done
+}
+
+# wants ID...: 1 if any of the rows is to run.
+wants() {
+    local id
+    for id in "$@"; do
+        case " ${FERRY_BENCH_ONLY:-$id} " in *" $id "*) return 0 ;; esac
+    done
+    return 1
+}
+mkdir -p "$D/shards" "$D/shards_old" "$D/moved" "$D/partial"
+if wants shards shards_beside; then
+    for i in $(seq 1 "$NSHARDS"); do
+        gen random "$D/shards/shard-$(printf %03d "$i").bin" \
+            $((SHARD_MIB * MIB)) "shard-$i"
+        gen random "$D/shards_old/shard-$(printf %03d $((i + 500))).bin" \
+            $((SHARD_MIB * MIB)) "old-shard-$i"
+    done
+fi
+if wants moved moved_kept partial; then
+    gen_py weights "$D/ckpt-1.npy" "$SIZE" 21
+    gen_py perturb "$D/ckpt-1.npy" "$D/moved/ckpt-2.npy" 22
+    gen_py regions "$D/ckpt-1.npy" "$D/partial/ckpt-2.npy" 4 1310720 23
+fi
+sync
+
+set_empty() { :; }
+set_shards() { cp -p "$D/shards_old"/* "$1/"; }
+set_ckpt() { cp -p "$D/ckpt-1.npy" "$1/"; }
+set_ckpt_kept() {
+    if [ "$2" = fuzzy ]; then
+        cp -p "$D/ckpt-1.npy" "$1/"
+    else
+        "$FERRY" push -q -F "$SSH_CONFIG" --agent "$AGENT" \
+            "$D/ckpt-1.npy" "ferry-test:$1/" || fail "the last checkpoint's push"
+    fi
+}
+pair shards "$NSHARDS x $SHARD_MIB MiB new shards (.bin), empty dest" \
+    "$D/shards" set_empty ferry none
+pair shards_beside "$NSHARDS x $SHARD_MIB MiB new shards beside as many others (cp)" \
+    "$D/shards" set_shards ferry none
+pair moved "every element moved a little, beside the last one (cp)" \
+    "$D/moved" set_ckpt ferry none
+pair moved_kept "every element moved a little, beside the last one sent by ferry" \
+    "$D/moved" set_ckpt_kept ferry none
+pair partial "new name, 4 regions of 1.25 MiB (1%) rewritten, beside the last one (cp)" \
+    "$D/partial" set_ckpt ferry none fuzzy
+
 "$FERRY_TOOLS/delta_rate" "$SIZE_MIB" | sed 's/^/rate /'

@@ -15,6 +15,14 @@
   gen.py insert SRC DST BYTES SEED   DST = BYTES seeded random bytes + SRC
   gen.py sample SRC DST COUNT        copy the first COUNT files of SRC (in
                                      sorted order) to DST, same layout
+  gen.py weights FILE BYTES SEED     fp32 weights, N(0, 0.02) (numpy; as
+                                     random without it)
+  gen.py perturb SRC DST SEED        DST = SRC's fp32 elements each moved
+                                     a little (x (1 + N(0, 1e-3)); without
+                                     numpy, each element's low byte
+                                     changed): every block differs
+  gen.py regions SRC DST K BYTES SEED  DST = SRC with K contiguous regions
+                                     of BYTES rewritten at seeded offsets
   gen.py tiny DIR COUNT SEED         COUNT files in directories of 1,000
                                      (dNNNN/fNNNNN): even ones empty, odd
                                      ones 1..64 seeded bytes (the million
@@ -156,6 +164,61 @@ def gen_sample(src, dst, count):
         shutil.copy2(os.path.join(src, rel), os.path.join(dst, rel))
 
 
+def numpy_or_none():
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        return None
+
+
+def gen_weights(path, size, seed):
+    np = numpy_or_none()
+    if np is None:
+        gen_random(path, size, "weights-%s" % seed)
+        return
+    rng = np.random.default_rng(seed)
+    n = CHUNK // 4
+    with open(path, "wb") as out:
+        left = size
+        while left > 0:
+            w = (rng.standard_normal(n, dtype=np.float32) * 0.02).tobytes()
+            out.write(w[:left])
+            left -= min(left, len(w))
+
+
+def gen_perturb(src, dst, seed):
+    np = numpy_or_none()
+    rng = random.Random(seed) if np is None else np.random.default_rng(seed)
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        while True:
+            b = fi.read(CHUNK)
+            if not b:
+                break
+            if np is not None and len(b) % 4 == 0:
+                w = np.frombuffer(b, dtype=np.float32)
+                e = rng.standard_normal(len(w), dtype=np.float32) * 1e-3
+                fo.write((w * (1 + e)).astype(np.float32).tobytes())
+                continue
+            a = bytearray(b)
+            noise = rng.randbytes(len(a) // 4 + 1)
+            for i in range(0, len(a), 4):
+                a[i] ^= noise[i // 4] | 1
+            fo.write(a)
+
+
+def gen_regions(src, dst, k, nbytes, seed):
+    rng = random.Random(seed)
+    shutil.copyfile(src, dst)
+    size = os.path.getsize(dst)
+    # k slots, one region at a seeded place within each: no overlap.
+    slot = size // k
+    with open(dst, "r+b") as f:
+        for i in range(k):
+            f.seek(i * slot + rng.randrange(0, slot - nbytes))
+            f.write(rng.randbytes(nbytes))
+
+
 def gen_tiny(root, count, seed):
     rng = random.Random(seed)
     for i in range(count):
@@ -182,6 +245,13 @@ def main(argv):
         gen_rewrite(args[0], float(args[1]), int(args[2]))
     elif cmd == "insert" and len(args) == 4:
         gen_insert(args[0], args[1], int(args[2]), int(args[3]))
+    elif cmd == "weights" and len(args) == 3:
+        gen_weights(args[0], int(args[1]), int(args[2]))
+    elif cmd == "perturb" and len(args) == 3:
+        gen_perturb(args[0], args[1], int(args[2]))
+    elif cmd == "regions" and len(args) == 5:
+        gen_regions(args[0], args[1], int(args[2]), int(args[3]),
+                    int(args[4]))
     elif cmd == "tiny" and len(args) == 3:
         gen_tiny(args[0], int(args[1]), int(args[2]))
     elif cmd == "sample" and len(args) == 3:
