@@ -78,6 +78,13 @@ wait_exists "$T/far/cut.00004.tar.zst"
 kill -9 $pid
 wait $pid 2>/dev/null || true
 expect_rc 0 "$FERRY" pack --volume-size 256K "$src2" "$T/packed"
+# The agent (its client gone) removes its temporary files; the volumes
+# are counted once it has: until then it may still put one in place.
+for _ in $(seq 1 100); do
+    [ -z "$(ls -A "$T/far" | grep '^\.cut')" ] && break
+    sleep 0.1
+done
+[ -z "$(ls -A "$T/far" | grep '^\.cut')" ] || fail "temporary files left after the cut"
 # No partial file under a final name: each volume there is whole.
 done_before=0
 for v in "$T/far"/cut.*.tar.zst; do
@@ -85,12 +92,6 @@ for v in "$T/far"/cut.*.tar.zst; do
     done_before=$((done_before + 1))
 done
 [ ! -e "$T/far/cut.manifest" ] || fail "a manifest before the set was whole"
-# The agent (its client gone) removes its temporary files.
-for _ in $(seq 1 100); do
-    [ -z "$(ls -A "$T/far" | grep '^\.cut')" ] && break
-    sleep 0.1
-done
-[ -z "$(ls -A "$T/far" | grep '^\.cut')" ] || fail "temporary files left after the cut"
 total=$(ls "$T/packed"/cut.*.tar.zst | wc -l)
 expect_rc 0 "$FERRY" push --keep-volumes --volume-size 256K --json \
     "$src2" "local:$T/far"
