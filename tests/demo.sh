@@ -43,7 +43,7 @@ box="ferry-test"
 ssh_opts=(-F "$SSH_CONFIG")
 
 say "1. push a dataset: 3000 small files and one 300 MiB shard"
-mkdir -p "$T/dataset"
+mkdir -p "$T/dataset" "$T/box"
 small_files_tree "$T/dataset/images" 3000
 noise 0102030405060708090a0b0c0d0e0f10 314572800 >"$T/dataset/shard-000.bin"
 du -sh "$T/dataset" | sed 's/^/   /'
