@@ -350,13 +350,6 @@ watch_owned_cmp(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
-/* The table's unit of name, or NULL. */
-static struct watch_unit *
-watch_unit_named(struct watch *w, const char *name)
-{
-    return watch_unit_find(&w->t, name);
-}
-
 /*
  * --keep N: of the units this watch pulled into LOCAL (its record) and
  * nobody changed since, those beyond the N newest go. Nothing else in
@@ -395,7 +388,7 @@ watch_keep(struct watch *w)
         state[i] = K_FORGET;
         if (st != OWNED_NO)
             continue;
-        if ((u = watch_unit_named(w, e->name)) == NULL) {
+        if ((u = watch_unit_find(&w->t, e->name)) == NULL) {
             memset(&tmp, 0, sizeof(tmp));
             tmp.name = e->name;
             u = &tmp;
@@ -406,7 +399,7 @@ watch_keep(struct watch *w)
     qsort_r(idx, n, sizeof(*idx), watch_owned_cmp, &o);
     for (nk = (size_t)w->cli->keep; nk < n; nk++) {
         struct owned_entry *e = &o.v[idx[nk]];
-        struct watch_unit *u = watch_unit_named(w, e->name), tmp;
+        struct watch_unit *u = watch_unit_find(&w->t, e->name), tmp;
 
         if (u == NULL) {
             memset(&tmp, 0, sizeof(tmp));
