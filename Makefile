@@ -132,7 +132,7 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_opts.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/retry.c client/remote.c client/transport.c client/watchlist.c \
-	client/packcli.c)
+	client/packcli.c client/width.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)

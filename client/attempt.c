@@ -407,6 +407,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     a->exit_status = -1;
     a->group.limit = env->limit;
     a->t0 = clock_ms();
+    a->link = env->link;
     xfer_mark_now(env->x, &a->share_mark);
     uv_timer_init(env->loop, &a->tick);
     a->tick.data = a;
@@ -431,8 +432,15 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
             snprintf(msg, msglen, "%s: agent command too long",
                 env->cli->remote.host);
         else if ((r = transport_start_ssh(&st->tp, ssh0, command, msg,
-            msglen)) == 0)
+            msglen)) == 0) {
             st->has_tp = 1;
+            /* Its channel's round trip and window, measured. */
+            if (env->link.rtt_ms > 0)
+                a->link = attempt_link_of(ssh0, 1, env->plan != NULL);
+            log_debug("streams: a round trip of %llu ms, a window of %llu "
+                "KiB per stream", (unsigned long long)a->link.rtt_ms,
+                (unsigned long long)a->link.window >> 10);
+        }
     }
     if (r == 0)
         r = stream_run(st);

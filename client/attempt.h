@@ -8,17 +8,19 @@
  * and pump thread, so encryption runs on as many cores as there are), conn,
  * session and role, and the conns form one group (engine/conn.h).
  *
- * How many streams: `-j N` opens N; by default a second one as soon as
- * data moves, then, every ATTEMPT_TUNE_MS with all of them up, twice as
- * many while the rate still grows by half, one more while it grows by a
- * tenth, up to ATTEMPT_AUTO_MAX and while enough is left to send
- * (attempt_grow.c says why). Over libssh2, the SSH connections of the
- * streams that would come first (three on a long link for a push worth
- * them, or -j's) are opened while stream 0 logs in (ssh.h,
- * ssh_early_start) or starts the transfer, and JOIN once it runs. Up to ATTEMPT_OPENING_MAX streams are opened at
- * once (sshd's MaxStartups), in worker threads or as ssh children, and
- * they never prompt (ssh.h keeps what the first connection unlocked; the
- * ssh program runs them with BatchMode).
+ * How many streams: `-j N` opens N; by default width.h decides. On a
+ * long link, as many as the round trip and each stream's window say
+ * (width_first), opened at once: over libssh2 their SSH connections are
+ * started beside stream 0's login (ssh.h, ssh_early_start) or while it
+ * starts the transfer, and JOIN once it runs; then twice as many while
+ * each stream still moves its window per round trip. On a short link a
+ * second one as soon as data moves, then, every ATTEMPT_TUNE_MS with
+ * all of them up, more while the rate still grows (attempt_grow.c says
+ * why), up to ATTEMPT_AUTO_MAX and while enough is left to send. Up to
+ * ATTEMPT_OPENING_MAX streams are opened at once (sshd's MaxStartups),
+ * in worker threads or as ssh children, and they never prompt (ssh.h
+ * keeps what the first connection unlocked; the ssh program runs them
+ * with BatchMode).
  *
  * Stalls are judged by progress, not keepalives: a further stream that
  * moves nothing for the stall timeout while the others move data (and it
@@ -47,6 +49,7 @@
 #include "ssh.h"
 #include "sshcfg.h"
 #include "transport.h"
+#include "width.h"
 
 #define ATTEMPT_TUNE_MS 1000
 #define ATTEMPT_AUTO_MAX 8
@@ -68,10 +71,13 @@
 /* A first SSH handshake (three round trips or more, with login more)
  * that took this long means a long link, before any stream says so. */
 #define ATTEMPT_LONG_CONNECT_MS SSH_LONG_HANDSHAKE_MS
-/* Streams being opened at once: a few, not all (sshd's MaxStartups), and
- * each takes a thread of libuv's pool (4) while it connects, so that one
- * is always left for the roles' steps. */
-#define ATTEMPT_OPENING_MAX 3
+/* Streams being opened at once: stream 0 and these stay under OpenSSH's
+ * default MaxStartups (10 unauthenticated connections), and each takes
+ * a thread of libuv's pool while it connects; the pool has room for
+ * them and for the roles' steps (main.c sets its size). */
+#define ATTEMPT_OPENING_MAX SSH_EARLY_MAX
+#define ATTEMPT_POOL_THREADS "12"
+
 
 struct ssh_conn;
 
@@ -95,6 +101,8 @@ struct attempt_env {
     int more_by_cmd;               /* ... of the streams after the first */
     int same_host;                 /* the far end shares our cores */
     unsigned streams;              /* -j; 0: choose */
+    struct width_link link;        /* a long link's round trip and a
+                                      stream's window; rtt 0: short */
     uint64_t connect_ms;           /* the first SSH login took this */
     uint64_t auth_ms;              /* ... its authentication this */
     struct ssh_early *early;       /* connections started during it */
@@ -127,6 +135,7 @@ struct attempt {
     uv_timer_t tick;
     uint64_t t0;
     uint64_t link_ms;    /* a further stream's time to run: > 0 once known */
+    struct width_link link;  /* env's, measured again on stream 0 */
     uint64_t tune_at, tune_moved;      /* before the last streams came */
     struct xfer_mark share_mark;       /* the data after it says how much
                                           of what is left crosses the wire */
@@ -143,13 +152,20 @@ struct attempt {
 int attempt_env_link(const struct attempt_env *e);
 
 /*
- * How many further streams a push should open ahead, before stream 0
- * runs: up to three of -j's N - 1 on any link; by default three when the
- * link is long (its first SSH key exchange took ATTEMPT_LONG_CONNECT_MS,
- * or its login says so: ssh_login_link) and the push has bytes enough
- * for four streams at its first data (attempt_tune); else none.
+ * How many further streams to open ahead, before stream 0 runs: -j's N -
+ * 1 on any link; by default, on a long link (link's rtt_ms set) with
+ * ATTEMPT_LONG_MIN_LEFT or more to send (bytes; UINT64_MAX: a pull, not
+ * known yet), width_first's less stream 0; else none. At most
+ * ATTEMPT_OPENING_MAX.
  */
-unsigned attempt_ahead(const struct cli *cli, int long_link, uint64_t bytes);
+unsigned attempt_ahead(const struct cli *cli, const struct width_link *link,
+    uint64_t bytes);
+
+/* What a transfer's first login says of its link (rtt_ms 0: short): the
+ * round trip, and the window a stream gets, the peer's (a guess of
+ * OpenSSH's until a channel says) when we send, ours when we receive. */
+struct width_link attempt_link_of(const struct ssh_conn *c, int long_link,
+    int sending);
 
 /*
  * Runs an attempt on env->loop until every stream has closed. ssh0 is

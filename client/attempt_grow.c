@@ -130,7 +130,7 @@ attempt_preopen(struct attempt *a)
     } else if (e->more_by_cmd && e->dest != NULL)
         want = 0;  /* a pull's ssh children: once stream 0 runs */
     else if (e->plan != NULL || e->streams > 0)
-        want = attempt_ahead(e->cli, attempt_env_link(e) == 1,
+        want = attempt_ahead(e->cli, &e->link,
             xfer_get(&e->x->st.bytes_total));
     else
         want = 0;
@@ -184,7 +184,8 @@ attempt_env_link(const struct attempt_env *e)
 }
 
 unsigned
-attempt_ahead(const struct cli *cli, int long_link, uint64_t bytes)
+attempt_ahead(const struct cli *cli, const struct width_link *link,
+    uint64_t bytes)
 {
     unsigned want = 0;
 
@@ -192,9 +193,23 @@ attempt_ahead(const struct cli *cli, int long_link, uint64_t bytes)
         return 0;
     if (cli->streams > 0)
         want = (unsigned)cli->streams - 1;
-    else if (long_link && bytes >= ATTEMPT_LONG_MIN_LEFT)
-        want = 3;
+    else if (link->rtt_ms > 0 && bytes >= ATTEMPT_LONG_MIN_LEFT)
+        want = width_first(link, bytes, WIDTH_LONG_MAX) - 1;
     return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
+}
+
+struct width_link
+attempt_link_of(const struct ssh_conn *c, int long_link, int sending)
+{
+    struct width_link l = { 0, 0 };
+    uint64_t rtt, send_window, recv_window;
+
+    if (c == NULL || !long_link)
+        return l;
+    ssh_conn_link(c, &rtt, &send_window, &recv_window);
+    l.rtt_ms = rtt;
+    l.window = sending ? send_window : recv_window;
+    return l;
 }
 
 /* Opens one more stream. */
@@ -316,7 +331,7 @@ attempt_auto_max(const struct attempt *a)
     unsigned cores = uv_available_parallelism(), n;
 
     if (attempt_long_link(a))
-        return ATTEMPT_AUTO_MAX;
+        return WIDTH_LONG_MAX;
     if (a->env->same_host && a->env->more_by_cmd)
         n = (cores < 4 ? 1 : cores / 2) + 1;
     else
@@ -344,6 +359,38 @@ attempt_measure_link(struct attempt *a, uint64_t now)
 }
 
 /*
+ * What the rates of attempt_tune count: on a long link the bytes the SSH
+ * sessions sent (a push) or received (a pull) so far, which only the
+ * windows let through; bytes moved would also count what waits in the
+ * pipes to the pumps, several MiB per stream as it starts, and make a
+ * link look faster than it is for the first seconds. Elsewhere, bytes
+ * moved.
+ */
+static uint64_t
+attempt_counted(const struct attempt *a)
+{
+    const struct attempt_env *e = a->env;
+    uint64_t n;
+    unsigned k;
+
+    if (a->link.rtt_ms == 0)
+        return xfer_get(&e->x->st.bytes_moved);
+    n = e->plan != NULL ? a->wire_out : a->wire_in;
+    for (k = 0; k < a->next_index; k++) {
+        const struct attempt_stream *st = a->s[k];
+        const struct ssh_conn *c;
+
+        if (st == NULL)
+            continue;
+        c = st->ssh != NULL ? st->ssh : st->tp.ssh;
+        if (c != NULL)
+            n += e->plan != NULL ? ssh_conn_wire_out(c) :
+                ssh_conn_wire_in(c);
+    }
+    return n;
+}
+
+/*
  * Chooses the number of streams: -j's, or, by default, as many as pay.
  * A second stream opens as soon as data moves and enough is left to send
  * (on 2 cores it already splits the cipher); stream 0's rate while it
@@ -363,9 +410,9 @@ attempt_tune(struct attempt *a, uint64_t now)
     const struct attempt_env *e = a->env;
     struct xfer_stats *st = &e->x->st;
     uint64_t moved = xfer_get(&st->bytes_moved), total, done, left, wire,
-        min_left;
-    unsigned more = 0;
-    double rate, per;
+        min_left, counted;
+    struct width_period before, cur;
+    unsigned more;
 
     if (e->streams > 0) {
         a->target = e->streams;
@@ -409,46 +456,55 @@ attempt_tune(struct attempt *a, uint64_t now)
             return;
         }
         a->tune_at = now;
-        a->tune_moved = moved;
-        a->target = attempt_first_long(a) ? 4 : e->more_by_cmd ? 3 : 2;
+        a->tune_moved = attempt_counted(a);
+        if (a->link.rtt_ms > 0)
+            a->target = width_first(&a->link, wire, attempt_auto_max(a));
+        else
+            a->target = attempt_first_long(a) ? 4 : e->more_by_cmd ? 3 : 2;
         if (a->target > attempt_auto_max(a))
             a->target = attempt_auto_max(a);
         a->tune_streams = 1;
         attempt_fill(a);
         return;
     }
-    if (a->period_at == 0 && a->target == 2 && attempt_long_link(a)) {
+    if (a->period_at == 0 && a->target == 2 && a->link.rtt_ms == 0 &&
+        attempt_long_link(a)) {
         /* A long link: a stream's window binds, as good as measured; the
          * second of a link's few seconds is worth more than a measure. */
         a->target = 4;
         attempt_fill(a);
         return;
     }
+    counted = attempt_counted(a);
     if (a->period_at == 0) {
-        /* Every stream is up: the rate until now is the one to beat. */
-        a->tune_rate = (double)(moved - a->tune_moved) * 1000.0 /
+        /* Every stream is up: the rate until now is the one to beat. The
+         * period to judge starts once the last ones filled their windows
+         * (two round trips; none on a short link). */
+        a->tune_rate = (double)(counted - a->tune_moved) * 1000.0 /
             (double)(now - a->tune_at + 1);
+        a->period_at = now + 2 * a->link.rtt_ms;
+        a->period_moved = UINT64_MAX;
+        return;
+    }
+    if (a->period_moved == UINT64_MAX) {
+        if (now < a->period_at)
+            return;
         a->period_at = now;
-        a->period_moved = moved;
+        a->period_moved = counted;
         return;
     }
     if (now - a->period_at < ATTEMPT_TUNE_MS)
         return;
-    rate = (double)(moved - a->period_moved) * 1000.0 /
+    before.streams = a->tune_streams;
+    before.rate = a->tune_rate;
+    cur.streams = a->active;
+    cur.rate = (double)(counted - a->period_moved) * 1000.0 /
         (double)(now - a->period_at + 1);
-    log_debug("streams: %u at %.1f MiB/s, before %u at %.1f MiB/s",
-        a->active, rate / 1048576.0, a->tune_streams,
-        a->tune_rate / 1048576.0);
-    /* Per stream: as much as before means each new one found a window
-     * of its own to fill; much less, that the link or the cores are near
-     * their end. */
-    per = rate * a->tune_streams / (a->tune_rate * a->active + 1);
-    if (per >= 0.9)
-        more = a->active;
-    else if (rate >= a->tune_rate * 1.1 && per >= 0.5)
-        more = 1;
-    if (more > attempt_auto_max(a) - a->active)
-        more = attempt_auto_max(a) - a->active;
+    log_debug("streams: %u at %.1f MiB/s, before %u at %.1f MiB/s, a "
+        "window per round trip %.1f MiB/s", a->active,
+        cur.rate / 1048576.0, a->tune_streams, a->tune_rate / 1048576.0,
+        width_per_stream(&a->link) / 1048576.0);
+    more = width_more(&a->link, &before, &cur, attempt_auto_max(a));
     if (more == 0 || left < ATTEMPT_AUTO_MIN_LEFT) {
         a->grown = 1;  /* the last ones did not pay: stop there */
         return;

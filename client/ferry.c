@@ -224,10 +224,11 @@ run_setup(struct run *rn, char *msg, size_t msglen)
  *   login (ssh_early_start).
  */
 static int
-run_ssh_handshake(void *ctx, uint64_t ms)
+run_ssh_handshake(void *ctx, uint64_t ms, uint64_t rtt_ms)
 {
     struct run *rn = ctx;
     uint64_t bytes = 0;
+    struct width_link link = { 0, 0 };
     unsigned n;
 
     if (rn->early_tried++ > 0 || rn->op != NULL)
@@ -259,12 +260,16 @@ run_ssh_handshake(void *ctx, uint64_t ms)
         /* The scan, in the pool, is done already for a few big files. */
         bytes = rn->scan_mf->bytes;
     }
-    if ((n = attempt_ahead(rn->cli, ms >= ATTEMPT_LONG_CONNECT_MS,
-        bytes)) > 0)
+    if (ms >= ATTEMPT_LONG_CONNECT_MS) {
+        link.rtt_ms = rtt_ms;
+        link.window = rn->cli->cmd == CMD_PUSH ? SSH_PEER_WINDOW_GUESS :
+            ssh_recv_window(ms, rtt_ms);
+    }
+    if ((n = attempt_ahead(rn->cli, &link, bytes)) > 0)
         rn->early = rn->env.early = ssh_early_start(&rn->early_opts, n);
-    log_debug("streams: the key exchange took %llu ms; %u more started "
-        "beside the login", (unsigned long long)ms,
-        ssh_early_left(rn->early));
+    log_debug("streams: the key exchange took %llu ms (a round trip of "
+        "%llu); %u more started beside the login", (unsigned long long)ms,
+        (unsigned long long)rtt_ms, ssh_early_left(rn->early));
     return 0;
 }
 
@@ -294,6 +299,8 @@ run_ssh_open(struct run *rn, char *msg, size_t msglen)
         rn->env.connect_ms = (uv_hrtime() - t0) / 1000000 + 1 -
             (ssh_tty_waited_ms() - waited);
         rn->env.auth_ms = so.auth_ms;
+        rn->env.link = attempt_link_of(rn->ssh,
+            attempt_env_link(&rn->env) == 1, rn->cli->cmd == CMD_PUSH);
         log_debug("the first login took %llu ms, %llu of it to "
             "authenticate", (unsigned long long)rn->env.connect_ms,
             (unsigned long long)rn->env.auth_ms);
@@ -339,10 +346,12 @@ run_env(struct run *rn, uv_loop_t *loop)
     struct attempt_env *e = &rn->env;
     /* A push's first login, if done. */
     uint64_t connect_ms = e->connect_ms, auth_ms = e->auth_ms;
+    struct width_link link = e->link;
 
     memset(e, 0, sizeof(*e));
     e->connect_ms = connect_ms;
     e->auth_ms = auth_ms;
+    e->link = link;
     e->early = rn->early;
     e->cli = rn->cli;
     e->loop = loop;

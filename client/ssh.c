@@ -472,10 +472,13 @@ ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
     c->alive_count = cfg->alive_count ? cfg->alive_count : 3;
     c->timeout_ms = (int64_t)timeout * 1000;
     ssh_deadline_reset(c);
-    if ((r = ssh_tcp_connect(c, cfg, err, errlen)) != 0 ||
-        (r = ssh_handshake(c, err, errlen)) != 0)
+    if ((r = ssh_tcp_connect(c, cfg, err, errlen)) != 0)
+        return ssh_conn_fail(c, r, err, errlen);
+    c->tcp_ms = (uint64_t)(ssh_now_ms() - t0);
+    if ((r = ssh_handshake(c, err, errlen)) != 0)
         return ssh_conn_fail(c, r, err, errlen);
     c->handshake_ms = (uint64_t)(ssh_now_ms() - t0);
+    c->rtt_ms = ssh_rtt_of_handshake(c->tcp_ms, c->handshake_ms);
     *out = c;
     return 0;
 }
@@ -507,6 +510,28 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
     return 0;
 }
 
+uint64_t
+ssh_rtt_of_handshake(uint64_t tcp_ms, uint64_t handshake_ms)
+{
+    uint64_t kex = handshake_ms > tcp_ms ? handshake_ms - tcp_ms : 0;
+
+    /* The server's banner, the two KEXINITs crossing, ECDH and NEWKEYS:
+     * three round trips after the connect (one itself, unless a proxy
+     * on this machine answered it). */
+    return tcp_ms > kex / 3 ? tcp_ms : kex / 3;
+}
+
+void
+ssh_conn_link(const struct ssh_conn *c, uint64_t *rtt_ms,
+    uint64_t *send_window, uint64_t *recv_window)
+{
+    *rtt_ms = c->rtt_ms;
+    *send_window = c->send_window != 0 ? c->send_window :
+        SSH_PEER_WINDOW_GUESS;
+    *recv_window = c->recv_window != 0 ? c->recv_window :
+        ssh_recv_window(c->handshake_ms, c->rtt_ms);
+}
+
 int
 ssh_login_link(uint64_t ms, uint64_t auth_ms)
 {
@@ -527,7 +552,7 @@ ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out, char *err,
     if ((r = ssh_conn_begin(o, &c, err, errlen)) != 0)
         return r;
     hand_over = o->on_handshake != NULL &&
-        o->on_handshake(o->ctx, c->handshake_ms) == 1;
+        o->on_handshake(o->ctx, c->handshake_ms, c->rtt_ms) == 1;
     if ((r = ssh_conn_finish(o, c, err, errlen)) != 0)
         return r;
     if (hand_over) {

@@ -48,12 +48,13 @@ struct ssh_conn_opts {
                             * running, a measure of the link that a
                             * server slow to start does not stretch */
     /* Called (same thread) once the key exchange is done, with the time
-     * since the connect began: a measure of the link, before the login.
+     * since the connect began and the round trip it implies
+     * (ssh_rtt_of_handshake): a measure of the link, before the login.
      * Returning 1 makes ssh_conn_open check the host key and log in
      * as ever, then close and return 0 with no connection: the ssh
      * program is to carry the bytes, and whatever would refuse it is
      * said first in our words. */
-    int (*on_handshake)(void *ctx, uint64_t ms);
+    int (*on_handshake)(void *ctx, uint64_t ms, uint64_t rtt_ms);
     void *ctx;
 };
 
@@ -97,9 +98,12 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  * in (blocking: call it off the loop); FERRY_ERR_CLOSED when all were
  * taken, else its own error and message; any thread may take.
  * ssh_early_free, once no take runs, shuts the gate, waits for the
- * threads and closes what was not taken.
+ * threads and closes what was not taken. Stream 0 and SSH_EARLY_MAX stay
+ * under OpenSSH's default MaxStartups, 10 connections not yet logged in.
  */
-#define SSH_EARLY_MAX 4
+#define SSH_EARLY_MAX 8
+/* The channel window OpenSSH's sshd grants, until a channel says. */
+#define SSH_PEER_WINDOW_GUESS (2u << 20)
 
 /* A TCP connect and key exchange (three round trips or more) that took
  * this long means a long link: attempt.h plans streams by it, and a
@@ -124,6 +128,21 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  * nothing.
  */
 int ssh_login_link(uint64_t ms, uint64_t auth_ms);
+
+/* The round trip a TCP connect of tcp_ms and a handshake of handshake_ms
+ * (the connect included) imply. */
+uint64_t ssh_rtt_of_handshake(uint64_t tcp_ms, uint64_t handshake_ms);
+
+/* What c knows of its link: the round trip (the handshake's estimate,
+ * then a channel open's own), the window the peer grants us and the one
+ * we grant it (bytes per round trip): a channel's once one is open, else
+ * what one would get. */
+void ssh_conn_link(const struct ssh_conn *c, uint64_t *rtt_ms,
+    uint64_t *send_window, uint64_t *recv_window);
+
+/* The receive window our channels ask for on a link whose handshake took
+ * handshake_ms and whose round trip is rtt_ms (ssh_pump.c). */
+unsigned ssh_recv_window(uint64_t handshake_ms, uint64_t rtt_ms);
 struct ssh_early;
 struct ssh_early *ssh_early_start(const struct ssh_conn_opts *o,
     unsigned n);

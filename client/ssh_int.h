@@ -44,6 +44,11 @@ struct ssh_conn {
     int rsa_skipped;       /* login skipped RSA keys (ssh_auth_login) */
     int64_t timeout_ms;    /* ConnectTimeout */
     uint64_t handshake_ms; /* TCP connect and key exchange took this */
+    uint64_t tcp_ms;       /* ... the TCP connect alone */
+    uint64_t rtt_ms;       /* the round trip (ssh_conn_link) */
+    uint64_t send_window;  /* what the peer's channel window lets us send
+                            * per round trip; 0 before the channel */
+    uint64_t recv_window;  /* ... ours, for the peer */
     int64_t deadline;      /* of the blocking step running now */
     int wait_err;          /* why the last ssh_again() gave up */
     atomic_uint_fast64_t wire_out, wire_in;

@@ -26,15 +26,18 @@
 #include "../common/log.h"
 #include "ssh_int.h"
 
-/* Our receive window per channel. On a long link big, so a pull is not
- * capped at one window per round trip the way sshd caps uploads at 2
- * MiB. On a short one (a handshake under SSH_LONG_HANDSHAKE_MS) 2 MiB
- * fill in well under a millisecond, and what the window lets in waits
- * in libssh2's memory until the pump reads it: 16 MiB there cost a
- * loopback pull of 512 MiB 28 MiB of client memory (70 MiB against
- * 42), for no speed. */
-#define SSH_WINDOW_LONG (16u << 20)
+/* Our receive window per channel: the bandwidth-delay product of
+ * SSH_WINDOW_RATE, between SSH_WINDOW_SHORT and SSH_WINDOW_MAX. So a
+ * pull is not capped at one window per round trip the way sshd caps
+ * uploads at 2 MiB: one stream's window carries more than its cipher
+ * does. What the window lets in waits in libssh2's memory until the
+ * pump reads it, so it is bounded: on a short link (a handshake under
+ * SSH_LONG_HANDSHAKE_MS) 2 MiB fill in well under a millisecond, and 16
+ * MiB there cost a loopback pull of 512 MiB 28 MiB of client memory for
+ * no speed (docs/BENCHMARKS.md, "Streams"). */
+#define SSH_WINDOW_RATE (160u << 20)
 #define SSH_WINDOW_SHORT (2u << 20)
+#define SSH_WINDOW_MAX (32u << 20)
 #define SSH_PACKET 32768u
 #define SSH_PUMP_BUF (256u << 10)
 #define SSH_SOCKBUF (4 << 20)
@@ -432,24 +435,45 @@ ssh_channel_error(struct ssh_conn *c, int rc, const char *what, char *err,
     return r;
 }
 
+unsigned
+ssh_recv_window(uint64_t handshake_ms, uint64_t rtt_ms)
+{
+    uint64_t w = rtt_ms * (SSH_WINDOW_RATE / 1000);
+
+    if (handshake_ms < SSH_LONG_HANDSHAKE_MS || w < SSH_WINDOW_SHORT)
+        return SSH_WINDOW_SHORT;
+    return w > SSH_WINDOW_MAX ? SSH_WINDOW_MAX : (unsigned)w;
+}
+
 static LIBSSH2_CHANNEL *
 ssh_open_exec(struct ssh_conn *c, const char *command, int *r, char *err,
     size_t errlen)
 {
     LIBSSH2_CHANNEL *ch;
+    unsigned long granted = 0;
+    unsigned window = ssh_recv_window(c->handshake_ms, c->rtt_ms);
+    int64_t t0;
     int rc;
 
     ssh_deadline_reset(c);
+    t0 = ssh_now_ms();
     do
-        ch = libssh2_channel_open_ex(c->s, "session", 7,
-            c->handshake_ms < SSH_LONG_HANDSHAKE_MS ? SSH_WINDOW_SHORT :
-            SSH_WINDOW_LONG, SSH_PACKET, NULL, 0);
+        ch = libssh2_channel_open_ex(c->s, "session", 7, window, SSH_PACKET,
+            NULL, 0);
     while (ch == NULL && ssh_again(c, libssh2_session_last_errno(c->s)));
     if (ch == NULL) {
         *r = ssh_channel_error(c, libssh2_session_last_errno(c->s),
             "cannot open a channel", err, errlen);
         return NULL;
     }
+    /* A channel open is one round trip, without the key exchange's
+     * crypto: the better measure. */
+    c->rtt_ms = (uint64_t)(ssh_now_ms() - t0);
+    if (c->rtt_ms == 0)
+        c->rtt_ms = 1;
+    (void)libssh2_channel_window_write_ex(ch, &granted);
+    c->send_window = granted;
+    c->recv_window = window;
     do
         rc = libssh2_channel_exec(ch, command);
     while (ssh_again(c, rc));

@@ -24,6 +24,11 @@
 #   FERRY_BENCH_DROP_CACHES    1/0: drop the page cache before each run
 #                              (default: full mode, if permitted)
 #   FERRY_BENCH_WAN_BIG_MIB    size of the WAN big file (default 256 full)
+#   FERRY_BENCH_LONG_RTTS      streams: round trips (ms) of the long-link
+#                              rows beside the 50 ms ones (default
+#                              "100 200"; "" runs none)
+#   FERRY_BENCH_LONG_PEER_REPS streams: runs of rsync per long-link row
+#                              (default 1: at 200 ms one takes 2 minutes)
 set -eu
 
 # What ferry can do today; flip these as features land. Delta and resume
@@ -105,6 +110,9 @@ else
 fi
 WAN_DELAY_MS=25 # one way, each direction: 50 ms RTT
 WAN_MBIT=1000
+LONG_RTTS=""
+[ "$MODE" = streams ] && LONG_RTTS=${FERRY_BENCH_LONG_RTTS-"100 200"}
+LONG_PEER_REPS=${FERRY_BENCH_LONG_PEER_REPS:-1}
 SEED=20240501
 ONLY=${FERRY_BENCH_ONLY:-}
 
@@ -231,8 +239,14 @@ setup_network() {
     at_exit stop_proxies
     if [ -x "$NETPROXY" ]; then
         HAVE_PROXY=1
-        start_proxy ferry-wan --delay-ms "$WAN_DELAY_MS" --rate "$WAN_MBIT"
+        start_proxy ferry-wan --delay-ms "$WAN_DELAY_MS" --rate "$WAN_MBIT" \
+            --trace "$T/trace-ferry-wan"
         start_proxy ferry-slow --rate "$SLOW_MBIT"
+        local rtt
+        for rtt in $LONG_RTTS; do
+            start_proxy "ferry-wan$rtt" --delay-ms $((rtt / 2)) \
+                --rate "$WAN_MBIT" --trace "$T/trace-ferry-wan$rtt"
+        done
     else
         log "no $NETPROXY: WAN rows not run (make all builds it)"
     fi
@@ -677,11 +691,48 @@ run_scenario() {
                 continue
             fi
             prepare_dest "$prep" "$dest" "$tool"
+            local t0_ms
+            t0_ms=$(date +%s%3N)
             run_once "$tool" "$dir" "$host" "$src" "$dest" "$src"
-            record_run "$id" "$tool" "$rep"
+            # shellcheck disable=SC2046
+            record_run "$id" "$tool" "$rep" $(link_start "$host" "$dir" "$t0_ms")
             prepare_dest none "$dest" "$tool"
         done
     done
+}
+
+# link_start HOST DIR T0_MS: from the proxy's trace of HOST (if it keeps
+# one), the seconds from T0_MS (the run's start) to the first MiB of data
+# across and to 90% of the link's rate (over 500 ms), as key=value words.
+link_start() {
+    local trace=$T/trace-$1
+    [ -s "$trace" ] || return 0
+    "$PY" - "$trace" "$3" "$2" "$WAN_MBIT" <<'PY'
+import sys
+path, t0, d, mbit = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+col = 1 if d == "push" else 2
+rows = [tuple(map(int, l.split())) for l in open(path) if l.strip()]
+rows = [r for r in rows if r[0] >= t0]
+if not rows:
+    sys.exit(0)
+base, first, full, j = rows[0][col], None, None, 0
+link = mbit * 1e6 / 8
+for i, r in enumerate(rows):
+    if first is None and r[col] - base >= 1 << 20:
+        first = r[0]
+    while r[0] - rows[j][0] > 500:
+        j += 1
+    span = r[0] - rows[j][0]
+    if full is None and span >= 400 and \
+            (r[col] - rows[j][col]) * 1000 / span >= 0.9 * link:
+        full = r[0]
+out = []
+if first is not None:
+    out.append("first_mib_s=%.2f" % ((first - t0) / 1000))
+if full is not None:
+    out.append("to90_s=%.2f" % ((full - t0) / 1000))
+print(" ".join(out))
+PY
 }
 
 # scp over the WAN copies one file per several round trips (SFTP open,
@@ -768,7 +819,7 @@ collect_meta() {
     ferry_v=$("$FERRY" --version 2>/dev/null | awk 'NR == 1 { print $2 }' || true)
     local sizes
     if [ "$MODE" = streams ]; then
-        sizes="one $((BIG / MIB)) MiB incompressible file; WAN: ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s; -j rows: $TABLE_REPS run(s) each"
+        sizes="one $((BIG / MIB)) MiB incompressible file; WAN: ${WAN_DELAY_MS} ms each way, $WAN_MBIT Mbit/s${LONG_RTTS:+; long rows: ${LONG_RTTS// / and } ms RTT}; -j rows: $TABLE_REPS run(s) each; rsync on the long rows: $LONG_PEER_REPS run(s)"
     else
         sizes="big file $((BIG / MIB)) MiB; $SMALL_N small files ($(($(tree_bytes "$T/data/small") / MIB)) MiB)"
         sizes="$sizes; text tree $(($(tree_bytes "$T/data/text") / MIB)) MiB in $(tree_files "$T/data/text") files"
@@ -820,7 +871,19 @@ streams_main() {
         *) run_scenario "$id" "$dir" "$host" "$d" fresh ferry rsync scp ;;
         esac
     done
-    local reps=$REPS
+    local rtt reps=$REPS
+    for rtt in $LONG_RTTS; do
+        for dir in push pull; do
+            id=wan${rtt}_$dir
+            wanted "$id" || continue
+            scenario "$id" "WAN ($rtt ms RTT, 1 Gbit/s): $dir a $mib MiB file, default settings" \
+                "$BIG" "rsync -a"
+            run_scenario "$id" "$dir" "ferry-wan$rtt" "$d" fresh ferry
+            REPS=$LONG_PEER_REPS
+            run_scenario "$id" "$dir" "ferry-wan$rtt" "$d" fresh rsync
+            REPS=$reps
+        done
+    done
     REPS=$TABLE_REPS
     for id in wan_j_push wan_j_pull lo_j_push lo_j_pull; do
         case $id in *push) dir=push ;; *) dir=pull ;; esac

@@ -132,6 +132,11 @@ def derived_notes(measured, ferry):
                        "files (%.2f s, %.2f s)" % (
                            r.get("sample_total", 0), r["sample_n"],
                            r.get("sample_w1", 0), r.get("sample_wn", 0)))
+    first = median(r.get("first_mib_s") for r in measured)
+    full = median(r.get("to90_s") for r in measured)
+    if first is not None:
+        out.append("first MiB across at %.2f s, 90%% of the link at %s" % (
+            first, "%.2f s" % full if full is not None else "no time"))
     if ferry:
         matched = median(f.get("bytes_matched") for f in ferry) or 0
         resumed = median(f.get("resumed_bytes") for f in ferry) or 0

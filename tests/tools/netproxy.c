@@ -62,6 +62,7 @@
 /* How long a cut waits for already written bytes to be acknowledged. */
 #define NETPROXY_CUT_DRAIN_NS (500 * NS_PER_MS)
 #define NETPROXY_ACCEPT_RETRY_NS (100 * NS_PER_MS)
+#define NETPROXY_TRACE_MS 50
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -106,6 +107,7 @@ struct opts {
     unsigned idle_exit_s;
     unsigned lifetime_s;
     int verbosity;              /* 0 errors, 1 also cuts, 2 per connection */
+    const char *trace;          /* bytes relayed so far, every tick */
 };
 
 struct block {
@@ -199,6 +201,8 @@ struct proxy {
     uint64_t idle_since_ns;
     uint64_t cuts;
     uint64_t bytes[2];
+    FILE *trace;
+    uint64_t trace_next_ns;
     int wrote_port_file;
     int wrote_pid_file;
 };
@@ -1136,6 +1140,12 @@ setup(struct proxy *px)
         }
         px->wrote_pid_file = 1;
     }
+    if (px->o.trace != NULL && (px->trace = fopen(px->o.trace, "w")) ==
+        NULL) {
+        r = -errno;
+        say(0, "%s: %s", px->o.trace, ferry_strerror(r));
+        return r;
+    }
     /* The port is announced last: once it is visible, we are serving. */
     snprintf(text, sizeof(text), "%u\n", (unsigned)ntohs(sin.sin_port));
     if (px->o.port_file != NULL) {
@@ -1186,6 +1196,8 @@ teardown(struct proxy *px, uint64_t now)
         unlink(px->o.port_file);
     if (px->wrote_pid_file)
         unlink(px->o.pid_file);
+    if (px->trace != NULL)
+        (void)fclose(px->trace);
     say(2, "exiting: %llu connections, %llu cut, %llu bytes up, %llu down",
         (unsigned long long)px->next_id, (unsigned long long)px->cuts,
         (unsigned long long)px->bytes[DIR_UP],
@@ -1236,6 +1248,37 @@ wait_events(struct proxy *px, uint64_t now, uint64_t deadline, int *stop)
     return 0;
 }
 
+static unsigned long long
+wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000 +
+        (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+/*
+ * --trace: one line per NETPROXY_TRACE_MS while connections are open,
+ * "wall-clock ms, bytes relayed up, down, connections", so a bench can
+ * tell when the first byte crossed and when the link filled.
+ */
+static void
+trace_tick(struct proxy *px, uint64_t now, uint64_t *deadline)
+{
+    if (px->trace == NULL)
+        return;
+    if (now >= px->trace_next_ns) {
+        if (px->nconns > 0 || px->bytes[0] + px->bytes[1] > 0)
+            fprintf(px->trace, "%llu %llu %llu %u\n", wall_ms(),
+                (unsigned long long)px->bytes[DIR_UP],
+                (unsigned long long)px->bytes[DIR_DOWN], px->nconns);
+        (void)fflush(px->trace);
+        px->trace_next_ns = now + NETPROXY_TRACE_MS * NS_PER_MS;
+    }
+    deadline_min(deadline, px->trace_next_ns);
+}
+
 static int
 run(struct proxy *px)
 {
@@ -1267,6 +1310,7 @@ run(struct proxy *px)
             deadline_min(&deadline, end);
         }
         accept_pending(px, now, &deadline);
+        trace_tick(px, now, &deadline);
         /*
          * The first connection of a pass gets first go at the shared
          * tokens, so the next pass starts just after it: round robin.
@@ -1426,7 +1470,7 @@ enum {
     OPT_PORT_FILE = 256, OPT_PID_FILE, OPT_DELAY, OPT_RATE, OPT_CONN_RATE,
     OPT_INFLIGHT, OPT_CUT_AFTER, OPT_CUT_RANDOM, OPT_CUT_DIR, OPT_CUT_ROUNDS,
     OPT_SEED, OPT_MAX_CONNS, OPT_IDLE_EXIT, OPT_LIFETIME, OPT_STALL_AFTER,
-    OPT_FAULT_CONN, OPT_START_DELAY
+    OPT_FAULT_CONN, OPT_START_DELAY, OPT_TRACE
 };
 
 static const struct option long_opts[] = {
@@ -1448,6 +1492,7 @@ static const struct option long_opts[] = {
     { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
     { "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
     { "lifetime", required_argument, NULL, OPT_LIFETIME },
+    { "trace", required_argument, NULL, OPT_TRACE },
     { "verbose", no_argument, NULL, 'v' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -1483,6 +1528,9 @@ parse_args(int argc, char **argv, struct opts *o)
         case OPT_DELAY:
             bad = parse_uint(optarg, NETPROXY_MAX_DELAY_MS, &o->delay_ms);
             what = "--delay-ms";
+            break;
+        case OPT_TRACE:
+            o->trace = optarg;
             break;
         case OPT_START_DELAY:
             bad = parse_uint(optarg, NETPROXY_MAX_DELAY_MS,

@@ -278,6 +278,13 @@
     X(session_client) \
     X(session_policy) \
     X(session_policy_delete) \
+    /* test_width.c */ \
+    X(width_push_long_links) \
+    X(width_pull_long_links) \
+    X(width_busy_box) \
+    X(width_small_transfers) \
+    X(width_short_link) \
+    X(width_long_link_more) \
     /* test_streams.c */ \
     X(formcheck_zip) \
     X(formcheck_safetensors) \
