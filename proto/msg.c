@@ -8,32 +8,35 @@
 #include "frame.h"
 #include "msg_int.h"
 
+static const struct msg_info msg_infos[] = {
+#define MSG_INFO(num, NAME, name, dir, stream0, cap) \
+    [num] = { #NAME, MSG_DIR_##dir, stream0, cap },
+    MSG_TABLE(MSG_INFO)
+#undef MSG_INFO
+};
+
+_Static_assert(sizeof(msg_infos) / sizeof(msg_infos[0]) == MSG_TYPE_MAX + 1,
+    "MSG_TYPE_MAX is not the largest number of msg_table.h");
+
+const struct msg_info *
+msg_info(uint8_t type)
+{
+    return type <= MSG_TYPE_MAX && msg_infos[type].name != NULL ?
+        &msg_infos[type] : NULL;
+}
+
 const char *
 msg_type_name(uint8_t type)
 {
-    static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
-        "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
-        "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA", "DELTA_BLOCKS", "DELTA_STOP",
-        [MSG_RETIRE] = "RETIRE",
-        [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
-        [MSG_TOTALS] = "TOTALS",
-        [MSG_VOL_OPTS] = "VOL_OPTS",
-        [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
-        [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
-        [MSG_KEEP_VOL] = "KEEP_VOL", [MSG_KEEP_MAN] = "KEEP_MAN",
-        [MSG_KEEP_DONE] = "KEEP_DONE", [MSG_STOP] = "STOP",
-        [MSG_BUSY] = "BUSY" };
+    const struct msg_info *i = msg_info(type);
 
-    return msg_type_known(type) ? names[type] : "?";
+    return i != NULL ? i->name : "?";
 }
 
 int
 msg_type_known(uint8_t type)
 {
-    return (type >= MSG_HELLO && type <= MSG_DELTA_STOP) ||
-        (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
-        (type >= MSG_VOL_OPTS && type <= MSG_BUSY);
+    return msg_info(type) != NULL;
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);

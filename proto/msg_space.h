@@ -16,8 +16,7 @@
 #include <stdint.h>
 
 #include "../common/buf.h"
-
-#define MSG_SPACE 27
+#include "msg.h"
 
 struct msg_space {
     uint64_t avail;
