@@ -1096,6 +1096,7 @@ const struct fuzz_target fuzz_targets[] = {
     { "delta", fuzz_delta_one },
     { "rvmsg", fuzz_rvmsg_one },
     { "tensor", fuzz_tensor_one },
+    { "vmanifest", fuzz_vman_one },
     { NULL, NULL },
 };
 

@@ -14,6 +14,7 @@
 #include "../../proto/msg_vol.h"
 #include "../../proto/rvmsg.h"
 #include "../../proto/tensor_piece.h"
+#include "../../proto/vmanifest.h"
 #include "fuzz_common.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
@@ -634,3 +635,84 @@ fuzz_tensor_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
 {
     snprintf(out, FUZZ_SEED_NAME_MAX, "seed-tensor-%zu", i);
 }
+
+/* Manifests: records written by vman_encode (path NULL: the seed's long
+ * name), then text as another writer may have put it. */
+static const struct vman_rec seed_vman_set[] = {
+    { .type = VMAN_HEAD, .path = "data", .path_len = 4,
+      .volume_size = UINT64_C(2147483648), .block_size = PROTO_DEFAULT_BLOCK },
+    { .type = VMAN_DIR, .path = "data", .path_len = 4, .volume = 1,
+      .offset = 1536 },
+    { .type = VMAN_FILE, .path = "data/a.bin", .path_len = 10, .size = 5,
+      .hash = SEED_HASH, .volume = 1, .offset = 3584 },
+    { .type = VMAN_SYMLINK, .path = "data/l", .path_len = 6, .volume = 1,
+      .offset = 4608 },
+    { .type = VMAN_PIECE, .path = "data/\xff\"q\"", .path_len = 9,
+      .index = 1, .size = 2144337920, .volume = 1, .offset = 6656 },
+    { .type = VMAN_PIECE, .path = "data/\xff\"q\"", .path_len = 9,
+      .index = 2, .file_offset = 2144337920, .size = 855662080,
+      .volume = 2, .offset = 512 },
+    { .type = VMAN_FILE, .path = "data/\xff\"q\"", .path_len = 9,
+      .size = 3000000000u, .hash = SEED_HASH, .pieces = 2 },
+    { .type = VMAN_FILE, .size = UINT64_MAX, .volume = UINT32_MAX,
+      .offset = UINT64_MAX },
+    { .type = VMAN_END, .volume = 2, .entries = 6, .files = 3,
+      .size = 3000000005u },
+};
+
+static const char seed_vman_text[] =
+    "{ \"type\" : \"dir\", \"x\": {\"n\":1}, \"path\":\"a\\/b\\u00e9\","
+    "\"volume\":1,\"offset\":2,\"later\":7}\n"
+    "{\"type\":\"file\",\"path_hex\":\"ff00\",\"size\":1,\"xxh3\":"
+    "\"00112233445566778899aabbccddeeff\",\"volume\":1,\"offset\":0}\n"
+    "{\"type\":\"end\",\"volumes\":1,\"entries\":1,\"files\":1,"
+    "\"bytes\":1}";
+
+size_t
+fuzz_vman_seed_count(void)
+{
+    return 3;
+}
+
+int
+fuzz_vman_seed(size_t i, struct buf *b)
+{
+    static char names[VMAN_MAX_PATH];
+    struct vman_rec v;
+    size_t k;
+    int r = 0;
+
+    if (i >= fuzz_vman_seed_count())
+        return FERRY_ERR_USAGE;
+    if (i == 2)
+        return buf_put(b, seed_vman_text, sizeof(seed_vman_text) - 1);
+    /* Seed 1: the longest name, of bytes that JSON escapes. */
+    memset(names, i == 0 ? 'n' : 1, sizeof(names));
+    for (k = 0; r == 0 && k < SEED_COUNT(seed_vman_set); k++) {
+        v = seed_vman_set[k];
+        if (v.path == NULL && v.type != VMAN_END) {
+            v.path = names;
+            v.path_len = sizeof(names);
+        }
+        r = vman_encode(b, &v);
+    }
+    return r;
+}
+
+void
+fuzz_vman_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-vmanifest-%zu", i);
+}
+
+const struct fuzz_seeds fuzz_input_seeds[] = {
+    { "journal", fuzz_journal_seed_count, fuzz_journal_seed,
+      fuzz_journal_seed_name },
+    { "rvmsg", fuzz_rvmsg_seed_count, fuzz_rvmsg_seed,
+      fuzz_rvmsg_seed_name },
+    { "tensor", fuzz_tensor_seed_count, fuzz_tensor_seed,
+      fuzz_tensor_seed_name },
+    { "vmanifest", fuzz_vman_seed_count, fuzz_vman_seed,
+      fuzz_vman_seed_name },
+    { NULL, NULL, NULL, NULL },
+};
