@@ -58,8 +58,11 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_DELTA_STOP (1u << 14)   /* DELTA_STOP */
 #define PROTO_CAP_STOP (1u << 15)    /* STOP before a receiver's ERROR */
 #define PROTO_CAP_BUSY (1u << 16)    /* BUSY: the destination is locked */
-/* FILTERS before OPEN, SPACE after OPEN_OK, the sources' ignore files. */
-#define PROTO_CAP_FILTERS (1u << 7)
+#define PROTO_CAP_FILTERS (1u << 7)  /* FILTERS before OPEN */
+#define PROTO_CAP_SPACE (1u << 18)   /* SPACE after OPEN_OK */
+/* The agent reads the sources' ignore files (.ferryignore) of a pull or a
+ * LIST. */
+#define PROTO_CAP_IGNORE (1u << 19)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)

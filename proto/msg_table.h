@@ -47,7 +47,7 @@ enum msg_dir {
     MSG(22, DELTA_BLOCKS, delta_blocks, RECEIVER, 1, PROTO_CAP_DELTA_BLOCKS) \
     MSG(23, DELTA_STOP, delta_stop, SENDER, 0, PROTO_CAP_DELTA_STOP)        \
     MSG(26, FILTERS, filters, CLIENT, 1, PROTO_CAP_FILTERS)                 \
-    MSG(27, SPACE, space, AGENT, 1, PROTO_CAP_FILTERS)                      \
+    MSG(27, SPACE, space, AGENT, 1, PROTO_CAP_SPACE)                        \
     MSG(28, RETIRE, retire, RECEIVER, 1, PROTO_CAP_RETIRE)                  \
     MSG(29, READBACK, readback, RECEIVER, 1, PROTO_CAP_READBACK)            \
     MSG(30, PROBE, probe, BOTH, 1, PROTO_CAP_PROBE)                         \
