@@ -239,7 +239,8 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
-FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor sshcfg known_hosts
+FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor vmanifest sshcfg \
+	known_hosts
 # The client's parsers: their targets link the client's ssh objects and
 # libssh2 as well (tests/fuzz/fuzz_client.c).
 FUZZ_CLIENT_TARGETS := sshcfg known_hosts

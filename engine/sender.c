@@ -49,7 +49,7 @@ struct sender {
     uint32_t defer_id;        /* ... and the block after the last one */
     uint64_t defer_next;      /* that waited alone, or 0 */
     uint64_t step_read;       /* file bytes this step read (step_full) */
-    int readback_seen;        /* READBACK came (at most one) */
+    uint64_t seen;            /* types taken that come once, by bit */
     int ready_due;            /* PLAN went, READY not yet in */
     int totals_due;           /* a live PLAN went, TOTALS not yet */
 };
@@ -88,13 +88,15 @@ sender_free(struct sender *s)
 }
 
 static int
-sender_on_ready(struct sender *s, const struct frame *f)
+sender_on_ready(struct sender *s, const struct frame *f,
+    struct conn_step *st)
 {
     struct manifest *mf = plan_manifest(s->p);
     struct msg_ready ready;
     char name[FSX_NAME_MAX + 1];
     int r;
 
+    (void)st;
     if ((r = msg_ready_decode(f->payload, f->len, &ready)) != 0)
         return r;
     if (ready.rename.len > 0) {
@@ -114,12 +116,14 @@ sender_on_ready(struct sender *s, const struct frame *f)
 
 /* The client's volume settings for a pull (packer's rules). */
 static int
-sender_on_vol_opts(struct sender *s, const struct frame *f)
+sender_on_vol_opts(struct sender *s, const struct frame *f,
+    struct conn_step *st)
 {
     struct msg_vol_opts m;
     int r;
 
-    if (plan_packer(s->p) == NULL || !(s->x->caps & PROTO_CAP_VOLUMES))
+    (void)st;
+    if (plan_packer(s->p) == NULL)
         return FERRY_ERR_PROTOCOL;
     if ((r = msg_vol_opts_decode(f->payload, f->len, &m)) != 0)
         return r;
@@ -128,118 +132,132 @@ sender_on_vol_opts(struct sender *s, const struct frame *f)
 
 /* What checking kept data cost the receiver (a resumed push). */
 static int
-sender_on_readback(struct sender *s, const struct frame *f)
+sender_on_readback(struct sender *s, const struct frame *f,
+    struct conn_step *st)
 {
     struct msg_readback m;
     int r;
 
+    (void)st;
     if ((r = msg_readback_decode(f->payload, f->len, &m)) != 0)
         return r;
-    s->readback_seen = 1;
     xfer_add(&s->x->st.readback_bytes, m.bytes);
     xfer_add(&s->x->st.readback_ns, m.ns);
     return 0;
 }
 
+/* A message the plan takes as it comes; wakes: it may give the streams
+ * work (the window moved, runs are free to go). */
+#define SENDER_TO_PLAN(name, wakes)                                          \
+    static int                                                               \
+    sender_on_##name(struct sender *s, const struct frame *f,                \
+        struct conn_step *st)                                                \
+    {                                                                        \
+        struct msg_##name m;                                                 \
+        int r;                                                               \
+                                                                             \
+        if ((r = msg_##name##_decode(f->payload, f->len, &m)) != 0)          \
+            return r;                                                        \
+        st->poke |= wakes;                                                   \
+        return plan_on_##name(s->p, &m);                                     \
+    }
+
+SENDER_TO_PLAN(reply, 1)
+SENDER_TO_PLAN(sigs, 1)
+SENDER_TO_PLAN(delta_sigs, 1)
+SENDER_TO_PLAN(delta_blocks, 0)
+SENDER_TO_PLAN(file_done, 1)
+
+/* The receiver's ERROR follows, on the stream that failed. */
+static int
+sender_on_stop(struct sender *s, const struct frame *f,
+    struct conn_step *st)
+{
+    struct msg_stop m;
+    int r;
+
+    (void)st;
+    if ((r = msg_stop_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    plan_on_stop(s->p, &m);
+    return 0;
+}
+
+static int
+sender_on_retire(struct sender *s, const struct frame *f,
+    struct conn_step *st)
+{
+    struct msg_retire m;
+    int r;
+
+    if ((r = msg_retire_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    log_debug("stream %u retired by the receiver", m.stream);
+    plan_stream_retired(s->p, m.stream);
+    st->poke = 1;  /* its work, for the others */
+    return 0;
+}
+
+static int
+sender_on_summary(struct sender *s, const struct frame *f,
+    struct conn_step *st)
+{
+    struct msg_summary m;
+    int r;
+
+    if ((r = msg_summary_decode(f->payload, f->len, &m)) != 0)
+        return r;
+    s->state = SND_DONE;
+    st->done = 1;
+    return 0;
+}
+
+#define SND_IN(state) (1u << (state))
+#define SND_GOING (SND_IN(SND_RUN) | SND_IN(SND_WAIT_SUMMARY))
+#define SND_ANY 0xffu
+
+/* What the sender takes from the receiver, in which states, and what only
+ * once; the stream and the capability each needs are msg_table.h's. */
+static const struct {
+    int (*fn)(struct sender *s, const struct frame *f, struct conn_step *st);
+    uint8_t states;
+    uint8_t once;
+} sender_dispatch[MSG_TYPE_MAX + 1] = {
+    [MSG_READY] = { sender_on_ready, SND_ANY, 0 },
+    [MSG_REPLY] = { sender_on_reply, SND_IN(SND_RUN), 0 },
+    [MSG_SIGS] = { sender_on_sigs, SND_IN(SND_RUN), 0 },
+    [MSG_DELTA_SIGS] = { sender_on_delta_sigs, SND_IN(SND_RUN), 0 },
+    [MSG_DELTA_BLOCKS] = { sender_on_delta_blocks, SND_IN(SND_RUN), 0 },
+    [MSG_VOL_OPTS] = { sender_on_vol_opts, SND_IN(SND_RUN), 0 },
+    [MSG_FILE_DONE] = { sender_on_file_done, SND_GOING, 0 },
+    [MSG_STOP] = { sender_on_stop, SND_GOING, 0 },
+    [MSG_RETIRE] = { sender_on_retire, SND_GOING, 0 },
+    [MSG_READBACK] = { sender_on_readback, SND_IN(SND_WAIT_SUMMARY), 1 },
+    [MSG_SUMMARY] = { sender_on_summary, SND_IN(SND_WAIT_SUMMARY), 0 },
+};
+
 static int
 sender_on_frame(struct sender *s, const struct frame *f, struct conn_step *st)
 {
-    struct msg_reply rep;
-    struct msg_sigs sigs;
-    struct msg_delta_sigs dsigs;
-    struct msg_delta_blocks dblocks;
-    struct msg_file_done done;
-    struct msg_summary sum;
-    struct msg_retire ret;
-    struct msg_stop stop;
-    int r;
+    const struct msg_info *mi = msg_info(f->type);
 
     if (f->type == MSG_ERROR)
         return xfer_peer_error(s->x, f->payload, f->len);
-    if (f->type == MSG_FILE_DONE && s->state >= SND_RUN &&
-        s->state != SND_DONE && !s->ready_due) {
-        if ((r = msg_file_done_decode(f->payload, f->len, &done)) != 0)
-            return r;
-        st->poke = 1;  /* the window moved: stream 0 may offer more */
-        return plan_on_file_done(s->p, &done);
+    /* The receiver answers PLAN first, whatever the sender sent after it
+     * (a STOP may come first: its ERROR follows). */
+    if (mi == NULL || sender_dispatch[f->type].fn == NULL ||
+        !(sender_dispatch[f->type].states & SND_IN(s->state)) ||
+        (mi->stream0 && s->stream != 0) ||
+        (mi->cap != 0 && !(s->x->caps & mi->cap)) ||
+        (s->seen & (UINT64_C(1) << f->type)) ||
+        (s->ready_due ? f->type != MSG_READY && f->type != MSG_STOP :
+        f->type == MSG_READY)) {
+        log_debug("unexpected %s from receiver", msg_type_name(f->type));
+        return FERRY_ERR_PROTOCOL;
     }
-    /* The receiver's ERROR follows, on the stream that failed. */
-    if (f->type == MSG_STOP && s->state >= SND_RUN &&
-        s->state != SND_DONE && (s->x->caps & PROTO_CAP_STOP)) {
-        if ((r = msg_stop_decode(f->payload, f->len, &stop)) != 0)
-            return r;
-        plan_on_stop(s->p, &stop);
-        return 0;
-    }
-    if (s->stream != 0)
-        goto bad;
-    /* The receiver answers PLAN first, whatever the sender sent after
-     * it. */
-    if (s->ready_due != (f->type == MSG_READY))
-        goto bad;
-    switch (f->type) {
-    case MSG_READY:
-        return sender_on_ready(s, f);
-    case MSG_REPLY:
-        if (s->state != SND_RUN)
-            goto bad;
-        if ((r = msg_reply_decode(f->payload, f->len, &rep)) != 0)
-            return r;
-        st->poke = 1;  /* work for every stream */
-        return plan_on_reply(s->p, &rep);
-    case MSG_SIGS:
-        if (s->state != SND_RUN)
-            goto bad;
-        if ((r = msg_sigs_decode(f->payload, f->len, &sigs)) != 0)
-            return r;
-        st->poke = 1;
-        return plan_on_sigs(s->p, &sigs);
-    case MSG_DELTA_SIGS:
-        if (s->state != SND_RUN)
-            goto bad;
-        if ((r = msg_delta_sigs_decode(f->payload, f->len, &dsigs)) != 0)
-            return r;
-        st->poke = 1;  /* the file's runs may be free to go */
-        return plan_on_delta_sigs(s->p, &dsigs);
-    case MSG_DELTA_BLOCKS:
-        if (s->state != SND_RUN || !(s->x->caps & PROTO_CAP_DELTA_BLOCKS))
-            goto bad;
-        if ((r = msg_delta_blocks_decode(f->payload, f->len, &dblocks)) != 0)
-            return r;
-        return plan_on_delta_blocks(s->p, &dblocks);
-    case MSG_VOL_OPTS:
-        if (s->state != SND_RUN)
-            goto bad;
-        return sender_on_vol_opts(s, f);
-    case MSG_RETIRE:
-        if (s->state < SND_RUN || s->state == SND_DONE ||
-            !(s->x->caps & PROTO_CAP_RETIRE))
-            goto bad;
-        if ((r = msg_retire_decode(f->payload, f->len, &ret)) != 0)
-            return r;
-        log_debug("stream %u retired by the receiver", ret.stream);
-        plan_stream_retired(s->p, ret.stream);
-        st->poke = 1;  /* its work, for the others */
-        return 0;
-    case MSG_READBACK:
-        if (s->state != SND_WAIT_SUMMARY || s->readback_seen ||
-            !(s->x->caps & PROTO_CAP_READBACK))
-            goto bad;
-        return sender_on_readback(s, f);
-    case MSG_SUMMARY:
-        if (s->state != SND_WAIT_SUMMARY)
-            goto bad;
-        if ((r = msg_summary_decode(f->payload, f->len, &sum)) != 0)
-            return r;
-        s->state = SND_DONE;
-        st->done = 1;
-        return 0;
-    default:
-        break;
-    }
-bad:
-    log_debug("unexpected %s from receiver", msg_type_name(f->type));
-    return FERRY_ERR_PROTOCOL;
+    if (sender_dispatch[f->type].once)
+        s->seen |= UINT64_C(1) << f->type;
+    return sender_dispatch[f->type].fn(s, f, st);
 }
 
 static int

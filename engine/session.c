@@ -27,7 +27,7 @@
     PROTO_CAP_DELTA_BLOCKS | PROTO_CAP_DELTA_STOP | \
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
     PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE | PROTO_CAP_STOP | \
-    PROTO_CAP_BUSY)
+    PROTO_CAP_BUSY | PROTO_CAP_SPACE | PROTO_CAP_IGNORE)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -262,7 +262,7 @@ session_agent_state(struct session *s, const struct msg_open *o,
     r = msg_open_ok_encode(out, &ok);
     /* ferry status also says how much room is left there, and whether a
      * transfer runs there now. */
-    if (r == 0 && (s->peer_caps & PROTO_CAP_FILTERS))
+    if (r == 0 && (s->peer_caps & PROTO_CAP_SPACE))
         r = msg_space_encode(out, &sp);
     if (r == 0)
         r = session_send_busy(s, out);
@@ -339,7 +339,7 @@ session_scan_live(struct session *s, struct session_paths *l,
         return FERRY_ERR_NOMEM;
     sh->scan = sc;
     manifest_init(&sc->mf);
-    manifest_set_filter(&sc->mf, session_filter(s), 1);
+    session_set_filter(s, &sc->mf);
     manifest_set_stop(&sc->mf, &sc->stop);
     sc->paths = *l;
     memset(l, 0, sizeof(*l));
@@ -425,9 +425,7 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
     }
     sh->sender = 1;
     manifest_init(&mf);
-    /* A client that knows filters (bit 7) also wants each source's
-     * ignore file read, with or without rules of its own. */
-    manifest_set_filter(&mf, session_filter(s), 1);
+    session_set_filter(s, &mf);
     memset(&paths, 0, sizeof(paths));
     while ((r = msg_open_path(o, &pos, &p)) == 0)
         if ((r = session_source_paths(s, o->op, &p, &paths)) != 0)
@@ -491,7 +489,7 @@ session_agent_open(struct session *s, const struct frame *f,
     if ((r = session_send_busy(s, out)) != 0)
         return r;
     /* A client that knows SPACE checks its free space with it. */
-    return (s->peer_caps & PROTO_CAP_FILTERS) ?
+    return (s->peer_caps & PROTO_CAP_SPACE) ?
         msg_space_encode(out, &s->space) : 0;
 }
 
@@ -618,7 +616,7 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
             if ((r = msg_open_ok_decode(f->payload, f->len, &ok)) != 0)
                 return r;
             if ((s->open.op == OPEN_PUSH || s->open.op == OPEN_PULL) &&
-                (s->peer_caps & PROTO_CAP_FILTERS)) {
+                (s->peer_caps & PROTO_CAP_SPACE)) {
                 s->state = S_CLIENT_WAIT_SPACE;
                 return 0;
             }

@@ -120,10 +120,10 @@ void session_note_busy(struct session *s, const char *path);
 /* BUSY to out if session_note_busy found the destination held. */
 int session_send_busy(const struct session *s, struct buf *out) FERRY_WUR;
 
-/* The rules a pull's scan applies: those of FILTERS, or none (an empty
- * filter, so that the sources' ignore files are read) for a client with
- * PROTO_CAP_FILTERS; NULL for an older client. */
-struct filter *session_filter(struct session *s);
+/* The rules a scan of sources (a pull's, a LIST's) applies to mf: those
+ * of FILTERS, and the sources' ignore files for a client with
+ * PROTO_CAP_IGNORE. */
+void session_set_filter(struct session *s, struct manifest *mf);
 
 /* The agent's FILTERS (once, before OPEN), LIST and DELETE. */
 int session_agent_filters(struct session *s, const struct frame *f)

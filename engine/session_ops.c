@@ -230,7 +230,7 @@ session_agent_list(struct session *s, const struct msg_open *o,
     manifest_init(&mf);
     /* A destination is listed as it is; sources as a pull sees them. */
     if (!(o->flags & OPEN_F_DEST_DIR))
-        manifest_set_filter(&mf, session_filter(s), 1);
+        session_set_filter(s, &mf);
     while ((r = msg_open_path(o, &pos, &p)) == 0) {
         if (!(o->flags & OPEN_F_DEST_DIR)) {
             if ((r = session_scan_source(s, o->op, &p, &mf)) != 0)
@@ -305,13 +305,15 @@ session_agent_delete(struct session *s, const struct msg_open *o,
     return r;
 }
 
-struct filter *
-session_filter(struct session *s)
+void
+session_set_filter(struct session *s, struct manifest *mf)
 {
-    if (s->filter == NULL && (s->peer_caps & PROTO_CAP_FILTERS) &&
+    int ignore = (s->peer_caps & PROTO_CAP_IGNORE) != 0;
+
+    if (s->filter == NULL && ignore &&
         (s->filter = xcalloc(1, sizeof(*s->filter))) != NULL)
         filter_init(s->filter);
-    return s->filter;
+    manifest_set_filter(mf, s->filter, ignore);
 }
 
 /* FILTERS, once, before OPEN: the rules a pull's scan applies. */

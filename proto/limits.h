@@ -9,8 +9,8 @@
 #define FERRY_PROTO_LIMITS_H
 
 #define PROTO_MAGIC "FRY1"
-#define PROTO_VERSION_MIN 3
-#define PROTO_VERSION_MAX 3
+#define PROTO_VERSION_MIN 4
+#define PROTO_VERSION_MAX 4
 
 /* Frame: u32 payload length, u8 type, payload. */
 #define PROTO_FRAME_HEADER 5

@@ -8,32 +8,35 @@
 #include "frame.h"
 #include "msg_int.h"
 
+static const struct msg_info msg_infos[] = {
+#define MSG_INFO(num, NAME, name, dir, stream0, cap) \
+    [num] = { #NAME, MSG_DIR_##dir, stream0, cap },
+    MSG_TABLE(MSG_INFO)
+#undef MSG_INFO
+};
+
+_Static_assert(sizeof(msg_infos) / sizeof(msg_infos[0]) == MSG_TYPE_MAX + 1,
+    "MSG_TYPE_MAX is not the largest number of msg_table.h");
+
+const struct msg_info *
+msg_info(uint8_t type)
+{
+    return type <= MSG_TYPE_MAX && msg_infos[type].name != NULL ?
+        &msg_infos[type] : NULL;
+}
+
 const char *
 msg_type_name(uint8_t type)
 {
-    static const char *names[] = { "?", "HELLO", "OPEN", "OPEN_OK", "ERROR",
-        "PLAN", "READY", "ENTRY", "REPLY", "BLOCK", "FILE_END", "FILE_DONE",
-        "NOTICE", "END", "SUMMARY", "PARTIAL", "SIGS", "MATCH", "JOIN",
-        "JOIN_OK", "DELTA_SIGS", "DELTA", "DELTA_BLOCKS", "DELTA_STOP",
-        [MSG_RETIRE] = "RETIRE",
-        [MSG_READBACK] = "READBACK", [MSG_PROBE] = "PROBE",
-        [MSG_TOTALS] = "TOTALS",
-        [MSG_VOL_OPTS] = "VOL_OPTS",
-        [MSG_VOL_BEGIN] = "VOL_BEGIN", [MSG_VOL_FILE] = "VOL_FILE",
-        [MSG_VOL_DATA] = "VOL_DATA", [MSG_VOL_END] = "VOL_END",
-        [MSG_KEEP_VOL] = "KEEP_VOL", [MSG_KEEP_MAN] = "KEEP_MAN",
-        [MSG_KEEP_DONE] = "KEEP_DONE", [MSG_STOP] = "STOP",
-        [MSG_BUSY] = "BUSY" };
+    const struct msg_info *i = msg_info(type);
 
-    return msg_type_known(type) ? names[type] : "?";
+    return i != NULL ? i->name : "?";
 }
 
 int
 msg_type_known(uint8_t type)
 {
-    return (type >= MSG_HELLO && type <= MSG_DELTA_STOP) ||
-        (type >= MSG_RETIRE && type <= MSG_TOTALS) ||
-        (type >= MSG_VOL_OPTS && type <= MSG_BUSY);
+    return msg_info(type) != NULL;
 }
 
 static int msg_empty_encode(struct buf *b, uint8_t type);
@@ -86,13 +89,85 @@ msg_get_hash(struct rd *r, struct hash128 *h)
     return rd_copy(r, h->b, HASH_LEN);
 }
 
-int
-msg_get_i32(struct rd *r, int32_t *v)
+static int
+msg_field_put(struct buf *b, const struct msg_field *f, const void *at)
 {
-    uint32_t u;
-    int e = rd_u32(r, &u);
+    struct msg_str s;
 
-    *v = (int32_t)u;
+    switch (f->kind) {
+    case MSG_F_U8:
+        return buf_put_u8(b, *(const uint8_t *)at);
+    case MSG_F_U16:
+        return buf_put_u16(b, *(const uint16_t *)at);
+    case MSG_F_U32:
+        return buf_put_u32(b, *(const uint32_t *)at);
+    case MSG_F_U64:
+        return buf_put_u64(b, *(const uint64_t *)at);
+    case MSG_F_BYTES:
+        return buf_put(b, at, f->arg);
+    case MSG_F_TEXT:
+        s = *(const struct msg_str *)at;
+        if (s.len > f->arg)
+            s.len = f->arg;
+        return msg_put_str(b, &s, f->arg);
+    default:
+        return msg_put_str(b, at, f->arg);
+    }
+}
+
+static int
+msg_field_get(struct rd *r, const struct msg_field *f, void *at)
+{
+    switch (f->kind) {
+    case MSG_F_U8:
+        return rd_u8(r, at);
+    case MSG_F_U16:
+        return rd_u16(r, at);
+    case MSG_F_U32:
+        return rd_u32(r, at);
+    case MSG_F_U64:
+        return rd_u64(r, at);
+    case MSG_F_BYTES:
+        return rd_copy(r, at, f->arg);
+    default:
+        return msg_get_str(r, f->arg, at);
+    }
+}
+
+int
+msg_codec_encode(struct buf *b, const struct msg_codec *c, const void *m)
+{
+    const struct msg_field *f;
+    size_t mark;
+    int r;
+
+    if (c->strict && c->check(m) != 0)
+        return FERRY_ERR_USAGE;
+    if ((r = frame_begin(b, c->type, &mark)) != 0)
+        return r;
+    for (f = c->fields; r == 0 && f < c->fields + c->nfields; f++)
+        r = msg_field_put(b, f, (const uint8_t *)m + f->off);
+    return msg_finish(b, mark, r);
+}
+
+int
+msg_codec_decode(const struct msg_codec *c, const uint8_t *p, size_t n,
+    void *m)
+{
+    const struct msg_field *f;
+    struct rd r;
+    int e = 0;
+
+    memset(m, 0, c->size);
+    rd_init(&r, p, n);
+    for (f = c->fields; e == 0 && f < c->fields + c->nfields; f++)
+        e = msg_field_get(&r, f, (uint8_t *)m + f->off);
+    if (e == 0)
+        e = rd_end(&r);
+    if (e == 0 && c->check != NULL)
+        e = c->check(m);
+    if (e != 0)
+        memset(m, 0, c->size);
     return e;
 }
 
@@ -272,218 +347,63 @@ msg_open_path(const struct msg_open *m, size_t *pos, struct msg_str *out)
     return 0;
 }
 
-/* OPEN_OK */
+MSG_CODEC(open_ok, MSG_OPEN_OK, NULL, 0,
+    MSG_STR(open_ok, root, PROTO_MAX_PATH))
 
-int
-msg_open_ok_encode(struct buf *b, const struct msg_open_ok *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_OPEN_OK, &mark)) != 0)
-        return r;
-    r = msg_put_str(b, &m->root, PROTO_MAX_PATH);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_open_ok_decode(const uint8_t *p, size_t n, struct msg_open_ok *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_str(&r, PROTO_MAX_PATH, &m->root)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* ERROR */
-
-int
-msg_error_encode(struct buf *b, const struct msg_error *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_ERROR, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_error_decode(const uint8_t *p, size_t n, struct msg_error *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_i32(&r, &m->code)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* PLAN */
-
-/* The totals closing PLAN and making TOTALS: no more files than
- * entries, and nothing after them. */
-static int
-totals_put(struct buf *b, uint64_t entries, uint64_t files, uint64_t bytes)
-{
-    int r = buf_put_u64(b, entries);
-
-    if (r == 0)
-        r = buf_put_u64(b, files);
-    if (r == 0)
-        r = buf_put_u64(b, bytes);
-    return r;
-}
+MSG_CODEC(error, MSG_ERROR, NULL, 0,
+    MSG_U32(error, code), MSG_TEXT(error, text, PROTO_MAX_MESSAGE))
 
 static int
-totals_get(struct rd *r, uint64_t *entries, uint64_t *files,
-    uint64_t *bytes)
+plan_check(const void *v)
 {
-    int e;
+    const struct msg_plan *m = v;
 
-    if ((e = rd_u64(r, entries)) != 0 || (e = rd_u64(r, files)) != 0 ||
-        (e = rd_u64(r, bytes)) != 0 || (e = rd_end(r)) != 0)
-        return e;
-    return *files > *entries ? FERRY_ERR_FORMAT : 0;
-}
-
-int
-msg_plan_encode(struct buf *b, const struct msg_plan *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_PLAN, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->flags);
-    if (r == 0)
-        r = buf_put_u32(b, m->ntop);
-    if (r == 0)
-        r = totals_put(b, m->entries_total, m->files_total, m->bytes_total);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_plan_decode(const uint8_t *p, size_t n, struct msg_plan *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->flags)) != 0 ||
-        (e = rd_u32(&r, &m->ntop)) != 0 ||
-        (e = totals_get(&r, &m->entries_total, &m->files_total,
-        &m->bytes_total)) != 0)
-        goto fail;
-    if ((m->flags & ~(PLAN_F_SINGLE_FILE | PLAN_F_LIVE)) != 0 ||
+    if (m->files_total > m->entries_total ||
+        (m->flags & ~(PLAN_F_SINGLE_FILE | PLAN_F_LIVE)) != 0 ||
         ((m->flags & PLAN_F_SINGLE_FILE) && m->ntop != 1) ||
         ((m->flags & PLAN_F_LIVE) && ((m->flags & PLAN_F_SINGLE_FILE) ||
-        m->entries_total != 0 || m->bytes_total != 0))) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
+        m->entries_total != 0 || m->bytes_total != 0)))
+        return FERRY_ERR_FORMAT;
     return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
 }
 
-/* READY */
+MSG_CODEC(plan, MSG_PLAN, plan_check, 0,
+    MSG_U32(plan, flags), MSG_U32(plan, ntop),
+    MSG_U64(plan, entries_total), MSG_U64(plan, files_total),
+    MSG_U64(plan, bytes_total))
 
-int
-msg_ready_encode(struct buf *b, const struct msg_ready *m)
+/* TOTALS: the end of PLAN. */
+static int
+totals_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_totals *m = v;
 
-    if ((r = frame_begin(b, MSG_READY, &mark)) != 0)
-        return r;
-    r = msg_put_str(b, &m->rename, FSX_NAME_MAX);
-    return msg_finish(b, mark, r);
+    return m->files_total > m->entries_total ? FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_ready_decode(const uint8_t *p, size_t n, struct msg_ready *m)
-{
-    struct rd r;
-    int e;
+MSG_CODEC(totals, MSG_TOTALS, totals_check, 1,
+    MSG_U64(totals, entries_total), MSG_U64(totals, files_total),
+    MSG_U64(totals, bytes_total))
 
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_str(&r, FSX_NAME_MAX, &m->rename)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    /* A rename is one path component. */
+/* A rename is one path component. */
+static int
+ready_check(const void *v)
+{
+    const struct msg_ready *m = v;
+
     if (m->rename.len > 0 &&
         (fsx_path_check(m->rename.p, m->rename.len) != 0 ||
-        memchr(m->rename.p, '/', m->rename.len) != NULL)) {
-        e = FERRY_ERR_BAD_PATH;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* NOTICE */
-
-int
-msg_notice_encode(struct buf *b, const struct msg_notice *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_NOTICE, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = msg_put_str(b, &m->path, PROTO_MAX_PATH);
-    if (r == 0)
-        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_notice_decode(const uint8_t *p, size_t n, struct msg_notice *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_i32(&r, &m->code)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
+        memchr(m->rename.p, '/', m->rename.len) != NULL))
+        return FERRY_ERR_BAD_PATH;
     return 0;
 }
+
+MSG_CODEC(ready, MSG_READY, ready_check, 0,
+    MSG_STR(ready, rename, FSX_NAME_MAX))
+
+MSG_CODEC(notice, MSG_NOTICE, NULL, 0,
+    MSG_U32(notice, code), MSG_STR(notice, path, PROTO_MAX_PATH),
+    MSG_TEXT(notice, text, PROTO_MAX_MESSAGE))
 
 /* END */
 
@@ -500,328 +420,59 @@ msg_end_decode(const uint8_t *p, size_t n)
     return n == 0 ? 0 : FERRY_ERR_TRAILING;
 }
 
-/* SUMMARY */
+MSG_CODEC(summary, MSG_SUMMARY, NULL, 0,
+    MSG_U64(summary, files_committed), MSG_U64(summary, files_skipped),
+    MSG_U64(summary, files_failed), MSG_U64(summary, bytes_written))
 
-int
-msg_summary_encode(struct buf *b, const struct msg_summary *m)
+/* A bad path is BAD_PATH, as in ENTRY. */
+static int
+partial_check(const void *v)
 {
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_SUMMARY, &mark)) != 0)
-        return r;
-    r = buf_put_u64(b, m->files_committed);
-    if (r == 0)
-        r = buf_put_u64(b, m->files_skipped);
-    if (r == 0)
-        r = buf_put_u64(b, m->files_failed);
-    if (r == 0)
-        r = buf_put_u64(b, m->bytes_written);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_summary_decode(const uint8_t *p, size_t n, struct msg_summary *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u64(&r, &m->files_committed)) != 0 ||
-        (e = rd_u64(&r, &m->files_skipped)) != 0 ||
-        (e = rd_u64(&r, &m->files_failed)) != 0 ||
-        (e = rd_u64(&r, &m->bytes_written)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* PARTIAL */
-
-int
-msg_partial_encode(struct buf *b, const struct msg_partial *m)
-{
-    size_t mark;
-    int r;
+    const struct msg_partial *m = v;
 
     if (m->done > m->size || m->age_s < 0)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_PARTIAL, &mark)) != 0)
-        return r;
-    r = msg_put_str(b, &m->path, PROTO_MAX_PATH);
-    if (r == 0)
-        r = buf_put_u64(b, m->size);
-    if (r == 0)
-        r = buf_put_u64(b, m->done);
-    if (r == 0)
-        r = buf_put_u64(b, (uint64_t)m->age_s);
-    return msg_finish(b, mark, r);
+        return FERRY_ERR_FORMAT;
+    return fsx_path_check(m->path.p, m->path.len);
 }
 
-int
-msg_partial_decode(const uint8_t *p, size_t n, struct msg_partial *m)
+MSG_CODEC(partial, MSG_PARTIAL, partial_check, 1,
+    MSG_STR(partial, path, PROTO_MAX_PATH), MSG_U64(partial, size),
+    MSG_U64(partial, done), MSG_U64(partial, age_s))
+
+static int
+join_check(const void *v)
 {
-    uint64_t age;
-    struct rd r;
-    int e;
+    const struct msg_join *m = v;
 
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_str(&r, PROTO_MAX_PATH, &m->path)) != 0 ||
-        (e = rd_u64(&r, &m->size)) != 0 ||
-        (e = rd_u64(&r, &m->done)) != 0 ||
-        (e = rd_u64(&r, &age)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    m->age_s = (int64_t)age;
-    if (m->done > m->size || m->age_s < 0) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    /* A bad path is BAD_PATH, as in ENTRY. */
-    if ((e = fsx_path_check(m->path.p, m->path.len)) != 0)
-        goto fail;
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
+    return m->stream == 0 || m->stream >= PROTO_MAX_STREAMS ?
+        FERRY_ERR_FORMAT : 0;
 }
 
-/* JOIN: 16 bytes transfer id, 32 bytes transfer key, u16 stream. */
+MSG_CODEC(join, MSG_JOIN, join_check, 1,
+    MSG_BYTES(join, transfer_id, PROTO_TRANSFER_ID_LEN),
+    MSG_BYTES(join, transfer_key, PROTO_TRANSFER_KEY_LEN),
+    MSG_U16(join, stream))
 
-int
-msg_join_encode(struct buf *b, const struct msg_join *m)
+MSG_CODEC(delta_stop, MSG_DELTA_STOP, NULL, 0, MSG_U32(delta_stop, id))
+
+static int
+retire_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_retire *m = v;
 
-    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_JOIN, &mark)) != 0)
-        return r;
-    r = buf_put(b, m->transfer_id, PROTO_TRANSFER_ID_LEN);
-    if (r == 0)
-        r = buf_put(b, m->transfer_key, PROTO_TRANSFER_KEY_LEN);
-    if (r == 0)
-        r = buf_put_u16(b, m->stream);
-    return msg_finish(b, mark, r);
+    return m->stream == 0 || m->stream >= PROTO_MAX_STREAMS ?
+        FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_join_decode(const uint8_t *p, size_t n, struct msg_join *m)
-{
-    struct rd r;
-    int e;
+MSG_CODEC(retire, MSG_RETIRE, retire_check, 1, MSG_U16(retire, stream))
 
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_copy(&r, m->transfer_id, PROTO_TRANSFER_ID_LEN)) != 0 ||
-        (e = rd_copy(&r, m->transfer_key, PROTO_TRANSFER_KEY_LEN)) != 0 ||
-        (e = rd_u16(&r, &m->stream)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(readback, MSG_READBACK, NULL, 0,
+    MSG_U64(readback, bytes), MSG_U64(readback, ns))
 
-/* DELTA_STOP: u32 id. */
+MSG_CODEC(stop, MSG_STOP, NULL, 0,
+    MSG_U32(stop, id), MSG_U64(stop, kept_files), MSG_U64(stop, kept_bytes))
 
-int
-msg_delta_stop_encode(struct buf *b, const struct msg_delta_stop *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_DELTA_STOP, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_delta_stop_decode(const uint8_t *p, size_t n, struct msg_delta_stop *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 || (e = rd_end(&r)) != 0)
-        memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* RETIRE: u16 stream. */
-
-int
-msg_retire_encode(struct buf *b, const struct msg_retire *m)
-{
-    size_t mark;
-    int r;
-
-    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_RETIRE, &mark)) != 0)
-        return r;
-    r = buf_put_u16(b, m->stream);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u16(&r, &m->stream)) != 0 || (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->stream == 0 || m->stream >= PROTO_MAX_STREAMS) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* TOTALS: u64 entries, files, bytes, the end of PLAN too. */
-
-int
-msg_totals_encode(struct buf *b, const struct msg_totals *m)
-{
-    size_t mark;
-    int r;
-
-    if (m->files_total > m->entries_total)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_TOTALS, &mark)) != 0)
-        return r;
-    r = totals_put(b, m->entries_total, m->files_total, m->bytes_total);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_totals_decode(const uint8_t *p, size_t n, struct msg_totals *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = totals_get(&r, &m->entries_total, &m->files_total,
-        &m->bytes_total)) != 0)
-        memset(m, 0, sizeof(*m));
-    return e;
-}
-
-/* READBACK: u64 bytes, u64 ns. */
-
-int
-msg_readback_encode(struct buf *b, const struct msg_readback *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_READBACK, &mark)) != 0)
-        return r;
-    r = buf_put_u64(b, m->bytes);
-    if (r == 0)
-        r = buf_put_u64(b, m->ns);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u64(&r, &m->bytes)) != 0 || (e = rd_u64(&r, &m->ns)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* STOP: u32 id, u64 kept_files, u64 kept_bytes. */
-
-int
-msg_stop_encode(struct buf *b, const struct msg_stop *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_STOP, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u64(b, m->kept_files);
-    if (r == 0)
-        r = buf_put_u64(b, m->kept_bytes);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u64(&r, &m->kept_files)) != 0 ||
-        (e = rd_u64(&r, &m->kept_bytes)) != 0 || (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* BUSY: str16 holder. */
-
-int
-msg_busy_encode(struct buf *b, const struct msg_busy *m)
-{
-    size_t mark;
-    int r;
-
-    if ((r = frame_begin(b, MSG_BUSY, &mark)) != 0)
-        return r;
-    r = msg_put_str(b, &m->holder, PROTO_MAX_HOLDER);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_busy_decode(const uint8_t *p, size_t n, struct msg_busy *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = msg_get_str(&r, PROTO_MAX_HOLDER, &m->holder)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
+MSG_CODEC(busy, MSG_BUSY, NULL, 0, MSG_STR(busy, holder, PROTO_MAX_HOLDER))
 
 /* JOIN_OK and END: no payload. */
 

@@ -17,89 +17,28 @@
 #include "../common/buf.h"
 #include "../common/hash.h"
 #include "limits.h"
+#include "msg_table.h"
 
+/* The types, from msg_table.h: MSG_HELLO = 1, ... */
 enum msg_type {
-    MSG_HELLO = 1,
-    MSG_OPEN = 2,
-    MSG_OPEN_OK = 3,
-    MSG_ERROR = 4,
-    MSG_PLAN = 5,
-    MSG_READY = 6,
-    MSG_ENTRY = 7,
-    MSG_REPLY = 8,
-    MSG_BLOCK = 9,
-    MSG_FILE_END = 10,
-    MSG_FILE_DONE = 11,
-    MSG_NOTICE = 12,
-    MSG_END = 13,
-    MSG_SUMMARY = 14,
-    MSG_PARTIAL = 15,
-    MSG_SIGS = 16,
-    MSG_MATCH = 17,
-    MSG_JOIN = 18,
-    MSG_JOIN_OK = 19,
-    MSG_DELTA_SIGS = 20,
-    MSG_DELTA = 21,
-    MSG_DELTA_BLOCKS = 22,
-    MSG_DELTA_STOP = 23,
-    /* 26, 27: FILTERS and SPACE (msg_filter.h, msg_space.h). Volumes
-     * (msg_vol.h): */
-    MSG_VOL_OPTS = 32,
-    MSG_VOL_BEGIN = 33,
-    MSG_VOL_FILE = 34,
-    MSG_VOL_DATA = 35,
-    MSG_VOL_END = 36,
-    /* A push with --keep-volumes (msg_keep.h): */
-    MSG_KEEP_VOL = 37,
-    MSG_KEEP_MAN = 38,
-    MSG_KEEP_DONE = 39,
-    /* STOP (receiver -> sender, when both sides have PROTO_CAP_STOP):
-     * right before the receiver's ERROR, the file the error met and
-     * what the destination keeps for a resume. */
-    MSG_STOP = 40,
-    /* BUSY (agent -> client, when both sides have PROTO_CAP_BUSY): in
-     * the answer to STATUS, and right after a PUSH's OPEN_OK, when
-     * another transfer holds the destination's lock. */
-    MSG_BUSY = 41,
-    MSG_TYPE_MAX = 41
+#define MSG_ENUM(num, NAME, name, dir, stream0, cap) MSG_##NAME = num,
+    MSG_TABLE(MSG_ENUM)
+#undef MSG_ENUM
 };
 
-/*
- * RETIRE (receiver -> sender, on stream 0, when both sides have
- * PROTO_CAP_RETIRE): the receiver gave up on a further stream (it stalled,
- * or its connection died where the sender may not see it). The sender
- * sends again, on the others, what it sent there, and gives it no more
- * work. Numbered apart from the run above, which other features extend.
- */
-#define MSG_RETIRE 28
+/* A message's line of msg_table.h. */
+struct msg_info {
+    const char *name;  /* "HELLO" */
+    uint8_t dir;       /* enum msg_dir */
+    uint8_t stream0;
+    uint64_t cap;
+};
 
-/*
- * READBACK (receiver -> sender, on stream 0 right before SUMMARY, when
- * both sides have PROTO_CAP_READBACK): what checking kept partial data
- * cost the receiver, for the sender's summary (a resumed push).
- */
-#define MSG_READBACK 29
-
-/*
- * PROBE (both ways, after the agent's END of a STATUS, when both sides
- * have PROTO_CAP_PROBE): the round trip and throughput probe of `ferry
- * status`. Data is any bytes; `ask` asks the agent for that many bytes
- * of PROBE data back (only the client asks). See PROTOCOL.md.
- */
-#define MSG_PROBE 30
-
-/*
- * TOTALS (sender -> receiver, on stream 0, after a PLAN with PLAN_F_LIVE):
- * the totals that PLAN could not give, once the sender's scan ended;
- * before END, once. Same fields as PLAN's.
- */
-#define MSG_TOTALS 31
-
+/* type's line, or NULL for a type the table does not have. */
+const struct msg_info *msg_info(uint8_t type);
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
-/* 1 if type is a message of this table (the range up to MSG_TYPE_MAX has
- * gaps; FILTERS and SPACE, numbered in one, are handled apart by the
- * session). */
+/* 1 if type is a message of the table. */
 int msg_type_known(uint8_t type);
 
 /* Capability bits in HELLO. Unknown bits are ignored; the agreed set is
@@ -119,6 +58,11 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_DELTA_STOP (1u << 14)   /* DELTA_STOP */
 #define PROTO_CAP_STOP (1u << 15)    /* STOP before a receiver's ERROR */
 #define PROTO_CAP_BUSY (1u << 16)    /* BUSY: the destination is locked */
+#define PROTO_CAP_FILTERS (1u << 7)  /* FILTERS before OPEN */
+#define PROTO_CAP_SPACE (1u << 18)   /* SPACE after OPEN_OK */
+/* The agent reads the sources' ignore files (.ferryignore) of a pull or a
+ * LIST. */
+#define PROTO_CAP_IGNORE (1u << 19)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -217,6 +161,8 @@ struct msg_plan {
     uint64_t bytes_total;
 };
 
+/* TOTALS (on stream 0, after a PLAN with PLAN_F_LIVE): the totals PLAN
+ * could not give, once the sender's scan ended; once, before END. */
 struct msg_totals {
     uint64_t entries_total;
     uint64_t files_total;
@@ -423,20 +369,26 @@ struct msg_join {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
-/* RETIRE: a further stream the receiver gave up on. */
+/* RETIRE (on stream 0): a further stream the receiver gave up on (it
+ * stalled, or its connection died where the sender may not see it). The
+ * sender sends again, on the others, what it sent there, and gives it no
+ * more work. */
 struct msg_retire {
     uint16_t stream;  /* 1..PROTO_MAX_STREAMS-1 */
 };
 
-/* PROBE: data, and how many bytes of it to send back. */
+/* PROBE (both ways, after the agent's END of a STATUS): the round trip
+ * and throughput probe of `ferry status`. data is any bytes; ask asks
+ * for that many bytes of PROBE data back (only the client asks). */
 struct msg_probe {
     uint32_t ask;       /* 0..PROTO_MAX_PROBE_ASK */
     const uint8_t *data;
     size_t len;         /* 0..PROTO_MAX_PROBE_DATA */
 };
 
-/* READBACK: the bytes of kept partial files read back to check them
- * before a resume trusted them, and the time the reads took. */
+/* READBACK (on stream 0 right before SUMMARY): the bytes of kept partial
+ * files read back to check them before a resume trusted them, and the
+ * time the reads took, for the sender's summary. */
 struct msg_readback {
     uint64_t bytes;
     uint64_t ns;

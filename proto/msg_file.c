@@ -91,58 +91,22 @@ fail:
     return e;
 }
 
-/* REPLY */
-
-int
-msg_reply_encode(struct buf *b, const struct msg_reply *m)
+static int
+reply_check(const void *v)
 {
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
+    const struct msg_reply *m = v;
 
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_REPLY, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u8(b, m->action);
-    if (r == 0)
-        r = buf_put_u8(b, m->flags);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_reply_decode(const uint8_t *p, size_t n, struct msg_reply *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u8(&r, &m->action)) != 0 ||
-        (e = rd_u8(&r, &m->flags)) != 0 ||
-        (e = msg_get_i32(&r, &m->code)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
     if (m->action < REPLY_SKIP || m->action > REPLY_FAIL ||
         (m->flags & ~REPLY_F_KNOWN) != 0 ||
         (m->action != REPLY_WANT && m->flags != 0) ||
-        (m->action == REPLY_FAIL) != (m->code != 0)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
+        (m->action == REPLY_FAIL) != (m->code != 0))
+        return FERRY_ERR_FORMAT;
     return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
 }
+
+MSG_CODEC(reply, MSG_REPLY, reply_check, 0,
+    MSG_U32(reply, id), MSG_U8(reply, action), MSG_U8(reply, flags),
+    MSG_U32(reply, code), MSG_TEXT(reply, text, PROTO_MAX_MESSAGE))
 
 /* SIGS: u32 id, u64 first, u32 count, u8 flags, [count x hash]. */
 
@@ -209,53 +173,19 @@ fail:
     return e;
 }
 
-/* MATCH: u32 id, u64 first, u32 count. */
-
-int
-msg_match_encode(struct buf *b, const struct msg_match *m)
+static int
+match_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_match *m = v;
 
-    if (m->count == 0 || m->count > PROTO_MAX_SIGS ||
-        m->first > (uint64_t)INT64_MAX - m->count)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_MATCH, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u64(b, m->first);
-    if (r == 0)
-        r = buf_put_u32(b, m->count);
-    return msg_finish(b, mark, r);
+    if (m->count > PROTO_MAX_SIGS)
+        return FERRY_ERR_TOO_LARGE;
+    return m->count == 0 || m->first > (uint64_t)INT64_MAX - m->count ?
+        FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_match_decode(const uint8_t *p, size_t n, struct msg_match *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u64(&r, &m->first)) != 0 ||
-        (e = rd_u32(&r, &m->count)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->count > PROTO_MAX_SIGS) {
-        e = FERRY_ERR_TOO_LARGE;
-        goto fail;
-    }
-    if (m->count == 0 || m->first > (uint64_t)INT64_MAX - m->count) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(match, MSG_MATCH, match_check, 1,
+    MSG_U32(match, id), MSG_U64(match, first), MSG_U32(match, count))
 
 /* BLOCK: u32 id, u64 offset, u8 flags, u32 raw_len, hash, str32 data. */
 
@@ -368,84 +298,11 @@ fail:
     return e;
 }
 
-/* FILE_END */
+MSG_CODEC(file_end, MSG_FILE_END, NULL, 0,
+    MSG_U32(file_end, id), MSG_U32(file_end, code),
+    MSG_BYTES(file_end, hash, HASH_LEN),
+    MSG_TEXT(file_end, text, PROTO_MAX_MESSAGE))
 
-int
-msg_file_end_encode(struct buf *b, const struct msg_file_end *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_FILE_END, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = msg_put_hash(b, &m->hash);
-    if (r == 0)
-        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_file_end_decode(const uint8_t *p, size_t n, struct msg_file_end *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = msg_get_i32(&r, &m->code)) != 0 ||
-        (e = msg_get_hash(&r, &m->hash)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
-/* FILE_DONE */
-
-int
-msg_file_done_encode(struct buf *b, const struct msg_file_done *m)
-{
-    struct msg_str t = m->text;
-    size_t mark;
-    int r;
-
-    if (t.len > PROTO_MAX_MESSAGE)
-        t.len = PROTO_MAX_MESSAGE;
-    if ((r = frame_begin(b, MSG_FILE_DONE, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u32(b, (uint32_t)m->code);
-    if (r == 0)
-        r = msg_put_str(b, &t, PROTO_MAX_MESSAGE);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_file_done_decode(const uint8_t *p, size_t n, struct msg_file_done *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = msg_get_i32(&r, &m->code)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_MESSAGE, &m->text)) != 0 ||
-        (e = rd_end(&r)) != 0) {
-        memset(m, 0, sizeof(*m));
-        return e;
-    }
-    return 0;
-}
-
+MSG_CODEC(file_done, MSG_FILE_DONE, NULL, 0,
+    MSG_U32(file_done, id), MSG_U32(file_done, code),
+    MSG_TEXT(file_done, text, PROTO_MAX_MESSAGE))

@@ -18,9 +18,6 @@
 #include "../common/buf.h"
 #include "msg.h"
 
-#define MSG_FILTERS 26
-/* FILTERS before OPEN, the flags IGNORE_FILES and GLOB of OPEN. */
-#define PROTO_CAP_FILTERS (1u << 7)
 #define PROTO_MAX_FILTERS 4096u
 #define PROTO_MAX_FILTER_PATTERN 1024u
 #define PROTO_MAX_FILTER_BYTES (256u << 10)

@@ -1,7 +1,7 @@
 /*
  * msg_space.h: SPACE, what the space check before a transfer needs,
  * sent by the agent right after OPEN_OK to a client whose HELLO set
- * PROTO_CAP_FILTERS (bit 7), for PUSH and PULL:
+ * PROTO_CAP_SPACE (bit 18), for PUSH and PULL:
  *
  *     u64 avail    PUSH: bytes free for the agent's user on the file
  *                  system of the destination (or of its nearest existing
@@ -16,8 +16,7 @@
 #include <stdint.h>
 
 #include "../common/buf.h"
-
-#define MSG_SPACE 27
+#include "msg.h"
 
 struct msg_space {
     uint64_t avail;

@@ -40,19 +40,24 @@ vman_num(struct buf *b, const char *key, uint64_t v)
 }
 
 /* "path" as a JSON string when it is UTF-8 (then it decodes to the same
- * bytes), else "path_hex". */
+ * bytes), else "path_hex"; path_hex too when escapes make the string
+ * longer than hex, since a long name's line would then be longer than
+ * VMAN_MAX_LINE. */
 static int
 vman_path(struct buf *b, const char *key, const char *p, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
+    size_t i, mark = buf_used(b);
     char hkey[32];
-    size_t i;
     int r;
 
     if (text_utf8_valid(p, n)) {
-        if ((r = vman_key(b, key, 0)) != 0)
+        if ((r = vman_key(b, key, 0)) != 0 ||
+            (r = text_json_string(b, p, n)) != 0)
             return r;
-        return text_json_string(b, p, n);
+        if (buf_used(b) - mark <= strlen(key) + 6 + 2 * n)
+            return 0;
+        buf_unreserve(b, buf_used(b) - mark);
     }
     snprintf(hkey, sizeof(hkey), "%s_hex", key);
     if ((r = vman_key(b, hkey, 0)) != 0 || (r = buf_put_u8(b, '"')) != 0)

@@ -20,8 +20,9 @@
  * pieces, then the file itself), so a reader needs one line at a time.
  * offset is where the member's data starts in the volume's uncompressed
  * tar stream. xxh3 is the file hash of common/hash.h with block_size
- * (the same hash a transfer computes). A path that is not valid UTF-8 is
- * written as "path_hex" (its bytes in hex) so that every name survives.
+ * (the same hash a transfer computes). A path that is not valid UTF-8, or
+ * whose escapes would take more room than hex, is written as "path_hex"
+ * (its bytes in hex) so that every name survives in a line.
  * Readers ignore keys they do not know.
  */
 #ifndef FERRY_PROTO_VMANIFEST_H

@@ -1,13 +1,16 @@
 /*
- * fuzz_archive.c: the checks behind the tar fuzz target (see
- * fuzz_common.h): proto/tar.h's reader over untrusted bytes.
+ * fuzz_archive.c: the checks behind the tar and vmanifest fuzz targets
+ * (see fuzz_common.h): proto/tar.h's reader and proto/vmanifest.h's over
+ * untrusted bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/hash.h"
+#include "../../proto/limits.h"
 #include "../../proto/tar.h"
+#include "../../proto/vmanifest.h"
 #include "fuzz_common.h"
 
 /* What one reading of a stream gave: a digest of every event, so that
@@ -152,6 +155,103 @@ fuzz_tar_one(const uint8_t *p, size_t n)
 
     if ((why = fuzz_tar(p, n, &rc)) != NULL) {
         fprintf(stderr, "fuzz: tar: %s\n", why);
+        abort();
+    }
+    return 0;
+}
+
+/* Checks a record vman_decode accepted against vmanifest.h's promises. */
+static const char *
+fuzz_vman_rec(const struct vman_rec *v, const char *store)
+{
+    if (v->type < VMAN_HEAD || v->type > VMAN_END)
+        return "type out of range";
+    if (v->path == NULL ? v->type != VMAN_END || v->path_len != 0 :
+        v->path != store || v->path_len == 0 ||
+        v->path_len > VMAN_MAX_PATH || v->path[v->path_len] != '\0' ||
+        memchr(v->path, '\0', v->path_len) != NULL)
+        return "path";
+    if (v->type == VMAN_HEAD && (v->block_size < PROTO_MIN_BLOCK ||
+        v->block_size > PROTO_MAX_BLOCK ||
+        (v->block_size & (v->block_size - 1)) != 0))
+        return "head: block size";
+    if (v->type == VMAN_PIECE && (v->index == 0 ||
+        v->file_offset > UINT64_MAX - v->size))
+        return "piece: index or range";
+    if ((v->type == VMAN_DIR || v->type == VMAN_SYMLINK ||
+        v->type == VMAN_PIECE || (v->type == VMAN_FILE && v->pieces == 0)) &&
+        v->volume == 0)
+        return "entry without a volume";
+    return NULL;
+}
+
+/* One line (without its '\n'): read, then written and read back to the
+ * same record and written again to the same line. */
+static const char *
+fuzz_vman_line(const char *p, size_t n, int *rc)
+{
+    static const struct vman_rec zero;
+    static char store[VMAN_MAX_PATH + 1], store2[VMAN_MAX_PATH + 1];
+    struct vman_rec v, again;
+    const char *why;
+    struct buf b, b2;
+    size_t len;
+
+    memset(&v, 0xa5, sizeof(v));
+    if ((*rc = vman_decode(p, n, &v, store)) != 0)
+        return (*rc == FERRY_ERR_FORMAT || *rc == FERRY_ERR_TOO_LARGE) &&
+            memcmp(&v, &zero, sizeof(v)) == 0 ? NULL :
+            "a failed read is not FORMAT or TOO_LARGE with fields zero";
+    if ((why = fuzz_vman_rec(&v, store)) != NULL)
+        return why;
+    buf_init(&b, 4 * VMAN_MAX_LINE);
+    buf_init(&b2, 4 * VMAN_MAX_LINE);
+    if (vman_encode(&b, &v) != 0)
+        why = "the writer refuses a record read";
+    else if ((len = buf_used(&b) - 1) > VMAN_MAX_LINE)
+        why = "the writer's line is longer than the reader takes";
+    else if (vman_decode((const char *)buf_ptr(&b), len, &again,
+        store2) != 0)
+        why = "the reader refuses the writer's line";
+    else if (again.type != v.type || (v.type != VMAN_END &&
+        (again.path_len != v.path_len ||
+        memcmp(again.path, v.path, v.path_len) != 0)))
+        why = "a line written and read back names another record";
+    else if (vman_encode(&b2, &again) != 0 || buf_used(&b2) != len + 1 ||
+        memcmp(buf_ptr(&b2), buf_ptr(&b), len + 1) != 0)
+        why = "writing a record read back changes its line";
+    buf_cleanup(&b);
+    buf_cleanup(&b2);
+    return why;
+}
+
+const char *
+fuzz_vman(const uint8_t *p, size_t n, int *rc)
+{
+    const char *s = (const char *)p, *nl, *why;
+    size_t len;
+
+    *rc = 0;
+    while (n > 0) {
+        nl = memchr(s, '\n', n);
+        len = nl != NULL ? (size_t)(nl - s) : n;
+        if ((why = fuzz_vman_line(s, len, rc)) != NULL)
+            return why;
+        len += nl != NULL;
+        s += len;
+        n -= len;
+    }
+    return NULL;
+}
+
+int
+fuzz_vman_one(const uint8_t *p, size_t n)
+{
+    const char *why;
+    int rc;
+
+    if ((why = fuzz_vman(p, n, &rc)) != NULL) {
+        fprintf(stderr, "fuzz: vmanifest: %s\n", why);
         abort();
     }
     return 0;

@@ -100,6 +100,19 @@ const char *fuzz_tar(const uint8_t *p, size_t n, int *rc);
 int fuzz_tar_one(const uint8_t *p, size_t n);
 
 /*
+ * Checks what proto/vmanifest.h promises for (p, n) as a volume set's
+ * manifest (fuzz_archive.c), line by line: vman_decode fails with FORMAT
+ * or TOO_LARGE and leaves every field zero, or gives a known type, a
+ * path (END may have none) of 1..VMAN_MAX_PATH bytes without NUL in the
+ * store, NUL-terminated, and each type's ranges; vman_encode writes it as
+ * a line the reader takes (at most VMAN_MAX_LINE bytes) and reads back
+ * to the same type and path, and writes that again to the same line.
+ * *rc gets the last line's result. fuzz_vman_one is the target body.
+ */
+const char *fuzz_vman(const uint8_t *p, size_t n, int *rc);
+int fuzz_vman_one(const uint8_t *p, size_t n);
+
+/*
  * The client's targets (fuzz_client.c, linked only where the client's
  * objects and libssh2 are). fuzz_sshcfg: (p, n) as `ssh -G` output;
  * sshcfg_parse fails with FORMAT or NOMEM and leaves every field zero,

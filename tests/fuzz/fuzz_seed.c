@@ -8,10 +8,13 @@
 #include "../../common/fsx.h"
 #include "../../proto/journal.h"
 #include "../../proto/msg.h"
-#include "../../proto/rvmsg.h"
+#include "../../proto/msg_filter.h"
 #include "../../proto/msg_keep.h"
+#include "../../proto/msg_space.h"
 #include "../../proto/msg_vol.h"
+#include "../../proto/rvmsg.h"
 #include "../../proto/tensor_piece.h"
+#include "../../proto/vmanifest.h"
 #include "fuzz_common.h"
 
 #define SEED_STR(lit) { lit, sizeof(lit) - 1 }
@@ -25,6 +28,7 @@
  */
 static char seed_long[PROTO_MAX_PATH + 1];
 static char seed_name[FSX_NAME_MAX + 1];
+static char seed_pattern[PROTO_MAX_FILTER_PATTERN + 1];
 
 static void
 seed_fill(void)
@@ -37,6 +41,7 @@ seed_fill(void)
         seed_long[i] = i % (FSX_NAME_MAX + 1) == FSX_NAME_MAX ? '/' :
             (char)('a' + i % 26);
     memset(seed_name, 'n', FSX_NAME_MAX);
+    memset(seed_pattern, 'p', PROTO_MAX_FILTER_PATTERN);
 }
 
 /* A macro, not a const object: C initializers cannot copy an object. */
@@ -331,47 +336,37 @@ static const struct msg_keep_done seed_keep_done[] = {
       .manifest_bytes = PROTO_MAX_KEEP_MANIFEST },
 };
 
+static const uint8_t seed_actions[] = { 1, 2, 1 };
+static const char *const seed_patterns[] = { "*.tmp", "/keep/**", "a b" };
+static const char *const seed_long_pattern[] = { seed_pattern };
+
+static const struct {
+    size_t n;
+    const uint8_t *actions;
+    const char *const *patterns;
+} seed_filters[] = {
+    { 0, NULL, NULL },
+    { 3, seed_actions, seed_patterns },
+    { 1, seed_actions + 1, seed_long_pattern },
+};
+
+static const struct msg_space seed_space[] = {
+    { .avail = 1u << 30, .size = 1u << 31 },
+    { .avail = UINT64_MAX, .size = UINT64_MAX },
+    { .offered = UINT64_MAX },
+};
+
+/* END and JOIN_OK carry nothing: one seed each. */
+static const uint8_t seed_end[1], seed_join_ok[1];
+
 size_t
 fuzz_seed_count(uint8_t type)
 {
     switch (type) {
-    case MSG_HELLO: return SEED_COUNT(seed_hello);
-    case MSG_OPEN: return SEED_COUNT(seed_open);
-    case MSG_OPEN_OK: return SEED_COUNT(seed_open_ok);
-    case MSG_ERROR: return SEED_COUNT(seed_error);
-    case MSG_PLAN: return SEED_COUNT(seed_plan);
-    case MSG_READY: return SEED_COUNT(seed_ready);
-    case MSG_ENTRY: return SEED_COUNT(seed_entry);
-    case MSG_REPLY: return SEED_COUNT(seed_reply);
-    case MSG_BLOCK: return SEED_COUNT(seed_block);
-    case MSG_FILE_END: return SEED_COUNT(seed_file_end);
-    case MSG_FILE_DONE: return SEED_COUNT(seed_file_done);
-    case MSG_NOTICE: return SEED_COUNT(seed_notice);
-    case MSG_END: return 1;
-    case MSG_SUMMARY: return SEED_COUNT(seed_summary);
-    case MSG_PARTIAL: return SEED_COUNT(seed_partial);
-    case MSG_SIGS: return SEED_COUNT(seed_sigs);
-    case MSG_MATCH: return SEED_COUNT(seed_match);
-    case MSG_JOIN: return SEED_COUNT(seed_join);
-    case MSG_JOIN_OK: return 1;
-    case MSG_RETIRE: return SEED_COUNT(seed_retire);
-    case MSG_DELTA_STOP: return SEED_COUNT(seed_delta_stop);
-    case MSG_READBACK: return SEED_COUNT(seed_readback);
-    case MSG_TOTALS: return SEED_COUNT(seed_totals);
-    case MSG_PROBE: return SEED_COUNT(seed_probe);
-    case MSG_DELTA_SIGS: return SEED_COUNT(seed_delta_sigs);
-    case MSG_DELTA_BLOCKS: return SEED_COUNT(seed_delta_blocks);
-    case MSG_DELTA: return SEED_COUNT(seed_delta);
-    case MSG_VOL_OPTS: return SEED_COUNT(seed_vol_opts);
-    case MSG_VOL_BEGIN: return SEED_COUNT(seed_vol_begin);
-    case MSG_VOL_FILE: return SEED_COUNT(seed_vol_file);
-    case MSG_VOL_DATA: return SEED_COUNT(seed_vol_data);
-    case MSG_VOL_END: return SEED_COUNT(seed_vol_end);
-    case MSG_KEEP_VOL: return SEED_COUNT(seed_keep_vol);
-    case MSG_KEEP_MAN: return SEED_COUNT(seed_keep_man);
-    case MSG_KEEP_DONE: return SEED_COUNT(seed_keep_done);
-    case MSG_STOP: return SEED_COUNT(seed_stop);
-    case MSG_BUSY: return SEED_COUNT(seed_busy);
+#define SEED_CASE(num, NAME, name, dir, stream0, cap)                        \
+    case num: return SEED_COUNT(seed_##name);
+    MSG_TABLE(SEED_CASE)
+#undef SEED_CASE
     default: return 0;
     }
 }
@@ -425,6 +420,10 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_KEEP_DONE: return msg_keep_done_encode(b, &seed_keep_done[i]);
     case MSG_STOP: return msg_stop_encode(b, &seed_stop[i]);
     case MSG_BUSY: return msg_busy_encode(b, &seed_busy[i]);
+    case MSG_FILTERS:
+        return msg_filters_encode(b, seed_filters[i].actions,
+            seed_filters[i].patterns, seed_filters[i].n);
+    case MSG_SPACE: return msg_space_encode(b, &seed_space[i]);
     default: return FERRY_ERR_USAGE;
     }
 }
@@ -636,3 +635,84 @@ fuzz_tensor_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
 {
     snprintf(out, FUZZ_SEED_NAME_MAX, "seed-tensor-%zu", i);
 }
+
+/* Manifests: records written by vman_encode (path NULL: the seed's long
+ * name), then text as another writer may have put it. */
+static const struct vman_rec seed_vman_set[] = {
+    { .type = VMAN_HEAD, .path = "data", .path_len = 4,
+      .volume_size = UINT64_C(2147483648), .block_size = PROTO_DEFAULT_BLOCK },
+    { .type = VMAN_DIR, .path = "data", .path_len = 4, .volume = 1,
+      .offset = 1536 },
+    { .type = VMAN_FILE, .path = "data/a.bin", .path_len = 10, .size = 5,
+      .hash = SEED_HASH, .volume = 1, .offset = 3584 },
+    { .type = VMAN_SYMLINK, .path = "data/l", .path_len = 6, .volume = 1,
+      .offset = 4608 },
+    { .type = VMAN_PIECE, .path = "data/\xff\"q\"", .path_len = 9,
+      .index = 1, .size = 2144337920, .volume = 1, .offset = 6656 },
+    { .type = VMAN_PIECE, .path = "data/\xff\"q\"", .path_len = 9,
+      .index = 2, .file_offset = 2144337920, .size = 855662080,
+      .volume = 2, .offset = 512 },
+    { .type = VMAN_FILE, .path = "data/\xff\"q\"", .path_len = 9,
+      .size = 3000000000u, .hash = SEED_HASH, .pieces = 2 },
+    { .type = VMAN_FILE, .size = UINT64_MAX, .volume = UINT32_MAX,
+      .offset = UINT64_MAX },
+    { .type = VMAN_END, .volume = 2, .entries = 6, .files = 3,
+      .size = 3000000005u },
+};
+
+static const char seed_vman_text[] =
+    "{ \"type\" : \"dir\", \"x\": {\"n\":1}, \"path\":\"a\\/b\\u00e9\","
+    "\"volume\":1,\"offset\":2,\"later\":7}\n"
+    "{\"type\":\"file\",\"path_hex\":\"ff00\",\"size\":1,\"xxh3\":"
+    "\"00112233445566778899aabbccddeeff\",\"volume\":1,\"offset\":0}\n"
+    "{\"type\":\"end\",\"volumes\":1,\"entries\":1,\"files\":1,"
+    "\"bytes\":1}";
+
+size_t
+fuzz_vman_seed_count(void)
+{
+    return 3;
+}
+
+int
+fuzz_vman_seed(size_t i, struct buf *b)
+{
+    static char names[VMAN_MAX_PATH];
+    struct vman_rec v;
+    size_t k;
+    int r = 0;
+
+    if (i >= fuzz_vman_seed_count())
+        return FERRY_ERR_USAGE;
+    if (i == 2)
+        return buf_put(b, seed_vman_text, sizeof(seed_vman_text) - 1);
+    /* Seed 1: the longest name, of bytes that JSON escapes. */
+    memset(names, i == 0 ? 'n' : 1, sizeof(names));
+    for (k = 0; r == 0 && k < SEED_COUNT(seed_vman_set); k++) {
+        v = seed_vman_set[k];
+        if (v.path == NULL && v.type != VMAN_END) {
+            v.path = names;
+            v.path_len = sizeof(names);
+        }
+        r = vman_encode(b, &v);
+    }
+    return r;
+}
+
+void
+fuzz_vman_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX])
+{
+    snprintf(out, FUZZ_SEED_NAME_MAX, "seed-vmanifest-%zu", i);
+}
+
+const struct fuzz_seeds fuzz_input_seeds[] = {
+    { "journal", fuzz_journal_seed_count, fuzz_journal_seed,
+      fuzz_journal_seed_name },
+    { "rvmsg", fuzz_rvmsg_seed_count, fuzz_rvmsg_seed,
+      fuzz_rvmsg_seed_name },
+    { "tensor", fuzz_tensor_seed_count, fuzz_tensor_seed,
+      fuzz_tensor_seed_name },
+    { "vmanifest", fuzz_vman_seed_count, fuzz_vman_seed,
+      fuzz_vman_seed_name },
+    { NULL, NULL, NULL, NULL },
+};

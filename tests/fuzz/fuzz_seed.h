@@ -55,4 +55,25 @@ size_t fuzz_tensor_seed_count(void);
 int fuzz_tensor_seed(size_t i, struct buf *b) FERRY_WUR;
 void fuzz_tensor_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
 
+/*
+ * Seeds of the vmanifest target: volume set manifests
+ * (proto/vmanifest.h) as `ferry pack` writes them, with names that are
+ * not UTF-8 or all escapes and the longest, and lines with keys the
+ * reader skips. Named "seed-vmanifest-<i>".
+ */
+size_t fuzz_vman_seed_count(void);
+int fuzz_vman_seed(size_t i, struct buf *b) FERRY_WUR;
+void fuzz_vman_seed_name(size_t i, char out[FUZZ_SEED_NAME_MAX]);
+
+/* The targets above, whose seeds are whole inputs (at most FUZZ_SEED_MAX
+ * bytes each), in corpus/<target>/; the list ends with { NULL }. */
+#define FUZZ_SEED_MAX (8u << 20)
+struct fuzz_seeds {
+    const char *target;
+    size_t (*count)(void);
+    int (*seed)(size_t i, struct buf *b);
+    void (*name)(size_t i, char out[FUZZ_SEED_NAME_MAX]);
+};
+extern const struct fuzz_seeds fuzz_input_seeds[];
+
 #endif

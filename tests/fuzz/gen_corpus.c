@@ -8,7 +8,8 @@
  * plus frame/seed-stream with every seed frame in a row, and each journal
  * seed as journal/seed-journal-<name>, and each rendezvous datagram as
  * rvmsg/seed-rvmsg-<i>, and each block of tensor pieces as
- * tensor/seed-tensor-<i>. Run it again (`make fuzz-corpus`)
+ * tensor/seed-tensor-<i>, and each manifest as
+ * vmanifest/seed-vmanifest-<i>. Run it again (`make fuzz-corpus`)
  * after a change to the wire or journal format.
  */
 #include <errno.h>
@@ -20,8 +21,6 @@
 #include "../../common/fsx.h"
 #include "../../proto/limits.h"
 #include "../../proto/msg.h"
-#include "../../proto/rvmsg.h"
-#include "../../proto/tensor_piece.h"
 #include "fuzz_seed.h"
 
 static int
@@ -69,52 +68,18 @@ gen_seed(const char *dir, uint8_t type, size_t i, struct buf *all)
     return r;
 }
 
-/* Writes journal seed i to journal/. */
+/* Writes seed i of a target whose seeds are whole inputs. */
 static int
-gen_journal_seed(const char *dir, size_t i)
+gen_input_seed(const char *dir, const struct fuzz_seeds *t, size_t i)
 {
     char name[FUZZ_SEED_NAME_MAX];
     struct buf b;
     int r;
 
-    fuzz_journal_seed_name(i, name);
-    buf_init(&b, 1u << 20);
-    if ((r = fuzz_journal_seed(i, &b)) != 0 ||
-        (r = gen_write(dir, "journal", name, buf_ptr(&b), buf_used(&b))) != 0)
-        fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
-    buf_cleanup(&b);
-    return r;
-}
-
-/* Writes rendezvous seed i to rvmsg/. */
-static int
-gen_rvmsg_seed(const char *dir, size_t i)
-{
-    char name[FUZZ_SEED_NAME_MAX];
-    struct buf b;
-    int r;
-
-    fuzz_rvmsg_seed_name(i, name);
-    buf_init(&b, RVMSG_MAX);
-    if ((r = fuzz_rvmsg_seed(i, &b)) != 0 ||
-        (r = gen_write(dir, "rvmsg", name, buf_ptr(&b), buf_used(&b))) != 0)
-        fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
-    buf_cleanup(&b);
-    return r;
-}
-
-/* Writes tensor seed i to tensor/. */
-static int
-gen_tensor_seed(const char *dir, size_t i)
-{
-    char name[FUZZ_SEED_NAME_MAX];
-    struct buf b;
-    int r;
-
-    fuzz_tensor_seed_name(i, name);
-    buf_init(&b, 2 * PROTO_MAX_TENSOR_PIECE);
-    if ((r = fuzz_tensor_seed(i, &b)) != 0 ||
-        (r = gen_write(dir, "tensor", name, buf_ptr(&b), buf_used(&b))) != 0)
+    t->name(i, name);
+    buf_init(&b, FUZZ_SEED_MAX);
+    if ((r = t->seed(i, &b)) != 0 ||
+        (r = gen_write(dir, t->target, name, buf_ptr(&b), buf_used(&b))) != 0)
         fprintf(stderr, "gen_corpus: %s: %s\n", name, ferry_strerror(r));
     buf_cleanup(&b);
     return r;
@@ -123,6 +88,7 @@ gen_tensor_seed(const char *dir, size_t i)
 int
 main(int argc, char **argv)
 {
+    const struct fuzz_seeds *t;
     struct buf all;
     size_t i, n = 0;
     uint8_t type;
@@ -139,12 +105,9 @@ main(int argc, char **argv)
     if (r == 0)
         r = gen_write(argv[1], "frame", "seed-stream", buf_ptr(&all),
             buf_used(&all));
-    for (i = 0; r == 0 && i < fuzz_journal_seed_count(); i++, n++)
-        r = gen_journal_seed(argv[1], i);
-    for (i = 0; r == 0 && i < fuzz_rvmsg_seed_count(); i++, n++)
-        r = gen_rvmsg_seed(argv[1], i);
-    for (i = 0; r == 0 && i < fuzz_tensor_seed_count(); i++, n++)
-        r = gen_tensor_seed(argv[1], i);
+    for (t = fuzz_input_seeds; r == 0 && t->target != NULL; t++)
+        for (i = 0; r == 0 && i < t->count(); i++, n++)
+            r = gen_input_seed(argv[1], t, i);
     buf_cleanup(&all);
     if (r != 0)
         return 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted stand-in for ferry-agent, used as --agent in tests.
 
-It speaks just enough of protocol v3 (proto/PROTOCOL.md) to act out one
+It speaks just enough of protocol v4 (proto/PROTOCOL.md) to act out one
 misbehaviour, chosen by the environment variable FAKE_AGENT_MODE:
 
   version       answers HELLO with protocol 9-9 only
@@ -69,7 +69,7 @@ def s16(b):
     return struct.pack(">H", len(b)) + b
 
 
-def hello(vmin=3, vmax=3, caps=CAP_SPARSE):
+def hello(vmin=4, vmax=4, caps=CAP_SPARSE):
     send(MSG["HELLO"], b"FRY1" + struct.pack(">HHQ", vmin, vmax, caps) +
          s16(b"fake-agent"))
 

@@ -9,7 +9,7 @@ then a push into VICTIM_DEST), and against each tries JOINs and OPENs
 from other agents: restricted ones (--restrict RESTRICT_ROOT with
 --write-only or --read-only) and unrestricted ones, with and without the
 key. Prints one line per try, "NAME: ANSWER" (JOIN_OK, ERROR, CLOSED),
-and "proc: ..." lines about /proc/net/unix. Speaks protocol 3
+and "proc: ..." lines about /proc/net/unix. Speaks protocol 4
 (proto/PROTOCOL.md).
 """
 import os
@@ -36,7 +36,7 @@ def s16(b):
 
 
 def hello():
-    return frame(HELLO, b"FRY1" + struct.pack(">HHQ", 3, 3, CAP_STREAMS) +
+    return frame(HELLO, b"FRY1" + struct.pack(">HHQ", 4, 4, CAP_STREAMS) +
                  s16(b"rendezvous test"))
 
 

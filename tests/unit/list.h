@@ -142,6 +142,7 @@
     X(msg_partial_fields) \
     X(msg_err_wire) \
     X(msg_type_names) \
+    X(msg_protocol_table) \
     /* test_journal.c */ \
     X(journal_roundtrip) \
     X(journal_mutate) \

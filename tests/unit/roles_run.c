@@ -685,11 +685,8 @@ rt_count(const struct buf *out, uint64_t *sent, uint64_t *blocks)
 
     while (off < n) {
         CHECK_OK(frame_parse(p + off, n - off, &f, &used));
-        /* FILTERS and SPACE are numbered in the gap of the table (26,
-         * 27) but are not in it; not counted. */
-        CHECK(f.type <= MSG_TYPE_MAX);
-        if (f.type != MSG_FILTERS && f.type != MSG_SPACE)
-            sent[f.type]++;
+        CHECK(msg_type_known(f.type));
+        sent[f.type]++;
         if (f.type == MSG_BLOCK || f.type == MSG_VOL_DATA)
             (*blocks)++;
         off += used;

@@ -12,7 +12,6 @@
 
 #include "../../proto/frame.h"
 #include "../../proto/msg.h"
-#include "../../proto/rvmsg.h"
 #include "../fuzz/fuzz_common.h"
 #include "../fuzz/fuzz_seed.h"
 #include "check.h"
@@ -83,6 +82,7 @@ check_seed_file(const char *dir, const char *sub, const char *name,
 TEST(corpus_seeds_current)
 {
     const char *dir = corpus_dir();
+    const struct fuzz_seeds *t;
     char name[FUZZ_SEED_NAME_MAX];
     struct buf b;
     uint8_t type;
@@ -102,25 +102,14 @@ TEST(corpus_seeds_current)
             buf_cleanup(&b);
         }
     }
-    for (i = 0; i < fuzz_journal_seed_count(); i++) {
-        fuzz_journal_seed_name(i, name);
-        buf_init(&b, 1u << 20);
-        CHECK_OK(fuzz_journal_seed(i, &b));
-        check_seed_file(dir, "journal", name, buf_ptr(&b), buf_used(&b));
-        buf_cleanup(&b);
-    }
-    for (i = 0; i < fuzz_rvmsg_seed_count(); i++) {
-        fuzz_rvmsg_seed_name(i, name);
-        buf_init(&b, RVMSG_MAX);
-        CHECK_OK(fuzz_rvmsg_seed(i, &b));
-        check_seed_file(dir, "rvmsg", name, buf_ptr(&b), buf_used(&b));
-        buf_cleanup(&b);
-    }
-    for (i = 0; i < fuzz_tensor_seed_count(); i++) {
-        fuzz_tensor_seed_name(i, name);
-        buf_init(&b, 2 * PROTO_MAX_TENSOR_PIECE);
-        CHECK_OK(fuzz_tensor_seed(i, &b));
-        check_seed_file(dir, "tensor", name, buf_ptr(&b), buf_used(&b));
-        buf_cleanup(&b);
+    for (t = fuzz_input_seeds; t->target != NULL; t++) {
+        for (i = 0; i < t->count(); i++) {
+            t->name(i, name);
+            buf_init(&b, FUZZ_SEED_MAX);
+            CHECK_OK(t->seed(i, &b));
+            check_seed_file(dir, t->target, name, buf_ptr(&b),
+                buf_used(&b));
+            buf_cleanup(&b);
+        }
     }
 }

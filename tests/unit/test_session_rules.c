@@ -188,6 +188,16 @@ refuse(void *ctx, struct session *s)
     return -EADDRINUSE;
 }
 
+/* src's .ferryignore leaves out e. */
+static void
+ignore_e_in_src(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+
+    rt_path(rt, "src/.ferryignore", p);
+    check_write_file(p, "e\n", 2, 0);
+}
+
 static void
 refusing_policy(struct rt *rt)
 {
@@ -244,6 +254,30 @@ static const struct rt_case session_agent[] = {
     { "list_missing",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/nothing") } },
       .out = "HELLO OPEN_OK NOTICE END" },
+    /* The sources' ignore files, for a client with IGNORE only (FILTERS
+     * is not IGNORE); with FILTERS' rules too. */
+    { "list_ignore_file", .setup = ignore_e_in_src,
+      .caps_on = PROTO_CAP_IGNORE,
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src") } },
+      .out = "HELLO OPEN_OK ENTRY:0:src ENTRY:1:src/.ferryignore "
+          "ENTRY:2:src/a ENTRY:3:src/d ENTRY:4:src/d/b ENTRY:5:src/ln END" },
+    { "list_ignore_file_needs_capability", .setup = ignore_e_in_src,
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_LIST, "~/src") } },
+      .out = "HELLO OPEN_OK ENTRY:0:src ENTRY:1:src/.ferryignore "
+          "ENTRY:2:src/a ENTRY:3:src/d ENTRY:4:src/d/b ENTRY:5:src/e "
+          "ENTRY:6:src/ln END" },
+    { "list_filters_and_ignore_file", .setup = ignore_e_in_src,
+      .caps_on = PROTO_CAP_IGNORE,
+      .script = { HI, { F_FILTERS(1, "b", 1) },
+                  { F_OPEN(OPEN_LIST, "~/src") } },
+      .out = "HELLO OPEN_OK ENTRY:0:src ENTRY:1:src/.ferryignore "
+          "ENTRY:2:src/a ENTRY:3:src/d ENTRY:4:src/ln END" },
+    { "list_filters_without_ignore_file", .setup = ignore_e_in_src,
+      .script = { HI, { F_FILTERS(1, "b", 1) },
+                  { F_OPEN(OPEN_LIST, "~/src") } },
+      .out = "HELLO OPEN_OK ENTRY:0:src ENTRY:1:src/.ferryignore "
+          "ENTRY:2:src/a ENTRY:3:src/d ENTRY:4:src/e ENTRY:5:src/ln END" },
     { "list_then_a_frame",
       .script = { HI, { F_OPEN(OPEN_LIST, "~/src/a") }, { F_END } },
       .err = FERRY_ERR_PROTOCOL,
@@ -282,11 +316,15 @@ static const struct rt_case session_agent[] = {
                   { F_SUMMARY } },
       .out = "HELLO OPEN_OK PLAN:0 NOTICE END" },
     { "status_says_space",
-      .caps_on = PROTO_CAP_FILTERS,
+      .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
-      .out = "HELLO OPEN_OK ? END" },
+      .out = "HELLO OPEN_OK SPACE END" },
     /* After the END of a STATUS, with PROTO_CAP_PROBE: the probe's
      * answers, until the client's END. */
+    { "status_space_needs_capability",
+      .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
+      .out = "HELLO OPEN_OK END" },
     { "status_then_probe",
       .caps_on = PROTO_CAP_PROBE,
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") }, { F_PROBE(1) },
@@ -316,23 +354,23 @@ static const struct rt_case session_agent[] = {
      * receiver will wait for the lock). */
     { "status_says_busy",
       .setup = state_locked, .check = unlock_only,
-      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .caps_on = PROTO_CAP_SPACE | PROTO_CAP_BUSY,
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
-      .out = "HELLO OPEN_OK ? BUSY END", .tree = ".ferry/" },
+      .out = "HELLO OPEN_OK SPACE BUSY END", .tree = ".ferry/" },
     { "status_busy_needs_capability",
       .setup = state_locked, .check = unlock_only,
-      .caps_on = PROTO_CAP_FILTERS,
+      .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/dest") } },
-      .out = "HELLO OPEN_OK ? END", .tree = ".ferry/" },
+      .out = "HELLO OPEN_OK SPACE END", .tree = ".ferry/" },
     { "status_not_busy",
-      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .caps_on = PROTO_CAP_SPACE | PROTO_CAP_BUSY,
       .script = { HI, { F_OPEN(OPEN_STATUS, "~/outside") } },
-      .out = "HELLO OPEN_OK ? END" },
+      .out = "HELLO OPEN_OK SPACE END" },
     { "push_says_busy",
       .setup = state_locked, .check = unlock_only,
-      .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .caps_on = PROTO_CAP_SPACE | PROTO_CAP_BUSY,
       .script = { HI, PUSH },
-      .out = "HELLO OPEN_OK BUSY ?", .tree = ".ferry/" },
+      .out = "HELLO OPEN_OK BUSY SPACE", .tree = ".ferry/" },
     { "clean_while_locked",
       .setup = state_locked, .check = unlock,
       .script = { HI, { F_OPEN(OPEN_CLEAN, "~/dest") } },
@@ -421,40 +459,50 @@ static const struct rt_case session_client[] = {
       .script = { HI, { F_OPEN_OK }, READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
-    /* An agent with bit 7 says SPACE after OPEN_OK, before the role. */
+    /* An agent with SPACE says it after OPEN_OK, before the role. */
     { "space",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .client = 1, .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN_OK }, { F_SPACE(100, 200) }, READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
     /* BUSY: before SPACE, once, with its capability. */
     { "busy_then_space",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .client = 1, .caps_on = PROTO_CAP_SPACE | PROTO_CAP_BUSY,
       .script = { HI, { F_OPEN_OK }, { F_BUSY }, { F_SPACE(100, 200) },
                   READY_NONE },
       .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
           "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
     { "busy_twice",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS | PROTO_CAP_BUSY,
+      .client = 1, .caps_on = PROTO_CAP_SPACE | PROTO_CAP_BUSY,
       .script = { HI, { F_OPEN_OK }, { F_BUSY }, { F_BUSY } },
       .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
     { "busy_without_capability",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .client = 1, .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN_OK }, { F_BUSY } },
       .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
     { "space_missing",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .client = 1, .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN_OK }, READY_NONE },
       .err = FERRY_ERR_PROTOCOL, .out = "HELLO OPEN ERROR:PROTOCOL" },
     { "space_more_free_than_size",
-      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .client = 1, .caps_on = PROTO_CAP_SPACE,
       .script = { HI, { F_OPEN_OK }, { F_SPACE(300, 200) } },
       .err = FERRY_ERR_FORMAT, .out = "HELLO OPEN ERROR:FORMAT" },
-    /* The agent says SPACE to a client with bit 7, only. */
+    /* The agent says SPACE to a client with SPACE, only; FILTERS is not
+     * SPACE. */
     { "agent_says_space",
+      .caps_on = PROTO_CAP_SPACE,
+      .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") } },
+      .out = "HELLO OPEN_OK SPACE PLAN:1" },
+    { "agent_space_needs_capability",
       .caps_on = PROTO_CAP_FILTERS,
       .script = { HI, { F_OPEN(OPEN_PULL, "~/src/a") } },
-      .out = "HELLO OPEN_OK ? PLAN:1" },
+      .out = "HELLO OPEN_OK PLAN:1" },
+    { "space_needs_capability",
+      .client = 1, .caps_on = PROTO_CAP_FILTERS,
+      .script = { HI, { F_OPEN_OK }, READY_NONE },
+      .out = "HELLO OPEN PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d "
+          "ENTRY:3:src/d/b ENTRY:4:src/e ENTRY:5:src/ln" },
     { "join",
       .client = 1,
       .script = { { F_HELLO, ON(1) }, { F_JOIN_OK, ON(1) } },

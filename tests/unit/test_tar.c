@@ -406,6 +406,22 @@ TEST(vman_roundtrip)
         }
     }
     check_note_clear();
+    /* The longest name, of bytes JSON escapes in six: still a line the
+     * reader takes. */
+    memset(store, 1, VMAN_MAX_PATH);
+    memset(&in, 0, sizeof(in));
+    in.type = VMAN_DIR;
+    in.path = store;
+    in.path_len = VMAN_MAX_PATH;
+    in.volume = 1;
+    buf_init(&b, 4 * VMAN_MAX_LINE);
+    CHECK_OK(vman_encode(&b, &in));
+    n = buf_used(&b);
+    CHECK(n - 1 <= VMAN_MAX_LINE);
+    CHECK_OK(vman_decode((const char *)buf_ptr(&b), n - 1, &out, store));
+    CHECK_EQ_U64(out.path_len, VMAN_MAX_PATH);
+    CHECK(out.path[0] == 1 && out.path[VMAN_MAX_PATH - 1] == 1);
+    buf_cleanup(&b);
 }
 
 TEST(vman_refused)
