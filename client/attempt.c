@@ -73,6 +73,58 @@ stream_done(struct attempt_stream *st)
 }
 
 static void
+stream_off_main(void *arg)
+{
+    struct attempt_stream *st = arg;
+    void (*fn)(uv_work_t *) = (void (*)(uv_work_t *))st->work.data;
+
+    st->work.data = st;
+    fn(&st->work);
+    atomic_store(&st->off_state, OFF_FINISHED);
+    uv_async_send(&st->a->off_loop);
+}
+
+int
+stream_off_loop(struct attempt_stream *st, void (*fn)(uv_work_t *),
+    void (*done)(uv_work_t *, int))
+{
+    struct attempt *a = st->a;
+
+    st->off_done = done;
+    /* The thread takes fn from here and puts st back. */
+    st->work.data = (void *)fn;
+    atomic_store(&st->off_state, OFF_RUNNING);
+    if (uv_thread_create(&st->off_thr, stream_off_main, st) != 0) {
+        atomic_store(&st->off_state, OFF_IDLE);
+        st->work.data = st;
+        return FERRY_ERR_NOMEM;
+    }
+    /* The loop lives while one runs. */
+    if (a->off_running++ == 0)
+        uv_ref((uv_handle_t *)&a->off_loop);
+    return 0;
+}
+
+static void
+attempt_off_loop_done(uv_async_t *h)
+{
+    struct attempt *a = h->data;
+    unsigned k;
+
+    for (k = 0; k < a->next_index; k++) {
+        struct attempt_stream *st = a->s[k];
+
+        if (st == NULL || atomic_load(&st->off_state) != OFF_FINISHED)
+            continue;
+        uv_thread_join(&st->off_thr);
+        atomic_store(&st->off_state, OFF_IDLE);
+        if (--a->off_running == 0)
+            uv_unref((uv_handle_t *)&a->off_loop);
+        st->off_done(&st->work, 0);
+    }
+}
+
+static void
 stream_finish_work(uv_work_t *w)
 {
     struct attempt_stream *st = w->data;
@@ -152,16 +204,15 @@ stream_closed(struct conn *c, int err)
     stream_finish(st);
 }
 
-/* Collects the transport's end: at once for a child that exited, in a
- * worker for a pump thread (bounded, but it may take seconds), except on
- * stream 0, whose end the run reads next. */
+/* Collects the transport's end: at once for a child that exited, off
+ * the loop for a pump thread (bounded, but it may take seconds), except
+ * on stream 0, whose end the run reads next. */
 static void
 stream_finish(struct attempt_stream *st)
 {
     st->work.data = st;
-    if (st->index != 0 && st->tp.ssh != NULL && uv_queue_work(
-        st->a->env->loop, &st->work, stream_finish_work,
-        stream_finish_done) == 0)
+    if (st->index != 0 && st->tp.ssh != NULL && stream_off_loop(st,
+        stream_finish_work, stream_finish_done) == 0)
         return;
     st->tp_code = transport_finish(&st->tp, &st->exit_status, st->msg,
         sizeof(st->msg));
@@ -392,6 +443,8 @@ attempt_maybe_end(struct attempt *a)
             return;
     if (!uv_is_closing((uv_handle_t *)&a->tick))
         uv_close((uv_handle_t *)&a->tick, NULL);
+    if (a->off_running == 0 && !uv_is_closing((uv_handle_t *)&a->off_loop))
+        uv_close((uv_handle_t *)&a->off_loop, NULL);
 }
 
 int
@@ -411,8 +464,12 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     xfer_mark_now(env->x, &a->share_mark);
     uv_timer_init(env->loop, &a->tick);
     a->tick.data = a;
+    (void)uv_async_init(env->loop, &a->off_loop, attempt_off_loop_done);
+    a->off_loop.data = a;
+    uv_unref((uv_handle_t *)&a->off_loop);
     if ((st = stream_new(a)) == NULL) {
         uv_close((uv_handle_t *)&a->tick, NULL);
+        uv_close((uv_handle_t *)&a->off_loop, NULL);
         return FERRY_ERR_NOMEM;
     }
     st->ssh = NULL;  /* stream 0's session is the run's */
@@ -447,9 +504,11 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     if (r != 0) {
         a->ending = 1;
         stream_done(st);
-        /* What was opened ahead goes once its worker is back. */
+        /* What was opened ahead goes once its thread is back. */
         while (a->opening > 0)
             uv_run(env->loop, UV_RUN_ONCE);
+        if (!uv_is_closing((uv_handle_t *)&a->off_loop))
+            uv_close((uv_handle_t *)&a->off_loop, NULL);
         uv_run(env->loop, UV_RUN_NOWAIT);
         return r;
     }

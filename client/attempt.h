@@ -18,7 +18,7 @@
  * all of them up, more while the rate still grows (attempt_grow.c says
  * why), up to ATTEMPT_AUTO_MAX and while enough is left to send. Up to
  * ATTEMPT_OPENING_MAX streams are opened at once (sshd's MaxStartups),
- * in worker threads or as ssh children, and they never prompt (ssh.h
+ * on threads of their own or as ssh children, and they never prompt (ssh.h
  * keeps what the first connection unlocked; the ssh program runs them
  * with BatchMode).
  *
@@ -71,12 +71,10 @@
 /* A first SSH handshake (three round trips or more, with login more)
  * that took this long means a long link, before any stream says so. */
 #define ATTEMPT_LONG_CONNECT_MS SSH_LONG_HANDSHAKE_MS
-/* Streams being opened at once: stream 0 and these stay under OpenSSH's
- * default MaxStartups (10 unauthenticated connections), and each takes
- * a thread of libuv's pool while it connects; the pool has room for
- * them and for the roles' steps (main.c sets its size). */
+/* Streams being opened at once, each on a thread of its own
+ * (stream_off_loop): stream 0 and these stay under OpenSSH's default
+ * MaxStartups (10 connections not yet logged in). */
 #define ATTEMPT_OPENING_MAX SSH_EARLY_MAX
-#define ATTEMPT_POOL_THREADS "12"
 
 
 struct ssh_conn;
@@ -133,6 +131,8 @@ struct attempt {
     uint64_t full_tick;      /* the last tick that did all of its work */
     struct conn_group group;
     uv_timer_t tick;
+    uv_async_t off_loop;     /* a stream's work off the loop is done */
+    unsigned off_running;    /* ... threads of it running */
     uint64_t t0;
     uint64_t link_ms;    /* a further stream's time to run: > 0 once known */
     struct width_link link;  /* env's, measured again on stream 0 */

@@ -229,8 +229,7 @@ attempt_add_stream(struct attempt *a)
     if (!e->cli->remote.local && !stream_by_cmd(e, st->index)) {
         st->work.data = st;
         a->opening++;
-        if (uv_queue_work(e->loop, &st->work, stream_open_work,
-            stream_open_done) != 0) {
+        if (stream_off_loop(st, stream_open_work, stream_open_done) != 0) {
             a->opening--;
             a->tuned = 1;
             stream_done(st);

@@ -12,6 +12,8 @@
 
 #include "attempt.h"
 
+#include <stdatomic.h>
+
 /* ST_PARKED: its SSH connection is up before stream 0 runs; it JOINs
  * when stream 0 does (attempt_preopen). */
 enum { ST_OPENING = 1, ST_PARKED, ST_RUNNING, ST_CLOSED, ST_DONE };
@@ -29,6 +31,9 @@ struct attempt_stream {
     struct receiver *rcv;
     uv_timer_t kill_timer;
     uv_work_t work;            /* opening, then finishing, off the loop */
+    uv_thread_t off_thr;       /* ... on this thread (stream_off_loop) */
+    void (*off_done)(uv_work_t *, int);
+    atomic_int off_state;      /* OFF_* */
     int err, exit_status, tp_code;
     char msg[256];
     uint64_t seen, seen_ms;    /* bytes moved, and when that last changed */
@@ -46,6 +51,18 @@ stream_moved(const struct attempt_stream *st)
 }
 
 /* attempt.c */
+
+enum { OFF_IDLE, OFF_RUNNING, OFF_FINISHED };
+
+/*
+ * Runs fn(&st->work) on a thread of its own, then done(&st->work, 0) on
+ * the loop. Opening a stream and finishing one wait on the link (round
+ * trips, a pump's end); in libuv's pool, four threads that the roles'
+ * steps share, eight of them would hold those steps up for as long.
+ * Returns 0, or an error (nothing was started).
+ */
+int stream_off_loop(struct attempt_stream *st, void (*fn)(uv_work_t *),
+    void (*done)(uv_work_t *, int));
 
 /* A new stream in the next slot (NULL past PROTO_MAX_STREAMS). */
 struct attempt_stream *stream_new(struct attempt *a);

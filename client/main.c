@@ -5,13 +5,11 @@
  */
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../proto/msg.h"
-#include "attempt.h"
 #include "cli.h"
 #include "exitcode.h"
 #include "help.h"
@@ -32,10 +30,6 @@ main(int argc, char **argv)
     int i, r, code;
 
     log_init("ferry", LOG_WARN);
-    /* Streams are opened in libuv's pool, each holding a thread for its
-     * round trips: room for all that open at once, and for the roles'
-     * steps beside them (attempt.h). Read once, at the pool's start. */
-    (void)setenv("UV_THREADPOOL_SIZE", ATTEMPT_POOL_THREADS, 0);
     signal(SIGPIPE, SIG_IGN);
     /* A file size limit must fail the write (EFBIG), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
