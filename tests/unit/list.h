@@ -283,6 +283,7 @@
     X(formcheck_safetensors) \
     X(formcheck_npy) \
     X(formcheck_tar) \
+    X(formcheck_volume) \
     X(formcheck_unknown) \
     X(formcheck_file_busy) \
     /* test_tensor_piece.c */ \
