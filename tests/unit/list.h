@@ -397,6 +397,7 @@
     X(watch_changed_and_gone) \
     X(watch_markers) \
     X(watch_gives_up) \
+    X(watch_basis_newest) \
     X(watch_look_n_log_n) \
     X(watch_look_stops) \
     X(watch_forgets_gone) \
