@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/clock.h"
 #include "../common/text.h"
 #include "../engine/dest.h"
 #include "../engine/manifest.h"
@@ -302,6 +303,8 @@ watch_pull(struct watch *w, struct watch_unit *u)
     char *src = watch_join(w->prefix, u->name, u->is_dir);
     char staged[PROTO_MAX_PATH + 32], *dst = NULL;
     char *rp[1], *lp[1], *basis = u->is_dir ? watch_basis_dir(w, u) : NULL;
+    const struct watch_unit *last;
+    struct stat st;
     int code;
 
     watch_staging(u->name, staged, sizeof(staged));
@@ -326,6 +329,12 @@ watch_pull(struct watch *w, struct watch_unit *u)
     c.whole_formats = 1;
     c.pack_threshold = 0;
     c.basis_dir = basis;
+    if (!u->is_dir && c.basis == NULL &&
+        (c.delta_flags & OPEN_F_BASIS_AUTO) &&
+        (last = watch_basis_unit(&w->t, u)) != NULL &&
+        fstatat(w->localfd, last->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode))
+        c.basis = last->name;
     code = space_transfer(&c);
     watch_catch();
     xfree(src);
@@ -600,7 +609,8 @@ watch_main(struct cli *cli)
 {
     struct watch w;
     struct timespec nap = { 0, 100000000 };
-    int code = 0, ticks;
+    uint64_t next;
+    int code = 0;
 
     memset(&w, 0, sizeof(w));
     w.cli = cli;
@@ -633,9 +643,13 @@ watch_main(struct cli *cli)
     watch_stop = 0;
     watch_catch();
     while (!watch_stop && code == 0) {
+        /* Looks begin every watch_s, however long the last one (its
+         * listing's login, its pulls) took: a file closed just after a
+         * look's listing waits the interval, not the interval and that
+         * look too. */
+        next = clock_ms() + (uint64_t)cli->watch_s * 1000;
         code = watch_once(&w);
-        for (ticks = 0; code == 0 && !watch_stop &&
-            ticks < cli->watch_s * 10; ticks++)
+        while (code == 0 && !watch_stop && clock_ms() < next)
             nanosleep(&nap, NULL);
     }
     close(w.localfd);

@@ -110,6 +110,14 @@ int watch_unit_incomplete(struct watch_unit *u);
 /* A pull of u failed: it waits to be stable again; 1 when that was the
  * WATCH_MAX_FAILURES-th failure in a row and u is given up. */
 int watch_failed(struct watch_unit *u);
+/* The basis of a file unit's pull: of the file units here (pulled, not
+ * removed since) of u's extension and a size within a factor of two of
+ * u's, the newest; or NULL. A checkpoint's names tell its age poorly
+ * (step-1000.pt is as alike to step-2000.pt as to step-3000.pt, and
+ * timestamps share more digits with older ones across a minute), while
+ * the last one saved is the one most alike in content. */
+const struct watch_unit *watch_basis_unit(const struct watch_table *t,
+    const struct watch_unit *u);
 /* A pull of u succeeded. */
 void watch_pulled(struct watch_unit *u);
 void watch_table_cleanup(struct watch_table *t);

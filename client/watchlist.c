@@ -474,6 +474,29 @@ watch_failed(struct watch_unit *u)
     return 1;
 }
 
+const struct watch_unit *
+watch_basis_unit(const struct watch_table *t, const struct watch_unit *u)
+{
+    const struct watch_unit *best = NULL, *v;
+    const char *ext = strrchr(u->name, '.'), *vext;
+    size_t i;
+
+    if (u->is_dir)
+        return NULL;
+    for (i = 0; i < t->n; i++) {
+        v = &t->v[i];
+        vext = strrchr(v->name, '.');
+        if (v == u || v->is_dir || v->is_marker || !v->here ||
+            (ext == NULL) != (vext == NULL) ||
+            (ext != NULL && strcmp(ext, vext) != 0) ||
+            v->size == 0 || v->size > 2 * u->size || 2 * v->size < u->size)
+            continue;
+        if (best == NULL || watch_unit_cmp(&v, &best) < 0)
+            best = v;
+    }
+    return best;
+}
+
 void
 watch_pulled(struct watch_unit *u)
 {

@@ -11,7 +11,12 @@
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
+#include "../proto/vmanifest.h"
 #include "ckptfmt.h"
+
+/* The zstd frame's magic number and its largest block (RFC 8878). */
+#define ZSTD_MAGIC 0xFD2FB528u
+#define ZSTD_BLOCK_MAX (128u << 10)
 
 static int
 fc_torn(struct formcheck *out, enum form f, const char *why)
@@ -161,6 +166,121 @@ tar_check(const struct ckptfmt_src *s, struct formcheck *out)
     }
 }
 
+/*
+ * A volume: one zstd frame with its content checksum, as ferry writes
+ * each (engine/volume.h). Its blocks are walked by their 3-byte headers,
+ * never their data: whole when the last block and the checksum end the
+ * file. A frame with a dictionary or without a checksum, or bytes after
+ * it (another frame), is not one of ours.
+ */
+static int
+volume_check(const struct ckptfmt_src *s, uint8_t fhd,
+    struct formcheck *out)
+{
+    static const uint8_t did_len[4] = { 0, 1, 2, 4 };
+    static const uint8_t fcs_len[4] = { 0, 2, 4, 8 };
+    uint8_t b[3];
+    uint64_t off, len;
+    uint32_t h, blocks = 0;
+    int r, single = (fhd & 0x20) != 0;
+
+    if ((fhd & 0x08) || (fhd & 0x03) || !(fhd & 0x04))
+        return fc_unknown(out);
+    off = 5 + !single + did_len[fhd & 3] +
+        (fhd >> 6 == 0 ? (uint64_t)single : fcs_len[fhd >> 6]);
+    for (;;) {
+        if (off + 3 > s->size)
+            return fc_torn(out, FORM_VOLUME, "a block header is cut short");
+        if (++blocks > FORMCHECK_MAX_MEMBERS)
+            return fc_unknown(out);
+        if ((r = ckptfmt_read(s, off, b, sizeof(b))) != 0)
+            return r;
+        h = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+        if ((h >> 1 & 3) == 3 || h >> 3 > ZSTD_BLOCK_MAX)
+            return fc_unknown(out);
+        /* An RLE block holds one byte, however many it stands for. */
+        len = (h >> 1 & 3) == 1 ? 1 : h >> 3;
+        if (len > s->size - off - 3)
+            return fc_torn(out, FORM_VOLUME, "a block is cut short");
+        off += 3 + len;
+        if (h & 1)
+            break;
+    }
+    if (s->size - off < 4)
+        return fc_torn(out, FORM_VOLUME, "no checksum after the last block");
+    return s->size - off == 4 ? fc_whole(out, FORM_VOLUME) :
+        fc_unknown(out);
+}
+
+/* The record type of one manifest line (without its '\n'), or 0 when
+ * it does not decode. */
+static enum vman_type
+vman_type_of(const char *line, size_t n, char *store)
+{
+    struct vman_rec rec;
+
+    return vman_decode(line, n, &rec, store) == 0 ? rec.type : 0;
+}
+
+/*
+ * A volume set's manifest (proto/vmanifest.h): known by its head line;
+ * whole when its last line, ended by a newline at the file's end, is the
+ * end record. Lines between are not read: two reads of at most
+ * VMAN_MAX_LINE + 1 bytes, at its start and its end.
+ */
+static int
+vmanifest_check(const struct ckptfmt_src *s, struct formcheck *out)
+{
+    size_t cap = VMAN_MAX_LINE + 1, n, head;
+    char *buf, *store, *q;
+    uint64_t from;
+    int r;
+
+    buf = xmalloc(cap);
+    store = xmalloc(VMAN_MAX_PATH + 1);
+    if (buf == NULL || store == NULL) {
+        r = FERRY_ERR_NOMEM;
+        goto out;
+    }
+    n = s->size < cap ? (size_t)s->size : cap;
+    if ((r = ckptfmt_read(s, 0, buf, n)) != 0)
+        goto out;
+    if ((q = memchr(buf, '\n', n)) == NULL ||
+        vman_type_of(buf, (size_t)(q - buf), store) != VMAN_HEAD) {
+        r = fc_unknown(out);
+        goto out;
+    }
+    head = (size_t)(q - buf) + 1;
+    if (s->size == head) {
+        r = fc_torn(out, FORM_VMANIFEST, "no end line");
+        goto out;
+    }
+    /* The last line and its newline: after the head line, at most
+     * VMAN_MAX_LINE bytes before the newline. */
+    from = s->size - 1 - head < VMAN_MAX_LINE ? head : s->size - 1 -
+        VMAN_MAX_LINE;
+    n = (size_t)(s->size - from);
+    if ((r = ckptfmt_read(s, from, buf, n)) != 0)
+        goto out;
+    if (buf[n - 1] != '\n') {
+        r = fc_torn(out, FORM_VMANIFEST, "its last line is cut short");
+        goto out;
+    }
+    q = memrchr(buf, '\n', n - 1);
+    if (q == NULL && from != head) {
+        r = fc_torn(out, FORM_VMANIFEST, "its last line is too long");
+        goto out;
+    }
+    q = q != NULL ? q + 1 : buf;
+    r = vman_type_of(q, (size_t)(buf + n - 1 - q), store) == VMAN_END ?
+        fc_whole(out, FORM_VMANIFEST) :
+        fc_torn(out, FORM_VMANIFEST, "no end line");
+out:
+    xfree(buf);
+    xfree(store);
+    return r;
+}
+
 static int
 formcheck_src(const struct ckptfmt_src *s, struct formcheck *out)
 {
@@ -189,6 +309,10 @@ formcheck_src(const struct ckptfmt_src *s, struct formcheck *out)
     default:
         break;
     }
+    if (ckptfmt_le32(head) == ZSTD_MAGIC)
+        return volume_check(s, head[4], out);
+    if (head[0] == '{')
+        return vmanifest_check(s, out);
     if (s->size >= 512) {
         uint8_t magic[5];
 
@@ -234,6 +358,10 @@ formcheck_name(enum form f)
         return "npy";
     case FORM_TAR:
         return "tar";
+    case FORM_VOLUME:
+        return "volume";
+    case FORM_VMANIFEST:
+        return "volume-manifest";
     default:
         return "unknown";
     }

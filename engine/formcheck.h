@@ -15,12 +15,18 @@
  *       the file's size equal to the header's end plus the largest
  *       data_offsets end;
  *   NumPy .npy: the header's shape and dtype give the size exactly;
- *   tar: headers walk from the start to the two zero blocks that end it.
+ *   tar: headers walk from the start to the two zero blocks that end it;
+ *   a ferry volume (NAME.00001.tar.zst: one zstd frame with its content
+ *       checksum): its blocks' headers walk from the frame's header to
+ *       the last block, and the checksum ends the file;
+ *   a volume set's manifest (NAME.manifest): the head line first, and the
+ *       end line last, ended by a newline at the file's end.
  *
  * A file that is none of these (or whose dtype cannot give a size, an
  * object array) is FORM_UNKNOWN: only the busy check and a quiet period
  * judge it. Reads are bounded (CKPTFMT_MAX_INDEX of index, at most
- * FORMCHECK_MAX_MEMBERS tar members), so a file made to look like one of
+ * FORMCHECK_MAX_MEMBERS tar members or zstd blocks, a manifest's first
+ * and last VMAN_MAX_LINE bytes), so a file made to look like one of
  * these costs little. The checks say "whole" of a file that has the
  * shape of a complete one; they do not check its data. The zip,
  * safetensors and npy structures are read by engine/ckptfmt.c, the
@@ -36,7 +42,7 @@
 #include "../common/err.h"
 #include "ckptfmt.h"
 
-/* Most tar members walked; more is FORM_UNKNOWN. */
+/* Most tar members or zstd blocks walked; more is FORM_UNKNOWN. */
 #define FORMCHECK_MAX_MEMBERS 1000000u
 
 enum form {
@@ -44,7 +50,9 @@ enum form {
     FORM_ZIP,
     FORM_SAFETENSORS,
     FORM_NPY,
-    FORM_TAR
+    FORM_TAR,
+    FORM_VOLUME,
+    FORM_VMANIFEST
 };
 
 struct formcheck {
@@ -62,7 +70,8 @@ int formcheck_fd(int fd, uint64_t size, struct formcheck *out) FERRY_WUR;
 int formcheck_mem(const uint8_t *p, size_t n, struct formcheck *out)
     FERRY_WUR;
 
-/* "zip", "safetensors", "npy", "tar" or "unknown". */
+/* "zip", "safetensors", "npy", "tar", "volume", "volume-manifest" or
+ * "unknown". */
 const char *formcheck_name(enum form f);
 
 /*

@@ -29,6 +29,11 @@
 #                              "100 200"; "" runs none)
 #   FERRY_BENCH_LONG_PEER_REPS streams: runs of rsync per long-link row
 #                              (default 1: at 200 ms one takes 2 minutes)
+#   FERRY_BENCH_WATCH_EVERY    seconds between the watch row's saves
+#                              (default 20 full, 4 quick)
+#   FERRY_BENCH_WATCH_S        the watch's interval (default 5 full, 1 quick)
+#   FERRY_BENCH_WATCH_COUNT    checkpoints saved, the first excluded
+#                              (default 5 full, 3 quick)
 set -eu
 
 # What ferry can do today; flip these as features land. Delta and resume
@@ -95,6 +100,10 @@ elif [ "$MODE" = full ]; then
     SLOW_MBIT=1000
     DOCS=${FERRY_BENCH_DOCS:-1}
     DROP=${FERRY_BENCH_DROP_CACHES:-1}
+    WATCH_EVERY=${FERRY_BENCH_WATCH_EVERY:-20}
+    WATCH_S=${FERRY_BENCH_WATCH_S:-5}
+    WATCH_COUNT=${FERRY_BENCH_WATCH_COUNT:-5}
+    WATCH_K=4
 else
     REPS=${FERRY_BENCH_REPS:-1}
     CMD_TIMEOUT=60
@@ -107,6 +116,10 @@ else
     SLOW_MBIT=100
     DOCS=${FERRY_BENCH_DOCS:-0}
     DROP=${FERRY_BENCH_DROP_CACHES:-0}
+    WATCH_EVERY=${FERRY_BENCH_WATCH_EVERY:-4}
+    WATCH_S=${FERRY_BENCH_WATCH_S:-1}
+    WATCH_COUNT=${FERRY_BENCH_WATCH_COUNT:-3}
+    WATCH_K=1
 fi
 WAN_DELAY_MS=25 # one way, each direction: 50 ms RTT
 WAN_MBIT=1000
@@ -810,6 +823,96 @@ run_resume() {
     done
 }
 
+# The watch row: a training job saves a checkpoint every WATCH_EVERY s
+# under a new name on the box (tests/bench/watchrow.py: torch.save's zip,
+# written in place and closed; 1% of it rewritten since the last one, as
+# WATCH_K regions of at least 1 MiB) while `ferry pull --watch WATCH_S`
+# pulls them through the WAN emulator. Then, for each checkpoint but the
+# first, beside the one before it (and warm, as the watch found it): a
+# one-shot `ferry pull` of it and `rsync --fuzzy` of it, alternating.
+# watchrow.py judge turns the lot into the row's runs and its aims.
+run_watch() {
+    local id=watch box=$T/data/watchbox here=$T/dst/watch-here
+    local one=$T/dst/watch-one rs=$T/dst/watch-rsync i prev name rc
+    local names=() peers=$T/watch-peers.ndjson watch_up watch_down region
+    # As watchrow.py cuts them: 1% in all, at least 1 MiB each.
+    region=$((CKPT / 100 / WATCH_K))
+    [ "$region" -ge "$MIB" ] || region=$MIB
+    scenario "$id" "WAN (50 ms RTT, 1 Gbit/s): pull --watch of a $((CKPT / MIB)) MiB checkpoint saved every $WATCH_EVERY s under a new name, $WATCH_K region(s) of $(awk -v r="$region" 'BEGIN { printf "%.2f", r / 1048576 }') MiB rewritten each time (first one excluded), looks every $WATCH_S s" \
+        "$CKPT" "rsync --fuzzy"
+    if [ "$HAVE_PROXY" != 1 ] || [ "$TRANSPORT" = local ]; then
+        for i in ferry_watch ferry_once rsync_fuzzy; do
+            not_run "$id" "$i" "no emulated link (netproxy or ssh transport missing)"
+        done
+        return 0
+    fi
+    rm -rf "$box" "$here" "$one" "$rs" "$T/watchwork"
+    mkdir -p "$box" "$here" "$one" "$rs" "$T/watchwork"
+    mem_prefault $((CKPT / MIB * 4 + 256))
+    wire_begin
+    rc=0
+    "$PY" "$BENCH_DIR/watchrow.py" run "$box" "$T/watchwork" "$WATCH_COUNT" \
+        "$WATCH_EVERY" "$CKPT" "$WATCH_K" "$SEED" "$T/watch.json" -- \
+        "$FERRY" pull --watch "$WATCH_S" --json -F "$CFG" \
+        --agent "$AGENT" "ferry-wan:$box/" "$here/" \
+        2>"$T/watch.err" || rc=$?
+    wire_end
+    # Every event of the watch, stamped, for a look at where time went.
+    mkdir -p "$OUT_DIR"
+    cp "$T/watch.json" "$OUT_DIR/watch-events-latest.json" 2>/dev/null || true
+    watch_up=${WIRE_UP:-} watch_down=${WIRE_DOWN:-}
+    [ "$WIRE_OK" = 1 ] || watch_up="" watch_down=""
+    rm -rf "$T/watchwork"
+    [ "$rc" = 0 ] || { tail -n 5 "$T/watch.err" | sed 's/^/    /' >&2; }
+    mapfile -t names < <("$PY" -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["checkpoints"]: print(c["name"])' "$T/watch.json")
+    : >"$peers"
+    for ((i = 1; i < ${#names[@]}; i++)); do
+        name=${names[i]} prev=${names[i - 1]}
+        # Each beside the one before it only, as ferry put it there: the
+        # one-shot dest's by a pull, rsync's by cp.
+        if [ "$i" = 1 ]; then
+            "$FERRY" pull -q -F "$CFG" --agent "$AGENT" \
+                "ferry-test:$box/$prev" "$one/" || fail "watch: the first pull"
+            cp -p "$box/$prev" "$rs/"
+        fi
+        # (A peer that failed the last time left no basis: this run then
+        # sends the whole file, and its row says FAILED already.)
+        cat "$box/$name" "$one/$prev" "$rs/$prev" >/dev/null 2>&1 || true
+        watch_peer ferry_once "$i" "$name" "$box" "$one" \
+            "$FERRY" pull --json -F "$CFG" --agent "$AGENT" \
+            "ferry-wan:$box/$name" "$one/"
+        watch_peer rsync_fuzzy "$i" "$name" "$box" "$rs" \
+            rsync -a --fuzzy --stats -e "ssh -F '$CFG'" \
+            "ferry-wan:$box/$name" "$rs/"
+        rm -f "$one/$prev" "$rs/$prev"
+    done
+    "$PY" "$BENCH_DIR/watchrow.py" judge "$T/watch.json" "$peers" "$RUNS" \
+        "$WATCH_S" "$box" "$here" "$rc" "$watch_up" "$watch_down" \
+        || fail "watch: judge"
+    rm -rf "$box" "$here" "$one" "$rs"
+}
+
+# watch_peer TOOL N NAME SRC DEST CMD...: one timed run of a peer of the
+# watch row (SRC/NAME is pulled into DEST), for watchrow.py judge.
+watch_peer() {
+    local tool=$1 n=$2 name=$3 src=$4 dest=$5 st=ok
+    shift 5
+    wire_begin
+    "$PY" "$BENCH_DIR/runcmd.py" --timeout "$CMD_TIMEOUT" \
+        --result "$T/run.json" --stdout "$T/run.out" --stderr "$T/run.err" \
+        -- "$@"
+    wire_end
+    grep -q '"rc": *0[,}]' "$T/run.json" || {
+        st=failed
+        tail -n 5 "$T/run.err" | sed 's/^/    /' >&2
+    }
+    [ "$st" != ok ] || cmp -s "$src/$name" "$dest/$name" || st=mismatch
+    "$PY" "$BENCH_DIR/watchrow.py" peer "$T/run.json" "$T/run.out" "$tool" \
+        "$n" "$st" "${WIRE_UP:-}" "${WIRE_DOWN:-}" >>"$T/watch-peers.ndjson"
+    log "watch: $tool #$n: $st $(sed -n 's/.*"wall_s": *\([0-9.]*\).*/\1/p' "$T/run.json")s"
+}
+
 # ------------------------------------------------------------- meta
 
 collect_meta() {
@@ -1033,6 +1136,10 @@ main() {
                 not_run wan_shard "$t" "no netproxy"
             done
         fi
+    fi
+
+    if wanted watch; then
+        run_watch
     fi
 
     record kind=meta duration_s="$(($(date +%s) - START_S))"

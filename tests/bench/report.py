@@ -137,6 +137,28 @@ def derived_notes(measured, ferry):
     if first is not None:
         out.append("first MiB across at %.2f s, 90%% of the link at %s" % (
             first, "%.2f s" % full if full is not None else "no time"))
+    judged = [r for r in measured if "bound_s" in r]
+    if judged and all("pull_s" in r for r in judged):
+        out.append("close to ready: %.2f s to the pull's start (the wait "
+                   "for a look, its listing), then the pull %.2f s "
+                   "(medians)" % (median(r["to_pull_s"] for r in judged),
+                                  median(r["pull_s"] for r in judged)))
+    if judged:
+        out.append("aims met: close to ready within the watch interval + "
+                   "the one-shot pull + 1 s in %d of %d (median bound "
+                   "%.2f s); bytes within 1.2x rsync --fuzzy + 1 MiB in %d "
+                   "of %d (median bound %.2f MiB, rsync %.2f MiB)" % (
+                       sum(r["time_ok"] for r in judged), len(judged),
+                       median(r["bound_s"] for r in judged),
+                       sum(r["bytes_ok"] for r in judged), len(judged),
+                       median(r["bytes_bound"] for r in judged) / mib,
+                       median(r["rsync_bytes"] for r in judged) / mib))
+    for r in measured:
+        if "watch_wire_all" in r:
+            out.append("the watch's connections, looks included (ss): "
+                       "%.1f MiB for %d checkpoints" % (
+                           r["watch_wire_all"] / mib,
+                           r["watch_checkpoints"]))
     if ferry:
         matched = median(f.get("bytes_matched") for f in ferry) or 0
         resumed = median(f.get("resumed_bytes") for f in ferry) or 0

@@ -1,6 +1,7 @@
 # The formats a watch judges whole or cut short (engine/formcheck.c), made
 # as training code makes them (torch.save's zip layout with Python's
-# zipfile and pickle, safetensors, .npy, tar): each whole file is whole,
+# zipfile and pickle, safetensors, .npy, tar) and as ferry pack makes a
+# volume set (a volume, its manifest): each whole file is whole,
 # and cut at every 1 MiB boundary (and a byte short of its end) it is
 # torn, never whole. (A tar cut a byte short of its end still holds every
 # member and its end-of-archive blocks: tar pads to 10 KiB records, and
@@ -8,8 +9,12 @@
 . "$(dirname "$0")/../lib/common.sh"
 
 python3 "$TESTS_DIR/lib/ckpt_layouts.py" "$T/c" 5
+mkdir -p "$T/set/run"
+head -c 3000000 /dev/urandom >"$T/set/run/noise.bin"
+seq 1 300000 >"$T/set/run/steps.txt"
+"$FERRY" pack -q --name vol "$T/set/run" "$T/c"
 for f in torch.pth:zip model.safetensors:safetensors arr.npy:npy \
-    ckpt.tar:tar; do
+    ckpt.tar:tar vol.00001.tar.zst:volume vol.manifest:volume-manifest; do
     name=${f%%:*}
     form=${f#*:}
     got=$("$TOOLS/formcheck" "$T/c/$name")

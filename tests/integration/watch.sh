@@ -232,8 +232,10 @@ for basis in auto none; do
     python3 - "$T/watch.out" "$basis" <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
-# The pulls' summaries (the watch's own, last, moved nothing itself).
-sums = [e for e in ev if e["event"] == "summary" and e["bytes_wire"] > 0]
+# The pulls' summaries (the watch's own, last, moved nothing itself; a
+# look that Ctrl-C cut has one, not ok).
+sums = [e for e in ev if e["event"] == "summary" and e["ok"] and
+        e["bytes_wire"] > 0]
 assert len(sums) == 2, sums
 last = sums[-1]
 if sys.argv[2] == "auto":

@@ -291,6 +291,7 @@
     X(formcheck_safetensors) \
     X(formcheck_npy) \
     X(formcheck_tar) \
+    X(formcheck_volume) \
     X(formcheck_unknown) \
     X(formcheck_file_busy) \
     /* test_tensor_piece.c */ \
@@ -404,6 +405,7 @@
     X(watch_changed_and_gone) \
     X(watch_markers) \
     X(watch_gives_up) \
+    X(watch_basis_newest) \
     X(watch_look_n_log_n) \
     X(watch_look_stops) \
     X(watch_forgets_gone) \

@@ -13,8 +13,11 @@
 
 #include "../../common/buf.h"
 #include "../../engine/formcheck.h"
+#include "../../engine/volwrite.h"
 #include "check.h"
 #include "ckpt_files.h"
+
+#include <zstd.h>
 
 static uint8_t *
 make_safetensors(size_t *n)
@@ -164,6 +167,155 @@ TEST(formcheck_tar)
     p = make_tar(&n);
     check_cuts(p, n, FORM_TAR);
     free(p);
+}
+
+/* A volume set made by the volume writer, its volume and its manifest
+ * in memory. */
+struct vol_mem {
+    struct buf vol, man;
+    uint32_t nvol;
+};
+
+static int
+vm_open(void *ctx, uint32_t index)
+{
+    struct vol_mem *m = ctx;
+
+    m->nvol = index;
+    return 0;
+}
+
+static int
+vm_write(void *ctx, const void *p, size_t n)
+{
+    return buf_put(&((struct vol_mem *)ctx)->vol, p, n);
+}
+
+static int
+vm_close(void *ctx, const struct volw_volume *v)
+{
+    (void)ctx;
+    (void)v;
+    return 0;
+}
+
+static int
+vm_record(void *ctx, const struct vman_rec *r)
+{
+    return vman_encode(&((struct vol_mem *)ctx)->man, r);
+}
+
+/* One volume of a directory and files that zstd stores in blocks of
+ * each kind: raw (noise), compressed (a pattern) and RLE (zeros). */
+static void
+make_volume(struct vol_mem *m)
+{
+    struct volw_sink sk = { vm_open, vm_write, vm_close, vm_record, m };
+    struct volw_opts o = { .name = "ckpt", .volume_size = 64u << 20 };
+    struct volw_entry e;
+    struct volw *w;
+    uint8_t *data;
+    size_t i, n = 600000;
+
+    memset(m, 0, sizeof(*m));
+    buf_init(&m->vol, 1u << 24);
+    buf_init(&m->man, 1u << 20);
+    data = check_alloc(n);
+    for (i = 0; i < n; i++)
+        data[i] = i < 300000 ? (uint8_t)(i * 2654435761u >> 13) :
+            (uint8_t)(i % 251);
+    CHECK_OK(volw_new(&o, &sk, &w));
+    memset(&e, 0, sizeof(e));
+    e.type = TAR_DIR;
+    e.path = "ckpt";
+    e.mode = 0755;
+    CHECK_OK(volw_add(w, &e, -1));
+    e.type = TAR_FILE;
+    e.path = "ckpt/a.bin";
+    e.mode = 0644;
+    e.size = n;
+    CHECK_OK(volw_add_mem(w, &e, data));
+    e.path = "ckpt/b.bin";
+    e.size = 1000;
+    CHECK_OK(volw_add_mem(w, &e, data + 5000));
+    memset(data, 0, n);
+    e.path = "ckpt/zeros.bin";
+    e.size = n;
+    CHECK_OK(volw_add_mem(w, &e, data));
+    CHECK_OK(volw_finish(w));
+    volw_free(w);
+    CHECK_EQ_INT(m->nvol, 1);
+    free(data);
+}
+
+/* A volume as the writer makes it, and its manifest: whole, and cut at
+ * every length never. A frame not as ours (no checksum), another frame
+ * after it, and a manifest without its end line, are not whole. */
+TEST(formcheck_volume)
+{
+    struct formcheck fc;
+    struct vol_mem m;
+    const uint8_t *p;
+    uint8_t *q;
+    size_t n, k, hl, i;
+    const char *man, *last;
+
+    make_volume(&m);
+    p = buf_ptr(&m.vol);
+    n = buf_used(&m.vol);
+    check_cuts(p, n, FORM_VOLUME);
+    /* Two frames: zstd's, not one volume. */
+    q = check_alloc(2 * n);
+    memcpy(q, p, n);
+    memcpy(q + n, p, n);
+    CHECK_OK(formcheck_mem(q, 2 * n, &fc));
+    CHECK_EQ_INT(fc.form, FORM_UNKNOWN);
+    /* No content checksum: not written by ferry. */
+    k = ZSTD_compress(q, 2 * n, p, n, 1);
+    CHECK(!ZSTD_isError(k));
+    CHECK_OK(formcheck_mem(q, k, &fc));
+    CHECK_EQ_INT(fc.form, FORM_UNKNOWN);
+    /* A dictionary, the reserved bit; the first block of the reserved
+     * type, or longer than a block may be. */
+    for (i = 0; i < 4; i++) {
+        check_note("mutation %zu", i);
+        memcpy(q, p, n);
+        /* The first block header, after the frame header (ferry's have
+         * a window descriptor and no content size). */
+        CHECK_EQ_INT(p[4] & 0xe0, 0);
+        if (i == 0)
+            q[4] |= 0x01;
+        else if (i == 1)
+            q[4] |= 0x08;
+        else if (i == 2)
+            q[6] |= 0x06;
+        else
+            q[8] = 0xff;
+        CHECK_OK(formcheck_mem(q, n, &fc));
+        CHECK_EQ_INT(fc.form, FORM_UNKNOWN);
+    }
+    check_note_clear();
+    free(q);
+
+    man = (const char *)buf_ptr(&m.man);
+    n = buf_used(&m.man);
+    check_cuts((const uint8_t *)man, n, FORM_VMANIFEST);
+    /* Its end line replaced by another line that decodes: no end. */
+    last = man + n - 1;
+    while (last > man && last[-1] != '\n')
+        last--;
+    hl = (size_t)((const char *)memchr(man, '\n', n) - man) + 1;
+    k = (size_t)(last - man);
+    q = check_alloc(k + hl);
+    memcpy(q, man, k);
+    memcpy(q + k, man, hl);
+    k += hl;
+    CHECK_OK(formcheck_mem(q, k, &fc));
+    CHECK_EQ_INT(fc.form, FORM_VMANIFEST);
+    CHECK_EQ_INT(fc.whole, 0);
+    free(q);
+    buf_cleanup(&m.vol);
+    buf_cleanup(&m.man);
 }
 
 /* Files of no known format are not judged; nor are random bytes that

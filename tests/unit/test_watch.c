@@ -170,6 +170,39 @@ TEST(watch_gives_up)
     watch_table_cleanup(&t);
 }
 
+/* A file unit's basis is the newest file here of its extension and a
+ * size within a factor of two, whatever the names: across a minute a
+ * timestamp shares more with an older name than with the last one. */
+TEST(watch_basis_newest)
+{
+    struct watch_table t;
+    const char *v1[] = { "ckpt-0915-00.pt 1000 10", "ckpt-0915-20.pt 1000 20",
+        "ckpt-0915-40.pt 1000 30", "big.pt 9000 35", "other.bin 1000 36",
+        "mark.pt.done 0 37", "sub/ 0 38", "sub/x.pt 1000 38", NULL };
+    const char *v2[] = { "ckpt-0915-00.pt 1000 10", "ckpt-0915-20.pt 1000 20",
+        "ckpt-0915-40.pt 1000 30", "big.pt 9000 35", "other.bin 1000 36",
+        "mark.pt.done 0 37", "sub/ 0 38", "sub/x.pt 1000 38",
+        "ckpt-0916-00.pt 1000 40", NULL };
+    struct watch_unit *u;
+    size_t i;
+
+    memset(&t, 0, sizeof(t));
+    t.marker = ".done";
+    look(&t, v1);
+    u = unit(&t, "ckpt-0915-40.pt");
+    CHECK(watch_basis_unit(&t, u) == NULL);   /* nothing pulled yet */
+    for (i = 0; i < t.n; i++)
+        watch_pulled(&t.v[i]);
+    look(&t, v2);
+    u = unit(&t, "ckpt-0916-00.pt");
+    CHECK_EQ_STR(watch_basis_unit(&t, u)->name, "ckpt-0915-40.pt");
+    /* one removed by --keep is no basis */
+    unit(&t, "ckpt-0915-40.pt")->here = 0;
+    CHECK_EQ_STR(watch_basis_unit(&t, u)->name, "ckpt-0915-20.pt");
+    CHECK(watch_basis_unit(&t, unit(&t, "sub")) == NULL);
+    watch_table_cleanup(&t);
+}
+
 /* A listing of n top-level names in a scrambled order (i * a prime, mod
  * n): files f<k>.pt and their markers f<k>.pt.done. */
 static void
