@@ -4,8 +4,8 @@ VARIANT ?= release
 CC ?= cc
 DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	libxxhash-dev libzstd-dev libuv1-dev openssh-server openssh-client \
-	rsync zstd time python3 iproute2 procps openssl util-linux \
-	libarchive-tools man-db groff-base bsdextrautils \
+	rsync zstd time python3 python3-jsonschema iproute2 procps openssl \
+	util-linux libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
 	libzstd-dev:arm64 qemu-user-static
 

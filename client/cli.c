@@ -640,8 +640,9 @@ cli_parse(struct cli *c, int argc, char **argv)
     c->delta_flags = OPEN_F_BASIS_AUTO;
     c->volume_size = VOLUME_DEFAULT_SIZE;
     cli_command_first(argc, argv);
-    /* Known before anything can fail, so that a usage error is JSON too. */
-    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+    /* Known before anything can fail, so that a usage error is JSON too
+     * (argv[1] too: it is no command when none was found). */
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--json") == 0)
             c->json = 1;
     if (argc < 2) {

@@ -769,8 +769,10 @@ out_summary:
     }
     output_stop(&rn.out);
     run_ssh_close(&rn);
-    if (((rn.role != &rn.status && op == NULL) || code != EXIT_OK) &&
-        (sc == NULL || !sc->short_))
+    /* status and clean end with a summary under --json only: their own
+     * lines say what they found. */
+    if (((op == NULL && (rn.role != &rn.status || cli->json)) ||
+        code != EXIT_OK) && (sc == NULL || !sc->short_))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);

@@ -23,6 +23,23 @@
 #include "unpack.h"
 #include "watch.h"
 
+static const char *
+main_command_name(enum cli_cmd cmd)
+{
+    switch (cmd) {
+    case CMD_PUSH:
+        return "push";
+    case CMD_PULL:
+        return "pull";
+    case CMD_STATUS:
+        return "status";
+    case CMD_CLEAN:
+        return "clean";
+    default:
+        return NULL;
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -42,10 +59,13 @@ main(int argc, char **argv)
             if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
                 return help_command(stdout, argv[1]) == 0 ? EXIT_OK :
                     EXIT_USAGE;
+        output_command(argv[1]);
         return argv[1][0] == 'p' ? pack_main(argc, argv) :
             unpack_main(argc, argv);
     }
-    if ((r = cli_parse(&cli, argc, argv)) != 0) {
+    r = cli_parse(&cli, argc, argv);
+    output_command(main_command_name(cli.cmd));
+    if (r != 0) {
         if (r == FERRY_ERR_NOMEM)
             snprintf(cli.err, sizeof(cli.err), "%s", ferry_strerror(r));
         if (cli.err[0] == '\0')

@@ -585,17 +585,17 @@ mirror_summary(struct mirror_report *rp, int code)
     if (rp->out.json) {
         buf_init(&jb, 1 << 12);
         output_json_end(&rp->out, &jb, output_json_begin(&jb, "summary") ||
-            buf_put(&jb, code == EXIT_OK ? ",\"ok\":true" : ",\"ok\":false",
-            code == EXIT_OK ? 10 : 11) ||
+            output_json_raw(&jb, "ok", code == EXIT_OK ? "true" : "false") ||
             output_json_num(&jb, "exit_code", (uint64_t)code) ||
-            buf_put(&jb, rp->dry_run ? ",\"dry_run\":true" :
-            ",\"dry_run\":false", rp->dry_run ? 15 : 16) ||
+            output_json_raw(&jb, "dry_run", rp->dry_run ? "true" :
+            "false") ||
             output_json_num(&jb, "files_send", rp->nsend) ||
             output_json_num(&jb, "bytes_send", rp->bsend) ||
             output_json_num(&jb, "files_skip", rp->nskip) ||
             output_json_num(&jb, "bytes_skip", rp->bskip) ||
             output_json_num(&jb, "files_delete", rp->ndel) ||
-            output_json_num(&jb, "bytes_delete", rp->bdel));
+            output_json_num(&jb, "bytes_delete", rp->bdel) ||
+            output_json_command(&jb));
         return;
     }
     if (rp->out.quiet)

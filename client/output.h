@@ -1,7 +1,7 @@
 /*
  * output.h: what the user sees: problems on stderr, a progress line when
- * stderr is a terminal, NDJSON events on stdout with --json, and the
- * summary.
+ * stderr is a terminal, NDJSON events on stdout with --json (each one as
+ * docs/events.schema.json has it), and the summary.
  *
  * Every text that reaches the terminal is escaped (text.h): names come
  * from the other side and may hold escape sequences, and so may the error
@@ -168,6 +168,15 @@ char *output_progress_line(const struct output_progress *p, size_t cols,
 int output_json_begin(struct buf *b, const char *event);
 int output_json_str(struct buf *b, const char *key, const char *val);
 int output_json_num(struct buf *b, const char *key, uint64_t val);
+/* val as it is: a JSON literal (true, -3, 1.5). */
+int output_json_raw(struct buf *b, const char *key, const char *val);
+/* ,"command":NAME, the command output_command named; nothing before
+ * one is known. Every summary ends with it. */
+int output_json_command(struct buf *b);
 void output_json_end(struct output *o, struct buf *b, int r);
+
+/* The command this process runs ("push", "status", "pack"), named by
+ * every summary. */
+void output_command(const char *name);
 
 #endif

@@ -387,19 +387,17 @@ pack_main(int argc, char **argv)
     int code;
 
     if (pack_args_parse(&a, argc, argv) != 0)
-        return EXIT_USAGE;
+        return pack_usage(&a);
     if (a.nwords < 2) {
-        fprintf(stderr, "ferry: pack needs at least one source and an "
-            "output directory (see ferry --help)\n");
-        pack_args_cleanup(&a);
-        return EXIT_USAGE;
+        snprintf(a.err, sizeof(a.err), "pack needs at least one source "
+            "and an output directory (see ferry --help)");
+        return pack_usage(&a);
     }
     if (manifest_top_clash((const char *const *)a.words, a.nwords - 1,
         line, sizeof(line)) != 0) {
-        fprintf(stderr, "ferry: pack: %s\n", line[0] != '\0' ? line :
+        snprintf(a.err, sizeof(a.err), "pack: %s", line[0] != '\0' ? line :
             ferry_strerror(FERRY_ERR_NOMEM));
-        pack_args_cleanup(&a);
-        return EXIT_USAGE;
+        return pack_usage(&a);
     }
     memset(&p, 0, sizeof(p));
     p.a = &a;

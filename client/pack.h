@@ -28,15 +28,19 @@ struct pack_args {
     const char *name;        /* --name */
     uint64_t volume_size;    /* --volume-size */
     int json, quiet, verbose;
+    char err[2048];          /* what is wrong with the command line */
 };
 
 /*
  * Parses argv (argv[1] is the command): options anywhere, "--" ends them.
- * Returns 0, or FERRY_ERR_USAGE after printing one line that says what is
- * wrong.
+ * Returns 0, or an error with a->err saying what is wrong (pack_usage
+ * says it).
  */
 int pack_args_parse(struct pack_args *a, int argc, char **argv) FERRY_WUR;
 void pack_args_cleanup(struct pack_args *a);
+/* A usage error, a->err: its line on stderr and, with --json, its error
+ * event and a summary, as every end has. Frees a; returns EXIT_USAGE. */
+int pack_usage(struct pack_args *a);
 
 /*
  * The set's name: given (--name) if not NULL, else the base name of the

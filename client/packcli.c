@@ -16,22 +16,43 @@
 #include "../engine/volume.h"
 #include "cli.h"
 #include "cli_opts.h"
+#include "exitcode.h"
 
 volatile int pack_interrupted;
 
 
-/* One line on stderr for a usage error of pack or unpack. */
-static int FERRY_PRINTF(1, 2)
-pack_fail(const char *fmt, ...)
+/* A usage error of pack or unpack, kept in a->err for pack_usage. */
+static int FERRY_PRINTF(2, 3)
+pack_fail(struct pack_args *a, const char *fmt, ...)
 {
     va_list ap;
+    int n;
 
-    fprintf(stderr, "ferry: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    n = vsnprintf(a->err, sizeof(a->err), fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see ferry --help)\n");
+    if (n >= 0 && (size_t)n < sizeof(a->err))
+        snprintf(a->err + n, sizeof(a->err) - (size_t)n,
+            " (see ferry --help)");
     return FERRY_ERR_USAGE;
+}
+
+int
+pack_usage(struct pack_args *a)
+{
+    struct pack_summary s;
+    struct output o;
+    struct xfer x;
+
+    pack_output_init(&o, &x, a);
+    output_fatal(&o, NULL, FERRY_ERR_USAGE, a->err);
+    memset(&s, 0, sizeof(s));
+    s.exit_code = EXIT_USAGE;
+    s.error = a->err;
+    pack_summary(&o, &s);
+    pthread_mutex_destroy(&o.lock);
+    pack_args_cleanup(a);
+    return EXIT_USAGE;
 }
 
 static void
@@ -63,7 +84,7 @@ pack_opt(struct pack_args *a, const struct cli_opts_row *o, int argc,
 
     if (o->arg != CLI_OPTS_FLAG &&
         cli_opts_value(o, argc, argv, i, nl, &v) != 0)
-        return pack_fail("option %s needs a value", s);
+        return pack_fail(a, "option %s needs a value", s);
     switch (o->id) {
     case CLI_O_JSON:
         a->json = 1;
@@ -76,7 +97,7 @@ pack_opt(struct pack_args *a, const struct cli_opts_row *o, int argc,
         break;
     case CLI_O_NAME:
         if (volset_name_ok(v) != 0)
-            return pack_fail("--name %s: want a plain file name (no '/', "
+            return pack_fail(a, "--name %s: want a plain file name (no '/', "
                 "not starting with '.')", v);
         a->name = v;
         break;
@@ -84,7 +105,7 @@ pack_opt(struct pack_args *a, const struct cli_opts_row *o, int argc,
         if (text_parse_size(v, &a->volume_size) != 0 ||
             a->volume_size < VOLUME_MIN_SIZE ||
             a->volume_size > VOLUME_MAX_SIZE)
-            return pack_fail("--volume-size %s: want 64K to 1T (a volume "
+            return pack_fail(a, "--volume-size %s: want 64K to 1T (a volume "
                 "travels as it is to a box: push --keep-volumes), such as "
                 "500M or 2G", v);
         break;
@@ -106,8 +127,15 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
 
     memset(a, 0, sizeof(*a));
     a->volume_size = VOLUME_DEFAULT_SIZE;
-    if ((a->words = xcalloc((size_t)argc, sizeof(*a->words))) == NULL)
+    /* Known before anything can fail, so that a usage error is JSON too. */
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0)
+            a->json = 1;
+    if ((a->words = xcalloc((size_t)argc, sizeof(*a->words))) == NULL) {
+        snprintf(a->err, sizeof(a->err), "%s",
+            ferry_strerror(FERRY_ERR_NOMEM));
         return FERRY_ERR_NOMEM;
+    }
     for (i = 2; i < argc; i++) {
         const char *s = argv[i];
 
@@ -129,13 +157,13 @@ pack_args_parse(struct pack_args *a, int argc, char **argv)
                 continue;
         } else if (o != NULL) {
             cli_opts_cmds_text(o->cmds, where, sizeof(where));
-            r = pack_fail("%.*s cannot go with %s: it goes with %s",
+            r = pack_fail(a, "%.*s cannot go with %s: it goes with %s",
                 (int)nl, s, argv[1], where);
         } else if ((o = cli_opts_near(s, cmd)) != NULL) {
-            r = pack_fail("%s: unknown option '%s': did you mean %s?",
+            r = pack_fail(a, "%s: unknown option '%s': did you mean %s?",
                 argv[1], s, o->name);
         } else {
-            r = pack_fail("%s: unknown option '%s'", argv[1], s);
+            r = pack_fail(a, "%s: unknown option '%s'", argv[1], s);
         }
         pack_args_cleanup(a);
         return r;
@@ -205,8 +233,8 @@ pack_summary(struct output *o, const struct pack_summary *s)
         buf_init(&b, 1 << 16);
         r = output_json_begin(&b, "summary");
         if (r == 0)
-            r = buf_put(&b, s->exit_code == 0 ? ",\"ok\":true" :
-                ",\"ok\":false", s->exit_code == 0 ? 10 : 11);
+            r = output_json_raw(&b, "ok", s->exit_code == 0 ? "true" :
+                "false");
         if (r == 0)
             r = output_json_num(&b, "exit_code", (uint64_t)s->exit_code);
         if (r == 0)
@@ -230,6 +258,8 @@ pack_summary(struct output *o, const struct pack_summary *s)
         }
         if (r == 0 && s->error != NULL)
             r = output_json_str(&b, "error", s->error);
+        if (r == 0)
+            r = output_json_command(&b);
         output_json_end(o, &b, r);
         return;
     }

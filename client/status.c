@@ -194,26 +194,24 @@ status_print(const struct status *s, struct output *o, const char *where,
 {
     char a[32], b[32], age[32], esc[1024], ew[1024];
     char busy[PROTO_MAX_HOLDER + 64], eb[4 * sizeof(busy)];
+    uint64_t kept = 0;
     size_t i;
 
     for (i = 0; i < s->n; i++) {
         const struct partial_info *p = &s->v[i];
 
+        kept += p->done;
         if (o->json) {
             struct buf jb;
-            char tail[160];
-            int n = snprintf(tail, sizeof(tail), ",\"size\":%" PRIu64
-                ",\"done\":%" PRIu64 ",\"age_s\":%" PRId64
-                ",\"removed\":%s}\n", p->size, p->done, p->age_s,
-                cleaned ? "true" : "false");
 
-            /* One whole line or none. */
+            snprintf(age, sizeof(age), "%" PRId64, p->age_s);
             buf_init(&jb, 1 << 16);
-            if (buf_put(&jb, "{\"event\":\"partial\",\"path\":", 26) == 0 &&
-                text_json_string(&jb, p->path, strlen(p->path)) == 0 &&
-                buf_put(&jb, tail, (size_t)n) == 0)
-                fwrite(buf_ptr(&jb), 1, buf_used(&jb), stdout);
-            buf_cleanup(&jb);
+            output_json_end(o, &jb, output_json_begin(&jb, "partial") ||
+                output_json_str(&jb, "path", p->path) ||
+                output_json_num(&jb, "size", p->size) ||
+                output_json_num(&jb, "done", p->done) ||
+                output_json_raw(&jb, "age_s", age) ||
+                output_json_raw(&jb, "removed", cleaned ? "true" : "false"));
             continue;
         }
         text_bytes((double)p->done, a, sizeof(a));
@@ -238,6 +236,10 @@ status_print(const struct status *s, struct output *o, const char *where,
         fprintf(stderr, "ferry: %s: %s free of %s\n", text_escape(where,
             strlen(where), ew, sizeof(ew)), a, b);
     }
+    /* For the summary: what is left there for a resume. */
+    o->x->kept_known = 1;
+    o->x->kept_files = cleaned ? 0 : s->n;
+    o->x->kept_bytes = cleaned ? 0 : kept;
     status_print_probe(s, o, where);
     if (s->busy)
         output_busy(o, where, s->holder, 0);
@@ -260,6 +262,7 @@ int
 status_run_local(struct cli *cli)
 {
     const char *dest = cli->local_paths[0];
+    struct output_summary sum;
     struct output out;
     struct status st;
     struct xfer x;
@@ -280,5 +283,10 @@ status_run_local(struct cli *cli)
             dest_state_strerror(r), EXIT_DEST);
     status_print(&st, &out, dest, cli->cmd == CMD_CLEAN);
     status_cleanup(&st);
+    if (out.json) {
+        memset(&sum, 0, sizeof(sum));
+        sum.ok = 1;
+        output_summary(&out, &sum);
+    }
     return EXIT_OK;
 }

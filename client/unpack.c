@@ -550,12 +550,12 @@ unpack_main(int argc, char **argv)
     int code;
 
     if (pack_args_parse(&a, argc, argv) != 0)
-        return EXIT_USAGE;
+        return pack_usage(&a);
     if (a.nwords != 2) {
-        fprintf(stderr, "ferry: unpack needs the volumes' directory (or "
-            "one volume) and a destination (see ferry --help)\n");
-        pack_args_cleanup(&a);
-        return EXIT_USAGE;
+        snprintf(a.err, sizeof(a.err), "unpack needs the volumes' "
+            "directory (or one volume) and a destination (see ferry "
+            "--help)");
+        return pack_usage(&a);
     }
     memset(&u, 0, sizeof(u));
     u.a = &a;

@@ -18,6 +18,10 @@ width=${TEST_JOBS:-3}
 case $width in '' | *[!0-9]* | 0) echo "TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
 out=$(mktemp -d "${TMPDIR:-/tmp}/ferry-run.XXXXXX") || exit 2
 trap 'rm -rf "$out"' EXIT
+# Each test adds how many --json lines it had checked against the schema
+# and their events (tests/lib/common.sh); the total is said at the end.
+export FERRY_EVENTS_TALLY="$out/events.tally"
+: >"$FERRY_EVENTS_TALLY"
 trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
 
 # run_one N NAME FILE: runs one test, leaves its report in $out/N.report
@@ -88,6 +92,12 @@ for ((a = 0; a < ${#alone[@]}; a += 2)); do
     start "${alone[a]}" "${alone[a + 1]}" 1
     drain
 done
+
+awk '{ n += $1; k = k "," $2 } END {
+    split(k, a, ","); for (i in a) if (a[i] != "" && a[i] != "-") seen[a[i]]
+    m = 0; for (e in seen) m++
+    printf "events validated: %d lines, %d event kinds\n", n, m }' \
+    "$FERRY_EVENTS_TALLY"
 
 pass=0
 failed=""

@@ -17,11 +17,28 @@ export FERRY_AGENT="$AGENT"
 T=$(mktemp -d "${TMPDIR:-/tmp}/ferry-test.XXXXXX")
 # Kept delta signatures (and any other cache) go here, not to ~/.cache.
 export XDG_CACHE_HOME="$T/cache"
+# Every --json line of every ferry the test runs, whatever the test does
+# with its stdout, is copied here (client/output.c) and checked against
+# docs/events.schema.json when the test ends: a line that does not fit
+# fails the test. (0666: a test may run ferry as another user.)
+export FERRY_TEST_EVENTS="$T/events.ndjson"
+: >"$FERRY_TEST_EVENTS"
+chmod 0666 "$FERRY_TEST_EVENTS"
 CLEANUP_HOOKS=""
 cleanup() {
+    local rc=$?
     for h in $CLEANUP_HOOKS; do "$h" || true; done
+    if [ -s "$FERRY_TEST_EVENTS" ] && ! python3 \
+        "$TESTS_DIR/lib/validate_events.py" ${FERRY_EVENTS_TALLY:+--tally \
+        "$FERRY_EVENTS_TALLY"} "$FERRY_TEST_EVENTS" >"$T/events.bad"; then
+        echo "FAIL: $(basename "$0"): events that docs/events.schema.json" \
+            "does not accept:" >&2
+        sed "s|^$FERRY_TEST_EVENTS:|  line |" "$T/events.bad" | head -n 20 >&2
+        [ "$rc" -ne 0 ] || rc=1
+    fi
     chmod -R u+rwx "$T" 2>/dev/null || true
     rm -rf "$T"
+    exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -35,7 +52,9 @@ fail() {
 note() { [ -n "${VERBOSE:-}" ] && echo "  $*" >&2 || true; }
 
 # expect_rc STATUS CMD...: runs CMD, fails the test unless it exits STATUS.
-# Its stderr is kept in $T/last.err and stdout in $T/last.out.
+# Its stderr is kept in $T/last.err and stdout in $T/last.out. With
+# --json among its words, its stdout must be events alone (their fields
+# are checked at the end, see FERRY_TEST_EVENTS).
 expect_rc() {
     want=$1
     shift
@@ -48,6 +67,12 @@ expect_rc() {
         tail -n 20 "$T/last.err" >&2
         fail "expected exit $want, got $rc from: $*"
     fi
+    case " $* " in
+    *" --json "*)
+        ! grep -vn '^{"event":"[a-z_]*".*}$' "$T/last.out" >&2 ||
+            fail "stdout of a --json run holds more than events: $*"
+        ;;
+    esac
 }
 
 # error_lines: how many lines of the last command's stderr are not the
