@@ -590,6 +590,9 @@ run_once() {
     drop_caches
     mem_prefault "$(run_mib "$check")"
     wire_begin
+    # When the run began, for link_start (runcmd.py's own start, a few
+    # tens of ms, is counted in).
+    R_T0_MS=$(date +%s%3N)
     "$PY" "$BENCH_DIR/runcmd.py" --timeout "$CMD_TIMEOUT" \
         --result "$T/run.json" --stdout "$T/run.out" --stderr "$T/run.err" \
         -- "${CMD[@]}"
@@ -704,11 +707,9 @@ run_scenario() {
                 continue
             fi
             prepare_dest "$prep" "$dest" "$tool"
-            local t0_ms
-            t0_ms=$(date +%s%3N)
             run_once "$tool" "$dir" "$host" "$src" "$dest" "$src"
             # shellcheck disable=SC2046
-            record_run "$id" "$tool" "$rep" $(link_start "$host" "$dir" "$t0_ms")
+            record_run "$id" "$tool" "$rep" $(link_start "$host" "$dir" "$R_T0_MS")
             prepare_dest none "$dest" "$tool"
         done
     done
