@@ -116,8 +116,8 @@ const struct cli_opts_row cli_opts_table[] = {
     { "--block-size", 0, 0, VALUE, CLI_O_BLOCK_SIZE, XFER, 0, 0, "N",
         "block size (64K to 4M, a power of two; default 1M)", OPT },
     { "--streams", 'j', BOTH, VALUE, CLI_O_STREAMS, XFER, 0, 1, "N",
-        "connections in parallel (default: added while the rate still "
-        "rises, up to 8)", OPT },
+        "connections in parallel (default: what a long link's round trip "
+        "needs, up to 16; else added while the rate still rises)", OPT },
     { "--retry-for", 0, 0, VALUE, CLI_O_RETRY_FOR, XFER | STATE, 0, 0,
         "TIME", "after a lost connection, keep reconnecting this long "
         "without progress (default 15m; 0: never)", OPT },
