@@ -76,10 +76,8 @@ static void
 stream_off_main(void *arg)
 {
     struct attempt_stream *st = arg;
-    void (*fn)(uv_work_t *) = (void (*)(uv_work_t *))st->work.data;
 
-    st->work.data = st;
-    fn(&st->work);
+    st->off_fn(&st->work);
     atomic_store(&st->off_state, OFF_FINISHED);
     uv_async_send(&st->a->off_loop);
 }
@@ -90,13 +88,12 @@ stream_off_loop(struct attempt_stream *st, void (*fn)(uv_work_t *),
 {
     struct attempt *a = st->a;
 
+    st->off_fn = fn;
     st->off_done = done;
-    /* The thread takes fn from here and puts st back. */
-    st->work.data = (void *)fn;
+    st->work.data = st;
     atomic_store(&st->off_state, OFF_RUNNING);
     if (uv_thread_create(&st->off_thr, stream_off_main, st) != 0) {
         atomic_store(&st->off_state, OFF_IDLE);
-        st->work.data = st;
         return FERRY_ERR_NOMEM;
     }
     /* The loop lives while one runs. */

@@ -32,6 +32,7 @@ struct attempt_stream {
     uv_timer_t kill_timer;
     uv_work_t work;            /* opening, then finishing, off the loop */
     uv_thread_t off_thr;       /* ... on this thread (stream_off_loop) */
+    void (*off_fn)(uv_work_t *);
     void (*off_done)(uv_work_t *, int);
     atomic_int off_state;      /* OFF_* */
     int err, exit_status, tp_code;
