@@ -16,6 +16,27 @@ delta_index_sig_block(uint64_t size, uint32_t block_size)
     return sb < block_size ? sb : block_size;
 }
 
+uint64_t
+delta_probe_blocks(uint64_t nblocks)
+{
+    uint64_t n = nblocks / 8;
+
+    return n < 1 ? 1 : n < DELTA_PROBE_TRIES ? n : DELTA_PROBE_TRIES;
+}
+
+uint64_t
+delta_probe_pieces(uint64_t size, uint32_t block_size, uint64_t basis_size,
+    uint32_t sig_block)
+{
+    uint64_t nblocks = (size + block_size - 1) / block_size;
+    uint64_t span = DELTA_PROBE_SPAN * delta_probe_blocks(nblocks) *
+        block_size;
+    uint64_t all = msg_delta_nsigs(basis_size, sig_block);
+    uint64_t n = (span + sig_block - 1) / sig_block;
+
+    return n < all ? n : all;
+}
+
 struct delta_index *
 delta_index_new(uint64_t basis_size, uint32_t sig_block)
 {

@@ -53,6 +53,24 @@ struct delta_work {
  */
 uint32_t delta_index_sig_block(uint64_t size, uint32_t block_size);
 
+/*
+ * The probe (plan.h, the give-up rule): a file's first blocks, an eighth
+ * of them, at least one and at most DELTA_PROBE_TRIES, glanced at in the
+ * first DELTA_PROBE_SPAN times as many blocks of the basis while the
+ * rest is described. Both sides count it: the sender to know when its
+ * probe may start, the receiver to sign no further before the sender
+ * asks for the rest (DELTA_GO).
+ */
+#define DELTA_PROBE_TRIES 16
+#define DELTA_PROBE_SPAN 2
+/* The probe's blocks of a file of nblocks blocks. */
+uint64_t delta_probe_blocks(uint64_t nblocks);
+/* The pieces (of sig_block bytes) of a basis of basis_size bytes that the
+ * probe of a file of size bytes is searched in: all of them for a short
+ * basis. */
+uint64_t delta_probe_pieces(uint64_t size, uint32_t block_size,
+    uint64_t basis_size, uint32_t sig_block);
+
 /* The signature of the len bytes at p, as DELTA_SIGS carries it: the weak
  * rolling sum (big-endian) and XXH3-128, DELTA_SIG_LEN bytes at q. */
 void delta_sign(const uint8_t *p, size_t len, uint8_t *q);

@@ -122,6 +122,10 @@ int incoming_file_end(struct incoming *in, const struct msg_file_end *m,
  * after the file ended, is ignored. Costs O(1) whatever the queue. */
 int incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
     FERRY_WUR;
+/* DELTA_GO: the rest of the basis of the file is signed (the part its
+ * probe searches was, and then the signing waited). */
+int incoming_delta_go(struct incoming *in, const struct msg_delta_go *m)
+    FERRY_WUR;
 
 /*
  * Background work for a step: with verify, reads back held blocks (SIGS

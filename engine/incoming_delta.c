@@ -190,8 +190,9 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     return 0;
 }
 
-void
-incoming_delta_start(struct incoming *in, struct rfile *f)
+/* Puts f at the end of the signing queue. */
+static void
+sign_enqueue(struct incoming *in, struct rfile *f)
 {
     f->snext = NULL;
     if (in->stail != NULL)
@@ -199,6 +200,22 @@ incoming_delta_start(struct incoming *in, struct rfile *f)
     else
         in->shead = f;
     in->stail = f;
+}
+
+void
+incoming_delta_start(struct incoming *in, struct rfile *f)
+{
+    /* A basis the sender's probe may find nothing in is signed only as
+     * far as the probe searches it, until the sender asks for the rest:
+     * a neighbour that shares nothing costs that part, however late its
+     * DELTA_STOP would come. Kept signatures cost no read, and a resumed
+     * or DELTA_ALWAYS file is not probed. */
+    f->sign_until = f->npieces;
+    if ((in->x->caps & PROTO_CAP_DELTA_GO) && !f->resume &&
+        !f->sigs_from_store && !(dest_flags(in->d) & OPEN_F_DELTA_ALWAYS))
+        f->sign_until = delta_probe_pieces(f->size, in->block_size,
+            f->basis_size, f->sig_block);
+    sign_enqueue(in, f);
 }
 
 /* Frees the basis's signatures held for f, settled or dropped. */
@@ -406,6 +423,10 @@ sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
         n = INCOMING_SIGS_PER_FRAME - in->nsigs;
         want = n * f->sig_block;
     }
+    if (n > f->sign_until - j) {
+        n = f->sign_until - j;
+        want = n * f->sig_block;
+    }
     if (f->sigs_from_store) {
         memcpy(in->sigs + (size_t)in->nsigs * DELTA_SIG_LEN,
             f->basis_sigs + j * DELTA_SIG_LEN, (size_t)(n * DELTA_SIG_LEN));
@@ -451,8 +472,8 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
     while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->shead;
 
-        while (f->signed_pieces + in->nsigs < f->npieces && *budget > 0 &&
-            !f->sign_stopped) {
+        while (f->signed_pieces + in->nsigs < f->sign_until &&
+            *budget > 0 && !f->sign_stopped) {
             if ((r = sign_chunk(in, f, budget)) != 0)
                 return r;
             if (in->nsigs == INCOMING_SIGS_PER_FRAME &&
@@ -467,7 +488,11 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
             if ((r = blocks_flush(in, f, out)) != 0)
                 return r;
         if (f->sign_stopped || (f->signed_pieces == f->npieces &&
-            f->blocks_sent == f->basis_nblocks)) {
+            f->blocks_sent == f->basis_nblocks) ||
+            f->signed_pieces == f->sign_until) {
+            /* Done, or parked until DELTA_GO. */
+            f->sign_parked = !f->sign_stopped &&
+                f->signed_pieces < f->npieces;
             in->shead = f->snext;
             if (in->shead == NULL)
                 in->stail = NULL;
@@ -502,6 +527,26 @@ incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
         xfer_add(&in->x->st.bytes_whole, f->size);
     }
     f->sign_stopped = 1;
+    return 0;
+}
+
+int
+incoming_delta_go(struct incoming *in, const struct msg_delta_go *m)
+{
+    struct rfile *f = incoming_table_find(in, m->id);
+
+    if (f == NULL)
+        return incoming_table_was_wanted(in, m->id) ? 0 :
+            FERRY_ERR_PROTOCOL;
+    /* The sender asks once, and never for a basis it gave up. */
+    if (!f->delta || f->go_seen || f->sign_stopped)
+        return FERRY_ERR_PROTOCOL;
+    f->go_seen = 1;
+    f->sign_until = f->npieces;
+    if (f->sign_parked) {
+        f->sign_parked = 0;
+        sign_enqueue(in, f);
+    }
     return 0;
 }
 

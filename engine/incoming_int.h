@@ -55,6 +55,10 @@ struct rfile {
     uint32_t sig_block;
     uint64_t npieces, signed_pieces;  /* pieces described so far */
     int sign_stopped;         /* DELTA_STOP: sign no further */
+    /* Pieces to sign before the sender says more (DELTA_GO): the probe's
+     * part, or all; parked: off the signing queue, waiting for it. */
+    uint64_t sign_until;
+    int sign_parked, go_seen;
     uint64_t n_matched;
     struct stat basis_st;
     /* The basis's signatures (npieces x DELTA_SIG_LEN), held until the

@@ -180,17 +180,15 @@ int plan_on_delta_blocks(struct plan *p, const struct msg_delta_blocks *m)
  * as many as its probe found nothing, the search gives up: the rest of
  * its blocks are checked against the basis at their own place only (a
  * block hash compared, or one piece hashed), which keeps layers that
- * did not change. The probe is the file's first PLAN_DELTA_TRIES blocks
- * (an eighth of the file, at least one, when that is fewer), a run of
- * their own: while the basis is being described they are glanced at in
- * its first PLAN_DELTA_SPAN times as many blocks, described first, so
- * that an insert or a delete at the start is found and the rest of a
- * basis that has nothing is not read. Gave up before the basis was
- * described in full, the file takes no more of it and the receiver is
- * told to stop signing it (DELTA_STOP), before the probe's data goes.
+ * did not change. The probe (delta_probe_blocks) is a run of its own:
+ * while the basis is being described its blocks are glanced at in the
+ * part described first (delta_probe_pieces), so that an insert or a
+ * delete at the start is found. The receiver signs no more than that
+ * part until told: the sender asks for the rest (DELTA_GO) once the
+ * probe found something or its blocks all went without deciding (zeros,
+ * holes), and gives the basis up (DELTA_STOP) when it gave up before
+ * the basis was described in full, before the probe's data goes.
  */
-#define PLAN_DELTA_TRIES 16
-#define PLAN_DELTA_SPAN 2
 /* The basis of file id, described in full or in part (a file's runs wait
  * until the pieces around them are described), or NULL: send its blocks
  * whole. *search is 0 once the search gave up (check in place only). */
@@ -205,10 +203,15 @@ const struct delta_index *plan_file_probe(struct plan *p, uint32_t id,
  * at first (delta_match_glance), and only those that find something are
  * searched at every offset. */
 int plan_delta_unproven(struct plan *p, uint32_t id);
-/* A block of file id was searched: copied bytes were found. 1 when the
- * search gave up before its basis was described in full and the peer
- * takes DELTA_STOP: the caller sends it. */
-int plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
+/* A block of file id was searched: copied bytes were found. */
+void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
+/* Block index of file id went, whatever way: one of its probe's, maybe
+ * the last one to go. */
+void plan_delta_seen(struct plan *p, uint32_t id, uint64_t index);
+/* What the sender is to tell the receiver of the basis of file id now,
+ * each once: DELTA_STOP, DELTA_GO (the give-up rule above), or nothing. */
+enum plan_say { PLAN_SAY_NOTHING, PLAN_SAY_STOP, PLAN_SAY_GO };
+enum plan_say plan_delta_say(struct plan *p, uint32_t id);
 /* Blocks [first, first + count) of file id need the whole basis: they
  * wait for it. */
 int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,

@@ -16,9 +16,7 @@ plan_work_free_list(struct plan_work *w)
 uint64_t
 plan_delta_probe_blocks(const struct pfile *f)
 {
-    uint64_t n = f->nblocks / 8;
-
-    return n < 1 ? 1 : n < PLAN_DELTA_TRIES ? n : PLAN_DELTA_TRIES;
+    return delta_probe_blocks(f->nblocks);
 }
 
 /* Frees f's probe table. */
@@ -89,16 +87,19 @@ plan_delta_unpark(struct plan *p, struct pfile *f)
         need = (w->first + w->count) * p->block_size +
             delta_index_piece(f->dix);
         /* The probe waits for what it is searched in. */
-        if (w->first < k && need < PLAN_DELTA_SPAN * k * p->block_size)
-            need = PLAN_DELTA_SPAN * k * p->block_size;
+        if (w->first < k && need < DELTA_PROBE_SPAN * k * p->block_size)
+            need = DELTA_PROBE_SPAN * k * p->block_size;
         if (need > have)
             break;
         if (w->first < k && f->probe == NULL && !f->delta_gave_up) {
             n = delta_index_npieces(f->dix);
-            /* Without it (no memory) the probe waits as any block. */
+            /* Without it (no memory) the probe waits as any block, for
+             * the whole basis (asked for: plan_delta_say). */
             if (n <= PLAN_MAX_DELTA_PIECES - p->delta_pieces &&
                 (f->probe = delta_index_prefix(f->dix)) != NULL)
                 p->delta_pieces += delta_index_npieces(f->probe);
+            else
+                f->probe_failed = 1;
         }
         f->parked = w->link;
         if (f->parked == NULL)
@@ -215,13 +216,13 @@ plan_delta_unproven(struct plan *p, uint32_t id)
         !f->delta_gave_up && f->delta_hits == 0;
 }
 
-int
+void
 plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 {
     struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
-        return 0;
+        return;
     if (copied > 0)
         f->delta_hits++;
     else
@@ -233,7 +234,7 @@ plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
     if ((p->flags & OPEN_F_DELTA_ALWAYS) || f->delta_gave_up ||
         f->delta_hits > 0 || (uint64_t)f->delta_misses <
         plan_delta_probe_blocks(f))
-        return 0;
+        return;
     f->delta_gave_up = 1;
     plan_probe_free(p, f);
     /* Its data crosses: counted so, more streams may be worth opening
@@ -243,10 +244,45 @@ plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
         xfer_add(&p->x->st.bytes_whole, manifest_entry(p->mf, id)->size);
     }
     if (f->dix == NULL || delta_index_complete(f->dix))
-        return 0;
+        return;
     /* What waited for the rest of the basis goes now, checked against
      * what was described. */
     f->delta_stopped = 1;
     plan_delta_unpark(p, f);
-    return (p->x->caps & PROTO_CAP_DELTA_STOP) != 0;
+}
+
+void
+plan_delta_seen(struct plan *p, uint32_t id, uint64_t index)
+{
+    struct pfile *f = plan_file(p, id);
+
+    if (f != NULL && f->delta && index < plan_delta_probe_blocks(f))
+        f->probe_seen |= UINT32_C(1) << index;
+}
+
+enum plan_say
+plan_delta_say(struct plan *p, uint32_t id)
+{
+    struct pfile *f = plan_file(p, id);
+    uint64_t k;
+
+    if (f == NULL || !f->delta)
+        return PLAN_SAY_NOTHING;
+    if (f->delta_stopped && !f->stop_said &&
+        (p->x->caps & PROTO_CAP_DELTA_STOP)) {
+        f->stop_said = 1;
+        return PLAN_SAY_STOP;
+    }
+    /* The receiver waits after the probe's part of the basis (a resumed
+     * or DELTA_ALWAYS file is not probed): the rest is asked for once
+     * the probe found something, or could not decide. */
+    k = plan_delta_probe_blocks(f);
+    if (f->go_said || f->delta_gave_up || f->resume ||
+        (p->flags & OPEN_F_DELTA_ALWAYS) || f->dix == NULL ||
+        delta_index_complete(f->dix) || !(p->x->caps & PROTO_CAP_DELTA_GO) ||
+        (f->delta_hits == 0 && !f->probe_failed &&
+        f->probe_seen != (uint32_t)((UINT64_C(1) << k) - 1)))
+        return PLAN_SAY_NOTHING;
+    f->go_said = 1;
+    return PLAN_SAY_GO;
 }

@@ -49,6 +49,11 @@ struct pfile {
      * gave up before the basis was described in full, and takes no more
      * of it (DELTA_STOP). */
     int delta_gave_up, delta_stopped;
+    int stop_said, go_said;  /* DELTA_STOP, DELTA_GO sent */
+    /* The probe's blocks that went (a bit each), and whether its part
+     * of the basis could be held to search it in (plan_delta_unpark). */
+    uint32_t probe_seen;
+    int probe_failed;
     struct delta_index *dix;
     /* The described part of the basis, while the probe's blocks are
      * searched in it (plan_file_probe). */

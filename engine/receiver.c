@@ -382,6 +382,7 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
     struct msg_file_end e;
     struct msg_delta d;
     struct msg_delta_stop ds;
+    struct msg_delta_go dg;
     int r;
 
     /* Each checked first for the way its file comes (in blocks, or in
@@ -393,6 +394,12 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
         if ((r = msg_delta_stop_decode(f->payload, f->len, &ds)) != 0)
             return r;
         return incoming_delta_stop(rc->in, &ds);
+    case MSG_DELTA_GO:
+        if (!(rc->x->caps & PROTO_CAP_DELTA_GO))
+            return FERRY_ERR_PROTOCOL;
+        if ((r = msg_delta_go_decode(f->payload, f->len, &dg)) != 0)
+            return r;
+        return incoming_delta_go(rc->in, &dg);
     case MSG_DELTA:
         if ((r = msg_delta_decode(f->payload, f->len, &d)) != 0 ||
             (r = incoming_data_via(rc->in, d.id, rc->stream)) != 0)
@@ -429,7 +436,7 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         return xfer_peer_error(rc->x, f->payload, f->len);
     if (f->type == MSG_BLOCK || f->type == MSG_MATCH ||
         f->type == MSG_DELTA || f->type == MSG_FILE_END ||
-        f->type == MSG_DELTA_STOP)
+        f->type == MSG_DELTA_STOP || f->type == MSG_DELTA_GO)
         return rc->state == RCV_RUN ? receiver_on_data(rc, f, st->out) :
             FERRY_ERR_PROTOCOL;
     if (volrecv_is_frame(f->type))

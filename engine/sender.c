@@ -146,6 +146,26 @@ sender_on_readback(struct sender *s, const struct frame *f,
     return 0;
 }
 
+/* What the plan has to tell the receiver of the basis of file id: stop
+ * signing it (DELTA_STOP), sign the rest (DELTA_GO), or nothing. */
+static int
+sender_say_basis(struct sender *s, uint32_t id, struct buf *out)
+{
+    struct msg_delta_stop stop;
+    struct msg_delta_go go;
+
+    switch (plan_delta_say(s->p, id)) {
+    case PLAN_SAY_STOP:
+        stop.id = id;
+        return msg_delta_stop_encode(out, &stop);
+    case PLAN_SAY_GO:
+        go.id = id;
+        return msg_delta_go_encode(out, &go);
+    default:
+        return 0;
+    }
+}
+
 /* A message the plan takes as it comes; wakes: it may give the streams
  * work (the window moved, runs are free to go). */
 #define SENDER_TO_PLAN(name, wakes)                                          \
@@ -164,7 +184,22 @@ sender_on_readback(struct sender *s, const struct frame *f,
 
 SENDER_TO_PLAN(reply, 1)
 SENDER_TO_PLAN(sigs, 1)
-SENDER_TO_PLAN(delta_sigs, 1)
+
+/* Signatures may leave the probe unable to start (no memory to hold the
+ * part described): the rest of the basis is asked for. */
+static int
+sender_on_delta_sigs(struct sender *s, const struct frame *f,
+    struct conn_step *st)
+{
+    struct msg_delta_sigs m;
+    int r;
+
+    if ((r = msg_delta_sigs_decode(f->payload, f->len, &m)) != 0 ||
+        (r = plan_on_delta_sigs(s->p, &m)) != 0)
+        return r;
+    st->poke = 1;
+    return sender_say_basis(s, m.id, st->out);
+}
 SENDER_TO_PLAN(delta_blocks, 0)
 SENDER_TO_PLAN(file_done, 1)
 
@@ -442,12 +477,12 @@ sender_in_place(const struct delta_index *ix, uint64_t index,
         delta_index_same(ix, j, data, delta_index_piece_len(ix, j), &w);
 }
 
-/* Sends block index of file id as it is; with ix (a basis the search
- * gave up on), as a DELTA when the block begins as the basis does at its
- * place. */
+/* Sends block index of file id as it is (its bytes have, when they were
+ * read already, else read here); with ix (a basis the search gave up
+ * on), as a DELTA when the block begins as the basis does at its place. */
 static int
 sender_send_whole(struct sender *s, const struct delta_index *ix, int fd,
-    uint32_t id, uint64_t index, struct buf *out)
+    uint32_t id, uint64_t index, const uint8_t *have, struct buf *out)
 {
     uint64_t off = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), mark, got;
@@ -469,7 +504,9 @@ sender_send_whole(struct sender *s, const struct delta_index *ix, int fd,
     } else {
         if ((r = msg_block_reserve(out, len, &mark, &data)) != 0)
             return r;
-        if ((r = fsx_pread_full(fd, data, len, off, &got)) != 0 ||
+        if (have != NULL) {
+            memcpy(data, have, len);
+        } else if ((r = fsx_pread_full(fd, data, len, off, &got)) != 0 ||
             got != len) {
             buf_unreserve(out, buf_used(out) - mark);
             plan_file_abort(s->p, id, r != 0 ? r : FERRY_ERR_CHANGED);
@@ -510,15 +547,6 @@ sender_delta_pays(const struct delta_result *res, uint64_t len)
         literal + res->nops * 13 + 64 <= PROTO_MAX_BLOCK;
 }
 
-/* DELTA_STOP for file id: the receiver signs its basis no further. */
-static int
-sender_stop_basis(uint32_t id, struct buf *out)
-{
-    struct msg_delta_stop m;
-
-    m.id = id;
-    return msg_delta_stop_encode(out, &m);
-}
 
 /*
  * While a file's blocks found nothing in its basis (plan.h), a block is
@@ -547,8 +575,8 @@ sender_glance(struct sender *s, const struct delta_index *ix, int fd,
     memset(&w, 0, sizeof(w));
     found = delta_match_glance(gx, s->window, lo, size, a, e, &w);
     xfer_add(&s->x->st.bytes_searched, w.rolled);
-    if (plan_delta_found(s->p, id, (uint64_t)found) &&
-        (*r = sender_stop_basis(id, out)) != 0)
+    plan_delta_found(s->p, id, (uint64_t)found);
+    if ((*r = sender_say_basis(s, id, out)) != 0)
         return 1;
     if (found)
         return 0;
@@ -560,7 +588,8 @@ sender_glance(struct sender *s, const struct delta_index *ix, int fd,
         s->deferred = SENDER_HOLD;
         return 1;
     }
-    *r = sender_send_whole(s, NULL, fd, id, index, out);
+    *r = sender_send_whole(s, NULL, fd, id, index, s->window + (a - lo),
+        out);
     return 1;
 }
 
@@ -614,7 +643,7 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     block = s->window + (a - lo);
     if (hash_is_zero(block, len)) {
         s->carry.valid = 0;
-        return sender_send_whole(s, NULL, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, NULL, out);
     }
     memset(&m, 0, sizeof(m));
     m.id = id;
@@ -652,11 +681,13 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
             (unsigned long long)index,
             (unsigned long long)s->ops->work.missed);
     }
-    if (roll && plan_delta_found(s->p, id, s->ops->copied) &&
-        (r = sender_stop_basis(id, out)) != 0)
-        return r;
+    if (roll) {
+        plan_delta_found(s->p, id, s->ops->copied);
+        if ((r = sender_say_basis(s, id, out)) != 0)
+            return r;
+    }
     if (!sender_delta_pays(s->ops, len))
-        return sender_send_whole(s, NULL, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, NULL, out);
     if (!hashed)
         hash_block(block, len, &m.hash);
     if ((r = msg_delta_encode(out, &m, s->ops->ops, s->ops->nops)) != 0)
@@ -681,11 +712,11 @@ sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     ix = plan_file_basis(s->p, id, &roll);
     if (ix == NULL || (plan_file_sparse(s->p, id) &&
         sender_in_hole(fd, off, sender_block_len(s, id, index))))
-        return sender_send_whole(s, NULL, fd, id, index, out);
+        return sender_send_whole(s, NULL, fd, id, index, NULL, out);
     /* Gave up on: only a block that starts as the basis does at its
      * place is looked at further. */
     if (!roll)
-        return sender_send_whole(s, ix, fd, id, index, out);
+        return sender_send_whole(s, ix, fd, id, index, NULL, out);
     return sender_send_delta(s, ix, 1, fd, id, index, out);
 }
 
@@ -772,7 +803,10 @@ sender_run(struct sender *s, struct plan_work *w, struct buf *out)
             r = sender_check_block(s, w, fd, out);
         } else {
             s->step_read += sender_block_len(s, w->id, w->next);
-            r = sender_send_block(s, fd, w->id, w->next++, out);
+            r = sender_send_block(s, fd, w->id, w->next, out);
+            plan_delta_seen(s->p, w->id, w->next++);
+            if (r == 0)
+                r = sender_say_basis(s, w->id, out);
         }
         if (r == 0 && s->deferred) {
             uint64_t b = w->next - 1, n = 1;

@@ -454,6 +454,7 @@ MSG_CODEC(join, MSG_JOIN, join_check, 1,
     MSG_U16(join, stream))
 
 MSG_CODEC(delta_stop, MSG_DELTA_STOP, NULL, 0, MSG_U32(delta_stop, id))
+MSG_CODEC(delta_go, MSG_DELTA_GO, NULL, 0, MSG_U32(delta_go, id))
 
 static int
 retire_check(const void *v)

@@ -63,6 +63,9 @@ int msg_type_known(uint8_t type);
 /* The agent reads the sources' ignore files (.ferryignore) of a pull or a
  * LIST. */
 #define PROTO_CAP_IGNORE (1u << 19)
+/* The receiver signs a basis past what the sender's probe needs only
+ * once told (DELTA_GO). */
+#define PROTO_CAP_DELTA_GO (1u << 20)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -295,6 +298,16 @@ struct msg_delta_stop {
 };
 
 /*
+ * DELTA_GO (sender -> receiver, any stream, with PROTO_CAP_DELTA_GO): the
+ * sender wants the rest of file id's basis (its probe found something,
+ * or could not decide): the receiver, which signed no further than the
+ * probe's part (delta_probe_pieces), signs the rest.
+ */
+struct msg_delta_go {
+    uint32_t id;
+};
+
+/*
  * DELTA: block offset of a wanted file (raw_len bytes, as for BLOCK) made
  * of ops in order: COPY len bytes of the basis from `from`, or LITERAL len
  * bytes that follow. hash is of the whole block, as for BLOCK.
@@ -453,6 +466,8 @@ int msg_delta_encode(struct buf *b, const struct msg_delta *m,
 int msg_retire_encode(struct buf *b, const struct msg_retire *m) FERRY_WUR;
 int msg_delta_stop_encode(struct buf *b, const struct msg_delta_stop *m)
     FERRY_WUR;
+int msg_delta_go_encode(struct buf *b, const struct msg_delta_go *m)
+    FERRY_WUR;
 int msg_readback_encode(struct buf *b, const struct msg_readback *m)
     FERRY_WUR;
 int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
@@ -526,6 +541,8 @@ int msg_delta_op_next(const struct msg_delta *m, size_t *pos,
     struct msg_delta_op *op) FERRY_WUR;
 int msg_delta_stop_decode(const uint8_t *p, size_t n,
     struct msg_delta_stop *m) FERRY_WUR;
+int msg_delta_go_decode(const uint8_t *p, size_t n,
+    struct msg_delta_go *m) FERRY_WUR;
 int msg_retire_decode(const uint8_t *p, size_t n, struct msg_retire *m)
     FERRY_WUR;
 int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)

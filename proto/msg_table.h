@@ -46,6 +46,7 @@ enum msg_dir {
     MSG(21, DELTA, delta, SENDER, 0, PROTO_CAP_DELTA)                       \
     MSG(22, DELTA_BLOCKS, delta_blocks, RECEIVER, 1, PROTO_CAP_DELTA_BLOCKS) \
     MSG(23, DELTA_STOP, delta_stop, SENDER, 0, PROTO_CAP_DELTA_STOP)        \
+    MSG(24, DELTA_GO, delta_go, SENDER, 0, PROTO_CAP_DELTA_GO)              \
     MSG(26, FILTERS, filters, CLIENT, 1, PROTO_CAP_FILTERS)                 \
     MSG(27, SPACE, space, AGENT, 1, PROTO_CAP_SPACE)                        \
     MSG(28, RETIRE, retire, RECEIVER, 1, PROTO_CAP_RETIRE)                  \

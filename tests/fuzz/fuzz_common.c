@@ -47,6 +47,7 @@ union fuzz_msg {
     struct msg_join join;
     struct msg_retire retire;
     struct msg_delta_stop delta_stop;
+    struct msg_delta_go delta_go;
     struct msg_readback readback;
     struct msg_stop stop;
     struct msg_busy busy;
@@ -113,6 +114,7 @@ FUZZ_WRAP(match)
 FUZZ_WRAP(join)
 FUZZ_WRAP(retire)
 FUZZ_WRAP(delta_stop)
+FUZZ_WRAP(delta_go)
 FUZZ_WRAP(readback)
 FUZZ_WRAP(stop)
 FUZZ_WRAP(busy)
@@ -700,6 +702,7 @@ fuzz_space_check(const void *v, const uint8_t *p, size_t n)
 #define fuzz_summary_check fuzz_no_check
 #define fuzz_join_ok_check fuzz_no_check
 #define fuzz_delta_stop_check fuzz_no_check
+#define fuzz_delta_go_check fuzz_no_check
 #define fuzz_readback_check fuzz_no_check
 #define fuzz_stop_check fuzz_no_check
 

@@ -258,6 +258,11 @@ static const struct msg_delta_stop seed_delta_stop[] = {
     { .id = UINT32_MAX },
 };
 
+static const struct msg_delta_go seed_delta_go[] = {
+    { .id = 0 },
+    { .id = UINT32_MAX },
+};
+
 static const struct msg_retire seed_retire[] = {
     { .stream = 1 },
     { .stream = PROTO_MAX_STREAMS - 1 },
@@ -401,6 +406,8 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
     case MSG_RETIRE: return msg_retire_encode(b, &seed_retire[i]);
     case MSG_DELTA_STOP:
         return msg_delta_stop_encode(b, &seed_delta_stop[i]);
+    case MSG_DELTA_GO:
+        return msg_delta_go_encode(b, &seed_delta_go[i]);
     case MSG_READBACK: return msg_readback_encode(b, &seed_readback[i]);
     case MSG_TOTALS: return msg_totals_encode(b, &seed_totals[i]);
     case MSG_PROBE: return msg_probe_encode(b, &seed_probe[i]);

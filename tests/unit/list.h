@@ -119,6 +119,7 @@
     X(msg_match_join_roundtrip) \
     X(msg_retire_roundtrip) \
     X(msg_delta_stop_roundtrip) \
+    X(msg_delta_go_roundtrip) \
     X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
     X(msg_stop_roundtrip) \

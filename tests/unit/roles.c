@@ -562,6 +562,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_file_end fe;
     struct msg_file_done fd;
     struct msg_delta_stop dstop;
+    struct msg_delta_go dgo;
     struct msg_notice no;
     struct msg_error er;
     struct msg_summary sum;
@@ -659,6 +660,10 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     case MSG_DELTA_STOP:
         dstop.id = fr->id;
         CHECK_OK(msg_delta_stop_encode(b, &dstop));
+        break;
+    case MSG_DELTA_GO:
+        dgo.id = fr->id;
+        CHECK_OK(msg_delta_go_encode(b, &dgo));
         break;
     case MSG_FILE_DONE:
         memset(&fd, 0, sizeof(fd));
@@ -779,6 +784,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_delta_sigs ds;
     struct msg_delta_blocks db;
     struct msg_delta_stop dst;
+    struct msg_delta_go dgo;
     struct msg_delta dl;
     const uint8_t *p = f->payload;
     size_t n = f->len;
@@ -839,6 +845,10 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     case MSG_DELTA_STOP:
         CHECK_OK(msg_delta_stop_decode(p, n, &dst));
         rt_say(rt, k, "DSTOP:%u", dst.id);
+        break;
+    case MSG_DELTA_GO:
+        CHECK_OK(msg_delta_go_decode(p, n, &dgo));
+        rt_say(rt, k, "DGO:%u", dgo.id);
         break;
     case MSG_SIGS:
         CHECK_OK(msg_sigs_decode(p, n, &sg));

@@ -20,7 +20,7 @@
  *     ENTRY:id:path SKIP:id WANT:id WANT+R:id WANT+D:id WANT+RD:id
  *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
- *     DSTOP:id
+ *     DSTOP:id DGO:id
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
@@ -77,7 +77,7 @@
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
     PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS | \
-    PROTO_CAP_DELTA_STOP)
+    PROTO_CAP_DELTA_STOP | PROTO_CAP_DELTA_GO)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -160,6 +160,8 @@ struct rt_frame {
     F_DSIGS_MODEL(i, kib, k, n, p, 0, 0), .shift = (sh)
 /* The sender gave up on file i's basis. */
 #define F_DSTOP(i) .type = MSG_DELTA_STOP, .id = (i)
+/* The sender wants the rest of file i's basis. */
+#define F_DGO(i) .type = MSG_DELTA_GO, .id = (i)
 /* ... with pieces of `piece` bytes instead (not with F_DSIGS_MODEL). */
 #define F_DSIGS_PIECE(i, kib, k, n, piece) F_DSIGS(i, kib, k, n), \
     .code = (piece)

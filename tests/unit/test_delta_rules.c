@@ -89,6 +89,17 @@ basis_dir_setup(struct rt *rt)
     free(buf);
 }
 
+/* The new b of 20 MiB, beside the basis b of 20 MiB: its probe is 16
+ * blocks, searched in 2 MiB, 256 pieces of 8 KiB. */
+#define WANT_B20 { F_PLAN(1) }, { F_FILE(0, "b", BASIS_20M) }
+#define PROBE_SIGNED "READY WANT+D:0 DSIGS:0:0+256"
+
+static void
+probe_part_read(struct rt *rt)
+{
+    CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), 256 * 8192);
+}
+
 /* What the receiver read of bases to sign them: nothing, or b alone. */
 static void
 basis_not_read(struct rt *rt)
@@ -274,6 +285,46 @@ static const struct rt_case delta_receiver[] = {
       .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+2048 DSIGS:1:0+2048 "
           "DSIGS:0:2048+512 DSIGS:1:2048+512",
       .tree = "b=20971520 c=20971520" },
+    /* Without DELTA_ALWAYS the receiver signs the part of the basis the
+     * sender's probe is searched in (2 MiB here: 16 blocks of 64 KiB,
+     * twice), and the rest only when asked. */
+    { "delta_signs_probe_part",
+      .setup = basis_setup_big_bc, .script = { WANT_B20, { F_IDLE } },
+      .out = PROBE_SIGNED, .tree = "b=20971520 c=20971520", .check = probe_part_read },
+    { "delta_go_signs_rest",
+      .setup = basis_setup_big_bc,
+      .script = { WANT_B20, { F_IDLE }, { F_DGO(0) } },
+      .out = PROBE_SIGNED " DSIGS:0:256+2048 DSIGS:0:2304+256",
+      .tree = "b=20971520 c=20971520" },
+    /* Asked before the probe's part was signed: no wait. */
+    { "delta_go_before_signing",
+      .setup = basis_setup_big_bc,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", BASIS_20M), BATCH },
+                  { F_DGO(0) } },
+      .out = "READY WANT+D:0 DSIGS:0:0+2048 DSIGS:0:2048+512",
+      .tree = "b=20971520 c=20971520" },
+    { "delta_go_twice", .setup = basis_setup_big_bc,
+      .script = { WANT_B20, { F_DGO(0) }, { F_DGO(0) } },
+      .err = FERRY_ERR_PROTOCOL,
+      .out = PROBE_SIGNED " DSIGS:0:256+2048 DSIGS:0:2304+256", .tree = "b=20971520 c=20971520" },
+    { "delta_go_after_stop", .setup = basis_setup_big_bc,
+      .script = { WANT_B20, { F_DSTOP(0) }, { F_DGO(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = PROBE_SIGNED,
+      .tree = "b=20971520 c=20971520" },
+    { "delta_go_never_offered", .setup = basis_setup_big_bc,
+      .script = { WANT_B20, { F_DGO(7) } },
+      .err = FERRY_ERR_PROTOCOL, .out = PROBE_SIGNED,
+      .tree = "b=20971520 c=20971520" },
+    { "delta_go_file_without_basis",
+      .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) }, { F_DGO(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT:0", .tree = "" },
+    /* A sender that cannot say DELTA_GO gets the whole basis, and may not
+     * say it. */
+    { "delta_go_without_capability", .setup = basis_setup_big_bc,
+      .caps_off = PROTO_CAP_DELTA_GO,
+      .script = { WANT_B20, { F_IDLE }, { F_DGO(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY WANT+D:0 DSIGS:0:0+2048 "
+          "DSIGS:0:2048+512", .tree = "b=20971520 c=20971520" },
     { "delta_stop_file_without_basis", .flags = ALWAYS,
       .script = { { F_PLAN(1) }, { F_FILE(0, "b", B_SIZE) },
                   { F_DSTOP(0) } },
@@ -346,6 +397,20 @@ big_b_head_changed(struct rt *rt)
     free(buf);
 }
 
+/* ... whose first 16 blocks (its probe) are zeros. */
+static void
+big_b_head_zeros(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX];
+    uint8_t *buf = check_alloc(BIG_B);
+
+    rt_content("src/d/b", 0, buf, BIG_B);
+    memset(buf, 0, 16 * RT_BS);
+    rt_path(rt, "src/d/b", p);
+    check_write_file(p, buf, BIG_B, 0);
+    free(buf);
+}
+
 /* Its basis described up to a piece past the first run, where the
  * sender takes that run up; then the rest. */
 #define BIG_B_SIGS(hole, nhole) \
@@ -354,10 +419,10 @@ big_b_head_changed(struct rt *rt)
     { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097, "src/d/b", \
         hole, nhole) }
 
-/* The probe of src/d/b (plan.h): its first PLAN_DELTA_TRIES blocks,
- * glanced at in the first PLAN_DELTA_SPAN times as many blocks of the
+/* The probe of src/d/b (plan.h): its first DELTA_PROBE_TRIES blocks,
+ * glanced at in the first DELTA_PROBE_SPAN times as many blocks of the
  * basis while the rest is described. */
-#define PROBE_PIECES (PLAN_DELTA_SPAN * PLAN_DELTA_TRIES * \
+#define PROBE_PIECES (DELTA_PROBE_SPAN * DELTA_PROBE_TRIES * \
     PIECES_PER_BLOCK)
 
 /* The search rolled over a piece's length of offsets in each block of
@@ -367,8 +432,8 @@ searched_probe_only(struct rt *rt)
 {
     uint64_t n = xfer_get(&rt->x.st.bytes_searched);
 
-    CHECK(n >= PLAN_DELTA_TRIES);
-    CHECK(n <= PLAN_DELTA_TRIES * PROTO_MIN_SIG_BLOCK);
+    CHECK(n >= DELTA_PROBE_TRIES);
+    CHECK(n <= DELTA_PROBE_TRIES * PROTO_MIN_SIG_BLOCK);
     CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_reusable), 0);
     CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), BIG_B);
 }
@@ -388,6 +453,16 @@ static const struct rt_case delta_sender[] = {
                   { F_DONE(3) } },
       .out = OFFERS " DSTOP:3 BLOCK:3:15-256 BLOCK:3:0-14 FEND:3",
       .check = searched_probe_only },
+    /* A probe of zeros decides nothing: once its blocks went, the rest
+     * of the basis is asked for (the receiver waits after the probe's
+     * part), and the blocks after it are glanced at in all of it. */
+    { "sender_delta_probe_zeros_asks_rest", .setup = big_b_head_zeros,
+      .script = { READY_, { WANT_D(3) },
+                  { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) }, { F_IDLE },
+                  { F_DSIGS(3, BIG_B_KIB, PROBE_PIECES,
+                    BIG_B_PIECES - PROBE_PIECES) },
+                  { F_DONE(3) } },
+      .out = OFFERS " BLOCK:3:0-15 DGO:3 BLOCK:3:16-256 FEND:3" },
     /* The probe goes before what waits in the queue (src/a here): its
      * DELTA_STOP saves the other side a read. */
     { "sender_delta_probe_first", .setup = big_b,
@@ -407,7 +482,7 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS_SHIFTED(3, BIG_B_KIB, PROBE_PIECES,
                     BIG_B_PIECES - PROBE_PIECES, "src/d/b", 1000) },
                   { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:16-256 DELTA:3:0-15 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:16-256 DELTA:3:0-15 FEND:3" },
     /* Every weight of the first 20 blocks moved and the rest did not
      * (frozen layers), the basis described in full at once (its
      * signatures kept): the search gives up after the probe, and what
@@ -440,14 +515,15 @@ static const struct rt_case delta_sender[] = {
     { "sender_delta_rewrite_goes_on", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   BIG_B_SIGS(5 * PIECES_PER_BLOCK, 2), { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
     /* Blocks 5 and 6 so: two in a row look like data that moved, and the
      * rest of the run (the probe's, to 15) waits with them. */
     { "sender_delta_moved_waits", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   BIG_B_SIGS(5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK + 2),
                   { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:0-4 DELTA:3:16-256 DELTA:3:5-15 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:16-256 DELTA:3:5-15 "
+          "FEND:3" },
     { "sender_delta_waits_for_basis",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) } },
       .out = OFFERS },
@@ -493,7 +569,7 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
                     "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:0-256 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0-256 FEND:3" },
     /* Hashes that are not the blocks': block 5 waits for the whole basis
      * as without them. */
     { "sender_dblocks_other_hashes", .setup = big_b,
@@ -506,7 +582,7 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
                     "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DONE(3) } },
-      .out = OFFERS " DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
     { "sender_dblocks_before_dsigs",
       .script = { READY_, { WANT_D(3) }, { F_DBLOCKS(3, 9, 0, 1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },

@@ -845,27 +845,37 @@ TEST(msg_retire_roundtrip)
     CHECK_EQ_STR(msg_type_name(MSG_RETIRE), "RETIRE");
 }
 
-/* DELTA_STOP names a file: any id, nothing after it. */
+/* DELTA_STOP and DELTA_GO name a file: any id, nothing after it. */
+#define ID_ONLY_ROUNDTRIP(name, type)                                       \
+    do {                                                                    \
+        struct msg_##name m = { .id = 0x01020304 }, mo;                     \
+        const uint8_t trailing[5] = { 0, 0, 0, 7, 0 };                      \
+        struct buf b;                                                       \
+        uint8_t *p;                                                         \
+        size_t n;                                                           \
+                                                                            \
+        buf_init(&b, MSG_BUF_MAX);                                          \
+        p = encoded(&b, msg_##name##_encode(&b, &m), type, &n);             \
+        CHECK_EQ_U64(n, 4);                                                 \
+        CHECK_OK(msg_##name##_decode(p, n, &mo));                           \
+        CHECK_EQ_U64(mo.id, 0x01020304);                                    \
+        CHECK_EQ_ERR(msg_##name##_decode(p, 3, &mo), FERRY_ERR_SHORT);      \
+        CHECK_EQ_U64(mo.id, 0);                                             \
+        free(p);                                                            \
+        CHECK_EQ_ERR(msg_##name##_decode(trailing, 5, &mo),                 \
+            FERRY_ERR_TRAILING);                                            \
+        CHECK_EQ_U64(mo.id, 0);                                             \
+        mutate_type(type);                                                  \
+    } while (0)
+
 TEST(msg_delta_stop_roundtrip)
 {
-    struct msg_delta_stop m = { .id = 0x01020304 }, mo;
-    const uint8_t trailing[5] = { 0, 0, 0, 7, 0 };
-    struct buf b;
-    uint8_t *p;
-    size_t n;
+    ID_ONLY_ROUNDTRIP(delta_stop, MSG_DELTA_STOP);
+}
 
-    buf_init(&b, MSG_BUF_MAX);
-    p = encoded(&b, msg_delta_stop_encode(&b, &m), MSG_DELTA_STOP, &n);
-    CHECK_EQ_U64(n, 4);
-    CHECK_OK(msg_delta_stop_decode(p, n, &mo));
-    CHECK_EQ_U64(mo.id, 0x01020304);
-    CHECK_EQ_ERR(msg_delta_stop_decode(p, 3, &mo), FERRY_ERR_SHORT);
-    CHECK_EQ_U64(mo.id, 0);
-    free(p);
-    CHECK_EQ_ERR(msg_delta_stop_decode(trailing, 5, &mo),
-        FERRY_ERR_TRAILING);
-    CHECK_EQ_U64(mo.id, 0);
-    mutate_type(MSG_DELTA_STOP);
+TEST(msg_delta_go_roundtrip)
+{
+    ID_ONLY_ROUNDTRIP(delta_go, MSG_DELTA_GO);
 }
 
 TEST(msg_retire_readback_mutate)
@@ -1829,7 +1839,8 @@ TEST(msg_type_names)
     CHECK_EQ_STR(msg_type_name(MSG_DELTA), "DELTA");
     CHECK_EQ_STR(msg_type_name(MSG_DELTA_BLOCKS), "DELTA_BLOCKS");
     CHECK_EQ_STR(msg_type_name(MSG_DELTA_STOP), "DELTA_STOP");
-    CHECK_EQ_STR(msg_type_name(24), "?");
+    CHECK_EQ_STR(msg_type_name(MSG_DELTA_GO), "DELTA_GO");
+    CHECK_EQ_STR(msg_type_name(25), "?");
     for (t = 1; t <= MSG_TYPE_MAX; t++)
         CHECK_EQ_U64(strcmp(msg_type_name(t), "?") != 0, msg_type_known(t));
 }
