@@ -110,12 +110,14 @@ attempt_unpark(struct attempt *a, uint64_t now)
  * e2e/ssh_streams, cause not found).
  */
 static unsigned attempt_auto_max(const struct attempt *a);
+static unsigned attempt_ahead_all(const struct cli *cli,
+    const struct width_link *link, uint64_t bytes);
 
 void
 attempt_preopen(struct attempt *a)
 {
     const struct attempt_env *e = a->env;
-    unsigned want;
+    unsigned want, all;
 
     if (e->cli->remote.local || e->use_cmd ||
         (e->plan == NULL && e->dest == NULL))
@@ -136,6 +138,15 @@ attempt_preopen(struct attempt *a)
         want = 0;
     if (want > ATTEMPT_OPENING_MAX)
         want = ATTEMPT_OPENING_MAX;
+    /* The rest of a long link's width opens as the first ones log in
+     * (attempt_fill, within MaxStartups), not at the first data: a
+     * login is ten round trips, two seconds at 200 ms. */
+    if (e->plan != NULL && e->cli->streams == 0) {
+        all = attempt_ahead_all(e->cli, &e->link,
+            xfer_get(&e->x->st.bytes_total));
+        if (all > want)
+            a->target = 1 + all;
+    }
     while (want-- > 0 && !a->tuned)
         attempt_add_stream(a);
 }
@@ -183,18 +194,26 @@ attempt_env_link(const struct attempt_env *e)
     return ssh_login_link(e->connect_ms, e->auth_ms);
 }
 
+/* attempt_ahead's streams, all of them. */
+static unsigned
+attempt_ahead_all(const struct cli *cli, const struct width_link *link,
+    uint64_t bytes)
+{
+    if (cli->remote.local)
+        return 0;
+    if (cli->streams > 0)
+        return (unsigned)cli->streams - 1;
+    if (link->rtt_ms > 0 && bytes >= ATTEMPT_LONG_MIN_LEFT)
+        return width_first(link, bytes, WIDTH_LONG_MAX) - 1;
+    return 0;
+}
+
 unsigned
 attempt_ahead(const struct cli *cli, const struct width_link *link,
     uint64_t bytes)
 {
-    unsigned want = 0;
+    unsigned want = attempt_ahead_all(cli, link, bytes);
 
-    if (cli->remote.local)
-        return 0;
-    if (cli->streams > 0)
-        want = (unsigned)cli->streams - 1;
-    else if (link->rtt_ms > 0 && bytes >= ATTEMPT_LONG_MIN_LEFT)
-        want = width_first(link, bytes, WIDTH_LONG_MAX) - 1;
     return want > ATTEMPT_OPENING_MAX ? ATTEMPT_OPENING_MAX : want;
 }
 
