@@ -65,7 +65,8 @@ UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
-	bench-quick bench-delta bench-streams fuzz clean help check-minimal
+	bench-quick bench-delta bench-streams fuzz clean help check-minimal \
+	mutate
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
 ifeq ($(VARIANT),release)
@@ -228,6 +229,13 @@ bench-streams: deps
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh quick
+
+## mutate: each check in engine/, server/ and proto/ made to pass, one at a
+## time (a fixed draw of MUTATE_SAMPLE, default 40): how many the unit tests
+## catch; fails under MUTATE_MIN percent (95). Tens of minutes.
+mutate: deps
+	@$(MAKE) --no-print-directory $(UNIT)
+	bash tests/mutate.sh
 
 ## fuzz: run each libFuzzer target for FUZZ_SECONDS s (clang-14)
 # The targets (tests/fuzz/fuzz_<t>.c, seeds in tests/fuzz/corpus/<t>/) are

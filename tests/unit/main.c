@@ -12,6 +12,7 @@
  *     test-unit -l           list the cases
  *     test-unit -v ...       also print a PASS line per case
  *     test-unit -n NAME...   run in this process, for a debugger
+ *     test-unit -x ...       stop at the first case that fails (make mutate)
  *
  * The output stays short: a line per group of cases (the name up to the
  * first '_', which is the module), FAIL lines, and the total. The timeout
@@ -47,6 +48,7 @@ static const struct test_case test_cases[] = {
 struct run_opts {
     int verbose;
     int no_fork;
+    int first_fail;
     unsigned timeout;
 };
 
@@ -201,14 +203,14 @@ selects_any(char **sel, int nsel, const char *name)
 static int
 usage(void)
 {
-    fprintf(stderr, "usage: test-unit [-v] [-n] [NAME...] | -l\n");
+    fprintf(stderr, "usage: test-unit [-v] [-n] [-x] [NAME...] | -l\n");
     return 2;
 }
 
 int
 main(int argc, char **argv)
 {
-    struct run_opts o = { 0, 0, TEST_TIMEOUT };
+    struct run_opts o = { 0, 0, 0, TEST_TIMEOUT };
     struct run_tally t;
     char scratch[CHECK_PATH_MAX];
     const char *env = getenv("FERRY_TEST_TIMEOUT");
@@ -221,7 +223,7 @@ main(int argc, char **argv)
     memset(&t, 0, sizeof(t));
     if (env != NULL && atoi(env) > 0)
         o.timeout = (unsigned)atoi(env);
-    while ((c = getopt(argc, argv, "lnv")) != -1) {
+    while ((c = getopt(argc, argv, "lnvx")) != -1) {
         switch (c) {
         case 'l':
             for (i = 0; i < TEST_NCASES; i++)
@@ -232,6 +234,9 @@ main(int argc, char **argv)
             break;
         case 'v':
             o.verbose = 1;
+            break;
+        case 'x':
+            o.first_fail = 1;
             break;
         default:
             return usage();
@@ -256,7 +261,7 @@ main(int argc, char **argv)
         perror("test-unit: setenv");
         return 2;
     }
-    for (i = 0; i < TEST_NCASES; i++)
+    for (i = 0; i < TEST_NCASES && !(o.first_fail && t.fail > 0); i++)
         if (optind == argc ||
             selects_any(argv + optind, argc - optind, test_cases[i].name))
             run_case(&test_cases[i], &o, &t);
