@@ -1,0 +1,146 @@
+/*
+ * incoming_tensor.c: the receiver's side of tensor deltas (docs/DESIGN.md,
+ * "Tensor checkpoints"). Where delta would sign a basis, a basis that is
+ * a checkpoint is named to the sender instead (BASIS: its path, size and
+ * file hash), and the sender's TENSOR blocks are rebuilt against it.
+ */
+#include "incoming_int.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/fsx.h"
+#include "../common/log.h"
+#include "../proto/tensor_piece.h"
+#include "tensor_codec.h"
+#include "tensor_layout.h"
+
+/* 1 if the basis fd parses as a checkpoint with tensors. */
+static int
+basis_has_tensors(int fd, uint64_t size)
+{
+    struct tensor_layout l;
+    int r, has;
+
+    r = tensor_layout_fd(fd, size, &l);
+    has = r == 0 && l.form != TENSOR_FORM_NONE && l.n > 0;
+    tensor_layout_cleanup(&l);
+    return has;
+}
+
+int
+incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
+    const struct stat *st, const char *rel)
+{
+    uint64_t size = (uint64_t)st->st_size;
+    int r;
+
+    if (!(in->x->caps & PROTO_CAP_TENSORS) ||
+        (dest_flags(in->d) & OPEN_F_TENSORS_NEVER) ||
+        fsx_path_check(rel, strlen(rel)) != 0 ||
+        !basis_has_tensors(fd, size))
+        return 0;
+    /* The sender compares it with its own file of that path: the hash
+     * costs this one read here, and spares the sender's reference none
+     * of its checks. */
+    if ((r = hash_fd(fd, size, in->block_size, &f->basis_hash)) != 0) {
+        log_debug("%s: basis %s: %s", f->path, rel, ferry_strerror(r));
+        return 0;
+    }
+    xfer_add(&in->x->st.basis_read, size);
+    if ((f->basis_rel = xstrdup(rel)) == NULL)
+        return 0;
+    f->tensor = 1;
+    f->basis_fd = fd;
+    f->basis_size = size;
+    f->basis_st = *st;
+    return 1;
+}
+
+int
+incoming_tensor_basis(struct incoming *in, struct rfile *f, struct buf *out)
+{
+    struct msg_basis m;
+    int r;
+
+    (void)in;
+    memset(&m, 0, sizeof(m));
+    m.id = f->id;
+    m.basis_size = f->basis_size;
+    m.hash = f->basis_hash;
+    m.path.p = f->basis_rel;
+    m.path.len = strlen(f->basis_rel);
+    r = msg_basis_encode(out, &m);
+    xfree(f->basis_rel);
+    f->basis_rel = NULL;
+    return r;
+}
+
+void
+incoming_tensor_forget(struct rfile *f)
+{
+    xfree(f->basis_rel);
+    f->basis_rel = NULL;
+    if (!f->tensor)
+        return;
+    close(f->basis_fd);
+    f->basis_fd = -1;
+    f->tensor = 0;
+}
+
+/* What the pieces' decoder refuses is the sender's doing; a read of the
+ * basis that failed, or found it shorter, is ours. */
+static int
+tensor_refused(int r)
+{
+    return r == FERRY_ERR_SHORT || r == FERRY_ERR_TOO_LARGE ||
+        r == FERRY_ERR_FORMAT || r == FERRY_ERR_TRAILING ||
+        r == FERRY_ERR_PROTOCOL || r == FERRY_ERR_USAGE;
+}
+
+int
+incoming_tensor(struct incoming *in, const struct msg_tensor *m,
+    struct buf *out)
+{
+    struct tensor_codec_file ref;
+    struct rfile *f;
+    struct hash128 h;
+    uint64_t index;
+    uint8_t *buf;
+    int r;
+
+    /* Its buffer first, as for DELTA: getting one may settle a block
+     * written behind, and with it end a file. */
+    if ((buf = incoming_wb_buffer(in, out, &r)) == NULL && r != 0)
+        return r;
+    if ((r = incoming_block_frame(in, m->id, m->offset, m->raw_len,
+        INCOMING_AS_TENSOR, &f, &index)) != 0 || f == NULL)
+        return r;
+    if (buf == NULL && (buf = incoming_scratch(in)) == NULL)
+        return FERRY_ERR_NOMEM;
+    if (in->tp == NULL && (in->tp = tensor_piece_new()) == NULL)
+        return FERRY_ERR_NOMEM;
+    ref.fd = f->basis_fd;
+    ref.size = f->basis_size;
+    r = tensor_piece_decode_seq(in->tp, m->body, m->body_len,
+        tensor_codec_read_file, &ref, buf, m->raw_len);
+    if (r != 0 && tensor_refused(r))
+        return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: TENSOR at "
+            "%llu: %s", dest_root(in->d), f->path,
+            (unsigned long long)m->offset, ferry_strerror(r));
+    if (r != 0)
+        return incoming_settle_unbuilt(in, f, index, m->raw_len, r, out);
+    hash_block(buf, m->raw_len, &h);
+    /* The pieces are the sender's, checked by the transport: a block
+     * that comes out wrong had a basis that is not the one it coded
+     * against (it changed here, or its hash lied). */
+    if (!hash_equal(&h, &m->hash) && f->failed == 0)
+        f->failed = FERRY_ERR_CHANGED;
+    f->n_literal += m->raw_len;
+    xfer_add(&in->x->st.bytes_moved, m->raw_len);
+    xfer_add(&in->x->st.bytes_tensor, m->raw_len);
+    xfer_add(&in->x->st.bytes_tensor_saved, m->raw_len - m->body_len);
+    return incoming_settle_built(in, f, index, buf, m->raw_len, &h, NULL,
+        out);
+}
