@@ -129,3 +129,24 @@ cp -p "$T/perturbed.src/step-1000.safetensors" "$T/inplace.dest/last.safetensors
 expect_rc 0 "$FERRY" push --json "$T/inplace.src/" "local:$T/inplace.dest"
 tree_same "$T/inplace.src" "$T/inplace.dest"
 [ "$(json_field bytes_tensor)" = 0 ] || fail "in place: tensors sent"
+
+# A push cut halfway and run again: the blocks that arrived are kept and
+# checked, the rest come as tensor differences, and the result is whole.
+mkdir -p "$T/cut.src" "$T/cut.dest"
+python3 "$pair" "$T/cut.src/step-1000.safetensors" \
+    "$T/cut.src/step-2000.safetensors" perturbed 16
+cp -p "$T/cut.src/step-1000.safetensors" "$T/cut.dest/"
+FERRY_AGENT_REAL="$AGENT" SLOW_AGENT_RATE=3000000 "$FERRY" push \
+    --agent "$TESTS_DIR/lib/slow_agent.py" "$T/cut.src/" \
+    "local:$T/cut.dest" 2>/dev/null &
+pid=$!
+wait_part_bytes "$T/cut.dest" 6000000
+kill -9 $pid
+wait $pid 2>/dev/null || true
+[ ! -e "$T/cut.dest/step-2000.safetensors" ] ||
+    fail "cut: the file is there before its commit"
+expect_rc 0 "$FERRY" push --json "$T/cut.src/" "local:$T/cut.dest"
+tree_same "$T/cut.src" "$T/cut.dest"
+[ "$(json_field resumed_bytes)" -gt 0 ] || fail "cut: nothing resumed"
+[ "$(json_field bytes_tensor)" -gt 0 ] ||
+    fail "cut: the rest not sent as tensor differences"
