@@ -6,6 +6,7 @@
  */
 #include "incoming_int.h"
 
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../proto/tensor_piece.h"
+#include "delta_index.h"
 #include "tensor_codec.h"
 #include "tensor_layout.h"
 
@@ -29,6 +31,39 @@ basis_has_tensors(int fd, uint64_t size)
     return has;
 }
 
+/* The basis's file hash from the block hashes kept when ferry wrote it
+ * (keptsig.h), without reading it; -ENOENT when none are kept. */
+static int
+basis_hash_kept(struct incoming *in, const struct stat *st,
+    struct hash128 *h)
+{
+    uint64_t size = (uint64_t)st->st_size, n, i;
+    uint32_t piece = delta_index_sig_block(size, in->block_size);
+    uint64_t nblocks = msg_delta_nsigs(size, in->block_size);
+    struct hash_file *hf;
+    struct hash128 b;
+    uint8_t *sigs;
+    int r;
+
+    if (in->ks == NULL)
+        return -ENOENT;
+    if ((r = keptsig_load(in->ks, st, piece, in->block_size, &sigs,
+        &n)) != 0)
+        return r;
+    if ((hf = hash_file_new(size, in->block_size)) == NULL) {
+        xfree(sigs);
+        return FERRY_ERR_NOMEM;
+    }
+    for (i = 0; i < nblocks; i++) {
+        memcpy(b.b, sigs + n * DELTA_SIG_LEN + i * HASH_LEN, HASH_LEN);
+        hash_file_add(hf, &b);
+    }
+    hash_file_final(hf, h);
+    hash_file_free(hf);
+    xfree(sigs);
+    return 0;
+}
+
 int
 incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
     const struct stat *st, const char *rel)
@@ -42,13 +77,19 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
         !basis_has_tensors(fd, size))
         return 0;
     /* The sender compares it with its own file of that path: the hash
-     * costs this one read here, and spares the sender's reference none
-     * of its checks. */
-    if ((r = hash_fd(fd, size, in->block_size, &f->basis_hash)) != 0) {
+     * costs one read here unless ferry wrote the basis and kept its
+     * block hashes. Either way a wrong one only costs the reference
+     * (the sender's check), or the file (each block's hash). */
+    if (basis_hash_kept(in, st, &f->basis_hash) == 0) {
+        log_debug("%s: basis %s: hashed from its kept block hashes",
+            f->path, rel);
+    } else if ((r = hash_fd(fd, size, in->block_size, &f->basis_hash)) !=
+        0) {
         log_debug("%s: basis %s: %s", f->path, rel, ferry_strerror(r));
         return 0;
+    } else {
+        xfer_add(&in->x->st.basis_read, size);
     }
-    xfer_add(&in->x->st.basis_read, size);
     if ((f->basis_rel = xstrdup(rel)) == NULL)
         return 0;
     f->tensor = 1;

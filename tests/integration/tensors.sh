@@ -150,3 +150,16 @@ tree_same "$T/cut.src" "$T/cut.dest"
 [ "$(json_field resumed_bytes)" -gt 0 ] || fail "cut: nothing resumed"
 [ "$(json_field bytes_tensor)" -gt 0 ] ||
     fail "cut: the rest not sent as tensor differences"
+
+# A basis ferry wrote in blocks (16 MiB: past the pack threshold) is
+# hashed from the block hashes it kept then, not read again: the hash
+# still matches the sender's.
+mkdir -p "$T/kept.src" "$T/kept.dest"
+cp -p "$T/cut.src/step-1000.safetensors" "$T/kept.src/"
+expect_rc 0 "$FERRY" push --json "$T/kept.src/" "local:$T/kept.dest"
+cp -p "$T/cut.src/step-2000.safetensors" "$T/kept.src/"
+expect_rc 0 "$FERRY" push --json -vvv "$T/kept.src/" "local:$T/kept.dest"
+tree_same "$T/kept.src" "$T/kept.dest"
+[ "$(json_field bytes_tensor)" -gt 0 ] || fail "kept: no tensors sent"
+grep -q 'hashed from its kept block hashes' "$T/last.err" ||
+    fail "kept: the basis was read to hash it"
