@@ -440,10 +440,10 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
         (f->delta ? REPLY_F_DELTA : 0) | (f->tensor ? REPLY_F_TENSOR : 0);
     rep.text.p = warning != NULL ? warning : "";
     rep.text.len = strlen(rep.text.p);
-    /* BASIS right behind its REPLY, before SIGS: the sender holds the
-     * file's blocks until it knows its reference. */
+    /* BASIS behind its REPLY, once its basis is hashed: the sender holds
+     * the file's blocks until it knows its reference. */
     if ((r = msg_reply_encode(out, &rep)) != 0 ||
-        (f->tensor && (r = incoming_tensor_basis(in, f, out)) != 0))
+        (f->tensor && (r = incoming_tensor_start(in, f, out)) != 0))
         return r;
     xfer_add(f->resume || f->delta || f->tensor ? &in->x->st.bytes_reusable :
         &in->x->st.bytes_whole, f->size);
@@ -699,10 +699,12 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
      * that file's blocks, while held blocks it can compare one run at a
      * time. */
     if (verify && ((r = incoming_delta_step(in, out, &sign)) != 0 ||
+        (r = incoming_tensor_step(in, out, &sign)) != 0 ||
         (budget -= INCOMING_SIGS_STEP - sign,
         r = incoming_verify_step(in, out, &budget)) != 0))
         return r;
-    *more = verify && (in->vhead != NULL || in->shead != NULL);
+    *more = verify && (in->vhead != NULL || in->shead != NULL ||
+        in->thead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;

@@ -265,7 +265,7 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
 {
     struct rfile **pp;
 
-    incoming_tensor_forget(f);
+    incoming_tensor_forget(in, f);
     if (!f->delta)
         return;
     for (pp = &in->shead; *pp != NULL; pp = &(*pp)->snext) {

@@ -85,6 +85,11 @@ struct rfile {
     int tensor;
     char *basis_rel;
     struct hash128 basis_hash;
+    /* The basis being read to hash it, a step's share at a time, up to
+     * hashed (NULL once its BASIS went); the hashing queue. */
+    struct hash_file *bhf;
+    uint64_t hashed;
+    struct rfile *tnext;
 };
 
 struct incoming {
@@ -122,6 +127,7 @@ struct incoming {
     int wb_off;               /* ... or not: it could not be made */
     int whole_formats;        /* incoming_set_whole_formats */
     struct tensor_piece *tp;  /* TENSOR blocks' work space, made on use */
+    struct rfile *thead, *ttail;  /* bases to hash for BASIS, in order */
 };
 
 static inline uint64_t
@@ -275,10 +281,15 @@ void incoming_keep_forget(struct incoming *in, struct rfile *f);
  * hash made with one read), else 0 and fd is left to the caller. */
 int incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
     const struct stat *st, const char *rel);
-/* After REPLY WANT TENSOR: the BASIS naming f's basis. */
-int incoming_tensor_basis(struct incoming *in, struct rfile *f,
+/* After REPLY WANT TENSOR: the BASIS naming f's basis now, or once
+ * incoming_tensor_step has read it to hash it. */
+int incoming_tensor_start(struct incoming *in, struct rfile *f,
     struct buf *out) FERRY_WUR;
-/* Closes f's basis, if it has one for tensors. */
-void incoming_tensor_forget(struct rfile *f);
+/* Hashes queued bases, up to *budget bytes (taken from it), and sends
+ * the BASIS of each that is done. */
+int incoming_tensor_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
+/* Takes f off the hashing queue and closes its basis. */
+void incoming_tensor_forget(struct incoming *in, struct rfile *f);
 
 #endif

@@ -77,21 +77,20 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
         !basis_has_tensors(fd, size))
         return 0;
     /* The sender compares it with its own file of that path: the hash
-     * costs one read here unless ferry wrote the basis and kept its
-     * block hashes. Either way a wrong one only costs the reference
-     * (the sender's check), or the file (each block's hash). */
-    if (basis_hash_kept(in, st, &f->basis_hash) == 0) {
+     * costs one read here (incoming_tensor_step, a step's share at a
+     * time) unless ferry wrote the basis and kept its block hashes.
+     * Either way a wrong one only costs the reference (the sender's
+     * check), or the file (each block's hash). */
+    if ((r = basis_hash_kept(in, st, &f->basis_hash)) == 0)
         log_debug("%s: basis %s: hashed from its kept block hashes",
             f->path, rel);
-    } else if ((r = hash_fd(fd, size, in->block_size, &f->basis_hash)) !=
-        0) {
-        log_debug("%s: basis %s: %s", f->path, rel, ferry_strerror(r));
+    else if ((f->bhf = hash_file_new(size, in->block_size)) == NULL)
         return 0;
-    } else {
-        xfer_add(&in->x->st.basis_read, size);
+    if ((f->basis_rel = xstrdup(rel)) == NULL) {
+        hash_file_free(f->bhf);
+        f->bhf = NULL;
+        return 0;
     }
-    if ((f->basis_rel = xstrdup(rel)) == NULL)
-        return 0;
     f->tensor = 1;
     f->basis_fd = fd;
     f->basis_size = size;
@@ -99,13 +98,13 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
     return 1;
 }
 
-int
-incoming_tensor_basis(struct incoming *in, struct rfile *f, struct buf *out)
+/* The BASIS of f, whose hash is made. */
+static int
+tensor_basis_send(struct rfile *f, struct buf *out)
 {
     struct msg_basis m;
     int r;
 
-    (void)in;
     memset(&m, 0, sizeof(m));
     m.id = f->id;
     m.basis_size = f->basis_size;
@@ -118,11 +117,89 @@ incoming_tensor_basis(struct incoming *in, struct rfile *f, struct buf *out)
     return r;
 }
 
+int
+incoming_tensor_start(struct incoming *in, struct rfile *f, struct buf *out)
+{
+    if (f->bhf == NULL)
+        return tensor_basis_send(f, out);
+    f->tnext = NULL;
+    if (in->ttail != NULL)
+        in->ttail->tnext = f;
+    else
+        in->thead = f;
+    in->ttail = f;
+    return 0;
+}
+
+/* Takes f, the head, off the hashing queue. */
+static void
+tensor_dequeue(struct incoming *in, struct rfile *f)
+{
+    struct rfile **pp;
+
+    for (pp = &in->thead; *pp != NULL; pp = &(*pp)->tnext) {
+        if (*pp == f) {
+            *pp = f->tnext;
+            break;
+        }
+    }
+    in->ttail = NULL;
+    for (pp = &in->thead; *pp != NULL; pp = &(*pp)->tnext)
+        in->ttail = *pp;
+    f->tnext = NULL;
+    hash_file_free(f->bhf);
+    f->bhf = NULL;
+}
+
+int
+incoming_tensor_step(struct incoming *in, struct buf *out, uint64_t *budget)
+{
+    struct rfile *f;
+    struct hash128 h;
+    uint8_t *buf;
+    size_t want, got;
+    int r;
+
+    while ((f = in->thead) != NULL && *budget > 0 &&
+        buf_used(out) < (4u << 20)) {
+        if ((buf = incoming_scratch(in)) == NULL)
+            return FERRY_ERR_NOMEM;
+        want = f->basis_size - f->hashed < in->block_size ?
+            (size_t)(f->basis_size - f->hashed) : in->block_size;
+        if ((r = fsx_pread_full(f->basis_fd, buf, want, f->hashed,
+            &got)) != 0 || got != want) {
+            /* A basis that cannot be read as it was is named all the
+             * same, with a hash no file has: no reference, and its
+             * blocks come as planes alone or as ever. */
+            log_debug("%s: basis: %s", f->path,
+                ferry_strerror(r != 0 ? r : FERRY_ERR_CHANGED));
+            memset(f->basis_hash.b, 0xff, HASH_LEN);
+            f->hashed = f->basis_size;
+        } else {
+            hash_block(buf, want, &h);
+            hash_file_add(f->bhf, &h);
+            f->hashed += want;
+            xfer_add(&in->x->st.basis_read, want);
+            if (f->hashed == f->basis_size)
+                hash_file_final(f->bhf, &f->basis_hash);
+        }
+        *budget -= want < *budget ? want : *budget;
+        if (f->hashed < f->basis_size)
+            continue;
+        tensor_dequeue(in, f);
+        if ((r = tensor_basis_send(f, out)) != 0)
+            return r;
+    }
+    return 0;
+}
+
 void
-incoming_tensor_forget(struct rfile *f)
+incoming_tensor_forget(struct incoming *in, struct rfile *f)
 {
     xfree(f->basis_rel);
     f->basis_rel = NULL;
+    if (f->bhf != NULL)
+        tensor_dequeue(in, f);
     if (!f->tensor)
         return;
     close(f->basis_fd);
