@@ -61,7 +61,7 @@ uint32_t delta_index_sig_block(uint64_t size, uint32_t block_size);
  * probe may start, the receiver to sign no further before the sender
  * asks for the rest (DELTA_GO).
  */
-#define DELTA_PROBE_TRIES 16
+#define DELTA_PROBE_TRIES 4
 #define DELTA_PROBE_SPAN 2
 /* The probe's blocks of a file of nblocks blocks. */
 uint64_t delta_probe_blocks(uint64_t nblocks);

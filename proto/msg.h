@@ -65,8 +65,10 @@ int msg_type_known(uint8_t type);
  * LIST. */
 #define PROTO_CAP_IGNORE (1u << 19)
 /* The receiver signs a basis past what the sender's probe needs only
- * once told (DELTA_GO). */
-#define PROTO_CAP_DELTA_GO (1u << 20)
+ * once told (DELTA_GO). Bit 20 meant the same with a probe of up to 16
+ * blocks; both sides must count the probe alike (delta_probe_pieces),
+ * so it is retired, and a peer that says it gets no DELTA_GO. */
+#define PROTO_CAP_DELTA_GO (1u << 21)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)

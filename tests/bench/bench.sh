@@ -220,21 +220,36 @@ stop_proxies() {
     PROXY_PIDS=""
 }
 
-# start_proxy NAME ARGS...: a netproxy in front of sshd; sets PROXY_PORT
-# and adds "Host NAME" to the bench ssh config.
-start_proxy() {
-    local name=$1
-    shift
+# spawn_listener NAME TARGET ARGS...: a netproxy (TARGET host:port) or,
+# with TARGET "sink", a linksink, in the background; sets LISTEN_PORT once
+# it listens.
+spawn_listener() {
+    local name=$1 target=$2
+    shift 2
     rm -f "$T/$name.port"
-    "$NETPROXY" -q --port-file "$T/$name.port" --lifetime 3600 "$@" \
-        "127.0.0.1:$SSHD_PORT" 2>"$T/$name.log" &
+    if [ "$target" = sink ]; then
+        python3 "$BENCH_DIR/linksink.py" serve "$T/$name.port" \
+            2>"$T/$name.log" &
+    else
+        "$NETPROXY" -q --port-file "$T/$name.port" --lifetime 3600 "$@" \
+            "$target" 2>"$T/$name.log" &
+    fi
     PROXY_PIDS="$PROXY_PIDS $!"
     for _ in $(seq 1 100); do
         [ -s "$T/$name.port" ] && break
         sleep 0.05
     done
-    [ -s "$T/$name.port" ] || { cat "$T/$name.log" >&2; fail "netproxy $name did not start"; }
-    PROXY_PORT=$(cat "$T/$name.port")
+    [ -s "$T/$name.port" ] || { cat "$T/$name.log" >&2; fail "$name did not start"; }
+    LISTEN_PORT=$(cat "$T/$name.port")
+}
+
+# start_proxy NAME ARGS...: a netproxy in front of sshd; sets PROXY_PORT
+# and adds "Host NAME" to the bench ssh config.
+start_proxy() {
+    local name=$1
+    shift
+    spawn_listener "$name" "127.0.0.1:$SSHD_PORT" "$@"
+    PROXY_PORT=$LISTEN_PORT
     sed -e "s/^Host ferry-test\$/Host $name/" \
         -e "s/^\\( *Port \\)$SSHD_PORT\$/\\1$PROXY_PORT/" \
         "$SSH_CONFIG" >>"$CFG"
@@ -243,6 +258,21 @@ start_proxy() {
         >>"$SSHD_DIR/known_hosts"
     ssh -F "$CFG" -o BatchMode=yes "$name" true ||
         fail "ssh through netproxy $name failed"
+}
+
+# start_raw_link HOST ARGS...: a netproxy with the emulator ARGS of the
+# link HOST, in front of a linksink instead of sshd (the linkfloor tool).
+declare -A RAW_PORT=()
+SINK_PORT=""
+start_raw_link() {
+    local host=$1
+    shift
+    if [ -z "$SINK_PORT" ]; then
+        spawn_listener linksink sink
+        SINK_PORT=$LISTEN_PORT
+    fi
+    spawn_listener "raw-$host" "127.0.0.1:$SINK_PORT" "$@"
+    RAW_PORT[$host]=$LISTEN_PORT
 }
 
 HAVE_PROXY=0
@@ -259,7 +289,11 @@ setup_network() {
         for rtt in $LONG_RTTS; do
             start_proxy "ferry-wan$rtt" --delay-ms $((rtt / 2)) \
                 --rate "$WAN_MBIT" --trace "$T/trace-ferry-wan$rtt"
+            [ "$MODE" = streams ] && start_raw_link "ferry-wan$rtt" \
+                --delay-ms $((rtt / 2)) --rate "$WAN_MBIT"
         done
+        [ "$MODE" = streams ] && start_raw_link ferry-wan \
+            --delay-ms "$WAN_DELAY_MS" --rate "$WAN_MBIT"
     else
         log "no $NETPROXY: WAN rows not run (make all builds it)"
     fi
@@ -442,6 +476,7 @@ tool_name() {
     scp | scp_sample) echo "scp -r" ;;
     tar) echo "tar|zstd|ssh" ;;
     floor) echo "floor: tar | tar; sync" ;;
+    linkfloor) echo "floor: ssh true, then the bytes over the raw link" ;;
     esac
 }
 
@@ -505,6 +540,15 @@ build_cmd() {
         CMD=(sh -c 'mkdir -p "$2" && tar -C "$1" -cf - . | tar -C "$2" -xf - && sync -f "$2"' \
             floor "$src" "$dest")
         ;;
+    linkfloor)
+        # What any SSH tool spends on this link at least: OpenSSH's own
+        # login and command (no transfer), then the bytes over a plain TCP
+        # connection through the same emulator. Both ends are this
+        # machine, so the files are read here whichever way the row goes.
+        CMD=(sh -c 'ssh -F "$1" -o BatchMode=yes "$2" true &&
+            cat "$3"/* | python3 "$4" send "$5"' linkfloor "$CFG" "$host" \
+            "$src" "$BENCH_DIR/linksink.py" "${RAW_PORT[$host]}")
+        ;;
     *) fail "unknown tool $tool" ;;
     esac
 }
@@ -532,6 +576,7 @@ tool_notes() {
     scp | scp_sample) echo "SFTP mode, mtimes not kept" ;;
     tar) echo "zstd -3 -T0" ;;
     floor) echo "local, no network: reading the files and creating them durably" ;;
+    linkfloor) echo "ssh -F CFG HOST true, then cat | TCP through an identical emulator to a sink" ;;
     esac
 }
 
@@ -600,7 +645,9 @@ run_once() {
     trash_empty_bg
     rc=$(sed -n 's/.*"rc": *\(-*[0-9]*\).*/\1/p' "$T/run.json")
     R_REASON=""
-    if [ "$rc" = 0 ]; then
+    if [ "$rc" = 0 ] && [ "$tool" = linkfloor ]; then
+        R_STATUS=ok  # it writes nothing: its sink only counts the bytes
+    elif [ "$rc" = 0 ]; then
         # Full comparison for ferry, contents only for the peers.
         local cmp=("$TESTS_DIR/lib/treecmp.py")
         is_ferry "$tool" || cmp=("$TESTS_DIR/lib/treecmp.py" --content)
@@ -972,7 +1019,7 @@ streams_main() {
         # writes the file durably, as ferry does and its peers do not.
         case $id in
         lo_*) run_scenario "$id" "$dir" "$host" "$d" fresh ferry rsync scp floor ;;
-        *) run_scenario "$id" "$dir" "$host" "$d" fresh ferry rsync scp ;;
+        *) run_scenario "$id" "$dir" "$host" "$d" fresh ferry rsync scp linkfloor ;;
         esac
     done
     local rtt reps=$REPS
@@ -982,7 +1029,7 @@ streams_main() {
             wanted "$id" || continue
             scenario "$id" "WAN ($rtt ms RTT, 1 Gbit/s): $dir a $mib MiB file, default settings" \
                 "$BIG" "rsync -a"
-            run_scenario "$id" "$dir" "ferry-wan$rtt" "$d" fresh ferry
+            run_scenario "$id" "$dir" "ferry-wan$rtt" "$d" fresh ferry linkfloor
             REPS=$LONG_PEER_REPS
             run_scenario "$id" "$dir" "ferry-wan$rtt" "$d" fresh rsync
             REPS=$reps

@@ -92,12 +92,12 @@ basis_dir_setup(struct rt *rt)
 /* The new b of 20 MiB, beside the basis b of 20 MiB: its probe is 16
  * blocks, searched in 2 MiB, 256 pieces of 8 KiB. */
 #define WANT_B20 { F_PLAN(1) }, { F_FILE(0, "b", BASIS_20M) }
-#define PROBE_SIGNED "READY WANT+D:0 DSIGS:0:0+256"
+#define PROBE_SIGNED "READY WANT+D:0 DSIGS:0:0+64"
 
 static void
 probe_part_read(struct rt *rt)
 {
-    CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), 256 * 8192);
+    CHECK_EQ_U64(xfer_get(&rt->x.st.basis_read), 64 * 8192);
 }
 
 /* What the receiver read of bases to sign them: nothing, or b alone. */
@@ -286,7 +286,7 @@ static const struct rt_case delta_receiver[] = {
           "DSIGS:0:2048+512 DSIGS:1:2048+512",
       .tree = "b=20971520 c=20971520" },
     /* Without DELTA_ALWAYS the receiver signs the part of the basis the
-     * sender's probe is searched in (2 MiB here: 16 blocks of 64 KiB,
+     * sender's probe is searched in (512 KiB here: 4 blocks of 64 KiB,
      * twice), and the rest only when asked. */
     { "delta_signs_probe_part",
       .setup = basis_setup_big_bc, .script = { WANT_B20, { F_IDLE } },
@@ -294,7 +294,7 @@ static const struct rt_case delta_receiver[] = {
     { "delta_go_signs_rest",
       .setup = basis_setup_big_bc,
       .script = { WANT_B20, { F_IDLE }, { F_DGO(0) } },
-      .out = PROBE_SIGNED " DSIGS:0:256+2048 DSIGS:0:2304+256",
+      .out = PROBE_SIGNED " DSIGS:0:64+2048 DSIGS:0:2112+448",
       .tree = "b=20971520 c=20971520" },
     /* Asked before the probe's part was signed: no wait. */
     { "delta_go_before_signing",
@@ -306,7 +306,7 @@ static const struct rt_case delta_receiver[] = {
     { "delta_go_twice", .setup = basis_setup_big_bc,
       .script = { WANT_B20, { F_DGO(0) }, { F_DGO(0) } },
       .err = FERRY_ERR_PROTOCOL,
-      .out = PROBE_SIGNED " DSIGS:0:256+2048 DSIGS:0:2304+256", .tree = "b=20971520 c=20971520" },
+      .out = PROBE_SIGNED " DSIGS:0:64+2048 DSIGS:0:2112+448", .tree = "b=20971520 c=20971520" },
     { "delta_go_after_stop", .setup = basis_setup_big_bc,
       .script = { WANT_B20, { F_DSTOP(0) }, { F_DGO(0) } },
       .err = FERRY_ERR_PROTOCOL, .out = PROBE_SIGNED,
@@ -451,7 +451,7 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
                   { F_DSIGS(3, BIG_B_KIB, PROBE_PIECES, 100) },
                   { F_DONE(3) } },
-      .out = OFFERS " DSTOP:3 BLOCK:3:15-256 BLOCK:3:0-14 FEND:3",
+      .out = OFFERS " DSTOP:3 BLOCK:3:3-256 BLOCK:3:0-2 FEND:3",
       .check = searched_probe_only },
     /* A probe of zeros decides nothing: once its blocks went, the rest
      * of the basis is asked for (the receiver waits after the probe's
@@ -462,15 +462,15 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS(3, BIG_B_KIB, PROBE_PIECES,
                     BIG_B_PIECES - PROBE_PIECES) },
                   { F_DONE(3) } },
-      .out = OFFERS " BLOCK:3:0-15 DGO:3 BLOCK:3:16-256 FEND:3" },
+      .out = OFFERS " BLOCK:3:0-3 DGO:3 BLOCK:3:4-256 FEND:3" },
     /* The probe goes before what waits in the queue (src/a here): its
      * DELTA_STOP saves the other side a read. */
     { "sender_delta_probe_first", .setup = big_b,
       .script = { READY_, { F_WANT(1), BATCH }, { WANT_D(3), BATCH },
                   { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
                   { F_DONE(1) }, { F_DONE(3) } },
-      .out = OFFERS " DSTOP:3 BLOCK:3:15 BLOCK:1:0 FEND:1 BLOCK:3:16-256 "
-          "BLOCK:3:0-14 FEND:3" },
+      .out = OFFERS " DSTOP:3 BLOCK:3:3 BLOCK:1:0 FEND:1 BLOCK:3:4-256 "
+          "BLOCK:3:0-2 FEND:3" },
     /* An insert at the start (the basis is the file from byte 1000 on):
      * the probe finds the file in what is described, so the search goes
      * on, and the blocks not where expected wait for the rest of the
@@ -482,7 +482,7 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS_SHIFTED(3, BIG_B_KIB, PROBE_PIECES,
                     BIG_B_PIECES - PROBE_PIECES, "src/d/b", 1000) },
                   { F_DONE(3) } },
-      .out = OFFERS " DGO:3 DELTA:3:16-256 DELTA:3:0-15 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:4-256 DELTA:3:0-3 FEND:3" },
     /* Every weight of the first 20 blocks moved and the rest did not
      * (frozen layers), the basis described in full at once (its
      * signatures kept): the search gives up after the probe, and what
@@ -500,30 +500,28 @@ static const struct rt_case delta_sender[] = {
       .script = { READY_, { WANT_D(3) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b", 0, 0) },
                   { F_DONE(3) } },
-      .out = OFFERS " DSTOP:3 BLOCK:3:15-19 DELTA:3:20-255 BLOCK:3:256 "
-          "BLOCK:3:0-14 FEND:3" },
+      .out = OFFERS " DSTOP:3 BLOCK:3:3-19 DELTA:3:20-255 BLOCK:3:256 "
+          "BLOCK:3:0-2 FEND:3" },
     /* Signatures no data has: every block goes whole, after the last. */
     { "sender_delta_nothing_matches",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) },
                   { F_DSIGS(3, 9, 2, 1) }, { F_DONE(3) } },
       .out = OFFERS " BLOCK:3:0-2 FEND:3" },
-    /* Rewritten in place (block 5 of the basis is other data): block 5
-     * is not all found while the basis is still being described, and
-     * waits for the rest of it alone; the run goes on without it (to
-     * 255), and the last run comes with the end of the basis (256),
-     * then block 5. */
+    /* Rewritten in place (block 2 of the basis, in the probe, is other
+     * data): block 2 is not all found while the basis is still being
+     * described, and waits for the rest of it alone; the run goes on
+     * without it, then block 2. */
     { "sender_delta_rewrite_goes_on", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
-                  BIG_B_SIGS(5 * PIECES_PER_BLOCK, 2), { F_DONE(3) } },
-      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
-    /* Blocks 5 and 6 so: two in a row look like data that moved, and the
-     * rest of the run (the probe's, to 15) waits with them. */
+                  BIG_B_SIGS(2 * PIECES_PER_BLOCK, 2), { F_DONE(3) } },
+      .out = OFFERS " DGO:3 DELTA:3:0-1 DELTA:3:3-256 DELTA:3:2 FEND:3" },
+    /* Blocks 1 and 2 so: two in a row look like data that moved, and the
+     * rest of the run (the probe's, to 3) waits with them. */
     { "sender_delta_moved_waits", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
-                  BIG_B_SIGS(5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK + 2),
+                  BIG_B_SIGS(1 * PIECES_PER_BLOCK, PIECES_PER_BLOCK + 2),
                   { F_DONE(3) } },
-      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:16-256 DELTA:3:5-15 "
-          "FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0 DELTA:3:4-256 DELTA:3:1-3 FEND:3" },
     { "sender_delta_waits_for_basis",
       .script = { READY_, { WANT_D(3) }, { F_DSIGS(3, 9, 0, 2) } },
       .out = OFFERS },
@@ -554,35 +552,35 @@ static const struct rt_case delta_sender[] = {
     { "sender_dsigs_never_offered",
       .script = { READY_, { F_DSIGS(9, 9, 0, 1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
-    /* The basis's block hashes: block 5, whose pieces the signatures do
+    /* The basis's block hashes: block 2, whose pieces the signatures do
      * not find, is the basis's block there by its hash, and goes in
      * order as one COPY (without them it waits for the whole basis, as
      * in sender_delta_rewrite_goes_on). */
     { "sender_dblocks_copy_whole", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 1, "src/d/b",
-                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DBLOCKS_MODEL(3, BIG_B_KIB, 0, BIG_B / RT_BS,
                     "src/d/b") },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 1, 4096, "src/d/b",
-                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
-                    "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    "src/d/b", 2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DONE(3) } },
       .out = OFFERS " DGO:3 DELTA:3:0-256 FEND:3" },
-    /* Hashes that are not the blocks': block 5 waits for the whole basis
+    /* Hashes that are not the blocks': block 2 waits for the whole basis
      * as without them. */
     { "sender_dblocks_other_hashes", .setup = big_b,
       .script = { READY_, { WANT_D(3) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 0, 4096, "src/d/b",
-                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DBLOCKS(3, BIG_B_KIB, 0, BIG_B / RT_BS) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4096, 1, "src/d/b",
-                    5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DSIGS_MODEL(3, BIG_B_KIB, 4097, BIG_B_PIECES - 4097,
-                    "src/d/b", 5 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
+                    "src/d/b", 2 * PIECES_PER_BLOCK, PIECES_PER_BLOCK) },
                   { F_DONE(3) } },
-      .out = OFFERS " DGO:3 DELTA:3:0-4 DELTA:3:6-256 DELTA:3:5 FEND:3" },
+      .out = OFFERS " DGO:3 DELTA:3:0-1 DELTA:3:3-256 DELTA:3:2 FEND:3" },
     { "sender_dblocks_before_dsigs",
       .script = { READY_, { WANT_D(3) }, { F_DBLOCKS(3, 9, 0, 1) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
