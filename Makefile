@@ -65,7 +65,7 @@ UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
-	bench-quick bench-delta bench-streams fuzz clean help check-minimal \
+	bench-quick bench-delta bench-streams bench-tensors fuzz clean help check-minimal \
 	mutate
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
@@ -213,6 +213,13 @@ check-minimal:
 bench: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_tensors.sh 256
+
+## bench-tensors: checkpoints as tensor differences beside --tensors=never,
+## -z and rsync (bf16 and fp32 safetensors pairs)
+bench-tensors: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_tensors.sh 256
 
 ## bench-delta: delta beside rsync on a 512 MiB checkpoint, and rates
 bench-delta: deps

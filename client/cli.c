@@ -251,7 +251,8 @@ static int
 cli_keep_check(struct cli *c)
 {
     const char *bad = c->dry_run ? "--dry-run" : c->delete ? "--delete" :
-        (c->delta_flags & ~(uint32_t)OPEN_F_BASIS_AUTO) != 0 ||
+        (c->delta_flags & ~(uint32_t)(OPEN_F_BASIS_AUTO |
+        OPEN_F_TENSORS_NEVER)) != 0 ||
         c->basis != NULL ? "--delta or --basis" :
         c->checksum ? "--checksum" : c->compress ? "-z" :
         c->filter.n > 0 ? "--exclude or --include" :
@@ -342,6 +343,19 @@ cli_delta(struct cli *c, const char *v)
         c->delta_flags |= OPEN_F_DELTA_NEVER;
     else if (strcmp(v, "auto") != 0)
         return cli_fail(c, "--delta %s: want auto, always or never", v);
+    return 0;
+}
+
+/* --tensors=MODE. */
+static int
+cli_tensors(struct cli *c, const char *v)
+{
+    if (strcmp(v, "never") == 0)
+        c->delta_flags |= OPEN_F_TENSORS_NEVER;
+    else if (strcmp(v, "auto") == 0)
+        c->delta_flags &= ~(uint32_t)OPEN_F_TENSORS_NEVER;
+    else
+        return cli_fail(c, "--tensors %s: want auto or never", v);
     return 0;
 }
 
@@ -485,6 +499,8 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
         return cli_compress_mode(c, v);
     case CLI_O_DELTA:
         return cli_delta(c, v);
+    case CLI_O_TENSORS:
+        return cli_tensors(c, v);
     case CLI_O_BASIS:
         return cli_basis(c, v);
     case CLI_O_PACK_THRESHOLD:

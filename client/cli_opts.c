@@ -84,6 +84,10 @@ const struct cli_opts_row cli_opts_table[] = {
         "send only what changed in files the destination has another "
         "version of: auto (the default: files of 1 MiB and more), always, "
         "never", OPT },
+    { "--tensors", 0, 0, VALUE, CLI_O_TENSORS, XFER, 0, 1, "=MODE",
+        "send a checkpoint (safetensors, torch.save, .npy) the destination "
+        "has an older version of as its tensors' differences from it: auto "
+        "(the default), never", OPT },
     { "--basis", 0, 0, VALUE, CLI_O_BASIS, XFER, 0, 1, "auto|none|FILE",
         "build a file new to the destination from a file there: auto (the "
         "default), the most similar one beside it (same extension, closest "

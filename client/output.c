@@ -716,6 +716,23 @@ output_breakdown(struct xfer_stats *st, char *out, size_t n)
     }
 }
 
+/* "; 64.0 MiB as tensor differences, 33.2 MiB saved" when checkpoints
+ * went so, "" else. */
+static void
+output_tensors(struct xfer_stats *st, char *out, size_t n)
+{
+    uint64_t bytes = xfer_get(&st->bytes_tensor);
+    char num[32], saved[32];
+
+    out[0] = '\0';
+    if (bytes == 0)
+        return;
+    text_bytes((double)bytes, num, sizeof(num));
+    text_bytes((double)xfer_get(&st->bytes_tensor_saved), saved,
+        sizeof(saved));
+    snprintf(out, n, "; %s as tensor differences, %s saved", num, saved);
+}
+
 /* "; 29.1 MiB kept checked in 0.1 s" after a resume, "" else. */
 static void
 output_readback(struct xfer_stats *st, char *out, size_t n)
@@ -740,7 +757,7 @@ output_summary(struct output *o, const struct output_summary *s)
     uint64_t payload = xfer_get(&st->bytes_payload);
     uint64_t moved = xfer_get(&st->bytes_moved);
     uint64_t left = output_files_left(o->x);
-    char tmp[64], a[160], rate[32], check[64], lefts[48];
+    char tmp[64], a[160], rate[32], check[64], lefts[48], tens[96];
     struct buf b;
     int r;
 
@@ -779,6 +796,11 @@ output_summary(struct output *o, const struct output_summary *s)
         if (r == 0)
             r = json_kv_num(&b, "bytes_compressed_saved",
                 xfer_get(&st->bytes_compressed));
+        if (r == 0)
+            r = json_kv_num(&b, "bytes_tensor", xfer_get(&st->bytes_tensor));
+        if (r == 0)
+            r = json_kv_num(&b, "bytes_tensor_saved",
+                xfer_get(&st->bytes_tensor_saved));
         if (r == 0)
             r = json_kv_num(&b, "bytes_wire", s->bytes_wire_out);
         if (r == 0)
@@ -821,6 +843,7 @@ output_summary(struct output *o, const struct output_summary *s)
         return;
     output_breakdown(st, a, sizeof(a));
     output_readback(st, check, sizeof(check));
+    output_tensors(st, tens, sizeof(tens));
     text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
         sizeof(rate));
     lefts[0] = '\0';
@@ -829,10 +852,10 @@ output_summary(struct output *o, const struct output_summary *s)
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
     fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
-        "%" PRIu64 " failed%s, in %.1f s (%s/s)%s\n",
+        "%" PRIu64 " failed%s, in %.1f s (%s/s)%s%s\n",
         xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
         xfer_get(&st->files_skipped), xfer_get(&st->files_failed), lefts,
-        elapsed, rate, check);
+        elapsed, rate, tens, check);
     pthread_mutex_unlock(&o->lock);
 }
 

@@ -11,6 +11,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
+#include "../proto/tensor_piece.h"
 #include "formcheck.h"
 #include "volrecv.h"
 
@@ -94,6 +95,7 @@ incoming_free(struct incoming *in)
     buf_cleanup(&in->outbox);
     pathset_free(&in->done);
     zst_free(in->zst);
+    tensor_piece_free(in->tp);
     xfree(in->scratch);
     xfree(in->sigs);
     xfree(in);
@@ -435,12 +437,15 @@ incoming_want(struct incoming *in, const struct msg_entry *m,
     rep.id = m->id;
     rep.action = REPLY_WANT;
     rep.flags = (f->resume ? REPLY_F_RESUME : 0) |
-        (f->delta ? REPLY_F_DELTA : 0);
+        (f->delta ? REPLY_F_DELTA : 0) | (f->tensor ? REPLY_F_TENSOR : 0);
     rep.text.p = warning != NULL ? warning : "";
     rep.text.len = strlen(rep.text.p);
-    if ((r = msg_reply_encode(out, &rep)) != 0)
+    /* BASIS behind its REPLY, once its basis is hashed: the sender holds
+     * the file's blocks until it knows its reference. */
+    if ((r = msg_reply_encode(out, &rep)) != 0 ||
+        (f->tensor && (r = incoming_tensor_start(in, f, out)) != 0))
         return r;
-    xfer_add(f->resume || f->delta ? &in->x->st.bytes_reusable :
+    xfer_add(f->resume || f->delta || f->tensor ? &in->x->st.bytes_reusable :
         &in->x->st.bytes_whole, f->size);
     if (f->resume && (r = incoming_verify_start(in, f, out)) != 0)
         return r;
@@ -563,19 +568,9 @@ incoming_block(struct incoming *in, const struct msg_block *m,
     uint64_t index;
     int r, zero = (m->flags & BLOCK_F_ZERO) != 0;
 
-    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
+    if ((r = incoming_block_frame(in, m->id, m->offset, m->raw_len,
+        INCOMING_AS_BLOCK, &f, &index)) != 0 || f == NULL)
         return r;
-    index = m->offset / in->block_size;
-    if (m->offset % in->block_size != 0 || index >= f->nblocks ||
-        m->raw_len != incoming_block_len(in, f, index))
-        return FERRY_ERR_PROTOCOL;
-    if ((r = incoming_track_blocks(in, f)) != 0)
-        return r == FERRY_ERR_TOO_LARGE ? FERRY_ERR_PROTOCOL : r;
-    /* With a resume, only what the receiver said is needed or held. */
-    if (f->resume && !(f->bits[index] & B_SIGNED))
-        return FERRY_ERR_PROTOCOL;
-    if (f->bits[index] & B_RESOLVED)
-        return 0;  /* sent again after a stream was lost */
     if (m->flags & BLOCK_F_ZSTD) {
         if (!(in->x->caps & PROTO_CAP_ZSTD))
             return FERRY_ERR_PROTOCOL;  /* not negotiated */
@@ -704,10 +699,12 @@ incoming_work(struct incoming *in, struct buf *out, int idle, int verify,
      * that file's blocks, while held blocks it can compare one run at a
      * time. */
     if (verify && ((r = incoming_delta_step(in, out, &sign)) != 0 ||
+        (r = incoming_tensor_step(in, out, &sign)) != 0 ||
         (budget -= INCOMING_SIGS_STEP - sign,
         r = incoming_verify_step(in, out, &budget)) != 0))
         return r;
-    *more = verify && (in->vhead != NULL || in->shead != NULL);
+    *more = verify && (in->vhead != NULL || in->shead != NULL ||
+        in->thead != NULL);
     if (dest_batch_full(in->d) || (idle && dest_batch_len(in->d) > 0))
         return incoming_flush(in, out);
     return 0;

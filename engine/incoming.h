@@ -112,6 +112,14 @@ int incoming_match(struct incoming *in, const struct msg_match *m,
     struct buf *out) FERRY_WUR;
 /* DELTA: the block is built from the basis and the literal data; a COPY
  * past what the receiver has signed so far is FERRY_ERR_PROTOCOL. */
+/* TENSOR: the block is rebuilt from its pieces against the basis the
+ * receiver named in BASIS; a TENSOR for a file not wanted so, off the
+ * block grid, of the wrong length, or whose pieces do not rebuild it
+ * (a piece that reads past the basis among them) is FERRY_ERR_PROTOCOL.
+ * A block that does not hash as the sender said fails the file with
+ * FERRY_ERR_CHANGED. */
+int incoming_tensor(struct incoming *in, const struct msg_tensor *m,
+    struct buf *out) FERRY_WUR;
 int incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct buf *out) FERRY_WUR;
 int incoming_file_end(struct incoming *in, const struct msg_file_end *m,

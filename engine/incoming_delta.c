@@ -63,13 +63,13 @@ basis_better(uint64_t want, uint64_t cs, size_t cl, uint64_t bs, size_t bl,
  * regular file beside it (the same extension, a size within a factor of
  * two, then the closest size and the most alike name), as rsync's
  * --fuzzy. Looks at INCOMING_BASIS_SCAN names at most. Returns an open
- * fd, or -1 when there is none.
+ * fd, with its name in best, or -1 when there is none.
  */
 static int
-basis_pick(int pfd, const char *name, uint64_t want)
+basis_pick(int pfd, const char *name, uint64_t want,
+    char best[FSX_NAME_MAX + 1])
 {
     const char *ext = strrchr(name, '.'), *cext;
-    char best[FSX_NAME_MAX + 1];
     uint64_t best_size = 0;
     size_t best_like = 0, seen = 0;
     struct dirent *de;
@@ -98,7 +98,7 @@ basis_pick(int pfd, const char *name, uint64_t want)
             continue;
         if (basis_better(want, (uint64_t)st.st_size,
             name_likeness(de->d_name, name), best_size, best_like, have)) {
-            snprintf(best, sizeof(best), "%s", de->d_name);
+            snprintf(best, FSX_NAME_MAX + 1, "%s", de->d_name);
             best_size = (uint64_t)st.st_size;
             best_like = name_likeness(de->d_name, name);
             have = 1;
@@ -125,9 +125,23 @@ basis_in_dir(const struct incoming *in, const char *path)
     return fd;
 }
 
+/* The basis's path relative to the root, as BASIS names it: path's
+ * directory and the neighbour's name. */
+static void
+basis_rel_sibling(const char *path, const char *name, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        snprintf(out, n, "%s", name);
+    else
+        snprintf(out, n, "%.*s/%s", (int)(slash - path), path, name);
+}
+
 int
 incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 {
+    char pick[FSX_NAME_MAX + 1], rel[PROTO_MAX_PATH + 1];
     const char *name;
     struct stat st;
     uint64_t n;
@@ -139,21 +153,35 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     /* No basis is no error: the file is sent whole. */
     fd = openat(pfd, name, FSX_O_READ);
     replaced = fd >= 0;
+    /* A basis the sender may hold under the same path (rel), for
+     * tensors; none for one in the basis directory. */
+    snprintf(rel, sizeof(rel), "%s", path);
     if (fd < 0 && errno == ENOENT && dest_basis(in->d) != NULL) {
         /* --basis FILE: opened beneath the destination like any path. */
         if (dest_parent(in->d, dest_basis(in->d), &pfd, &name) == 0)
             fd = openat(pfd, name, FSX_O_READ);
+        snprintf(rel, sizeof(rel), "%s", dest_basis(in->d));
     } else if (fd < 0 && errno == ENOENT &&
         (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
         /* The same path in the basis directory, else a neighbour. */
-        if ((fd = basis_in_dir(in, path)) < 0)
-            fd = basis_pick(pfd, name, f->size);
+        rel[0] = '\0';
+        if ((fd = basis_in_dir(in, path)) < 0 &&
+            (fd = basis_pick(pfd, name, f->size, pick)) >= 0)
+            basis_rel_sibling(path, pick, rel, sizeof(rel));
     }
     if (fd < 0)
         return 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        !delta_wanted(in, f, (uint64_t)st.st_size) ||
-        msg_delta_nsigs((uint64_t)st.st_size, delta_index_sig_block(
+        !delta_wanted(in, f, (uint64_t)st.st_size)) {
+        close(fd);
+        return 0;
+    }
+    /* A checkpoint goes as its tensors' differences instead. */
+    if (rel[0] != '\0' && incoming_tensor_open(in, f, fd, &st, rel)) {
+        f->basis_replaced = replaced;
+        return 0;
+    }
+    if (msg_delta_nsigs((uint64_t)st.st_size, delta_index_sig_block(
         (uint64_t)st.st_size, in->block_size)) > INCOMING_MAX_DELTA_PIECES) {
         close(fd);
         return 0;
@@ -237,6 +265,7 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
 {
     struct rfile **pp;
 
+    incoming_tensor_forget(in, f);
     if (!f->delta)
         return;
     for (pp = &in->shead; *pp != NULL; pp = &(*pp)->snext) {
@@ -641,24 +670,15 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     struct hash128 h;
     uint64_t index, copied = 0;
     uint8_t *buf;
-    int r, zero;
+    int r;
 
     /* Its buffer first: getting one may settle a block written behind,
      * and with it end a file. */
     if ((buf = incoming_wb_buffer(in, out, &r)) == NULL && r != 0)
         return r;
-    if ((f = incoming_data_file(in, m->id, &r)) == NULL)
+    if ((r = incoming_block_frame(in, m->id, m->offset, m->raw_len,
+        INCOMING_AS_DELTA, &f, &index)) != 0 || f == NULL)
         return r;
-    index = m->offset / in->block_size;
-    if (!f->delta || m->offset % in->block_size != 0 ||
-        index >= f->nblocks || m->raw_len != incoming_block_len(in, f, index))
-        return FERRY_ERR_PROTOCOL;
-    if ((r = incoming_track_blocks(in, f)) != 0)
-        return r == FERRY_ERR_TOO_LARGE ? FERRY_ERR_PROTOCOL : r;
-    if (f->resume && !(f->bits[index] & B_SIGNED))
-        return FERRY_ERR_PROTOCOL;
-    if (f->bits[index] & B_RESOLVED)
-        return 0;  /* sent again after a stream was lost */
     /* Only what we described: a copy from past the basis's end, or from
      * pieces not yet signed, is not one of ours. */
     if (delta_copy_undescribed(f, m, &op))
@@ -668,22 +688,13 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
             (unsigned long long)op.from,
             (unsigned long long)(op.from + op.len),
             (unsigned long long)delta_signed_bytes(f));
-    if (buf == NULL) {
-        if (in->scratch == NULL &&
-            (in->scratch = xmalloc(in->block_size)) == NULL)
-            return FERRY_ERR_NOMEM;
-        buf = in->scratch;
-    }
+    if (buf == NULL && (buf = incoming_scratch(in)) == NULL)
+        return FERRY_ERR_NOMEM;
     basis_prefetch(f, m->offset);
     if ((r = delta_build(f, m, buf, &copied)) == 0)
         hash_block(buf, m->raw_len, &h);
-    if (r != 0) {
-        if ((r = incoming_file_error(in, f, r)) != 0)
-            return r;
-        hash_zero_block(m->raw_len, &h);  /* settles the block, failed */
-        return incoming_settle_block(in, f, index, NULL, m->raw_len, &h,
-            NULL, out);
-    }
+    if (r != 0)
+        return incoming_settle_unbuilt(in, f, index, m->raw_len, r, out);
     /* The literal data is the sender's, checked by the transport: a
      * block that comes out wrong had a basis that changed under us. */
     if (!hash_equal(&h, &m->hash) && f->failed == 0) {
@@ -695,10 +706,5 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
     f->n_literal += m->raw_len - copied;
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
     xfer_add(&in->x->st.bytes_spared, copied);
-    zero = hash_is_zero(buf, m->raw_len);
-    if (!zero && buf != in->scratch)
-        return incoming_settle_behind(in, f, index, buf, m->raw_len, &h, m,
-            out);
-    return incoming_settle_block(in, f, index, zero ? NULL : buf,
-        m->raw_len, &h, m, out);
+    return incoming_settle_built(in, f, index, buf, m->raw_len, &h, m, out);
 }

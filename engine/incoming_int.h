@@ -6,6 +6,8 @@
  *   incoming_table.c   the active files by id and by staging key
  *   incoming_verify.c  resume: reading a kept partial back, SIGS
  *   incoming_delta.c   delta: signing the basis, building DELTA blocks
+ *   incoming_tensor.c  tensors: naming the basis, rebuilding TENSOR blocks
+ *   incoming_build.c   the checks of a block's frame, a built block settled
  */
 #ifndef FERRY_ENGINE_INCOMING_INT_H
 #define FERRY_ENGINE_INCOMING_INT_H
@@ -77,6 +79,17 @@ struct rfile {
     struct keptsig *ksig;
     int ksig_off;             /* none for this file */
     struct rfile *snext;      /* the signing queue */
+    /* Tensors (incoming_tensor.c): the basis (basis_fd, basis_size,
+     * basis_st) is named to the sender instead of signed; basis_rel and
+     * basis_hash are what BASIS says, held until it is sent. */
+    int tensor;
+    char *basis_rel;
+    struct hash128 basis_hash;
+    /* The basis being read to hash it, a step's share at a time, up to
+     * hashed (NULL once its BASIS went); the hashing queue. */
+    struct hash_file *bhf;
+    uint64_t hashed;
+    struct rfile *tnext;
 };
 
 struct incoming {
@@ -113,6 +126,8 @@ struct incoming {
     struct incoming_wb *wb;   /* built blocks written behind, made on use */
     int wb_off;               /* ... or not: it could not be made */
     int whole_formats;        /* incoming_set_whole_formats */
+    struct tensor_piece *tp;  /* TENSOR blocks' work space, made on use */
+    struct rfile *thead, *ttail;  /* bases to hash for BASIS, in order */
 };
 
 static inline uint64_t
@@ -137,6 +152,17 @@ int incoming_file_error(struct incoming *in, struct rfile *f, int r)
  * duplicate of a finished file (ignore it), or FERRY_ERR_PROTOCOL for an
  * id never wanted. */
 struct rfile *incoming_data_file(struct incoming *in, uint32_t id, int *r);
+/*
+ * The checks of a data frame of one block (offset, raw_len) of file id,
+ * as BLOCK, DELTA or TENSOR (INCOMING_AS_*: a DELTA or TENSOR only for
+ * a file wanted so): *fp is the file and *index the block, or *fp NULL
+ * with 0 for a frame to ignore (a late duplicate); FERRY_ERR_PROTOCOL
+ * for an id never wanted, off the block grid, of the wrong length, or
+ * (resumed) for a block not described.
+ */
+enum { INCOMING_AS_BLOCK, INCOMING_AS_DELTA, INCOMING_AS_TENSOR };
+int incoming_block_frame(struct incoming *in, uint32_t id, uint64_t offset,
+    uint32_t raw_len, int as, struct rfile **fp, uint64_t *index) FERRY_WUR;
 /* Block index of f resolved with hash h (per-block state made). */
 int incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
     const struct hash128 *h) FERRY_WUR;
@@ -156,6 +182,19 @@ int incoming_settle_behind(struct incoming *in, struct rfile *f,
     uint64_t index, const uint8_t *data, uint32_t len,
     const struct hash128 *h, const struct msg_delta *built,
     struct buf *out) FERRY_WUR;
+/* A block built from a basis (DELTA, TENSOR) in buf, a buffer of
+ * incoming_wb_buffer or incoming_scratch: written behind when it can be,
+ * else settled at once (zeros as such). */
+int incoming_settle_built(struct incoming *in, struct rfile *f,
+    uint64_t index, const uint8_t *buf, uint32_t len,
+    const struct hash128 *h, const struct msg_delta *built,
+    struct buf *out) FERRY_WUR;
+/* A block that could not be built (r, a local error): f fails, or the
+ * transfer when r is fatal; the block counts as settled. */
+int incoming_settle_unbuilt(struct incoming *in, struct rfile *f,
+    uint64_t index, uint32_t len, int r, struct buf *out) FERRY_WUR;
+/* The one-block scratch buffer, made on first use (NULL: no memory). */
+uint8_t *incoming_scratch(struct incoming *in);
 /* The rest of settling a block written behind: wr is the write's
  * result; last, that no later block of f is in flight. */
 int incoming_settle_written(struct incoming *in, struct rfile *f,
@@ -234,5 +273,23 @@ int incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
     const struct msg_delta *built) FERRY_WUR;
 /* Drops what f was keeping. */
 void incoming_keep_forget(struct incoming *in, struct rfile *f);
+
+/* incoming_tensor.c */
+
+/* With the capability and tensors not `never`: 1 when the basis fd (st,
+ * at rel beneath the root) has tensors, and f takes it (f->tensor, its
+ * hash made with one read), else 0 and fd is left to the caller. */
+int incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
+    const struct stat *st, const char *rel);
+/* After REPLY WANT TENSOR: the BASIS naming f's basis now, or once
+ * incoming_tensor_step has read it to hash it. */
+int incoming_tensor_start(struct incoming *in, struct rfile *f,
+    struct buf *out) FERRY_WUR;
+/* Hashes queued bases, up to *budget bytes (taken from it), and sends
+ * the BASIS of each that is done. */
+int incoming_tensor_step(struct incoming *in, struct buf *out,
+    uint64_t *budget) FERRY_WUR;
+/* Takes f off the hashing queue and closes its basis. */
+void incoming_tensor_forget(struct incoming *in, struct rfile *f);
 
 #endif

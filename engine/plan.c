@@ -178,6 +178,7 @@ pfile_free(struct plan *p, struct pfile *f)
     if (f == NULL)
         return;
     plan_delta_forget(p, f);
+    plan_tensor_forget(p, f);
     if (f->fd >= 0)
         close(f->fd);
     hash_file_free(f->hf);
@@ -478,8 +479,10 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
             memcpy(w->theirs, theirs, n * HASH_LEN);
             theirs += n * HASH_LEN;
         }
-        if (kind == PW_SEND && f != NULL && f->delta && !f->delta_stopped &&
-            (f->dix == NULL || !delta_index_complete(f->dix))) {
+        if (kind == PW_SEND && f != NULL && ((f->delta &&
+            !f->delta_stopped && (f->dix == NULL ||
+            !delta_index_complete(f->dix))) ||
+            (f->tensor && !f->basis_seen))) {
             head = &f->parked;
             tail = &f->parked_tail;
         }
@@ -509,7 +512,7 @@ plan_make_ready(struct plan *p, uint32_t id)
 /* REPLY WANT: the file is sent, all of it or, with RESUME, what SIGS
  * will say. */
 static int
-plan_want(struct plan *p, uint32_t id, int resume, int delta)
+plan_want(struct plan *p, uint32_t id, int resume, int delta, int tensor)
 {
     struct mentry *e = manifest_entry(p->mf, id);
     struct pfile *f;
@@ -521,6 +524,7 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
     f->nblocks = e->size / p->block_size + (e->size % p->block_size != 0);
     f->resume = resume;
     f->delta = delta;
+    f->tensor = tensor;
     f->id = id;
     if ((f->nblocks > 0 && (f->bs = xcalloc(f->nblocks, 1)) == NULL) ||
         plan_file_add(p, f) != 0) {
@@ -528,11 +532,12 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta)
         return FERRY_ERR_NOMEM;
     }
     p->est[id] = E_WANTED;
-    xfer_add(resume || delta ? &p->x->st.bytes_reusable :
+    xfer_add(resume || delta || tensor ? &p->x->st.bytes_reusable :
         &p->x->st.bytes_whole, e->size);
-    /* A file with a basis (delta) or kept blocks (resume) is worth more
-     * in blocks than in a volume. */
-    if (!resume && !delta && volsend_take(p->vs, id, e->size)) {
+    /* A file with a basis (delta, tensors) or kept blocks (resume) is
+     * worth more in blocks than in a volume. */
+    if (!resume && !delta && !tensor &&
+        volsend_take(p->vs, id, e->size)) {
         /* Its data and end come in a volume: finished once FILE_DONE
          * is, its bytes counted once packed (plan_file_packed). */
         f->packed = f->ready = f->ended = 1;
@@ -642,13 +647,16 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
         if (e->kind != ENTRY_FILE || ((m->flags & REPLY_F_RESUME) &&
             (!(p->x->caps & PROTO_CAP_RESUME) || e->size == 0)) ||
             ((m->flags & REPLY_F_DELTA) &&
-            (!(p->x->caps & PROTO_CAP_DELTA) || e->size == 0)))
+            (!(p->x->caps & PROTO_CAP_DELTA) || e->size == 0)) ||
+            ((m->flags & REPLY_F_TENSOR) &&
+            (!(p->x->caps & PROTO_CAP_TENSORS) || e->size == 0)))
             return FERRY_ERR_PROTOCOL;
         if (text[0] != '\0')  /* the receiver's warning about this file */
             xfer_problem(p->x, SIDE_DEST, manifest_rel(p->mf, m->id, rel),
                 0, text);
         return plan_want(p, m->id, (m->flags & REPLY_F_RESUME) != 0,
-            (m->flags & REPLY_F_DELTA) != 0);
+            (m->flags & REPLY_F_DELTA) != 0,
+            (m->flags & REPLY_F_TENSOR) != 0);
     default:
         xfer_entry_failed(p->x, SIDE_DEST, e->kind == ENTRY_FILE,
             manifest_rel(p->mf, m->id, rel), e->size,

@@ -30,6 +30,7 @@
 #include "../proto/msg.h"
 #include "delta_index.h"
 #include "manifest.h"
+#include "tensor_codec.h"
 #include "xfer.h"
 
 /* Entries offered and not yet finished. */
@@ -216,6 +217,31 @@ enum plan_say plan_delta_say(struct plan *p, uint32_t id);
  * wait for it. */
 int plan_delta_defer(struct plan *p, uint32_t id, uint64_t first,
     uint64_t count) FERRY_WUR;
+
+/*
+ * Tensors (docs/DESIGN.md, "Tensor checkpoints"): BASIS (stream 0) names
+ * the receiver's basis of a file it wanted with REPLY_F_TENSOR; the
+ * file's runs to send wait for it. The sender's own file of that path is
+ * the reference only if it is a regular entry offered before, of the
+ * basis's size and file hash (one read, kept per file version for the
+ * run); without one, the blocks are coded as planes alone where blocks
+ * would be compressed, else sent as today. Layouts held over all files
+ * are bounded by PLAN_MAX_TENSORS ranges; a file past it goes as today.
+ * FERRY_ERR_PROTOCOL for a BASIS of a file not wanted so, or a second.
+ */
+#define PLAN_MAX_TENSORS (1ull << 22)
+int plan_on_basis(struct plan *p, const struct msg_basis *m) FERRY_WUR;
+struct plan_tensor {
+    struct tensor_layout layout;     /* the file's */
+    struct tensor_layout ref_layout; /* the reference's, with has_ref */
+    size_t *match;                   /* tensor_layout_pair's */
+    struct tensor_codec_file rf;     /* the reference, open (fd -1: none) */
+    struct tensor_codec_ref ref;     /* what tensor_codec_block takes */
+    int has_ref;
+};
+/* How file id's blocks are coded (valid while the file is being sent),
+ * or NULL: send them as today. */
+const struct plan_tensor *plan_file_tensor(struct plan *p, uint32_t id);
 
 /* 1 if st (of the open source) is the file e was scanned as: a regular
  * file of the same size and mtime. */

@@ -68,6 +68,15 @@ plan_delta_enqueue(struct plan *p, struct plan_work *head,
  * basis is described in order): the look stops at the first one that
  * must wait, so each DELTA_SIGS costs what it frees.
  */
+void
+plan_delta_release(struct plan *p, struct pfile *f)
+{
+    plan_delta_enqueue(p, f->parked, f->parked_tail);
+    plan_delta_enqueue(p, f->waiting, f->waiting_tail);
+    f->parked = f->parked_tail = NULL;
+    f->waiting = f->waiting_tail = NULL;
+}
+
 static void
 plan_delta_unpark(struct plan *p, struct pfile *f)
 {
@@ -77,10 +86,7 @@ plan_delta_unpark(struct plan *p, struct pfile *f)
 
     if (delta_index_complete(f->dix) || f->delta_stopped) {
         plan_probe_free(p, f);
-        plan_delta_enqueue(p, f->parked, f->parked_tail);
-        plan_delta_enqueue(p, f->waiting, f->waiting_tail);
-        f->parked = f->parked_tail = NULL;
-        f->waiting = f->waiting_tail = NULL;
+        plan_delta_release(p, f);
         return;
     }
     while ((w = f->parked) != NULL) {

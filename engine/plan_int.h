@@ -60,7 +60,22 @@ struct pfile {
     struct delta_index *probe;
     struct plan_work *parked, *parked_tail;   /* for their pieces */
     struct plan_work *waiting, *waiting_tail; /* for the whole basis */
+    /* Tensors (REPLY_F_TENSOR, plan_tensor.c): runs wait in parked until
+     * BASIS came; tz is how the blocks are coded, or NULL. */
+    int tensor, basis_seen;
+    struct plan_tensor *tz;
 };
+
+/* A reference's file hash, made once per version of a file for the run
+ * (the many files of a save may name one basis). */
+struct plan_refhash {
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;
+    struct timespec mtime, ctime;
+    struct hash128 hash;
+};
+#define PLAN_REFHASHES 16
 
 struct plan {
     /* The entries: own, or a live manifest its scan still fills
@@ -90,6 +105,9 @@ struct plan {
     struct pfile *rhead, *rtail;
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
+    uint64_t tensor_ranges;  /* tensors in layouts over wanted files */
+    struct plan_refhash refhash[PLAN_REFHASHES];
+    unsigned nrefhash;       /* refhash filled, then the next to reuse */
     size_t rq_head, rq_len;
     struct volsend *vs;      /* small files' packer, or NULL */
     /* Files whose data all went out over an earlier connection while
@@ -126,9 +144,17 @@ void plan_work_free(struct plan_work *w);
 
 /* plan_delta.c */
 
+/* Sends f's parked and waiting runs: what they waited for came. */
+void plan_delta_release(struct plan *p, struct pfile *f);
+
 /* Frees f's basis and parked runs. */
 void plan_delta_forget(struct plan *p, struct pfile *f);
 /* The blocks at the start of f that probe its basis (plan.h). */
 uint64_t plan_delta_probe_blocks(const struct pfile *f);
+
+/* plan_tensor.c */
+
+/* Frees f's layouts and closes its reference. */
+void plan_tensor_forget(struct plan *p, struct pfile *f);
 
 #endif

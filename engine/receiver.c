@@ -383,6 +383,7 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
     struct msg_delta d;
     struct msg_delta_stop ds;
     struct msg_delta_go dg;
+    struct msg_tensor t;
     int r;
 
     /* Each checked first for the way its file comes (in blocks, or in
@@ -405,6 +406,13 @@ receiver_on_data(struct receiver *rc, const struct frame *f,
             (r = incoming_data_via(rc->in, d.id, rc->stream)) != 0)
             return r;
         return incoming_delta(rc->in, &d, out);
+    case MSG_TENSOR:
+        if (!(rc->x->caps & PROTO_CAP_TENSORS))
+            return FERRY_ERR_PROTOCOL;
+        if ((r = msg_tensor_decode(f->payload, f->len, &t)) != 0 ||
+            (r = incoming_data_via(rc->in, t.id, rc->stream)) != 0)
+            return r;
+        return incoming_tensor(rc->in, &t, out);
     case MSG_BLOCK:
         if ((r = msg_block_decode(f->payload, f->len, &b)) != 0 ||
             (r = incoming_data_via(rc->in, b.id, rc->stream)) != 0)
@@ -429,14 +437,17 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
 {
     int r;
 
-    /* Only DELTA frames follow one another with writes in flight. */
-    if (f->type != MSG_DELTA && (r = incoming_drain(rc->in, st->out)) != 0)
+    /* Only blocks built from a basis (DELTA, TENSOR) follow one another
+     * with writes in flight. */
+    if (f->type != MSG_DELTA && f->type != MSG_TENSOR &&
+        (r = incoming_drain(rc->in, st->out)) != 0)
         return r;
     if (f->type == MSG_ERROR)
         return xfer_peer_error(rc->x, f->payload, f->len);
     if (f->type == MSG_BLOCK || f->type == MSG_MATCH ||
         f->type == MSG_DELTA || f->type == MSG_FILE_END ||
-        f->type == MSG_DELTA_STOP || f->type == MSG_DELTA_GO)
+        f->type == MSG_DELTA_STOP || f->type == MSG_DELTA_GO ||
+        f->type == MSG_TENSOR)
         return rc->state == RCV_RUN ? receiver_on_data(rc, f, st->out) :
             FERRY_ERR_PROTOCOL;
     if (volrecv_is_frame(f->type))

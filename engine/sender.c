@@ -50,6 +50,9 @@ struct sender {
     uint64_t defer_next;      /* that waited alone, or 0 */
     uint64_t step_read;       /* file bytes this step read (step_full) */
     uint64_t seen;            /* types taken that come once, by bit */
+    /* Tensors: the codec's work space and a block's pieces. */
+    struct tensor_codec *tc;
+    struct buf tbody;
     int ready_due;            /* PLAN went, READY not yet in */
     int totals_due;           /* a live PLAN went, TOTALS not yet */
 };
@@ -64,6 +67,7 @@ sender_new(struct plan *p, unsigned stream, struct xfer *x)
     s->p = p;
     s->x = x;
     s->stream = stream;
+    buf_init(&s->tbody, TENSOR_CODEC_BOUND(PROTO_MAX_BLOCK));
     /* A further stream sends data only. */
     s->state = stream == 0 ? SND_PLAN : SND_RUN;
     return s;
@@ -84,6 +88,8 @@ sender_free(struct sender *s)
     zst_free(s->zst);
     xfree(s->window);
     xfree(s->ops);
+    tensor_codec_free(s->tc);
+    buf_cleanup(&s->tbody);
     xfree(s);
 }
 
@@ -201,6 +207,7 @@ sender_on_delta_sigs(struct sender *s, const struct frame *f,
     return sender_say_basis(s, m.id, st->out);
 }
 SENDER_TO_PLAN(delta_blocks, 0)
+SENDER_TO_PLAN(basis, 1)
 SENDER_TO_PLAN(file_done, 1)
 
 /* The receiver's ERROR follows, on the stream that failed. */
@@ -263,6 +270,7 @@ static const struct {
     [MSG_SIGS] = { sender_on_sigs, SND_IN(SND_RUN), 0 },
     [MSG_DELTA_SIGS] = { sender_on_delta_sigs, SND_IN(SND_RUN), 0 },
     [MSG_DELTA_BLOCKS] = { sender_on_delta_blocks, SND_IN(SND_RUN), 0 },
+    [MSG_BASIS] = { sender_on_basis, SND_IN(SND_RUN), 0 },
     [MSG_VOL_OPTS] = { sender_on_vol_opts, SND_IN(SND_RUN), 0 },
     [MSG_FILE_DONE] = { sender_on_file_done, SND_GOING, 0 },
     [MSG_STOP] = { sender_on_stop, SND_GOING, 0 },
@@ -699,16 +707,67 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     return 0;
 }
 
+/*
+ * Sends block index of file id as its tensors' differences from the
+ * reference (or their planes alone) when that is shorter than the block,
+ * else whole (compressed as ever).
+ */
+static int
+sender_send_tensor(struct sender *s, const struct plan_tensor *tz, int fd,
+    uint32_t id, uint64_t index, struct buf *out)
+{
+    static const struct tensor_codec_opts opts = { ZST_LEVEL,
+        TENSOR_CODEC_AUTO, 0 };
+    uint64_t off = index * plan_block_size(s->p);
+    size_t len = (size_t)sender_block_len(s, id, index), got;
+    struct msg_tensor m;
+    int r;
+
+    if ((r = sender_scratch(s)) != 0 ||
+        (s->tc == NULL && (s->tc = tensor_codec_new()) == NULL))
+        return FERRY_ERR_NOMEM;
+    if ((r = fsx_pread_full(fd, s->scratch, len, off, &got)) != 0 ||
+        got != len) {
+        plan_file_abort(s->p, id, r != 0 ? r : FERRY_ERR_CHANGED);
+        return 0;
+    }
+    buf_reset(&s->tbody);
+    /* A reference that cannot be read as it was hashed leaves this
+     * block to go whole; a block of zeros goes as a flag. */
+    if (hash_is_zero(s->scratch, len) || tensor_codec_block(s->tc, &opts,
+        &tz->layout, tz->has_ref ? &tz->ref : NULL, off, s->scratch, len,
+        &s->tbody, NULL) != 0 || buf_used(&s->tbody) >= len)
+        return sender_send_whole(s, NULL, fd, id, index, s->scratch, out);
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.offset = off;
+    m.raw_len = (uint32_t)len;
+    m.body = buf_ptr(&s->tbody);
+    m.body_len = buf_used(&s->tbody);
+    hash_block(s->scratch, len, &m.hash);
+    if ((r = msg_tensor_encode(out, &m)) != 0)
+        return r;
+    xfer_add(&s->x->st.bytes_moved, len);
+    xfer_add(&s->x->st.bytes_tensor, len);
+    xfer_add(&s->x->st.bytes_tensor_saved, len - m.body_len);
+    plan_block_sent(s->p, id, index, s->stream, &m.hash, len, 0);
+    return 0;
+}
+
 /* Sends block index of file id: against the receiver's basis when it
- * described one, else whole. */
+ * described one, as tensors when it named one, else whole. */
 static int
 sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     struct buf *out)
 {
     uint64_t off = index * plan_block_size(s->p);
+    const struct plan_tensor *tz = plan_file_tensor(s->p, id);
     const struct delta_index *ix;
     int roll;
 
+    if (tz != NULL && !(plan_file_sparse(s->p, id) &&
+        sender_in_hole(fd, off, sender_block_len(s, id, index))))
+        return sender_send_tensor(s, tz, fd, id, index, out);
     ix = plan_file_basis(s->p, id, &roll);
     if (ix == NULL || (plan_file_sparse(s->p, id) &&
         sender_in_hole(fd, off, sender_block_len(s, id, index))))

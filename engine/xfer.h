@@ -62,6 +62,10 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_matched;  /* bytes the receiver already had */
     atomic_uint_fast64_t bytes_sparse;   /* zero blocks sent as holes */
     atomic_uint_fast64_t bytes_compressed;  /* saved by compression */
+    /* File bytes sent as TENSOR (their tensors' differences from the
+     * basis), and what that saved against their size. */
+    atomic_uint_fast64_t bytes_tensor;
+    atomic_uint_fast64_t bytes_tensor_saved;
     /* Delta's work: offsets the sender's search rolled over, and bytes
      * of bases the receiver read to sign them. */
     atomic_uint_fast64_t bytes_searched;

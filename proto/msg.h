@@ -58,6 +58,7 @@ int msg_type_known(uint8_t type);
 #define PROTO_CAP_DELTA_STOP (1u << 14)   /* DELTA_STOP */
 #define PROTO_CAP_STOP (1u << 15)    /* STOP before a receiver's ERROR */
 #define PROTO_CAP_BUSY (1u << 16)    /* BUSY: the destination is locked */
+#define PROTO_CAP_TENSORS (1u << 17) /* REPLY_F_TENSOR, BASIS, TENSOR */
 #define PROTO_CAP_FILTERS (1u << 7)  /* FILTERS before OPEN */
 #define PROTO_CAP_SPACE (1u << 18)   /* SPACE after OPEN_OK */
 /* The agent reads the sources' ignore files (.ferryignore) of a pull or a
@@ -126,10 +127,13 @@ enum msg_open_op {
  * file or a symlink is removed, with what it holds, as rsync's --delete
  * does. Without it that entry fails. */
 #define OPEN_F_REPLACE_DIRS (1u << 10)
+/* --tensors=never: the receiver never answers WANT with REPLY_F_TENSOR
+ * (docs/DESIGN.md, "Tensor checkpoints"). */
+#define OPEN_F_TENSORS_NEVER (1u << 11)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
     OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS | \
-    OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS)
+    OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS | OPEN_F_TENSORS_NEVER)
 
 struct msg_open {
     uint8_t op;
@@ -216,7 +220,12 @@ enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
  * DELTA_SIGS describing it follow on the same stream, and the sender may
  * send blocks as DELTA (with PROTO_CAP_DELTA). */
 #define REPLY_F_DELTA (1u << 1)
-#define REPLY_F_KNOWN (REPLY_F_RESUME | REPLY_F_DELTA)
+/* WANT: the receiver holds another version of this file that has
+ * tensors (a checkpoint); a BASIS naming it follows on stream 0, and the
+ * sender may send blocks as TENSOR (with PROTO_CAP_TENSORS). Never with
+ * REPLY_F_DELTA. */
+#define REPLY_F_TENSOR (1u << 2)
+#define REPLY_F_KNOWN (REPLY_F_RESUME | REPLY_F_DELTA | REPLY_F_TENSOR)
 
 struct msg_reply {
     uint32_t id;
@@ -332,6 +341,37 @@ struct msg_delta {
     /* Decoded: where the ops start; iterate with msg_delta_op_next. */
     const uint8_t *ops_raw;
     size_t ops_len;
+};
+
+/*
+ * BASIS (receiver -> sender, stream 0, with PROTO_CAP_TENSORS): the basis
+ * of file id, wanted with REPLY_F_TENSOR: its size, its file hash (at the
+ * transfer's block size, as FILE_END's) and its path relative to the
+ * transfer's root (checked with fsx_path_check). The sender codes the
+ * file against its own file of that path only if that is an entry it
+ * offered with the same size and hash.
+ */
+struct msg_basis {
+    uint32_t id;
+    uint64_t basis_size;     /* 1..INT64_MAX */
+    struct hash128 hash;
+    struct msg_str path;     /* 1..PROTO_MAX_PATH bytes */
+};
+
+/*
+ * TENSOR (sender -> receiver, any stream, with PROTO_CAP_TENSORS): block
+ * offset of a file wanted with REPLY_F_TENSOR (raw_len bytes, as for
+ * BLOCK), as a sequence of tensor pieces (proto/tensor_piece.h) the
+ * receiver rebuilds against the basis it named; hash is of the raw block.
+ * The body is shorter than the block (else it goes as BLOCK).
+ */
+struct msg_tensor {
+    uint32_t id;
+    uint64_t offset;
+    uint32_t raw_len;        /* 2..PROTO_MAX_BLOCK */
+    struct hash128 hash;
+    const uint8_t *body;     /* 1..raw_len - 1 bytes, borrowed */
+    size_t body_len;
 };
 
 #define BLOCK_F_ZERO (1u << 0)  /* all zero bytes; no data follows */
@@ -475,6 +515,8 @@ int msg_readback_encode(struct buf *b, const struct msg_readback *m)
 int msg_probe_encode(struct buf *b, const struct msg_probe *m) FERRY_WUR;
 int msg_stop_encode(struct buf *b, const struct msg_stop *m) FERRY_WUR;
 int msg_busy_encode(struct buf *b, const struct msg_busy *m) FERRY_WUR;
+int msg_basis_encode(struct buf *b, const struct msg_basis *m) FERRY_WUR;
+int msg_tensor_encode(struct buf *b, const struct msg_tensor *m) FERRY_WUR;
 
 /*
  * Reserves room for a BLOCK frame whose data the caller writes in place
@@ -552,6 +594,12 @@ int msg_readback_decode(const uint8_t *p, size_t n, struct msg_readback *m)
 int msg_stop_decode(const uint8_t *p, size_t n, struct msg_stop *m)
     FERRY_WUR;
 int msg_busy_decode(const uint8_t *p, size_t n, struct msg_busy *m)
+    FERRY_WUR;
+int msg_basis_decode(const uint8_t *p, size_t n, struct msg_basis *m)
+    FERRY_WUR;
+/* Checks the lengths only (raw_len bounded, the body shorter than it);
+ * the pieces are the receiver's to check as it rebuilds them. */
+int msg_tensor_decode(const uint8_t *p, size_t n, struct msg_tensor *m)
     FERRY_WUR;
 /* FERRY_ERR_TOO_LARGE past the bounds of struct msg_probe. */
 int msg_probe_decode(const uint8_t *p, size_t n, struct msg_probe *m)

@@ -64,9 +64,11 @@ enum msg_dir {
     MSG(38, KEEP_MAN, keep_man, CLIENT, 1, PROTO_CAP_KEEP)                  \
     MSG(39, KEEP_DONE, keep_done, CLIENT, 1, PROTO_CAP_KEEP)                \
     MSG(40, STOP, stop, RECEIVER, 0, PROTO_CAP_STOP)                        \
-    MSG(41, BUSY, busy, AGENT, 1, PROTO_CAP_BUSY)
+    MSG(41, BUSY, busy, AGENT, 1, PROTO_CAP_BUSY)                           \
+    MSG(42, BASIS, basis, RECEIVER, 1, PROTO_CAP_TENSORS)                   \
+    MSG(43, TENSOR, tensor, SENDER, 0, PROTO_CAP_TENSORS)
 
 /* The largest number above (msg.c checks it). */
-#define MSG_TYPE_MAX 41
+#define MSG_TYPE_MAX 43
 
 #endif

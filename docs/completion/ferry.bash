@@ -14,7 +14,7 @@ _ferry() {
     # The long options of `ferry push --help` and `ferry pull --help`.
     local opts="--dry-run --exclude --include --exclude-from --delete
         --delete-excluded --watch --settle --ready-marker --keep --margin --force
-        --bwlimit --checksum --compress --compress= --delta= --basis
+        --bwlimit --checksum --compress --compress= --delta= --tensors= --basis
         --pack-threshold --volume-size --keep-volumes --name --json --quiet
         --verbose --progress --no-progress --block-size --streams
         --retry-for --retries --retry-wait --stall-timeout --agent

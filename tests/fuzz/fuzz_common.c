@@ -65,6 +65,8 @@ union fuzz_msg {
     struct msg_keep_done keep_done;
     struct msg_filters filters;
     struct msg_space space;
+    struct msg_basis basis;
+    struct msg_tensor tensor;
     uint8_t end;
     uint8_t join_ok;
 };
@@ -128,6 +130,8 @@ FUZZ_WRAP(keep_vol)
 FUZZ_WRAP(keep_man)
 FUZZ_WRAP(keep_done)
 FUZZ_WRAP(space)
+FUZZ_WRAP(basis)
+FUZZ_WRAP(tensor)
 
 #undef FUZZ_WRAP
 
@@ -429,6 +433,33 @@ fuzz_partial_check(const void *v, const uint8_t *p, size_t n)
     if (m->done > m->size)
         return "PARTIAL: done > size";
     return m->age_s >= 0 ? NULL : "PARTIAL: negative age";
+}
+
+static const char *
+fuzz_basis_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_basis *m = v;
+
+    if (!fuzz_str_ok(&m->path, PROTO_MAX_PATH, p, n) ||
+        fsx_path_check(m->path.p, m->path.len) != 0)
+        return "BASIS: path fails fsx_path_check";
+    return m->basis_size > 0 && m->basis_size <= (uint64_t)INT64_MAX ?
+        NULL : "BASIS: basis_size";
+}
+
+static const char *
+fuzz_tensor_check(const void *v, const uint8_t *p, size_t n)
+{
+    const struct msg_tensor *m = v;
+
+    if (m->raw_len < 2 || m->raw_len > PROTO_MAX_BLOCK)
+        return "TENSOR: raw_len";
+    if (m->offset > (uint64_t)INT64_MAX - m->raw_len)
+        return "TENSOR: offset + raw_len overflows";
+    if (!fuzz_inside(m->body, m->body_len, p, n))
+        return "TENSOR: body outside the payload";
+    return m->body_len >= 1 && m->body_len < m->raw_len ? NULL :
+        "TENSOR: body not shorter than the block";
 }
 
 /* Messages with no invariant beyond their fixed layout. */

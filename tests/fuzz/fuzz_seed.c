@@ -361,6 +361,26 @@ static const struct msg_space seed_space[] = {
     { .offered = UINT64_MAX },
 };
 
+static const struct msg_basis seed_basis[] = {
+    { .id = 7, .basis_size = 64u << 20, .hash = { { 0x5a, 0x01, 0xfe } },
+      .path = { "ckpt/step-1000.safetensors", 26 } },
+    { .id = UINT32_MAX, .basis_size = (uint64_t)INT64_MAX,
+      .path = { "a", 1 } },
+};
+
+/* A body is pieces the receiver checks as it rebuilds: the message
+ * bounds only its length. */
+static const uint8_t seed_tensor_body[] = { 0, 0, 0, 19, 0, 1, 0, 0, 0,
+    0, 4, 0, 0, 0, 0, 4, 1, 2, 3, 4 };
+
+static const struct msg_tensor seed_tensor[] = {
+    { .id = 7, .offset = 4u << 20, .raw_len = 1u << 20,
+      .hash = { { 0x11, 0x22 } }, .body = seed_tensor_body,
+      .body_len = sizeof(seed_tensor_body) },
+    { .id = 1, .offset = 0, .raw_len = 2, .body = seed_tensor_body,
+      .body_len = 1 },
+};
+
 /* END and JOIN_OK carry nothing: one seed each. */
 static const uint8_t seed_end[1], seed_join_ok[1];
 
@@ -431,6 +451,8 @@ fuzz_seed(uint8_t type, size_t i, struct buf *b)
         return msg_filters_encode(b, seed_filters[i].actions,
             seed_filters[i].patterns, seed_filters[i].n);
     case MSG_SPACE: return msg_space_encode(b, &seed_space[i]);
+    case MSG_BASIS: return msg_basis_encode(b, &seed_basis[i]);
+    case MSG_TENSOR: return msg_tensor_encode(b, &seed_tensor[i]);
     default: return FERRY_ERR_USAGE;
     }
 }
@@ -579,7 +601,7 @@ static const struct {
         uint32_t raw;
         uint64_t ref_off;
     } piece[4];
-} seed_tensor[] = {
+} seed_pieces[] = {
     { { { TENSOR_PLAIN, 1, 0, 100, 0 } } },
     { { { TENSOR_XOR, 2, 1, 1001, 10 } } },
     { { { TENSOR_SUB, 4, 0, 4096, 1000 } } },
@@ -592,7 +614,7 @@ static const struct {
 size_t
 fuzz_tensor_seed_count(void)
 {
-    return SEED_COUNT(seed_tensor);
+    return SEED_COUNT(seed_pieces);
 }
 
 int
@@ -605,7 +627,7 @@ fuzz_tensor_seed(size_t i, struct buf *b)
     size_t blen, k, j, total = 0, start;
     int r = 0;
 
-    if (i >= SEED_COUNT(seed_tensor))
+    if (i >= SEED_COUNT(seed_pieces))
         return FERRY_ERR_USAGE;
     basis = fuzz_tensor_basis(&blen);
     if ((t = tensor_piece_new()) == NULL ||
@@ -616,19 +638,19 @@ fuzz_tensor_seed(size_t i, struct buf *b)
     start = buf_used(b);
     if ((r = buf_put_u32(b, 0)) != 0)
         goto out;
-    for (k = 0; k < 4 && seed_tensor[i].piece[k].raw > 0; k++) {
+    for (k = 0; k < 4 && seed_pieces[i].piece[k].raw > 0; k++) {
         memset(&info, 0, sizeof(info));
-        info.mode = seed_tensor[i].piece[k].mode;
-        info.width = seed_tensor[i].piece[k].width;
-        info.lead = seed_tensor[i].piece[k].lead;
-        info.ref_off = seed_tensor[i].piece[k].ref_off;
-        memcpy(p, basis + info.ref_off, seed_tensor[i].piece[k].raw);
-        for (j = 0; j < seed_tensor[i].piece[k].raw; j += 7)
+        info.mode = seed_pieces[i].piece[k].mode;
+        info.width = seed_pieces[i].piece[k].width;
+        info.lead = seed_pieces[i].piece[k].lead;
+        info.ref_off = seed_pieces[i].piece[k].ref_off;
+        memcpy(p, basis + info.ref_off, seed_pieces[i].piece[k].raw);
+        for (j = 0; j < seed_pieces[i].piece[k].raw; j += 7)
             p[j] ^= (uint8_t)(j & 3);
         if ((r = tensor_piece_put(t, &info, 1, p,
-            seed_tensor[i].piece[k].raw, basis + info.ref_off, b)) != 0)
+            seed_pieces[i].piece[k].raw, basis + info.ref_off, b)) != 0)
             goto out;
-        total += seed_tensor[i].piece[k].raw;
+        total += seed_pieces[i].piece[k].raw;
     }
     buf_set_u32((uint8_t *)buf_ptr(b) + start, (uint32_t)total);
 out:

@@ -124,6 +124,8 @@
     X(msg_readback_roundtrip) \
     X(msg_stop_roundtrip) \
     X(msg_busy_roundtrip) \
+    X(msg_basis_roundtrip) \
+    X(msg_tensor_roundtrip) \
     X(msg_plan_live_totals) \
     X(msg_probe_bounds) \
     X(msg_types_covered) \
@@ -226,6 +228,8 @@
     /* test_delta_rules.c */ \
     X(delta_receiver) \
     X(delta_sender) \
+    X(tensor_receiver) \
+    X(tensor_sender) \
     X(delta_kept) \
     X(delta_basis_file) \
     /* test_delta_work.c */ \

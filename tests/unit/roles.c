@@ -151,7 +151,7 @@ rt_make_source(struct rt *rt)
     rt_link(rt, "src/ln", "a");
 }
 
-static struct rt_file *
+struct rt_file *
 rt_file(struct rt *rt, uint32_t id)
 {
     size_t i;
@@ -661,6 +661,10 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         dstop.id = fr->id;
         CHECK_OK(msg_delta_stop_encode(b, &dstop));
         break;
+    case MSG_BASIS:
+    case MSG_TENSOR:
+        rt_encode_tensor(rt, fr, b);
+        break;
     case MSG_DELTA_GO:
         dgo.id = fr->id;
         CHECK_OK(msg_delta_go_encode(b, &dgo));
@@ -786,6 +790,8 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_delta_stop dst;
     struct msg_delta_go dgo;
     struct msg_delta dl;
+    struct msg_basis bas;
+    struct msg_tensor ten;
     const uint8_t *p = f->payload;
     size_t n = f->len;
 
@@ -823,10 +829,20 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         if (rep.action == REPLY_FAIL)
             rt_say(rt, k, "FAIL:%u:%s", rep.id, rt_code(rep.code));
         else
-            rt_say(rt, k, "%s%s%s%s:%u", rep.action == REPLY_SKIP ? "SKIP" :
+            rt_say(rt, k, "%s%s%s%s%s:%u", rep.action == REPLY_SKIP ? "SKIP" :
                 "WANT", rep.flags != 0 ? "+" : "",
                 rep.flags & REPLY_F_RESUME ? "R" : "",
-                rep.flags & REPLY_F_DELTA ? "D" : "", rep.id);
+                rep.flags & REPLY_F_DELTA ? "D" : "",
+                rep.flags & REPLY_F_TENSOR ? "T" : "", rep.id);
+        break;
+    case MSG_BASIS:
+        CHECK_OK(msg_basis_decode(p, n, &bas));
+        rt_say(rt, k, "BASIS:%u:%.*s", bas.id, (int)bas.path.len,
+            bas.path.p);
+        break;
+    case MSG_TENSOR:
+        CHECK_OK(msg_tensor_decode(p, n, &ten));
+        rt_say_block(rt, k, "TENSOR", ten.id, ten.offset / RT_BS);
         break;
     case MSG_DELTA_SIGS:
         CHECK_OK(msg_delta_sigs_decode(p, n, &ds));

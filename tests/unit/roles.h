@@ -20,7 +20,7 @@
  *     ENTRY:id:path SKIP:id WANT:id WANT+R:id WANT+D:id WANT+RD:id
  *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
- *     DSTOP:id DGO:id
+ *     DSTOP:id DGO:id WANT+T:id BASIS:id:path TENSOR:id:i
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
@@ -77,7 +77,7 @@
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
     PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS | \
-    PROTO_CAP_DELTA_STOP | PROTO_CAP_DELTA_GO)
+    PROTO_CAP_DELTA_STOP | PROTO_CAP_DELTA_GO | PROTO_CAP_TENSORS)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
@@ -96,7 +96,9 @@ enum rt_variant {
     RV_OTHER,     /* OPEN, JOIN: another transfer id */
     RV_OTHER_KEY, /* JOIN: the transfer's id with another key */
     RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
-    RV_MODEL      /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
+    RV_MODEL,     /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
+    RV_PAST,      /* TENSOR: a piece that reads past the basis */
+    RV_JUNK       /* TENSOR: a body that is no pieces */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -203,6 +205,12 @@ struct rt_frame {
 #define F_STOP(i, n) .type = MSG_STOP, .id = (i), .a = (n)
 /* PROBE asking for n bytes back (the client's, after a STATUS). */
 #define F_PROBE(n) .type = MSG_PROBE, .a = (n)
+/* Tensors: BASIS of file i naming path p of n bytes, with the file hash
+ * of rt->root/h (a zero hash when h is NULL); TENSOR of block k of file
+ * i as one PLAIN piece of the model's bytes. */
+#define F_BASIS(i, p, n, h) .type = MSG_BASIS, .id = (i), .s = (p), \
+    .a = (n), .t = (h)
+#define F_TENSOR(i, k) .type = MSG_TENSOR, .id = (i), .a = (k)
 #define F_HELLO .type = MSG_HELLO
 #define F_HELLO_V(lo, hi) F_HELLO, .a = (lo), .b = (hi)
 #define F_OPEN(op, p) .type = MSG_OPEN, .kind = (op), .s = (p)
@@ -382,6 +390,15 @@ extern const uint8_t rt_tkey[32];
 void rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b);
 /* Appends the frames a role sent on stream k to rt->out as text. */
 void rt_render(struct rt *rt, unsigned k, const uint8_t *p, size_t n);
+/* The model's file of id (the latest of that id), or NULL. */
+struct rt_file *rt_file(struct rt *rt, uint32_t id);
+/* roles_tensor.c: BASIS and TENSOR frames of script step fr; a
+ * safetensors file of one BF16 tensor of n bytes at rt->root/rel, its
+ * data drawn from seed, every 97th byte changed by one with bump. */
+void rt_encode_tensor(struct rt *rt, const struct rt_frame *fr,
+    struct buf *b);
+void rt_write_safetensors(struct rt *rt, const char *rel, size_t n,
+    unsigned seed, int bump);
 /* The model's file at path (the latest of that path), or NULL. */
 const struct rt_file *rt_file_at(const struct rt *rt, const char *path);
 /* 1 if the file at p holds what the model says f holds. */

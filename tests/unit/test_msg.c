@@ -1044,6 +1044,115 @@ TEST(msg_busy_roundtrip)
     mutate_type(MSG_BUSY);
 }
 
+/* BASIS: a path checked as ENTRY's, a size of at least one byte. */
+TEST(msg_basis_roundtrip)
+{
+    struct msg_basis m = { .id = 9, .basis_size = 3u << 20,
+        .hash = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } },
+        .path = { "run/step-1000.safetensors", 25 } }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_basis_encode(&b, &m), MSG_BASIS, &n);
+    CHECK_EQ_U64(n, 4 + 8 + HASH_LEN + 2 + 25);
+    CHECK_OK(msg_basis_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.id, 9);
+    CHECK_EQ_U64(mo.basis_size, 3u << 20);
+    CHECK(hash_equal(&mo.hash, &m.hash));
+    CHECK_EQ_U64(mo.path.len, 25);
+    CHECK(memcmp(mo.path.p, "run/step-1000.safetensors", 25) == 0);
+    CHECK_EQ_ERR(msg_basis_decode(p, n - 1, &mo), FERRY_ERR_SHORT);
+    CHECK_EQ_U64(mo.basis_size, 0);
+    free(p);
+    /* A path that climbs out, an empty basis: refused both ways. */
+    buf_init(&b, MSG_BUF_MAX);
+    m.path.p = "../x";
+    m.path.len = 4;
+    CHECK(msg_basis_encode(&b, &m) != 0);
+    m.path.p = "x";
+    m.path.len = 1;
+    m.basis_size = 0;
+    CHECK_EQ_ERR(msg_basis_encode(&b, &m), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put(&b, m.hash.b, HASH_LEN));
+    CHECK_OK(buf_put_str16(&b, "x", 1));
+    CHECK_EQ_ERR(decode_buf(MSG_BASIS, &b), FERRY_ERR_FORMAT);
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 5));
+    CHECK_OK(buf_put(&b, m.hash.b, HASH_LEN));
+    CHECK_OK(buf_put_str16(&b, "a/../../b", 9));
+    CHECK(decode_buf(MSG_BASIS, &b) != 0);
+    CHECK_EQ_STR(msg_type_name(MSG_BASIS), "BASIS");
+    mutate_type(MSG_BASIS);
+}
+
+/* TENSOR: a body shorter than the block, bounded before it is read. */
+TEST(msg_tensor_roundtrip)
+{
+    static const uint8_t body[] = { 9, 8, 7, 6, 5 };
+    struct msg_tensor m = { .id = 3, .offset = 8u << 20, .raw_len = 4096,
+        .hash = { { 0xaa, 0xbb } }, .body = body, .body_len = 5 }, mo;
+    struct buf b;
+    uint8_t *p;
+    size_t n;
+
+    buf_init(&b, MSG_BUF_MAX);
+    p = encoded(&b, msg_tensor_encode(&b, &m), MSG_TENSOR, &n);
+    CHECK_EQ_U64(n, 4 + 8 + 4 + HASH_LEN + 4 + 5);
+    CHECK_OK(msg_tensor_decode(p, n, &mo));
+    CHECK_EQ_U64(mo.id, 3);
+    CHECK_EQ_U64(mo.offset, 8u << 20);
+    CHECK_EQ_U64(mo.raw_len, 4096);
+    CHECK(hash_equal(&mo.hash, &m.hash));
+    CHECK_EQ_U64(mo.body_len, 5);
+    CHECK(memcmp(mo.body, body, 5) == 0);
+    CHECK_EQ_ERR(msg_tensor_decode(p, n - 1, &mo), FERRY_ERR_SHORT);
+    CHECK(mo.body == NULL);
+    free(p);
+    /* A body as long as the block, an empty one, a block past the
+     * largest: the encoder refuses them, the decoder too. */
+    buf_init(&b, MSG_BUF_MAX);
+    m.raw_len = 5;
+    CHECK_EQ_ERR(msg_tensor_encode(&b, &m), FERRY_ERR_USAGE);
+    m.raw_len = 4096;
+    m.body_len = 0;
+    CHECK_EQ_ERR(msg_tensor_encode(&b, &m), FERRY_ERR_USAGE);
+    m.raw_len = PROTO_MAX_BLOCK + 1;
+    m.body_len = 5;
+    CHECK_EQ_ERR(msg_tensor_encode(&b, &m), FERRY_ERR_USAGE);
+    m.raw_len = 4096;
+    m.offset = (uint64_t)INT64_MAX;
+    CHECK_EQ_ERR(msg_tensor_encode(&b, &m), FERRY_ERR_USAGE);
+    CHECK_EQ_U64(buf_used(&b), 0);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, 5));
+    CHECK_OK(buf_put(&b, m.hash.b, HASH_LEN));
+    CHECK_OK(buf_put_str32(&b, body, 5));
+    CHECK_EQ_ERR(decode_buf(MSG_TENSOR, &b), FERRY_ERR_TOO_LARGE);
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, PROTO_MAX_BLOCK + 1));
+    CHECK_OK(buf_put(&b, m.hash.b, HASH_LEN));
+    CHECK_OK(buf_put_str32(&b, body, 5));
+    CHECK_EQ_ERR(decode_buf(MSG_TENSOR, &b), FERRY_ERR_TOO_LARGE);
+    buf_init(&b, MSG_BUF_MAX);
+    CHECK_OK(buf_put_u32(&b, 1));
+    CHECK_OK(buf_put_u64(&b, 0));
+    CHECK_OK(buf_put_u32(&b, 4096));
+    CHECK_OK(buf_put(&b, m.hash.b, HASH_LEN));
+    CHECK_OK(buf_put_str32(&b, body, 0));
+    CHECK_EQ_ERR(decode_buf(MSG_TENSOR, &b), FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(msg_type_name(MSG_TENSOR), "TENSOR");
+    mutate_type(MSG_TENSOR);
+}
+
 /*
  * A message type added to msg.h needs seeds (fuzz_seed.c) and an entry in
  * fuzz_common.c, and then a round trip and a mutation test here: this
@@ -1382,7 +1491,10 @@ TEST(msg_reply_fields)
           FERRY_ERR_FORMAT },
         { { .action = REPLY_FAIL, .flags = REPLY_F_RESUME, .code = -EIO },
           FERRY_ERR_FORMAT },
-        { { .action = REPLY_WANT, .flags = 4 }, FERRY_ERR_FORMAT },
+        { { .action = REPLY_WANT, .flags = 8 }, FERRY_ERR_FORMAT },
+        { { .action = REPLY_WANT, .flags = REPLY_F_DELTA | REPLY_F_TENSOR },
+          FERRY_ERR_FORMAT },
+        { { .action = REPLY_WANT, .flags = REPLY_F_TENSOR }, 0 },
         { { .action = REPLY_FAIL }, FERRY_ERR_FORMAT },
         { { .action = REPLY_WANT, .code = -EIO }, FERRY_ERR_FORMAT },
         { { .action = REPLY_SKIP, .code = -EIO }, FERRY_ERR_FORMAT },
