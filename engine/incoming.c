@@ -11,6 +11,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
+#include "dest_write.h"
 #include "formcheck.h"
 #include "volrecv.h"
 
@@ -311,9 +312,9 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
     fd = partial_fd(f->pt);
     if (in->whole_formats && (r = rfile_torn(in, f, fd, out)) != 0)
         return r < 0 ? r : 0;
-    if (fchmod(fd, f->mode) != 0 ||
-        fsx_set_mtime(fd, -1, NULL, f->mtime_sec, f->mtime_nsec) != 0) {
-        if ((r = incoming_file_error(in, f, -errno)) != 0)
+    if ((r = dest_write_seal(fd, f->mode, f->mtime_sec,
+        f->mtime_nsec)) != 0) {
+        if ((r = incoming_file_error(in, f, r)) != 0)
             return r;
         return rfile_fail(in, f, SIDE_DEST, f->failed, NULL, out);
     }

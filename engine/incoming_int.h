@@ -110,7 +110,7 @@ struct incoming {
     struct volrecv *vr;       /* volumes of small files, made on use */
     struct keptsig_store *ks; /* borrowed, or NULL */
     uint64_t kept_mem;        /* bytes of signatures held over files */
-    struct incoming_wb *wb;   /* built blocks written behind, made on use */
+    struct behind *wb;        /* built blocks written behind, made on use */
     int wb_off;               /* ... or not: it could not be made */
     int whole_formats;        /* incoming_set_whole_formats */
 };
