@@ -171,6 +171,7 @@
     X(dest_write_commit) \
     X(dest_write_batch_limits) \
     X(dest_write_behind) \
+    X(dest_write_one) \
     /* test_behind.c */ \
     X(behind_order) \
     /* test_manifest.c */ \

@@ -258,3 +258,32 @@ TEST(dest_write_behind)
     dest_writer_cleanup(&w);
     scratch_free(&s);
 }
+
+/* One file of a set of volumes: committed under its name, its temporary
+ * name gone; a rename that cannot be done is an error, and the
+ * temporary file stays for the caller to remove. */
+TEST(dest_write_one)
+{
+    struct scratch s;
+    struct dest_writer w;
+    struct stat st;
+    int fd;
+
+    scratch_new(&s, &w, NULL);
+    CHECK((fd = openat(s.rootfd, ".v.tmp", O_WRONLY | O_CREAT | O_EXCL,
+        0644)) >= 0);
+    CHECK_OK(fsx_write_all(fd, "volume", 6));
+    CHECK_OK(dest_write_one(s.rootfd, fd, ".v.tmp", "v"));
+    CHECK_EQ_INT(fstatat(s.rootfd, "v", &st, 0), 0);
+    CHECK_EQ_U64(st.st_size, 6);
+    CHECK_EQ_INT(fstatat(s.rootfd, ".v.tmp", &st, 0), -1);
+    /* A directory that is not empty holds the name. */
+    CHECK_EQ_INT(mkdirat(s.rootfd, "d", 0700), 0);
+    CHECK_EQ_INT(mkdirat(s.rootfd, "d/e", 0700), 0);
+    CHECK((fd = openat(s.rootfd, ".d.tmp", O_WRONLY | O_CREAT | O_EXCL,
+        0644)) >= 0);
+    CHECK_FAILS(dest_write_one(s.rootfd, fd, ".d.tmp", "d"));
+    CHECK_EQ_INT(fstatat(s.rootfd, ".d.tmp", &st, 0), 0);
+    dest_writer_cleanup(&w);
+    scratch_free(&s);
+}
