@@ -3,7 +3,8 @@
  * (private to engine/incoming*.c; the interface is incoming.h).
  *
  *   incoming.c         wanted files: their data frames, hashes, commit
- *   incoming_table.c   the active files by id and by staging key
+ *   incoming_table.c   the active files by id and by staging key, and
+ *                      which way each one's data comes (a volume, blocks)
  *   incoming_verify.c  resume: reading a kept partial back, SIGS
  *   incoming_delta.c   delta: signing the basis, building DELTA blocks
  */
