@@ -15,6 +15,7 @@
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
+#include "../engine/dest_write.h"
 #include "../engine/manifest.h"
 #include "../engine/volset.h"
 #include "../engine/volume.h"
@@ -112,7 +113,7 @@ pack_vol_close(void *ctx, const struct volw_volume *v)
     p->vfd = -1;
     r = digest_sha256_final(p->vsha, p->sums[v->index]);
     p->vsha = NULL;
-    if (r != 0 || (r = volset_commit(p->outfd, fd, p->tmp, p->file)) != 0)
+    if (r != 0 || (r = dest_write_one(p->outfd, fd, p->tmp, p->file)) != 0)
         return pack_sink_fail(p, r, p->file);
     p->nsums = v->index;
     pack_volume_event(&p->out, "written", p->file, v->index, v->bytes,
@@ -348,7 +349,7 @@ pack_run(struct pack *p)
         r = digest_sha256_final(p->msha, p->msum);
         p->msha = NULL;
         if (r == 0)
-            r = volset_commit(p->outfd, p->mfd, mtmp, mname);
+            r = dest_write_one(p->outfd, p->mfd, mtmp, mname);
         p->mfd = -1;
         if (r != 0)
             pack_sink_fail(p, r, mname);

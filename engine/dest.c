@@ -1,4 +1,4 @@
-#include "dest.h"
+#include "dest_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,38 +20,6 @@
 #include "prune.h"
 #include "volstage.h"
 
-struct dest_dir {
-    char *path;
-    uint32_t mode;
-    int64_t mtime_sec;
-    uint32_t mtime_nsec;
-};
-
-struct dest {
-    struct xfer *x;
-    char *path;            /* as the user wrote it */
-    uint32_t flags;
-    uint8_t transfer_id[16];
-    char *root;            /* resolved destination directory */
-    char *made;            /* the highest directory of root that
-                              dest_resolve made, or NULL */
-    char *rename;          /* new name of a single file, or NULL */
-    char *basis;           /* --basis FILE, or NULL */
-    int basis_dirfd;       /* dest_set_basis_dir, or -1 */
-    int rootfd, statefd, partfd, lockfd;
-    uint8_t salt[16];
-    int resolved;
-    int state_checked;     /* looked for an existing state directory */
-    int state_err;         /* the state directory cannot be used: why */
-    /* The parent directory most recently opened. */
-    char *pc_path;
-    int pc_fd;
-    struct dest_dir *dirs;
-    size_t ndirs, dirs_cap;
-    struct dest_staged *batch;
-    size_t batch_len, batch_cap;
-    uint64_t batch_bytes;
-};
 
 struct dest *
 dest_new(const char *path, uint32_t flags, const uint8_t transfer_id[16],
@@ -68,19 +36,10 @@ dest_new(const char *path, uint32_t flags, const uint8_t transfer_id[16],
     d->x = x;
     d->flags = flags;
     memcpy(d->transfer_id, transfer_id, 16);
-    d->rootfd = d->statefd = d->partfd = d->lockfd = d->pc_fd = -1;
+    d->rootfd = d->statefd = d->partfd = d->lockfd = -1;
+    dest_writer_init(&d->w, -1, -1);
     d->basis_dirfd = -1;
     return d;
-}
-
-static void
-dest_forget_parent(struct dest *d)
-{
-    if (d->pc_fd >= 0)
-        close(d->pc_fd);
-    d->pc_fd = -1;
-    xfree(d->pc_path);
-    d->pc_path = NULL;
 }
 
 void
@@ -93,6 +52,7 @@ dest_tidy(struct dest *d)
     if (d->partfd >= 0)
         close(d->partfd);
     d->partfd = -1;
+    dest_writer_at(&d->w, d->rootfd, -1);
     if (unlinkat(d->statefd, DEST_PART_DIR, AT_REMOVEDIR) == 0 ||
         errno == ENOENT) {
         (void)unlinkat(d->statefd, DEST_SALT, 0);
@@ -138,23 +98,22 @@ dest_free(struct dest *d)
     if (d == NULL)
         return;
     /* Whatever arrived stays, with its journal, for the next run. */
-    for (i = 0; i < d->batch_len; i++) {
-        partial_close(d->batch[i].pt, d->partfd, PARTIAL_KEEP);
-        xfree(d->batch[i].path);
+    for (i = 0; i < d->w.batch.nfiles; i++) {
+        struct dest_staged *s = d->w.batch.files[i].owner;
+
+        partial_close(s->pt, d->partfd, PARTIAL_KEEP);
+        xfree(s);
     }
+    dest_writer_cleanup(&d->w);
     dest_tidy(d);
     if (d->lockfd >= 0)
         close(d->lockfd);  /* releases the flock */
     dest_unmake(d);
-    for (i = 0; i < d->ndirs; i++)
-        xfree(d->dirs[i].path);
-    dest_forget_parent(d);
+    dest_write_meta_free(d->dirs, d->ndirs);
     if (d->rootfd >= 0)
         close(d->rootfd);
     if (d->basis_dirfd >= 0)
         close(d->basis_dirfd);
-    xfree(d->dirs);
-    xfree(d->batch);
     xfree(d->root);
     xfree(d->made);
     xfree(d->rename);
@@ -299,6 +258,7 @@ dest_resolve(struct dest *d, const struct msg_plan *plan,
         goto out;
     }
     d->resolved = 1;
+    dest_writer_at(&d->w, d->rootfd, d->partfd);
     *rename = d->rename;
 out:
     xfree(dir);
@@ -338,20 +298,6 @@ dest_salt_load(struct dest *d)
     r = fsx_write_all(fd, d->salt, sizeof(d->salt));
     close(fd);
     return r;
-}
-
-/* What the lock file open at fd says of its holder: its first line
- * ("pid N, transfer X"), or "" if it cannot be read. */
-static void
-dest_lock_holder(int fd, char *out, size_t n)
-{
-    size_t got = 0;
-
-    memset(out, 0, n);
-    if (n == 0 || fsx_pread_full(fd, out, n - 1, 0, &got) != 0)
-        got = 0;
-    out[got] = '\0';
-    out[strcspn(out, "\n")] = '\0';
 }
 
 /* Takes the destination's lock, waiting a while for a holder that is
@@ -437,6 +383,7 @@ again:
     if (partial_list(d->partfd, 1, &v, &n) == 0)
         partial_list_free(v, n);
     volstage_sweep(d->partfd);
+    dest_writer_at(&d->w, d->rootfd, d->partfd);
     return 0;
 fail:
     /* A lock held by another transfer has said so already; the first
@@ -495,28 +442,7 @@ dest_find_state(struct dest *d)
 int
 dest_parent(struct dest *d, const char *path, int *pfd, const char **name)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dlen = slash == NULL ? 0 : (size_t)(slash - path);
-    char *dir;
-    int r, fd;
-
-    *name = slash == NULL ? path : slash + 1;
-    if (d->pc_path != NULL && strlen(d->pc_path) == dlen &&
-        memcmp(d->pc_path, path, dlen) == 0) {
-        *pfd = d->pc_fd;
-        return 0;
-    }
-    if ((dir = xstrndup(path, dlen)) == NULL)
-        return FERRY_ERR_NOMEM;
-    if ((r = fsx_open_dir(d->rootfd, dir, 1, &fd)) != 0) {
-        xfree(dir);
-        return r;
-    }
-    dest_forget_parent(d);
-    d->pc_path = dir;
-    d->pc_fd = fd;
-    *pfd = fd;
-    return 0;
+    return dest_writer_parent(&d->w, path, pfd, name);
 }
 
 static int
@@ -578,9 +504,9 @@ dest_file_current(struct dest *d, const struct msg_entry *m,
 int
 dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
 {
+    struct dest_write_meta dd;
     const char *name;
     struct stat st;
-    struct dest_dir *dd, *nv;
     int r, pfd;
 
     if ((r = dest_parent(d, path, &pfd, &name)) != 0)
@@ -593,17 +519,15 @@ dest_make_dir(struct dest *d, const struct msg_entry *m, const char *path)
     if (mkdirat(pfd, name, (m->mode | 0700) & 07777) != 0 &&
         errno != EEXIST)
         return -errno;
-    if ((nv = xgrow(d->dirs, d->ndirs, &d->dirs_cap, sizeof(*nv), 64)) ==
-        NULL)
+    memset(&dd, 0, sizeof(dd));
+    dd.mode = m->mode;
+    dd.mtime_sec = m->mtime_sec;
+    dd.mtime_nsec = m->mtime_nsec;
+    if ((dd.path = xstrdup(path)) == NULL ||
+        dest_write_meta_push(&d->dirs, &d->ndirs, &d->dirs_cap, &dd) != 0) {
+        xfree(dd.path);
         return FERRY_ERR_NOMEM;
-    d->dirs = nv;
-    dd = &d->dirs[d->ndirs];
-    if ((dd->path = xstrdup(path)) == NULL)
-        return FERRY_ERR_NOMEM;
-    dd->mode = m->mode;
-    dd->mtime_sec = m->mtime_sec;
-    dd->mtime_nsec = m->mtime_nsec;
-    d->ndirs++;
+    }
     return 0;
 }
 
@@ -642,16 +566,8 @@ dest_make_symlink(struct dest *d, const struct msg_entry *m,
      * the final name is never missing nor half made. */
     partial_key(d->salt, path, key);
     snprintf(tmp, sizeof(tmp), "%s.lnk", key);
-    (void)unlinkat(partfd, tmp, 0);
-    if (symlinkat(target, partfd, tmp) != 0)
-        return -errno;
-    (void)fsx_set_mtime(-1, partfd, tmp, m->mtime_sec, m->mtime_nsec);
-    if (renameat(partfd, tmp, pfd, name) != 0) {
-        r = -errno;
-        (void)unlinkat(partfd, tmp, 0);
-        return r;
-    }
-    return 0;
+    return dest_write_symlink(partfd, tmp, target, m->mtime_sec,
+        m->mtime_nsec, pfd, name);
 }
 
 int
@@ -664,14 +580,22 @@ dest_fatal_errno(int r)
 int
 dest_stage(struct dest *d, struct dest_staged *s)
 {
-    struct dest_staged *nv;
+    struct dest_write_file f;
+    struct dest_staged *own;
 
-    if ((nv = xgrow(d->batch, d->batch_len, &d->batch_cap, sizeof(*nv),
-        64)) == NULL)
+    memset(&f, 0, sizeof(f));
+    if ((own = xmalloc(sizeof(*own))) == NULL)
         return FERRY_ERR_NOMEM;
-    d->batch = nv;
-    d->batch[d->batch_len++] = *s;
-    d->batch_bytes += s->size;
+    *own = *s;
+    f.path = s->path;
+    f.size = s->size;
+    f.owner = own;
+    if ((f.name = xstrdup(partial_name(s->pt))) == NULL ||
+        dest_writer_stage(&d->w, &f) != 0) {
+        xfree(f.name);
+        xfree(own);
+        return FERRY_ERR_NOMEM;
+    }
     memset(s, 0, sizeof(*s));
     return 0;
 }
@@ -679,110 +603,53 @@ dest_stage(struct dest *d, struct dest_staged *s)
 int
 dest_batch_full(const struct dest *d)
 {
-    return d->batch_len >= DEST_BATCH_FILES ||
-        d->batch_bytes >= DEST_BATCH_BYTES;
+    return dest_writer_full(&d->w);
 }
 
 int
 dest_batch_len(const struct dest *d)
 {
-    return (int)d->batch_len;
+    return (int)d->w.batch.nfiles;
 }
 
-/* Makes everything written so far durable. */
+struct dest_flush_ctx {
+    struct dest *d;
+    dest_done_fn *done;
+    void *ctx;
+    int told;               /* done was called */
+};
+
+/* A file of the batch is in place (or failed): the caller is told while
+ * its staged file is still open, then it is closed. */
 static int
-dest_sync(struct dest *d)
+dest_committed(void *ctx, struct dest_write_file *f)
 {
-#ifdef __linux__
-    /* One syncfs for a batch of files costs one journal commit instead
-     * of one per file. */
-    (void)d->batch;
-    if (syncfs(d->partfd) != 0)
-        return -errno;
-    return 0;
-#else
-    size_t i;
+    struct dest_flush_ctx *c = ctx;
+    struct dest_staged *s = f->owner;
     int r;
 
-    for (i = 0; i < d->batch_len; i++)
-        if ((r = fsx_fsync(partial_fd(d->batch[i].pt))) != 0)
-            return r;
-    return fsx_fsync(d->rootfd);
-#endif
-}
-
-/*
- * Opens the version that the commit of name in pfd replaces, when freeing
- * it would cost the commit: a regular file of DEST_RELEASE_MIN bytes or
- * more on disk, with no other name. -1 when there is none to hold.
- */
-static int
-dest_hold_old(int pfd, const char *name)
-{
-    struct stat st, fst;
-    int fd;
-
-    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-        (uint64_t)st.st_blocks * 512 < DEST_RELEASE_MIN ||
-        (fd = openat(pfd, name, FSX_O_READ)) < 0)
-        return -1;
-    if (fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino ||
-        fst.st_dev != st.st_dev) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    c->told = 1;
+    s->failed = f->failed;
+    r = c->done(c->ctx, s);
+    partial_close(s->pt, c->d->partfd, s->failed ? PARTIAL_DISCARD :
+        PARTIAL_DONE);
+    xfree(s);
+    return r;
 }
 
 int
 dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
 {
-    int old[FSX_DETACH_MAX];
-    const char *name;
-    size_t i, n, nold = 0;
-    int r, pfd, fd;
+    struct dest_flush_ctx c = { d, done, ctx, 0 };
+    int r;
 
-    if (d->batch_len == 0)
+    if (d->w.batch.nfiles == 0)
         return 0;
-    if ((r = dest_sync(d)) != 0)
+    r = dest_writer_commit(&d->w, 0, dest_committed, &c);
+    /* A sync fails before anyone is told, and stops the transfer. */
+    if (r != 0 && !c.told)
         return xfer_fail(d->x, r, "%s: sync: %s", d->root,
             ferry_strerror(r));
-    for (i = 0; i < d->batch_len; i++) {
-        struct dest_staged *s = &d->batch[i];
-
-        r = dest_parent(d, s->path, &pfd, &name);
-        if (r == 0 && nold < FSX_DETACH_MAX &&
-            (fd = dest_hold_old(pfd, name)) >= 0)
-            old[nold++] = fd;
-        if (r == 0)
-            r = partial_rename(s->pt, d->partfd, pfd, name);
-        if (r != 0)
-            s->failed = r;
-    }
-    /* The old versions' pages and blocks are freed in the background,
-     * not in the renames. */
-    fsx_close_detached(old, nold);
-    if ((r = dest_sync(d)) != 0)
-        return xfer_fail(d->x, r, "%s: sync: %s", d->root,
-            ferry_strerror(r));
-    n = d->batch_len;
-    d->batch_len = 0;
-    d->batch_bytes = 0;
-    for (i = 0, r = 0; i < n; i++) {
-        struct dest_staged *s = &d->batch[i];
-        int rd;
-
-        /* Each is told, even after a failure, while its file is still
-         * open: the caller frees what it keeps with the file. The first
-         * error is returned. */
-        if ((rd = done(ctx, s)) != 0 && r == 0)
-            r = rd;
-        partial_close(s->pt, d->partfd, s->failed ? PARTIAL_DISCARD :
-            PARTIAL_DONE);
-        s->pt = NULL;
-        xfree(s->path);
-    }
     return r;
 }
 
@@ -790,18 +657,10 @@ void
 dest_fix_dirs(struct dest *d)
 {
     size_t i;
-    int fd;
 
-    dest_forget_parent(d);
-    for (i = d->ndirs; i-- > 0;) {
-        struct dest_dir *dd = &d->dirs[i];
-
-        if (fsx_open_dir(d->rootfd, dd->path, 0, &fd) != 0)
-            continue;
-        (void)fchmod(fd, dd->mode);
-        (void)fsx_set_mtime(fd, -1, NULL, dd->mtime_sec, dd->mtime_nsec);
-        close(fd);
-    }
+    dest_writer_forget(&d->w);
+    for (i = d->ndirs; i-- > 0;)
+        dest_write_dir_fix(d->rootfd, &d->dirs[i]);
 }
 
 void
@@ -812,223 +671,6 @@ dest_restart(struct dest *d)
     for (i = 0; i < d->ndirs; i++)
         xfree(d->dirs[i].path);
     d->ndirs = 0;
-    dest_forget_parent(d);
+    dest_writer_forget(&d->w);
 }
 
-/* 1 when the state directory holds only the record of what ferry put
- * in the destination (owned.h) and its marker: not unfinished files, and
- * kept by a clean so that what prunes there still knows what is ours. */
-static int
-dest_only_record(int rootfd)
-{
-    struct dirent *de;
-    DIR *dir;
-    int fd, only = 1;
-
-    if (fsx_open_private_dir(rootfd, DEST_STATE_DIR, 0, &fd) != 0)
-        return 0;
-    if ((dir = fdopendir(fd)) == NULL) {
-        close(fd);
-        return 0;
-    }
-    while (only && (de = readdir(dir)) != NULL)
-        only = strcmp(de->d_name, ".") == 0 ||
-            strcmp(de->d_name, "..") == 0 ||
-            strcmp(de->d_name, DEST_MARKER) == 0 ||
-            strcmp(de->d_name, OWNED_FILE) == 0;
-    closedir(dir);
-    return only;
-}
-
-struct dest_stale {
-    struct partial_info **v;
-    size_t *n, cap;
-    int err;
-};
-
-/* A killed unpack's staging directory, listed as unfinished: its name
- * with a '/', the bytes staged there. */
-static void
-dest_stale_add(void *ctx, const char *name, uint64_t bytes, int64_t age_s)
-{
-    struct dest_stale *ds = ctx;
-    char rel[FSX_NAME_MAX + 2];
-    int len = snprintf(rel, sizeof(rel), "%s/", name);
-
-    if (ds->err == 0 && len > 0 && (size_t)len < sizeof(rel))
-        ds->err = partial_list_add(ds->v, ds->n, &ds->cap, rel,
-            (size_t)len, bytes, bytes, age_s);
-}
-
-/* 1 if another process holds the lock of dir's state directory (the
- * holder's line into holder), else 0. Opens nothing for writing, takes
- * no lock it keeps, and follows no symlink. */
-static int
-dest_busy_in(const char *dir, char *holder, size_t n)
-{
-    struct stat st;
-    int dfd, sfd = -1, fd = -1, busy = 0;
-
-    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return 0;
-    sfd = openat(dfd, DEST_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-        O_CLOEXEC);
-    if (sfd >= 0)
-        fd = openat(sfd, DEST_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-            O_CLOEXEC);
-    /* A shared lock is refused while a transfer holds its own; one we
-     * get goes with the fd, at once. */
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-        busy = 1;
-        dest_lock_holder(fd, holder, n);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (sfd >= 0)
-        close(sfd);
-    close(dfd);
-    return busy;
-}
-
-int
-dest_busy(const char *path, char *holder, size_t n)
-{
-    char *dir = NULL, *base = NULL;
-    struct stat st;
-    int busy;
-
-    if (n > 0)
-        holder[0] = '\0';
-    /* One not made yet has no state: nothing can hold it. */
-    if (stat(path, &st) != 0)
-        return 0;
-    if (S_ISDIR(st.st_mode))
-        return dest_busy_in(path, holder, n);
-    /* A file a transfer replaces: the state is the parent's. */
-    if (fsx_split(path, &dir, &base) != 0)
-        return 0;
-    busy = dest_busy_in(dir, holder, n);
-    xfree(dir);
-    xfree(base);
-    return busy;
-}
-
-void
-dest_kept(struct dest *d, uint64_t *files, uint64_t *bytes)
-{
-    struct partial_info *v;
-    size_t n, i;
-
-    *files = *bytes = 0;
-    if (d->partfd < 0 || partial_list(d->partfd, 0, &v, &n) != 0)
-        return;
-    for (i = 0; i < n; i++)
-        *bytes += v[i].done;
-    *files = n;
-    partial_list_free(v, n);
-}
-
-int
-dest_state_list(const char *path, int clean, struct partial_info **out,
-    size_t *n)
-{
-    struct xfer x;
-    struct dest *d;
-    uint8_t id[16] = { 0 };
-    struct stat st;
-    int r = 0;
-
-    *out = NULL;
-    *n = 0;
-    memset(&x, 0, sizeof(x));
-    if ((d = dest_new(path, 0, id, &x)) == NULL)
-        return FERRY_ERR_NOMEM;
-    if ((d->root = xstrdup(path)) == NULL) {
-        dest_free(d);
-        return FERRY_ERR_NOMEM;
-    }
-    if ((d->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        r = -errno;
-        goto out;
-    }
-    if (fstatat(d->rootfd, DEST_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        goto out;
-    if (clean) {
-        /* Locked: a live transfer's state is not ours to remove. Do not
-         * wait for it either. */
-        if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0,
-            &d->statefd)) != 0)
-            goto out;
-        d->lockfd = openat(d->statefd, DEST_LOCK, O_RDWR | O_CREAT |
-            O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-        if (d->lockfd >= 0 && flock(d->lockfd, LOCK_EX | LOCK_NB) != 0) {
-            r = -EBUSY;
-            goto out;
-        }
-        if (fsx_open_private_dir(d->statefd, DEST_PART_DIR, 0,
-            &d->partfd) == 0) {
-            r = partial_list(d->partfd, 0, out, n);
-            partial_clear(d->partfd);
-        }
-        if (r == 0) {
-            dest_tidy(d);
-            if (fstatat(d->rootfd, DEST_STATE_DIR, &st,
-                AT_SYMLINK_NOFOLLOW) == 0 && !dest_only_record(d->rootfd))
-                r = -ENOTEMPTY;
-        }
-        goto out;
-    }
-    if ((r = fsx_open_private_dir(d->rootfd, DEST_STATE_DIR, 0,
-        &d->statefd)) == 0 && (r = fsx_open_private_dir(d->statefd,
-        DEST_PART_DIR, 0, &d->partfd)) == 0)
-        r = partial_list(d->partfd, 0, out, n);
-    else if (r == -ENOENT && d->statefd >= 0)
-        r = 0;  /* a state directory with the record alone (owned.h) */
-    else
-        r = FERRY_ERR_STATE;
-out:
-    /* What a killed `ferry unpack` left beside the files is unfinished
-     * too: listed, and removed by a clean that went through. */
-    if (r == 0 && d->rootfd >= 0) {
-        struct dest_stale ds = { out, n, *n, 0 };
-
-        (void)volstage_sweep_stale(d->rootfd, clean, dest_stale_add, &ds);
-        r = ds.err;
-    }
-    /* A clean tidied up above; anything still open here is not to be
-     * removed by dest_free (a transfer holds the lock, or the list
-     * failed). */
-    if (d->statefd >= 0) {
-        close(d->statefd);
-        d->statefd = -1;
-    }
-    if (d->partfd >= 0) {
-        close(d->partfd);
-        d->partfd = -1;
-    }
-    if (r != 0) {
-        partial_list_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
-    dest_free(d);
-    return r;
-}
-
-const char *
-dest_state_strerror(int r)
-{
-    if (r == -EBUSY)
-        return "a transfer is running into it; its state is kept";
-    if (r == FERRY_ERR_STATE)
-        return DEST_STATE_DIR " is not a private directory of this user "
-            "(a link, another owner, or writable by others); remove it";
-    /* Only the last step of a clean says this: the unfinished files are
-     * gone, but something ferry did not make stays in the state
-     * directory. */
-    if (r == -ENOTEMPTY)
-        return DEST_STATE_DIR " holds entries ferry did not make, so it "
-            "was not removed; remove it";
-    return ferry_strerror(r);
-}

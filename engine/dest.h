@@ -43,20 +43,12 @@
  * removed it as it ended (another waiter may then hold the new one). */
 #define DEST_LOCK_TRIES 8
 
-/* The commit of a file replaces an old version this big (on disk) without
- * waiting for its pages and blocks to be freed (fsx_close_detached). */
-#define DEST_RELEASE_MIN (64u << 20)
-
-/* Commit a batch once this many files or bytes wait. */
-#define DEST_BATCH_FILES 512u
-#define DEST_BATCH_BYTES (256u << 20)
-
 struct dest;
 
 /* A complete, checked file waiting in the batch for its commit. */
 struct dest_staged {
     uint32_t id;
-    char *path;            /* owned */
+    char *path;            /* owned, until the commit tells of it */
     uint64_t size;
     struct partial *pt;    /* owned */
     int failed;            /* set by the commit */
@@ -160,10 +152,10 @@ int dest_batch_full(const struct dest *d);
 int dest_batch_len(const struct dest *d);
 
 /*
- * Commits the batch: data durable (syncfs), every file renamed into
- * place, renames durable, then done(ctx, s) for each (s->failed set for
- * those that could not be renamed); after done the staged file is gone.
- * A failed sync is fatal (with a message).
+ * Commits the batch (dest_writer_commit): data durable, every file
+ * renamed into place, renames durable, then done(ctx, s) for each
+ * (s->failed set for those that could not be renamed); after done the
+ * staged file and s are gone. A failed sync is fatal (with a message).
  */
 typedef int dest_done_fn(void *ctx, struct dest_staged *s);
 int dest_flush(struct dest *d, dest_done_fn *done, void *ctx) FERRY_WUR;

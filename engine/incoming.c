@@ -1,7 +1,6 @@
 #include "incoming_int.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 #include "../common/log.h"
 #include "../common/zst.h"
 #include "../proto/tensor_piece.h"
+#include "dest_write.h"
 #include "formcheck.h"
 #include "volrecv.h"
 
@@ -313,9 +313,9 @@ rfile_complete(struct incoming *in, struct rfile *f, struct buf *out)
     fd = partial_fd(f->pt);
     if (in->whole_formats && (r = rfile_torn(in, f, fd, out)) != 0)
         return r < 0 ? r : 0;
-    if (fchmod(fd, f->mode) != 0 ||
-        fsx_set_mtime(fd, -1, NULL, f->mtime_sec, f->mtime_nsec) != 0) {
-        if ((r = incoming_file_error(in, f, -errno)) != 0)
+    if ((r = dest_write_seal(fd, f->mode, f->mtime_sec,
+        f->mtime_nsec)) != 0) {
+        if ((r = incoming_file_error(in, f, r)) != 0)
             return r;
         return rfile_fail(in, f, SIDE_DEST, f->failed, NULL, out);
     }
@@ -721,39 +721,6 @@ incoming_volrecv(struct incoming *in)
 }
 
 int
-incoming_pack_claim(struct incoming *in, uint32_t id, unsigned stream,
-    const char **path, uint64_t *size)
-{
-    struct rfile *f = incoming_table_find(in, id);
-
-    *path = NULL;
-    *size = 0;
-    /* One volume, once, and only for a file no data came for: a file is
-     * packed or not when it is wanted, and the files of a lost stream's
-     * volume come again in blocks, never in another volume (which could
-     * not be told from a hostile second copy). */
-    if (f == NULL)
-        return FERRY_ERR_PROTOCOL;
-    if (f->via != 0)
-        return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the sender "
-            "sent it again, in a volume", dest_root(in->d), f->path);
-    f->packed_by = stream + 1;
-    f->via = RF_VIA_VOLUME;
-    *path = f->path;
-    *size = f->size;
-    return 0;
-}
-
-void
-incoming_pack_release(struct incoming *in, uint32_t id, unsigned stream)
-{
-    struct rfile *f = incoming_table_find(in, id);
-
-    if (f != NULL && f->packed_by == stream + 1)
-        f->packed_by = 0;
-}
-
-int
 incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     struct buf *out)
 {
@@ -777,34 +744,4 @@ incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     in->sum.bytes_written += f->size;
     in_drop(in, f, PARTIAL_DISCARD);
     return file_done(out, id, 0);
-}
-
-int
-incoming_data_via(struct incoming *in, uint32_t id, unsigned stream)
-{
-    struct rfile *f = incoming_table_find(in, id);
-    unsigned by;
-
-    if (f == NULL && incoming_table_was_vol0(in, id))
-        return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s: entry %" PRIu32
-            ": the sender sent it again, in blocks, after its volume",
-            dest_root(in->d), id);
-    if (f == NULL)
-        return 0;
-    if ((by = f->packed_by) != 0) {
-        if (by == 1 || by == stream + 1)
-            return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the "
-                "sender sent it again, in blocks, while its volume holds "
-                "it", dest_root(in->d), f->path);
-        /* The sender gives a volume's files back only when it lost the
-         * volume's stream, maybe before that stream's end reached us:
-         * it is lost here too, and what of it is still on its way is
-         * ignored. */
-        log_debug("stream %u: taken as lost, %s coming in blocks on "
-            "stream %u", by - 1, f->path, stream);
-        volrecv_stream_lost(in->vr, by - 1);
-        f->packed_by = 0;
-    }
-    f->via |= RF_VIA_BLOCKS;
-    return 0;
 }

@@ -3,7 +3,8 @@
  * (private to engine/incoming*.c; the interface is incoming.h).
  *
  *   incoming.c         wanted files: their data frames, hashes, commit
- *   incoming_table.c   the active files by id and by staging key
+ *   incoming_table.c   the active files by id and by staging key, and
+ *                      which way each one's data comes (a volume, blocks)
  *   incoming_verify.c  resume: reading a kept partial back, SIGS
  *   incoming_delta.c   delta: signing the basis, building DELTA blocks
  *   incoming_tensor.c  tensors: naming the basis, rebuilding TENSOR blocks
@@ -123,7 +124,7 @@ struct incoming {
     struct volrecv *vr;       /* volumes of small files, made on use */
     struct keptsig_store *ks; /* borrowed, or NULL */
     uint64_t kept_mem;        /* bytes of signatures held over files */
-    struct incoming_wb *wb;   /* built blocks written behind, made on use */
+    struct behind *wb;        /* built blocks written behind, made on use */
     int wb_off;               /* ... or not: it could not be made */
     int whole_formats;        /* incoming_set_whole_formats */
     struct tensor_piece *tp;  /* TENSOR blocks' work space, made on use */

@@ -1,18 +1,17 @@
 /*
  * Blocks built from DELTA, written behind (docs/DESIGN.md, "Delta"): the
- * step reads and hashes the next block from the basis while a thread of
- * our own writes the one before into the staging file. A block is
- * settled (journaled, its file committed when it was the last) only once
- * its write is done, in the order the blocks came, and a step settles
- * all of them before it returns, so what a step takes in and sends out
- * is what it was without this.
+ * step reads and hashes the next block from the basis while the writer
+ * behind (behind.h) writes the one before into the staging file. A block
+ * is settled (journaled, its file committed when it was the last) only
+ * once its write is done, in the order the blocks came, and a step
+ * settles all of them before it returns, so what a step takes in and
+ * sends out is what it was without this.
  */
 #include "incoming_int.h"
 
-#include <pthread.h>
-
 #include "../common/alloc.h"
 #include "../common/fsx.h"
+#include "behind.h"
 
 /* Blocks in flight: one being written, one waiting, one being built. */
 #define WB_DEPTH 3
@@ -23,162 +22,107 @@ struct wb_job {
     struct hash128 h;
     uint32_t len;
     int fd;
-    int result;            /* of the write, once written */
-};
-
-struct incoming_wb {
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
     uint32_t block_size;
-    uint8_t *buf[WB_DEPTH];
-    struct wb_job job[WB_DEPTH];
-    /* Jobs by number: [settled, written) written, not yet settled;
-     * [written, queued) for the writer. */
-    uint64_t settled, written, queued;
-    int stop;
+    uint8_t *data;          /* the slot's buffer, made with it */
 };
 
-static void *
-wb_main(void *arg)
+/* Every write is done, even after one failed: each block's result is
+ * its own, settled in order. */
+static int
+wb_write(void *ctx, void *job, int failed)
 {
-    struct incoming_wb *wb = arg;
-    struct wb_job *j;
-    uint8_t *data;
-    int r;
+    struct wb_job *j = job;
 
-    pthread_mutex_lock(&wb->mu);
-    for (;;) {
-        while (!wb->stop && wb->written == wb->queued)
-            pthread_cond_wait(&wb->cv, &wb->mu);
-        if (wb->stop)
-            break;
-        j = &wb->job[wb->written % WB_DEPTH];
-        data = wb->buf[wb->written % WB_DEPTH];
-        pthread_mutex_unlock(&wb->mu);
-        r = fsx_pwrite_all(j->fd, data, j->len,
-            (off_t)(j->index * wb->block_size));
-        pthread_mutex_lock(&wb->mu);
-        j->result = r;
-        wb->written++;
-        pthread_cond_broadcast(&wb->cv);
-    }
-    pthread_mutex_unlock(&wb->mu);
-    return NULL;
+    (void)ctx;
+    (void)failed;
+    return fsx_pwrite_all(j->fd, j->data, j->len,
+        (off_t)(j->index * j->block_size));
 }
 
 /* The writer, made on first use; NULL when it cannot be (the blocks are
  * then written as they are settled). */
-static struct incoming_wb *
+static struct behind *
 wb_get(struct incoming *in)
 {
-    struct incoming_wb *wb = in->wb;
-    int i;
-
-    if (wb != NULL || in->wb_off)
-        return wb;
-    if ((wb = xcalloc(1, sizeof(*wb))) == NULL) {
+    if (in->wb == NULL && !in->wb_off &&
+        (in->wb = behind_new(WB_DEPTH, sizeof(struct wb_job), wb_write,
+        NULL)) == NULL)
         in->wb_off = 1;
-        return NULL;
-    }
-    wb->block_size = in->block_size;
-    for (i = 0; i < WB_DEPTH; i++)
-        if ((wb->buf[i] = xmalloc(in->block_size)) == NULL)
-            goto fail;
-    if (pthread_mutex_init(&wb->mu, NULL) != 0)
-        goto fail;
-    if (pthread_cond_init(&wb->cv, NULL) != 0) {
-        pthread_mutex_destroy(&wb->mu);
-        goto fail;
-    }
-    if (pthread_create(&wb->th, NULL, wb_main, wb) != 0) {
-        pthread_cond_destroy(&wb->cv);
-        pthread_mutex_destroy(&wb->mu);
-        goto fail;
-    }
-    in->wb = wb;
-    return wb;
-fail:
-    for (i = 0; i < WB_DEPTH; i++)
-        xfree(wb->buf[i]);
-    xfree(wb);
-    in->wb_off = 1;
-    return NULL;
+    return in->wb;
 }
 
 /* 1 if a job after the oldest is for f: the oldest is not its last. */
 static int
-wb_more_for(const struct incoming_wb *wb, const struct rfile *f)
+wb_more_for(struct behind *wb, const struct rfile *f)
 {
-    uint64_t k;
+    size_t k, n = behind_count(wb);
 
-    for (k = wb->settled + 1; k < wb->queued; k++)
-        if (wb->job[k % WB_DEPTH].f == f)
+    for (k = 1; k < n; k++)
+        if (((struct wb_job *)behind_job(wb, k))->f == f)
             return 1;
     return 0;
 }
 
 /* Settles the oldest job once written. */
 static int
-wb_settle_oldest(struct incoming *in, struct incoming_wb *wb,
+wb_settle_oldest(struct incoming *in, struct behind *wb,
     struct buf *out)
 {
-    struct wb_job j;
-    int last;
+    struct wb_job j, *jp;
+    int last, wr;
 
-    pthread_mutex_lock(&wb->mu);
-    while (wb->written == wb->settled)
-        pthread_cond_wait(&wb->cv, &wb->mu);
-    j = wb->job[wb->settled % WB_DEPTH];
+    jp = behind_done(wb, 1, &wr);
+    j = *jp;
     last = !wb_more_for(wb, j.f);
-    pthread_mutex_unlock(&wb->mu);
-    /* Counted settled before its file may go (a commit frees it). */
-    wb->settled++;
-    return incoming_settle_written(in, j.f, j.index, &j.h, j.len, j.result,
+    /* Retired before its file may go (a commit frees it). */
+    behind_retire(wb);
+    return incoming_settle_written(in, j.f, j.index, &j.h, j.len, wr,
         last, out);
 }
 
 uint8_t *
 incoming_wb_buffer(struct incoming *in, struct buf *out, int *r)
 {
-    struct incoming_wb *wb = wb_get(in);
+    struct behind *wb = wb_get(in);
+    struct wb_job *j;
 
     *r = 0;
     if (wb == NULL)
         return NULL;
     /* The ring is full: the oldest is settled to free its buffer. */
-    if (wb->queued - wb->settled == WB_DEPTH &&
-        (*r = wb_settle_oldest(in, wb, out)) != 0)
+    while ((j = behind_next(wb)) == NULL)
+        if ((*r = wb_settle_oldest(in, wb, out)) != 0)
+            return NULL;
+    if (j->data == NULL && (j->data = xmalloc(in->block_size)) == NULL) {
+        *r = FERRY_ERR_NOMEM;
         return NULL;
-    return wb->buf[wb->queued % WB_DEPTH];
+    }
+    return j->data;
 }
 
 void
 incoming_wb_submit(struct incoming *in, struct rfile *f, uint64_t index,
     const struct hash128 *h, uint32_t len, int fd)
 {
-    struct incoming_wb *wb = in->wb;
-    struct wb_job *j = &wb->job[wb->queued % WB_DEPTH];
+    struct behind *wb = in->wb;
+    struct wb_job *j = behind_next(wb);
 
-    pthread_mutex_lock(&wb->mu);
     j->f = f;
     j->index = index;
     j->h = *h;
     j->len = len;
     j->fd = fd;
-    j->result = 0;
-    wb->queued++;
-    pthread_cond_broadcast(&wb->cv);
-    pthread_mutex_unlock(&wb->mu);
+    j->block_size = in->block_size;
+    behind_queue(wb);
 }
 
 int
 incoming_drain(struct incoming *in, struct buf *out)
 {
-    struct incoming_wb *wb = in->wb;
+    struct behind *wb = in->wb;
     int r, first = 0;
 
-    while (wb != NULL && wb->settled != wb->queued)
+    while (wb != NULL && behind_count(wb) > 0)
         if ((r = wb_settle_oldest(in, wb, out)) != 0 && first == 0)
             first = r;
     return first;
@@ -187,37 +131,32 @@ incoming_drain(struct incoming *in, struct buf *out)
 void
 incoming_wb_discard(struct incoming *in)
 {
-    struct incoming_wb *wb = in->wb;
+    struct behind *wb = in->wb;
+    int wr;
 
-    if (wb == NULL)
-        return;
     /* The writes go on to their end (the files are still open); they are
      * not settled, so no journal names them. */
-    pthread_mutex_lock(&wb->mu);
-    while (wb->written != wb->queued)
-        pthread_cond_wait(&wb->cv, &wb->mu);
-    wb->settled = wb->queued;
-    pthread_mutex_unlock(&wb->mu);
+    while (wb != NULL && behind_done(wb, 1, &wr) != NULL)
+        behind_retire(wb);
+}
+
+static void
+wb_clean(void *job)
+{
+    struct wb_job *j = job;
+
+    xfree(j->data);
+    j->data = NULL;
 }
 
 void
 incoming_wb_free(struct incoming *in)
 {
-    struct incoming_wb *wb = in->wb;
-    int i;
+    struct behind *wb = in->wb;
 
     if (wb == NULL)
         return;
     incoming_wb_discard(in);
-    pthread_mutex_lock(&wb->mu);
-    wb->stop = 1;
-    pthread_cond_broadcast(&wb->cv);
-    pthread_mutex_unlock(&wb->mu);
-    (void)pthread_join(wb->th, NULL);
-    pthread_cond_destroy(&wb->cv);
-    pthread_mutex_destroy(&wb->mu);
-    for (i = 0; i < WB_DEPTH; i++)
-        xfree(wb->buf[i]);
-    xfree(wb);
+    behind_free(wb, wb_clean);
     in->wb = NULL;
 }

@@ -419,10 +419,10 @@ partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
     return 0;
 }
 
-int
-partial_rename(struct partial *p, int partfd, int dirfd, const char *name)
+const char *
+partial_name(const struct partial *p)
 {
-    return renameat(partfd, p->part, dirfd, name) == 0 ? 0 : -errno;
+    return p->part;
 }
 
 void

@@ -116,9 +116,9 @@ int partial_add(struct partial *p, uint64_t index, const struct hash128 *h,
 /* fdatasync of the part file, then the recorded blocks to the journal. */
 int partial_sync(struct partial *p) FERRY_WUR;
 
-/* Renames the (complete, synced) part file to name beneath dirfd. */
-int partial_rename(struct partial *p, int partfd, int dirfd,
-    const char *name) FERRY_WUR;
+/* The part file's name in the staging directory (valid while p is
+ * open), for the commit that renames it into place. */
+const char *partial_name(const struct partial *p);
 
 enum partial_end {
     PARTIAL_KEEP,     /* for a later resume: sync the journal first */

@@ -19,6 +19,7 @@
 #include "../proto/msg_keep.h"
 #include "../proto/msg_vol.h"
 #include "dest.h"
+#include "dest_write.h"
 #include "owned.h"
 #include "volset.h"
 #include "volume.h"
@@ -373,7 +374,7 @@ keep_vol(struct volkeep *k, const struct frame *f)
             "SHA-256 is not the one said", m.volume);
     fd = k->vfd;
     k->vfd = -1;
-    if ((r = volset_commit(k->dirfd, fd, k->vtmp, k->vfile)) != 0) {
+    if ((r = dest_write_one(k->dirfd, fd, k->vtmp, k->vfile)) != 0) {
         (void)unlinkat(k->dirfd, k->vtmp, 0);
         return keep_fail(k, r, k->vfile);
     }
@@ -442,7 +443,7 @@ keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
             "is not the one said", k->mfile);
     fd = k->mfd;
     k->mfd = -1;
-    if ((r = volset_commit(k->dirfd, fd, k->mtmp, k->mfile)) != 0) {
+    if ((r = dest_write_one(k->dirfd, fd, k->mtmp, k->mfile)) != 0) {
         (void)unlinkat(k->dirfd, k->mtmp, 0);
         return keep_fail(k, r, k->mfile);
     }

@@ -105,33 +105,58 @@ volr_dest_fail(struct volr *v, int r, const char *path)
         volr_esc(path, esc, sizeof(esc)), ferry_strerror(r));
 }
 
+/* The writer tells of each member it committed, in the order read (or
+ * of the first it could not put in place, which stops the reader):
+ * those are the files committed. */
 static int
-volr_commit(struct volr *v, int wait)
+volr_told(void *ctx, struct dest_write_file *f)
+{
+    struct volr *v = ctx;
+
+    if (f->failed != 0)
+        return volr_dest_fail(v, f->failed, f->path);
+    if (v->kind == VOLR_OK)
+        v->st.committed++;
+    return 0;
+}
+
+/* What the writer has done behind the reader: its callbacks run now;
+ * with wait, once everything queued is done. */
+static int
+volr_settle(struct volr *v, int wait)
 {
     const char *failed;
     int r;
 
-    if ((r = wait ? volstage_commit(&v->s, &failed) :
-        volstage_commit_behind(&v->s, &failed)) != 0)
+    if ((r = dest_writer_poll(&v->s.w, wait, &failed)) != 0)
         return volr_dest_fail(v, r, failed);
     return 0;
-}
-
-int
-volr_pending(struct volr *v)
-{
-    return volstage_pending(&v->s);
 }
 
 int
 volr_poll(struct volr *v)
 {
-    const char *failed;
+    return volr_settle(v, 0);
+}
+
+/* Commits what is complete, behind the reader unless wait: then returns
+ * once everything is committed. */
+static int
+volr_commit(struct volr *v, int wait)
+{
     int r;
 
-    if ((r = volstage_error(&v->s, &failed)) != 0)
-        return volr_dest_fail(v, r, failed);
-    return 0;
+    if ((r = dest_writer_commit(&v->s.w, !wait, volr_told, v)) != 0) {
+        volr_settle(v, 0);  /* a failure behind, with its path */
+        return volr_dest_fail(v, r, NULL);
+    }
+    return wait ? volr_settle(v, 1) : 0;
+}
+
+int
+volr_pending(struct volr *v)
+{
+    return dest_writer_pending(&v->s.w);
 }
 
 /* A file is complete: check its hash against want (if any), stage it. */
@@ -139,7 +164,6 @@ static int
 volr_file_done(struct volr *v, struct volstage_file *f,
     const struct hash128 *want)
 {
-    const char *failed;
     struct hash128 h;
     char esc[512];
     uint64_t size = f->done;
@@ -153,11 +177,13 @@ volr_file_done(struct volr *v, struct volstage_file *f,
             "%s: content does not match the manifest's XXH3", esc);
     if (v->h.entry != NULL)
         v->h.entry(v->h.ctx, f->path, TAR_FILE, size);
-    if ((r = volstage_file_done(&v->s, f, &failed)) != 0)
-        return volr_dest_fail(v, r, failed);
+    if ((r = volstage_file_done(&v->s, f)) != 0) {
+        volr_settle(v, 0);  /* a failure behind, with its path */
+        return volr_dest_fail(v, r, f->path);
+    }
     v->st.files++;
     v->st.bytes += size;
-    return 0;
+    return dest_writer_full(&v->s.w) ? volr_commit(v, 0) : 0;
 }
 
 /* Data of the member being read. */
@@ -666,6 +692,6 @@ volr_error(const struct volr *v, const char **text)
 void
 volr_stats(struct volr *v, struct volr_stats *st)
 {
+    volr_settle(v, 0);  /* the commits done behind are counted */
     *st = v->st;
-    st->committed = volstage_committed(&v->s);
 }

@@ -17,12 +17,12 @@
  *  - hard links, device files and FIFOs are refused (they could point
  *    outside, or are not data); setuid and setgid bits are dropped;
  *  - files are written under DEST/.ferry-unpack.<pid>.<n>/ (0700) and
- *    renamed into place in batches (512 files or 256 MiB, and at the end
- *    of each volume) between two syncfs calls (volstage.h), as
- *    engine/dest.c commits transfers: a file under its final name is
- *    complete and durable. Small files are written and batches committed
- *    by a thread behind the reader (volstage.h): volr_stats's committed
- *    says how far it got, volr_poll whether it failed. Symlinks are
+ *    committed in batches (512 files or 256 MiB, and at the end of each
+ *    volume) by the writer transfers commit through (dest_write.h): a
+ *    file under its final name is complete and durable. Small files are
+ *    written and batches committed by the writer's thread, behind the
+ *    reader: volr_stats's committed says how far it got (the writer tells
+ *    each member as it is committed), volr_poll whether it failed. Symlinks are
  *    renamed into place at once, so the members after them see them.
  *    Directories get their mode and mtime once the reader has left them
  *    (members come depth first) and their files are committed.

@@ -9,6 +9,7 @@
 
 #include "../common/buf.h"
 #include "../common/fsx.h"
+#include "dest_write.h"
 
 /* Largest SHA256SUMS whose other lines are kept. */
 #define VOLSET_SUMS_MAX (16u << 20)
@@ -43,18 +44,6 @@ volset_create(int dirfd, const char *tmp)
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
         O_CLOEXEC, 0644);
     return fd < 0 ? -errno : fd;
-}
-
-int
-volset_commit(int dirfd, int fd, const char *tmp, const char *name)
-{
-    int r = fsx_fsync(fd);
-
-    if (close(fd) != 0 && r == 0)
-        r = -errno;
-    if (r == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
-        r = -errno;
-    return r;
 }
 
 /* 1 if what follows a set's name in a SHA256SUMS line ("rest", with its
@@ -116,7 +105,7 @@ volset_sums(int dirfd, const char *name, const char (*sums)[65],
         buf_used(&b))) != 0) {
         close(fd);
         (void)unlinkat(dirfd, tmp, 0);
-    } else if (r == 0 && (r = volset_commit(dirfd, fd, tmp,
+    } else if (r == 0 && (r = dest_write_one(dirfd, fd, tmp,
         VOLSET_SUMS)) != 0) {
         (void)unlinkat(dirfd, tmp, 0);
     }

@@ -5,9 +5,10 @@
  * SHA256SUMS. Both write through these functions, so the two sets are
  * the same files made by the same rules:
  *
- *  - each file is written under a temporary name (".FILE.tmp"), synced,
- *    and renamed to its final name only when complete and checked, so
- *    no partial file ever has a final name;
+ *  - each file is written under a temporary name (".FILE.tmp") and
+ *    committed to its final name only when complete and checked, by the
+ *    rules of the writer of destinations (dest_write_one), so no partial
+ *    file ever has a final name;
  *  - names are made here from a checked set name, beneath the
  *    directory's fd, never through a symlink;
  *  - SHA256SUMS keeps the lines of other sets, drops this set's old
@@ -38,11 +39,6 @@ void volset_tmp_name(const char *file, char *out, size_t cap);
  * symlink followed), so a link planted there is never written through.
  * Returns the fd or -errno. */
 int volset_create(int dirfd, const char *tmp) FERRY_WUR;
-
-/* Syncs fd, closes it (always) and renames tmp to name in dirfd.
- * Returns 0 or -errno. */
-int volset_commit(int dirfd, int fd, const char *tmp, const char *name)
-    FERRY_WUR;
 
 /*
  * Writes dirfd's SHA256SUMS (through a temporary file, committed): the

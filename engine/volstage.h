@@ -1,24 +1,22 @@
 /*
  * volstage.h: where the volume reader (volread.h) writes: a staging
- * directory beneath the destination, the batch commit, and the
- * directories whose metadata waits until the reader has left them.
+ * directory beneath the destination, its files, and the directories
+ * whose metadata waits until the reader has left them.
  *
  * Files are made under DEST/.ferry-unpack.<pid>.<n>/ (0700, names are
- * counters), then renamed into place in batches: one syncfs for the data
- * of the whole batch, the renames, one syncfs for them, as engine/dest.c
- * commits transfers. Parents are opened beneath the root without
- * following symlinks (fsx.h), with a one-entry cache. Paths given here
- * are checked already (volread.c): relative, clean, not reserved.
+ * counters) and handed to the stage's writer (dest_write.h, the one
+ * transfers commit through), which the reader commits and which tells
+ * it of each member (volread.c). Paths given here are checked already
+ * (volread.c): relative, clean, not reserved.
  *
- * Small whole files are written behind: their bytes are hashed here,
- * copied to a ring, and a thread of the stage's own creates the staging
- * file (open, write, mode, mtime, close) while the reader goes on with
- * the next member; batches are committed by that thread too, in order
- * after their files (volstage_commit_behind). Creating and renaming a
- * file costs the kernel far more than reading its bytes out of a volume,
- * and a commit waits on the disk: the reader goes on meanwhile, and the
- * stages of several streams write in parallel (docs/DESIGN.md, "Writing
- * files").
+ * Small whole files are written behind: their bytes are hashed here and
+ * handed to the writer's thread, which creates the staging file while
+ * the reader goes on with the next member; the reader's commits are
+ * done by that thread too, in order after their files.
+ * Creating and renaming a file costs the kernel far more than reading
+ * its bytes out of a volume, and a commit waits on the disk: the reader
+ * goes on meanwhile, and the stages of several streams write in parallel
+ * (docs/DESIGN.md, "Writing files").
  *
  * Not thread-safe; one reader owns one stage.
  */
@@ -29,43 +27,23 @@
 
 #include "../common/err.h"
 #include "../common/hash.h"
+#include "dest_write.h"
 
-/* Commit once this many files (and directories left) or bytes wait. */
-#define VOLSTAGE_BATCH_FILES 512u
-#define VOLSTAGE_BATCH_BYTES (256u << 20)
-/* Whole files up to this size are written behind, through a ring of
- * VOLSTAGE_BEHIND_RING bytes and at most VOLSTAGE_BEHIND_JOBS files. */
-#define VOLSTAGE_BEHIND_MAX (256u << 10)
-#define VOLSTAGE_BEHIND_RING (2u << 20)
-#define VOLSTAGE_BEHIND_JOBS 512u
 #define VOLSTAGE_PREFIX ".ferry-unpack."
 /* A file whose size is not known yet. */
 #define VOLSTAGE_UNKNOWN UINT64_MAX
 
-struct volstage_name {
-    uint64_t key;           /* staging name (files) */
-    char *path;
-    uint32_t mode;
-    int64_t mtime_sec;
-    uint32_t mtime_nsec;
-};
-
 struct volstage {
     /* read-only */
     char name[64];          /* of the staging directory */
+    /* public: the reader commits through it */
+    struct dest_writer w;
     /* private */
-    uint64_t committed;     /* files put in place here (not behind) */
     int rootfd, stagefd, parentfd;
     uint32_t block_size;
-    struct volstage_name *batch, *dirs, *fix;
-    size_t nbatch, nbatch_cap, ndirs, ndirs_cap, nfix, nfix_cap;
-    uint64_t batch_bytes;
-    int pfd;
-    char *ppath;
+    struct dest_write_meta *dirs;   /* entered, not left */
+    size_t ndirs, ndirs_cap;
     uint64_t next_key;
-    char *failed;           /* the path a commit failed on */
-    struct volstage_behind *wb;  /* the writer behind, once needed */
-    int wb_off;             /* it could not be made: write in place */
 };
 
 /* A file being written; fd < 0 when none. The reader keeps two. */
@@ -131,11 +109,11 @@ int volstage_file_write(struct volstage *s, struct volstage_file *f,
  * block_size; read back when the size was unknown). */
 int volstage_file_hash(struct volstage *s, struct volstage_file *f,
     struct hash128 *out) FERRY_WUR;
-/* Sets mode and mtime and adds the file to the batch (then f is closed);
- * commits when the batch is full. On failure *failed names the path (a
- * file written behind may fail later, at the commit, with its path). */
-int volstage_file_done(struct volstage *s, struct volstage_file *f,
-    const char **failed) FERRY_WUR;
+/* Sets mode and mtime and hands the file to the writer (then f is
+ * closed). A file written behind may fail later: the writer says so
+ * with its path. */
+int volstage_file_done(struct volstage *s, struct volstage_file *f)
+    FERRY_WUR;
 /* Closes f, removing its staging file. */
 void volstage_file_discard(struct volstage *s, struct volstage_file *f);
 void volstage_file_cleanup(struct volstage_file *f);
@@ -150,22 +128,5 @@ int volstage_dir(struct volstage *s, const char *rel, uint32_t mode,
 /* The directories remembered that rel is not beneath (all with NULL) are
  * left: their metadata is set after the next commit. */
 int volstage_leave(struct volstage *s, const char *rel) FERRY_WUR;
-
-/* Commits the batch and sets the left directories' metadata, and waits
- * for everything written behind. On failure *failed names the path (or
- * NULL for a sync). */
-int volstage_commit(struct volstage *s, const char **failed) FERRY_WUR;
-/* The same, left to the writer behind when there is one: returns at
- * once (volstage_committed says when it is done, volstage_error whether
- * it failed); without one, commits now. */
-int volstage_commit_behind(struct volstage *s,
-    const char **failed) FERRY_WUR;
-/* 1 while the writer behind has work queued. */
-int volstage_pending(struct volstage *s);
-/* Files in place so far, in the order they were done. */
-uint64_t volstage_committed(struct volstage *s);
-/* 0, or what the writer behind failed on (then *failed names the path or
- * is NULL); nothing more is written then. */
-int volstage_error(struct volstage *s, const char **failed) FERRY_WUR;
 
 #endif

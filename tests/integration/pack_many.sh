@@ -1,4 +1,4 @@
-# An unpack holds at most VOLSTAGE_BATCH_FILES (512) staged names before
+# An unpack holds at most DEST_WRITE_BATCH_FILES (512) staged names before
 # it commits them: a volume set of more files than two batches comes back
 # whole, in every directory, with nothing left staged.
 . "$(dirname "$0")/../lib/common.sh"

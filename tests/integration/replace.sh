@@ -1,5 +1,5 @@
 # A file committed over an old version of 64 MiB or more
-# (DEST_RELEASE_MIN): the new version is in place when ferry returns, and
+# (DEST_WRITE_RELEASE_MIN): the new version is in place when ferry returns, and
 # the old one, whose pages are freed by a detached process rather than in
 # the commit (fsx_close_detached), is let go of within seconds: no
 # process keeps it open, nor anything else of the destination's. Whole and

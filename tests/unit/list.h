@@ -169,6 +169,13 @@
     X(partial_zero_block) \
     X(partial_list_expire) \
     X(partial_key_salted) \
+    /* test_dest_write.c */ \
+    X(dest_write_commit) \
+    X(dest_write_batch_limits) \
+    X(dest_write_behind) \
+    X(dest_write_one) \
+    /* test_behind.c */ \
+    X(behind_order) \
     /* test_manifest.c */ \
     X(manifest_dir_form) \
     X(manifest_contents_form) \

@@ -993,7 +993,7 @@ TEST(volume_count_limit)
 /* A stage's file: opened, written, hashed as the sender would, done. */
 static int
 stage_file(struct volstage *s, struct volstage_file *f, const char *path,
-    const char *data, int whole, const char **failed)
+    const char *data, int whole)
 {
     struct hash128 got, want;
     size_t n = strlen(data);
@@ -1004,7 +1004,18 @@ stage_file(struct volstage *s, struct volstage_file *f, const char *path,
     CHECK_OK(hash_mem(data, n, s->block_size, &want));
     CHECK(hash_equal(&got, &want));
     f->mode = 0640;
-    return volstage_file_done(s, f, failed);
+    return volstage_file_done(s, f);
+}
+
+/* Counts the files the writer tells were put in place. */
+static int
+stage_told(void *ctx, struct dest_write_file *f)
+{
+    uint64_t *n = ctx;
+
+    if (f->failed == 0)
+        (*n)++;
+    return f->failed;
 }
 
 static void
@@ -1027,15 +1038,17 @@ stage_read(const char *root, const char *rel, const char *want)
 }
 
 /* Small whole files are written behind the reader and committed by the
- * writer (volstage.h); a piece is written in place. What the writer
- * cannot write fails the commit with that file's path, and nothing is
- * put in place; bytes past a file's size are refused. */
+ * stage's writer (dest_write.h), which tells each file; a piece is
+ * written in place. What the writer cannot write stops it with that
+ * file's path, and neither it nor what follows is put in place; bytes
+ * past a file's size are refused. */
 TEST(volume_stage_behind)
 {
     char root[CHECK_PATH_MAX], p[2 * CHECK_PATH_MAX], name[24];
     struct volstage s;
     struct volstage_file f;
     const char *failed;
+    uint64_t told = 0;
     int fd, i;
 
     check_tmpdir(root);
@@ -1044,14 +1057,14 @@ TEST(volume_stage_behind)
     volstage_file_init(&f);
 
     /* Behind: no descriptor here; in place once committed. */
-    CHECK_OK(stage_file(&s, &f, "a", "alpha", 1, &failed));
+    CHECK_OK(stage_file(&s, &f, "a", "alpha", 1));
     CHECK_OK(volstage_file_open(&s, &f, "b", 4, 1));
     CHECK_EQ_INT(f.fd, -1);
     CHECK_EQ_ERR(volstage_file_write(&s, &f, "bravo", 5),
         FERRY_ERR_TOO_LARGE);
     CHECK_OK(volstage_file_write(&s, &f, "brav", 4));
     f.mode = 0640;
-    CHECK_OK(volstage_file_done(&s, &f, &failed));
+    CHECK_OK(volstage_file_done(&s, &f));
     /* A piece of a split file is written here, at once. */
     CHECK_OK(volstage_file_open(&s, &f, "c", 7, 0));
     CHECK(f.fd >= 0);
@@ -1059,33 +1072,34 @@ TEST(volume_stage_behind)
         FERRY_ERR_TOO_LARGE);
     CHECK_OK(volstage_file_write(&s, &f, "charlie", 7));
     f.mode = 0640;
-    CHECK_OK(volstage_file_done(&s, &f, &failed));
-    CHECK_OK(volstage_commit_behind(&s, &failed));
-    for (i = 0; i < 5000 && volstage_committed(&s) < 3; i++)
+    CHECK_OK(volstage_file_done(&s, &f));
+    CHECK_OK(dest_writer_commit(&s.w, 1, stage_told, &told));
+    for (i = 0; i < 5000 && dest_writer_pending(&s.w); i++)
         usleep(1000);
-    CHECK_EQ_U64(volstage_committed(&s), 3);
-    CHECK_EQ_INT(volstage_pending(&s), 0);
+    CHECK_OK(dest_writer_poll(&s.w, 0, &failed));
+    CHECK_EQ_U64(told, 3);
     stage_read(root, "a", "alpha");
     stage_read(root, "b", "brav");
     stage_read(root, "c", "charlie");
 
-    /* The writer finds its staging name taken: the commit names the
-     * file, and neither it nor the file after it is in place. */
+    /* The writer finds its staging name taken: it names the file, and
+     * neither it nor the file after it is in place. */
     snprintf(name, sizeof(name), "%llu", (unsigned long long)s.next_key);
     snprintf(p, sizeof(p), "%s/%s/%s", root, s.name, name);
     CHECK(close(open(p, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
-    CHECK_OK(stage_file(&s, &f, "d/e", "delta", 1, &failed));
-    (void)stage_file(&s, &f, "f", "foxtrot", 1, &failed);
-    CHECK_EQ_ERR(volstage_commit(&s, &failed), -EEXIST);
+    CHECK_OK(stage_file(&s, &f, "d/e", "delta", 1));
+    (void)stage_file(&s, &f, "f", "foxtrot", 1);
+    /* Known at once, or once the thread got there. */
+    i = dest_writer_commit(&s.w, 1, stage_told, &told);
+    CHECK(i == 0 || i == -EEXIST);
+    CHECK_EQ_ERR(dest_writer_poll(&s.w, 1, &failed), -EEXIST);
     CHECK(failed != NULL);
-    CHECK_EQ_STR(failed, "d/e");
-    CHECK_EQ_ERR(volstage_error(&s, &failed), -EEXIST);
     CHECK_EQ_STR(failed, "d/e");
     snprintf(p, sizeof(p), "%s/d/e", root);
     CHECK_EQ_INT(access(p, F_OK), -1);
     snprintf(p, sizeof(p), "%s/f", root);
     CHECK_EQ_INT(access(p, F_OK), -1);
-    CHECK_EQ_U64(volstage_committed(&s), 3);
+    CHECK_EQ_U64(told, 3);
 
     volstage_file_cleanup(&f);
     volstage_cleanup(&s);
