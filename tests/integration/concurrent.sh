@@ -16,8 +16,10 @@ first_ok() {
     [ "$rc" -eq 0 ] || { cat "$T/first.err"; fail "the first push: exit $rc"; }
 }
 
-"$FERRY" push --json --agent "$slow" "$T/src/" "local:$T/d" \
-    >"$T/first.out" 2>"$T/first.err" &
+# Slow enough (32 s) to outlive the status calls, the second push's wait
+# for the lock (DEST_LOCK_WAIT_MS) and the clean below, even under ASan.
+SLOW_AGENT_RATE=1250000 "$FERRY" push --json --agent "$slow" "$T/src/" \
+    "local:$T/d" >"$T/first.out" 2>"$T/first.err" &
 first=$!
 wait_part_bytes "$T/d" 1000000
 
