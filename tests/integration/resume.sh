@@ -41,10 +41,11 @@ awk -v s="$(json_field readback_s)" 'BEGIN { exit !(s > 0 && s < 60) }' ||
     fail "readback_s $(json_field readback_s)"
 
 # 2. The same for a pull, with the client killed.
-# One stream, so that the file takes two seconds at the wrapper's rate
-# (each further stream's wrapper would add its own).
-SLOW_AGENT_DIR=down "$FERRY" pull -j 1 --agent "$slow" "local:$T/src/" \
-    "$T/d2" 2>/dev/null &
+# One stream, so that the file takes four seconds at the rate given here
+# (each further stream's wrapper would add its own): a slow receiver
+# (ASan) is then still at it when its first journal record is looked for.
+SLOW_AGENT_RATE=15000000 SLOW_AGENT_DIR=down "$FERRY" pull -j 1 \
+    --agent "$slow" "local:$T/src/" "$T/d2" 2>/dev/null &
 pid=$!
 # The receiver itself dies here: what it journaled (synced every second)
 # is what survives. Wait until the journal holds a record past its
