@@ -289,11 +289,15 @@ setup_network() {
         for rtt in $LONG_RTTS; do
             start_proxy "ferry-wan$rtt" --delay-ms $((rtt / 2)) \
                 --rate "$WAN_MBIT" --trace "$T/trace-ferry-wan$rtt"
-            [ "$MODE" = streams ] && start_raw_link "ferry-wan$rtt" \
-                --delay-ms $((rtt / 2)) --rate "$WAN_MBIT"
+            if [ "$MODE" = streams ]; then
+                start_raw_link "ferry-wan$rtt" --delay-ms $((rtt / 2)) \
+                    --rate "$WAN_MBIT"
+            fi
         done
-        [ "$MODE" = streams ] && start_raw_link ferry-wan \
-            --delay-ms "$WAN_DELAY_MS" --rate "$WAN_MBIT"
+        if [ "$MODE" = streams ]; then
+            start_raw_link ferry-wan --delay-ms "$WAN_DELAY_MS" \
+                --rate "$WAN_MBIT"
+        fi
     else
         log "no $NETPROXY: WAN rows not run (make all builds it)"
     fi
