@@ -535,9 +535,17 @@ ssh_conn_link(const struct ssh_conn *c, uint64_t *rtt_ms,
 int
 ssh_login_link(uint64_t ms, uint64_t auth_ms)
 {
+    uint64_t before = ms > auth_ms ? ms - auth_ms : 0;
+
     if (ms == 0)
         return -1;
-    return ms >= SSH_LONG_HANDSHAKE_MS && auth_ms >= SSH_LONG_AUTH_MS;
+    /* The authentication is two round trips at least, and what came
+     * before it (the connect, the key exchange) four at most, unless a
+     * server slow to start held it: an authentication shorter than one of
+     * the round trips the rest implies was stretched by this machine's
+     * load (its streams' own key exchanges beside it), not by the link. */
+    return ms >= SSH_LONG_HANDSHAKE_MS && auth_ms >= SSH_LONG_AUTH_MS &&
+        auth_ms >= ssh_rtt_of_handshake(0, before);
 }
 
 /* Connects, checks the host key and logs in; closes again when

@@ -124,8 +124,9 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
 /*
  * What a first login's timing says of the link: ms in all (0: not timed),
  * auth_ms of it to authenticate, prompts left out of both (ssh_conn_opts,
- * ssh_tty_waited_ms). 1 long (both of the times above), 0 short, -1
- * nothing.
+ * ssh_tty_waited_ms). 1 long (both of the times above, and the
+ * authentication no shorter than one of the round trips the rest of the
+ * login implies), 0 short, -1 nothing.
  */
 int ssh_login_link(uint64_t ms, uint64_t auth_ms);
 

@@ -74,7 +74,8 @@ stalled_push() {
         "local:$2" >"$T/last.out" 2>"$T/last.err" &
     pid=$!
     "$3"
-    frozen=$(sed -n "$((${4:-1} + 1))p" "$SLOW_AGENT_PIDS")
+    frozen_index=${4:-1}
+    frozen=$(sed -n "$((frozen_index + 1))p" "$SLOW_AGENT_PIDS")
     kill -STOP "$frozen"
     set +e
     timeout 60 tail --pid=$pid -f /dev/null
@@ -89,7 +90,10 @@ stalled_push() {
 # The stalled further stream was retired after the stall timeout, and
 # replaced.
 stream_retired() {
-    grep -q '"why":"it stalled"' "$T/last.out" || fail "no stall was seen"
+    grep -q '"why":"it stalled"' "$T/last.out" || {
+        grep -E '"event":"(stream|retry)"' "$T/last.out"
+        fail "no stall was seen (stream $frozen_index frozen)"
+    }
 }
 
 # 3. One stream stalls in the middle of the big files.

@@ -218,6 +218,10 @@ TEST(client_login_link)
     CHECK_EQ_INT(ssh_login_link(46, 15), 0);      /* loopback */
     CHECK_EQ_INT(ssh_login_link(283, 116), 1);    /* 50 ms round trips */
     CHECK_EQ_INT(ssh_login_link(255, 24), 0);     /* sshd slow to start */
+    /* ... and its authentication stretched by load past SSH_LONG_AUTH_MS
+     * but shorter than one of the round trips its key exchange implies */
+    CHECK_EQ_INT(ssh_login_link(400, 90), 0);
+    CHECK_EQ_INT(ssh_login_link(400, 104), 1);
     CHECK_EQ_INT(ssh_login_link(SSH_LONG_HANDSHAKE_MS, SSH_LONG_AUTH_MS),
         1);
     CHECK_EQ_INT(ssh_login_link(SSH_LONG_HANDSHAKE_MS - 1,
