@@ -218,8 +218,9 @@ bench: deps
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_tensors.sh 256
 
-## bench-tensors: checkpoints as tensor differences beside --tensors=never,
-## -z and rsync (bf16 and fp32 safetensors pairs)
+## bench-tensors: real checkpoints (PyTorch: bf16 safetensors, fp32
+## torch.save with AdamW) as tensor differences beside --tensors=never,
+## -z and rsync, on loopback and at 100 Mbit/s
 bench-tensors: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_tensors.sh 256

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# bench_tensors.sh [MiB]: checkpoints sent as their tensors' differences,
-# over the test sshd on 127.0.0.1 (tests/lib/sshd.sh): a bf16 and an fp32
-# safetensors pair (tests/lib/ckpt_pair.py "perturbed": weights drawn
-# from N(0, 0.02), every one moved by N(0, 0.0005), seed 1000), the newer
-# save pushed beside the older one, with ferry (tensors auto), ferry
-# --tensors=never, ferry -z and rsync. One row per pair and tool: the
-# median wall time of REPS runs and the bytes on the wire (ferry:
-# bytes_wire + bytes_wire_in; rsync: its --stats), with their ratio to
-# the file. Every copy is checked against its source. See
-# docs/BENCHMARKS.md, "Tensor checkpoints".
+# bench_tensors.sh [MiB]: checkpoints sent as their tensors' differences.
+# Two real pairs of saves, 50 training steps apart, from
+# tests/bench/torch_pair.py (PyTorch trains a small language model with
+# AdamW; its recipe is fixed there): bf16 weights as safetensors, and fp32
+# weights with AdamW's state as torch.save writes them, each about MiB
+# (default 256). They are made once and kept in
+# ~/.cache/ferry-bench/torch-pair-v1-MiB (python3-torch and
+# libopenblas0-pthread are installed if missing).
+#
+# The pair's directory is pushed into one that holds the older save (the
+# same file, its time kept, so each tool skips it), over the test sshd on 127.0.0.1, with ferry
+# (tensors auto), ferry --tensors=never, ferry -z and rsync --fuzzy, on
+# loopback and through netproxy at 100 Mbit/s (a 2 ms round trip). One
+# row per link, pair and tool: the median wall time of REPS runs (the
+# tools alternate within a run) and the bytes on the wire (ferry:
+# bytes_wire; rsync: its --stats), with their ratio to the file. Every copy
+# is checked against its source. Then the aims (docs/BENCHMARKS.md,
+# "Tensor checkpoints"), each with what was measured and ok or MISSED.
 #
 #   FERRY_BENCH_REPS     runs per row (default 3)
+#   FERRY_BENCH_LINKS    "loopback wan100" (default both)
 set -eu
 SIZE_MIB=${1:-256}
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -20,21 +29,42 @@ ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 cd "$ROOT"
 . "$ROOT/tests/lib/common.sh"
 . "$ROOT/tests/lib/sshd.sh"
+. "$ROOT/tests/lib/netproxy.sh"
 REPS=${FERRY_BENCH_REPS:-3}
+LINKS=${FERRY_BENCH_LINKS:-loopback wan100}
+# Debian's torch is for Debian's python, whatever python3 comes first.
+PY=/usr/bin/python3
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    sh "$ROOT/tests/deps.sh" python3-torch libopenblas0-pthread
+fi
+PAIRS=${XDG_CACHE_HOME:-$HOME/.cache}/ferry-bench/torch-pair-v1-$SIZE_MIB
+if [ ! -e "$PAIRS/done" ]; then
+    echo "making the checkpoint pairs ($SIZE_MIB MiB; once, kept in $PAIRS)"
+    rm -rf "$PAIRS"
+    mkdir -p "$PAIRS"
+    "$PY" "$BENCH_DIR/torch_pair.py" "$PAIRS" "$SIZE_MIB"
+    : >"$PAIRS/done"
+fi
 sshd_start
 
-D=$T/data
-for dt in BF16 F32; do
-    mkdir -p "$D/$dt"
-    python3 "$ROOT/tests/lib/ckpt_pair.py" "$D/$dt/step-1000.safetensors" \
-        "$D/$dt/step-2000.safetensors" perturbed "$SIZE_MIB" "$dt"
-done
-sync
+# pair_files PAIR: sets OLD and NEW, the older and newer save's names.
+pair_files() {
+    case $1 in
+    bf16) OLD=step-A.safetensors NEW=step-B.safetensors ;;
+    fp32) OLD=step-A.pth NEW=step-B.pth ;;
+    esac
+}
 
-# run_one TOOL SRC DEST: one push of SRC's newer save into DEST (which
-# holds the older one); sets SECS and WIRE.
+# run_one TOOL PAIR HOST: one push of PAIR's newer save into a fresh
+# destination that holds the older one; sets SECS and WIRE.
 run_one() {
-    local tool=$1 src=$2 dest=$3 t0 t1 opts=()
+    local tool=$1 src=$PAIRS/$2 dest=$T/dest t0 t1 opts=()
+    pair_files "$2"
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    cp -p "$src/$OLD" "$dest/"
+    sync
     case $tool in
     ferry) ;;
     ferry-never) opts=(--tensors=never) ;;
@@ -43,8 +73,8 @@ run_one() {
     t0=$(date +%s.%N)
     if [ "$tool" = rsync ]; then
         rsync -a --stats --fuzzy -e "ssh -F '$SSH_CONFIG'" \
-            "$src/step-2000.safetensors" "ferry-test:$dest/" >"$T/out" \
-            2>"$T/err" || { cat "$T/err"; fail "rsync failed"; }
+            "$src/" "$3:$dest/" >"$T/out" 2>"$T/err" ||
+            { cat "$T/err"; fail "rsync failed"; }
         t1=$(date +%s.%N)
         WIRE=$(( $(sed -n 's/^Total bytes sent: \([0-9,]*\).*/\1/p' \
             "$T/out" | tr -d ,) + $(sed -n \
@@ -52,33 +82,72 @@ run_one() {
             tr -d ,) ))
     else
         "$FERRY" push -F "$SSH_CONFIG" --agent "$AGENT" --json "${opts[@]}" \
-            "$src/" "ferry-test:$dest" >"$T/out" 2>"$T/err" ||
+            "$src/" "$3:$dest" >"$T/out" 2>"$T/err" ||
             { cat "$T/err"; fail "ferry failed"; }
         t1=$(date +%s.%N)
-        WIRE=$(( $(grep '"event":"summary"' "$T/out" |
-            sed -n 's/.*"bytes_wire":\([0-9]*\).*/\1/p') +
-            $(grep '"event":"summary"' "$T/out" |
-            sed -n 's/.*"bytes_wire_in":\([0-9]*\).*/\1/p') ))
+        WIRE=$(grep '"event":"summary"' "$T/out" |
+            sed -n 's/.*"bytes_wire":\([0-9]*\).*/\1/p')
     fi
     SECS=$(echo "$t1 - $t0" | bc -l)
-    cmp "$src/step-2000.safetensors" "$dest/step-2000.safetensors" ||
-        fail "$tool: the copy differs"
+    cmp "$src/$NEW" "$dest/$NEW" || fail "$tool: the copy differs"
 }
 
-printf '%-6s %-12s %9s %12s %7s\n' pair tool seconds wire ratio
-for dt in BF16 F32; do
-    size=$(stat -c %s "$D/$dt/step-2000.safetensors")
-    for tool in ferry ferry-never ferry-z rsync; do
-        : >"$T/times"
+TOOLS_RUN="ferry ferry-never ferry-z rsync"
+printf '%-9s %-5s %-12s %9s %12s %7s\n' link pair tool seconds wire ratio
+for link in $LINKS; do
+    case $link in
+    loopback) host=ferry-test ;;
+    wan100) proxy_start --rate 100 --delay-ms 1; host=ferry-proxy ;;
+    *) fail "FERRY_BENCH_LINKS: loopback or wan100, not $link" ;;
+    esac
+    for pair in bf16 fp32; do
+        pair_files "$pair"
+        size=$(stat -c %s "$PAIRS/$pair/$NEW")
+        for tool in $TOOLS_RUN; do : >"$T/times.$tool"; done
         for rep in $(seq 1 "$REPS"); do
-            rm -rf "$T/dest"
-            mkdir -p "$T/dest"
-            cp -p "$D/$dt/step-1000.safetensors" "$T/dest/"
-            run_one "$tool" "$D/$dt" "$T/dest"
-            echo "$SECS" >>"$T/times"
+            for tool in $TOOLS_RUN; do
+                run_one "$tool" "$pair" "$host"
+                echo "$SECS" >>"$T/times.$tool"
+                echo "$WIRE" >"$T/wire.$tool"
+            done
         done
-        med=$(sort -n "$T/times" | sed -n "$(( (REPS + 1) / 2 ))p")
-        printf '%-6s %-12s %9.3f %12d %7.3f\n' "$dt" "$tool" "$med" "$WIRE" \
-            "$(echo "$WIRE / $size" | bc -l)"
+        for tool in $TOOLS_RUN; do
+            med=$(sort -n "$T/times.$tool" | sed -n "$(( (REPS + 1) / 2 ))p")
+            wire=$(cat "$T/wire.$tool")
+            echo "$link $pair $tool $med $wire $size" >>"$T/rows"
+            printf '%-9s %-5s %-12s %9.3f %12d %7.3f\n' "$link" "$pair" \
+                "$tool" "$med" "$wire" "$(echo "$wire / $size" | bc -l)"
+        done
     done
+    [ "$link" = loopback ] || proxy_stop
 done
+
+# The aims: bytes on every link; time through the 100 Mbit/s link against
+# --tensors=never's time scaled by the bytes; time on loopback.
+echo
+awk -v reps="$REPS" '
+{ t[$1, $2, $3] = $4; w[$1, $2, $3] = $5; s[$1, $2] = $6; l[$1] = 1 }
+function say(what, ok) { printf "%-64s %s\n", what, ok ? "ok" : "MISSED" }
+END {
+    for (k in l) for (p = 0; p < 2; p++) {
+        pair = p ? "fp32" : "bf16"; aim = p ? 0.82 : 0.52
+        if (!((k, pair, "ferry") in w)) continue
+        r = w[k, pair, "ferry"] / s[k, pair]
+        say(sprintf("%s %s: %.3f of the file on the wire (at most %.2f)",
+            k, pair, r, aim), r <= aim)
+        # no more than -z's, but for a message's bytes per block
+        say(sprintf("%s %s: %d bytes, ferry -z %d (no more than 0.1%%)",
+            k, pair, w[k, pair, "ferry"], w[k, pair, "ferry-z"]),
+            w[k, pair, "ferry"] <= w[k, pair, "ferry-z"] * 1.001)
+        f = t[k, pair, "ferry"]; n = t[k, pair, "ferry-never"]
+        if (k == "wan100") {
+            lim = 1.1 * r * n
+            say(sprintf("%s %s: %.2f s, at most 1.1 x %.3f x %.2f s = %.2f",
+                k, pair, f, r, n, lim), f <= lim)
+        } else {
+            lim = n + (0.05 * n > 0.1 ? 0.05 * n : 0.1)
+            say(sprintf("%s %s: %.2f s, at most %.2f (never %.2f; %d runs)",
+                k, pair, f, lim, n, reps), f <= lim)
+        }
+    }
+}' "$T/rows"
