@@ -26,7 +26,7 @@
   gen.py tiny DIR COUNT SEED         COUNT files in directories of 1,000
                                      (dNNNN/fNNNNN): even ones empty, odd
                                      ones 1..64 seeded bytes (the million
-                                     files row of BENCHMARKS.md)
+                                     files row of docs/NOTES.md)
 """
 import hashlib
 import os
