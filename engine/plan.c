@@ -69,6 +69,7 @@ plan_make(struct manifest *mf, int live, uint32_t block_size,
     if (live)
         xfer_add(&x->st.totals_open, 1);
     p->block_size = block_size;
+    tensor_gov_init(&p->tgov);
     p->flags = flags;
     if ((p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids))) ==
         NULL || ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) !=

@@ -564,6 +564,7 @@ TEST(session_policy)
     char msg[64], *out;
     size_t i;
 
+    memset(&pol, 0, sizeof(pol));
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         check_note("case %zu", i);
         pol.home = cases[i].home;
