@@ -346,14 +346,6 @@ output_init(struct output *o, struct xfer *x)
     x->ev.ctx = o;
 }
 
-void
-output_current(struct output *o, const char *path)
-{
-    pthread_mutex_lock(&o->lock);
-    snprintf(o->current, sizeof(o->current), "%s", path ? path : "");
-    pthread_mutex_unlock(&o->lock);
-}
-
 static void
 fmt_duration(double s, char *out, size_t n)
 {

@@ -73,6 +73,9 @@ output_readback(struct xfer_stats *st, char *out, size_t n)
         (double)xfer_get(&st->readback_ns) / 1e9);
 }
 
+/* The files a run left unfinished (output_summary's rule). */
+static uint64_t output_files_left(struct xfer *x);
+
 void
 output_summary(struct output *o, const struct output_summary *s)
 {
@@ -187,7 +190,7 @@ output_summary(struct output *o, const struct output_summary *s)
     pthread_mutex_unlock(&o->lock);
 }
 
-uint64_t
+static uint64_t
 output_files_left(struct xfer *x)
 {
     struct xfer_stats *st = &x->st;
