@@ -128,12 +128,12 @@ $(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
 
 # The client's pure parsers, the retry policy and the progress line are
 # unit-tested too; the ssh*.o bring libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_opts.c \
-	client/cli_values.c client/help.c \
+UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
+	client/cli_opts.c client/cli_values.c client/help.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
-	client/retry.c client/remote.c client/transport.c client/watchlist.c \
-	client/packcli.c client/width.c)
+	client/output_summary.c client/retry.c client/remote.c \
+	client/transport.c client/watchlist.c client/packcli.c client/width.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
@@ -264,7 +264,8 @@ FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor vmanifest sshcfg \
 # libssh2 as well (tests/fuzz/fuzz_client.c).
 FUZZ_CLIENT_TARGETS := sshcfg known_hosts
 FUZZ_CLIENT_SRC := client/sshcfg.c client/ssh.c $(wildcard client/ssh_*.c) \
-	client/digest.c client/output.c $(ENGINE_SRC) tests/fuzz/fuzz_client.c
+	client/digest.c client/output.c client/output_summary.c $(ENGINE_SRC) \
+	tests/fuzz/fuzz_client.c
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined

@@ -1,4 +1,4 @@
-#include "output.h"
+#include "output_int.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,15 +20,15 @@
 /* An escaped message: each byte may become \xHH. */
 #define OUTPUT_ESC (4 * 1024 + 1)
 
-static uint64_t
-now_ns(void)
+uint64_t
+output_now_ns(void)
 {
     return uv_hrtime();
 }
 
 /* Clears the progress line so a message can take its place. Caller holds
  * the lock. */
-static void
+void
 output_clear_line(struct output *o)
 {
     if (o->line_drawn) {
@@ -338,20 +338,12 @@ output_init(struct output *o, struct xfer *x)
 {
     o->x = x;
     pthread_mutex_init(&o->lock, NULL);
-    o->t0_ns = now_ns();
+    o->t0_ns = output_now_ns();
     o->current[0] = '\0';
     x->ev.file = output_file;
     x->ev.problem = output_problem;
     x->ev.volume = output_volume;
     x->ev.ctx = o;
-}
-
-void
-output_current(struct output *o, const char *path)
-{
-    pthread_mutex_lock(&o->lock);
-    snprintf(o->current, sizeof(o->current), "%s", path ? path : "");
-    pthread_mutex_unlock(&o->lock);
 }
 
 static void
@@ -464,7 +456,7 @@ output_draw(struct output *o)
 {
     struct xfer_stats *st = &o->x->st;
     struct output_progress p;
-    uint64_t t = now_ns(), moved;
+    uint64_t t = output_now_ns(), moved;
     double dt = (double)(t - o->last_ns) / 1e9;
     char line[OUTPUT_ESC + 256];
 
@@ -686,188 +678,6 @@ output_stream(struct output *o, const char *action, unsigned stream,
     snprintf(tmp, sizeof(tmp), "stream %u %s (%u active): %s", stream,
         action, active, why);
     output_line(o, tmp, NULL, NULL);
-}
-
-/* "57.2 MiB: 28.1 MiB new, 29.1 MiB resumed" when more than new data
- * made up the files; "57.2 MiB" else. */
-static void
-output_breakdown(struct xfer_stats *st, char *out, size_t n)
-{
-    static const char *names[] = { "new", "resumed", "reused", "holes" };
-    uint64_t v[4];
-    char num[32];
-    size_t o, i;
-    int parts = 0;
-
-    v[0] = xfer_get(&st->bytes_literal);
-    v[1] = xfer_get(&st->resumed_bytes);
-    v[2] = xfer_get(&st->bytes_matched);
-    v[3] = xfer_get(&st->bytes_sparse);
-    text_bytes((double)xfer_get(&st->bytes_payload), num, sizeof(num));
-    o = (size_t)snprintf(out, n, "%s", num);
-    if (v[1] == 0 && v[2] == 0 && v[3] == 0)
-        return;
-    for (i = 0; i < 4 && o < n; i++) {
-        if (v[i] == 0)
-            continue;
-        text_bytes((double)v[i], num, sizeof(num));
-        o += (size_t)snprintf(out + o, n - o, "%s%s %s", parts++ ? ", " :
-            ": ", num, names[i]);
-    }
-}
-
-/* "; 64.0 MiB as tensor differences, 33.2 MiB saved" when checkpoints
- * went so, "" else. */
-static void
-output_tensors(struct xfer_stats *st, char *out, size_t n)
-{
-    uint64_t bytes = xfer_get(&st->bytes_tensor);
-    char num[32], saved[32];
-
-    out[0] = '\0';
-    if (bytes == 0)
-        return;
-    text_bytes((double)bytes, num, sizeof(num));
-    text_bytes((double)xfer_get(&st->bytes_tensor_saved), saved,
-        sizeof(saved));
-    snprintf(out, n, "; %s as tensor differences, %s saved", num, saved);
-}
-
-/* "; 29.1 MiB kept checked in 0.1 s" after a resume, "" else. */
-static void
-output_readback(struct xfer_stats *st, char *out, size_t n)
-{
-    uint64_t bytes = xfer_get(&st->readback_bytes);
-    char num[32];
-
-    out[0] = '\0';
-    if (bytes == 0)
-        return;
-    text_bytes((double)bytes, num, sizeof(num));
-    snprintf(out, n, "; %s kept checked in %.1f s", num,
-        (double)xfer_get(&st->readback_ns) / 1e9);
-}
-
-void
-output_summary(struct output *o, const struct output_summary *s)
-{
-    struct xfer_stats *st = &o->x->st;
-    double elapsed = (double)(now_ns() - o->t0_ns) / 1e9;
-    double moving = s->moving_s > 0 ? s->moving_s : elapsed;
-    uint64_t payload = xfer_get(&st->bytes_payload);
-    uint64_t moved = xfer_get(&st->bytes_moved);
-    uint64_t left = output_files_left(o->x);
-    char tmp[64], a[160], rate[32], check[64], lefts[48], tens[96];
-    struct buf b;
-    int r;
-
-    if (o->json) {
-        buf_init(&b, 1 << 16);
-        r = json_begin(&b, "summary");
-        if (r == 0)
-            r = json_kv_num(&b, "schema", OUTPUT_SCHEMA);
-        if (r == 0)
-            r = json_kv_raw(&b, "ok", s->ok ? "true" : "false");
-        if (r == 0)
-            r = json_kv_num(&b, "exit_code", (uint64_t)s->exit_code);
-        if (r == 0)
-            r = json_kv_num(&b, "files_total", xfer_get(&st->files_total));
-        if (r == 0)
-            r = json_kv_num(&b, "files_sent", xfer_get(&st->files_sent));
-        if (r == 0)
-            r = json_kv_num(&b, "files_skipped",
-                xfer_get(&st->files_skipped));
-        if (r == 0)
-            r = json_kv_num(&b, "files_failed", xfer_get(&st->files_failed));
-        if (r == 0)
-            r = json_kv_num(&b, "files_left", left);
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_total", xfer_get(&st->bytes_total));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_payload", payload);
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_literal",
-                xfer_get(&st->bytes_literal));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_matched",
-                xfer_get(&st->bytes_matched));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_sparse", xfer_get(&st->bytes_sparse));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_compressed_saved",
-                xfer_get(&st->bytes_compressed));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_tensor", xfer_get(&st->bytes_tensor));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_tensor_saved",
-                xfer_get(&st->bytes_tensor_saved));
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_wire", s->bytes_wire_out);
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_wire_in", s->bytes_wire_in);
-        if (r == 0)
-            r = json_kv_num(&b, "streams", s->streams);
-        snprintf(tmp, sizeof(tmp), "%.3f", elapsed);
-        if (r == 0)
-            r = json_kv_raw(&b, "elapsed_s", tmp);
-        snprintf(tmp, sizeof(tmp), "%.3f", moving);
-        if (r == 0)
-            r = json_kv_raw(&b, "moving_s", tmp);
-        if (r == 0)
-            r = json_kv_num(&b, "bytes_moved", moved);
-        if (r == 0)
-            r = json_kv_num(&b, "resumed_bytes",
-                xfer_get(&st->resumed_bytes));
-        if (r == 0)
-            r = json_kv_num(&b, "readback_bytes",
-                xfer_get(&st->readback_bytes));
-        snprintf(tmp, sizeof(tmp), "%.3f",
-            (double)xfer_get(&st->readback_ns) / 1e9);
-        if (r == 0)
-            r = json_kv_raw(&b, "readback_s", tmp);
-        if (r == 0)
-            r = json_kv_num(&b, "retries", (uint64_t)s->retries);
-        if (r == 0 && o->x->kept_known)
-            r = json_kv_num(&b, "kept_files", o->x->kept_files);
-        if (r == 0 && o->x->kept_known)
-            r = json_kv_num(&b, "kept_bytes", o->x->kept_bytes);
-        if (r == 0)
-            r = json_kv_str(&b, "error", s->error);
-        if (r == 0)
-            r = output_json_command(&b);
-        output_json_emit(o, &b, r);
-    }
-    /* A failure before the transfer got under way is its error line
-     * alone. */
-    if (o->quiet || o->json || (!s->ok && !s->began))
-        return;
-    output_breakdown(st, a, sizeof(a));
-    output_readback(st, check, sizeof(check));
-    output_tensors(st, tens, sizeof(tens));
-    text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
-        sizeof(rate));
-    lefts[0] = '\0';
-    if (left > 0)
-        snprintf(lefts, sizeof(lefts), ", %" PRIu64 " left", left);
-    pthread_mutex_lock(&o->lock);
-    output_clear_line(o);
-    fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
-        "%" PRIu64 " failed%s, in %.1f s (%s/s)%s%s\n",
-        xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
-        xfer_get(&st->files_skipped), xfer_get(&st->files_failed), lefts,
-        elapsed, rate, tens, check);
-    pthread_mutex_unlock(&o->lock);
-}
-
-uint64_t
-output_files_left(struct xfer *x)
-{
-    struct xfer_stats *st = &x->st;
-    uint64_t done = xfer_get(&st->files_sent) +
-        xfer_get(&st->files_skipped) + xfer_get(&st->files_failed);
-    uint64_t total = xfer_get(&st->files_total);
-
-    return total > done ? total - done : 0;
 }
 
 void

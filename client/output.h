@@ -59,13 +59,6 @@ void output_start(struct output *o, uv_loop_t *loop);
 void output_scanning(struct output *o, uint64_t entries, uint64_t bytes);
 void output_stop(struct output *o);
 
-/*
- * The file being transferred now, shown at the end of the progress line
- * (escaped, shortened in the middle to fit); NULL when none. Copied; may
- * be called from any thread.
- */
-void output_current(struct output *o, const char *path);
-
 /* One line on stderr and an "error" event with "fatal": true, for the
  * problem that ends the run. where names the host or path, or is NULL
  * when text names it already. Call output_summary after it. */
@@ -128,8 +121,6 @@ void output_stream(struct output *o, const char *action, unsigned stream,
  * fatal error, a lost link it gave up on, Ctrl-C) never finished.
  */
 void output_summary(struct output *o, const struct output_summary *s);
-/* The files a run left unfinished (output_summary's rule). */
-uint64_t output_files_left(struct xfer *x);
 
 /*
  * After the summary of a transfer that stopped: one line saying what the

@@ -283,6 +283,9 @@ remote_probe_arch(struct remote_agent *a, struct ssh_conn *ssh,
     return 0;
 }
 
+/* "x86_64", "aarch64". */
+static const char *remote_arch_name(enum remote_arch arch);
+
 int
 remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
     const char *where, char *msg, size_t msglen)
@@ -324,7 +327,7 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
     return 0;
 }
 
-const char *
+static const char *
 remote_arch_name(enum remote_arch arch)
 {
     return arch == REMOTE_AARCH64 ? "aarch64" : "x86_64";

@@ -42,9 +42,6 @@ void remote_agent_init(struct remote_agent *a, const struct cli *cli);
 /* 1 when some agent build could be uploaded. */
 int remote_agent_can_upload(const struct remote_agent *a);
 
-/* "x86_64", "aarch64". */
-const char *remote_arch_name(enum remote_arch arch);
-
 /*
  * The command that starts the agent remotely: the agent uploaded in this
  * run (after a bootstrap), else --agent PATH, else one uploaded earlier

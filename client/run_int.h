@@ -1,8 +1,10 @@
 /*
- * run_int.h: what the two halves of a run share (private to client/
- * ferry.c and client/run_prepare.c; the interface is run.h).
+ * run_int.h: what the pieces of a run share (private to client/
+ * ferry.c, client/run_ssh.c and client/run_prepare.c; the interface is
+ * run.h).
  *
- *   ferry.c        the run: setup, SSH, attempts and retries, the end
+ *   ferry.c        the run: attempts and retries, the end
+ *   run_ssh.c      its SSH: the config, stream 0's libssh2 session
  *   run_prepare.c  before the first attempt: a push's scan (beside
  *                  stream 0's login) and plan, a pull's destination
  */
@@ -98,6 +100,15 @@ run_host(const struct run *rn)
 {
     return rn->cli->remote.local ? "local" : rn->cli->remote.host;
 }
+
+/* run_ssh.c */
+
+/* Finds the agent to upload and resolves the SSH settings. */
+int run_setup(struct run *rn, char *msg, size_t msglen);
+/* Opens the libssh2 session, if that is the transport and none is open. */
+int run_ssh_open(struct run *rn, char *msg, size_t msglen);
+/* Closes it, and the streams started beside its login. */
+void run_ssh_close(struct run *rn);
 
 /* run_prepare.c */
 

@@ -44,7 +44,13 @@ static int ssh_once_err;
  * streams) never prompt, so an unattended retry cannot wait on one. */
 static atomic_int ssh_logged_in;
 
-void
+/*
+ * Interrupts this module for the rest of the process: a connect, prompt,
+ * pump or close in progress ends at once with FERRY_ERR_INTERRUPTED, and
+ * so does every later one. Async-signal-safe; ssh_global_init() makes the
+ * SIGINT and SIGTERM handlers call it.
+ */
+static void
 ssh_interrupt(void)
 {
     int saved = errno;
@@ -198,7 +204,12 @@ ssh_last_error(struct ssh_conn *c)
     return msg != NULL ? msg : "unknown error";
 }
 
-int
+/*
+ * Waits until the socket is ready in the directions the session is
+ * blocked on. Returns 0, FERRY_ERR_INTERRUPTED, FERRY_ERR_TIMEOUT (past
+ * deadline, in ssh_now_ms() time) or -errno.
+ */
+static int
 ssh_wait(struct ssh_conn *c, int64_t deadline)
 {
     struct pollfd p[2];
@@ -442,6 +453,10 @@ ssh_conn_fail(struct ssh_conn *c, int r, char *err, size_t errlen)
     return r;
 }
 
+/* The round trip a TCP connect of tcp_ms and a handshake of handshake_ms
+ * (the connect included) imply. */
+static uint64_t ssh_rtt_of_handshake(uint64_t tcp_ms, uint64_t handshake_ms);
+
 int
 ssh_conn_begin(const struct ssh_conn_opts *o, struct ssh_conn **out,
     char *err, size_t errlen)
@@ -510,7 +525,7 @@ ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
     return 0;
 }
 
-uint64_t
+static uint64_t
 ssh_rtt_of_handshake(uint64_t tcp_ms, uint64_t handshake_ms)
 {
     uint64_t kex = handshake_ms > tcp_ms ? handshake_ms - tcp_ms : 0;

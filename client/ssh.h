@@ -17,8 +17,9 @@
  * handshake and login share ConnectTimeout (time at a prompt is the
  * user's and does not count), the pump ends when the remote side ends,
  * when the link is dead, or 10 s after the engine is done, and closing
- * takes at most 2 s (none after an interrupt). After ssh_interrupt() every
- * call in progress or to come returns FERRY_ERR_INTERRUPTED quickly.
+ * takes at most 2 s (none after an interrupt). After SIGINT or SIGTERM
+ * (ssh_global_init) every call in progress or to come returns
+ * FERRY_ERR_INTERRUPTED quickly.
  *
  * Prompts (host key, passphrase) go to /dev/tty and only on the first
  * connection of the process; a passphrase typed there is kept in memory
@@ -67,15 +68,7 @@ struct ssh_conn_opts {
  */
 int ssh_global_init(void) FERRY_WUR;
 
-/*
- * Interrupts this module for the rest of the process: a connect, prompt,
- * pump or close in progress ends at once with FERRY_ERR_INTERRUPTED, and
- * so does every later one. Async-signal-safe; ssh_global_init() makes the
- * SIGINT and SIGTERM handlers call it.
- */
-void ssh_interrupt(void);
-
-/* 1 once ssh_interrupt() has run. */
+/* 1 once SIGINT or SIGTERM interrupted this module (ssh_global_init). */
 int ssh_interrupted(void);
 
 /*
@@ -129,10 +122,6 @@ int ssh_conn_open(struct ssh_conn_opts *o, struct ssh_conn **out,
  * login implies), 0 short, -1 nothing.
  */
 int ssh_login_link(uint64_t ms, uint64_t auth_ms);
-
-/* The round trip a TCP connect of tcp_ms and a handshake of handshake_ms
- * (the connect included) imply. */
-uint64_t ssh_rtt_of_handshake(uint64_t tcp_ms, uint64_t handshake_ms);
 
 /* What c knows of its link: the round trip (the handshake's estimate,
  * then a channel open's own), the window the peer grants us and the one

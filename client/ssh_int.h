@@ -88,13 +88,6 @@ int ssh_conn_finish(struct ssh_conn_opts *o, struct ssh_conn *c, char *err,
  * run, for poll() sets. */
 int ssh_intr_fd(void);
 
-/*
- * Waits until the socket is ready in the directions the session is
- * blocked on. Returns 0, FERRY_ERR_INTERRUPTED, FERRY_ERR_TIMEOUT (past
- * deadline, in ssh_now_ms() time) or -errno.
- */
-int ssh_wait(struct ssh_conn *c, int64_t deadline) FERRY_WUR;
-
 /* For the loop above: 1 to repeat the call (it said EAGAIN and the socket
  * is ready), else 0, with c->wait_err set when the wait failed. */
 int ssh_again(struct ssh_conn *c, int rc);

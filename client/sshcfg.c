@@ -23,7 +23,8 @@ extern char **environ;
 #define SSHCFG_MAX_OUTPUT (1u << 20)
 #define SSHCFG_MAX_VALUE 4096
 
-char *
+/* "~/x" -> "$HOME/x" (new string). */
+static char *
 sshcfg_expand_home(const char *path)
 {
     const char *home = getenv("HOME");

@@ -96,7 +96,4 @@ int sshcfg_cpu_aes_fast(void);
 
 void sshcfg_cleanup(struct sshcfg *c);
 
-/* "~/x" -> "$HOME/x" (new string). */
-char *sshcfg_expand_home(const char *path);
-
 #endif

@@ -102,8 +102,6 @@ int watch_look(struct watch_table *t, const struct manifest *m) FERRY_WUR;
  * out (room for t->n). Returns how many. */
 size_t watch_ready(const struct watch_table *t, int keep,
     struct watch_unit **out);
-/* Whether u may be pulled now (the rules above), pulled or not. */
-int watch_unit_ready(const struct watch_table *t, const struct watch_unit *u);
 /* 1 once for a version of u that is a known format cut short and that
  * no writer holds (seen so twice): it will not be pulled as it is. */
 int watch_unit_incomplete(struct watch_unit *u);

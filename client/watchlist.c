@@ -415,6 +415,9 @@ watch_unit_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Whether u may be pulled now (the rules above), pulled or not. */
+static int watch_unit_ready(const struct watch_table *t, const struct watch_unit *u);
+
 size_t
 watch_ready(const struct watch_table *t, int keep, struct watch_unit **out)
 {
@@ -438,7 +441,7 @@ watch_ready(const struct watch_table *t, int keep, struct watch_unit **out)
     return k;
 }
 
-int
+static int
 watch_unit_ready(const struct watch_table *t, const struct watch_unit *u)
 {
     unsigned settle = t->settle > 0 ? t->settle : 1;

@@ -276,12 +276,6 @@ hash_file_pending(const struct hash_file *hf)
     return hf->pend_len;
 }
 
-int
-hash_file_complete(const struct hash_file *hf)
-{
-    return hf->next == hf->nblocks;
-}
-
 void
 hash_file_final(struct hash_file *hf, struct hash128 *out)
 {

@@ -63,8 +63,6 @@ int hash_file_put(struct hash_file *hf, uint64_t index,
     const struct hash128 *block, size_t max_pending) FERRY_WUR;
 /* Blocks added that wait for the ones before them. */
 size_t hash_file_pending(const struct hash_file *hf);
-/* 1 when every block of the file was added. */
-int hash_file_complete(const struct hash_file *hf);
 /* The file hash; only meaningful once complete. */
 void hash_file_final(struct hash_file *hf, struct hash128 *out);
 

@@ -70,12 +70,6 @@ delta_index_free(struct delta_index *ix)
     xfree(ix);
 }
 
-uint64_t
-delta_index_basis_size(const struct delta_index *ix)
-{
-    return ix->basis_size;
-}
-
 uint32_t
 delta_index_piece(const struct delta_index *ix)
 {

@@ -83,7 +83,6 @@ void delta_sign_zero(size_t len, uint8_t *q);
 struct delta_index *delta_index_new(uint64_t basis_size, uint32_t sig_block);
 void delta_index_free(struct delta_index *ix);
 
-uint64_t delta_index_basis_size(const struct delta_index *ix);
 uint32_t delta_index_piece(const struct delta_index *ix);
 uint64_t delta_index_npieces(const struct delta_index *ix);
 

@@ -153,6 +153,10 @@ dest_write_parent_close(struct dest_write_parent *c)
     dest_write_parent_init(c);
 }
 
+/* For a staged file whose metadata stays as made: where there is no
+ * syncfs its own fsync (elsewhere the commit's sync covers it). */
+static int dest_write_durable(int fd) FERRY_WUR;
+
 int
 dest_write_seal(int fd, uint32_t mode, int64_t mtime_sec,
     uint32_t mtime_nsec)
@@ -166,7 +170,7 @@ dest_write_seal(int fd, uint32_t mode, int64_t mtime_sec,
     return dest_write_durable(fd);
 }
 
-int
+static int
 dest_write_durable(int fd)
 {
 #ifdef __linux__

@@ -91,9 +91,6 @@ struct dest_write_parent {
  * dest_write_durable. */
 int dest_write_seal(int fd, uint32_t mode, int64_t mtime_sec,
     uint32_t mtime_nsec) FERRY_WUR;
-/* For a staged file whose metadata stays as made: where there is no
- * syncfs its own fsync (elsewhere the commit's sync covers it). */
-int dest_write_durable(int fd) FERRY_WUR;
 
 /* One file, written as tmp in dirfd through fd (closed here, always),
  * committed as name in dirfd by the rules of a batch: for the files of a

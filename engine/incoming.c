@@ -466,7 +466,7 @@ incoming_data_file(struct incoming *in, uint32_t id, int *r)
 }
 
 /* Block index of f resolved with hash h. */
-int
+static int
 incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
     const struct hash128 *h)
 {

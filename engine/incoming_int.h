@@ -164,9 +164,6 @@ struct rfile *incoming_data_file(struct incoming *in, uint32_t id, int *r);
 enum { INCOMING_AS_BLOCK, INCOMING_AS_DELTA, INCOMING_AS_TENSOR };
 int incoming_block_frame(struct incoming *in, uint32_t id, uint64_t offset,
     uint32_t raw_len, int as, struct rfile **fp, uint64_t *index) FERRY_WUR;
-/* Block index of f resolved with hash h (per-block state made). */
-int incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
-    const struct hash128 *h) FERRY_WUR;
 /* Block index of f arrived (len bytes, hash h, NULL data for zeros):
  * resolved, written and journaled, and the file committed when it was
  * the last. */
@@ -233,7 +230,6 @@ int incoming_table_mark_wanted(struct incoming *in, uint32_t id) FERRY_WUR;
 int incoming_table_was_wanted(const struct incoming *in, uint32_t id);
 /* Ids answered from a volume of stream 0 in this attempt. */
 int incoming_table_mark_vol0(struct incoming *in, uint32_t id) FERRY_WUR;
-int incoming_table_was_vol0(const struct incoming *in, uint32_t id);
 
 /* incoming_verify.c */
 

@@ -115,7 +115,7 @@ incoming_table_mark_vol0(struct incoming *in, uint32_t id)
     return in_bit_set(&in->vol0, &in->vol0_cap, id);
 }
 
-int
+static int
 incoming_table_was_vol0(const struct incoming *in, uint32_t id)
 {
     return in_bit_has(in->vol0, in->vol0_cap, id);

@@ -1,7 +1,8 @@
 /*
  * plan_int.h: the state the pieces of the plan share (private to
  * engine/plan*.c; the interface is plan.h). plan.c offers entries and
- * runs the queue; plan_delta.c keeps the receivers' basis signatures.
+ * takes the answers; plan_work.c runs the queue and the streams' runs;
+ * plan_delta.c keeps the receivers' basis signatures.
  */
 #ifndef FERRY_ENGINE_PLAN_INT_H
 #define FERRY_ENGINE_PLAN_INT_H
@@ -136,12 +137,20 @@ int plan_file_add(struct plan *p, struct pfile *f) FERRY_WUR;
 /* Takes file id out of the table (not freed), if it is there. */
 void plan_file_remove(struct plan *p, uint32_t id);
 
+void plan_work_free(struct plan_work *w);
+/* Progress for entry id, remembered while it is in flight so a restart
+ * can take it back (a finished entry's stays). */
+void plan_count(struct plan *p, uint32_t id, uint64_t n);
+
+/* plan_work.c */
+
 /* Appends runs covering [first, first + count) of file id (a delta
  * file's runs to send wait in its parking while its basis is not
  * described). */
 int plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
     uint64_t count, const uint8_t *theirs) FERRY_WUR;
-void plan_work_free(struct plan_work *w);
+/* Puts file id in the ready ring once all its blocks are settled. */
+void plan_make_ready(struct plan *p, uint32_t id);
 
 /* plan_delta.c */
 

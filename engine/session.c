@@ -72,6 +72,10 @@ session_agent_join(struct session *first)
     return s;
 }
 
+/* Stops and waits for the scan sc, then frees it (after the plan, which
+ * borrows its manifest). */
+static void session_scan_end(struct session_scan *sc);
+
 static void session_scan_stop(struct session_scan *sc);
 
 void
@@ -133,12 +137,6 @@ int
 session_running(const struct session *s)
 {
     return s->state == S_RUN;
-}
-
-unsigned
-session_stream(const struct session *s)
-{
-    return s->stream;
 }
 
 void *
@@ -328,7 +326,10 @@ session_scan_run(void *arg)
     return NULL;
 }
 
-int
+/* Starts the scan of a pull's sources, l (taken), on a thread of its own
+ * into a live manifest (manifest.h), and makes the plan on it: the
+ * client said with PROTO_CAP_LIVE that it needs no totals first. */
+static int
 session_scan_live(struct session *s, struct session_paths *l,
     struct plan **plan)
 {
@@ -367,7 +368,7 @@ session_scan_stop(struct session_scan *sc)
     }
 }
 
-void
+static void
 session_scan_end(struct session_scan *sc)
 {
     if (sc == NULL)

@@ -117,8 +117,6 @@ const uint8_t *session_transfer_id(const struct session *s);
 const uint8_t *session_transfer_key(const struct session *s);
 /* 1 once the handshake is over and the role runs. */
 int session_running(const struct session *s);
-/* The stream a session carries (0 for the one that opened). */
-unsigned session_stream(const struct session *s);
 /* The role a session runs (its sender or receiver), or NULL. */
 void *session_role(const struct session *s);
 /* 1 if the session's role sends (a pull's agent, a push's client). */

@@ -74,14 +74,6 @@ int session_resolve(struct session *s, uint8_t op, const struct msg_str *p,
 /* Local paths to scan (owned). */
 struct session_paths;
 
-/* Starts the scan of a pull's sources, l (taken), on a thread of its own
- * into a live manifest (manifest.h), and makes the plan on it: the
- * client said with PROTO_CAP_LIVE that it needs no totals first. */
-int session_scan_live(struct session *s, struct session_paths *l,
-    struct plan **plan) FERRY_WUR;
-/* Stops and waits for it, then frees it (after the plan, which borrows
- * its manifest). */
-void session_scan_end(struct session_scan *sc);
 struct session_paths {
     char **v;
     size_t n, cap;
@@ -101,10 +93,6 @@ int session_top_clash(struct session *s, const struct session_paths *l)
 /* Scans each path of l into mf. */
 int session_scan_paths(struct manifest *mf, const struct session_paths *l)
     FERRY_WUR;
-/* Both, for one source; a LIST's glob that matches nothing is a NOTICE
- * (ENOENT, "no match") in mf. */
-int session_scan_source(struct session *s, uint8_t op,
-    const struct msg_str *p, struct manifest *mf) FERRY_WUR;
 
 /* KEEP: the set paths[1] stored in the directory paths[0] (volkeep.h),
  * answered with OPEN_OK. */

@@ -129,7 +129,9 @@ session_scan_paths(struct manifest *mf, const struct session_paths *l)
     return r;
 }
 
-int
+/* Both, for one source; a LIST's glob that matches nothing is a NOTICE
+ * (ENOENT, "no match") in mf. */
+static int
 session_scan_source(struct session *s, uint8_t op, const struct msg_str *p,
     struct manifest *mf)
 {

@@ -222,7 +222,8 @@ fail:
 
 /* OPEN */
 
-int
+/* A power of two in [PROTO_MIN_BLOCK, PROTO_MAX_BLOCK]. */
+static int
 msg_block_size_valid(uint32_t bs)
 {
     return bs >= PROTO_MIN_BLOCK && bs <= PROTO_MAX_BLOCK &&

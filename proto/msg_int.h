@@ -20,8 +20,6 @@ int msg_put_str(struct buf *b, const struct msg_str *s, size_t max)
 int msg_put_hash(struct buf *b, const struct hash128 *h) FERRY_WUR;
 int msg_get_str(struct rd *r, size_t max, struct msg_str *s) FERRY_WUR;
 int msg_get_hash(struct rd *r, struct hash128 *h) FERRY_WUR;
-/* A power of two in [PROTO_MIN_BLOCK, PROTO_MAX_BLOCK]. */
-int msg_block_size_valid(uint32_t bs);
 
 /*
  * Field codecs: a message whose payload is fixed fields and str16s is a
