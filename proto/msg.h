@@ -1,5 +1,5 @@
 /*
- * msg.h: protocol v2 messages, one encode/decode pair each (msg.c for the
+ * msg.h: the protocol's messages, one encode/decode pair each (msg.c for the
  * session's messages, msg_file.c for entries and file data).
  *
  * Encoders append one whole frame to a buf. Decoders take a frame payload,
