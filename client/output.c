@@ -238,11 +238,38 @@ output_name(const struct output *o, enum xfer_side side, const char *path,
         path, out, n);
 }
 
+/* The " (..)" after a file's name at -v: what delta reused, what coding
+ * its tensors saved; nothing for a file sent plainly. */
+static void
+output_file_how(const struct xfer_file_counts *n, char out[192])
+{
+    const size_t len = 192;
+    char lit[32], mat[32], ten[32], saved[32];
+
+    out[0] = '\0';
+    if (n == NULL)
+        return;
+    text_bytes((double)n->literal, lit, sizeof(lit));
+    text_bytes((double)n->matched, mat, sizeof(mat));
+    text_bytes((double)n->tensor, ten, sizeof(ten));
+    text_bytes((double)n->tensor_saved, saved, sizeof(saved));
+    if (n->matched > 0 && n->tensor > 0)
+        snprintf(out, len, " (%s sent, %s reused; %s as tensor "
+            "differences, %s saved)", lit, mat, ten, saved);
+    else if (n->matched > 0)
+        snprintf(out, len, " (%s sent, %s reused)", lit, mat);
+    else if (n->tensor > 0)
+        snprintf(out, len, " (%s as tensor differences, %s saved)", ten,
+            saved);
+}
+
 static void
 output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
-    uint64_t literal, uint64_t matched)
+    const struct xfer_file_counts *n)
 {
     struct output *o = ctx;
+    uint64_t matched = n != NULL ? n->matched : 0,
+        tensor = n != NULL ? n->tensor : 0;
     struct buf b;
 
     if (o->json) {
@@ -251,8 +278,13 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
             json_kv_str(&b, "path", path) == 0 &&
             json_kv_str(&b, "action", action) == 0 &&
             json_kv_num(&b, "bytes", bytes) == 0 &&
-            (matched == 0 || (json_kv_num(&b, "bytes_literal", literal) == 0 &&
-            json_kv_num(&b, "bytes_matched", matched) == 0))) ? 0 : -1);
+            (matched + tensor == 0 ||
+            json_kv_num(&b, "bytes_literal", n->literal) == 0) &&
+            (matched == 0 ||
+            json_kv_num(&b, "bytes_matched", matched) == 0) &&
+            (tensor == 0 || (json_kv_num(&b, "bytes_tensor", tensor) == 0 &&
+            json_kv_num(&b, "bytes_tensor_saved", n->tensor_saved) == 0))) ?
+            0 : -1);
         /* Sent means committed: in place under its name, durable. */
         if (strcmp(action, "sent") == 0) {
             buf_init(&b, 1 << 16);
@@ -261,23 +293,13 @@ output_file(void *ctx, const char *path, const char *action, uint64_t bytes,
                 json_kv_num(&b, "bytes", bytes) == 0) ? 0 : -1);
         }
     } else if (o->verbose >= 1 && strcmp(action, "sent") == 0) {
-        char esc[OUTPUT_ESC];
+        char esc[OUTPUT_ESC], how[192];
 
+        output_file_how(n, how);
         pthread_mutex_lock(&o->lock);
         output_clear_line(o);
-        if (matched > 0) {
-            char lit[32], mat[32];
-
-            /* What delta saved: sent as data, and built from the
-             * destination's older copy. */
-            text_bytes((double)literal, lit, sizeof(lit));
-            text_bytes((double)matched, mat, sizeof(mat));
-            fprintf(stderr, "%s (%s sent, %s reused)\n", text_escape(path,
-                strlen(path), esc, sizeof(esc)), lit, mat);
-        } else {
-            fprintf(stderr, "%s\n", text_escape(path, strlen(path), esc,
-                sizeof(esc)));
-        }
+        fprintf(stderr, "%s%s\n", text_escape(path, strlen(path), esc,
+            sizeof(esc)), how);
         pthread_mutex_unlock(&o->lock);
     }
 }

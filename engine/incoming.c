@@ -172,7 +172,7 @@ incoming_skipped(struct incoming *in, const char *path, uint64_t size)
     if (pathset_add(&in->done, path)) {
         xfer_add(&in->x->st.files_skipped, 1);
         xfer_add(&in->x->st.bytes_done, size);
-        xfer_file(in->x, path, "skipped", size, 0, 0);
+        xfer_file(in->x, path, "skipped", size, NULL);
     }
 }
 
@@ -362,13 +362,12 @@ incoming_committed(void *ctx, struct dest_staged *s)
     } else {
         xfer_add(&in->x->st.files_sent, 1);
         xfer_add(&in->x->st.bytes_payload, f->size);
-        xfer_add(&in->x->st.bytes_literal, f->n_literal);
-        xfer_add(&in->x->st.bytes_sparse, f->n_sparse);
-        xfer_add(&in->x->st.resumed_bytes, f->n_resumed);
-        xfer_add(&in->x->st.bytes_matched, f->n_matched);
+        xfer_add(&in->x->st.bytes_literal, f->n.literal);
+        xfer_add(&in->x->st.bytes_sparse, f->n.sparse);
+        xfer_add(&in->x->st.resumed_bytes, f->n.resumed);
+        xfer_add(&in->x->st.bytes_matched, f->n.matched);
         (void)pathset_add(&in->done, s->path);
-        xfer_file(in->x, s->path, "sent", f->size, f->n_literal,
-            f->n_matched);
+        xfer_file(in->x, s->path, "sent", f->size, &f->n);
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }
@@ -599,10 +598,10 @@ incoming_block(struct incoming *in, const struct msg_block *m,
     if (!hash_equal(&h, &m->hash) && f->failed == 0)
         f->failed = FERRY_ERR_HASH_MISMATCH;
     if (zero) {
-        f->n_sparse += m->raw_len;
+        f->n.sparse += m->raw_len;
         xfer_add(&in->x->st.bytes_spared, m->raw_len);
     } else {
-        f->n_literal += m->raw_len;
+        f->n.literal += m->raw_len;
         xfer_add(&in->x->st.bytes_moved, m->raw_len);
     }
     return incoming_settle_block(in, f, index, zero ? NULL : data,
@@ -649,7 +648,7 @@ incoming_match(struct incoming *in, const struct msg_match *m,
         if ((r = incoming_resolve(in, f, i, h)) != 0)
             return r;
         len = incoming_block_len(in, f, i);
-        f->n_resumed += len;
+        f->n.resumed += len;
         f->counted += len;
         xfer_add(&in->x->st.bytes_done, len);
         xfer_add(&in->x->st.bytes_spared, len);
@@ -725,6 +724,7 @@ incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     struct buf *out)
 {
     struct rfile *f = incoming_table_find(in, id);
+    struct xfer_file_counts n = { 0, 0, 0, 0, 0, 0 };
     int r;
 
     /* Given back meanwhile (its stream taken as lost): answered when its
@@ -739,7 +739,8 @@ incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     xfer_add(&in->x->st.bytes_moved, f->size);
     xfer_add(&in->x->st.bytes_done, f->size - f->counted);
     (void)pathset_add(&in->done, f->path);
-    xfer_file(in->x, f->path, "sent", f->size, f->size, 0);
+    n.literal = f->size;
+    xfer_file(in->x, f->path, "sent", f->size, &n);
     in->sum.files_committed++;
     in->sum.bytes_written += f->size;
     in_drop(in, f, PARTIAL_DISCARD);

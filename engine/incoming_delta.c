@@ -702,8 +702,8 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
         /* Kept signatures that led here are of no more use. */
         keptsig_forget(in->ks, &f->basis_st);
     }
-    f->n_matched += copied;
-    f->n_literal += m->raw_len - copied;
+    f->n.matched += copied;
+    f->n.literal += m->raw_len - copied;
     xfer_add(&in->x->st.bytes_moved, m->raw_len - copied);
     xfer_add(&in->x->st.bytes_spared, copied);
     return incoming_settle_built(in, f, index, buf, m->raw_len, &h, m, out);

@@ -49,7 +49,8 @@ struct rfile {
     unsigned packed_by;       /* stream + 1 whose volume holds it, or 0 */
     unsigned via;             /* RF_VIA_*: how its data came so far */
     struct hash128 end_hash;
-    uint64_t n_literal, n_sparse, n_resumed, counted;
+    struct xfer_file_counts n;
+    uint64_t counted;
     struct rfile *vnext;      /* the read-back queue */
     /* Delta (incoming_delta.c): the basis, while delta is set. */
     int delta;
@@ -62,7 +63,6 @@ struct rfile {
      * part, or all; parked: off the signing queue, waiting for it. */
     uint64_t sign_until;
     int sign_parked, go_seen;
-    uint64_t n_matched;
     struct stat basis_st;
     /* The basis's signatures (npieces x DELTA_SIG_LEN), held until the
      * file is settled so that the pieces a DELTA copies whole need not be

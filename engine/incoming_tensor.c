@@ -255,7 +255,9 @@ incoming_tensor(struct incoming *in, const struct msg_tensor *m,
      * against (it changed here, or its hash lied). */
     if (!hash_equal(&h, &m->hash) && f->failed == 0)
         f->failed = FERRY_ERR_CHANGED;
-    f->n_literal += m->raw_len;
+    f->n.literal += m->raw_len;
+    f->n.tensor += m->raw_len;
+    f->n.tensor_saved += m->raw_len - m->body_len;
     xfer_add(&in->x->st.bytes_moved, m->raw_len);
     xfer_add(&in->x->st.bytes_tensor, m->raw_len);
     xfer_add(&in->x->st.bytes_tensor_saved, m->raw_len - m->body_len);

@@ -248,8 +248,10 @@ ended_cmp(const void *a, const void *b)
 static struct plan_ended *
 ended_before_find(const struct plan *p, uint32_t id)
 {
-    struct plan_ended key = { id, 0, 0, 0, 0 };
+    struct plan_ended key;
 
+    memset(&key, 0, sizeof(key));
+    key.id = id;
     return p->nended_before == 0 ? NULL : bsearch(&key, p->ended_before,
         p->nended_before, sizeof(key), ended_cmp);
 }
@@ -278,10 +280,7 @@ ended_before_add(struct plan *p, const struct pfile *f)
         r = &p->ended_before[p->nended_before++];
     }
     r->id = f->id;
-    r->n_literal = f->n_literal;
-    r->n_sparse = f->n_sparse;
-    r->n_resumed = f->n_resumed;
-    r->n_matched = f->n_matched;
+    r->n = f->n;
 }
 
 void
@@ -459,7 +458,7 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta, int tensor)
         /* Its data and end come in a volume: finished once FILE_DONE
          * is, its bytes counted once packed (plan_file_packed). */
         f->packed = f->ready = f->ended = 1;
-        f->n_literal = e->size;
+        f->n.literal = e->size;
         xfer_add(&p->x->st.bytes_packed, e->size);
         p->est[id] = E_ENDED;
         return 0;
@@ -501,7 +500,7 @@ plan_file_unpack(struct plan *p, uint32_t id)
         return;
     }
     f->packed = f->ready = f->ended = 0;
-    f->n_literal = 0;
+    f->n.literal = 0;
     xfer_sub(&p->x->st.bytes_packed, manifest_entry(p->mf, id)->size);
     p->est[id] = E_WANTED;
     xfer_sub(&p->x->st.bytes_done, f->counted);
@@ -515,20 +514,19 @@ plan_file_unpack(struct plan *p, uint32_t id)
 
 /* File id was sent: its counts, and its event. */
 static void
-plan_count_sent(struct plan *p, uint32_t id, uint64_t literal,
-    uint64_t sparse, uint64_t resumed, uint64_t matched)
+plan_count_sent(struct plan *p, uint32_t id,
+    const struct xfer_file_counts *n)
 {
     const struct mentry *e = manifest_entry(p->mf, id);
     char rel[MANIFEST_REL_MAX];
 
     xfer_add(&p->x->st.files_sent, 1);
     xfer_add(&p->x->st.bytes_payload, e->size);
-    xfer_add(&p->x->st.bytes_literal, literal);
-    xfer_add(&p->x->st.bytes_sparse, sparse);
-    xfer_add(&p->x->st.resumed_bytes, resumed);
-    xfer_add(&p->x->st.bytes_matched, matched);
-    xfer_file(p->x, manifest_rel(p->mf, id, rel), "sent", e->size, literal,
-        matched);
+    xfer_add(&p->x->st.bytes_literal, n->literal);
+    xfer_add(&p->x->st.bytes_sparse, n->sparse);
+    xfer_add(&p->x->st.resumed_bytes, n->resumed);
+    xfer_add(&p->x->st.bytes_matched, n->matched);
+    xfer_file(p->x, manifest_rel(p->mf, id, rel), "sent", e->size, n);
 }
 
 int
@@ -548,14 +546,13 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
             (r = ended_before_find(p, m->id)) != NULL) {
             /* Committed from what went out before the cut: sent. */
             plan_count(p, m->id, e->size);
-            plan_count_sent(p, m->id, r->n_literal, r->n_sparse, r->n_resumed,
-                r->n_matched);
+            plan_count_sent(p, m->id, &r->n);
             ended_before_drop(p, r);
         } else if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             plan_count(p, m->id, e->size);
             xfer_file(p->x, manifest_rel(p->mf, m->id, rel), "skipped",
-                e->size, 0, 0);
+                e->size, NULL);
         }
         plan_finish(p, m->id);
         return 0;
@@ -659,8 +656,7 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
             NULL, manifest_entry(p->mf, m->id)->size,
             proto_err_from_wire(m->code), text);
     } else {
-        plan_count_sent(p, m->id, f->n_literal, f->n_sparse, f->n_resumed,
-            f->n_matched);
+        plan_count_sent(p, m->id, &f->n);
     }
     /* Sent again in full: what went out before does not count twice. */
     if ((r = ended_before_find(p, m->id)) != NULL)

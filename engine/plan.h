@@ -151,6 +151,9 @@ void plan_run_done(struct plan *p, unsigned stream);
 /* What a stream did with block index of file id. */
 void plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, int zero);
+/* Sent as TENSOR: its len bytes in len - saved. */
+void plan_block_coded(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, uint64_t saved);
 /* Sent as DELTA: copied of its len bytes came from the basis. */
 void plan_block_built(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, uint64_t copied);

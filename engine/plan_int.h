@@ -38,7 +38,7 @@ struct pfile {
     int aborted;             /* why it was given up, or 0 */
     int zst_misses;
     int packed;              /* travels in a volume (volsend.h) */
-    uint64_t n_literal, n_sparse, n_resumed, n_matched;
+    struct xfer_file_counts n;
     uint64_t counted;        /* progress counted, taken back on restart */
     struct pfile *ready_next;
     /* Delta (REPLY_F_DELTA): the receiver's basis, and the runs to send
@@ -125,7 +125,7 @@ struct plan {
 
 struct plan_ended {
     uint32_t id;
-    uint64_t n_literal, n_sparse, n_resumed, n_matched;
+    struct xfer_file_counts n;
 };
 
 /* plan.c */

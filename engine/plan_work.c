@@ -207,36 +207,55 @@ plan_resolved(struct plan *p, uint32_t id, uint64_t index,
     return 1;
 }
 
-void
-plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
-    unsigned stream, const struct hash128 *h, uint64_t len, int zero)
+/* Block index of file id went out on stream: its file, once the block
+ * is settled (plan_resolved), for its bytes to be counted; else NULL. */
+static struct pfile *
+plan_block_went(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len)
 {
     struct pfile *f = plan_file(p, id);
 
     if (f == NULL)
-        return;
+        return NULL;
     f->bs[index] = (uint8_t)(B_SENT | stream << 3);
-    if (!plan_resolved(p, id, index, h, len))
+    return plan_resolved(p, id, index, h, len) ? f : NULL;
+}
+
+void
+plan_block_sent(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, int zero)
+{
+    struct pfile *f = plan_block_went(p, id, index, stream, h, len);
+
+    if (f != NULL && zero)
+        f->n.sparse += len;
+    else if (f != NULL)
+        f->n.literal += len;
+}
+
+void
+plan_block_coded(struct plan *p, uint32_t id, uint64_t index,
+    unsigned stream, const struct hash128 *h, uint64_t len, uint64_t saved)
+{
+    struct pfile *f = plan_block_went(p, id, index, stream, h, len);
+
+    if (f == NULL)
         return;
-    if (zero)
-        f->n_sparse += len;
-    else
-        f->n_literal += len;
+    f->n.literal += len;
+    f->n.tensor += len;
+    f->n.tensor_saved += saved;
 }
 
 void
 plan_block_built(struct plan *p, uint32_t id, uint64_t index,
     unsigned stream, const struct hash128 *h, uint64_t len, uint64_t copied)
 {
-    struct pfile *f = plan_file(p, id);
+    struct pfile *f = plan_block_went(p, id, index, stream, h, len);
 
     if (f == NULL)
         return;
-    f->bs[index] = (uint8_t)(B_SENT | stream << 3);
-    if (!plan_resolved(p, id, index, h, len))
-        return;
-    f->n_matched += copied;
-    f->n_literal += len - copied;
+    f->n.matched += copied;
+    f->n.literal += len - copied;
 }
 
 void
@@ -249,7 +268,7 @@ plan_block_matched(struct plan *p, uint32_t id, uint64_t index,
         return;
     f->bs[index] = B_MATCHED;
     if (plan_resolved(p, id, index, h, len))
-        f->n_resumed += len;
+        f->n.resumed += len;
 }
 
 int

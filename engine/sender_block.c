@@ -394,7 +394,8 @@ sender_send_tensor(struct sender *s, const struct plan_tensor *tz, int fd,
     xfer_add(&s->x->st.bytes_moved, len);
     xfer_add(&s->x->st.bytes_tensor, len);
     xfer_add(&s->x->st.bytes_tensor_saved, len - m.body_len);
-    plan_block_sent(s->p, id, index, s->stream, &m.hash, len, 0);
+    plan_block_coded(s->p, id, index, s->stream, &m.hash, len,
+        len - m.body_len);
     return 0;
 }
 

@@ -8,10 +8,10 @@
 
 void
 xfer_file(struct xfer *x, const char *path, const char *action,
-    uint64_t bytes, uint64_t literal, uint64_t matched)
+    uint64_t bytes, const struct xfer_file_counts *n)
 {
     if (x->ev.file != NULL)
-        x->ev.file(x->ev.ctx, path, action, bytes, literal, matched);
+        x->ev.file(x->ev.ctx, path, action, bytes, n);
 }
 
 void
@@ -49,7 +49,7 @@ static void
 xfer_count_file_failed(struct xfer *x, const char *path, uint64_t bytes)
 {
     xfer_add(&x->st.files_failed, 1);
-    xfer_file(x, path, "failed", bytes, 0, 0);
+    xfer_file(x, path, "failed", bytes, NULL);
 }
 
 void

@@ -79,12 +79,20 @@ struct xfer_stats {
     atomic_int worst_error;              /* first per-file error code */
 };
 
+/* How a file's bytes went: literal ones crossed the wire as data (tensor
+ * ones among them coded as tensor differences, saving tensor_saved),
+ * sparse ones as holes, resumed ones were kept from an earlier try and
+ * matched ones built from a file the destination had (delta). */
+struct xfer_file_counts {
+    uint64_t literal, sparse, resumed, matched;
+    uint64_t tensor, tensor_saved;
+};
+
 struct xfer_events {
-    /* A file finished: action is "sent" or "skipped". Of a file sent,
-     * literal bytes crossed the wire as data and matched ones were
-     * built from a file the destination had (delta). */
+    /* A file finished: action is "sent", "skipped" or "failed"; n (of a
+     * file sent, else NULL) says how its bytes went. */
     void (*file)(void *ctx, const char *path, const char *action,
-        uint64_t bytes, uint64_t literal, uint64_t matched);
+        uint64_t bytes, const struct xfer_file_counts *n);
     /* A per-file or scan problem; code 0 is a warning. */
     void (*problem)(void *ctx, enum xfer_side side, const char *path,
         int code, const char *text);
@@ -164,7 +172,7 @@ int xfer_fail(struct xfer *x, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 void xfer_file(struct xfer *x, const char *path, const char *action,
-    uint64_t bytes, uint64_t literal, uint64_t matched);
+    uint64_t bytes, const struct xfer_file_counts *n);
 /* Reports a volume: its files, their bytes, and its own (compressed)
  * bytes. */
 void xfer_volume(struct xfer *x, uint32_t index, const char *action,

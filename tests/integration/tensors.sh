@@ -89,6 +89,11 @@ for c in same few perturbed added removed renamed header; do
         never=$wire
         run_case "$c" "$T/$c.dest" "$op"
         [ "$tensor" -gt 0 ] || fail "$c $op: no tensor differences sent"
+        # The file's own event says it too (and -v prints it).
+        ft=$(grep '"event":"file","path":"step-2000' "$T/last.out" |
+            sed -n 's/.*"bytes_tensor":\([0-9]*\).*/\1/p')
+        [ "$ft" = "$tensor" ] ||
+            fail "$c $op: the file event says ${ft:-no} tensor bytes, the summary $tensor"
         # Where blocks stay the same block delta copies them as well.
         case $c in same|few) ;; *)
             [ "$wire" -lt "$never" ] ||
