@@ -793,7 +793,7 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
     struct msg_basis bas;
     struct msg_tensor ten;
     const uint8_t *p = f->payload;
-    size_t n = f->len;
+    size_t n = f->len, i;
 
     switch (f->type) {
     case MSG_PLAN:
@@ -837,8 +837,12 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         break;
     case MSG_BASIS:
         CHECK_OK(msg_basis_decode(p, n, &bas));
-        rt_say(rt, k, "BASIS:%u:%.*s", bas.id, (int)bas.path.len,
-            bas.path.p);
+        /* A basis that could not be read as it was: a hash no file has
+         * (all ones), said as "!". */
+        for (i = 0; i < HASH_LEN && bas.hash.b[i] == 0xff; i++)
+            ;
+        rt_say(rt, k, "BASIS:%u:%.*s%s", bas.id, (int)bas.path.len,
+            bas.path.p, i == HASH_LEN ? "!" : "");
         break;
     case MSG_TENSOR:
         CHECK_OK(msg_tensor_decode(p, n, &ten));

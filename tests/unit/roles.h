@@ -286,6 +286,9 @@ struct rt_case {
     void (*between)(struct rt *rt);
     /* Further checks once the roles are gone. */
     void (*check)(struct rt *rt);
+    /* Called after each step of a role, with what it has said so far:
+     * a change made while a role is between two steps of its own. */
+    void (*each_step)(struct rt *rt);
 };
 
 /* What the harness knows of a file a script named. */

@@ -47,6 +47,8 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
         r = rt->step(rt->role[k], &st);
         rt_render(rt, k, buf_ptr(&out), buf_used(&out));
         buf_reset(&out);
+        if (rt->c->each_step != NULL)
+            rt->c->each_step(rt);
         poke |= st.poke;
         if (r == 0 && !st.done && !st.more &&
             st.wake_ms == VOLRECV_POLL_MS && polls++ < 10000) {

@@ -13,6 +13,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "roles.h"
 
@@ -38,6 +39,30 @@ neighbour_setup(struct rt *rt)
 {
     rt_mkdir(rt, "dest", 0755);
     rt_write_safetensors(rt, "dest/a.st", ST_DATA, 1, 0);
+}
+
+/* A basis larger than a step hashes (INCOMING_SIGS_STEP), cut short once
+ * the receiver has named it for tensors and begun to hash it. */
+#define BIG_DATA (20u << 20)
+static void
+big_basis_setup(struct rt *rt)
+{
+    rt_mkdir(rt, "dest", 0755);
+    rt_write_safetensors(rt, "dest/b.st", BIG_DATA, 1, 0);
+}
+
+static void
+cut_while_hashed(struct rt *rt)
+{
+    static const char *root;
+    char p[CHECK_PATH_MAX];
+
+    if (root == rt->root || strstr(rt->out, "WANT+T:0") == NULL ||
+        strstr(rt->out, "BASIS") != NULL)
+        return;
+    root = rt->root;
+    rt_path(rt, "dest/b.st", p);
+    CHECK_EQ_INT(truncate(p, 1000), 0);
 }
 
 /* A basis that is no checkpoint: delta signs it as ever. */
@@ -74,6 +99,14 @@ static const struct rt_case tensor_receiver[] = {
     { "tensor_basis_no_checkpoint", .flags = ALWAYS,
       .setup = plain_basis_setup, .script = { WANT_B },
       .out = "READY WANT+D:0 DSIGS:0:0+37", .tree = "b.st=150000!" },
+    /* A basis that cannot be read as it was while it is hashed is named
+     * all the same, with a hash no file has: the sender finds no
+     * reference, and the blocks come whole. */
+    { "tensor_basis_cut_while_hashed", .flags = ALWAYS,
+      .setup = big_basis_setup, .each_step = cut_while_hashed,
+      .script = { WANT_B, { F_BLOCK(0, 0) }, { F_BLOCK(0, 1) },
+                  { F_BLOCK(0, 2) }, { F_FEND(0) } },
+      .out = "READY WANT+T:0 BASIS:0:b.st! DONE:0", .tree = "b.st=150000" },
     /* The refusals: a protocol error, nothing committed. */
     { "tensor_not_wanted", .flags = ALWAYS,
       .script = { WANT_B, { F_TENSOR(0, 0) } },
