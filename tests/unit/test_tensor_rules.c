@@ -26,19 +26,25 @@
 #define NAMED "READY WANT+T:0 BASIS:0:b.st"
 #define BASIS_TREE "b.st=150072!"
 
+/* The destination holds a checkpoint of n bytes of weights at rel. */
+static void
+dest_checkpoint(struct rt *rt, const char *rel, size_t n)
+{
+    rt_mkdir(rt, "dest", 0755);
+    rt_write_safetensors(rt, rel, n, 1, 0);
+}
+
 static void
 basis_setup(struct rt *rt)
 {
-    rt_mkdir(rt, "dest", 0755);
-    rt_write_safetensors(rt, "dest/b.st", ST_DATA, 1, 0);
+    dest_checkpoint(rt, "dest/b.st", ST_DATA);
 }
 
 /* --basis auto's neighbour. */
 static void
 neighbour_setup(struct rt *rt)
 {
-    rt_mkdir(rt, "dest", 0755);
-    rt_write_safetensors(rt, "dest/a.st", ST_DATA, 1, 0);
+    dest_checkpoint(rt, "dest/a.st", ST_DATA);
 }
 
 /* A basis larger than a step hashes (INCOMING_SIGS_STEP), cut short once
@@ -47,8 +53,7 @@ neighbour_setup(struct rt *rt)
 static void
 big_basis_setup(struct rt *rt)
 {
-    rt_mkdir(rt, "dest", 0755);
-    rt_write_safetensors(rt, "dest/b.st", BIG_DATA, 1, 0);
+    dest_checkpoint(rt, "dest/b.st", BIG_DATA);
 }
 
 static void
