@@ -302,6 +302,9 @@ if [ "${SPIKE_BENCH:-1}" != 0 ]; then
     echo "== bench: $MB MiB, one seed, 3 downloading boxes, loopback"
     mkdir -p bsrc/big
     head -c $((MB * 1024 * 1024)) /dev/urandom >bsrc/big/data.bin
+    # a second file: a folder holding one file makes a single-file torrent,
+    # named after the file and saved at the save path's top (docs/SWARM.md)
+    echo "$MB MiB of random bytes" >bsrc/big/README
     "$BIN" make bsrc/big big-ssl.torrent --ca ca/ca.pem >/dev/null
     "$BIN" make bsrc/big big-plain.torrent >/dev/null
     # the box certs name the torrent "tree"; the bench torrent is "big"
