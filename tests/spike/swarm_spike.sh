@@ -226,25 +226,29 @@ for n in 1 2 3; do
 done
 last_feed=$(for n in 1 2 3; do ms_of "$RUN/box$n.log" "box$n FEED all"; done | sort -n | tail -1)
 last_done=$(for n in 1 2 3; do ms_of "$RUN/box$n.log" "box$n FINISHED"; done | sort -n | tail -1)
-echo "striped: blocks box to box $peer_blocks (each box needs 2/3 of 1290+ from the others);" \
+echo "striped: blocks box to box $peer_blocks (each box is fed 1/3 and gets 2/3 from the others);" \
     "last box whole $((last_done - last_feed)) ms after the client's last piece"
 [ "$peer_blocks" -gt 0 ] && ok "striped: boxes completed each other" || fail "striped: no exchange"
 if [ "${SPIKE_KEEP:-0}" = 1 ]; then :; else rm -rf "$RUN"/s[0-9]; fi
 
 # ---------------------------------------------------------------- 3. bench
-bench() { # LABEL TORRENT MODE(ssl|plain) SEED(full|feed)
+bench() { # LABEL TORRENT MODE(ssl|plain) SEED(full|feed|stripe)
     local label=$1 tor=$2 mode=$3 seed=$4
     RUN=$W/bench-$label; mkdir -p "$RUN"
     local extra=() s0
     [ "$mode" = plain ] && extra=(--plain)
-    cert() { [ "$mode" = ssl ] && echo "--cert ca/b$1.pem --key ca/b$1.key --dh dh.pem"; }
+    certargs() { # BOX -> CERT=(the box's certificate options, none in plain mode)
+        CERT=()
+        if [ "$mode" = ssl ]; then CERT=(--cert "ca/b$1.pem" --key "ca/b$1.key" --dh dh.pem); fi
+    }
     if [ "$seed" = stripe ]; then
         # no seed: box n is fed stripe n-1 of 3 by add_piece, as fast as it goes
         local t0; t0=$(date +%s%N)
         for n in 1 2 3; do
             mkdir -p "$RUN/s$n"
             peers=(); for m in $(seq 1 $((n - 1))); do peers+=(--peer "$(ep $m)"); done
-            box $n --torrent "$tor" --save "$RUN/s$n" $(cert $n) "${extra[@]}" \
+            certargs $n
+            box $n --torrent "$tor" --save "$RUN/s$n" "${CERT[@]}" "${extra[@]}" \
                 --stop-file "$RUN/stop" --done-file "$RUN/done$n" --timeout 300 "${peers[@]}" \
                 --feed bsrc --feed-stripe $((n - 1))/3 --feed-wait-peers 2
         done
@@ -253,11 +257,13 @@ bench() { # LABEL TORRENT MODE(ssl|plain) SEED(full|feed)
     fi
     if [ "$seed" = full ]; then
         s0=$W/bsrc  # the seed already holds the files: checked, then seeds
-        box 0 --torrent "$tor" --save "$s0" $(cert 0) "${extra[@]}" \
+        certargs 0
+        box 0 --torrent "$tor" --save "$s0" "${CERT[@]}" "${extra[@]}" \
             --stop-file "$RUN/stop" --ready-file "$RUN/ready" --timeout 600
     else
         mkdir -p "$RUN/s0"
-        box 0 --torrent "$tor" --save "$RUN/s0" $(cert 0) "${extra[@]}" \
+        certargs 0
+        box 0 --torrent "$tor" --save "$RUN/s0" "${CERT[@]}" "${extra[@]}" \
             --stop-file "$RUN/stop" --ready-file "$RUN/ready" --timeout 600 --feed bsrc \
             --feed-wait-peers 3
     fi
@@ -266,7 +272,8 @@ bench() { # LABEL TORRENT MODE(ssl|plain) SEED(full|feed)
     for n in 1 2 3; do
         mkdir -p "$RUN/s$n"
         peers=(); for m in $(seq 0 $((n - 1))); do peers+=(--peer "$(ep $m)"); done
-        box $n --torrent "$tor" --save "$RUN/s$n" $(cert $n) "${extra[@]}" \
+        certargs $n
+        box $n --torrent "$tor" --save "$RUN/s$n" "${CERT[@]}" "${extra[@]}" \
             --stop-file "$RUN/stop" --done-file "$RUN/done$n" --timeout 300 "${peers[@]}"
     done
     bench_end "$t0"
