@@ -60,7 +60,13 @@ echo "static: swarm_spike $(stat -c %s "$BIN") bytes stripped," \
 # shared libtorrent) downloads from it over SSL. Loopback only.
 W=$(mktemp -d /tmp/swarm-static.XXXXXX)
 R=$W/root
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+cleanup() { # under set -e, a failing command here would be the exit status
+    local j
+    for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
+    wait || true
+    rm -rf "$W"
+}
+trap cleanup EXIT
 mkdir -p "$R/src/tree" "$R/s" "$W/s2"
 head -c $((8 * 1024 * 1024 + 99)) /dev/urandom >"$R/src/tree/a.bin"
 echo small >"$R/src/tree/b.txt"
