@@ -3,13 +3,15 @@
 #   1. a per-transfer CA and a certificate per box (openssl), a second
 #      "rogue" CA, a private v2-only torrent carrying the CA as ssl_cert;
 #   2. swarm: one seed fed by add_piece at a limited rate, three boxes
-#      downloading from it and from each other, a box with a rogue-CA cert
-#      and a box with no cert trying to join; checks cmp, who served whom,
-#      that downloads started before the seed had everything, and that the
-#      two intruders got nothing;
-#   3. bench (unless SPIKE_BENCH=0): SPIKE_MB MiB (256) from a full seed
-#      to three boxes, SSL then plain, then SSL with an add_piece seed at
-#      full speed; wall time and CPU per box.
+#      downloading from it and from each other, and three intruders trying
+#      to join: a cert of the right CA for another torrent name, a cert of
+#      a rogue CA, no cert; checks cmp, who served whom, that downloads
+#      started before the seed had everything, that the intruders got
+#      nothing, and SNI routing with openssl s_client;
+#      then a striped feed: piece p to box p%3, no seed;
+#   3. bench (unless SPIKE_BENCH=0): SPIKE_MB MiB (256) to three boxes from
+#      a full seed (SSL, plain), an add_piece seed (SSL), and striped (SSL,
+#      plain); wall time and CPU per box.
 # Usage: tests/spike/swarm_spike.sh [BINARY]   (make spike-swarm builds it)
 set -u
 BIN=${1:-build/spike/swarm_spike}
@@ -51,6 +53,7 @@ mkca ca
 for b in b0 b1 b2 b3 b4 b5 b6; do mkcert ca $b; done
 mkca rogue
 mkcert rogue r
+NAME=other mkcert ca w     # the right CA, but for a torrent named "other"
 # DH parameters for set_ssl_certificate (only used by DHE suites; TLS 1.3
 # and ECDHE need none). -dsaparam makes them in well under a second.
 openssl dhparam -dsaparam -out dh.pem 2048 2>/dev/null
@@ -93,7 +96,7 @@ grep -q 'v1=0 v2=1 private=1' make.log && ok "v2-only private torrent with ssl_c
     || fail "torrent is not v2-only private: $(cat make.log)"
 
 RUN=$W/run1; mkdir -p "$RUN"
-for n in 0 1 2 3 5 6; do mkdir -p "$RUN/s$n"; done
+for n in 0 1 2 3 4 5 6; do mkdir -p "$RUN/s$n"; done
 common=(--torrent t.torrent --dh dh.pem --stop-file "$RUN/stop" --timeout 60)
 # box0: the seed, fed by add_piece at 4 MB/s (as if from the client's link)
 # once the three boxes are connected to it, its upload held to 6 MB/s (1.5
@@ -108,13 +111,17 @@ for n in 1 2 3; do
     box $n "${common[@]}" --save "$RUN/s$n" --cert ca/b$n.pem --key ca/b$n.key \
         --recheck --done-file "$RUN/done$n" "${peers[@]}"
 done
-# box5: a certificate from another CA, box6: no certificate at all; both
-# dial every legitimate box.
+# box4: the transfer's CA, but a certificate naming another torrent;
+# box5: a certificate from another CA; box6: no certificate at all. Each
+# dials every legitimate box.
 all=(--peer "$(ep 0)" --peer "$(ep 1)" --peer "$(ep 2)" --peer "$(ep 3)")
+box 4 --torrent t.torrent --dh dh.pem --timeout 15 --save "$RUN/s4" \
+    --cert ca/w.pem --key ca/w.key "${all[@]}"
 box 5 --torrent t.torrent --dh dh.pem --timeout 15 --save "$RUN/s5" \
     --cert rogue/r.pem --key rogue/r.key "${all[@]}"
 box 6 --torrent t.torrent --dh dh.pem --timeout 15 --save "$RUN/s6" "${all[@]}"
 wait_files 60 "$RUN/done1" "$RUN/done2" "$RUN/done3" || fail "swarm did not finish in 60 s"
+wait "$PID4"; rc4=$?
 wait "$PID5"; rc5=$?
 wait "$PID6"; rc6=$?
 # SNI: libtorrent routes an incoming SSL connection to a torrent by the
@@ -141,7 +148,7 @@ case $p_other in refused*) ok "an unknown SNI is refused";; *) fail "unknown SNI
 touch "$RUN/stop"
 rcs=()
 for n in 0 1 2 3; do eval "wait \$PID$n"; rcs+=($?); done
-echo "exit codes: box0-3 ${rcs[*]}, rogue $rc5, no-cert $rc6"
+echo "exit codes: box0-3 ${rcs[*]}, wrong name $rc4, rogue CA $rc5, no cert $rc6"
 for n in 0 1 2 3; do grep -E ' (START|FEED|FIRST_BLOCK|FINISHED|RECHECK|RESULT|TIMES|CPU) ' "$RUN/box$n.log"; done
 
 for n in 1 2 3; do
@@ -178,9 +185,12 @@ echo "blocks (16 KiB) received by box1-3: from the seed $seed_blocks, from each 
 [ "$peer_blocks" -gt 0 ] && ok "boxes served each other ($peer_blocks blocks)" \
     || fail "no block went box to box"
 
-for n in 5 6; do
-    what=$([ $n = 5 ] && echo "rogue-CA box" || echo "no-cert box")
-    rc=$([ $n = 5 ] && echo $rc5 || echo $rc6)
+for n in 4 5 6; do
+    case $n in
+    4) what="box with a cert for another torrent name"; rc=$rc4 ;;
+    5) what="rogue-CA box"; rc=$rc5 ;;
+    *) what="no-cert box"; rc=$rc6 ;;
+    esac
     if [ "$rc" = 2 ] && grep -q ' RESULT rc=2 pieces=0/.* blocks_from: none' "$RUN/box$n.log"; then
         ok "$what refused: no data in 15 s"
     else
@@ -189,10 +199,10 @@ for n in 5 6; do
     grep -E 'PEER_(ERROR|DISCONNECT)' "$RUN/box$n.log" | cut -d' ' -f3- | sort | uniq -c | head -3
 done
 echo "what the legitimate boxes logged about the intruders:"
-cat "$RUN"/box[0-3].log | grep -E 'PEER_(ERROR|DISCONNECT) 127\.0\.0\.[78] ' \
+cat "$RUN"/box[0-3].log | grep -E 'PEER_(ERROR|DISCONNECT) 127\.0\.0\.[678] ' \
     | cut -d' ' -f3- | sort | uniq -c | head -6
-if grep -qE ' PEER_CONNECT 127\.0\.0\.[78]$' "$RUN"/box[0-3].log \
-    && grep -E 'blocks_from:.*127\.0\.0\.[78]=' "$RUN"/box[0-3].log; then
+if grep -qE ' PEER_CONNECT 127\.0\.0\.[678]$' "$RUN"/box[0-3].log \
+    && grep -E 'blocks_from:.*127\.0\.0\.[678]=' "$RUN"/box[0-3].log; then
     fail "an intruder exchanged data"
 else
     ok "no legitimate box exchanged data with an intruder"
