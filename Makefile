@@ -66,7 +66,7 @@ TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
 	bench-quick bench-delta bench-streams bench-tensors fuzz clean help check-minimal \
-	mutate
+	mutate spike-swarm spike-swarm-bin spike-swarm-static
 
 ## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
 ifeq ($(VARIANT),release)
@@ -247,6 +247,27 @@ bench-quick: deps
 mutate: deps
 	@$(MAKE) --no-print-directory $(UNIT)
 	bash tests/mutate.sh
+
+## spike-swarm: the libtorrent spike for fan-out (docs/SWARM.md): SSL v2
+## swarms of loopback boxes, then a 256 MiB bench (SPIKE_BENCH=0 skips it,
+## SPIKE_MB sizes it). Not part of make test.
+SPIKE_DEB := g++ pkg-config libtorrent-rasterbar-dev openssl bc
+SPIKE := build/spike/swarm_spike
+spike-swarm: spike-swarm-bin
+	bash tests/spike/swarm_spike.sh $(SPIKE)
+
+spike-swarm-bin:
+	@sh tests/deps.sh $(SPIKE_DEB)
+	@mkdir -p $(dir $(SPIKE))
+	g++ -std=c++17 -O2 -Wall -Wextra -o $(SPIKE) tests/spike/swarm_spike.cpp \
+		$$(pkg-config --cflags --libs libtorrent-rasterbar)
+
+## spike-swarm-static: libtorrent built statically from Debian's source
+## (about 10 minutes, kept in build/spike/), swarm_spike linked statically
+## against it and run in an empty chroot (as root) beside a shared-library box
+spike-swarm-static: spike-swarm-bin
+	@sh tests/deps.sh cmake libboost-dev libssl-dev zstd file
+	bash tests/spike/static_build.sh
 
 ## fuzz: run each libFuzzer target for FUZZ_SECONDS s (clang-14)
 # The targets (tests/fuzz/fuzz_<t>.c, seeds in tests/fuzz/corpus/<t>/) are
