@@ -200,6 +200,8 @@ run_add_flags(struct run *rn, uint32_t flags)
     rn->env.so.flags |= flags;
     if (rn->plan != NULL)
         plan_set_flags(rn->plan, flags);
+    if (rn->dest != NULL)
+        dest_add_flags(rn->dest, flags);
 }
 
 /* What the link chose (run_ssh_handshake), once stream 0's session is

@@ -128,6 +128,12 @@ dest_flags(const struct dest *d)
     return d->flags;
 }
 
+void
+dest_add_flags(struct dest *d, uint32_t flags)
+{
+    d->flags |= flags;
+}
+
 int
 dest_set_basis(struct dest *d, const char *rel)
 {

@@ -87,6 +87,8 @@ int dest_resolve(struct dest *d, const struct msg_plan *plan,
 const char *dest_root(const struct dest *d);
 /* The OPEN flags it was made with. */
 uint32_t dest_flags(const struct dest *d);
+/* Flags the client chose once the link was known (OPEN_F_COMPRESS). */
+void dest_add_flags(struct dest *d, uint32_t flags);
 /* --basis FILE: the basis of files new to the destination, a path
  * relative to the destination directory (copied; FERRY_ERR_BAD_PATH if
  * it is not one: absolute, "..", empty). NULL when none was named. */

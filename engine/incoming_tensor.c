@@ -71,8 +71,13 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
     uint64_t size = (uint64_t)st->st_size;
     int r;
 
+    /* Where blocks are not compressed (a short link, without -z) the
+     * link outruns the codec, and hashing the basis (and the sender its
+     * reference) before the first block costs more than coding saves:
+     * delta signs the basis as ever. */
     if (!(in->x->caps & PROTO_CAP_TENSORS) ||
         (dest_flags(in->d) & OPEN_F_TENSORS_NEVER) ||
+        !(dest_flags(in->d) & OPEN_F_COMPRESS) ||
         fsx_path_check(rel, strlen(rel)) != 0 ||
         !basis_has_tensors(fd, size))
         return 0;

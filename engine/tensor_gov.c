@@ -7,10 +7,10 @@
 #include <string.h>
 
 void
-tensor_gov_init(struct tensor_gov *g)
+tensor_gov_init(struct tensor_gov *g, enum tensor_gov_mode start)
 {
     memset(g, 0, sizeof(*g));
-    g->mode = TENSOR_GOV_CODE;
+    g->mode = start;
     g->hold_next = TENSOR_GOV_HOLD;
 }
 
@@ -30,6 +30,10 @@ gov_decide(struct tensor_gov *g)
             TENSOR_GOV_HOLD_MAX : g->hold_next * 2;
     else
         g->hold_next = TENSOR_GOV_HOLD;
+    /* Coding that waits for the link, against whole blocks that were
+     * slower: only a link that speeds up could change that. */
+    if (winner == TENSOR_GOV_CODE && g->code_link_bound)
+        g->hold_next = TENSOR_GOV_HOLD_MAX;
     g->hold = g->hold_next;
     g->mode = winner;
     return winner != was;
@@ -77,10 +81,9 @@ tensor_gov_block(struct tensor_gov *g, uint64_t len, uint64_t codec_ns,
         g->code_rate = rate;
     else
         g->whole_rate = rate;
+    if (g->mode == TENSOR_GOV_CODE)
+        g->code_link_bound = link_bound;
     if (g->probing)
         return gov_decide(g);
-    /* Coding that waits for the link is what pays most. */
-    if (g->mode == TENSOR_GOV_CODE && link_bound)
-        return 0;
     return gov_try_other(g);
 }

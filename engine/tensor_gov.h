@@ -9,14 +9,19 @@
  * may go faster than coded ones. No setting tells which: the governor
  * measures. It counts windows of file bytes sent (at least
  * TENSOR_GOV_WINDOW_BYTES and TENSOR_GOV_WINDOW_NS each); the first,
- * while buffers fill, is not judged. A coded window in which the codec
- * was busy less than half the time is bound by the link: coding goes on.
- * One in which it was busy more is followed by a window of whole blocks,
- * and the faster of the two (whole by TENSOR_GOV_MARGIN at least) is kept
- * for TENSOR_GOV_HOLD windows, doubling each time the same side wins
- * again (to TENSOR_GOV_HOLD_MAX), then tried against the other once more,
- * so a link that changes is followed. Rates are file bytes per second of
- * wall time, so a receiver that decodes slowly counts as it should.
+ * while buffers fill, is not judged. The second is followed by a window
+ * of the other kind, and the faster of the two (whole by TENSOR_GOV_MARGIN
+ * at least) is kept for TENSOR_GOV_HOLD windows, doubling each time the
+ * same side wins again (to TENSOR_GOV_HOLD_MAX), then tried against the
+ * other once more, so a link that changes is followed. Coding that won
+ * while the codec was busy less than half the time waited for the link:
+ * whole blocks are not tried again for TENSOR_GOV_HOLD_MAX windows.
+ *
+ * Why a trial, and not the codec's busy share alone: where the link's
+ * cost is this machine's own cipher (libssh2 encrypts in this process),
+ * the codec and the link share the cores, and a codec busy half the time
+ * says nothing of what whole blocks would do. Rates are file bytes per
+ * second of wall time, so a receiver that decodes slowly counts too.
  *
  * The senders of one transfer step one at a time (plan.h): no lock.
  */
@@ -43,9 +48,13 @@ struct tensor_gov {
     unsigned hold_next;          /* the hold after the next decision */
     enum tensor_gov_mode probing_from; /* the mode a trial window left */
     int probing;                 /* the window going on is a trial */
+    int code_link_bound;         /* the last coded window waited for it */
 };
 
-void tensor_gov_init(struct tensor_gov *g);
+/* start: how the first windows go. Coded where blocks are compressed
+ * anyway (a long link, or -z: plan.h), else whole (a short link, where
+ * the codec rarely wins and the trial finds it when it does). */
+void tensor_gov_init(struct tensor_gov *g, enum tensor_gov_mode start);
 
 /*
  * A block of len file bytes went (coded when g->mode was CODE, spending

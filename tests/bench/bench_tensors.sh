@@ -13,12 +13,14 @@
 # (tensors auto), ferry --tensors=never, ferry -z and rsync --fuzzy, on
 # loopback and through netproxy at 100 Mbit/s (a 2 ms round trip). One
 # row per link, pair and tool: the median wall time of REPS runs (the
-# tools alternate within a run) and the bytes on the wire (ferry:
+# tools alternate within a run, each starting one place later) and the bytes on the wire (ferry:
 # bytes_wire; rsync: its --stats), with their ratio to the file. Every copy
 # is checked against its source. Then the aims (docs/BENCHMARKS.md,
 # "Tensor checkpoints"), each with what was measured and ok or MISSED.
 #
-#   FERRY_BENCH_REPS     runs per row (default 3)
+#   FERRY_BENCH_REPS     runs per row (default 4: each tool once in each
+#                        place of the order)
+#   FERRY_BENCH_TOOLS    the tools, in their first order
 #   FERRY_BENCH_LINKS    "loopback wan100" (default both)
 set -eu
 SIZE_MIB=${1:-256}
@@ -26,11 +28,13 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 : "${FERRY_BIN:=$ROOT/bin}"
 : "${FERRY_TOOLS:=$ROOT/build/release/tests}"
+# Before common.sh, which points XDG_CACHE_HOME into its scratch dir.
+PAIRS=${XDG_CACHE_HOME:-$HOME/.cache}/ferry-bench/torch-pair-v1-$SIZE_MIB
 cd "$ROOT"
 . "$ROOT/tests/lib/common.sh"
 . "$ROOT/tests/lib/sshd.sh"
 . "$ROOT/tests/lib/netproxy.sh"
-REPS=${FERRY_BENCH_REPS:-3}
+REPS=${FERRY_BENCH_REPS:-4}
 LINKS=${FERRY_BENCH_LINKS:-loopback wan100}
 # Debian's torch is for Debian's python, whatever python3 comes first.
 PY=/usr/bin/python3
@@ -38,7 +42,6 @@ PY=/usr/bin/python3
 if ! "$PY" -c 'import torch' 2>/dev/null; then
     sh "$ROOT/tests/deps.sh" python3-torch libopenblas0-pthread
 fi
-PAIRS=${XDG_CACHE_HOME:-$HOME/.cache}/ferry-bench/torch-pair-v1-$SIZE_MIB
 if [ ! -e "$PAIRS/done" ]; then
     echo "making the checkpoint pairs ($SIZE_MIB MiB; once, kept in $PAIRS)"
     rm -rf "$PAIRS"
@@ -92,7 +95,7 @@ run_one() {
     cmp "$src/$NEW" "$dest/$NEW" || fail "$tool: the copy differs"
 }
 
-TOOLS_RUN="ferry ferry-never ferry-z rsync"
+TOOLS_RUN=${FERRY_BENCH_TOOLS:-"ferry ferry-never ferry-z rsync"}
 printf '%-9s %-5s %-12s %9s %12s %7s\n' link pair tool seconds wire ratio
 for link in $LINKS; do
     case $link in
@@ -105,7 +108,12 @@ for link in $LINKS; do
         size=$(stat -c %s "$PAIRS/$pair/$NEW")
         for tool in $TOOLS_RUN; do : >"$T/times.$tool"; done
         for rep in $(seq 1 "$REPS"); do
-            for tool in $TOOLS_RUN; do
+            # Each rep starts one tool later: whichever runs first after
+            # rsync's run was 0.4 s slower on loopback (ext4 freeing the
+            # files just removed), so every tool takes every place.
+            set -- $TOOLS_RUN
+            for _ in $(seq 2 "$rep"); do set -- "$@" "$1"; shift; done
+            for tool in "$@"; do
                 run_one "$tool" "$pair" "$host"
                 echo "$SECS" >>"$T/times.$tool"
                 echo "$WIRE" >"$T/wire.$tool"
@@ -135,7 +143,7 @@ END {
         r = w[k, pair, "ferry"] / s[k, pair]
         say(sprintf("%s %s: %.3f of the file on the wire (at most %.2f)",
             k, pair, r, aim), r <= aim)
-        # no more than -z's, but for a message's bytes per block
+        # no more than -z, but for a few bytes of messages per block
         say(sprintf("%s %s: %d bytes, ferry -z %d (no more than 0.1%%)",
             k, pair, w[k, pair, "ferry"], w[k, pair, "ferry-z"]),
             w[k, pair, "ferry"] <= w[k, pair, "ferry-z"] * 1.001)

@@ -50,7 +50,9 @@ case $got in "tensors 4 paired 3 coded "*) ;;
 # compared with (--basis auto's neighbour), each case of
 # tests/lib/ckpt_pair.py, comes out identical, its blocks sent as tensor
 # differences, in fewer bytes than with --tensors=never where every
-# block changed.
+# block changed. Checkpoint blocks start coded where blocks are
+# compressed (-z, or a long link) and whole on a short link such as
+# local: (engine/tensor_gov.h), so these runs say -z.
 pair="$TESTS_DIR/lib/ckpt_pair.py"
 
 # wire_of DIR: the bytes the last command wrote to its transport (a push)
@@ -84,10 +86,10 @@ for c in same few perturbed added removed renamed header; do
     python3 "$pair" "$T/$c.src/step-1000.safetensors" \
         "$T/$c.src/step-2000.safetensors" "$c" 2
     for op in push pull; do
-        run_case "$c" "$T/$c.never" "$op" --tensors=never
+        run_case "$c" "$T/$c.never" "$op" -z --tensors=never
         [ "$tensor" = 0 ] || fail "$c $op: --tensors=never sent tensors"
         never=$wire
-        run_case "$c" "$T/$c.dest" "$op"
+        run_case "$c" "$T/$c.dest" "$op" -z
         [ "$tensor" -gt 0 ] || fail "$c $op: no tensor differences sent"
         # The file's own event says it too (and -v prints it).
         ft=$(grep '"event":"file","path":"step-2000' "$T/last.out" |
@@ -104,10 +106,14 @@ for c in same few perturbed added removed renamed header; do
 done
 
 # Four streams, and a pull of them, the same.
-run_case perturbed "$T/j4" push -j 4
+run_case perturbed "$T/j4" push -z -j 4
 [ "$tensor" -gt 0 ] || fail "-j 4: no tensor differences sent"
-run_case perturbed "$T/j4" pull -j 4
+run_case perturbed "$T/j4" pull -z -j 4
 [ "$tensor" -gt 0 ] || fail "pull -j 4: no tensor differences sent"
+# Without -z on this short link the blocks start whole, and a save
+# smaller than the governor's first two windows goes whole throughout.
+run_case perturbed "$T/short" push
+[ "$tensor" = 0 ] || fail "a short link: $tensor bytes coded from the start"
 
 # The sender lacks the reference (its step-1000 is gone): planes alone
 # would not pay on this short link, so the blocks go as ever.
@@ -127,13 +133,17 @@ cmp "$T/lack.src/step-2000.safetensors" \
 [ "$(json_field bytes_tensor)" -gt 0 ] || fail "-z: no planes sent"
 
 # A checkpoint overwritten in place: the receiver's basis (the same path)
-# hashes other than the sender's file of that path, so no reference.
+# hashes other than the sender's file of that path, so no reference: its
+# planes alone (about 0.7 of it on this pair; with the reference 0.44).
 mkdir -p "$T/inplace.src" "$T/inplace.dest"
 cp -p "$T/perturbed.src/step-2000.safetensors" "$T/inplace.src/last.safetensors"
 cp -p "$T/perturbed.src/step-1000.safetensors" "$T/inplace.dest/last.safetensors"
-expect_rc 0 "$FERRY" push --json "$T/inplace.src/" "local:$T/inplace.dest"
+expect_rc 0 "$FERRY" push --json -z "$T/inplace.src/" "local:$T/inplace.dest"
 tree_same "$T/inplace.src" "$T/inplace.dest"
-[ "$(json_field bytes_tensor)" = 0 ] || fail "in place: tensors sent"
+size=$(stat -c %s "$T/inplace.src/last.safetensors")
+[ "$(json_field bytes_tensor)" -gt 0 ] || fail "in place: no planes sent"
+[ "$(json_field bytes_wire)" -gt $((size * 6 / 10)) ] ||
+    fail "in place: $(json_field bytes_wire) of $size bytes: a reference was used"
 
 # A push cut halfway and run again: the blocks that arrived are kept and
 # checked, the rest come as tensor differences, and the result is whole.
@@ -150,7 +160,7 @@ kill -9 $pid
 wait $pid 2>/dev/null || true
 [ ! -e "$T/cut.dest/step-2000.safetensors" ] ||
     fail "cut: the file is there before its commit"
-expect_rc 0 "$FERRY" push --json "$T/cut.src/" "local:$T/cut.dest"
+expect_rc 0 "$FERRY" push --json -z "$T/cut.src/" "local:$T/cut.dest"
 tree_same "$T/cut.src" "$T/cut.dest"
 [ "$(json_field resumed_bytes)" -gt 0 ] || fail "cut: nothing resumed"
 [ "$(json_field bytes_tensor)" -gt 0 ] ||
@@ -163,7 +173,7 @@ mkdir -p "$T/kept.src" "$T/kept.dest"
 cp -p "$T/cut.src/step-1000.safetensors" "$T/kept.src/"
 expect_rc 0 "$FERRY" push --json "$T/kept.src/" "local:$T/kept.dest"
 cp -p "$T/cut.src/step-2000.safetensors" "$T/kept.src/"
-expect_rc 0 "$FERRY" push --json -vvv "$T/kept.src/" "local:$T/kept.dest"
+expect_rc 0 "$FERRY" push --json -z -vvv "$T/kept.src/" "local:$T/kept.dest"
 tree_same "$T/kept.src" "$T/kept.dest"
 [ "$(json_field bytes_tensor)" -gt 0 ] || fail "kept: no tensors sent"
 grep -q 'hashed from its kept block hashes' "$T/last.err" ||

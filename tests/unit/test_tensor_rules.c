@@ -21,7 +21,9 @@
 #define ST_DATA 150000
 /* The 8-byte length, the header padded to 8, the data. */
 #define ST_SIZE (8 + 64 + ST_DATA)
-#define ALWAYS OPEN_F_DELTA_ALWAYS
+/* Tensors where blocks are compressed (a long link, -z): a receiver
+ * names its basis for them only then. */
+#define ALWAYS (OPEN_F_DELTA_ALWAYS | OPEN_F_COMPRESS)
 #define WANT_B { F_PLAN(1) }, { F_FILE(0, "b.st", B_SIZE) }
 #define NAMED "READY WANT+T:0 BASIS:0:b.st"
 #define BASIS_TREE "b.st=150072!"
@@ -95,6 +97,11 @@ static const struct rt_case tensor_receiver[] = {
       .script = { WANT_B, TENSORS_ALL, { F_TENSOR(0, 1) }, { F_FEND(0) } },
       .out = NAMED " DONE:0", .tree = "b.st=150000" },
     { "tensor_never", .flags = ALWAYS | OPEN_F_TENSORS_NEVER,
+      .setup = basis_setup, .script = { WANT_B },
+      .out = "READY WANT+D:0 DSIGS:0:0+37", .tree = BASIS_TREE },
+    /* A short link, without -z: the link outruns the codec, and delta
+     * signs the basis as ever. */
+    { "tensor_short_link", .flags = OPEN_F_DELTA_ALWAYS,
       .setup = basis_setup, .script = { WANT_B },
       .out = "READY WANT+D:0 DSIGS:0:0+37", .tree = BASIS_TREE },
     { "tensor_without_capability", .flags = ALWAYS,
