@@ -70,8 +70,6 @@ plan_make(struct manifest *mf, int live, uint32_t block_size,
         xfer_add(&x->st.totals_open, 1);
     p->block_size = block_size;
     p->flags = flags;
-    tensor_gov_init(&p->tgov, flags & OPEN_F_COMPRESS ? TENSOR_GOV_CODE :
-        TENSOR_GOV_WHOLE);
     if ((p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids))) ==
         NULL || ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) !=
         0) || plan_take(p) != 0) {
@@ -389,9 +387,6 @@ void
 plan_set_flags(struct plan *p, uint32_t flags)
 {
     p->flags |= flags;
-    /* Compression chosen once the link is known, before any block. */
-    if ((flags & OPEN_F_COMPRESS) && p->tgov.t0 == 0)
-        tensor_gov_init(&p->tgov, TENSOR_GOV_CODE);
 }
 
 int

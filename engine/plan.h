@@ -31,7 +31,6 @@
 #include "delta_index.h"
 #include "manifest.h"
 #include "tensor_codec.h"
-#include "tensor_gov.h"
 #include "xfer.h"
 
 /* Entries offered and not yet finished. */
@@ -246,9 +245,6 @@ struct plan_tensor {
 /* How file id's blocks are coded (valid while the file is being sent),
  * or NULL: send them as today. */
 const struct plan_tensor *plan_file_tensor(struct plan *p, uint32_t id);
-/* Whether those blocks go coded or whole just now, by the rate each
- * gives (tensor_gov.h): one for the transfer. */
-struct tensor_gov *plan_tensor_gov(struct plan *p);
 
 /* 1 if st (of the open source) is the file e was scanned as: a regular
  * file of the same size and mtime. */

@@ -107,7 +107,6 @@ struct plan {
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
     uint64_t tensor_ranges;  /* tensors in layouts over wanted files */
-    struct tensor_gov tgov;  /* coded or whole, by rate (tensor_gov.h) */
     struct plan_refhash refhash[PLAN_REFHASHES];
     unsigned nrefhash;       /* refhash filled, then the next to reuse */
     size_t rq_head, rq_len;

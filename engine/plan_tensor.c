@@ -33,12 +33,6 @@ plan_tensor_free(struct plan *p, struct plan_tensor *tz)
     xfree(tz);
 }
 
-struct tensor_gov *
-plan_tensor_gov(struct plan *p)
-{
-    return &p->tgov;
-}
-
 void
 plan_tensor_forget(struct plan *p, struct pfile *f)
 {

@@ -72,10 +72,7 @@ plan_queue(struct plan *p, uint32_t id, uint8_t kind, uint64_t first,
         if (kind == PW_SEND && f != NULL && ((f->delta &&
             !f->delta_stopped && (f->dix == NULL ||
             !delta_index_complete(f->dix))) ||
-            (f->tensor && !f->basis_seen &&
-            p->tgov.mode == TENSOR_GOV_CODE))) {
-            /* Coded blocks wait for the reference the BASIS names; whole
-             * ones (tensor_gov.h: a short link) need none, and go. */
+            (f->tensor && !f->basis_seen))) {
             head = &f->parked;
             tail = &f->parked_tail;
         }

@@ -334,19 +334,6 @@ sender_send_delta(struct sender *s, const struct delta_index *ix, int roll,
     return 0;
 }
 
-/* A checkpoint's block of len bytes went, codec_ns of it in the codec:
- * the governor may change how the next go (tensor_gov.h). */
-static void
-sender_tensor_gov(struct sender *s, uint64_t len, uint64_t codec_ns)
-{
-    struct tensor_gov *g = plan_tensor_gov(s->p);
-
-    if (tensor_gov_block(g, len, codec_ns, clock_ns()))
-        log_debug("tensors: coded %.0f MB/s, whole %.0f MB/s: the next "
-            "blocks go %s", g->code_rate / 1e6, g->whole_rate / 1e6,
-            g->mode == TENSOR_GOV_CODE ? "coded" : "whole");
-}
-
 /*
  * Sends block index of file id as its tensors' differences from the
  * reference (or their planes alone) when that is shorter than the block,
@@ -361,8 +348,7 @@ sender_send_tensor(struct sender *s, const struct plan_tensor *tz, int fd,
     uint64_t off = index * plan_block_size(s->p);
     size_t len = (size_t)sender_block_len(s, id, index), got;
     struct msg_tensor m;
-    uint64_t t0;
-    int r, coded;
+    int r;
 
     if ((r = sender_scratch(s)) != 0 ||
         (s->tc == NULL && (s->tc = tensor_codec_new()) == NULL))
@@ -375,12 +361,9 @@ sender_send_tensor(struct sender *s, const struct plan_tensor *tz, int fd,
     buf_reset(&s->tbody);
     /* A reference that cannot be read as it was hashed leaves this
      * block to go whole; a block of zeros goes as a flag. */
-    t0 = clock_ns();
-    coded = !hash_is_zero(s->scratch, len) && tensor_codec_block(s->tc,
-        &opts, &tz->layout, tz->has_ref ? &tz->ref : NULL, off, s->scratch,
-        len, &s->tbody, NULL) == 0 && buf_used(&s->tbody) < len;
-    sender_tensor_gov(s, len, clock_ns() - t0);
-    if (!coded)
+    if (hash_is_zero(s->scratch, len) || tensor_codec_block(s->tc, &opts,
+        &tz->layout, tz->has_ref ? &tz->ref : NULL, off, s->scratch, len,
+        &s->tbody, NULL) != 0 || buf_used(&s->tbody) >= len)
         return sender_send_whole(s, NULL, fd, id, index, s->scratch, out);
     memset(&m, 0, sizeof(m));
     m.id = id;
@@ -411,12 +394,8 @@ sender_send_block(struct sender *s, int fd, uint32_t id, uint64_t index,
     int roll;
 
     if (tz != NULL && !(plan_file_sparse(s->p, id) &&
-        sender_in_hole(fd, off, sender_block_len(s, id, index)))) {
-        if (plan_tensor_gov(s->p)->mode == TENSOR_GOV_CODE)
-            return sender_send_tensor(s, tz, fd, id, index, out);
-        sender_tensor_gov(s, sender_block_len(s, id, index), 0);
-        return sender_send_whole(s, NULL, fd, id, index, NULL, out);
-    }
+        sender_in_hole(fd, off, sender_block_len(s, id, index))))
+        return sender_send_tensor(s, tz, fd, id, index, out);
     ix = plan_file_basis(s->p, id, &roll);
     if (ix == NULL || (plan_file_sparse(s->p, id) &&
         sender_in_hole(fd, off, sender_block_len(s, id, index))))

@@ -269,15 +269,6 @@
     X(msg_filters_mutate) \
     X(msg_filters_limits) \
     X(msg_space_codec) \
-    /* test_tensor_gov.c */ \
-    X(tensor_gov_slow_link_codes) \
-    X(tensor_gov_shared_cores_go_whole) \
-    X(tensor_gov_fast_link_goes_whole) \
-    X(tensor_gov_first_window_coded) \
-    X(tensor_gov_fast_codec_keeps_coding) \
-    X(tensor_gov_margin) \
-    X(tensor_gov_follows_the_link) \
-    X(tensor_gov_starts_whole) \
     /* test_ratelimit.c */ \
     X(ratelimit_debt_and_wait) \
     X(ratelimit_no_saving_up) \

@@ -434,9 +434,6 @@ rt_open_sender(struct rt *rt, unsigned n)
             NULL);
     }
     manifest_cleanup(&mf);
-    /* Checkpoint blocks start coded, as over a long link: the rows are of
-     * the coding (the governor that may send them whole has its own). */
-    tensor_gov_init(plan_tensor_gov(rt->plan), TENSOR_GOV_CODE);
     if (rt->c->pack > 0 || rt->c->packer_off) {
         struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0,
             rt->c->volume_files };
