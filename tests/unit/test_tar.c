@@ -236,6 +236,14 @@ TEST(tar_refused)
     memcpy(h + 257, "xxxxx", 5);
     tar_fix_sum(h);
     CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "not a ustar, pax or GNU tar header");
+    /* A member without a name. */
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    h[0] = '\0';
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "member with an empty name");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[156] = 'S';
@@ -293,7 +301,7 @@ TEST(tar_refused)
             "9 noeq\n\n", "30 GNU.sparse.size=1000\n\n\n\n\n\n",
             "33 comment=ferry-piece 1 0 0 1 p\n",
             "33 comment=ferry-piece 1 1 5 1 p\n",
-            "12 size=-1\n\n", "17 mtime=1.2.3\n\n\n\n",
+            "12 size=-1\n\n", "17 mtime=1.2.3\n\n\n\n", "12 mtime=1.\n",
         };
         size_t i;
 
@@ -447,6 +455,9 @@ TEST(vman_refused)
             "\"offset\":1}",
         "{\"type\":\"dir\",\"path\":\"a\xff\",\"volume\":1,\"offset\":1}",
         "{\"type\":\"dir\",\"path_hex\":\"6\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path_hex\":\"\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path_hex\":\"6100\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\x01b\",\"volume\":1,\"offset\":1}",
     };
     char store[VMAN_MAX_PATH + 1];
     struct vman_rec out;
