@@ -410,6 +410,7 @@
     /* test_policy.c */ \
     X(policy_restricted_paths) \
     X(policy_landlock) \
+    X(policy_scope_fits) \
     /* test_watch.c */ \
     X(watch_readiness) \
     X(watch_framework_markers) \

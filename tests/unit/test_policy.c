@@ -328,3 +328,24 @@ TEST(policy_landlock)
     }
     pol_env_cleanup(&e);
 }
+
+/* The scope two agents compare before one hands a connection to the
+ * other: what it says, and a scope that does not fit is an error, never
+ * a cut string that could equal another agent's. */
+TEST(policy_scope_fits)
+{
+    struct policy p;
+    char out[16];
+
+    memset(&p, 0, sizeof(p));
+    CHECK_EQ_INT(policy_scope(&p, out, sizeof(out)), 3);
+    CHECK_EQ_STR(out, "any");
+    p.root = (char *)"/data/run";
+    p.read_only = 1;
+    CHECK_EQ_INT(policy_scope(&p, out, sizeof(out)), 12);
+    CHECK_EQ_STR(out, "ro:/data/run");
+    p.root = (char *)"/data/run-long";
+    CHECK_EQ_ERR(policy_scope(&p, out, sizeof(out)), FERRY_ERR_TOO_LARGE);
+    p.root = (char *)"/data/run-lo";   /* 15 bytes and the NUL: fits */
+    CHECK_EQ_INT(policy_scope(&p, out, sizeof(out)), 15);
+}
