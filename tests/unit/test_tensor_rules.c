@@ -61,13 +61,12 @@ big_basis_setup(struct rt *rt)
 static void
 cut_while_hashed(struct rt *rt)
 {
-    static const char *root;
     char p[CHECK_PATH_MAX];
 
-    if (root == rt->root || strstr(rt->out, "WANT+T:0") == NULL ||
+    /* Between the reply and the BASIS; cutting again there is a no-op. */
+    if (strstr(rt->out, "WANT+T:0") == NULL ||
         strstr(rt->out, "BASIS") != NULL)
         return;
-    root = rt->root;
     rt_path(rt, "dest/b.st", p);
     CHECK_EQ_INT(truncate(p, 1000), 0);
 }
