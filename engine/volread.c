@@ -682,6 +682,14 @@ volr_free(struct volr *v)
     xfree(v);
 }
 
+int
+volr_stop(struct volr *v, int read_whole)
+{
+    if (read_whole && v->kind == VOLR_OK)
+        return volr_commit(v, 1);
+    return volr_settle(v, 1);
+}
+
 enum volr_kind
 volr_error(const struct volr *v, const char **text)
 {

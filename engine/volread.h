@@ -103,6 +103,11 @@ int volr_pending(struct volr *v);
  * its end record must match. Sets the directories' modes and mtimes, and
  * returns once everything is committed. */
 int volr_finish(struct volr *v) FERRY_WUR;
+/* A transfer ending midway: returns once the commits behind the reader
+ * are done, so that volr_stats counts every file put under its name. With
+ * read_whole, the files read whole and checked so far (not the one being
+ * read) are committed first: a cut connection keeps them. */
+int volr_stop(struct volr *v, int read_whole) FERRY_WUR;
 
 /* What the first failure was: its kind (VOLR_OK if none) and a message
  * naming the volume and member. */

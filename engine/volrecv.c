@@ -107,6 +107,29 @@ vr_close(struct volrecv *vr, unsigned stream)
     vs->r = NULL;
 }
 
+static int vr_answer(struct volrecv *vr, unsigned stream, struct buf *out);
+
+/* The transfer ends with the stream's volume open: the files its reader
+ * committed are counted as sent (their answers go nowhere), or a retry
+ * would find them in place and count them as skipped. */
+static void
+vr_stop(struct volrecv *vr, unsigned stream, int read_whole)
+{
+    struct vr_stream *vs = &vr->st[stream];
+    struct buf sink;
+
+    if (vs->r == NULL || vs->acked == vs->nm)
+        return;
+    buf_init(&sink, (size_t)-1);
+    if (volr_stop(vs->r, read_whole) != 0 ||
+        vr_answer(vr, stream, &sink) != 0)
+        log_debug("%s: volume %" PRIu32 ": files read whole not kept",
+            dest_root(vr->d), vs->vol);
+    buf_cleanup(&sink);
+}
+
+/* Freed after a failure: what is in place is counted, nothing more is
+ * committed. */
 void
 volrecv_free(struct volrecv *vr)
 {
@@ -115,6 +138,7 @@ volrecv_free(struct volrecv *vr)
     if (vr == NULL)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
+        vr_stop(vr, (unsigned)i, 0);
         vr_close(vr, (unsigned)i);
         xfree(vr->st[i].m);
         xfree(vr->st[i].ended);
@@ -137,6 +161,7 @@ volrecv_restart(struct volrecv *vr)
     size_t i;
 
     for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++) {
+        vr_stop(vr, (unsigned)i, 1);
         vr_close(vr, (unsigned)i);
         vr->st[i].lost = 0;
     }

@@ -68,6 +68,8 @@ int volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
  * abandoned and its files may come again, in blocks; volume frames it
  * still brings (sent before the sender lost it) are ignored. */
 void volrecv_stream_lost(struct volrecv *vr, unsigned stream);
+/* A new connection after a cut: what each open volume's reader read whole
+ * is committed and counted as sent; the rest may come again. */
 void volrecv_restart(struct volrecv *vr);
 /* The transfer ended (every file answered): the readers and their
  * staging directories go, so that the state directory can. */

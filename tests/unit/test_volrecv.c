@@ -51,7 +51,8 @@ enum {
     VB_EOF_1 = 1 << 6,        /* stream 1 is lost before VOL_END */
     VB_END_OTHER = 1 << 7,    /* VOL_END for another volume number */
     VB_FILE_OTHER = 1 << 8,   /* VOL_FILE for another volume number */
-    VB_NO_END = 1 << 9        /* the volume stops after its data */
+    VB_NO_END = 1 << 9,       /* the volume stops after its data */
+    VB_CUT = 1 << 10          /* ... and the connection is cut there */
 };
 
 struct vr_case {
@@ -64,6 +65,7 @@ struct vr_case {
     unsigned breaks;
     uint64_t caps_off;
     int err;                  /* of the last step */
+    uint64_t sent_at_cut;     /* files counted as sent after VB_CUT */
     const char *out;
     const char *tree;
 };
@@ -181,7 +183,7 @@ vr_run(const struct vr_case *c)
     if (c->breaks & VB_EOF_1) {
         CHECK_OK(vr_send(rt, k, &b));
         CHECK_OK(rt_feed_eof(rt, k));
-    } else if (c->breaks & VB_NO_END) {
+    } else if (c->breaks & (VB_NO_END | VB_CUT)) {
         r = vr_send(rt, k, &b);
     } else {
         CHECK_OK(msg_vol_end_encode(&b, &ve));
@@ -189,6 +191,10 @@ vr_run(const struct vr_case *c)
     }
     CHECK_EQ_ERR(r, c->err);
     CHECK_EQ_STR(rt->out, c->out);
+    if (c->breaks & VB_CUT) {
+        incoming_restart(rt->in);
+        CHECK_EQ_U64(xfer_get(&rt->x.st.files_sent), c->sent_at_cut);
+    }
     rt_close(rt);
     rt_tree(rt, "dest", tree, sizeof(tree));
     CHECK_EQ_STR(tree, c->tree);
@@ -314,6 +320,15 @@ static const struct vr_case volrecv_cases[] = {
     { "before_plan_stream_1", .m = { M_A }, .rec = { R_A },
       .breaks = VB_NO_PLAN, .stream = 1,
       .err = FERRY_ERR_PROTOCOL, .out = "", .tree = "-" },
+    /* A cut connection keeps the files read whole, and counts them as
+     * sent: a retry finds them in place. */
+    { "cut_after_data", .entries = { WANT_A_B }, .m = { M_A, M_B },
+      .rec = { R_A, R_B }, .breaks = VB_CUT, .sent_at_cut = 2,
+      .out = "READY WANT:0 SKIP:1 WANT:2", .tree = "a=100 d/ d/b=5000" },
+    { "cut_mid_file", .entries = { WANT_A_B },
+      .m = { M_A, { TAR_FILE, "d/b", NULL, 5000, 3000 } },
+      .rec = { R_A, R_B }, .breaks = VB_CUT, .sent_at_cut = 1,
+      .out = "READY WANT:0 SKIP:1 WANT:2", .tree = "a=100 d/" },
     /* A lost stream leaves nothing staged and its files unclaimed. */
     { "stream_1_lost", .entries = { WANT_A_B }, .m = { M_A },
       .rec = { R_A }, .stream = 1, .breaks = VB_EOF_1,
