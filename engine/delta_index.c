@@ -1,5 +1,6 @@
 #include "delta_index.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../common/alloc.h"
@@ -35,6 +36,61 @@ delta_probe_pieces(uint64_t size, uint32_t block_size, uint64_t basis_size,
     uint64_t n = (span + sig_block - 1) / sig_block;
 
     return n < all ? n : all;
+}
+
+uint64_t
+delta_place(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    const char *ext = strrchr(base, '.');
+    char key[PROTO_MAX_PATH + 2];
+    int n;
+
+    n = snprintf(key, sizeof(key), "%.*s/%s", (int)(base - path), path,
+        ext != NULL ? ext : "");
+    if (n < 0)
+        n = 0;
+    return hash_name64(key, (size_t)n < sizeof(key) ? (size_t)n :
+        sizeof(key) - 1);
+}
+
+/* The slot of place, or -1; a slot without misses is free. */
+static int
+delta_place_slot(const struct delta_places *dp, uint64_t place)
+{
+    unsigned i;
+
+    for (i = 0; i < DELTA_PLACES; i++)
+        if (dp->slot[i].misses > 0 && dp->slot[i].place == place)
+            return (int)i;
+    return -1;
+}
+
+int
+delta_place_cold(const struct delta_places *dp, uint64_t place)
+{
+    int i = delta_place_slot(dp, place);
+
+    return i >= 0 && dp->slot[i].misses >= DELTA_PLACE_MISSES;
+}
+
+void
+delta_place_probed(struct delta_places *dp, uint64_t place, int found)
+{
+    int i = delta_place_slot(dp, place);
+
+    if (found) {
+        if (i >= 0)
+            dp->slot[i].misses = 0;
+        return;
+    }
+    if (i < 0) {
+        i = (int)(dp->next++ % DELTA_PLACES);
+        dp->slot[i].place = place;
+        dp->slot[i].misses = 0;
+    }
+    dp->slot[i].misses++;
 }
 
 struct delta_index *

@@ -71,6 +71,31 @@ uint64_t delta_probe_blocks(uint64_t nblocks);
 uint64_t delta_probe_pieces(uint64_t size, uint32_t block_size,
     uint64_t basis_size, uint32_t sig_block);
 
+/*
+ * Places (a directory and an extension) where probes found nothing in a
+ * row. After DELTA_PLACE_MISSES there, the sender gives up at once on
+ * the bases of that place's other files, and the receiver guesses no
+ * neighbour there (--basis auto): new dataset shards share nothing with
+ * the shards beside them. A probe that finds something starts the count
+ * again. DELTA_PLACES places at most, the oldest forgotten.
+ */
+#define DELTA_PLACE_MISSES 2u
+#define DELTA_PLACES 16u
+struct delta_places {
+    struct {
+        uint64_t place;
+        unsigned misses;
+    } slot[DELTA_PLACES];
+    unsigned next;
+};
+/* The place of a path relative to the root. */
+uint64_t delta_place(const char *path);
+/* 1 once the probes at place found nothing DELTA_PLACE_MISSES times in a
+ * row. */
+int delta_place_cold(const struct delta_places *dp, uint64_t place);
+/* A probe at place found something (found), or nothing. */
+void delta_place_probed(struct delta_places *dp, uint64_t place, int found);
+
 /* The signature of the len bytes at p, as DELTA_SIGS carries it: the weak
  * rolling sum (big-endian) and XXH3-128, DELTA_SIG_LEN bytes at q. */
 void delta_sign(const uint8_t *p, size_t len, uint8_t *q);

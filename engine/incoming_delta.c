@@ -166,6 +166,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
         /* The same path in the basis directory, else a neighbour. */
         rel[0] = '\0';
         if ((fd = basis_in_dir(in, path)) < 0 &&
+            !delta_place_cold(&in->places, delta_place(path)) &&
             (fd = basis_pick(pfd, name, f->size, pick)) >= 0)
             basis_rel_sibling(path, pick, rel, sizeof(rel));
     }
@@ -188,6 +189,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     }
     f->delta = 1;
     f->basis_replaced = replaced;
+    f->place = delta_place(path);
     f->basis_fd = fd;
     f->basis_size = (uint64_t)st.st_size;
     f->basis_st = st;
@@ -556,6 +558,7 @@ incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
         xfer_add(&in->x->st.bytes_whole, f->size);
     }
     f->sign_stopped = 1;
+    delta_place_probed(&in->places, f->place, 0);
     return 0;
 }
 
@@ -571,6 +574,7 @@ incoming_delta_go(struct incoming *in, const struct msg_delta_go *m)
     if (!f->delta || f->go_seen || f->sign_stopped)
         return FERRY_ERR_PROTOCOL;
     f->go_seen = 1;
+    delta_place_probed(&in->places, f->place, 1);
     f->sign_until = f->npieces;
     if (f->sign_parked) {
         f->sign_parked = 0;

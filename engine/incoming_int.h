@@ -18,6 +18,7 @@
 
 #include "../common/hash.h"
 #include "../common/ptab.h"
+#include "delta_index.h"
 #include "incoming.h"
 #include "keptsig.h"
 #include "partial.h"
@@ -76,6 +77,7 @@ struct rfile {
     uint64_t basis_nblocks, blocks_sent;
     uint64_t prefetched;      /* the basis is asked for up to here */
     int basis_replaced;       /* the basis is the old version, replaced */
+    uint64_t place;           /* delta_place of its path */
     /* The signatures of what is written, to keep (keptsig.h). */
     struct keptsig *ksig;
     int ksig_off;             /* none for this file */
@@ -129,6 +131,7 @@ struct incoming {
     int whole_formats;        /* incoming_set_whole_formats */
     struct tensor_piece *tp;  /* TENSOR blocks' work space, made on use */
     struct rfile *thead, *ttail;  /* bases to hash for BASIS, in order */
+    struct delta_places places;  /* where probes found nothing */
 };
 
 static inline uint64_t

@@ -431,6 +431,7 @@ static int
 plan_want(struct plan *p, uint32_t id, int resume, int delta, int tensor)
 {
     struct mentry *e = manifest_entry(p->mf, id);
+    char rel[MANIFEST_REL_MAX];
     struct pfile *f;
     uint64_t i;
 
@@ -466,6 +467,8 @@ plan_want(struct plan *p, uint32_t id, int resume, int delta, int tensor)
      * them (a volume hashes what it packs). */
     if ((f->hf = hash_file_new(e->size, p->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
+    if (delta)
+        plan_delta_wanted(p, f, manifest_rel(p->mf, id, rel));
     if (resume)
         return 0;
     for (i = 0; i < f->nblocks; i++)

@@ -80,15 +80,16 @@ plan_delta_release(struct plan *p, struct pfile *f)
 static void
 plan_delta_unpark(struct plan *p, struct pfile *f)
 {
-    uint64_t have = delta_index_described(f->dix), need, n;
+    uint64_t have, need, n;
     uint64_t k = plan_delta_probe_blocks(f);
     struct plan_work *w;
 
-    if (delta_index_complete(f->dix) || f->delta_stopped) {
+    if (f->delta_stopped || delta_index_complete(f->dix)) {
         plan_probe_free(p, f);
         plan_delta_release(p, f);
         return;
     }
+    have = delta_index_described(f->dix);
     while ((w = f->parked) != NULL) {
         need = (w->first + w->count) * p->block_size +
             delta_index_piece(f->dix);
@@ -222,6 +223,63 @@ plan_delta_unproven(struct plan *p, uint32_t id)
         !f->delta_gave_up && f->delta_hits == 0;
 }
 
+/* The search gives up on f's basis: blocks are compared at their own
+ * place only, and what waited for the rest of the basis goes now,
+ * checked against what was described (or the receiver is told to stop
+ * before it describes any). */
+static void
+plan_delta_give_up(struct plan *p, struct pfile *f)
+{
+    f->delta_gave_up = 1;
+    plan_probe_free(p, f);
+    /* Its data crosses: counted so, more streams may be worth opening
+     * for it (client/attempt_grow.c). */
+    if (!f->resume) {
+        xfer_sub(&p->x->st.bytes_reusable, manifest_entry(p->mf, f->id)->size);
+        xfer_add(&p->x->st.bytes_whole, manifest_entry(p->mf, f->id)->size);
+    }
+    if (f->dix != NULL && delta_index_complete(f->dix))
+        return;
+    f->delta_stopped = 1;
+    plan_delta_unpark(p, f);
+}
+
+/* 1 if f's basis may be given up without a probe: its place is cold and
+ * its probe has not started. */
+static int
+plan_delta_skippable(const struct plan *p, const struct pfile *f)
+{
+    return f->delta && !f->resume && !(p->flags & OPEN_F_DELTA_ALWAYS) &&
+        !f->delta_gave_up && f->delta_hits == 0 && f->delta_misses == 0 &&
+        f->probe == NULL && f->probe_seen == 0 &&
+        delta_place_cold(&p->places, f->place);
+}
+
+/* The probe of a file at place found nothing: once the place is cold,
+ * the bases of its other files not probed yet are given up too. */
+static void
+plan_delta_place_missed(struct plan *p, uint64_t place)
+{
+    struct pfile *f;
+    size_t i;
+
+    delta_place_probed(&p->places, place, 0);
+    if (!delta_place_cold(&p->places, place))
+        return;
+    for (i = 0; i < p->files.cap; i++)
+        if ((f = p->files.slot[i]) != NULL && f->place == place &&
+            plan_delta_skippable(p, f))
+            plan_delta_give_up(p, f);
+}
+
+void
+plan_delta_wanted(struct plan *p, struct pfile *f, const char *path)
+{
+    f->place = delta_place(path);
+    if (plan_delta_skippable(p, f))
+        plan_delta_give_up(p, f);
+}
+
 void
 plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 {
@@ -229,9 +287,9 @@ plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
 
     if (f == NULL)
         return;
-    if (copied > 0)
-        f->delta_hits++;
-    else
+    if (copied > 0 && f->delta_hits++ == 0 && !f->delta_gave_up)
+        delta_place_probed(&p->places, f->place, 1);
+    else if (copied == 0)
         f->delta_misses++;
     /* A basis in which the first blocks found nothing is another file
      * (all new data, or --basis auto's guess was wrong): searching it
@@ -241,20 +299,8 @@ plan_delta_found(struct plan *p, uint32_t id, uint64_t copied)
         f->delta_hits > 0 || (uint64_t)f->delta_misses <
         plan_delta_probe_blocks(f))
         return;
-    f->delta_gave_up = 1;
-    plan_probe_free(p, f);
-    /* Its data crosses: counted so, more streams may be worth opening
-     * for it (client/attempt_grow.c). */
-    if (!f->resume) {
-        xfer_sub(&p->x->st.bytes_reusable, manifest_entry(p->mf, id)->size);
-        xfer_add(&p->x->st.bytes_whole, manifest_entry(p->mf, id)->size);
-    }
-    if (f->dix == NULL || delta_index_complete(f->dix))
-        return;
-    /* What waited for the rest of the basis goes now, checked against
-     * what was described. */
-    f->delta_stopped = 1;
-    plan_delta_unpark(p, f);
+    plan_delta_give_up(p, f);
+    plan_delta_place_missed(p, f->place);
 }
 
 void

@@ -50,6 +50,7 @@ struct pfile {
      * gave up before the basis was described in full, and takes no more
      * of it (DELTA_STOP). */
     int delta_gave_up, delta_stopped;
+    uint64_t place;          /* delta_place of its path */
     int stop_said, go_said;  /* DELTA_STOP, DELTA_GO sent */
     /* The probe's blocks that went (a bit each), and whether its part
      * of the basis could be held to search it in (plan_delta_unpark). */
@@ -106,6 +107,7 @@ struct plan {
     struct pfile *rhead, *rtail;
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
+    struct delta_places places;  /* where probes found nothing */
     uint64_t tensor_ranges;  /* tensors in layouts over wanted files */
     struct plan_refhash refhash[PLAN_REFHASHES];
     unsigned nrefhash;       /* refhash filled, then the next to reuse */
@@ -158,6 +160,9 @@ void plan_delta_release(struct plan *p, struct pfile *f);
 
 /* Frees f's basis and parked runs. */
 void plan_delta_forget(struct plan *p, struct pfile *f);
+/* f, at path, was wanted with a basis: given up at once where the probes
+ * of its place found nothing (delta_places). */
+void plan_delta_wanted(struct plan *p, struct pfile *f, const char *path);
 /* The blocks at the start of f that probe its basis (plan.h). */
 uint64_t plan_delta_probe_blocks(const struct pfile *f);
 

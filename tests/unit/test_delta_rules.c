@@ -48,12 +48,19 @@ basis_write(struct rt *rt, const char *name)
  * (INCOMING_SIGS_STEP), in pieces of 8 KiB. */
 #define BASIS_20M (20u << 20)
 
+/* dest/a and dest/b, of n bytes each. */
+static void
+basis_two(struct rt *rt, const char *a, const char *b, size_t n)
+{
+    rt_mkdir(rt, "dest", 0755);
+    basis_write_n(rt, a, n);
+    basis_write_n(rt, b, n);
+}
+
 static void
 basis_setup_big_bc(struct rt *rt)
 {
-    rt_mkdir(rt, "dest", 0755);
-    basis_write_n(rt, "b", BASIS_20M);
-    basis_write_n(rt, "c", BASIS_20M);
+    basis_two(rt, "b", "c", BASIS_20M);
 }
 
 static void
@@ -87,6 +94,16 @@ basis_dir_setup(struct rt *rt)
     check_write_file(p, buf, BASIS, 0);
     rt_link(rt, "src/prev/c", "b");
     free(buf);
+}
+
+/* dest/s1.bin of 2 MiB, and dest/s1.txt: the only neighbours --basis
+ * auto can guess for new .bin and .txt files. */
+#define SHARD (2u << 20)
+
+static void
+shard_setup(struct rt *rt)
+{
+    basis_two(rt, "s1.bin", "s1.txt", SHARD);
 }
 
 /* The new b of 20 MiB, beside the basis b of 20 MiB: its probe is 16
@@ -285,6 +302,27 @@ static const struct rt_case delta_receiver[] = {
       .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+2048 DSIGS:1:0+2048 "
           "DSIGS:0:2048+512 DSIGS:1:2048+512",
       .tree = "b=20971520 c=20971520" },
+    /* --basis auto guesses no more in a place (a directory, an
+     * extension) once two probes in a row there found nothing (the
+     * sender stopped them): s4.bin goes whole, s2.txt is still guessed.
+     * A probe that found something (DELTA_GO) starts the count again. */
+    { "delta_place_cold_no_guess", .flags = OPEN_F_BASIS_AUTO,
+      .setup = shard_setup,
+      .script = { { F_PLAN(4) }, { F_FILE(0, "s2.bin", SHARD), BATCH },
+                  { F_DSTOP(0) }, { F_FILE(1, "s3.bin", SHARD), BATCH },
+                  { F_DSTOP(1) }, { F_FILE(2, "s4.bin", SHARD), BATCH },
+                  { F_FILE(3, "s2.txt", SHARD) } },
+      .out = "READY WANT+D:0 WANT+D:1 WANT:2 WANT+D:3 DSIGS:3:0+128",
+      .tree = "s1.bin=2097152 s1.txt=2097152" },
+    { "delta_place_found_counts_again", .flags = OPEN_F_BASIS_AUTO,
+      .setup = shard_setup,
+      .script = { { F_PLAN(4) }, { F_FILE(0, "s2.bin", SHARD), BATCH },
+                  { F_DSTOP(0) }, { F_FILE(1, "s3.bin", SHARD), BATCH },
+                  { F_DGO(1) }, { F_FILE(2, "s4.bin", SHARD), BATCH },
+                  { F_DSTOP(2) }, { F_FILE(3, "s5.bin", SHARD) } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:1:0+512 WANT+D:2 WANT+D:3 "
+          "DSIGS:3:0+128",
+      .tree = "s1.bin=2097152 s1.txt=2097152" },
     /* Without DELTA_ALWAYS the receiver signs the part of the basis the
      * sender's probe is searched in (512 KiB here: 4 blocks of 64 KiB,
      * twice), and the rest only when asked. */
@@ -438,7 +476,56 @@ searched_probe_only(struct rt *rt)
     CHECK_EQ_U64(xfer_get(&rt->x.st.bytes_whole), BIG_B);
 }
 
+/* s/p1.bin, p2.bin and p3.bin of BIG_B bytes: three files of one place
+ * (delta_places), in a source of their own. */
+static void
+three_shards(struct rt *rt)
+{
+    rt_mkdir(rt, "src/s", 0755);
+    rt_write(rt, "src/s/p1.bin", BIG_B);
+    rt_write(rt, "src/s/p2.bin", BIG_B);
+    rt_write(rt, "src/s/p3.bin", BIG_B);
+}
+
+/* ... and p4.bin. */
+static void
+four_shards(struct rt *rt)
+{
+    three_shards(rt);
+    rt_write(rt, "src/s/p4.bin", BIG_B);
+}
+
+#define SHARD_OFFERS(n) "PLAN:" #n " ENTRY:0:s ENTRY:1:s/p1.bin ENTRY:2:s/p2.bin " \
+    "ENTRY:3:s/p3.bin"
+
 static const struct rt_case delta_sender[] = {
+    /* Two probes in a row found nothing in one place (a directory, an
+     * extension): the third file's basis is given up without one, its
+     * blocks go whole at once and its DELTA_STOP before them, though
+     * none of its basis was described. */
+    { "sender_delta_place_cold", .setup = three_shards, .src = "src/s",
+      .script = { READY_, { WANT_D(1), BATCH }, { WANT_D(2), BATCH },
+                  { WANT_D(3) },
+                  { F_DSIGS(1, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DSIGS(2, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DONE(1) }, { F_DONE(2) }, { F_DONE(3) } },
+      .out = SHARD_OFFERS(4) " DSTOP:1 BLOCK:1:3-256 BLOCK:1:0-2 FEND:1 "
+          "DSTOP:2 BLOCK:2:3-256 BLOCK:2:0-2 FEND:2 BLOCK:3:0 DSTOP:3 "
+          "BLOCK:3:1-256 FEND:3" },
+    /* ... unless a probe between them found something: p4 waits for
+     * its basis (a miss, a find, a miss is one miss in a row). */
+    { "sender_delta_place_found_between", .setup = four_shards,
+      .src = "src/s",
+      .script = { READY_, { WANT_D(1), BATCH }, { WANT_D(2), BATCH },
+                  { WANT_D(3), BATCH }, { WANT_D(4) },
+                  { F_DSIGS(1, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DSIGS_SHIFTED(2, BIG_B_KIB, 0, PROBE_PIECES,
+                    "src/s/p2.bin", 1000) },
+                  { F_DSIGS(3, BIG_B_KIB, 0, PROBE_PIECES) },
+                  { F_DONE(1) }, { F_DONE(3) } },
+      .out = SHARD_OFFERS(5) " ENTRY:4:s/p4.bin DSTOP:1 BLOCK:1:3-256 "
+          "BLOCK:1:0-2 FEND:1 DGO:2 DSTOP:3 BLOCK:3:3-256 BLOCK:3:0-2 "
+          "FEND:3" },
     /* A basis with nothing of the file (other data of the same shape):
      * its probe finds nothing in the part described first, so the search
      * gives up, the receiver is told to stop signing before any of the
