@@ -10,7 +10,9 @@
 #
 # The pair's directory is pushed into one that holds the older save (the
 # same file, its time kept, so each tool skips it), over the test sshd on 127.0.0.1, with ferry
-# (tensors auto), ferry --tensors=never, ferry -z and rsync --fuzzy, on
+# (tensors auto), ferry --tensors=never, ferry --basis none (no basis: the
+# 3% aim of a guess that shares nothing, as on loopback, where tensors are
+# not coded and every block differs), ferry -z and rsync --fuzzy, on
 # loopback and through netproxy at 100 Mbit/s (a 50 ms round trip: a
 # long link, where blocks are compressed and tensors coded). One
 # row per link, pair and tool: the median wall time of REPS runs (the
@@ -72,6 +74,7 @@ run_one() {
     case $tool in
     ferry) ;;
     ferry-never) opts=(--tensors=never) ;;
+    ferry-none) opts=(--basis none) ;;
     ferry-z) opts=(-z) ;;
     esac
     t0=$(date +%s.%N)
@@ -99,7 +102,7 @@ run_one() {
     cmp "$src/$NEW" "$dest/$NEW" || fail "$tool: the copy differs"
 }
 
-TOOLS_RUN=${FERRY_BENCH_TOOLS:-"ferry ferry-never ferry-z rsync"}
+TOOLS_RUN=${FERRY_BENCH_TOOLS:-"ferry ferry-never ferry-none ferry-z rsync"}
 printf '%-9s %-5s %-12s %9s %12s %7s\n' link pair tool seconds wire ratio
 for link in $LINKS; do
     case $link in
@@ -122,6 +125,13 @@ for link in $LINKS; do
                 echo "$WIRE" >"$T/wire.$tool"
             done
         done
+        # Against --basis none, run by run (the runs of one rep are
+        # minutes apart at most, and the load moves less within a rep).
+        if [ -s "$T/times.ferry-none" ] && [ -s "$T/times.ferry" ]; then
+            echo "$link $pair $(paste -d' ' "$T/times.ferry" \
+                "$T/times.ferry-none" | awk '{ print $1 / $2 }' | sort -n |
+                sed -n "$(( (REPS + 1) / 2 ))p")" >>"$T/paired"
+        fi
         for tool in $TOOLS_RUN; do
             med=$(sort -n "$T/times.$tool" | sed -n "$(( (REPS + 1) / 2 ))p")
             wire=$(cat "$T/wire.$tool")
@@ -139,7 +149,9 @@ done
 # --tensors=never's scaled by the two tools' bytes; on loopback, where the
 # link outruns the codec and ferry steps aside, the time alone.
 echo
+: >>"$T/paired"
 awk -v reps="$REPS" '
+FILENAME ~ /paired$/ { q[$1, $2] = $3; next }
 { t[$1, $2, $3] = $4; w[$1, $2, $3] = $5; s[$1, $2] = $6; l[$1] = 1 }
 function say(what, ok) { printf "%-66s %s\n", what, ok ? "ok" : "MISSED" }
 END {
@@ -147,7 +159,7 @@ END {
         pair = p ? "fp32" : "bf16"; aim = p ? 0.82 : 0.52
         if (!((k, pair, "ferry") in w)) continue
         f = t[k, pair, "ferry"]; n = t[k, pair, "ferry-never"]
-        if (k == "wan100") {
+        if (k == "wan100" && (k, pair, "ferry-never") in w) {
             r = w[k, pair, "ferry"] / s[k, pair]
             say(sprintf("%s %s: %.3f of the file on the wire (at most %.2f)",
                 k, pair, r, aim), r <= aim)
@@ -158,10 +170,16 @@ END {
             lim = 1.1 * b * n
             say(sprintf("%s %s: %.2f s, at most 1.1 x %.3f x %.2f s = %.2f",
                 k, pair, f, b, n, lim), f <= lim)
-        } else {
+        } else if ((k, pair, "ferry-never") in w) {
             lim = n + (0.05 * n > 0.1 ? 0.05 * n : 0.1)
             say(sprintf("%s %s: %.2f s, at most %.2f (never %.2f; %d runs)",
                 k, pair, f, lim, n, reps), f <= lim)
         }
+        if (!((k, pair, "ferry-none") in w)) continue
+        b = w[k, pair, "ferry"] / w[k, pair, "ferry-none"]
+        say(sprintf("%s %s: %.4f x the bytes of --basis none (at most 1.01)", k,
+            pair, b), b <= 1.01)
+        say(sprintf("%s %s: %.3f x the time of --basis none, median of runs " \
+            "(at most 1.03)", k, pair, q[k, pair]), q[k, pair] <= 1.03)
     }
-}' "$T/rows"
+}' "$T/paired" "$T/rows"
