@@ -55,14 +55,15 @@ delta_place(const char *path)
         sizeof(key) - 1);
 }
 
-/* The slot of place, or -1; a slot without misses is free. */
+/* The slot of place, or -1; a slot neither cold nor warm is free. */
 static int
 delta_place_slot(const struct delta_places *dp, uint64_t place)
 {
     unsigned i;
 
     for (i = 0; i < DELTA_PLACES; i++)
-        if (dp->slot[i].misses > 0 && dp->slot[i].place == place)
+        if ((dp->slot[i].misses > 0 || dp->slot[i].warm) &&
+            dp->slot[i].place == place)
             return (int)i;
     return -1;
 }
@@ -75,22 +76,26 @@ delta_place_cold(const struct delta_places *dp, uint64_t place)
     return i >= 0 && dp->slot[i].misses >= DELTA_PLACE_MISSES;
 }
 
+int
+delta_place_warm(const struct delta_places *dp, uint64_t place)
+{
+    int i = delta_place_slot(dp, place);
+
+    return i >= 0 && dp->slot[i].warm;
+}
+
 void
 delta_place_probed(struct delta_places *dp, uint64_t place, int found)
 {
     int i = delta_place_slot(dp, place);
 
-    if (found) {
-        if (i >= 0)
-            dp->slot[i].misses = 0;
-        return;
-    }
     if (i < 0) {
         i = (int)(dp->next++ % DELTA_PLACES);
         dp->slot[i].place = place;
         dp->slot[i].misses = 0;
     }
-    dp->slot[i].misses++;
+    dp->slot[i].warm = found;
+    dp->slot[i].misses = found ? 0 : dp->slot[i].misses + 1;
 }
 
 struct delta_index *

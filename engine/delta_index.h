@@ -77,7 +77,8 @@ uint64_t delta_probe_pieces(uint64_t size, uint32_t block_size,
  * the bases of that place's other files, and the receiver guesses no
  * neighbour there (--basis auto): new dataset shards share nothing with
  * the shards beside them. A probe that finds something starts the count
- * again. DELTA_PLACES places at most, the oldest forgotten.
+ * again, and makes the place warm. DELTA_PLACES places at most, the
+ * oldest forgotten.
  */
 #define DELTA_PLACE_MISSES 2u
 #define DELTA_PLACES 16u
@@ -85,6 +86,7 @@ struct delta_places {
     struct {
         uint64_t place;
         unsigned misses;
+        int warm;            /* the last probe there found something */
     } slot[DELTA_PLACES];
     unsigned next;
 };
@@ -93,6 +95,8 @@ uint64_t delta_place(const char *path);
 /* 1 once the probes at place found nothing DELTA_PLACE_MISSES times in a
  * row. */
 int delta_place_cold(const struct delta_places *dp, uint64_t place);
+/* 1 if the last probe at place found something. */
+int delta_place_warm(const struct delta_places *dp, uint64_t place);
 /* A probe at place found something (found), or nothing. */
 void delta_place_probed(struct delta_places *dp, uint64_t place, int found);
 

@@ -232,6 +232,81 @@ sign_enqueue(struct incoming *in, struct rfile *f)
     in->stail = f;
 }
 
+/*
+ * One probe at a time in a place where none found anything yet: f, at
+ * the head of the signing queue, is held (1) while another file's probe
+ * there waits for its verdict, which may give up the place (delta_places)
+ * and stop f before a byte of its basis is read. Else f opens the
+ * place's probe, if there is room to say so.
+ */
+static int
+probe_gate(struct incoming *in, struct rfile *f)
+{
+    unsigned i, room = DELTA_PLACES;
+
+    if (f->probing || f->signed_pieces > 0 || f->sign_until >= f->npieces ||
+        delta_place_warm(&in->places, f->place))
+        return 0;
+    for (i = 0; i < DELTA_PLACES; i++) {
+        if (in->probing[i] == NULL)
+            room = i;
+        else if (in->probing[i]->place == f->place)
+            return 1;
+    }
+    if (room < DELTA_PLACES) {
+        in->probing[room] = f;
+        f->probing = 1;
+    }
+    return 0;
+}
+
+/* f's probe had its verdict, or f is gone: the files held for it go back
+ * to the queue, in order. */
+static void
+probe_settled(struct incoming *in, struct rfile *f)
+{
+    struct rfile *g, *keep = NULL, *ktail = NULL, *next;
+    unsigned i;
+
+    if (!f->probing)
+        return;
+    f->probing = 0;
+    for (i = 0; i < DELTA_PLACES; i++)
+        if (in->probing[i] == f)
+            in->probing[i] = NULL;
+    for (g = in->hhead; g != NULL; g = next) {
+        next = g->snext;
+        g->snext = NULL;
+        if (g->place == f->place) {
+            g->sign_held = 0;
+            sign_enqueue(in, g);
+        } else if (ktail != NULL) {
+            ktail->snext = g;
+            ktail = g;
+        } else {
+            keep = ktail = g;
+        }
+    }
+    in->hhead = keep;
+    in->htail = ktail;
+}
+
+/* Takes f, the head of the signing queue, off it to the held list. */
+static void
+probe_hold(struct incoming *in, struct rfile *f)
+{
+    in->shead = f->snext;
+    if (in->shead == NULL)
+        in->stail = NULL;
+    f->snext = NULL;
+    f->sign_held = 1;
+    if (in->htail != NULL)
+        in->htail->snext = f;
+    else
+        in->hhead = f;
+    in->htail = f;
+}
+
 void
 incoming_delta_start(struct incoming *in, struct rfile *f)
 {
@@ -270,6 +345,17 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
     incoming_tensor_forget(in, f);
     if (!f->delta)
         return;
+    probe_settled(in, f);
+    if (f->sign_held) {
+        for (pp = &in->hhead; *pp != f; pp = &(*pp)->snext)
+            ;
+        *pp = f->snext;
+        in->htail = NULL;
+        for (pp = &in->hhead; *pp != NULL; pp = &(*pp)->snext)
+            in->htail = *pp;
+        f->sign_held = 0;
+        f->snext = NULL;
+    }
     for (pp = &in->shead; *pp != NULL; pp = &(*pp)->snext) {
         if (*pp == f) {
             *pp = f->snext;
@@ -503,6 +589,10 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
     while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->shead;
 
+        if (!f->sign_stopped && probe_gate(in, f)) {
+            probe_hold(in, f);
+            continue;
+        }
         while (f->signed_pieces + in->nsigs < f->sign_until &&
             *budget > 0 && !f->sign_stopped) {
             if ((r = sign_chunk(in, f, budget)) != 0)
@@ -559,6 +649,7 @@ incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
     }
     f->sign_stopped = 1;
     delta_place_probed(&in->places, f->place, 0);
+    probe_settled(in, f);
     return 0;
 }
 
@@ -575,6 +666,7 @@ incoming_delta_go(struct incoming *in, const struct msg_delta_go *m)
         return FERRY_ERR_PROTOCOL;
     f->go_seen = 1;
     delta_place_probed(&in->places, f->place, 1);
+    probe_settled(in, f);
     f->sign_until = f->npieces;
     if (f->sign_parked) {
         f->sign_parked = 0;

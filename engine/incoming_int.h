@@ -64,6 +64,10 @@ struct rfile {
      * part, or all; parked: off the signing queue, waiting for it. */
     uint64_t sign_until;
     int sign_parked, go_seen;
+    /* Its probe's part is signed, or waits for the sender's verdict
+     * (DELTA_GO or DELTA_STOP), where no probe found anything yet:
+     * other files of its place are held off the queue meanwhile. */
+    int probing, sign_held;
     struct stat basis_st;
     /* The basis's signatures (npieces x DELTA_SIG_LEN), held until the
      * file is settled so that the pieces a DELTA copies whole need not be
@@ -132,6 +136,8 @@ struct incoming {
     struct tensor_piece *tp;  /* TENSOR blocks' work space, made on use */
     struct rfile *thead, *ttail;  /* bases to hash for BASIS, in order */
     struct delta_places places;  /* where probes found nothing */
+    struct rfile *probing[DELTA_PLACES];  /* one open probe a place */
+    struct rfile *hhead, *htail;  /* held while their place probes */
 };
 
 static inline uint64_t

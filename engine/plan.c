@@ -230,6 +230,7 @@ plan_free(struct plan *p)
     xfree(p->est);
     ptab_free(&p->files);
     xfree(p->ended_before);
+    xfree(p->stops_due);
     xfree(p->ready_ids);
     xfree(p);
 }
@@ -290,6 +291,7 @@ plan_restart(struct plan *p)
     plan_clear_queue(p);
     volsend_restart(p->vs);
     p->rq_head = p->rq_len = 0;
+    p->nstops_due = 0;
     for (i = 0; i < p->files.cap; i++) {
         struct pfile *f = p->files.slot[i];
 

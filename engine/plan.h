@@ -207,6 +207,9 @@ const struct delta_index *plan_file_probe(struct plan *p, uint32_t id,
  * at first (delta_match_glance), and only those that find something are
  * searched at every offset. */
 int plan_delta_unproven(struct plan *p, uint32_t id);
+/* A file given up on without a probe (its place's probes found nothing,
+ * delta_places) whose DELTA_STOP is due: 1 and its id, or 0. */
+int plan_next_stop_due(struct plan *p, uint32_t *id);
 /* A block of file id was searched: copied bytes were found. */
 void plan_delta_found(struct plan *p, uint32_t id, uint64_t copied);
 /* Block index of file id went, whatever way: one of its probe's, maybe

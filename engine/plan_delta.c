@@ -255,6 +255,33 @@ plan_delta_skippable(const struct plan *p, const struct pfile *f)
         delta_place_cold(&p->places, f->place);
 }
 
+/* f's basis is given up without a probe: its DELTA_STOP goes at the
+ * sender's next step, before the receiver reads the basis (it holds
+ * the place's other bases while a probe there waits for its verdict). */
+static void
+plan_delta_skip(struct plan *p, struct pfile *f)
+{
+    uint32_t *nv;
+
+    plan_delta_give_up(p, f);
+    if (!f->delta_stopped || !(p->x->caps & PROTO_CAP_DELTA_STOP))
+        return;
+    if ((nv = xgrow(p->stops_due, p->nstops_due, &p->stops_due_cap,
+        sizeof(*nv), 16)) == NULL)
+        return;  /* said with its first block instead */
+    p->stops_due = nv;
+    nv[p->nstops_due++] = f->id;
+}
+
+int
+plan_next_stop_due(struct plan *p, uint32_t *id)
+{
+    if (p->nstops_due == 0)
+        return 0;
+    *id = p->stops_due[--p->nstops_due];
+    return 1;
+}
+
 /* The probe of a file at place found nothing: once the place is cold,
  * the bases of its other files not probed yet are given up too. */
 static void
@@ -269,7 +296,7 @@ plan_delta_place_missed(struct plan *p, uint64_t place)
     for (i = 0; i < p->files.cap; i++)
         if ((f = p->files.slot[i]) != NULL && f->place == place &&
             plan_delta_skippable(p, f))
-            plan_delta_give_up(p, f);
+            plan_delta_skip(p, f);
 }
 
 void
@@ -277,7 +304,7 @@ plan_delta_wanted(struct plan *p, struct pfile *f, const char *path)
 {
     f->place = delta_place(path);
     if (plan_delta_skippable(p, f))
-        plan_delta_give_up(p, f);
+        plan_delta_skip(p, f);
 }
 
 void

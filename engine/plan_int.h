@@ -108,6 +108,10 @@ struct plan {
     uint32_t *ready_ids;     /* ring: ids of ready files */
     uint64_t delta_pieces;   /* basis pieces held over wanted files */
     struct delta_places places;  /* where probes found nothing */
+    /* Files given up without a probe, whose DELTA_STOP is to go before
+     * the receiver reads their bases (plan_next_stop_due). */
+    uint32_t *stops_due;
+    size_t nstops_due, stops_due_cap;
     uint64_t tensor_ranges;  /* tensors in layouts over wanted files */
     struct plan_refhash refhash[PLAN_REFHASHES];
     unsigned nrefhash;       /* refhash filled, then the next to reuse */

@@ -459,6 +459,12 @@ sender_produce(struct sender *s, struct conn_step *st)
     plan_stream_up(s->p, s->stream);
     s->step_read = 0;
     while (!sender_step_full(s, out)) {
+        /* Before more data: the receiver may be about to read them. */
+        if (plan_next_stop_due(s->p, &id)) {
+            if ((r = sender_say_basis(s, id, out)) != 0)
+                return r;
+            continue;
+        }
         if (s->stream == 0 && plan_next_offer(s->p, &id)) {
             if ((r = sender_offer(s, id, out)) != 0)
                 return r;

@@ -323,6 +323,35 @@ static const struct rt_case delta_receiver[] = {
       .out = "READY WANT+D:0 WANT+D:1 DSIGS:1:0+512 WANT+D:2 WANT+D:3 "
           "DSIGS:3:0+128",
       .tree = "s1.bin=2097152 s1.txt=2097152" },
+    /* One probe at a time in a place where none found anything yet:
+     * s3.bin's basis is held unread while s2.bin's probe waits for its
+     * verdict; stopped meanwhile, it is never read. */
+    { "delta_place_one_probe_at_a_time", .flags = OPEN_F_BASIS_AUTO,
+      .setup = shard_setup,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "s2.bin", SHARD), BATCH },
+                  { F_FILE(1, "s3.bin", SHARD) }, { F_IDLE },
+                  { F_DSTOP(1) }, { F_DSTOP(0) }, { F_IDLE } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+128",
+      .tree = "s1.bin=2097152 s1.txt=2097152" },
+    /* ... and read once the verdict came: DELTA_GO makes the place
+     * warm, and its bases are signed as they come. */
+    { "delta_place_verdict_releases", .flags = OPEN_F_BASIS_AUTO,
+      .setup = shard_setup,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "s2.bin", SHARD), BATCH },
+                  { F_FILE(1, "s3.bin", SHARD) }, { F_IDLE },
+                  { F_DGO(0) }, { F_IDLE } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+128 DSIGS:1:0+128 "
+          "DSIGS:0:128+384",
+      .tree = "s1.bin=2097152 s1.txt=2097152" },
+    /* ... or once the probing file is done without one (sent whole). */
+    { "delta_place_probe_done_releases", .flags = OPEN_F_BASIS_AUTO,
+      .setup = shard_setup,
+      .script = { { F_PLAN(2) }, { F_FILE(0, "s2.bin", SHARD), BATCH },
+                  { F_FILE(1, "s3.bin", SHARD) }, { F_IDLE },
+                  { F_BLOCKS(0, 0, SHARD / RT_BS) }, { F_FEND(0) },
+                  { F_IDLE } },
+      .out = "READY WANT+D:0 WANT+D:1 DSIGS:0:0+128 DSIGS:1:0+128 DONE:0",
+      .tree = "s1.bin=2097152 s1.txt=2097152 s2.bin=2097152" },
     /* Without DELTA_ALWAYS the receiver signs the part of the basis the
      * sender's probe is searched in (512 KiB here: 4 blocks of 64 KiB,
      * twice), and the rest only when asked. */
@@ -501,8 +530,9 @@ four_shards(struct rt *rt)
 static const struct rt_case delta_sender[] = {
     /* Two probes in a row found nothing in one place (a directory, an
      * extension): the third file's basis is given up without one, its
-     * blocks go whole at once and its DELTA_STOP before them, though
-     * none of its basis was described. */
+     * DELTA_STOP goes at once (the receiver holds that basis unread
+     * until it hears how the second probe went) and its blocks go whole,
+     * though none of its basis was described. */
     { "sender_delta_place_cold", .setup = three_shards, .src = "src/s",
       .script = { READY_, { WANT_D(1), BATCH }, { WANT_D(2), BATCH },
                   { WANT_D(3) },
@@ -510,8 +540,8 @@ static const struct rt_case delta_sender[] = {
                   { F_DSIGS(2, BIG_B_KIB, 0, PROBE_PIECES) },
                   { F_DONE(1) }, { F_DONE(2) }, { F_DONE(3) } },
       .out = SHARD_OFFERS(4) " DSTOP:1 BLOCK:1:3-256 BLOCK:1:0-2 FEND:1 "
-          "DSTOP:2 BLOCK:2:3-256 BLOCK:2:0-2 FEND:2 BLOCK:3:0 DSTOP:3 "
-          "BLOCK:3:1-256 FEND:3" },
+          "DSTOP:2 BLOCK:2:3 DSTOP:3 BLOCK:2:4-256 BLOCK:2:0-2 FEND:2 "
+          "BLOCK:3:0-256 FEND:3" },
     /* ... unless a probe between them found something: p4 waits for
      * its basis (a miss, a find, a miss is one miss in a row). */
     { "sender_delta_place_found_between", .setup = four_shards,
