@@ -109,6 +109,17 @@ boxes_add(const struct boxes_run *br, struct output_tally *sum, int *ok)
     }
 }
 
+/* text without its leading "LABEL: " (the line names the box already). */
+static const char *
+boxes_unnamed(const char *text, const char *label)
+{
+    size_t n = strlen(label);
+
+    if (strncmp(text, label, n) == 0 && text[n] == ':' && text[n + 1] == ' ')
+        return text + n + 2;
+    return text;
+}
+
 /* One box's line of the end: "ferry: box1: ok, 12 sent, 0 up to date
  * (3.1 MiB)" or "ferry: box3: failed (exit 3): why". */
 static void
@@ -128,7 +139,8 @@ boxes_line(const struct boxes_run *br, int box)
         fprintf(stderr, "ferry: %s: ok\n", label);
     else
         fprintf(stderr, "ferry: %s: failed (exit %d)%s%s\n", label,
-            br->codes[box], t->error[0] ? ": " : "", t->error);
+            br->codes[box], t->error[0] ? ": " : "", boxes_unnamed(t->error,
+            label));
 }
 
 void
