@@ -1,7 +1,8 @@
 # Many boxes over local: (no sshd; tests/e2e/ssh_boxes.sh has real
-# ones): a push to several destinations, its dry run (each line named by
-# its box), a pull from one host as ever, and SIGTERM midway: every box stops
-# with 130, the run exits 130, and the same command again completes them.
+# ones): a push to several destinations, a box refused (exit 10), a dry
+# run (each line named by its box), a pull from one host as ever, and
+# SIGTERM midway: every box stops with 130, the run exits 130, and the
+# same command again completes them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 
@@ -15,6 +16,14 @@ tree_same "$T/src" "$T/b"
     "$T/last.out")" -eq 2 ] || { cat "$T/last.out"; fail "box events"; }
 expect_field boxes 2
 expect_field files_sent $((2 * nfiles))
+
+# One box refused (its DEST under a file): it alone fails, exit 10, and
+# its line names it; the other is up to date.
+echo file >"$T/afile"
+expect_rc 10 "$FERRY" push "$T/src/" "local:$T/a" "local:$T/afile/x"
+expect_err "ferry: local:$T/afile/x: failed (exit 3)"
+expect_err "ferry: local:$T/a: ok, 0 sent"
+expect_err "ferry: 2 boxes: 1 ok, 1 failed"
 
 # A dry run: its lines on stdout named by their box.
 echo new >"$T/src/new.txt"
