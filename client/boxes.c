@@ -64,6 +64,7 @@ boxes_err_line(void *ctx, const char *line)
     const char *label = s->label, *rest = line;
     size_t ll = strlen(label);
 
+    boxes_progress_clear(s->br);
     if (strncmp(line, "ferry: ", 7) == 0)
         rest = line + 7;
     if (strncmp(rest, label, ll) == 0 && (rest[ll] == ':' ||
@@ -79,6 +80,7 @@ boxes_err_line(void *ctx, const char *line)
 static void
 boxes_out_line(struct boxes_slot *s, const char *line, size_t len)
 {
+    boxes_progress_clear(s->br);
     if (!s->json)
         fprintf(stdout, "%s: ", s->label);
     fwrite(line, 1, len, stdout);
@@ -146,11 +148,10 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
         cli->nremote = b->npaths;
         cli->local_paths[0] = br->dests[box];
     }
-    /* The parent's stderr is a terminal, this one's a pipe: a progress
-     * line per box would interleave, so each box says what it did in
-     * lines (and -v each file) and the parent shows how far the boxes
-     * are. */
-    cli->progress = 0;
+    /* Lines of many boxes' progress would interleave: each box keeps
+     * its figures in the tally (output_box) and the parent draws one
+     * line for all. */
+    cli->progress = br->progress;
     cli->boxes = NULL;
     cli->nboxes = 0;
     code = br->one(cli);
@@ -195,6 +196,7 @@ boxes_start(struct cli *cli, struct boxes_run *br, int box)
     s->err = pe[0];
     s->label = cli->boxes[box].label;
     s->json = cli->json;
+    s->br = br;
     s->len = 0;
     memset(&s->errl, 0, sizeof(s->errl));
     s->errl.emit = boxes_err_line;
@@ -385,7 +387,9 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
         br.nslots = cli->nboxes;
     if (br.nslots > BOXES_SLOTS_MAX)
         br.nslots = BOXES_SLOTS_MAX;
-    br.t0 = boxes_now();
+    br.t0 = br.drawn_at = boxes_now();
+    br.progress = !cli->quiet && !cli->json && (cli->progress == 1 ||
+        (cli->progress == -1 && isatty(STDERR_FILENO)));
     shared = (size_t)cli->nboxes * sizeof(*br.tally);
     br.tally = mmap(NULL, shared, PROT_READ | PROT_WRITE,
         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -441,7 +445,10 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
         }
         if (br.running > 0)
             boxes_wait(&br);
+        if (br.progress)
+            boxes_progress(&br);
     }
+    boxes_progress_clear(&br);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     code = boxes_status(br.codes, cli->nboxes, boxes_stop_sig != 0);

@@ -16,8 +16,11 @@
  * its own connections). */
 #define BOXES_SLOTS_MAX CLI_MAX_BOXES
 
+struct boxes_run;
+
 /* A child running one box. */
 struct boxes_slot {
+    struct boxes_run *br;
     pid_t pid;             /* 0: none running */
     int box;               /* its index in cli.boxes */
     int out, err;          /* the read ends of its stdout and stderr */
@@ -38,6 +41,9 @@ struct boxes_run {
     struct boxes_slot *slots;
     int nslots, running;
     double t0;
+    int progress;                /* draw one line for all boxes */
+    int drawn;                   /* ... and it is on the screen */
+    double drawn_at;
 };
 
 /* boxes.c */
@@ -50,6 +56,11 @@ double boxes_now(void);
 /* Says how box ended: a "box" event (host, exit_code, ok, the counts,
  * error), and with a failure one line naming the host. */
 void boxes_report_box(struct boxes_run *br, int box);
+/* The progress line of all boxes, at most once a second (boxes begun,
+ * done and failed; their bytes, rate and share done), and its removal
+ * before any other line. */
+void boxes_progress(struct boxes_run *br);
+void boxes_progress_clear(struct boxes_run *br);
 /* The end: a line per box and one for all, or the "summary" event with
  * the boxes' counts and code (the process's exit status). */
 void boxes_report_end(struct boxes_run *br, int code);

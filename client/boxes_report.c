@@ -81,9 +81,59 @@ boxes_report_box(struct boxes_run *br, int box)
     /* A box that ended without its own summary (it could not start, was
      * never begun, or crashed) says why here; the others said it
      * themselves, and all have their line at the end. */
+    boxes_progress_clear(br);
     if (!t->set && code != EXIT_OK)
         fprintf(stderr, "ferry: %s: %s (exit %d)\n", label, t->error[0] ?
             t->error : "failed", code);
+}
+
+void
+boxes_progress(struct boxes_run *br)
+{
+    uint64_t done = 0, total = 0;
+    double rate = 0, now = boxes_now();
+    char d[32], t[32], r[32], f[32];
+    int i, ended = 0, failed = 0, begun = 0;
+
+    if (now - br->drawn_at < 1.0)
+        return;
+    br->drawn_at = now;
+    for (i = 0; i < br->nboxes; i++) {
+        const struct output_tally *tl = &br->tally[i];
+
+        if (br->codes[i] >= 0) {
+            ended++;
+            failed += br->codes[i] != EXIT_OK;
+            done += tl->bytes_total;
+            total += tl->bytes_total;
+            continue;
+        }
+        begun += tl->live_total > 0;
+        done += tl->live_done;
+        total += tl->live_total;
+        rate += tl->live_rate;
+    }
+    text_bytes((double)done, d, sizeof(d));
+    text_bytes((double)total, t, sizeof(t));
+    text_bytes(rate, r, sizeof(r));
+    snprintf(f, sizeof(f), ", %d failed", failed);
+    fprintf(stderr, "\r\033[K%d/%d boxes done%s, %d moving: %3.0f%%, %s "
+        "of %s, %s/s", ended, br->nboxes, failed > 0 ? f : "", begun,
+        total > 0 ? 100.0 * (double)done / (double)total : 0.0, d, t, r);
+    fflush(stderr);
+    br->drawn = 1;
+}
+
+void
+boxes_progress_clear(struct boxes_run *br)
+{
+    if (br->drawn) {
+        fputs("\r\033[K", stderr);
+        br->drawn = 0;
+        /* The line comes back at the next tick, not at once after each
+         * line of a box's. */
+        br->drawn_at = boxes_now();
+    }
 }
 
 /* The boxes' counts added up. */

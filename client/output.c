@@ -506,6 +506,13 @@ output_draw(struct output *o)
     o->last_ns = t;
     o->last_bytes = moved;
     p.rate = o->rate;
+    if (output_box_tally != NULL) {
+        /* One of many boxes: the parent draws one line for all. */
+        output_box_tally->live_done = p.done;
+        output_box_tally->live_total = p.total;
+        output_box_tally->live_rate = p.rate;
+        return;
+    }
     pthread_mutex_lock(&o->lock);
     p.current = o->current;
     output_progress_line(&p, output_columns(), line, sizeof(line));
@@ -526,7 +533,7 @@ output_scanning(struct output *o, uint64_t entries, uint64_t bytes)
 {
     char b[32];
 
-    if (!o->progress || o->quiet)
+    if (!o->progress || o->quiet || output_box_tally != NULL)
         return;
     text_bytes((double)bytes, b, sizeof(b));
     pthread_mutex_lock(&o->lock);

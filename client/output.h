@@ -182,10 +182,16 @@ struct output_tally {
     uint64_t files_left, bytes_total, bytes_payload, bytes_wire;
     uint64_t bytes_wire_in;
     char error[512];          /* the fatal error's text, "" when none */
+    /* While it runs, with progress on: what its progress line would say
+     * (written by the child, read by the parent to draw one line for
+     * all; a torn read costs one wrong tick). */
+    volatile uint64_t live_done, live_total;
+    volatile double live_rate;
 };
 
 /* This process runs one box of many: every JSON event it prints names
- * host ("host"), and its summary fills *tally (NULL: none). host is
+ * host ("host"), its summary fills *tally (NULL: none), and its progress
+ * line, if on, is not drawn but kept in tally's live fields. host is
  * borrowed for the life of the process. */
 void output_box(const char *host, struct output_tally *tally);
 

@@ -2,7 +2,7 @@
 # ones): a push to several destinations, a box refused (exit 10), a dry
 # run (each line named by its box), a pull from one host as ever, and
 # SIGTERM midway: every box stops with 130, the run exits 130, and the
-# same command again completes them.
+# same command again completes them (with --progress: one line for all).
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 
@@ -64,8 +64,11 @@ set -e
 grep -q '"event":"summary","ok":false,"exit_code":130,"boxes":2' \
     "$T/term.out" || { cat "$T/term.out"; fail "SIGTERM: the summary"; }
 [ ! -e "$T/s1/big" ] || fail "a partial file under its name"
-expect_rc 0 "$FERRY" push --json "$T/slow/" "local:$T/s1" "local:$T/s2"
+# The re-run, slowed, with --progress: one line for all boxes.
+expect_rc 0 "$FERRY" push --progress --bwlimit 16M "$T/slow/" \
+    "local:$T/s1" "local:$T/s2"
 tree_same "$T/slow" "$T/s1"
 tree_same "$T/slow" "$T/s2"
-resumed=$(json_field files_sent)
-[ "$resumed" -eq 2 ] || fail "the re-run sent $resumed files, not 2"
+expect_err "ferry: local:$T/s1: ok, 1 sent"
+expect_err "ferry: local:$T/s2: ok, 1 sent"
+expect_err "0/2 boxes done, 2 moving: "
