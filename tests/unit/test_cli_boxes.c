@@ -3,10 +3,18 @@
  * (box[1-3]:p, node[01-16]:p), a push's trailing destinations, a pull's
  * hosts, and the words refused with a line that says why.
  */
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "../../client/boxes.h"
 #include "../../client/cli.h"
+#include "../../client/exitcode.h"
+#include "../../client/output.h"
 #include "../../common/alloc.h"
 #include "check.h"
 
@@ -89,7 +97,8 @@ TEST(client_cli_range)
         "not a range of numbers");
     expect_refused("box[1-3:p", CLI_MAX_BOXES, "without its ']'");
     expect_refused("r[1-2]n[1-2]:p", CLI_MAX_BOXES, "one range per host");
-    expect_refused("box[1-257]:p", CLI_MAX_BOXES, "too many boxes (at most 256");
+    expect_refused("box[1-257]:p", CLI_MAX_BOXES,
+        "too many boxes (at most 256");
     expect_refused("box[0-999999999]:p", CLI_MAX_BOXES, "too many boxes");
     /* The budget left by the words before. */
     expect_refused("box[1-3]:p", 2, "too many boxes");
@@ -249,4 +258,148 @@ TEST(client_cli_boxes_pull)
     expect_usage(watch, "--watch pulls from one box");
     expect_usage(remote, "destination 'b:/out' must be local");
     expect_usage(clash, "pull: ");
+}
+
+/* What the stand-in data plane shares with the test, across its
+ * children. */
+struct fake_plane {
+    atomic_int running, most, runs;
+};
+
+static struct fake_plane *fake;
+
+/* A box's transfer, stood in for: box /x2 fails with a line of its own,
+ * the others print a line on each of stdout and stderr; each stays a
+ * while, so that the boxes overlap when they may. */
+static int
+fake_one(struct cli *cli)
+{
+    int now = atomic_fetch_add(&fake->running, 1) + 1, most;
+
+    atomic_fetch_add(&fake->runs, 1);
+    while ((most = atomic_load(&fake->most)) < now &&
+        !atomic_compare_exchange_weak(&fake->most, &most, now))
+        ;
+    usleep(150000);
+    atomic_fetch_sub(&fake->running, 1);
+    if (cli->nboxes != 0 || cli->boxes != NULL)
+        return 99;
+    if (strcmp(cli->remote.path, "/x2") == 0) {
+        fprintf(stderr, "ferry: cannot write there\n");
+        return EXIT_DEST;
+    }
+    printf("send %s\n", cli->remote.path);
+    fprintf(stderr, "ferry: done with %s", cli->remote.path);
+    return EXIT_OK;
+}
+
+/* Runs boxes_main on argv with fake_one, stdout and stderr into files;
+ * returns its status and the two texts (static). */
+static int
+run_fake(char **argv, char **out, char **err)
+{
+    static char obuf[8192], ebuf[8192];
+    char opath[] = "/tmp/ferry-boxes-out.XXXXXX";
+    char epath[] = "/tmp/ferry-boxes-err.XXXXXX";
+    int ofd = mkstemp(opath), efd = mkstemp(epath), so, se, code;
+    struct cli c;
+    ssize_t n;
+
+    CHECK(ofd >= 0 && efd >= 0);
+    unlink(opath);
+    unlink(epath);
+    CHECK_OK(parse(&c, argv));
+    fflush(NULL);
+    so = dup(STDOUT_FILENO);
+    se = dup(STDERR_FILENO);
+    dup2(ofd, STDOUT_FILENO);
+    dup2(efd, STDERR_FILENO);
+    code = boxes_main(&c, fake_one);
+    fflush(NULL);
+    dup2(so, STDOUT_FILENO);
+    dup2(se, STDERR_FILENO);
+    close(so);
+    close(se);
+    cli_cleanup(&c);
+    n = pread(ofd, obuf, sizeof(obuf) - 1, 0);
+    obuf[n > 0 ? n : 0] = '\0';
+    n = pread(efd, ebuf, sizeof(ebuf) - 1, 0);
+    ebuf[n > 0 ? n : 0] = '\0';
+    close(ofd);
+    close(efd);
+    *out = obuf;
+    *err = ebuf;
+    return code;
+}
+
+static void
+expect_text(const char *text, const char *want)
+{
+    if (strstr(text, want) == NULL)
+        check_fail(__FILE__, __LINE__, "no '%s' in:\n%s", want, text);
+}
+
+TEST(client_boxes_run)
+{
+    char *three[] = { "ferry", "push", "-q", "--boxes-at-once", "2", "a",
+        "local:/x1", "local:/x2", "local:/x3", NULL };
+    char *loud[] = { "ferry", "push", "a", "local:/x1", "local:/x3", NULL };
+    char *json[] = { "ferry", "push", "--json", "a", "local:/x1",
+        "local:/x2", NULL };
+    char *out, *err;
+
+    fake = mmap(NULL, sizeof(*fake), PROT_READ | PROT_WRITE,
+        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(fake != MAP_FAILED);
+    memset(fake, 0, sizeof(*fake));
+
+    /* Three boxes, two at a time: all run, never more than two, one
+     * fails, so the run's status is 10; each line is named by its box
+     * (the failing one's too), and -q leaves out the end's lines. */
+    CHECK_EQ_INT(run_fake(three, &out, &err), EXIT_BOXES);
+    CHECK_EQ_INT(atomic_load(&fake->runs), 3);
+    CHECK_EQ_INT(atomic_load(&fake->most), 2);
+    expect_text(out, "local:/x1: send /x1\n");
+    expect_text(out, "local:/x3: send /x3\n");
+    CHECK(strstr(out, "/x2") == NULL);
+    expect_text(err, "ferry: local:/x2: cannot write there\n");
+    /* A line without its newline is a line at the child's end. */
+    expect_text(err, "ferry: local:/x1: done with /x1\n");
+    CHECK(strstr(err, "boxes:") == NULL);
+
+    /* All well: 0, the line per box and the one for all. */
+    memset(fake, 0, sizeof(*fake));
+    CHECK_EQ_INT(run_fake(loud, &out, &err), EXIT_OK);
+    CHECK_EQ_INT(atomic_load(&fake->most), 2);
+    expect_text(err, "ferry: local:/x3: ok\n");
+    expect_text(err, "ferry: 2 boxes: 2 ok, 0 failed, in ");
+
+    /* --json: a box event for each, with its status, then the summary
+     * of all; stdout holds JSON alone (the boxes' own lines pass as
+     * they are). */
+    memset(fake, 0, sizeof(*fake));
+    output_command("push");
+    CHECK_EQ_INT(run_fake(json, &out, &err), EXIT_BOXES);
+    expect_text(out, "{\"event\":\"box\",\"host\":\"local:/x2\","
+        "\"exit_code\":3,\"ok\":false,");
+    expect_text(out, "{\"event\":\"box\",\"host\":\"local:/x1\","
+        "\"exit_code\":0,\"ok\":true,");
+    expect_text(out, "{\"event\":\"summary\",\"ok\":false,"
+        "\"exit_code\":10,\"boxes\":2,\"boxes_ok\":1,"
+        "\"boxes_failed\":1,");
+    expect_text(out, "\"command\":\"push\"}\n");
+    munmap(fake, sizeof(*fake));
+}
+
+TEST(client_boxes_status)
+{
+    static const int ok[] = { 0, 0, 0 }, one[] = { 0, 3, 0 },
+        all[] = { 5, 5 };
+
+    CHECK_EQ_INT(boxes_status(ok, 3, 0), EXIT_OK);
+    CHECK_EQ_INT(boxes_status(one, 3, 0), EXIT_BOXES);
+    /* Every box failing alike is still "some boxes failed": one rule. */
+    CHECK_EQ_INT(boxes_status(all, 2, 0), EXIT_BOXES);
+    CHECK_EQ_INT(boxes_status(ok, 3, 1), EXIT_INTERRUPTED);
+    CHECK_EQ_INT(boxes_status(one, 0, 0), EXIT_OK);
 }
