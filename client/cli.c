@@ -622,6 +622,12 @@ cli_parse(struct cli *c, int argc, char **argv)
             goto fail;
         }
         r = cli_parse_remote(words[0], &c->remote);
+        if (r == 0 && c->remote.host != NULL &&
+            strchr(c->remote.host, '[') != NULL) {
+            r = cli_fail(c, "%s takes one box ('%s' is a range)",
+                c->cmd == CMD_STATUS ? "status" : "clean", words[0]);
+            goto fail;
+        }
         if (r == 0)
             c->has_remote = 1;
         else if (r != FERRY_ERR_USAGE)

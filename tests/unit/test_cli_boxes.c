@@ -218,6 +218,7 @@ TEST(client_cli_boxes_pull)
     char *remote[] = { "ferry", "pull", "box[1-2]:/a", "b:/out", NULL };
     char *clash[] = { "ferry", "pull", "box[1-2]:/a/x", "box[1-2]:/b/x",
         "out", NULL };
+    char *status[] = { "ferry", "status", "box[1-2]:/a", NULL };
     struct cli c;
 
     CHECK_OK(parse(&c, range));
@@ -258,6 +259,7 @@ TEST(client_cli_boxes_pull)
     expect_usage(watch, "--watch pulls from one box");
     expect_usage(remote, "destination 'b:/out' must be local");
     expect_usage(clash, "pull: ");
+    expect_usage(status, "status takes one box ('box[1-2]:/a' is a range)");
 }
 
 /* What the stand-in data plane shares with the test, across its
