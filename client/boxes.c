@@ -154,9 +154,10 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
     cli->progress = br->progress;
     cli->boxes = NULL;
     cli->nboxes = 0;
+    /* exit, as main's return would: stdio flushed, atexit run (the
+     * wipe of a typed passphrase). */
     code = br->one(cli);
-    fflush(NULL);
-    _exit(code);
+    exit(code);
 }
 
 /* Starts box's child in a free slot. Returns 0, or -errno when it could
