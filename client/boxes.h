@@ -25,7 +25,7 @@ typedef int boxes_one_fn(struct cli *cli);
  * that box alone (remote, and for a pull its sources and DEST/HOST).
  * A pull makes DEST first if it is missing (its parent must be there, or
  * --mkpath). Returns EXIT_OK when every box succeeded, EXIT_BOXES when
- * any failed (each box's status is in its line and its "box" event),
+ * one or more failed (each box's status is in its line and its "box" event),
  * EXIT_INTERRUPTED after Ctrl-C or SIGTERM, or the status of what
  * stopped it before any box began.
  */
@@ -33,7 +33,8 @@ int boxes_main(struct cli *cli, boxes_one_fn *one);
 
 /*
  * The overall status of boxes whose statuses are codes[0..n): EXIT_OK
- * when all are 0, EXIT_INTERRUPTED when interrupted, else EXIT_BOXES.
+ * when all are 0, EXIT_INTERRUPTED when interrupted, else EXIT_BOXES
+ * (all failing alike too: one rule a script can test).
  */
 int boxes_status(const int *codes, int n, int interrupted);
 
