@@ -74,49 +74,52 @@ boxes_err_line(void *ctx, const char *line)
         fprintf(stderr, "ferry: %s: %s\n", label, rest);
 }
 
-/* A whole line of the child's stdout: a JSON event names its box itself
- * (output_box) and goes on as it is; other lines (a dry run's) are
- * named here. */
+/* A whole line of the child's stdout, in one or two pieces: a JSON event
+ * names its box itself (output_box) and goes on as it is; other lines
+ * (a dry run's) are named here. */
 static void
-boxes_out_line(struct boxes_slot *s, const char *line, size_t len)
+boxes_out_line(struct boxes_slot *s, const char *a, size_t alen,
+    const char *b, size_t blen)
 {
     boxes_progress_clear(s->br);
     if (!s->json)
         fprintf(stdout, "%s: ", s->label);
-    fwrite(line, 1, len, stdout);
+    fwrite(a, 1, alen, stdout);
+    fwrite(b, 1, blen, stdout);
     fputc('\n', stdout);
 }
 
-/* Feeds n bytes of the child's stdout: out through whole lines. */
+/* Feeds n bytes of the child's stdout: out in whole lines. A line is
+ * kept until its end up to BOXES_LINE_MAX (a JSON event holds a few
+ * paths at most); past that it goes out in pieces. */
 static void
 boxes_out_feed(struct boxes_slot *s, const char *p, size_t n)
 {
     const char *nl;
-    void *grown;
+    size_t k, want;
+    char *grown;
 
     while (n > 0) {
         nl = memchr(p, '\n', n);
-        if (nl == NULL) {
-            if ((grown = xroom(s->line, &s->cap, s->len + n)) == NULL) {
-                /* No room: what there is goes out as a line. */
-                boxes_out_line(s, s->line, s->len);
-                s->len = 0;
-                return;
-            }
+        k = nl != NULL ? (size_t)(nl - p) : n;
+        want = s->len + k < 2 * s->cap ? 2 * s->cap : s->len + k;
+        if (s->len == 0 && nl != NULL) {
+            boxes_out_line(s, p, k, "", 0);
+        } else if (s->len + k <= BOXES_LINE_MAX && (grown = xroom(s->line,
+            &s->cap, want)) != NULL) {
             s->line = grown;
-            memcpy(s->line + s->len, p, n);
-            s->len += n;
-            return;
-        }
-        if (s->len == 0) {
-            boxes_out_line(s, p, (size_t)(nl - p));
+            memcpy(s->line + s->len, p, k);
+            s->len += k;
+            if (nl != NULL) {
+                boxes_out_line(s, s->line, s->len, "", 0);
+                s->len = 0;
+            }
         } else {
-            boxes_out_feed(s, p, (size_t)(nl - p));
-            boxes_out_line(s, s->line, s->len);
+            boxes_out_line(s, s->line, s->len, p, k);
             s->len = 0;
         }
-        n -= (size_t)(nl - p) + 1;
-        p = nl + 1;
+        n -= k + (nl != NULL);
+        p += k + (nl != NULL);
     }
     fflush(stdout);
 }
@@ -228,7 +231,7 @@ boxes_read(struct boxes_slot *s, int *fd)
         if (fd == &s->err)
             text_lines_flush(&s->errl);
         else if (s->len > 0) {
-            boxes_out_line(s, s->line, s->len);
+            boxes_out_line(s, s->line, s->len, "", 0);
             s->len = 0;
         }
         close(*fd);
@@ -279,7 +282,7 @@ boxes_reaped(struct boxes_run *br, struct boxes_slot *s, int st)
     }
     if (s->out >= 0) {
         if (s->len > 0)
-            boxes_out_line(s, s->line, s->len);
+            boxes_out_line(s, s->line, s->len, "", 0);
         s->len = 0;
         close(s->out);
         s->out = -1;

@@ -18,6 +18,9 @@
 
 struct boxes_run;
 
+/* The longest line of a box's stdout kept whole. */
+#define BOXES_LINE_MAX (1u << 20)
+
 /* A child running one box. */
 struct boxes_slot {
     struct boxes_run *br;

@@ -270,6 +270,9 @@ struct fake_plane {
 
 static struct fake_plane *fake;
 
+/* The length of a line of a box's stdout that takes several reads. */
+#define FAKE_LONG 200000
+
 /* A box's transfer, stood in for: box /x2 fails with a line of its own,
  * the others print a line on each of stdout and stderr; each stays a
  * while, so that the boxes overlap when they may. */
@@ -290,6 +293,14 @@ fake_one(struct cli *cli)
         fprintf(stderr, "ferry: cannot write there\n");
         return EXIT_DEST;
     }
+    if (cli->json) {
+        /* A line longer than a pipe holds: it reaches the parent in
+         * several reads and must leave it whole. */
+        static char pad[FAKE_LONG + 1];
+
+        memset(pad, 'a', FAKE_LONG);
+        printf("{\"event\":\"long\",\"pad\":\"%s\"}\n", pad);
+    }
     printf("send %s\n", cli->remote.path);
     fprintf(stderr, "ferry: done with %s", cli->remote.path);
     return EXIT_OK;
@@ -300,7 +311,7 @@ fake_one(struct cli *cli)
 static int
 run_fake(char **argv, char **out, char **err)
 {
-    static char obuf[8192], ebuf[8192];
+    static char obuf[FAKE_LONG + 8192], ebuf[8192];
     char opath[] = "/tmp/ferry-boxes-out.XXXXXX";
     char epath[] = "/tmp/ferry-boxes-err.XXXXXX";
     int ofd = mkstemp(opath), efd = mkstemp(epath), so, se, code;
@@ -390,6 +401,12 @@ TEST(client_boxes_run)
         "\"exit_code\":10,\"boxes\":2,\"boxes_ok\":1,"
         "\"boxes_failed\":1,");
     expect_text(out, "\"command\":\"push\"}\n");
+    {
+        const char *l = strstr(out, "{\"event\":\"long\"");
+
+        CHECK(l != NULL);
+        CHECK_EQ_U64(strcspn(l, "\n"), FAKE_LONG + 25);
+    }
     munmap(fake, sizeof(*fake));
 }
 
