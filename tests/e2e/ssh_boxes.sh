@@ -3,7 +3,7 @@
 # destinations and to a range; a box whose path is refused, then one
 # whose sshd is dead: the others finish, exit 10, one line names the box,
 # and the same command again completes it; a pull from the three into
-# DEST/HOST/.
+# DEST/HOST/, one of them down, then up.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -122,6 +122,17 @@ box_events "box1=0:-" "box2=0:-" "box3=0:-"
 for b in box1 box2 box3; do
     tree_same "$T/src" "$T/back/$b/data"
 done
+# A box that cannot be reached: the others land, exit 10; then the same
+# command brings it too.
+sshd_box_stop box3
+expect_rc 10 "${L[@]}" --retry-for 0 'box[1-3]:~/data' "$T/back2"
+tree_same "$T/src" "$T/back2/box1/data"
+tree_same "$T/src" "$T/back2/box2/data"
+expect_err "ferry: box3: failed (exit 5)"
+sshd_box_start box3
+expect_rc 0 "${L[@]}" --retry-for 0 'box[1-3]:~/data' "$T/back2"
+tree_same "$T/src" "$T/back2/box3/data"
+expect_err "ferry: box1: ok, 0 received"
 # A pull from one box is as it always was: into DEST itself.
 expect_rc 0 "${L[@]}" 'box2:~/data/' "$T/one"
 tree_same "$T/src" "$T/one"
