@@ -129,7 +129,8 @@ $(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
 # The client's pure parsers, the retry policy and the progress line are
 # unit-tested too; the ssh*.o bring libssh2.
 UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
-	client/cli_opts.c client/cli_values.c client/help.c \
+	client/cli_words.c client/cli_opts.c client/cli_values.c client/help.c \
+	client/boxes.c client/boxes_report.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/output_summary.c client/retry.c client/remote.c \

@@ -55,9 +55,7 @@ cli_same_source(const char *a, const char *b)
     }
 }
 
-/* Drops later copies of a source from v (n entries); frees them when
- * owned. Returns the new count. */
-static int
+int
 cli_dedupe(char **v, int n, int owned)
 {
     int i, j, k = 0;
@@ -394,6 +392,12 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
                 (int)nl, a, v, CLI_MAX_STREAMS);
         c->streams = (int)n;
         break;
+    case CLI_O_BOXES_AT_ONCE:
+        if ((n = cli_number(v, 1, CLI_MAX_BOXES)) < 0)
+            return cli_fail(c, "%.*s %s: want a number from 1 to %d",
+                (int)nl, a, v, CLI_MAX_BOXES);
+        c->boxes_at_once = (int)n;
+        break;
     case CLI_O_RETRIES:
         if ((n = cli_number(v, 0, 100000)) < 0)
             return cli_fail(c, "--retries %s: want a number", v);
@@ -618,6 +622,12 @@ cli_parse(struct cli *c, int argc, char **argv)
             goto fail;
         }
         r = cli_parse_remote(words[0], &c->remote);
+        if (r == 0 && c->remote.host != NULL &&
+            strchr(c->remote.host, '[') != NULL) {
+            r = cli_fail(c, "%s takes one box ('%s' is a range)",
+                c->cmd == CMD_STATUS ? "status" : "clean", words[0]);
+            goto fail;
+        }
         if (r == 0)
             c->has_remote = 1;
         else if (r != FERRY_ERR_USAGE)
@@ -631,75 +641,24 @@ cli_parse(struct cli *c, int argc, char **argv)
             c->cmd == CMD_PUSH ? "push" : "pull");
         goto fail;
     }
-    if (c->cmd == CMD_PUSH) {
-        struct remote rm;
-
-        for (i = 0; i < nwords - 1; i++) {
-            if (cli_parse_remote(words[i], &rm) == 0) {
-                remote_cleanup(&rm);
-                r = cli_fail(c, "push: source '%s' is remote; use ferry pull "
-                    "to copy from a remote host", words[i]);
-                goto fail;
-            }
-        }
-        if ((r = cli_parse_remote(words[nwords - 1], &c->remote)) != 0) {
-            if (r == FERRY_ERR_USAGE)
-                r = cli_fail(c, "push: destination '%s' is not remote "
-                    "(write host:PATH or local:PATH)", words[nwords - 1]);
-            goto fail;
-        }
-        c->local_paths = words;
-        c->nlocal = cli_dedupe(words, nwords - 1, 0);
-        words = NULL;
-    } else {
-        struct remote rm;
-
-        if (cli_parse_remote(words[nwords - 1], &rm) == 0) {
-            remote_cleanup(&rm);
-            r = cli_fail(c, "pull: destination '%s' must be local",
-                words[nwords - 1]);
-            goto fail;
-        }
-        if ((c->remote_paths = xcalloc((size_t)nwords,
-            sizeof(char *))) == NULL) {
-            r = FERRY_ERR_NOMEM;
-            goto fail;
-        }
-        for (i = 0; i < nwords - 1; i++) {
-            if ((r = cli_parse_remote(words[i], &rm)) != 0) {
-                if (r == FERRY_ERR_USAGE)
-                    r = cli_fail(c, "pull: source '%s' is not remote "
-                        "(write host:PATH or local:PATH)", words[i]);
-                goto fail;
-            }
-            if (i == 0) {
-                c->remote = rm;
-                c->remote_paths[c->nremote++] = xstrdup(rm.path);
-            } else {
-                int same = rm.local == c->remote.local &&
-                    (rm.local || (strcmp(rm.host, c->remote.host) == 0 &&
-                    ((rm.user == NULL && c->remote.user == NULL) ||
-                    (rm.user != NULL && c->remote.user != NULL &&
-                    strcmp(rm.user, c->remote.user) == 0))));
-
-                c->remote_paths[c->nremote++] = xstrdup(rm.path);
-                remote_cleanup(&rm);
-                if (!same) {
-                    r = cli_fail(c, "pull: all sources must be on one host "
-                        "('%s' is not)", words[i]);
-                    goto fail;
-                }
-            }
-            if (c->remote_paths[c->nremote - 1] == NULL) {
-                r = FERRY_ERR_NOMEM;
-                goto fail;
-            }
-        }
-        c->nremote = cli_dedupe(c->remote_paths, c->nremote, 1);
-        words[0] = words[nwords - 1];
-        c->local_paths = words;
-        c->nlocal = 1;
-        words = NULL;
+    if (c->cmd == CMD_PUSH)
+        r = cli_words_push(c, words, nwords);
+    else
+        r = cli_words_pull(c, words, nwords);
+    if (r != 0) {
+        if (c->local_paths == words)
+            words = NULL;
+        goto fail;
+    }
+    words = NULL;
+    if (c->nboxes > 0 && c->watch_s > 0) {
+        r = cli_fail(c, "--watch pulls from one box");
+        goto fail;
+    }
+    if (c->boxes_at_once > 0 && c->nboxes == 0) {
+        r = cli_fail(c, "--boxes-at-once goes with a push or pull of many "
+            "boxes (several destinations, several hosts, or a range)");
+        goto fail;
     }
     if (c->nremote > (int)PROTO_MAX_OPEN_PATHS) {
         r = cli_fail(c, "too many sources (at most %u)", PROTO_MAX_OPEN_PATHS);
@@ -722,6 +681,7 @@ cli_cleanup(struct cli *c)
     int i;
 
     remote_cleanup(&c->remote);
+    cli_boxes_cleanup(c);
     xfree(c->local_paths);
     for (i = 0; i < c->nremote; i++)
         xfree(c->remote_paths[i]);

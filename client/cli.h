@@ -31,9 +31,30 @@ struct remote {
 
 #define CLI_MAX_OPTS 64
 
+/* Boxes a push or pull may name at once (ranges expanded). */
+#define CLI_MAX_BOXES 256
+/* Boxes moved at once by default (--boxes-at-once). */
+#define CLI_BOXES_AT_ONCE 8
+
+/* One box of a push to many or a pull from many (cli.boxes). */
+struct cli_box {
+    struct remote remote;
+    char *label;       /* how output names it: the host, or host:PATH
+                          when two boxes of a push share a host; a
+                          pull's DEST/LABEL */
+    char **paths;      /* pull: this host's sources (owned) */
+    int npaths;
+};
+
 struct cli {
     enum cli_cmd cmd;
-    struct remote remote;     /* the remote side */
+    struct remote remote;     /* the remote side (one box) */
+    struct cli_box *boxes;    /* many boxes: set when a push names
+                                 several destinations or a range, or a
+                                 pull several hosts or a range; remote
+                                 is then unset (boxes.h runs them) */
+    int nboxes;
+    int boxes_at_once;        /* --boxes-at-once N; 0: the default */
     int has_remote;           /* status/clean on a remote destination */
     char **local_paths;       /* push: sources; pull and status/clean:
                                  [0] = destination */
@@ -140,13 +161,28 @@ void cli_cleanup(struct cli *c);
  */
 int cli_command_first(int argc, char **argv);
 
-/* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
- * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it
- * is a local path. */
 /* A --block-size value: a power of two within the protocol's limits,
  * with an optional K or M. */
 int cli_block_size(const char *s, uint32_t *out) FERRY_WUR;
+/* Splits "host:path", "user@host:path", "user@[v6]:path" or "local:path".
+ * Returns 0 when the word names a remote location, FERRY_ERR_USAGE when it
+ * is a local path. */
 int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
+
+/*
+ * Expands the range in a remote word's host, as pdsh and Slurm write
+ * them: "box[1-3]:p" is box1:p, box2:p, box3:p; "node[01-16]:p" keeps the
+ * width of a first number that starts with 0 (node01 ... node16); items
+ * go with commas ("gpu[1,3,5-6]:p"). A host that starts with '[' is an
+ * address ("[::1]:p"), and a word without '[' in its host is itself.
+ * One range per host, numbers of at most 9 digits. Returns 0 and *out
+ * (an array of *n words, each and the array freed with xfree), or
+ * FERRY_ERR_USAGE with one line in err naming the word: a range that
+ * runs backwards, that is not numbers, or that would make more than max
+ * words.
+ */
+int cli_range_expand(const char *word, int max, char ***out, int *n,
+    char *err, size_t errlen) FERRY_WUR;
 void remote_cleanup(struct remote *r);
 
 /*

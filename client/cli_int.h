@@ -15,6 +15,20 @@
  * JSON too with --json). Returns FERRY_ERR_USAGE. */
 int cli_fail(struct cli *c, const char *fmt, ...) FERRY_PRINTF(2, 3);
 
+/* Drops later copies of a source from v (n entries: "a//b" is "a/b");
+ * frees them when owned. Returns the new count. */
+int cli_dedupe(char **v, int n, int owned);
+
+/* cli_words.c */
+
+/* The words of a push (sources, then its destinations: every remote word
+ * at the end) and of a pull (remote sources on one host or many, then
+ * DEST), into c: remote for one box, boxes for many. words is kept as
+ * c->local_paths. Returns 0 or FERRY_ERR_USAGE with c->err. */
+int cli_words_push(struct cli *c, char **words, int nwords);
+int cli_words_pull(struct cli *c, char **words, int nwords);
+void cli_boxes_cleanup(struct cli *c);
+
 /* cli_expand.c */
 
 /*

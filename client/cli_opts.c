@@ -122,6 +122,9 @@ const struct cli_opts_row cli_opts_table[] = {
     { "--streams", 'j', BOTH, VALUE, CLI_O_STREAMS, XFER, 0, 1, "N",
         "connections in parallel (default: what a long link's round trip "
         "needs, up to 16; else added while the rate still rises)", OPT },
+    { "--boxes-at-once", 0, 0, VALUE, CLI_O_BOXES_AT_ONCE, XFER, 0, 0, "N",
+        "with many boxes (host1:PATH host2:PATH, box[1-8]:PATH), how many "
+        "move at once, each on its own connections (default 8)", OPT },
     { "--retry-for", 0, 0, VALUE, CLI_O_RETRY_FOR, XFER | STATE, 0, 0,
         "TIME", "after a lost connection, keep reconnecting this long "
         "without progress (default 15m; 0: never)", OPT },

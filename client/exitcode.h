@@ -18,6 +18,7 @@ enum {
     EXIT_HOSTKEY = 7,
     EXIT_AGENT = 8,
     EXIT_INTEGRITY = 9,
+    EXIT_BOXES = 10,        /* one or more of many boxes failed (boxes.h) */
     EXIT_INTERRUPTED = 130
 };
 

@@ -9,7 +9,7 @@
 #define HELP_WIDTH 79
 
 static const char help_usage_head[] =
-"usage: ferry push [options] SRC... [user@]host:DEST\n"
+"usage: ferry push [options] SRC... [user@]host:DEST...\n"
 "       ferry pull [options] [user@]host:SRC... DEST\n"
 "       ferry status [options] [[user@]host:]DEST   unfinished transfers\n"
 "       ferry clean [options] [[user@]host:]DEST    remove them\n"
@@ -19,23 +19,31 @@ static const char help_usage_head[] =
 "\n"
 "Remote locations are [user@]host:PATH (SSH) or local:PATH (an agent on\n"
 "this machine). \"dir\" copies the directory, \"dir/\" its contents.\n"
+"Many boxes: host1:PATH host2:PATH, or a range: 'box[1-8]:PATH'.\n"
 "\n"
 "options of push and pull (ferry help push: all of them):\n";
 
 static const char help_push[] =
-"usage: ferry push [options] SRC... [user@]host:DEST\n"
+"usage: ferry push [options] SRC... [user@]host:DEST...\n"
 "\n"
 "Copies local files and directories to DEST on the remote host (or to\n"
 "local:PATH). \"dir\" copies the directory, \"dir/\" its contents; files\n"
 "that are up to date (same size and mtime) are skipped, unfinished ones\n"
-"resume. Always recursive; keeps permission bits and mtimes.\n";
+"resume. Always recursive; keeps permission bits and mtimes.\n"
+"\n"
+"Every remote word at the end is a destination: push to many boxes with\n"
+"box1:/ws box2:/ws, or a range, 'box[1-8]:/ws' ('node[01-16]:/ws' keeps\n"
+"the zeros; at most 256 boxes). Each box gets its own transfer, at most\n"
+"--boxes-at-once (8) at a time; a box that fails is named and the others\n"
+"finish (exit 10).\n";
 
 static const char help_pull[] =
 "usage: ferry pull [options] [user@]host:SRC... DEST\n"
 "\n"
 "Copies remote files and directories into the local DEST. A source may\n"
 "be a glob (box:'ckpt/step-*.pt'): the agent expands it; quote it so\n"
-"that your own shell does not.\n";
+"that your own shell does not. Sources on several hosts, or a range\n"
+"('box[1-8]:ckpt'), pull each host into DEST/HOST/.\n";
 
 static const char help_transfer_tail[] =
 "\n"

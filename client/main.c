@@ -1,7 +1,8 @@
 /*
  * main.c: the ferry command: parses the command line and hands the
  * command to what runs it (pack, unpack, status of a local destination,
- * a dry run or mirror, or a transfer through run.h).
+ * a dry run or mirror, or a transfer through run.h), on one box or, through
+ * boxes.h, on each of many.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../proto/msg.h"
+#include "boxes.h"
 #include "cli.h"
 #include "exitcode.h"
 #include "help.h"
@@ -38,6 +40,24 @@ main_command_name(enum cli_cmd cmd)
     default:
         return NULL;
     }
+}
+
+/* The command on one box (or none): also what each box of many runs. */
+static int
+main_one(struct cli *cli)
+{
+    if ((cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) &&
+        !cli->has_remote)
+        return status_run_local(cli);
+    if (cli->watch_s > 0)
+        return watch_main(cli);
+    if (cli->keep_volumes)
+        return keeppush_main(cli);
+    if (cli->dry_run || cli->delete)
+        return mirror_main(cli);
+    if (cli->cmd == CMD_PUSH || cli->cmd == CMD_PULL)
+        return space_transfer(cli);
+    return run_command(cli, NULL);
 }
 
 int
@@ -92,18 +112,10 @@ main(int argc, char **argv)
         log_set_level(LOG_ERROR);
     if (cli.verbose >= 1)
         log_set_level(cli.verbose >= 2 ? LOG_DEBUG : LOG_INFO);
-    if ((cli.cmd == CMD_STATUS || cli.cmd == CMD_CLEAN) && !cli.has_remote)
-        code = status_run_local(&cli);
-    else if (cli.watch_s > 0)
-        code = watch_main(&cli);
-    else if (cli.keep_volumes)
-        code = keeppush_main(&cli);
-    else if (cli.dry_run || cli.delete)
-        code = mirror_main(&cli);
-    else if (cli.cmd == CMD_PUSH || cli.cmd == CMD_PULL)
-        code = space_transfer(&cli);
+    if (cli.nboxes > 0)
+        code = boxes_main(&cli, main_one);
     else
-        code = run_command(&cli, NULL);
+        code = main_one(&cli);
     cli_cleanup(&cli);
     return code;
 }

@@ -66,6 +66,10 @@ static const char *output_cmd;
  * print against docs/events.schema.json, whatever a test does with
  * stdout. */
 static int events_copy_fd = -1;
+
+/* The box of many this process runs (output_box), else NULL. */
+static const char *output_box_host;
+struct output_tally *output_box_tally;
 static pthread_once_t events_copy_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -138,9 +142,10 @@ json_begin(struct buf *b, const char *event)
 {
     int r;
 
-    if ((r = buf_put(b, "{\"event\":", 9)) != 0)
+    if ((r = buf_put(b, "{\"event\":", 9)) != 0 ||
+        (r = text_json_string(b, event, strlen(event))) != 0)
         return r;
-    return text_json_string(b, event, strlen(event));
+    return json_kv_str(b, "host", output_box_host);
 }
 
 /* The JSON code of a problem: the error's name; warnings have no error
@@ -501,6 +506,13 @@ output_draw(struct output *o)
     o->last_ns = t;
     o->last_bytes = moved;
     p.rate = o->rate;
+    if (output_box_tally != NULL) {
+        /* One of many boxes: the parent draws one line for all. */
+        output_box_tally->live_done = p.done;
+        output_box_tally->live_total = p.total;
+        output_box_tally->live_rate = p.rate;
+        return;
+    }
     pthread_mutex_lock(&o->lock);
     p.current = o->current;
     output_progress_line(&p, output_columns(), line, sizeof(line));
@@ -521,7 +533,7 @@ output_scanning(struct output *o, uint64_t entries, uint64_t bytes)
 {
     char b[32];
 
-    if (!o->progress || o->quiet)
+    if (!o->progress || o->quiet || output_box_tally != NULL)
         return;
     text_bytes((double)bytes, b, sizeof(b));
     pthread_mutex_lock(&o->lock);
@@ -763,6 +775,13 @@ void
 output_command(const char *name)
 {
     output_cmd = name;
+}
+
+void
+output_box(const char *host, struct output_tally *tally)
+{
+    output_box_host = host;
+    output_box_tally = tally;
 }
 
 void

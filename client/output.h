@@ -170,4 +170,29 @@ void output_json_end(struct output *o, struct buf *b, int r);
  * every summary. */
 void output_command(const char *name);
 
+/*
+ * One box of many (boxes.h): what its run's summary said, for the line
+ * and the "box" event its parent prints. It lives in memory the parent
+ * shares with the child that runs the box.
+ */
+struct output_tally {
+    int set;                  /* a summary was given */
+    int exit_code;
+    uint64_t files_total, files_sent, files_skipped, files_failed;
+    uint64_t files_left, bytes_total, bytes_payload, bytes_wire;
+    uint64_t bytes_wire_in;
+    char error[512];          /* the fatal error's text, "" when none */
+    /* While it runs, with progress on: what its progress line would say
+     * (written by the child, read by the parent to draw one line for
+     * all; a torn read costs one wrong tick). */
+    volatile uint64_t live_done, live_total;
+    volatile double live_rate;
+};
+
+/* This process runs one box of many: every JSON event it prints names
+ * host ("host"), its summary fills *tally (NULL: none), and its progress
+ * line, if on, is not drawn but kept in tally's live fields. host is
+ * borrowed for the life of the process. */
+void output_box(const char *host, struct output_tally *tally);
+
 #endif

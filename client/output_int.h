@@ -17,5 +17,7 @@ uint64_t output_now_ns(void);
 /* Clears the progress line so a message can take its place. Caller holds
  * the lock. */
 void output_clear_line(struct output *o);
+/* The box's tally its summary fills, or NULL (output_box). */
+extern struct output_tally *output_box_tally;
 
 #endif

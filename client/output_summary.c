@@ -89,6 +89,23 @@ output_summary(struct output *o, const struct output_summary *s)
     struct buf b;
     int r;
 
+    if (output_box_tally != NULL) {
+        struct output_tally *t = output_box_tally;
+
+        t->exit_code = s->exit_code;
+        t->files_total = xfer_get(&st->files_total);
+        t->files_sent = xfer_get(&st->files_sent);
+        t->files_skipped = xfer_get(&st->files_skipped);
+        t->files_failed = xfer_get(&st->files_failed);
+        t->files_left = left;
+        t->bytes_total = xfer_get(&st->bytes_total);
+        t->bytes_payload = payload;
+        t->bytes_wire = s->bytes_wire_out;
+        t->bytes_wire_in = s->bytes_wire_in;
+        snprintf(t->error, sizeof(t->error), "%s",
+            s->error != NULL ? s->error : "");
+        t->set = 1;
+    }
     if (o->json) {
         buf_init(&b, 1 << 16);
         r = output_json_begin(&b, "summary");

@@ -17,6 +17,7 @@ _ferry() {
         --bwlimit --checksum --compress --compress= --delta= --tensors= --basis
         --pack-threshold --volume-size --keep-volumes --name --json --quiet
         --verbose --progress --no-progress --block-size --streams
+        --boxes-at-once
         --retry-for --retries --retry-wait --stall-timeout --agent
         --no-bootstrap --ssh-cmd --port --login --identity --help
         --archive --recursive --partial --times --perms --links
@@ -41,7 +42,8 @@ _ferry() {
         ;;
     --exclude | --include | --bwlimit | --margin | --block-size | -j | \
         --streams | --retry-for | --retries | --retry-wait | \
-        --stall-timeout | -e | --ssh-cmd | -p | --port | -l | --login | \
+        --stall-timeout | --boxes-at-once | -e | --ssh-cmd | -p | --port | \
+        -l | --login | \
         -o | --watch | --settle | --ready-marker | --keep | --basis | \
         --pack-threshold | --volume-size | --name)
         return

@@ -9,6 +9,8 @@
 # sshd_stop            stops it (registered with at_exit by sshd_start)
 # sshd_launch          (re)starts it from $SSHD_DIR/sshd_config and waits
 #                      until it accepts connections
+# sshd_box NAME        another sshd, a box of its own (Host NAME, HOME
+#                      $T/home-NAME); sshd_box_stop/sshd_box_start NAME
 #
 # Sessions get HOME=$SSHD_HOME and a PATH without ferry-agent, so anything
 # an agent bootstrap writes stays in the test's directory.
@@ -83,4 +85,71 @@ sshd_launch() {
     done
     cat "$SSHD_DIR/sshd.log" >&2
     fail "sshd did not start"
+}
+
+# sshd_box NAME: another sshd on 127.0.0.1 (after sshd_start), a box of
+# its own: its own port and HOME ($T/home-NAME, where its sessions land
+# and its agent is uploaded), the same keys, and "Host NAME" in
+# $SSH_CONFIG. Stopped at exit; sshd_box_stop NAME and sshd_box_start
+# NAME stop and start it again (a box whose sshd died).
+sshd_box() {
+    local name=$1 port
+    port=$(free_port)
+    mkdir -p "$T/home-$name"
+    sed -e "s|^Port .*|Port $port|" \
+        -e "s|^PidFile .*|PidFile $SSHD_DIR/sshd-$name.pid|" \
+        -e "s|^SetEnv HOME=[^ ]*|SetEnv HOME=$T/home-$name|" \
+        "$SSHD_DIR/sshd_config" >"$SSHD_DIR/sshd_config-$name"
+    printf '[127.0.0.1]:%s %s\n' "$port" \
+        "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
+        >>"$SSHD_DIR/known_hosts"
+    # sshd_start's Host block, as it was, is each box's pattern.
+    [ -e "$SSHD_DIR/ssh_config.one" ] ||
+        cp "$SSH_CONFIG" "$SSHD_DIR/ssh_config.one"
+    sed -e "s|^Host ferry-test$|Host $name|" \
+        -e "s|^    Port .*|    Port $port|" \
+        "$SSHD_DIR/ssh_config.one" >>"$SSH_CONFIG"
+    sshd_box_start "$name"
+}
+
+sshd_box_start() {
+    local name=$1 pid
+    /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config-$name" \
+        -E "$SSHD_DIR/sshd-$name.log" &
+    pid=$!
+    eval "SSHD_BOX_PID_$name=$pid"
+    case " ${SSHD_BOX_NAMES:-} " in
+    *" $name "*) ;;
+    *) SSHD_BOX_NAMES="${SSHD_BOX_NAMES:-} $name" ;;
+    esac
+    if [ -z "${SSHD_BOX_HOOKED:-}" ]; then
+        at_exit sshd_boxes_stop
+        SSHD_BOX_HOOKED=1
+    fi
+    for _ in $(seq 1 100); do
+        if ssh -F "$SSH_CONFIG" -o BatchMode=yes "$name" true \
+            2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    cat "$SSHD_DIR/sshd-$name.log" >&2
+    fail "sshd of $name did not start"
+}
+
+sshd_box_stop() {
+    local pid
+    eval "pid=\${SSHD_BOX_PID_$1:-}"
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        eval "SSHD_BOX_PID_$1="
+    fi
+}
+
+sshd_boxes_stop() {
+    local n
+    for n in ${SSHD_BOX_NAMES:-}; do
+        sshd_box_stop "$n"
+    done
 }

@@ -386,6 +386,12 @@
     X(client_retry_signals) \
     X(client_retry_wait) \
     X(client_progress_line) \
+    /* test_cli_boxes.c */ \
+    X(client_cli_range) \
+    X(client_cli_boxes_push) \
+    X(client_cli_boxes_pull) \
+    X(client_boxes_run) \
+    X(client_boxes_status) \
     /* test_cli_opts.c */ \
     X(client_cli_help_rows) \
     X(client_cli_man_page) \
