@@ -21,7 +21,8 @@
 
 /* The types, from msg_table.h: MSG_HELLO = 1, ... */
 enum msg_type {
-#define MSG_ENUM(num, NAME, name, dir, stream0, cap) MSG_##NAME = num,
+#define MSG_ENUM(num, NAME, name, dir, stream0, cap, codec)                  \
+    MSG_##NAME = num,
     MSG_TABLE(MSG_ENUM)
 #undef MSG_ENUM
 };

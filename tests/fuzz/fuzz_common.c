@@ -737,7 +737,7 @@ fuzz_space_check(const void *v, const uint8_t *p, size_t n)
 #define fuzz_readback_check fuzz_no_check
 #define fuzz_stop_check fuzz_no_check
 
-#define FUZZ_TYPE(num, NAME, name, dir, stream0, cap)                        \
+#define FUZZ_TYPE(num, NAME, name, dir, stream0, cap, codec)                 \
     [num] = { sizeof(((union fuzz_msg *)0)->name), fuzz_##name##_decode,    \
         fuzz_##name##_check, fuzz_##name##_encode },
 
