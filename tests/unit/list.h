@@ -125,11 +125,13 @@
     X(msg_partial_fields) \
     X(msg_err_wire) \
     X(msg_type_names) \
-    X(msg_protocol_table) \
     /* test_msg_codec.c */ \
     X(msg_codec_table) \
     X(msg_codec_refusals) \
     X(msg_codec_checks) \
+    /* test_msg_doc.c */ \
+    X(msg_doc_caps) \
+    X(msg_doc_table) \
     /* test_journal.c */ \
     X(journal_roundtrip) \
     X(journal_mutate) \

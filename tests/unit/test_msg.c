@@ -1858,51 +1858,6 @@ TEST(msg_type_names)
         CHECK_EQ_U64(strcmp(msg_type_name(t), "?") != 0, msg_type_known(t));
 }
 
-/*
- * proto/PROTOCOL.md's table of messages says what msg_table.h says: each
- * row's number, name and direction (a note after it in parentheses
- * aside), every message once. Read from the .md itself (make runs the
- * tests from the top of the tree), so that neither can change alone.
- */
-TEST(msg_protocol_table)
-{
-    static const char *const dirs[] = { [MSG_DIR_BOTH] = "both",
-        [MSG_DIR_CLIENT] = "client -> agent",
-        [MSG_DIR_AGENT] = "agent -> client",
-        [MSG_DIR_SENDER] = "sender -> receiver",
-        [MSG_DIR_RECEIVER] = "receiver -> sender" };
-    const struct msg_info *mi;
-    unsigned num, seen[MSG_TYPE_MAX + 1] = { 0 };
-    char line[4096], name[64], dir[64];
-    FILE *f = fopen("proto/PROTOCOL.md", "r");
-    size_t rows = 0, known = 0, t;
-    int used;
-
-    if (f == NULL)
-        check_fail(__FILE__, __LINE__, "proto/PROTOCOL.md: %s (run from "
-            "the top of the tree)", strerror(errno));
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "| %u | %63[A-Z_] | %63[^|(]%n", &num, name, dir,
-            &used) != 3)
-            continue;
-        check_note("PROTOCOL.md: type %u", num);
-        rows++;
-        t = strlen(dir);
-        while (t > 0 && dir[t - 1] == ' ')
-            dir[--t] = '\0';
-        mi = num <= MSG_TYPE_MAX ? msg_info((uint8_t)num) : NULL;
-        CHECK(mi != NULL);
-        CHECK_EQ_STR(name, mi->name);
-        CHECK_EQ_STR(dir, dirs[mi->dir]);
-        CHECK_EQ_U64(seen[num]++, 0);
-    }
-    fclose(f);
-    check_note_clear();
-    for (t = 0; t <= MSG_TYPE_MAX; t++)
-        known += msg_type_known((uint8_t)t);
-    CHECK_EQ_U64(rows, known);
-}
-
 /* Rendezvous datagrams (proto/rvmsg.h): what one agent of a box tells
  * another, which may run for a key restricted to less. */
 
