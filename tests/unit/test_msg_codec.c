@@ -261,7 +261,8 @@ TEST(msg_codec_refusals)
 }
 
 /*
- * What each check refuses: seed 0 of type with the member at off (a
+ * What each check refuses, a row per number it bounds (the paths are
+ * fsx_path_check's, tested there): seed 0 of type with the member at off (a
  * field's, or a BLOB's length, which may only shrink) set to v decodes
  * to want, and a strict encoder refuses it with USAGE.
  */
@@ -298,8 +299,48 @@ static const struct codec_row codec_rows[] = {
     ROW(DELTA_BLOCKS, delta_blocks, first,
         (uint64_t)INT64_MAX / PROTO_MIN_BLOCK + 1, FORMAT),
     ROW(SPACE, space, avail, UINT64_MAX, FORMAT),
+    ROW(PLAN, plan, flags, 1u << 7, FORMAT),
+    ROW(PLAN, plan, files_total, 11, FORMAT),
+    ROW(PLAN, plan, flags, PLAN_F_SINGLE_FILE, FORMAT),
+    ROW(PLAN, plan, flags, PLAN_F_LIVE, FORMAT),
+    ROW(TOTALS, totals, files_total, 1000001, FORMAT),
+    ROW(PARTIAL, partial, done, (10u << 20) + 1, FORMAT),
+    ROW(PARTIAL, partial, age_s, UINT64_MAX, FORMAT),
+    ROW(JOIN, join, stream, 0, FORMAT),
+    ROW(JOIN, join, stream, PROTO_MAX_STREAMS, FORMAT),
+    ROW(RETIRE, retire, stream, 0, FORMAT),
+    ROW(RETIRE, retire, stream, PROTO_MAX_STREAMS, FORMAT),
+    ROW(REPLY, reply, action, 0, FORMAT),
+    ROW(REPLY, reply, action, REPLY_FAIL + 1, FORMAT),
+    ROW(REPLY, reply, action, REPLY_FAIL, FORMAT),
+    ROW(REPLY, reply, flags, REPLY_F_RESUME, FORMAT),
+    ROW(REPLY, reply, code, 1, FORMAT),
+    ROW(MATCH, match, count, PROTO_MAX_SIGS + 1, TOO_LARGE),
+    ROW(MATCH, match, count, 0, FORMAT),
+    ROW(MATCH, match, first, UINT64_MAX, FORMAT),
+    ROW(VOL_OPTS, vol_opts, threshold, PROTO_MAX_PACK_THRESHOLD + 1,
+        TOO_LARGE),
+    ROW(VOL_OPTS, vol_opts, volume_size, PROTO_MAX_VOLUME_SIZE + 1,
+        TOO_LARGE),
+    ROW(VOL_OPTS, vol_opts, volume_size, PROTO_MIN_VOLUME_SIZE - 1, FORMAT),
+    ROW(VOL_OPTS, vol_opts, compress, VOL_COMPRESS_LEVEL + 1, FORMAT),
+    ROW(VOL_OPTS, vol_opts, compress, VOL_COMPRESS_LEVEL, FORMAT),
+    ROW(VOL_OPTS, vol_opts, level, 1, FORMAT),
     ROW(VOL_BEGIN, vol_begin, volume, 0, FORMAT),
+    ROW(VOL_FILE, vol_file, volume, 0, FORMAT),
     ROW(VOL_END, vol_end, files, PROTO_MAX_VOLUME_FILES + 1, TOO_LARGE),
+    ROW(VOL_END, vol_end, bytes, PROTO_MAX_VOLUME_SIZE + 1, TOO_LARGE),
+    ROW(VOL_END, vol_end, volume, 0, FORMAT),
+    ROW(KEEP_VOL, keep_vol, volume, PROTO_MAX_KEEP_VOLUMES + 1, TOO_LARGE),
+    ROW(KEEP_VOL, keep_vol, bytes, PROTO_MAX_VOLUME_SIZE + 1, TOO_LARGE),
+    ROW(KEEP_VOL, keep_vol, volume, 0, FORMAT),
+    ROW(KEEP_DONE, keep_done, volumes, PROTO_MAX_KEEP_VOLUMES + 1,
+        TOO_LARGE),
+    ROW(KEEP_DONE, keep_done, manifest_bytes, PROTO_MAX_KEEP_MANIFEST + 1,
+        TOO_LARGE),
+    ROW(KEEP_DONE, keep_done, volumes, 0, FORMAT),
+    ROW(BASIS, basis, basis_size, 0, FORMAT),
+    ROW(BASIS, basis, basis_size, (uint64_t)INT64_MAX + 1, FORMAT),
 };
 
 #undef ROW
