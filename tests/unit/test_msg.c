@@ -774,7 +774,6 @@ TEST(msg_retire_roundtrip)
         CHECK_EQ_ERR(msg_##name##_decode(trailing, 5, &mo),                 \
             FERRY_ERR_TRAILING);                                            \
         CHECK_EQ_U64(mo.id, 0);                                             \
-        mutate_type(type);                                                  \
     } while (0)
 
 TEST(msg_delta_stop_roundtrip)
@@ -911,7 +910,6 @@ TEST(msg_stop_roundtrip)
     CHECK_EQ_U64(mo.kept_files, 0);
     free(p);
     CHECK_EQ_STR(msg_type_name(MSG_STOP), "STOP");
-    mutate_type(MSG_STOP);
 }
 
 /* BUSY: a holder of at most PROTO_MAX_HOLDER bytes. */
@@ -942,7 +940,6 @@ TEST(msg_busy_roundtrip)
         FERRY_ERR_TOO_LARGE);
     buf_cleanup(&b);
     CHECK_EQ_STR(msg_type_name(MSG_BUSY), "BUSY");
-    mutate_type(MSG_BUSY);
 }
 
 /* BASIS: a path checked as ENTRY's, a size of at least one byte. */
@@ -989,7 +986,6 @@ TEST(msg_basis_roundtrip)
     CHECK_OK(buf_put_str16(&b, "a/../../b", 9));
     CHECK(decode_buf(MSG_BASIS, &b) != 0);
     CHECK_EQ_STR(msg_type_name(MSG_BASIS), "BASIS");
-    mutate_type(MSG_BASIS);
 }
 
 /* TENSOR: a body shorter than the block, bounded before it is read. */
@@ -1051,7 +1047,6 @@ TEST(msg_tensor_roundtrip)
     CHECK_OK(buf_put_str32(&b, body, 0));
     CHECK_EQ_ERR(decode_buf(MSG_TENSOR, &b), FERRY_ERR_FORMAT);
     CHECK_EQ_STR(msg_type_name(MSG_TENSOR), "TENSOR");
-    mutate_type(MSG_TENSOR);
 }
 
 /*
