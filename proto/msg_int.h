@@ -1,6 +1,6 @@
 /*
  * msg_int.h: helpers shared by the message codecs (msg.c, msg_file.c,
- * ...). Not for use outside proto/.
+ * ...). Not for use outside proto/ and its unit tests.
  */
 #ifndef FERRY_PROTO_MSG_INT_H
 #define FERRY_PROTO_MSG_INT_H
