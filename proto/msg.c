@@ -130,6 +130,8 @@ msg_field_put(struct buf *b, const struct msg_field *f, const uint8_t *m)
             return FERRY_ERR_USAGE;
         return buf_put_str32(b, *(const uint8_t *const *)at, len);
     case MSG_F_ARRAY:
+        if (f->gate != 0 && (m[f->gate_off] & f->gate) == 0)
+            return 0;
         /* The strict check bounded the count. */
         return buf_put(b, *(const uint8_t *const *)at,
             (size_t)*(const uint32_t *)(m + f->off2) * f->arg);
@@ -173,6 +175,8 @@ msg_field_get(struct rd *r, const struct msg_field *f, uint8_t *m, int *bad)
         return rd_str32(r, f->arg, (const uint8_t **)at,
             (size_t *)(m + f->off2));
     case MSG_F_ARRAY:
+        if (f->gate != 0 && (m[f->gate_off] & f->gate) == 0)
+            return 0;
         return rd_bytes(r, (size_t)*(const uint32_t *)(m + f->off2) *
             f->arg, (const uint8_t **)at);
     default:

@@ -40,13 +40,17 @@ enum msg_fkind {
     MSG_F_BLOB,   /* str32 of at most arg bytes: pointer at off, size_t
                      length at off2 */
     MSG_F_ARRAY,  /* the rest: (u32 at off2) x arg bytes, pointer at off;
-                     the check runs before it, since the count bounds it */
+                     the check runs before it, since the count bounds it.
+                     With a gate, only if the u8 at gate_off has one of
+                     its bits (else nothing, and the pointer NULL) */
 };
 
 struct msg_field {
     uint8_t kind;
-    uint16_t off;   /* of the member */
-    uint16_t off2;  /* of BLOB's length, ARRAY's count */
+    uint8_t gate;      /* ARRAY: bits of the u8 at gate_off, or 0 */
+    uint16_t off;      /* of the member */
+    uint16_t off2;     /* of BLOB's length, ARRAY's count */
+    uint16_t gate_off;
     uint32_t arg;
 };
 
@@ -57,7 +61,7 @@ struct msg_field {
     (offsetof(struct msg_##name, m) + MSG_SIZE_IS(name, m, size))
 /* A field of struct msg_<name>. */
 #define MSG_FIELD(name, kind, m, size, arg)                                  \
-    { kind, MSG_OFF(name, m, size), 0, arg }
+    { kind, 0, MSG_OFF(name, m, size), 0, 0, arg }
 #define MSG_U8(name, m) MSG_FIELD(name, MSG_F_U8, m, 1, 0)
 #define MSG_U16(name, m) MSG_FIELD(name, MSG_F_U16, m, 2, 0)
 #define MSG_U32(name, m) MSG_FIELD(name, MSG_F_U32, m, 4, 0)
@@ -67,13 +71,17 @@ struct msg_field {
     MSG_FIELD(name, MSG_F_STR, m, sizeof(struct msg_str), max)
 #define MSG_TEXT(name, m, max)                                               \
     MSG_FIELD(name, MSG_F_TEXT, m, sizeof(struct msg_str), max)
-#define MSG_MAGIC() { MSG_F_MAGIC, 0, 0, 0 }
+#define MSG_MAGIC() { MSG_F_MAGIC, 0, 0, 0, 0, 0 }
 #define MSG_BLOB(name, m, len, max)                                          \
-    { MSG_F_BLOB, MSG_OFF(name, m, sizeof(void *)),                          \
-        MSG_OFF(name, len, sizeof(size_t)), max }
+    { MSG_F_BLOB, 0, MSG_OFF(name, m, sizeof(void *)),                       \
+        MSG_OFF(name, len, sizeof(size_t)), 0, max }
 #define MSG_ARRAY(name, m, count, elem)                                      \
-    { MSG_F_ARRAY, MSG_OFF(name, m, sizeof(void *)),                         \
-        MSG_OFF(name, count, 4), elem }
+    { MSG_F_ARRAY, 0, MSG_OFF(name, m, sizeof(void *)),                      \
+        MSG_OFF(name, count, 4), 0, elem }
+/* ... present only when flags (a u8 member) has a bit of gate. */
+#define MSG_ARRAY_IF(name, m, count, elem, flags, gate)                      \
+    { MSG_F_ARRAY, gate, MSG_OFF(name, m, sizeof(void *)),                   \
+        MSG_OFF(name, count, 4), MSG_OFF(name, flags, 1), elem }
 
 struct msg_codec {
     uint8_t type;

@@ -14,8 +14,8 @@
  * none). codec: F, a list of fields (MSG_CODEC in msg_int.h, which
  * msg_codec_of gives); H, written by hand: the data frames (BLOCK, DELTA,
  * TENSOR), which are hot, and shapes a list does not say (OPEN's and
- * FILTERS's counted lists, ENTRY's and SIGS's fields that depend on
- * others, END and JOIN_OK with nothing).
+ * FILTERS's counted lists, ENTRY's fields that depend on others, END and
+ * JOIN_OK with nothing).
  */
 #ifndef FERRY_PROTO_MSG_TABLE_H
 #define FERRY_PROTO_MSG_TABLE_H
@@ -44,7 +44,7 @@ enum msg_dir {
     MSG(13, END, end, SENDER, 1, 0, H)                                      \
     MSG(14, SUMMARY, summary, RECEIVER, 1, 0, F)                            \
     MSG(15, PARTIAL, partial, AGENT, 1, 0, F)                               \
-    MSG(16, SIGS, sigs, RECEIVER, 1, PROTO_CAP_RESUME, H)                   \
+    MSG(16, SIGS, sigs, RECEIVER, 1, PROTO_CAP_RESUME, F)                   \
     MSG(17, MATCH, match, SENDER, 0, PROTO_CAP_RESUME, F)                   \
     MSG(18, JOIN, join, CLIENT, 0, PROTO_CAP_STREAMS, F)                    \
     MSG(19, JOIN_OK, join_ok, AGENT, 0, PROTO_CAP_STREAMS, H)               \

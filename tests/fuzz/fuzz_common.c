@@ -106,7 +106,6 @@ struct fuzz_type {
 MSG_TABLE(FUZZ_WRAP_LINE)
 FUZZ_WRAP(entry)
 FUZZ_WRAP(block)
-FUZZ_WRAP(sigs)
 FUZZ_WRAP(tensor)
 
 #undef FUZZ_WRAP_LINE

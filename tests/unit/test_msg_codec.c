@@ -113,6 +113,8 @@ raw_payload(struct buf *b, const struct msg_codec *c, const uint8_t *m,
             CHECK_OK(buf_put(b, PROTO_MAGIC, 4));
             break;
         case MSG_F_ARRAY:
+            if (f->gate != 0 && (m[f->gate_off] & f->gate) == 0)
+                break;
             len = (size_t)*(const uint32_t *)(m + f->off2) * f->arg;
             CHECK_OK(buf_reserve(b, len, &q));
             memset(q, 0, len);
@@ -298,6 +300,10 @@ static const struct codec_row codec_rows[] = {
     ROW(DELTA_SIGS, delta_sigs, sig_block, PROTO_MAX_BLOCK * 2, FORMAT),
     ROW(DELTA_SIGS, delta_sigs, sig_block, PROTO_MIN_SIG_BLOCK + 1, FORMAT),
     ROW(DELTA_SIGS, delta_sigs, first, UINT64_MAX, FORMAT),
+    ROW(SIGS, sigs, count, PROTO_MAX_SIGS + 1, TOO_LARGE),
+    ROW(SIGS, sigs, count, 0, FORMAT),
+    ROW(SIGS, sigs, flags, 1u << 1, FORMAT),
+    ROW(SIGS, sigs, first, UINT64_MAX, FORMAT),
     ROW(DELTA_BLOCKS, delta_blocks, count, PROTO_MAX_SIGS + 1, TOO_LARGE),
     ROW(DELTA_BLOCKS, delta_blocks, count, 0, FORMAT),
     ROW(DELTA_BLOCKS, delta_blocks, block_size, PROTO_MIN_BLOCK - 1, FORMAT),
