@@ -9,7 +9,7 @@
 #include "msg_int.h"
 
 static const struct msg_info msg_infos[] = {
-#define MSG_INFO(num, NAME, name, dir, stream0, cap) \
+#define MSG_INFO(num, NAME, name, dir, stream0, cap, codec) \
     [num] = { #NAME, MSG_DIR_##dir, stream0, cap },
     MSG_TABLE(MSG_INFO)
 #undef MSG_INFO
@@ -89,10 +89,27 @@ msg_get_hash(struct rd *r, struct hash128 *h)
     return rd_copy(r, h->b, HASH_LEN);
 }
 
-static int
-msg_field_put(struct buf *b, const struct msg_field *f, const void *at)
+static const struct msg_codec *const msg_codecs[MSG_TYPE_MAX + 1] = {
+#define MSG_CODEC_PTR_F(name) &msg_##name##_codec
+#define MSG_CODEC_PTR_H(name) NULL
+#define MSG_CODEC_PTR(num, NAME, name, dir, stream0, cap, codec)             \
+    [num] = MSG_CODEC_PTR_##codec(name),
+    MSG_TABLE(MSG_CODEC_PTR)
+#undef MSG_CODEC_PTR
+};
+
+const struct msg_codec *
+msg_codec_of(uint8_t type)
 {
+    return type <= MSG_TYPE_MAX ? msg_codecs[type] : NULL;
+}
+
+static int
+msg_field_put(struct buf *b, const struct msg_field *f, const uint8_t *m)
+{
+    const void *at = m + f->off;
     struct msg_str s;
+    size_t len;
 
     switch (f->kind) {
     case MSG_F_U8:
@@ -105,6 +122,19 @@ msg_field_put(struct buf *b, const struct msg_field *f, const void *at)
         return buf_put_u64(b, *(const uint64_t *)at);
     case MSG_F_BYTES:
         return buf_put(b, at, f->arg);
+    case MSG_F_MAGIC:
+        return buf_put(b, PROTO_MAGIC, 4);
+    case MSG_F_BLOB:
+        len = *(const size_t *)(m + f->off2);
+        if (len > f->arg)
+            return FERRY_ERR_USAGE;
+        return buf_put_str32(b, *(const uint8_t *const *)at, len);
+    case MSG_F_ARRAY:
+        if (f->gate != 0 && (m[f->gate_off] & f->gate) == 0)
+            return 0;
+        /* The strict check bounded the count. */
+        return buf_put(b, *(const uint8_t *const *)at,
+            (size_t)*(const uint32_t *)(m + f->off2) * f->arg);
     case MSG_F_TEXT:
         s = *(const struct msg_str *)at;
         if (s.len > f->arg)
@@ -115,9 +145,15 @@ msg_field_put(struct buf *b, const struct msg_field *f, const void *at)
     }
 }
 
+/* *bad gets FORMAT for a wrong magic, which only counts once the frame
+ * has been read whole (a short one is SHORT, whatever its first bytes). */
 static int
-msg_field_get(struct rd *r, const struct msg_field *f, void *at)
+msg_field_get(struct rd *r, const struct msg_field *f, uint8_t *m, int *bad)
 {
+    void *at = m + f->off;
+    const uint8_t *q;
+    int e;
+
     switch (f->kind) {
     case MSG_F_U8:
         return rd_u8(r, at);
@@ -129,6 +165,20 @@ msg_field_get(struct rd *r, const struct msg_field *f, void *at)
         return rd_u64(r, at);
     case MSG_F_BYTES:
         return rd_copy(r, at, f->arg);
+    case MSG_F_MAGIC:
+        if ((e = rd_bytes(r, 4, &q)) != 0)
+            return e;
+        if (memcmp(q, PROTO_MAGIC, 4) != 0)
+            *bad = FERRY_ERR_FORMAT;
+        return 0;
+    case MSG_F_BLOB:
+        return rd_str32(r, f->arg, (const uint8_t **)at,
+            (size_t *)(m + f->off2));
+    case MSG_F_ARRAY:
+        if (f->gate != 0 && (m[f->gate_off] & f->gate) == 0)
+            return 0;
+        return rd_bytes(r, (size_t)*(const uint32_t *)(m + f->off2) *
+            f->arg, (const uint8_t **)at);
     default:
         return msg_get_str(r, f->arg, at);
     }
@@ -146,7 +196,7 @@ msg_codec_encode(struct buf *b, const struct msg_codec *c, const void *m)
     if ((r = frame_begin(b, c->type, &mark)) != 0)
         return r;
     for (f = c->fields; r == 0 && f < c->fields + c->nfields; f++)
-        r = msg_field_put(b, f, (const uint8_t *)m + f->off);
+        r = msg_field_put(b, f, m);
     return msg_finish(b, mark, r);
 }
 
@@ -155,16 +205,24 @@ msg_codec_decode(const struct msg_codec *c, const uint8_t *p, size_t n,
     void *m)
 {
     const struct msg_field *f;
+    int e = 0, bad = 0, checked = 0;
     struct rd r;
-    int e = 0;
 
     memset(m, 0, c->size);
     rd_init(&r, p, n);
-    for (f = c->fields; e == 0 && f < c->fields + c->nfields; f++)
-        e = msg_field_get(&r, f, (uint8_t *)m + f->off);
+    for (f = c->fields; e == 0 && f < c->fields + c->nfields; f++) {
+        /* An ARRAY's count bounds what follows: check it before. */
+        if (f->kind == MSG_F_ARRAY && c->check != NULL &&
+            (e = c->check(m)) != 0)
+            break;
+        checked |= f->kind == MSG_F_ARRAY;
+        e = msg_field_get(&r, f, m, &bad);
+    }
     if (e == 0)
         e = rd_end(&r);
-    if (e == 0 && c->check != NULL)
+    if (e == 0)
+        e = bad;
+    if (e == 0 && c->check != NULL && !checked)
         e = c->check(m);
     if (e != 0)
         memset(m, 0, c->size);
@@ -173,52 +231,18 @@ msg_codec_decode(const struct msg_codec *c, const uint8_t *p, size_t n,
 
 /* HELLO */
 
-int
-msg_hello_encode(struct buf *b, const struct msg_hello *m)
+static int
+hello_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_hello *m = v;
 
-    if ((r = frame_begin(b, MSG_HELLO, &mark)) != 0)
-        return r;
-    r = buf_put(b, PROTO_MAGIC, 4);
-    if (r == 0)
-        r = buf_put_u16(b, m->version_min);
-    if (r == 0)
-        r = buf_put_u16(b, m->version_max);
-    if (r == 0)
-        r = buf_put_u64(b, m->caps);
-    if (r == 0)
-        r = msg_put_str(b, &m->software, PROTO_MAX_SOFTWARE);
-    return msg_finish(b, mark, r);
+    return m->version_min == 0 || m->version_min > m->version_max ?
+        FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_hello_decode(const uint8_t *p, size_t n, struct msg_hello *m)
-{
-    const uint8_t *magic;
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_bytes(&r, 4, &magic)) != 0 ||
-        (e = rd_u16(&r, &m->version_min)) != 0 ||
-        (e = rd_u16(&r, &m->version_max)) != 0 ||
-        (e = rd_u64(&r, &m->caps)) != 0 ||
-        (e = msg_get_str(&r, PROTO_MAX_SOFTWARE, &m->software)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (memcmp(magic, PROTO_MAGIC, 4) != 0 || m->version_min == 0 ||
-        m->version_min > m->version_max) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(hello, MSG_HELLO, hello_check, 0, MSG_MAGIC(),
+    MSG_U16(hello, version_min), MSG_U16(hello, version_max),
+    MSG_U64(hello, caps), MSG_STR(hello, software, PROTO_MAX_SOFTWARE))
 
 /* OPEN */
 

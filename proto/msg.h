@@ -1,6 +1,7 @@
 /*
  * msg.h: the protocol's messages, one encode/decode pair each (msg.c for the
- * session's messages, msg_file.c for entries and file data).
+ * session's messages, msg_file.c for entries and file data), most of them
+ * made from a list of fields (msg_int.h; the codec column of msg_table.h).
  *
  * Encoders append one whole frame to a buf. Decoders take a frame payload,
  * fill a plain struct whose byte fields borrow from the payload (valid as
@@ -21,7 +22,8 @@
 
 /* The types, from msg_table.h: MSG_HELLO = 1, ... */
 enum msg_type {
-#define MSG_ENUM(num, NAME, name, dir, stream0, cap) MSG_##NAME = num,
+#define MSG_ENUM(num, NAME, name, dir, stream0, cap, codec)                  \
+    MSG_##NAME = num,
     MSG_TABLE(MSG_ENUM)
 #undef MSG_ENUM
 };

@@ -22,136 +22,49 @@ sig_block_valid(uint32_t sb)
 /* DELTA_SIGS: u32 id, u64 basis_size, u32 sig_block, u64 first, u32 count,
  * count x (u32 weak, hash). */
 
+/* The count bounds what follows: TOO_LARGE past its limit. */
 static int
-delta_sigs_valid(const struct msg_delta_sigs *m)
+delta_sigs_check(const void *v)
 {
-    return m->basis_size > 0 && m->basis_size <= (uint64_t)INT64_MAX &&
-        sig_block_valid(m->sig_block) && m->count > 0 &&
-        m->count <= PROTO_MAX_SIGS &&
-        m->first < msg_delta_nsigs(m->basis_size, m->sig_block) &&
-        m->count <= msg_delta_nsigs(m->basis_size, m->sig_block) - m->first;
+    const struct msg_delta_sigs *m = v;
+    uint64_t nsigs;
+
+    if (m->count > PROTO_MAX_SIGS)
+        return FERRY_ERR_TOO_LARGE;
+    if (m->basis_size == 0 || m->basis_size > (uint64_t)INT64_MAX ||
+        !sig_block_valid(m->sig_block) || m->count == 0)
+        return FERRY_ERR_FORMAT;
+    nsigs = msg_delta_nsigs(m->basis_size, m->sig_block);
+    return m->first < nsigs && m->count <= nsigs - m->first ? 0 :
+        FERRY_ERR_FORMAT;
 }
 
-int
-msg_delta_sigs_encode(struct buf *b, const struct msg_delta_sigs *m)
-{
-    size_t mark;
-    int r;
-
-    if (!delta_sigs_valid(m))
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_DELTA_SIGS, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u64(b, m->basis_size);
-    if (r == 0)
-        r = buf_put_u32(b, m->sig_block);
-    if (r == 0)
-        r = buf_put_u64(b, m->first);
-    if (r == 0)
-        r = buf_put_u32(b, m->count);
-    if (r == 0)
-        r = buf_put(b, m->sigs, (size_t)m->count * DELTA_SIG_LEN);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_delta_sigs_decode(const uint8_t *p, size_t n, struct msg_delta_sigs *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u64(&r, &m->basis_size)) != 0 ||
-        (e = rd_u32(&r, &m->sig_block)) != 0 ||
-        (e = rd_u64(&r, &m->first)) != 0 ||
-        (e = rd_u32(&r, &m->count)) != 0)
-        goto fail;
-    /* The count bounds what follows: check it before reading on. */
-    if (m->count > PROTO_MAX_SIGS) {
-        e = FERRY_ERR_TOO_LARGE;
-        goto fail;
-    }
-    if (!delta_sigs_valid(m)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    if ((e = rd_bytes(&r, (size_t)m->count * DELTA_SIG_LEN,
-        &m->sigs)) != 0 || (e = rd_end(&r)) != 0)
-        goto fail;
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(delta_sigs, MSG_DELTA_SIGS, delta_sigs_check, 1,
+    MSG_U32(delta_sigs, id), MSG_U64(delta_sigs, basis_size),
+    MSG_U32(delta_sigs, sig_block), MSG_U64(delta_sigs, first),
+    MSG_U32(delta_sigs, count),
+    MSG_ARRAY(delta_sigs, sigs, count, DELTA_SIG_LEN))
 
 /* DELTA_BLOCKS: u32 id, u32 block_size, u64 first, u32 count, count x
  * hash. */
 
 static int
-delta_blocks_valid(const struct msg_delta_blocks *m)
+delta_blocks_check(const void *v)
 {
+    const struct msg_delta_blocks *m = v;
+
+    if (m->count > PROTO_MAX_SIGS)
+        return FERRY_ERR_TOO_LARGE;
     return m->block_size >= PROTO_MIN_BLOCK &&
         m->block_size <= PROTO_MAX_BLOCK && m->count > 0 &&
-        m->count <= PROTO_MAX_SIGS &&
-        m->first <= (uint64_t)INT64_MAX / PROTO_MIN_BLOCK;
+        m->first <= (uint64_t)INT64_MAX / PROTO_MIN_BLOCK ? 0 :
+        FERRY_ERR_FORMAT;
 }
 
-int
-msg_delta_blocks_encode(struct buf *b, const struct msg_delta_blocks *m)
-{
-    size_t mark;
-    int r;
-
-    if (!delta_blocks_valid(m))
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_DELTA_BLOCKS, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u32(b, m->block_size);
-    if (r == 0)
-        r = buf_put_u64(b, m->first);
-    if (r == 0)
-        r = buf_put_u32(b, m->count);
-    if (r == 0)
-        r = buf_put(b, m->hashes, (size_t)m->count * HASH_LEN);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_delta_blocks_decode(const uint8_t *p, size_t n,
-    struct msg_delta_blocks *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u32(&r, &m->block_size)) != 0 ||
-        (e = rd_u64(&r, &m->first)) != 0 ||
-        (e = rd_u32(&r, &m->count)) != 0)
-        goto fail;
-    if (m->count > PROTO_MAX_SIGS) {
-        e = FERRY_ERR_TOO_LARGE;
-        goto fail;
-    }
-    if (!delta_blocks_valid(m)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    if ((e = rd_bytes(&r, (size_t)m->count * HASH_LEN, &m->hashes)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(delta_blocks, MSG_DELTA_BLOCKS, delta_blocks_check, 1,
+    MSG_U32(delta_blocks, id), MSG_U32(delta_blocks, block_size),
+    MSG_U64(delta_blocks, first), MSG_U32(delta_blocks, count),
+    MSG_ARRAY(delta_blocks, hashes, count, HASH_LEN))
 
 /* DELTA: u32 id, u64 offset, u32 raw_len, hash, u16 nops, then each op:
  * u8 kind, u32 len, and u64 from (COPY) or len bytes (LITERAL). */

@@ -110,70 +110,23 @@ MSG_CODEC(reply, MSG_REPLY, reply_check, 0,
     MSG_U32(reply, id), MSG_U8(reply, action), MSG_U8(reply, flags),
     MSG_U32(reply, code), MSG_TEXT(reply, text, PROTO_MAX_MESSAGE))
 
-/* SIGS: u32 id, u64 first, u32 count, u8 flags, [count x hash]. */
-
+/* SIGS: u32 id, u64 first, u32 count, u8 flags, [count x hash]. The
+ * count bounds what follows: TOO_LARGE past its limit. */
 static int
-sigs_valid(const struct msg_sigs *m)
+sigs_check(const void *v)
 {
-    return m->count > 0 && m->count <= PROTO_MAX_SIGS &&
-        (m->flags & ~SIGS_F_KNOWN) == 0 &&
-        m->first <= (uint64_t)INT64_MAX - m->count;
+    const struct msg_sigs *m = v;
+
+    if (m->count > PROTO_MAX_SIGS)
+        return FERRY_ERR_TOO_LARGE;
+    return m->count > 0 && (m->flags & ~SIGS_F_KNOWN) == 0 &&
+        m->first <= (uint64_t)INT64_MAX - m->count ? 0 : FERRY_ERR_FORMAT;
 }
 
-int
-msg_sigs_encode(struct buf *b, const struct msg_sigs *m)
-{
-    size_t mark;
-    int r;
-
-    if (!sigs_valid(m))
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_SIGS, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->id);
-    if (r == 0)
-        r = buf_put_u64(b, m->first);
-    if (r == 0)
-        r = buf_put_u32(b, m->count);
-    if (r == 0)
-        r = buf_put_u8(b, m->flags);
-    if (r == 0 && (m->flags & SIGS_F_HAVE))
-        r = buf_put(b, m->hashes, (size_t)m->count * HASH_LEN);
-    return msg_finish(b, mark, r);
-}
-
-int
-msg_sigs_decode(const uint8_t *p, size_t n, struct msg_sigs *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->id)) != 0 ||
-        (e = rd_u64(&r, &m->first)) != 0 ||
-        (e = rd_u32(&r, &m->count)) != 0 ||
-        (e = rd_u8(&r, &m->flags)) != 0)
-        goto fail;
-    /* The count bounds what follows: check it before reading on. */
-    if (m->count > PROTO_MAX_SIGS) {
-        e = FERRY_ERR_TOO_LARGE;
-        goto fail;
-    }
-    if (!sigs_valid(m)) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    if ((m->flags & SIGS_F_HAVE) &&
-        (e = rd_bytes(&r, (size_t)m->count * HASH_LEN, &m->hashes)) != 0)
-        goto fail;
-    if ((e = rd_end(&r)) != 0)
-        goto fail;
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(sigs, MSG_SIGS, sigs_check, 1,
+    MSG_U32(sigs, id), MSG_U64(sigs, first), MSG_U32(sigs, count),
+    MSG_U8(sigs, flags),
+    MSG_ARRAY_IF(sigs, hashes, count, HASH_LEN, flags, SIGS_F_HAVE))
 
 static int
 match_check(const void *v)

@@ -2,56 +2,23 @@
  * (msg_keep.h). */
 #include "msg_keep.h"
 
-#include <string.h>
-
-#include "../common/rd.h"
-#include "frame.h"
 #include "limits.h"
 #include "msg_int.h"
 #include "msg_vol.h"
 
-int
-msg_keep_man_encode(struct buf *b, const struct msg_keep_man *m)
+/* KEEP_MAN: u64 offset, str32 data. */
+static int
+keep_man_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_keep_man *m = v;
 
-    if (m->len == 0 || m->len > PROTO_MAX_BLOCK ||
-        m->offset > PROTO_MAX_KEEP_MANIFEST - m->len)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_KEEP_MAN, &mark)) != 0)
-        return r;
-    r = buf_put_u64(b, m->offset);
-    if (r == 0)
-        r = buf_put_str32(b, m->data, m->len);
-    return msg_finish(b, mark, r);
+    if (m->offset > PROTO_MAX_KEEP_MANIFEST - m->len)
+        return FERRY_ERR_TOO_LARGE;
+    return m->len == 0 ? FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_keep_man_decode(const uint8_t *p, size_t n, struct msg_keep_man *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u64(&r, &m->offset)) != 0 ||
-        (e = rd_str32(&r, PROTO_MAX_BLOCK, &m->data, &m->len)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->offset > PROTO_MAX_KEEP_MANIFEST - m->len) {
-        e = FERRY_ERR_TOO_LARGE;
-        goto fail;
-    }
-    if (m->len == 0) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(keep_man, MSG_KEEP_MAN, keep_man_check, 1,
+    MSG_U64(keep_man, offset), MSG_BLOB(keep_man, data, len, PROTO_MAX_BLOCK))
 
 /* KEEP_VOL and KEEP_DONE: u32 count (1..PROTO_MAX_KEEP_VOLUMES), u64
  * bytes (at most max), SHA-256. */

@@ -1,50 +1,21 @@
 /* msg_vol.c: encoders and decoders of the volume messages (msg_vol.h). */
 #include "msg_vol.h"
 
-#include <string.h>
-
-#include "../common/rd.h"
-#include "frame.h"
 #include "limits.h"
 #include "msg_int.h"
 
-int
-msg_vol_data_encode(struct buf *b, const struct msg_vol_data *m)
+/* VOL_DATA: u32 volume, str32 data. A frame carries up to
+ * PROTO_MAX_BLOCK bytes, so walking two fields is nothing beside them. */
+static int
+vol_data_check(const void *v)
 {
-    size_t mark;
-    int r;
+    const struct msg_vol_data *m = v;
 
-    if (m->volume == 0 || m->len == 0 || m->len > PROTO_MAX_BLOCK)
-        return FERRY_ERR_USAGE;
-    if ((r = frame_begin(b, MSG_VOL_DATA, &mark)) != 0)
-        return r;
-    r = buf_put_u32(b, m->volume);
-    if (r == 0)
-        r = buf_put_str32(b, m->data, m->len);
-    return msg_finish(b, mark, r);
+    return m->volume == 0 || m->len == 0 ? FERRY_ERR_FORMAT : 0;
 }
 
-int
-msg_vol_data_decode(const uint8_t *p, size_t n, struct msg_vol_data *m)
-{
-    struct rd r;
-    int e;
-
-    memset(m, 0, sizeof(*m));
-    rd_init(&r, p, n);
-    if ((e = rd_u32(&r, &m->volume)) != 0 ||
-        (e = rd_str32(&r, PROTO_MAX_BLOCK, &m->data, &m->len)) != 0 ||
-        (e = rd_end(&r)) != 0)
-        goto fail;
-    if (m->volume == 0 || m->len == 0) {
-        e = FERRY_ERR_FORMAT;
-        goto fail;
-    }
-    return 0;
-fail:
-    memset(m, 0, sizeof(*m));
-    return e;
-}
+MSG_CODEC(vol_data, MSG_VOL_DATA, vol_data_check, 1,
+    MSG_U32(vol_data, volume), MSG_BLOB(vol_data, data, len, PROTO_MAX_BLOCK))
 
 static int
 vol_opts_check(const void *v)

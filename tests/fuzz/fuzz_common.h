@@ -50,14 +50,11 @@ int fuzz_msg_one(const uint8_t *p, size_t n);
 /* fuzz_msg_one's checks of a payload of the given type. */
 int fuzz_msg_typed(uint8_t type, const uint8_t *p, size_t n);
 
-/* The delta messages (fuzz_deltamsg.c): wrappers and invariants for the
- * table of fuzz_common.c, and the delta target's body (the first byte
- * picks DELTA_SIGS, DELTA_BLOCKS or DELTA, the rest is the payload). */
-int fuzz_delta_sigs_decode(const uint8_t *p, size_t n, void *m);
-int fuzz_delta_sigs_encode(struct buf *b, const void *m);
+/* The delta messages (fuzz_deltamsg.c): invariants (and DELTA's
+ * wrappers) for the table of fuzz_common.c, and the delta target's body
+ * (the first byte picks DELTA_SIGS, DELTA_BLOCKS or DELTA, the rest is
+ * the payload). */
 const char *fuzz_delta_sigs_check(const void *m, const uint8_t *p, size_t n);
-int fuzz_delta_blocks_decode(const uint8_t *p, size_t n, void *m);
-int fuzz_delta_blocks_encode(struct buf *b, const void *m);
 const char *fuzz_delta_blocks_check(const void *m, const uint8_t *p,
     size_t n);
 int fuzz_delta_decode(const uint8_t *p, size_t n, void *m);

@@ -1,25 +1,13 @@
 /*
- * fuzz_deltamsg.c: the delta messages (DELTA_SIGS, DELTA_BLOCKS, DELTA)
- * for the generic
- * message checks of fuzz_common.c, and the body of the delta target.
+ * fuzz_deltamsg.c: the checks of the delta messages (DELTA_SIGS,
+ * DELTA_BLOCKS, DELTA) and DELTA's wrappers for the generic message checks
+ * of fuzz_common.c, and the body of the delta target.
  */
 #include "fuzz_common.h"
 
 #include <string.h>
 
 #include "../../proto/msg.h"
-
-int
-fuzz_delta_sigs_decode(const uint8_t *p, size_t n, void *m)
-{
-    return msg_delta_sigs_decode(p, n, m);
-}
-
-int
-fuzz_delta_sigs_encode(struct buf *b, const void *m)
-{
-    return msg_delta_sigs_encode(b, m);
-}
 
 const char *
 fuzz_delta_sigs_check(const void *v, const uint8_t *p, size_t n)
@@ -39,18 +27,6 @@ fuzz_delta_sigs_check(const void *v, const uint8_t *p, size_t n)
     if (!fuzz_inside(m->sigs, (size_t)m->count * DELTA_SIG_LEN, p, n))
         return "DELTA_SIGS: signatures";
     return NULL;
-}
-
-int
-fuzz_delta_blocks_decode(const uint8_t *p, size_t n, void *m)
-{
-    return msg_delta_blocks_decode(p, n, m);
-}
-
-int
-fuzz_delta_blocks_encode(struct buf *b, const void *m)
-{
-    return msg_delta_blocks_encode(b, m);
 }
 
 const char *

@@ -388,7 +388,7 @@ size_t
 fuzz_seed_count(uint8_t type)
 {
     switch (type) {
-#define SEED_CASE(num, NAME, name, dir, stream0, cap)                        \
+#define SEED_CASE(num, NAME, name, dir, stream0, cap, codec)                 \
     case num: return SEED_COUNT(seed_##name);
     MSG_TABLE(SEED_CASE)
 #undef SEED_CASE

@@ -91,28 +91,9 @@
     X(msg_end_roundtrip) \
     X(msg_summary_roundtrip) \
     X(msg_partial_roundtrip) \
-    X(msg_hello_mutate) \
-    X(msg_open_mutate) \
+    X(msg_mutate_every_type) \
     X(msg_rvmsg_rules) \
     X(msg_rvmsg_mutate) \
-    X(msg_open_ok_mutate) \
-    X(msg_error_mutate) \
-    X(msg_plan_mutate) \
-    X(msg_ready_mutate) \
-    X(msg_entry_mutate) \
-    X(msg_reply_mutate) \
-    X(msg_block_mutate) \
-    X(msg_file_end_mutate) \
-    X(msg_file_done_mutate) \
-    X(msg_notice_mutate) \
-    X(msg_end_mutate) \
-    X(msg_summary_mutate) \
-    X(msg_partial_mutate) \
-    X(msg_sigs_mutate) \
-    X(msg_match_mutate) \
-    X(msg_join_mutate) \
-    X(msg_join_ok_mutate) \
-    X(msg_vol_mutate) \
     X(msg_vol_bounds) \
     X(msg_sigs_roundtrip) \
     X(msg_sigs_fields) \
@@ -120,7 +101,6 @@
     X(msg_retire_roundtrip) \
     X(msg_delta_stop_roundtrip) \
     X(msg_delta_go_roundtrip) \
-    X(msg_retire_readback_mutate) \
     X(msg_readback_roundtrip) \
     X(msg_stop_roundtrip) \
     X(msg_busy_roundtrip) \
@@ -145,7 +125,13 @@
     X(msg_partial_fields) \
     X(msg_err_wire) \
     X(msg_type_names) \
-    X(msg_protocol_table) \
+    /* test_msg_codec.c */ \
+    X(msg_codec_table) \
+    X(msg_codec_refusals) \
+    X(msg_codec_checks) \
+    /* test_msg_doc.c */ \
+    X(msg_doc_caps) \
+    X(msg_doc_table) \
     /* test_journal.c */ \
     X(journal_roundtrip) \
     X(journal_mutate) \
