@@ -500,9 +500,11 @@ piece(const char *name, const char *path, uint32_t index, uint64_t offset,
     return e;
 }
 
-/* Pieces of a split file that do not follow on, belong to no path, or
- * are cut into by another member: refused as invalid, nothing
- * committed. */
+/* Pieces of a split file that do not follow on, belong to no path, are
+ * cut into by another member, or end with the set before the file does:
+ * refused as invalid, nothing committed. */
+#define LAST UINT32_MAX
+
 TEST(volume_pieces_refused)
 {
     char dst[CHECK_PATH_MAX];
@@ -513,7 +515,7 @@ TEST(volume_pieces_refused)
     static const struct {
         const char *name;
         uint64_t offset1;
-        uint32_t index2;    /* 0: a plain member "g" second */
+        uint32_t index2;    /* 0: a plain member "g" second; LAST: none */
         uint64_t offset2;
         const char *path1;
         int err;
@@ -523,6 +525,7 @@ TEST(volume_pieces_refused)
         { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT },
         { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT },
         { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH },
+        { "set ends first", 0, LAST, 0, "f", FERRY_ERR_SHORT },
     };
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -534,7 +537,7 @@ TEST(volume_pieces_refused)
         e[1] = cases[i].index2 == 0 ? ent(TAR_FILE, "g", "", 3) :
             piece("f.ferry-piece-00002", "f", cases[i].index2,
             cases[i].offset2, 512, 2048);
-        evil_volume(&m, e, 2);
+        evil_volume(&m, e, cases[i].index2 == LAST ? 1 : 2);
         CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INVALID);
         CHECK_EQ_ERR(mem_err, cases[i].err);
         mem_cleanup(&m);
