@@ -127,16 +127,14 @@ receiver_glob_top(const char *top, const char *path, size_t n)
     return fnmatch(top, name, FNM_PATHNAME | FNM_PERIOD) == 0;
 }
 
-/* 1 if path is under a top-level name we asked for. */
+/* 1 if path is under a top-level name we asked for (tops: under any). */
 static int
-receiver_requested(const struct receiver *rc, const char *path)
+receiver_asked(const struct receiver *rc, const char *path)
 {
     size_t n = strcspn(path, "/"), i;
 
     if (rc->tops == NULL)
         return 1;
-    if (rc->rename != NULL)
-        return strlen(rc->rename) == n && memcmp(rc->rename, path, n) == 0;
     for (i = 0; i < rc->ntops; i++) {
         if (strlen(rc->tops[i]) == n && memcmp(rc->tops[i], path, n) == 0)
             return 1;
@@ -145,6 +143,23 @@ receiver_requested(const struct receiver *rc, const char *path)
             return 1;
     }
     return 0;
+}
+
+/* 1 if path is one we take, after putting a single file under the name
+ * READY gave it: offered under that name, or (SINGLE_EARLY) under its own,
+ * one name we asked for. */
+static int
+receiver_requested(const struct receiver *rc, char path[PROTO_MAX_PATH + 1])
+{
+    if (rc->rename == NULL)
+        return receiver_asked(rc, path);
+    if (strcmp(path, rc->rename) == 0)
+        return 1;
+    if (!(rc->x->caps & PROTO_CAP_SINGLE_EARLY) ||
+        strchr(path, '/') != NULL || !receiver_asked(rc, path))
+        return 0;
+    snprintf(path, PROTO_MAX_PATH + 1, "%s", rc->rename);
+    return 1;
 }
 
 static int

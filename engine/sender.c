@@ -435,9 +435,11 @@ sender_send_plan(struct sender *s, struct conn_step *st, struct buf *out)
         plan.bytes_total = t.bytes_total;
     }
     /* Only a single file's READY can change what is offered (its new
-     * name); otherwise the offers follow PLAN at once, a round trip
-     * sooner, and READY is checked when it comes. */
-    s->state = plan.flags & PLAN_F_SINGLE_FILE ? SND_WAIT_READY : SND_RUN;
+     * name), and only for a receiver that does not rename it itself;
+     * otherwise the offers follow PLAN at once, a round trip sooner, and
+     * READY is checked when it comes. */
+    s->state = (plan.flags & PLAN_F_SINGLE_FILE) &&
+        !(s->x->caps & PROTO_CAP_SINGLE_EARLY) ? SND_WAIT_READY : SND_RUN;
     s->ready_due = 1;
     return msg_plan_encode(out, &plan);
 }

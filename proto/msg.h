@@ -71,6 +71,10 @@ int msg_type_known(uint8_t type);
  * blocks; both sides must count the probe alike (delta_probe_pieces),
  * so it is retired, and a peer that says it gets no DELTA_GO. */
 #define PROTO_CAP_DELTA_GO (1u << 21)
+/* The receiver takes a single file's ENTRY under the sender's own name
+ * and writes it under the name READY gives: the sender offers it without
+ * waiting for READY, a round trip sooner. */
+#define PROTO_CAP_SINGLE_EARLY (1u << 22)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)

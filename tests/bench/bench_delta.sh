@@ -260,6 +260,16 @@ pair() {
     for tool in "$@"; do
         median "$T/times-$tool" "$id" "$tool" "$text"
     done
+    # The defaults against --basis none run by run (the two run minutes
+    # apart at most): the median of the ratios, the 3% aim's measure.
+    if [ -s "$T/times-ferry" ] && [ -s "$T/times-none" ]; then
+        paste -d' ' "$T/times-ferry" "$T/times-none" |
+            awk '{ print $1 / $3 }' | sort -n |
+            sed -n "$(( (REPS + 1) / 2 ))p" |
+            { read -r q; printf '%-14s %-6s %7.3f x --basis none, the median of %d runs side by side%s\n' \
+                "$id" paired "$q" "$REPS" \
+                "$(awk -v q="$q" 'BEGIN { print q <= 1.03 ? "" : " (aim 1.03 MISSED)" }')"; }
+    fi
 }
 
 # wants ID...: 1 if any of the rows is to run.

@@ -77,7 +77,8 @@
 #define RT_CAPS_ALL (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_DELTA | PROTO_CAP_VOLUMES | \
     PROTO_CAP_READBACK | PROTO_CAP_LIVE | PROTO_CAP_DELTA_BLOCKS | \
-    PROTO_CAP_DELTA_STOP | PROTO_CAP_DELTA_GO | PROTO_CAP_TENSORS)
+    PROTO_CAP_DELTA_STOP | PROTO_CAP_DELTA_GO | PROTO_CAP_TENSORS | \
+    PROTO_CAP_SINGLE_EARLY)
 
 /* Script steps that are not frames: the peer closed the stream, a step
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is

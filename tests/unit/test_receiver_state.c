@@ -412,10 +412,32 @@ static const struct rt_case receiver_dest[] = {
       .script = { { F_PLAN1 }, { F_FILE(0, "new", 100) }, { F_BLOCK(0, 0) },
                   { F_FEND(0) }, { F_END } },
       .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new=100" },
+    /* Offered under its own name (SINGLE_EARLY: not waiting for READY),
+     * it is written under DEST's; without the capability, or under a name
+     * not asked for, or beneath a directory, it is refused. */
     { "single_file_renamed_old_name",
       .dest = "dest/new", .tops = "a", .setup = dest_dir,
+      .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new=100" },
+    { "single_file_old_name_without_early",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
+      .caps_off = PROTO_CAP_SINGLE_EARLY,
       .script = { { F_PLAN1 }, { F_FILE(0, "a", 100) } },
       .err = FERRY_ERR_PROTOCOL, .out = "READY:new", .tree = "" },
+    { "single_file_name_not_asked",
+      .dest = "dest/new", .tops = "a", .setup = dest_dir,
+      .script = { { F_PLAN1 }, { F_FILE(0, "b", 100) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY:new", .tree = "" },
+    { "single_file_name_beneath",
+      .dest = "dest/new", .setup = dest_dir,
+      .script = { { F_PLAN1 }, { F_FILE(0, "a/b", 100) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "READY:new", .tree = "" },
+    { "single_file_any_name_pushed",
+      .dest = "dest/new", .setup = dest_dir,
+      .script = { { F_PLAN1 }, { F_FILE(0, "x", 100) }, { F_BLOCK(0, 0) },
+                  { F_FEND(0) }, { F_END } },
+      .out = "READY:new WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "new=100" },
     /* The last component of DEST is made, a missing parent is not
      * (rsync), unless MKPATH (--mkpath) says so. A file renamed makes
      * nothing: its name is DEST's last component. */

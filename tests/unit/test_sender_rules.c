@@ -54,7 +54,7 @@ static const struct rt_case sender_rules[] = {
     /* One entry may yet be a single file: PLAN waits for the scan. */
     { "live_single_waits", .live = 1, .src = "src/a",
       .script = { { F_IDLE }, { F_SCAN_END(0) }, { F_IDLE } },
-      .out = "PLAN:1" },
+      .out = "PLAN:1 ENTRY:0:a" },
     /* A receiver that does not know TOTALS gets the whole plan. */
     { "live_needs_cap", .live = 1, .caps_off = PROTO_CAP_LIVE,
       .script = { { F_IDLE }, { F_SCAN_END(0) }, { F_IDLE } },
@@ -104,16 +104,26 @@ static const struct rt_case sender_rules[] = {
       .script = { { F_READY("x") } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
     { "ready_rename_single_file",
-      .src = "src/a",
+      .src = "src/a", .caps_off = PROTO_CAP_SINGLE_EARLY,
       .script = { { F_READY("new") }, { F_WANT(0) }, { F_DONE(0) },
                   { F_SUMMARY } },
       .out = "PLAN:1 ENTRY:0:new BLOCK:0:0 FEND:0 END" },
     /* Offers follow PLAN without waiting for READY, but for a single file
-     * (READY may rename it); READY still comes first. */
+     * to a receiver that does not rename it itself (READY may rename it);
+     * READY still comes first. */
     { "single_file_waits_for_ready",
-      .src = "src/a",
+      .src = "src/a", .caps_off = PROTO_CAP_SINGLE_EARLY,
       .script = { { F_SKIP(0) } },
       .err = FERRY_ERR_PROTOCOL, .out = "PLAN:1" },
+    { "single_file_early",
+      .src = "src/a",
+      .script = { { F_READY("new") }, { F_WANT(0) }, { F_DONE(0) },
+                  { F_SUMMARY } },
+      .out = "PLAN:1 ENTRY:0:a BLOCK:0:0 FEND:0 END" },
+    { "single_file_early_reply_before_ready",
+      .src = "src/a",
+      .script = { { F_SKIP(0) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "PLAN:1 ENTRY:0:a" },
     { "reply_before_ready",
       .script = { { F_SKIP(0) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS },
