@@ -43,7 +43,10 @@ CFLAGS := $(BASE_CFLAGS) $(VFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_CLIENT := $(VFLAGS)
 CLIENT_LIBS := -lssh2 -lcrypto -luv -lzstd -lpthread
 
-COMMON_SRC := $(wildcard common/*.c)
+# common/torrent.c hashes with OpenSSL: it is the client's (the agent
+# links no OpenSSL and makes no torrent), so it is linked only there.
+TORRENT_SRC := common/torrent.c
+COMMON_SRC := $(filter-out $(TORRENT_SRC),$(wildcard common/*.c))
 PROTO_SRC := $(wildcard proto/*.c)
 ENGINE_SRC := $(wildcard engine/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
@@ -103,7 +106,7 @@ $(OUT)/.deps-ok: Makefile
 	fi
 	@mkdir -p $(dir $@) && touch $@
 
-$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
+$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC) $(TORRENT_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
 
@@ -145,7 +148,7 @@ UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 # partial_key so that a test can give every path the same staging key
 # (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
-		$(call obj,$(UNIT_SRC))
+		$(call obj,$(UNIT_SRC) $(TORRENT_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=fstatat \
 		-Wl,--wrap=partial_key \
