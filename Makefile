@@ -7,7 +7,7 @@ DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	rsync zstd time python3 python3-jsonschema iproute2 procps openssl \
 	util-linux libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
-	libzstd-dev:arm64 qemu-user-static
+	libzstd-dev:arm64 qemu-user-static g++ libtorrent-rasterbar-dev
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -66,14 +66,22 @@ CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
 UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
+# The swarm helper (C++, libtorrent-rasterbar; docs/SWARM.md).
+SWARM_BIN := $(BINDIR)/ferry-swarm
+SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
+	$(VFLAGS)
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
 	bench-quick bench-delta bench-streams bench-tensors fuzz clean help check-minimal \
-	mutate spike-swarm spike-swarm-bin spike-swarm-static
+	mutate spike-swarm spike-swarm-bin spike-swarm-static swarm
 
-## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
+## all: build bin/ferry, bin/ferry-agent, bin/ferry-agent-aarch64 and
+## bin/ferry-swarm
+# The swarm helper is built in the release variant only: the sanitizer
+# variants' tests use bin/ferry-swarm, whose libtorrent is not
+# instrumented anyway.
 ifeq ($(VARIANT),release)
-all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS)
+all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS) $(SWARM_BIN)
 else
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
 endif
@@ -148,12 +156,18 @@ UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 # partial_key so that a test can give every path the same staging key
 # (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
-		$(call obj,$(UNIT_SRC) $(TORRENT_SRC))
+		$(call obj,$(UNIT_SRC) $(TORRENT_SRC) swarm/swarm_line.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=fstatat \
 		-Wl,--wrap=partial_key \
 		-pthread -o $@ $^ \
 		$(CLIENT_LIBS)
+
+# The swarm tests' torrent maker is the client's (OpenSSL's SHA-256).
+$(OUT)/tests/torrent_make: $(OUT)/tests/tools/torrent_make.o $(LIB_OBJ) \
+		$(call obj,$(TORRENT_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lcrypto -luv -lzstd -lpthread
 
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -251,6 +265,19 @@ bench-quick: deps
 mutate: deps
 	@$(MAKE) --no-print-directory $(UNIT)
 	bash tests/mutate.sh
+
+## swarm: bin/ferry-swarm, one box's swarm member (C++, libtorrent-rasterbar
+## from Debian, linked dynamically; docs/SWARM.md)
+swarm: $(SWARM_BIN)
+
+$(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h \
+		$(call obj,swarm/swarm_line.c)
+	@pkg-config --exists libtorrent-rasterbar || { echo "ferry:" \
+		"missing libtorrent-rasterbar-dev: run 'make deps'"; exit 1; }
+	@mkdir -p $(dir $@)
+	g++ $(SWARM_CXXFLAGS) -o $@ swarm/ferry_swarm.cpp \
+		$(call obj,swarm/swarm_line.c) \
+		$$(pkg-config --cflags --libs libtorrent-rasterbar)
 
 ## spike-swarm: the libtorrent spike for fan-out (docs/SWARM.md): SSL v2
 ## swarms of loopback boxes, then a 256 MiB bench (SPIKE_BENCH=0 skips it,

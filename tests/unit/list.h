@@ -61,6 +61,11 @@
     X(torrent_empty_file) \
     X(torrent_order) \
     X(torrent_limits) \
+    /* test_swarm_line.c */ \
+    X(swarm_line_good) \
+    X(swarm_line_refused) \
+    X(swarm_line_paths) \
+    X(swarm_line_reader) \
     /* test_fsx.c */ \
     X(fsx_path_check) \
     X(fsx_open_dir) \
