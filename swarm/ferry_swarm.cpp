@@ -54,8 +54,10 @@ namespace {
 constexpr int max_torrent_bytes = 80 * 1024 * 1024;
 constexpr int max_torrent_pieces = 1 << 21;
 // Pieces handed to libtorrent and not yet hashed: each is held in memory
-// until then, so the agent's lines wait in the pipe beyond this many.
+// until then, so the agent's lines wait in the pipe beyond this many, or
+// beyond this many bytes of them.
 constexpr std::size_t max_pending = 32;
+constexpr std::size_t max_pending_bytes = 64 * 1024 * 1024;
 // How long a stop may take before the process ends itself: libtorrent's
 // shutdown waits on sockets and disk threads, which a hostile peer or a
 // stuck disk could hold.
@@ -121,12 +123,15 @@ struct helper {
     std::vector<lt::tcp::endpoint> peers;
     std::vector<char> fed;          // pieces handed over by add_piece
     std::size_t pending = 0;        // of those, not yet hashed
+    std::size_t pending_max = 1;    // how many may be: set at start
+    lt::ip_filter filter;           // only the peers given may connect
     std::set<std::string> said;
     bool done = false, stopping = false;
     long long last_dial = 0, last_progress = 0;
     std::string last_line;
 
     bool started() const { return ses != nullptr; }
+    bool room() const { return !started() || pending < pending_max; }
 
     void cmd(swarm_line const& l);
     void start();
@@ -215,7 +220,18 @@ void helper::cmd(swarm_line const& l)
         if (ec) return emit("error peer: bad address");
         if (peers.size() >= SWARM_MAX_PEERS) return emit("error peer: too many");
         peers.emplace_back(a, static_cast<unsigned short>(l.port));
+        filter.add_rule(a, a, 0);
+        ses->set_ip_filter(filter);
         last_dial = 0;
+        return;
+    }
+    case SWARM_ALLOW: {
+        if (!started()) return emit("error allow: before start");
+        lt::error_code ec;
+        lt::address const a = lt::make_address(l.ip, ec);
+        if (ec) return emit("error allow: bad address");
+        filter.add_rule(a, a, 0);
+        ses->set_ip_filter(filter);
         return;
     }
     case SWARM_PIECE:
@@ -284,6 +300,14 @@ void helper::start()
     f.add_rule(lt::make_address("::"), lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
         1u << static_cast<std::uint32_t>(lt::session::global_peer_class_id));
     ses->set_peer_class_filter(f);
+    // Connections from addresses other than the peers given are dropped
+    // before TLS: the certificate is the proof, this saves the handshake
+    // and keeps strangers on the network from holding sockets.
+    filter.add_rule(lt::make_address("0.0.0.0"), lt::make_address("255.255.255.255"),
+        lt::ip_filter::blocked);
+    filter.add_rule(lt::make_address("::"),
+        lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), lt::ip_filter::blocked);
+    ses->set_ip_filter(filter);
 
     lt::add_torrent_params atp;
     atp.ti = ti;
@@ -303,6 +327,8 @@ void helper::start()
     std::fill(key.begin(), key.end(), '\0');
     key.clear();
     fed.assign(std::size_t(ti->num_pieces()), 0);
+    pending_max = std::max<std::size_t>(1,
+        std::min(max_pending, max_pending_bytes / std::size_t(ti->piece_length())));
     emit("started");
 }
 
@@ -442,7 +468,7 @@ int main(int argc, char** argv)
     while (!hp.stopping) {
         // Read lines only while fewer than max_pending pieces wait for
         // their hash: the pipe holds the rest back.
-        std::size_t const room = hp.pending < max_pending ? swarm_reader_room(&rd) : 0;
+        std::size_t const room = hp.room() ? swarm_reader_room(&rd) : 0;
         struct pollfd pfd = {0, POLLIN, 0};
         int const n = ::poll(&pfd, room > 0 && !eof ? 1 : 0, 50);
         if (n > 0) {
@@ -457,7 +483,7 @@ int main(int argc, char** argv)
         swarm_line l;
         char err[128];
         // One line at a time while room lasts, so pieces wait.
-        while (hp.pending < max_pending && !hp.stopping) {
+        while (hp.room() && !hp.stopping) {
             int const r = swarm_reader_next(&rd, &l, err, sizeof err);
             if (r == 0) break;
             if (r < 0) {

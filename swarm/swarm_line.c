@@ -64,6 +64,22 @@ endpoint(const char *s, size_t n, int minport, struct swarm_line *l)
     return 0;
 }
 
+/* A bare numeric address, IPv4 or IPv6 (no port, so no brackets). */
+static int
+address(const char *s, size_t n, struct swarm_line *l)
+{
+    unsigned char bin[16];
+
+    if (n == 0 || n >= sizeof(l->ip))
+        return -1;
+    memcpy(l->ip, s, n);
+    l->ip[n] = '\0';
+    if (inet_pton(AF_INET, l->ip, bin) != 1 &&
+        inet_pton(AF_INET6, l->ip, bin) != 1)
+        return -1;
+    return 0;
+}
+
 /* The rest of the line as a path: not empty, no control character. */
 static int
 path_arg(const char *s, size_t n, struct swarm_line *l)
@@ -112,6 +128,7 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         { "listen", SWARM_LISTEN }, { "start", SWARM_START },
         { "peer", SWARM_PEER }, { "piece", SWARM_PIECE },
         { "stop", SWARM_STOP }, { "limit", SWARM_LIMIT },
+        { "allow", SWARM_ALLOW },
     };
     const char *w;
     size_t wn, i;
@@ -141,6 +158,10 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
     case SWARM_PEER:
         if (endpoint(s, n, l->cmd == SWARM_PEER ? 1 : 0, l) != 0)
             return refuse(err, errlen, "bad address:port");
+        return 0;
+    case SWARM_ALLOW:
+        if (address(s, n, l) != 0)
+            return refuse(err, errlen, "bad address");
         return 0;
     case SWARM_START:
     case SWARM_STOP:

@@ -44,11 +44,12 @@ enum swarm_cmd {
     SWARM_PIECE,       /* piece INDEX OFFSET PATH */
     SWARM_STOP,        /* stop */
     SWARM_LIMIT,       /* limit UP DOWN: bytes/s among boxes, 0: none */
+    SWARM_ALLOW,       /* allow ADDR: may connect, is not dialled */
 };
 
 struct swarm_line {
     enum swarm_cmd cmd;
-    char ip[48];           /* listen, peer: numeric, checked */
+    char ip[48];           /* listen, peer, allow: numeric, checked */
     int port;
     int64_t piece;         /* piece: 0..INT32_MAX */
     int64_t offset;        /* piece: 0..SWARM_MAX_OFFSET */

@@ -9,8 +9,12 @@
 #   - box 3 downloads slowly and is killed midway, once the others are
 #     whole; restarted on the same folder, it keeps what it had and
 #     completes from the others;
-#   - an intruder with a certificate of another CA dials every box
-#     throughout and gets nothing;
+#   - intruders dial every box throughout and get nothing: one with a
+#     certificate of another CA from a box's own address (the address
+#     filter lets it through, the TLS handshake does not), one with a
+#     certificate of the transfer's CA from an address no box was told
+#     of (the filter drops it);
+#   - a piece whose bytes do not match the torrent is refused;
 #   - malformed lines get one error line each; stop and EOF end a box.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -46,7 +50,7 @@ mkcert() { # CADIR BOX
             2>/dev/null || fail "openssl cert $2"
 }
 mkca "$T/ca"
-for b in 1 2 3; do mkcert "$T/ca" b$b; done
+for b in 1 2 3 5; do mkcert "$T/ca" b$b; done
 mkca "$T/rogue"
 mkcert "$T/rogue" r
 
@@ -66,8 +70,8 @@ NP=$(wc -l <"$T/map")
 # ---- boxes: box N reads commands from the fifo $T/bN.in (fd 10+N) and
 # writes events to $T/bN.out.
 ip_of() { echo "127.0.41.$1"; }
-box_start() { # N CERTDIR CERTNAME
-    local n=$1
+box_start() { # N CERTDIR CERTNAME [IP]
+    local n=$1 ip=${4:-$(ip_of "$1")}
     mkdir -p "$T/s$n"
     rm -f "$T/b$n.in"
     mkfifo "$T/b$n.in"
@@ -79,7 +83,7 @@ box_start() { # N CERTDIR CERTNAME
     say "$n" "cert $2/$3.pem"
     say "$n" "key $2/$3.key"
     say "$n" "save $T/s$n"
-    say "$n" "listen $(ip_of "$n"):0"
+    say "$n" "listen $ip:0"
     say "$n" "start"
 }
 say() { echo "$2" >&$((10 + $1)); }
@@ -97,16 +101,27 @@ wait_line() {
 port_of() { sed -n 's/^listening [^ ]* \([0-9]*\)$/\1/p' "$T/b$1.out" | tail -n 1; }
 last_progress() { grep '^progress ' "$T/b$1.out" | tail -n 1; }
 
-# Boxes 1-3 and the intruder (4, another CA's certificate). Each pair of
-# boxes is dialled from one side: box N dials the boxes below it.
+# Boxes 1-3 and the intruders: 4 has another CA's certificate and box
+# 1's address, 5 the transfer's CA and an address of its own. Each pair
+# of boxes is dialled from one side: box N dials the boxes below it and
+# allows those above.
 for n in 1 2 3; do box_start $n "$T/ca" b$n; done
-box_start 4 "$T/rogue" r
-for n in 1 2 3 4; do wait_line $n '^listening ' 10; done
+box_start 4 "$T/rogue" r "$(ip_of 1)"
+box_start 5 "$T/ca" b5
+for n in 1 2 3 4 5; do wait_line $n '^listening ' 10; done
 say 3 "limit 0 400000"
-for n in 2 3; do
-    for m in $(seq 1 $((n - 1))); do say $n "peer $(ip_of $m):$(port_of $m)"; done
+peers_of() { # N: the peer and allow lines of box N
+    local m
+    for m in 1 2 3; do
+        [ "$m" -lt "$1" ] && say "$1" "peer $(ip_of $m):$(port_of $m)"
+        [ "$m" -gt "$1" ] && say "$1" "allow $(ip_of $m)"
+    done
+    return 0
+}
+for n in 1 2 3; do peers_of $n; done
+for n in 4 5; do
+    for m in 1 2 3; do say $n "peer $(ip_of $m):$(port_of $m)"; done
 done
-for m in 1 2 3; do say 4 "peer $(ip_of $m):$(port_of $m)"; done
 
 # Malformed lines: one error line each, and the box goes on.
 say 1 "bogus"
@@ -117,8 +132,14 @@ wait_line 1 '^error piece: no piece' 5
 [ "$(grep -c '^error ' "$T/b1.out")" = 4 ] ||
     fail "malformed lines: $(grep '^error' "$T/b1.out")"
 
-# ---- scatter: piece p to box p mod 3 + 1 only
+# A piece whose bytes are not the torrent's is refused, and the right
+# bytes are taken after it.
 for n in 1 2 3; do wait_line $n '^checked 0$' 10; done
+head -c $PIECE /dev/urandom >"$T/corrupt"
+say 1 "piece 0 0 $T/corrupt"
+wait_line 1 '^bad 0$' 10
+
+# ---- scatter: piece p to box p mod 3 + 1 only
 while read -r p off path; do
     say $((p % 3 + 1)) "piece $p $off $S/$path"
 done <"$T/map"
@@ -145,7 +166,7 @@ eval "exec 13>&-"
 mv "$T/b3.out" "$T/b3.first"
 box_start 3 "$T/ca" b3
 wait_line 3 '^listening ' 10
-for m in 1 2; do say 3 "peer $(ip_of $m):$(port_of $m)"; done
+peers_of 3
 wait_line 3 '^checked ' 10
 kept=$(sed -n 's/^checked //p' "$T/b3.out")
 [ "$kept" -gt "$stripe3" ] ||
@@ -169,20 +190,25 @@ for n in 1 2; do
     [ "$down" -gt 0 ] || fail "box $n downloaded nothing: $(last_progress $n)"
 done
 
-# ---- the intruder got nothing, and the boxes refused it
-p4=$(last_progress 4)
-case $p4 in
-"progress 0 $NP "*" 0") ;;
-*) fail "intruder: $p4" ;;
-esac
-grep -q '^done' "$T/b4.out" && fail "intruder done"
-grep -qE '^peer-error 127\.0\.41\.4 ' "$T/b1.out" "$T/b2.out" ||
-    fail "no box logged the intruder's refusal"
+# ---- the intruders got nothing; the boxes refused the first's
+# certificate (the second never got as far as the handshake)
+for n in 4 5; do
+    p=$(last_progress $n)
+    case $p in
+    "progress 0 $NP "*" 0") ;;
+    *) fail "intruder $n: $p" ;;
+    esac
+    grep -q '^done' "$T/b$n.out" && fail "intruder $n done"
+done
+grep -qE '^peer-error 127\.0\.41\.1 ssl_handshake: certificate verify failed' \
+    "$T/b2.out" "$T/b3.first" || fail "no box logged the refused certificate"
+grep -q '^peer-error 127\.0\.41\.5 ' "$T"/b[123].out &&
+    fail "a box let the stranger's address as far as a handshake"
 
 # ---- stop: a stop line, or the end of input, ends a box within 15 s
 say 1 "stop"
-for n in 2 3 4; do eval "exec $((10 + n))>&-"; done
-for n in 1 2 3 4; do wait_line $n '^stopped$' 15; done
+for n in 2 3 4 5; do eval "exec $((10 + n))>&-"; done
+for n in 1 2 3 4 5; do wait_line $n '^stopped$' 15; done
 eval "exec 11>&-"
 note "swarm: $NP pieces to 3 boxes, hash $(cat "$T/hash")"
 echo "swarm: ok"

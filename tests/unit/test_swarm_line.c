@@ -34,6 +34,10 @@ TEST(swarm_line_good)
     CHECK_EQ_STR(l.arg, "/d/f");
     CHECK_OK(parse("limit 0 400000", &l));
     CHECK_EQ_U64(l.down, 400000);
+    CHECK_OK(parse("allow 10.0.0.7", &l));
+    CHECK_EQ_INT(l.cmd, SWARM_ALLOW);
+    CHECK_EQ_STR(l.ip, "10.0.0.7");
+    CHECK_OK(parse("allow fd00::2", &l));
     CHECK_OK(parse("start", &l));
     CHECK_OK(parse("stop", &l));
     CHECK_EQ_INT(l.cmd, SWARM_STOP);
@@ -51,6 +55,7 @@ TEST(swarm_line_refused)
         "piece 2147483648 0 /f", "piece 1 4611686018427387905 /f",
         "piece 1 99999999999999999999 /f", "piece x 0 /f",
         "limit 1", "limit 1 2 3", "limit 2147483648 0",
+        "allow", "allow 10.0.0.7:1", "allow [fd00::2]", "allow host",
     };
     struct swarm_line l;
     char err[128];
