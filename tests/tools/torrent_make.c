@@ -93,7 +93,7 @@ main(int argc, char **argv)
     struct torrent *t;
     struct buf out;
     uint8_t ih[32];
-    char hex[65], *dir, *base, *cert = NULL;
+    char hex[65], *dir, *dircopy, *cert = NULL;
     const char *path;
     uint32_t piece_len = 262144, first, n, k;
     uint64_t len;
@@ -120,9 +120,12 @@ main(int argc, char **argv)
         return 2;
     }
     dir = argv[optind];
-    base = basename(strdup(dir));
-    if ((r = torrent_new(&t, base, piece_len)) != 0)
+    /* basename() may change its argument: give it a copy. */
+    if ((dircopy = strdup(dir)) == NULL)
+        die("torrent", FERRY_ERR_NOMEM);
+    if ((r = torrent_new(&t, basename(dircopy), piece_len)) != 0)
         die("torrent", r);
+    free(dircopy);
     walk(t, dir, "");
     if (cert != NULL && (r = torrent_set_cert(t, cert, clen)) != 0)
         die("cert", r);
