@@ -311,7 +311,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
 FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor vmanifest sshcfg \
-	known_hosts
+	known_hosts swarmline
 # The client's parsers: their targets link the client's ssh objects and
 # libssh2 as well (tests/fuzz/fuzz_client.c).
 FUZZ_CLIENT_TARGETS := sshcfg known_hosts
@@ -323,12 +323,12 @@ FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c \
 	tests/fuzz/fuzz_archive.c tests/fuzz/fuzz_deltamsg.c \
-	tests/fuzz/fuzz_pieces.c
+	tests/fuzz/fuzz_pieces.c swarm/swarm_line.c
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # The replay drivers and the corpus generator use the variant's compiler.
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
 	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c \
-	tests/fuzz/fuzz_deltamsg.c tests/fuzz/fuzz_pieces.c)
+	tests/fuzz/fuzz_deltamsg.c tests/fuzz/fuzz_pieces.c swarm/swarm_line.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
 FUZZ_CLIENT_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_CLIENT_TARGETS))
 FUZZ_CLIENT_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_CLIENT_SRC))
