@@ -53,6 +53,7 @@ namespace {
 // that whatever the client can make, the helper takes, and no more.
 constexpr int max_torrent_bytes = 80 * 1024 * 1024;
 constexpr int max_torrent_pieces = 1 << 21;
+constexpr int max_piece = 16 * 1024 * 1024;
 // Pieces handed to libtorrent and not yet hashed: each is held in memory
 // until then, so the agent's lines wait in the pipe beyond this many, or
 // beyond this many bytes of them.
@@ -154,6 +155,8 @@ std::string torrent_refusal(lt::torrent_info const& ti)
     if (!ti.info_hashes().has_v2() || ti.info_hashes().has_v1()) return "not a v2-only torrent";
     if (!ti.priv()) return "not private";
     if (ti.ssl_cert().empty()) return "no ssl-cert: the swarm runs over SSL only";
+    // A piece is held in memory while it waits for its hash (feed()).
+    if (ti.piece_length() > max_piece) return "pieces over 16 MiB";
     lt::file_storage const& fs = ti.files();
     for (lt::file_index_t i : fs.file_range()) {
         if (fs.file_flags(i) & lt::file_storage::flag_symlink) return "holds a symlink";
