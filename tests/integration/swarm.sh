@@ -14,7 +14,8 @@
 #     filter lets it through, the TLS handshake does not), one with a
 #     certificate of the transfer's CA from an address no box was told
 #     of (the filter drops it);
-#   - a piece whose bytes do not match the torrent is refused;
+#   - a piece whose bytes do not match the torrent is refused, and so are
+#     a torrent without a CA and lines out of order;
 #   - malformed lines get one error line each; stop and EOF end a box.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -66,6 +67,21 @@ PIECE=65536
     >"$T/hash" || fail "torrent_make"
 NP=$(wc -l <"$T/map")
 [ "$NP" -gt 50 ] || fail "only $NP pieces"
+
+# ---- what the helper refuses before it starts: each line gets one error
+# line, and the helper goes on to the stop
+"$MAKE_T" -p $PIECE "$S" "$T/plain.torrent" "$T/plain.map" >/dev/null ||
+    fail "torrent_make without a CA"
+printf '%s\n' "start" "torrent $T/plain.torrent" "torrent $T/nothing" \
+    "save $T/nothing" "peer 127.0.41.9:1" "listen localhost:1" "stop" |
+    timeout 15 "$SWARM" >"$T/refuse.out" 2>"$T/refuse.err" ||
+    fail "helper exit $? on refused lines: $(cat "$T/refuse.err")"
+printf '%s\n' "hello 1" "error start: no torrent" \
+    "error torrent: no ssl-cert: the swarm runs over SSL only" \
+    "error torrent: No such file or directory" "error save: not a folder" \
+    "error peer: before start" "error bad address:port" "stopped" \
+    >"$T/refuse.want"
+diff "$T/refuse.want" "$T/refuse.out" >&2 || fail "refusals differ"
 
 # ---- boxes: box N reads commands from the fifo $T/bN.in (fd 10+N) and
 # writes events to $T/bN.out.
