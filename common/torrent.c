@@ -515,6 +515,10 @@ torrent_finish(struct torrent *t, struct buf *out, uint8_t info_hash[32])
         first += t->files[i].npieces;
     }
     t->total_pieces = first;
+    /* libtorrent will not load a torrent of no bytes; empty files need
+     * no swarm (the manifest makes them). */
+    if (first == 0)
+        return FERRY_ERR_UNSUPPORTED;
     /* Single-file form: the torrent is named after its one file. */
     if (t->nfiles == 1 && strchr(t->files[0].path, '/') == NULL) {
         if ((single = xstrdup(t->files[0].path)) == NULL)

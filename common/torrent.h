@@ -103,7 +103,8 @@ int torrent_set_cert(struct torrent *t, const void *pem, size_t len)
  * result may not fit: TOO_LARGE) and its v2 info-hash, SHA-256 of the
  * bencoded info dict, to info_hash. Needs at least one file and none
  * open (PROTOCOL); EXISTS for a path given twice or both as a file and as
- * a folder. No file may be added after it; the map below stays.
+ * a folder; UNSUPPORTED if every file is empty (libtorrent loads no
+ * torrent of no bytes). No file may be added after it; the map below stays.
  */
 int torrent_finish(struct torrent *t, struct buf *out,
     uint8_t info_hash[32]) FERRY_WUR;
