@@ -126,6 +126,7 @@ struct helper {
     std::size_t pending = 0;        // of those, not yet hashed
     std::size_t pending_max = 1;    // how many may be: set at start
     lt::ip_filter filter;           // only the peers given may connect
+    std::size_t allowed = 0;        // addresses given by allow
     std::set<std::string> said;
     bool done = false, stopping = false;
     long long last_dial = 0, last_progress = 0;
@@ -178,7 +179,6 @@ void helper::cmd(swarm_line const& l)
         lt::load_torrent_limits lim;
         lim.max_buffer_size = max_torrent_bytes;
         lim.max_pieces = max_torrent_pieces;
-        lt::error_code ec;
         std::shared_ptr<lt::torrent_info> t;
         try {
             t = std::make_shared<lt::torrent_info>(lt::span<char const>(buf), lim, lt::from_span);
@@ -233,6 +233,8 @@ void helper::cmd(swarm_line const& l)
         lt::error_code ec;
         lt::address const a = lt::make_address(l.ip, ec);
         if (ec) return emit("error allow: bad address");
+        if (allowed >= SWARM_MAX_PEERS) return emit("error allow: too many");
+        ++allowed;
         filter.add_rule(a, a, 0);
         ses->set_ip_filter(filter);
         return;
