@@ -200,12 +200,14 @@ integration: all
 e2e: all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/run.sh e2e
 
-## asan: build with ASan+UBSan and run the unit and integration tests.
+## asan: build with ASan+UBSan and run the unit and integration tests
+## (the swarm test runs the release bin/ferry-swarm, built here if need be).
 ## Cases run 3-6x slower under them (receiver_max_pending, which feeds
 ## INCOMING_MAX_PENDING blocks: 44 s on an idle machine), so each gets
 ## 120 s.
 asan: deps
 	@$(MAKE) --no-print-directory VARIANT=asan all
+	@$(MAKE) --no-print-directory swarm
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 FERRY_TEST_TIMEOUT=120 \
 		build/asan/tests/test-unit
