@@ -7,7 +7,7 @@ DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	rsync zstd time python3 python3-jsonschema iproute2 procps openssl \
 	util-linux libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
-	libzstd-dev:arm64 qemu-user-static
+	libzstd-dev:arm64 qemu-user-static g++ libtorrent-rasterbar-dev
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -43,7 +43,10 @@ CFLAGS := $(BASE_CFLAGS) $(VFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_CLIENT := $(VFLAGS)
 CLIENT_LIBS := -lssh2 -lcrypto -luv -lzstd -lpthread
 
-COMMON_SRC := $(wildcard common/*.c)
+# common/torrent.c hashes with OpenSSL: it is the client's (the agent
+# links no OpenSSL and makes no torrent), so it is linked only there.
+TORRENT_SRC := common/torrent.c
+COMMON_SRC := $(filter-out $(TORRENT_SRC),$(wildcard common/*.c))
 PROTO_SRC := $(wildcard proto/*.c)
 ENGINE_SRC := $(wildcard engine/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
@@ -63,14 +66,22 @@ CC_AARCH64 := aarch64-linux-gnu-gcc
 UNIT := $(OUT)/tests/test-unit
 UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
+# The swarm helper (C++, libtorrent-rasterbar; docs/SWARM.md).
+SWARM_BIN := $(BINDIR)/ferry-swarm
+SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
+	$(VFLAGS)
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
 	bench-quick bench-delta bench-streams bench-tensors fuzz clean help check-minimal \
-	mutate spike-swarm spike-swarm-bin spike-swarm-static
+	mutate spike-swarm spike-swarm-bin spike-swarm-static swarm
 
-## all: build bin/ferry, bin/ferry-agent and bin/ferry-agent-aarch64
+## all: build bin/ferry, bin/ferry-agent, bin/ferry-agent-aarch64 and
+## bin/ferry-swarm
+# The swarm helper is built in the release variant only: the sanitizer
+# variants' tests use bin/ferry-swarm, whose libtorrent is not
+# instrumented anyway.
 ifeq ($(VARIANT),release)
-all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS)
+all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS) $(SWARM_BIN)
 else
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
 endif
@@ -103,7 +114,7 @@ $(OUT)/.deps-ok: Makefile
 	fi
 	@mkdir -p $(dir $@) && touch $@
 
-$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
+$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC) $(TORRENT_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
 
@@ -145,12 +156,18 @@ UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 # partial_key so that a test can give every path the same staging key
 # (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
-		$(call obj,$(UNIT_SRC))
+		$(call obj,$(UNIT_SRC) $(TORRENT_SRC) swarm/swarm_line.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=fstatat \
 		-Wl,--wrap=partial_key \
 		-pthread -o $@ $^ \
 		$(CLIENT_LIBS)
+
+# The swarm tests' torrent maker is the client's (OpenSSL's SHA-256).
+$(OUT)/tests/torrent_make: $(OUT)/tests/tools/torrent_make.o $(LIB_OBJ) \
+		$(call obj,$(TORRENT_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lcrypto -luv -lzstd -lpthread
 
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -183,12 +200,14 @@ integration: all
 e2e: all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/run.sh e2e
 
-## asan: build with ASan+UBSan and run the unit and integration tests.
+## asan: build with ASan+UBSan and run the unit and integration tests
+## (the swarm test runs the release bin/ferry-swarm, built here if need be).
 ## Cases run 3-6x slower under them (receiver_max_pending, which feeds
 ## INCOMING_MAX_PENDING blocks: 44 s on an idle machine), so each gets
 ## 120 s.
 asan: deps
 	@$(MAKE) --no-print-directory VARIANT=asan all
+	@$(MAKE) --no-print-directory swarm
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 FERRY_TEST_TIMEOUT=120 \
 		build/asan/tests/test-unit
@@ -249,6 +268,19 @@ mutate: deps
 	@$(MAKE) --no-print-directory $(UNIT)
 	bash tests/mutate.sh
 
+## swarm: bin/ferry-swarm, one box's swarm member (C++, libtorrent-rasterbar
+## from Debian, linked dynamically; docs/SWARM.md)
+swarm: $(SWARM_BIN)
+
+$(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h \
+		$(call obj,swarm/swarm_line.c)
+	@pkg-config --exists libtorrent-rasterbar || { echo "ferry:" \
+		"missing libtorrent-rasterbar-dev: run 'make deps'"; exit 1; }
+	@mkdir -p $(dir $@)
+	g++ $(SWARM_CXXFLAGS) -o $@ swarm/ferry_swarm.cpp \
+		$(call obj,swarm/swarm_line.c) \
+		$$(pkg-config --cflags --libs libtorrent-rasterbar)
+
 ## spike-swarm: the libtorrent spike for fan-out (docs/SWARM.md): SSL v2
 ## swarms of loopback boxes, then a 256 MiB bench (SPIKE_BENCH=0 skips it,
 ## SPIKE_MB sizes it). Not part of make test.
@@ -281,7 +313,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
 FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor vmanifest sshcfg \
-	known_hosts
+	known_hosts swarmline
 # The client's parsers: their targets link the client's ssh objects and
 # libssh2 as well (tests/fuzz/fuzz_client.c).
 FUZZ_CLIENT_TARGETS := sshcfg known_hosts
@@ -293,12 +325,12 @@ FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRC := $(COMMON_SRC) $(PROTO_SRC) tests/fuzz/fuzz_common.c \
 	tests/fuzz/fuzz_archive.c tests/fuzz/fuzz_deltamsg.c \
-	tests/fuzz/fuzz_pieces.c
+	tests/fuzz/fuzz_pieces.c swarm/swarm_line.c
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # The replay drivers and the corpus generator use the variant's compiler.
 FUZZ_TEST_OBJ := $(call obj,$(COMMON_SRC) $(PROTO_SRC) \
 	tests/fuzz/fuzz_common.c tests/fuzz/fuzz_archive.c \
-	tests/fuzz/fuzz_deltamsg.c tests/fuzz/fuzz_pieces.c)
+	tests/fuzz/fuzz_deltamsg.c tests/fuzz/fuzz_pieces.c swarm/swarm_line.c)
 REPLAY_BINS := $(patsubst %,$(OUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
 FUZZ_CLIENT_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_CLIENT_TARGETS))
 FUZZ_CLIENT_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(FUZZ_CLIENT_SRC))

@@ -54,6 +54,18 @@
     X(hash_zero_block) \
     X(hash_is_zero) \
     X(hash_hex) \
+    /* test_torrent.c */ \
+    X(torrent_kat_tree) \
+    X(torrent_kat_one_piece) \
+    X(torrent_kat_odd) \
+    X(torrent_empty_file) \
+    X(torrent_order) \
+    X(torrent_limits) \
+    /* test_swarm_line.c */ \
+    X(swarm_line_good) \
+    X(swarm_line_refused) \
+    X(swarm_line_paths) \
+    X(swarm_line_reader) \
     /* test_fsx.c */ \
     X(fsx_path_check) \
     X(fsx_open_dir) \

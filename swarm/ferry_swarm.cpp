@@ -1,0 +1,514 @@
+// ferry-swarm: one box's member of a fan-out swarm (docs/SWARM.md).
+//
+// The agent starts it and drives it over a line protocol: commands on
+// stdin, events on stdout, one per line. It loads a private v2 torrent
+// that carries the transfer's CA (made by the client, common/torrent.c),
+// listens on one address over SSL only, dials the peers it is given,
+// takes the pieces the agent was sent (add_piece, which libtorrent
+// hashes against the torrent's merkle tree before any peer sees them),
+// fetches the rest from the other boxes and says when it holds every
+// piece. Nothing is discovered: no tracker, DHT, LSD, PEX, UPnP or
+// NAT-PMP. Peers are hostile until their certificate, signed by the
+// transfer's CA, proves otherwise; libtorrent checks it in both
+// directions. Lines from the agent are bounded and checked, and the
+// files are written only beneath the save folder.
+//
+// C++ only because libtorrent is; the rest of ferry is C.
+
+#include <libtorrent/add_torrent_params.hpp>
+#include <libtorrent/alert_types.hpp>
+#include <libtorrent/ip_filter.hpp>
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/session_params.hpp>
+#include <libtorrent/settings_pack.hpp>
+#include <libtorrent/torrent_handle.hpp>
+#include <libtorrent/torrent_info.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "swarm_line.h"
+
+namespace lt = libtorrent;
+
+namespace {
+
+// Limits of the .torrent the helper loads: those of common/torrent.h, so
+// that whatever the client can make, the helper takes, and no more.
+constexpr int max_torrent_bytes = 80 * 1024 * 1024;
+constexpr int max_torrent_pieces = 1 << 21;
+constexpr int max_piece = 16 * 1024 * 1024;
+// Pieces handed to libtorrent and not yet hashed: each is held in memory
+// until then, so the agent's lines wait in the pipe beyond this many, or
+// beyond this many bytes of them.
+constexpr std::size_t max_pending = 32;
+constexpr std::size_t max_pending_bytes = 64 * 1024 * 1024;
+// How long a stop may take before the process ends itself: libtorrent's
+// shutdown waits on sockets and disk threads, which a hostile peer or a
+// stuck disk could hold.
+constexpr unsigned stop_seconds = 10;
+// A peer error is said once per distinct message, and at most this many.
+constexpr std::size_t max_said = 64;
+
+void emit(char const* fmt, ...) __attribute__((format(printf, 1, 2)));
+void emit(char const* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+// Text from libtorrent or a peer, made safe for one line.
+std::string one_line(std::string s)
+{
+    if (s.size() > 200) s.resize(200);
+    for (auto& c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    return s;
+}
+
+std::string read_file(std::string const& path, std::size_t max, std::string& err)
+{
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        err = std::strerror(errno);
+        return {};
+    }
+    std::string s;
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            err = std::strerror(errno);
+            break;
+        }
+        if (n == 0) break;
+        if (s.size() + std::size_t(n) > max) {
+            err = "too large";
+            break;
+        }
+        s.append(buf, std::size_t(n));
+    }
+    ::close(fd);
+    return err.empty() ? s : std::string();
+}
+
+struct helper {
+    // set before start
+    std::shared_ptr<lt::torrent_info> ti;
+    std::string cert, key, save, listen_ip;
+    int listen_port = -1;
+    // running
+    std::unique_ptr<lt::session> ses;
+    lt::torrent_handle h;
+    std::vector<lt::tcp::endpoint> peers;
+    std::vector<char> fed;          // pieces handed over by add_piece
+    std::size_t pending = 0;        // of those, not yet hashed
+    std::size_t pending_max = 1;    // how many may be: set at start
+    lt::ip_filter filter;           // only the peers given may connect
+    std::size_t allowed = 0;        // addresses given by allow
+    std::set<std::string> said;
+    bool done = false, stopping = false;
+    long long last_dial = 0, last_progress = 0;
+    std::string last_line;
+
+    bool started() const { return ses != nullptr; }
+    bool room() const { return !started() || pending < pending_max; }
+
+    void cmd(swarm_line const& l);
+    void start();
+    void feed(int piece, std::int64_t offset, std::string const& path);
+    void alerts();
+    void tick(long long now);
+};
+
+long long now_ms()
+{
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+// A torrent the helper may run: v2 only, private, with a CA, and no file
+// that could make libtorrent write outside the save folder (a symlink,
+// an absolute path or a "..").
+std::string torrent_refusal(lt::torrent_info const& ti)
+{
+    if (!ti.info_hashes().has_v2() || ti.info_hashes().has_v1()) return "not a v2-only torrent";
+    if (!ti.priv()) return "not private";
+    if (ti.ssl_cert().empty()) return "no ssl-cert: the swarm runs over SSL only";
+    // A piece is held in memory while it waits for its hash (feed()).
+    if (ti.piece_length() > max_piece) return "pieces over 16 MiB";
+    lt::file_storage const& fs = ti.files();
+    for (lt::file_index_t i : fs.file_range()) {
+        if (fs.file_flags(i) & lt::file_storage::flag_symlink) return "holds a symlink";
+        std::string const p = fs.file_path(i);
+        if (!swarm_path_ok(p.c_str())) return "unsafe path " + one_line(p);
+    }
+    return {};
+}
+
+void helper::cmd(swarm_line const& l)
+{
+    std::string const arg(l.arg, l.arg_len);
+    switch (l.cmd) {
+    case SWARM_TORRENT: {
+        if (started() || ti) return emit("error torrent: already given");
+        std::string err;
+        std::string const buf = read_file(arg, max_torrent_bytes, err);
+        if (!err.empty()) return emit("error torrent: %s", err.c_str());
+        lt::load_torrent_limits lim;
+        lim.max_buffer_size = max_torrent_bytes;
+        lim.max_pieces = max_torrent_pieces;
+        std::shared_ptr<lt::torrent_info> t;
+        try {
+            t = std::make_shared<lt::torrent_info>(lt::span<char const>(buf), lim, lt::from_span);
+        } catch (std::exception const& e) {
+            return emit("error torrent: %s", one_line(e.what()).c_str());
+        }
+        std::string const why = torrent_refusal(*t);
+        if (!why.empty()) return emit("error torrent: %s", why.c_str());
+        ti = t;
+        emit("torrent %s %d %d", one_line(ti->name()).c_str(), ti->num_pieces(), ti->piece_length());
+        return;
+    }
+    case SWARM_CERT:
+    case SWARM_KEY: {
+        if (started()) return emit("error %s: after start", l.cmd == SWARM_CERT ? "cert" : "key");
+        std::string err;
+        std::string const pem = read_file(arg, 64 * 1024, err);
+        if (!err.empty())
+            return emit("error %s: %s", l.cmd == SWARM_CERT ? "cert" : "key", err.c_str());
+        (l.cmd == SWARM_CERT ? cert : key) = pem;
+        return;
+    }
+    case SWARM_SAVE: {
+        if (started()) return emit("error save: after start");
+        struct stat st;
+        if (::lstat(arg.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            return emit("error save: not a folder");
+        save = arg;
+        return;
+    }
+    case SWARM_LISTEN:
+        if (started()) return emit("error listen: after start");
+        listen_ip = std::string(l.ip);
+        listen_port = l.port;
+        return;
+    case SWARM_START:
+        return start();
+    case SWARM_PEER: {
+        if (!started()) return emit("error peer: before start");
+        lt::error_code ec;
+        lt::address const a = lt::make_address(l.ip, ec);
+        if (ec) return emit("error peer: bad address");
+        if (peers.size() >= SWARM_MAX_PEERS) return emit("error peer: too many");
+        peers.emplace_back(a, static_cast<unsigned short>(l.port));
+        filter.add_rule(a, a, 0);
+        ses->set_ip_filter(filter);
+        last_dial = 0;
+        return;
+    }
+    case SWARM_ALLOW: {
+        if (!started()) return emit("error allow: before start");
+        lt::error_code ec;
+        lt::address const a = lt::make_address(l.ip, ec);
+        if (ec) return emit("error allow: bad address");
+        if (allowed >= SWARM_MAX_PEERS) return emit("error allow: too many");
+        ++allowed;
+        filter.add_rule(a, a, 0);
+        ses->set_ip_filter(filter);
+        return;
+    }
+    case SWARM_PIECE:
+        if (!started()) return emit("error piece: before start");
+        return feed(int(l.piece), l.offset, arg);
+    case SWARM_LIMIT: {
+        if (!started()) return emit("error limit: before start");
+        lt::settings_pack sp;
+        sp.set_int(lt::settings_pack::upload_rate_limit, int(l.up));
+        sp.set_int(lt::settings_pack::download_rate_limit, int(l.down));
+        ses->apply_settings(std::move(sp));
+        return;
+    }
+    case SWARM_STOP:
+        stopping = true;
+        return;
+    }
+}
+
+void helper::start()
+{
+    if (started()) return emit("error start: already started");
+    if (!ti) return emit("error start: no torrent");
+    if (save.empty()) return emit("error start: no save folder");
+    if (listen_port < 0) return emit("error start: no listen address");
+    if (cert.empty() || key.empty()) return emit("error start: no cert or key");
+    // What libtorrent will create first must not already be a link out.
+    struct stat st;
+    std::string const top = save + "/" + ti->name();
+    if (::lstat(top.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        return emit("error start: %s is a symlink", one_line(ti->name()).c_str());
+
+    lt::settings_pack sp;
+    bool const v6 = listen_ip.find(':') != std::string::npos;
+    std::string const host = v6 ? "[" + listen_ip + "]" : listen_ip;
+    // One SSL socket on this box's address: no plain BitTorrent port.
+    sp.set_str(lt::settings_pack::listen_interfaces, host + ":" + std::to_string(listen_port) + "s");
+    sp.set_str(lt::settings_pack::outgoing_interfaces, listen_ip);
+    sp.set_bool(lt::settings_pack::enable_dht, false);
+    sp.set_bool(lt::settings_pack::enable_lsd, false);
+    sp.set_bool(lt::settings_pack::enable_upnp, false);
+    sp.set_bool(lt::settings_pack::enable_natpmp, false);
+    sp.set_bool(lt::settings_pack::enable_incoming_utp, false);
+    sp.set_bool(lt::settings_pack::enable_outgoing_utp, false);
+    sp.set_int(lt::settings_pack::min_reconnect_time, 1);
+    sp.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
+    sp.set_int(lt::settings_pack::alert_mask,
+        lt::alert_category::error | lt::alert_category::status | lt::alert_category::peer
+            | lt::alert_category::connect | lt::alert_category::piece_progress);
+    lt::session_params params(sp);
+    // No plugins: ut_pex and ut_metadata must not run, and smart_ban is
+    // not needed, since v2 hashes name the bad block's peer directly.
+    params.extensions.clear();
+    try {
+        ses = std::make_unique<lt::session>(std::move(params));
+    } catch (std::exception const& e) {
+        emit("fatal session: %s", one_line(e.what()).c_str());
+        std::exit(1);
+    }
+    // Rate limits apply to every peer: libtorrent's default filter puts
+    // private and loopback addresses, where boxes of one cloud meet, in a
+    // "local" class that no limit reaches.
+    lt::ip_filter f;
+    f.add_rule(lt::make_address("0.0.0.0"), lt::make_address("255.255.255.255"),
+        1u << static_cast<std::uint32_t>(lt::session::global_peer_class_id));
+    f.add_rule(lt::make_address("::"), lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+        1u << static_cast<std::uint32_t>(lt::session::global_peer_class_id));
+    ses->set_peer_class_filter(f);
+    // Connections from addresses other than the peers given are dropped
+    // before TLS: the certificate is the proof, this saves the handshake
+    // and keeps strangers on the network from holding sockets.
+    filter.add_rule(lt::make_address("0.0.0.0"), lt::make_address("255.255.255.255"),
+        lt::ip_filter::blocked);
+    filter.add_rule(lt::make_address("::"),
+        lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), lt::ip_filter::blocked);
+    ses->set_ip_filter(filter);
+
+    lt::add_torrent_params atp;
+    atp.ti = ti;
+    atp.save_path = save;
+    atp.flags &= ~lt::torrent_flags::auto_managed;
+    atp.flags &= ~lt::torrent_flags::paused;
+    lt::error_code ec;
+    h = ses->add_torrent(std::move(atp), ec);
+    if (ec) {
+        emit("fatal add_torrent: %s", one_line(ec.message()).c_str());
+        std::exit(1);
+    }
+    // No DH parameters: TLS 1.3 and ECDHE need none. libtorrent says so
+    // with a torrent_error_alert, which alerts() passes over.
+    h.set_ssl_certificate_buffer(cert, key, std::string());
+    // The key is not needed again in this process.
+    std::fill(key.begin(), key.end(), '\0');
+    key.clear();
+    fed.assign(std::size_t(ti->num_pieces()), 0);
+    pending_max = std::max<std::size_t>(1,
+        std::min(max_pending, max_pending_bytes / std::size_t(ti->piece_length())));
+    emit("started");
+}
+
+// The agent has the bytes of piece p in path, from offset on (a file it
+// wrote or received). The piece's length comes from the torrent; a v2
+// piece never spans files, so the bytes are one range of one file, and
+// the rest of a file's last piece is zeros.
+void helper::feed(int p, std::int64_t offset, std::string const& path)
+{
+    if (p < 0 || p >= ti->num_pieces()) return emit("error piece: no piece %d", p);
+    lt::piece_index_t const pi(p);
+    lt::file_storage const& fs = ti->files();
+    int const len = fs.piece_size2(pi);
+    std::vector<char> buf(std::size_t(fs.piece_size(pi)), 0);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return emit("error piece %d: %s", p, std::strerror(errno));
+    std::size_t got = 0;
+    while (got < std::size_t(len)) {
+        ssize_t n = ::pread(fd, buf.data() + got, std::size_t(len) - got, offset + off_t(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += std::size_t(n);
+    }
+    ::close(fd);
+    if (got != std::size_t(len)) return emit("error piece %d: short read", p);
+    if (h.have_piece(pi)) return emit("fed %d", p);
+    if (!fed[std::size_t(p)]) {
+        fed[std::size_t(p)] = 1;
+        ++pending;
+    }
+    h.add_piece(pi, std::move(buf), lt::torrent_handle::overwrite_existing);
+}
+
+void helper::alerts()
+{
+    std::vector<lt::alert*> as;
+    ses->pop_alerts(&as);
+    for (lt::alert* a : as) {
+        if (auto* pf = lt::alert_cast<lt::piece_finished_alert>(a)) {
+            int const p = static_cast<int>(pf->piece_index);
+            if (fed[std::size_t(p)] == 1) {
+                fed[std::size_t(p)] = 2;
+                --pending;
+                emit("fed %d", p);
+            }
+        } else if (auto* hf = lt::alert_cast<lt::hash_failed_alert>(a)) {
+            int const p = static_cast<int>(hf->piece_index);
+            if (fed[std::size_t(p)] == 1) {
+                // The agent's bytes do not match the client's torrent.
+                fed[std::size_t(p)] = 0;
+                --pending;
+                emit("bad %d", p);
+            }
+        } else if (lt::alert_cast<lt::torrent_checked_alert>(a)) {
+            // What the save folder already held: a restarted box resumes.
+            emit("checked %d", h.status().num_pieces);
+        } else if (auto* ls = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
+            if (ls->socket_type == lt::socket_type_t::tcp_ssl)
+                emit("listening %s %d", ls->address.to_string().c_str(), ls->port);
+        } else if (auto* lf = lt::alert_cast<lt::listen_failed_alert>(a)) {
+            emit("fatal listen: %s", one_line(lf->error.message()).c_str());
+            std::exit(1);
+        } else if (auto* pe = lt::alert_cast<lt::peer_error_alert>(a)) {
+            std::string const m = pe->endpoint.address().to_string() + " "
+                + lt::operation_name(pe->op) + ": " + one_line(pe->error.message());
+            if (said.size() < max_said && said.insert(m).second) emit("peer-error %s", m.c_str());
+        } else if (auto* fe = lt::alert_cast<lt::file_error_alert>(a)) {
+            emit("fatal file %s: %s", one_line(fe->filename()).c_str(),
+                one_line(fe->error.message()).c_str());
+            std::exit(1);
+        }
+    }
+}
+
+void helper::tick(long long now)
+{
+    // Peers are dialled again each second until connected: the other
+    // box may not be listening yet, or may have been restarted.
+    if (now - last_dial >= 1000) {
+        last_dial = now;
+        std::vector<lt::peer_info> pi;
+        h.get_peer_info(pi);
+        for (auto const& ep : peers) {
+            bool have = false;
+            for (auto const& p : pi)
+                if (p.ip == ep) have = true;
+            if (!have) h.connect_peer(ep);
+        }
+    }
+    if (now - last_progress >= 250) {
+        last_progress = now;
+        lt::torrent_status const st = h.status();
+        char line[200];
+        std::snprintf(line, sizeof line, "progress %d %d %d %lld %lld", st.num_pieces,
+            ti->num_pieces(), st.num_peers, (long long)st.all_time_upload,
+            (long long)st.all_time_download);
+        if (line != last_line) {
+            last_line = line;
+            emit("%s", line);
+        }
+        bool const whole = st.num_pieces == ti->num_pieces()
+            && st.state != lt::torrent_status::checking_files
+            && st.state != lt::torrent_status::checking_resume_data;
+        if (whole && !done) {
+            done = true;
+            emit("done");
+        }
+    }
+}
+
+// Ends the process if a stop takes longer than stop_seconds.
+void on_alarm(int)
+{
+    static char const msg[] = "stopped timeout\n";
+    ssize_t r = ::write(1, msg, sizeof msg - 1);
+    (void)r;
+    _exit(2);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc != 1) {
+        std::fprintf(stderr, "usage: %s (commands on stdin; see docs/SWARM.md)\n", argv[0]);
+        return 64;
+    }
+    std::signal(SIGPIPE, SIG_IGN);
+    int const fl = ::fcntl(0, F_GETFL);
+    ::fcntl(0, F_SETFL, fl | O_NONBLOCK);
+
+    helper hp;
+    swarm_reader rd;
+    swarm_reader_init(&rd);
+    bool eof = false;
+    emit("hello 1");
+    while (!hp.stopping) {
+        // Read lines only while fewer than max_pending pieces wait for
+        // their hash: the pipe holds the rest back.
+        std::size_t const room = hp.room() ? swarm_reader_room(&rd) : 0;
+        struct pollfd pfd = {0, POLLIN, 0};
+        int const n = ::poll(&pfd, room > 0 && !eof ? 1 : 0, 50);
+        if (n > 0) {
+            char buf[16384];
+            ssize_t got = ::read(0, buf, std::min(sizeof buf, room));
+            if (got == 0) {
+                eof = true;
+            } else if (got > 0) {
+                swarm_reader_push(&rd, buf, std::size_t(got));
+            }
+        }
+        swarm_line l;
+        char err[128];
+        // One line at a time while room lasts, so pieces wait.
+        while (hp.room() && !hp.stopping) {
+            int const r = swarm_reader_next(&rd, &l, err, sizeof err);
+            if (r == 0) break;
+            if (r < 0) {
+                emit("error %s", err);
+                continue;
+            }
+            hp.cmd(l);
+        }
+        if (eof && swarm_reader_idle(&rd)) hp.stopping = true;
+        if (hp.started()) {
+            hp.alerts();
+            hp.tick(now_ms());
+        }
+    }
+    std::signal(SIGALRM, on_alarm);
+    ::alarm(stop_seconds);
+    if (hp.started()) {
+        hp.ses->abort();
+        hp.ses.reset();
+    }
+    emit("stopped");
+    return 0;
+}
