@@ -43,10 +43,7 @@ CFLAGS := $(BASE_CFLAGS) $(VFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_CLIENT := $(VFLAGS)
 CLIENT_LIBS := -lssh2 -lcrypto -luv -lzstd -lpthread
 
-# common/torrent.c hashes with OpenSSL: it is the client's (the agent
-# links no OpenSSL and makes no torrent), so it is linked only there.
-TORRENT_SRC := common/torrent.c
-COMMON_SRC := $(filter-out $(TORRENT_SRC),$(wildcard common/*.c))
+COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC := $(wildcard proto/*.c)
 ENGINE_SRC := $(wildcard engine/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
@@ -114,7 +111,7 @@ $(OUT)/.deps-ok: Makefile
 	fi
 	@mkdir -p $(dir $@) && touch $@
 
-$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC) $(TORRENT_SRC))
+$(FERRY): $(LIB_OBJ) $(call obj,$(CLIENT_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ $(CLIENT_LIBS)
 
@@ -145,7 +142,8 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/output_summary.c client/retry.c client/remote.c \
-	client/transport.c client/watchlist.c client/packcli.c client/width.c)
+	client/transport.c client/watchlist.c client/packcli.c client/width.c \
+	client/torrent.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
@@ -156,7 +154,7 @@ UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
 # partial_key so that a test can give every path the same staging key
 # (tests/unit/test_key_clash.c).
 $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
-		$(call obj,$(UNIT_SRC) $(TORRENT_SRC) swarm/swarm_line.c)
+		$(call obj,$(UNIT_SRC) swarm/swarm_line.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -Wl,--wrap=readlink -Wl,--wrap=fstatat \
 		-Wl,--wrap=partial_key \
@@ -165,7 +163,7 @@ $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
 
 # The swarm tests' torrent maker is the client's (OpenSSL's SHA-256).
 $(OUT)/tests/torrent_make: $(OUT)/tests/tools/torrent_make.o $(LIB_OBJ) \
-		$(call obj,$(TORRENT_SRC))
+		$(call obj,client/torrent.c client/digest.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lcrypto -luv -lzstd -lpthread
 

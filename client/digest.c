@@ -41,6 +41,18 @@ digest_sha256_free(struct digest_sha256 *d)
 }
 
 int
+digest_sha256_two(struct digest_sha256 *d, const void *a, size_t an,
+    const void *b, size_t bn, uint8_t out[32])
+{
+    if (EVP_DigestInit_ex(d->ctx, EVP_sha256(), NULL) != 1 ||
+        (an > 0 && EVP_DigestUpdate(d->ctx, a, an) != 1) ||
+        (bn > 0 && EVP_DigestUpdate(d->ctx, b, bn) != 1) ||
+        EVP_DigestFinal_ex(d->ctx, out, NULL) != 1)
+        return FERRY_ERR_UNSUPPORTED;
+    return 0;
+}
+
+int
 digest_sha256_update(struct digest_sha256 *d, const void *p, size_t n)
 {
     return EVP_DigestUpdate(d->ctx, p, n) == 1 ? 0 : FERRY_ERR_UNSUPPORTED;

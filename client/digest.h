@@ -21,6 +21,11 @@ int digest_sha256_update(struct digest_sha256 *d, const void *p,
     size_t n) FERRY_WUR;
 int digest_sha256_final(struct digest_sha256 *d, char out[65]) FERRY_WUR;
 void digest_sha256_free(struct digest_sha256 *d);
+/* d again, for the SHA-256 of a then b (either may be empty) in out: the
+ * many small hashes of a merkle tree (torrent.c) without an allocation
+ * each. */
+int digest_sha256_two(struct digest_sha256 *d, const void *a, size_t an,
+    const void *b, size_t bn, uint8_t out[32]) FERRY_WUR;
 
 /* Lowercase hex SHA-256 of the file at path into out[65]. */
 int digest_sha256_file(const char *path, char out[65]) FERRY_WUR;

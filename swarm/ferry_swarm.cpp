@@ -2,7 +2,7 @@
 //
 // The agent starts it and drives it over a line protocol: commands on
 // stdin, events on stdout, one per line. It loads a private v2 torrent
-// that carries the transfer's CA (made by the client, common/torrent.c),
+// that carries the transfer's CA (made by the client, client/torrent.c),
 // listens on one address over SSL only, dials the peers it is given,
 // takes the pieces the agent was sent (add_piece, which libtorrent
 // hashes against the torrent's merkle tree before any peer sees them),
@@ -49,7 +49,7 @@ namespace lt = libtorrent;
 
 namespace {
 
-// Limits of the .torrent the helper loads: those of common/torrent.h, so
+// Limits of the .torrent the helper loads: those of client/torrent.h, so
 // that whatever the client can make, the helper takes, and no more.
 constexpr int max_torrent_bytes = 80 * 1024 * 1024;
 constexpr int max_torrent_pieces = 1 << 21;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The swarm data plane on loopback: bin/ferry-swarm driven over its line
 # protocol as the agent will drive it (docs/SWARM.md), with a torrent made
-# by common/torrent.c (tests/tools/torrent_make).
+# by client/torrent.c (tests/tools/torrent_make).
 #   - a per-transfer CA and box certificates made with openssl;
 #   - three boxes, each on its own 127.0.41.x; the client's scatter is
 #     played by feeding piece p only to box p mod 3, from the source files;

@@ -1,6 +1,6 @@
 /*
  * torrent_make: a private v2 torrent of a folder's files, made by
- * common/torrent.c as the client will make it, for the swarm tests:
+ * client/torrent.c as the client will make it, for the swarm tests:
  *
  *     torrent_make [-p PIECE_LEN] [-c CA.pem] DIR OUT.torrent MAP
  *
@@ -23,7 +23,7 @@
 
 #include "../../common/buf.h"
 #include "../../common/sha256.h"
-#include "../../common/torrent.h"
+#include "../../client/torrent.h"
 
 static void
 die(const char *what, int r)

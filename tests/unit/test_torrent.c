@@ -1,5 +1,5 @@
 /*
- * Tests for common/torrent.c: the info-hashes of torrents that
+ * Tests for client/torrent.c: the info-hashes of torrents that
  * libtorrent-rasterbar 2.0.8 made from the same bytes (known answers),
  * the piece map, and the limits.
  *
@@ -17,7 +17,7 @@
 
 #include "../../common/buf.h"
 #include "../../common/sha256.h"
-#include "../../common/torrent.h"
+#include "../../client/torrent.h"
 #include "check.h"
 
 /* The test files' bytes: a pattern of seed s that no block repeats. */

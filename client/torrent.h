@@ -42,8 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "../common/buf.h"
+#include "../common/err.h"
 
 /* BEP 52's block: the leaves of every file's merkle tree. */
 #define TORRENT_BLOCK 16384u

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
-#include "alloc.h"
+#include "../common/alloc.h"
+#include "digest.h"
 
 #define HLEN 32
 
@@ -25,7 +24,7 @@ struct torrent {
     char *name;
     uint32_t piece_len;
     uint32_t bpp;                   /* blocks per piece */
-    EVP_MD_CTX *md;
+    struct digest_sha256 *md;
     struct tfile *files;
     size_t nfiles, cap;
     uint64_t pieces_before;         /* pieces of the files already ended */
@@ -50,12 +49,7 @@ static int
 sha2(struct torrent *t, const void *a, size_t an, const void *b, size_t bn,
     uint8_t out[HLEN])
 {
-    if (EVP_DigestInit_ex(t->md, EVP_sha256(), NULL) != 1 ||
-        (an > 0 && EVP_DigestUpdate(t->md, a, an) != 1) ||
-        (bn > 0 && EVP_DigestUpdate(t->md, b, bn) != 1) ||
-        EVP_DigestFinal_ex(t->md, out, NULL) != 1)
-        return FERRY_ERR_UNSUPPORTED;
-    return 0;
+    return digest_sha256_two(t->md, a, an, b, bn, out);
 }
 
 /*
@@ -118,7 +112,7 @@ torrent_new(struct torrent **tp, const char *name, uint32_t piece_len)
     t->bpp = piece_len / TORRENT_BLOCK;
     if ((t->name = xstrdup(name)) == NULL ||
         (t->leaves = xcalloc(t->bpp, HLEN)) == NULL ||
-        (t->md = EVP_MD_CTX_new()) == NULL) {
+        (t->md = digest_sha256_new()) == NULL) {
         torrent_free(t);
         return FERRY_ERR_NOMEM;
     }
@@ -142,7 +136,7 @@ torrent_free(struct torrent *t)
     xfree(t->leaves);
     xfree(t->name);
     xfree(t->cert);
-    EVP_MD_CTX_free(t->md);
+    digest_sha256_free(t->md);
     xfree(t);
 }
 
