@@ -6,7 +6,10 @@
 #   - a line that returns or fails with a check's error (FERRY_ERR_PROTOCOL,
 #     BAD_PATH, TOO_LARGE, HASH_MISMATCH, STATE, FORMAT, SHORT, TRAILING,
 #     CHANGED, TORN): its mutant reports success instead (the error
-#     replaced by 0);
+#     replaced by 0), or, where the line returns what a NAME_fail helper
+#     returns (tar_fail, volr_fail, xfer_fail: they also record the
+#     failure, which a later step would still meet), does not call it
+#     (`return 0 && NAME_fail(...)`): the check passes silently;
 #   - a row of a role's dispatch table ({ handler, states, once }): one
 #     mutant takes the message in every state, and a row with once set
 #     has a second that takes it any number of times.
@@ -73,7 +76,12 @@ fi
 mutate() {
     local kind=$1 f=$2 l=$3
     case $kind in
-    err) sed -i -E "${l}s/$ERRS\\b/0/" "$f" ;;
+    err)
+        if sed -n "${l}p" "$f" | grep -qE 'return [a-z0-9_]+_fail\('; then
+            sed -i -E "${l}s/return ([a-z0-9_]+_fail\()/return 0 \&\& \1/" "$f"
+        else
+            sed -i -E "${l}s/$ERRS\\b/0/" "$f"
+        fi ;;
     # The states field: every bit set.
     states) sed -i -E "${l}s/(\\{[[:space:]]*[a-z0-9_]+,)[^,]+,/\\1 ~0u,/" "$f" ;;
     once) sed -i -E "${l}s/,[[:space:]]*1[[:space:]]*\\}/, 0 }/" "$f" ;;

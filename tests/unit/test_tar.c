@@ -38,6 +38,9 @@ tar_read_all(const uint8_t *p, size_t n, size_t chunk, struct got *g)
             g->why = tar_rd_why(&t);
             break;
         }
+        /* A call that succeeds leaves no failure behind: each refusal
+         * is the answer of the call that met it. */
+        CHECK(tar_rd_why(&t) == NULL);
         off += used;
         if (ev.ev == TAR_EV_ENTRY && g->n < 8) {
             g->e[g->n] = ev.e;
@@ -255,6 +258,13 @@ TEST(tar_refused)
     memcpy(h + 124, "00000000009x", 12);
     tar_fix_sum(h);
     CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "bad size field");
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memcpy(h + 100, "000064x", 7);
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "bad mode field");
     /* Data in a directory. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
@@ -294,6 +304,39 @@ TEST(tar_refused)
     snprintf((char *)h + 124, 12, "%011o", TAR_MAX_EXT + 1);
     tar_fix_sum(h);
     CHECK_EQ_ERR(tar_read_all(h, 512, 512, &g), FERRY_ERR_TOO_LARGE);
+    /* A pax path one byte over TAR_MAX_NAME. */
+    {
+        size_t nlen = TAR_MAX_NAME + 1, rlen = nlen + 7, d, pad;
+        char *recp;
+
+        /* "LEN path=NAME\n": LEN counts its own digits. */
+        for (d = 1; snprintf(NULL, 0, "%zu", rlen + d) != (int)d; d++)
+            ;
+        rlen += d;
+        recp = check_alloc(rlen + 1);
+        n = snprintf(recp, rlen + 1, "%zu path=", rlen);
+        memset(recp + n, 'a', nlen);
+        recp[rlen - 1] = '\n';
+        buf_reset(&b);
+        CHECK_OK(buf_reserve(&b, 512, &h));
+        memset(h, 0, 512);
+        memcpy(h, "p", 1);
+        memcpy(h + 257, "ustar\0" "00", 8);
+        h[156] = 'x';
+        snprintf((char *)h + 124, 12, "%011o", (unsigned)rlen);
+        snprintf((char *)h + 100, 8, "%07o", 0644);
+        tar_fix_sum(h);
+        pad = (rlen + 511) / 512 * 512;
+        CHECK_OK(buf_reserve(&b, pad, &h));
+        memset(h, 0, pad);
+        memcpy(h, recp, rlen);
+        tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
+        CHECK_OK(tar_end_put(&b));
+        CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
+            FERRY_ERR_TOO_LARGE);
+        CHECK_EQ_STR(g.why, "name too long");
+        free(recp);
+    }
     /* Malformed records, sparse keywords, bad piece comments. */
     {
         static const char *const bad[] = {
@@ -458,6 +501,16 @@ TEST(vman_refused)
         "{\"type\":\"dir\",\"path_hex\":\"\",\"volume\":1,\"offset\":1}",
         "{\"type\":\"dir\",\"path_hex\":\"6100\",\"volume\":1,\"offset\":1}",
         "{\"type\":\"dir\",\"path\":\"a\x01b\",\"volume\":1,\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":4294967296,"
+            "\"offset\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":,"
+            "\"x\":1}",
+        "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1,"
+            "\"size\":}",
+        "{\"type\":\"file\",\"path\":\"a\",\"size\":1,\"volume\":1,"
+            "\"offset\":1,\"xxh3\":\"00000000000000000000000000000000\","
+            "\"pieces\":4294967297}",
     };
     char store[VMAN_MAX_PATH + 1];
     struct vman_rec out;
