@@ -219,6 +219,30 @@ tar_one(struct buf *b, size_t n)
     CHECK_OK(tar_end_put(b));
 }
 
+/* b: a pax header holding the n bytes of records rec, then a file "f"
+ * and the end. */
+static void
+tar_pax_then_f(struct buf *b, const char *rec, size_t n)
+{
+    size_t pad = (n + 511) / 512 * 512;
+    uint8_t *h;
+
+    buf_reset(b);
+    CHECK_OK(buf_reserve(b, 512, &h));
+    memset(h, 0, 512);
+    memcpy(h, "p", 1);
+    memcpy(h + 257, "ustar\0" "00", 8);
+    h[156] = 'x';
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
+    snprintf((char *)h + 100, 8, "%07o", 0644);
+    tar_fix_sum(h);
+    CHECK_OK(buf_reserve(b, pad, &h));
+    memset(h, 0, pad);
+    memcpy(h, rec, n);
+    tar_put(b, TAR_FILE, "f", "", 0, 0, 0);
+    CHECK_OK(tar_end_put(b));
+}
+
 TEST(tar_refused)
 {
     struct got g;
@@ -306,7 +330,7 @@ TEST(tar_refused)
     CHECK_EQ_ERR(tar_read_all(h, 512, 512, &g), FERRY_ERR_TOO_LARGE);
     /* A pax path one byte over TAR_MAX_NAME. */
     {
-        size_t nlen = TAR_MAX_NAME + 1, rlen = nlen + 7, d, pad;
+        size_t nlen = TAR_MAX_NAME + 1, rlen = nlen + 7, d;
         char *recp;
 
         /* "LEN path=NAME\n": LEN counts its own digits. */
@@ -317,21 +341,7 @@ TEST(tar_refused)
         n = snprintf(recp, rlen + 1, "%zu path=", rlen);
         memset(recp + n, 'a', nlen);
         recp[rlen - 1] = '\n';
-        buf_reset(&b);
-        CHECK_OK(buf_reserve(&b, 512, &h));
-        memset(h, 0, 512);
-        memcpy(h, "p", 1);
-        memcpy(h + 257, "ustar\0" "00", 8);
-        h[156] = 'x';
-        snprintf((char *)h + 124, 12, "%011o", (unsigned)rlen);
-        snprintf((char *)h + 100, 8, "%07o", 0644);
-        tar_fix_sum(h);
-        pad = (rlen + 511) / 512 * 512;
-        CHECK_OK(buf_reserve(&b, pad, &h));
-        memset(h, 0, pad);
-        memcpy(h, recp, rlen);
-        tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
-        CHECK_OK(tar_end_put(&b));
+        tar_pax_then_f(&b, recp, rlen);
         CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
             FERRY_ERR_TOO_LARGE);
         CHECK_EQ_STR(g.why, "name too long");
@@ -350,21 +360,8 @@ TEST(tar_refused)
 
         for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             check_note("record %s", bad[i]);
-            buf_reset(&b);
             n = snprintf(rec, sizeof(rec), "%s", bad[i]);
-            CHECK_OK(buf_reserve(&b, 512, &h));
-            memset(h, 0, 512);
-            memcpy(h, "p", 1);
-            memcpy(h + 257, "ustar\0" "00", 8);
-            h[156] = 'x';
-            snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
-            snprintf((char *)h + 100, 8, "%07o", 0644);
-            tar_fix_sum(h);
-            CHECK_OK(buf_reserve(&b, 512, &h));
-            memset(h, 0, 512);
-            memcpy(h, rec, (size_t)n);
-            tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
-            CHECK_OK(tar_end_put(&b));
+            tar_pax_then_f(&b, rec, (size_t)n);
             CHECK_FAILS(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
         }
         check_note_clear();
