@@ -126,6 +126,13 @@ plan_scanning(struct plan *p)
 }
 
 void
+plan_await_scan(struct plan *p)
+{
+    if (p->live)
+        manifest_await(p->mf, p->seen, &p->x->wake);
+}
+
+void
 plan_totals(const struct plan *p, struct msg_totals *m)
 {
     m->entries_total = plan_entries_to_offer(p);

@@ -14,6 +14,10 @@
 #include "manifest.h"
 #include "volrecv.h"
 
+/* How long a batch of files that is not full waits, idle, for more
+ * before it commits (docs/DESIGN.md, "Writing files"). */
+#define RECEIVER_LINGER_MS 20
+
 enum rcv_state { RCV_WAIT_PLAN, RCV_RUN, RCV_DONE };
 
 struct receiver {
@@ -521,15 +525,16 @@ receiver_run(struct receiver *rc, struct conn_step *st)
             rc->stream == 0, &more)) != 0)
             return r;
         st->more = more;
+        /* A timer, as time is the reason: a small batch lingers this
+         * long for more files before it commits. */
         if (!more && dest_batch_len(rc->d) > 0)
-            st->wake_ms = 20;
+            st->wake_ms = RECEIVER_LINGER_MS;
         /* Volumes' files committed behind their readers are answered
-         * as soon as they are in place. */
+         * as soon as they are in place: the commit wakes the loop. */
         if ((r = volrecv_poll(incoming_volrecv(rc->in), st->out,
             &pending)) != 0)
             return r;
-        if (pending && (st->wake_ms == 0 || st->wake_ms > VOLRECV_POLL_MS))
-            st->wake_ms = VOLRECV_POLL_MS;
+        st->wait_wake = pending;
     }
     return 0;
 }
