@@ -140,10 +140,11 @@ uint64_t manifest_avail_bytes(const struct manifest *m);
 int manifest_live(const struct manifest *m, int *err);
 /*
  * The reader of a live manifest waits for more than n entries, or for
- * the end of the scan: w is woken once (waker.h), by the scan as it
- * publishes, or here at once if that came already. Any thread; one
- * reader.
+ * the end of the scan (only, with n MANIFEST_AWAIT_END): w is woken
+ * once (waker.h), by the scan as it publishes, or here at once if that
+ * came already. Any thread; one reader.
  */
+#define MANIFEST_AWAIT_END (SIZE_MAX - 1)
 void manifest_await(struct manifest *m, size_t n, struct waker *w);
 /* Notices published so far, and notice i of them. */
 size_t manifest_notices(const struct manifest *m);

@@ -126,10 +126,11 @@ plan_scanning(struct plan *p)
 }
 
 void
-plan_await_scan(struct plan *p)
+plan_await_scan(struct plan *p, int end_only)
 {
     if (p->live)
-        manifest_await(p->mf, p->seen, &p->x->wake);
+        manifest_await(p->mf, end_only ? MANIFEST_AWAIT_END : p->seen,
+            &p->x->wake);
 }
 
 void

@@ -402,13 +402,13 @@ sender_scanning(struct sender *s)
     return r;
 }
 
-/* The scan goes on and this step waits for it: what it publishes next,
- * or its end, wakes the loop (plan_await_scan), and an open volume's
- * linger ends at a time of its own. */
+/* The scan goes on and this step waits for it: what it publishes next
+ * (unless end_only), or its end, wakes the loop (plan_await_scan), and
+ * an open volume's linger ends at a time of its own. */
 static void
-sender_await_scan(struct sender *s, struct conn_step *st)
+sender_await_scan(struct sender *s, struct conn_step *st, int end_only)
 {
-    plan_await_scan(s->p);
+    plan_await_scan(s->p, end_only);
     st->wait_wake = 1;
     st->wake_ms = volsend_linger_ms(plan_packer(s->p), s->stream);
 }
@@ -429,7 +429,7 @@ sender_send_plan(struct sender *s, struct conn_step *st, struct buf *out)
          * knows TOTALS, once two entries say this is not a single
          * file. */
         if (!(s->x->caps & PROTO_CAP_LIVE) || manifest_avail(mf) < 2) {
-            sender_await_scan(s, st);
+            sender_await_scan(s, st, !(s->x->caps & PROTO_CAP_LIVE));
             return 0;
         }
         plan.flags = PLAN_F_LIVE;
@@ -504,14 +504,14 @@ sender_produce(struct sender *s, struct conn_step *st)
      * (volsend.h, VOLSEND_LINGER_NS), then ends at a later look. */
     if (volsend_open(plan_packer(s->p), s->stream) &&
         plan_scanning(s->p) == 1)
-        sender_await_scan(s, st);
+        sender_await_scan(s, st, 0);
     if (s->stream == 0 && s->totals_due) {
         struct msg_totals t;
 
         if ((r = sender_scanning(s)) < 0)
             return r;
         if (r == 1) {
-            sender_await_scan(s, st);
+            sender_await_scan(s, st, 0);
             return 0;
         }
         plan_totals(s->p, &t);
