@@ -54,7 +54,8 @@ struct conn_step {
      * thread says wait_wake instead. */
     unsigned wake_ms;
     /* out: step again once the group is woken (waker.h): a background
-     * thread is doing what this role waits for, and wakes when done. */
+     * thread is doing what this role waits for, and wakes when done
+     * (only a conn of a group whose wake was started is woken). */
     int wait_wake;
     int poke;           /* out: the other conns of the group may have
                            something to do now (work was queued) */
