@@ -440,6 +440,7 @@ attempt_maybe_end(struct attempt *a)
             return;
     if (!uv_is_closing((uv_handle_t *)&a->tick))
         uv_close((uv_handle_t *)&a->tick, NULL);
+    conn_group_wake_stop(&a->group);
     if (a->off_running == 0 && !uv_is_closing((uv_handle_t *)&a->off_loop))
         uv_close((uv_handle_t *)&a->off_loop, NULL);
 }
@@ -464,7 +465,11 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
     (void)uv_async_init(env->loop, &a->off_loop, attempt_off_loop_done);
     a->off_loop.data = a;
     uv_unref((uv_handle_t *)&a->off_loop);
-    if ((st = stream_new(a)) == NULL) {
+    /* The threads behind the roles (the scan, volume commits) wake the
+     * streams of this attempt. */
+    if (conn_group_wake_start(&a->group, env->loop, &env->x->wake) != 0 ||
+        (st = stream_new(a)) == NULL) {
+        conn_group_wake_stop(&a->group);
         uv_close((uv_handle_t *)&a->tick, NULL);
         uv_close((uv_handle_t *)&a->off_loop, NULL);
         return FERRY_ERR_NOMEM;
@@ -504,6 +509,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
         /* What was opened ahead goes once its thread is back. */
         while (a->opening > 0)
             uv_run(env->loop, UV_RUN_ONCE);
+        conn_group_wake_stop(&a->group);
         if (!uv_is_closing((uv_handle_t *)&a->off_loop))
             uv_close((uv_handle_t *)&a->off_loop, NULL);
         uv_run(env->loop, UV_RUN_NOWAIT);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "../common/alloc.h"
+#include "waker.h"
 
 struct behind {
     pthread_t th;
@@ -14,6 +15,7 @@ struct behind {
     size_t depth, job_size;
     uint8_t *slots;
     int *result;
+    struct waker **wake;    /* per slot: whom its job wakes, or NULL */
     /* Jobs by number: [retired, ran) run, [ran, queued) for the thread.
      * queued and retired are the owner's alone. */
     uint64_t retired, ran, queued;
@@ -50,6 +52,8 @@ behind_main(void *arg)
             b->failed = 1;
         b->ran++;
         pthread_cond_broadcast(&b->cv);
+        /* After ran is published: the owner woken finds the job done. */
+        waker_wake(b->wake[n % b->depth]);
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
@@ -67,7 +71,8 @@ behind_new(size_t depth, size_t job_size, behind_fn *run, void *ctx)
     b->depth = depth;
     b->job_size = job_size;
     if ((b->slots = xcalloc(depth, job_size)) == NULL ||
-        (b->result = xcalloc(depth, sizeof(*b->result))) == NULL)
+        (b->result = xcalloc(depth, sizeof(*b->result))) == NULL ||
+        (b->wake = xcalloc(depth, sizeof(*b->wake))) == NULL)
         goto fail;
     if (pthread_mutex_init(&b->mu, NULL) != 0)
         goto fail;
@@ -84,6 +89,7 @@ behind_new(size_t depth, size_t job_size, behind_fn *run, void *ctx)
 fail:
     xfree(b->slots);
     xfree(b->result);
+    xfree(b->wake);
     xfree(b);
     return NULL;
 }
@@ -106,6 +112,7 @@ behind_free(struct behind *b, behind_clean_fn *clean)
         clean(b->slots + i * b->job_size);
     xfree(b->slots);
     xfree(b->result);
+    xfree(b->wake);
     xfree(b);
 }
 
@@ -119,7 +126,14 @@ behind_next(struct behind *b)
 void
 behind_queue(struct behind *b)
 {
+    behind_queue_waking(b, NULL);
+}
+
+void
+behind_queue_waking(struct behind *b, struct waker *w)
+{
     pthread_mutex_lock(&b->mu);
+    b->wake[b->queued % b->depth] = w;
     b->queued++;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);

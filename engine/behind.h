@@ -52,6 +52,10 @@ void behind_free(struct behind *b, behind_clean_fn *clean);
 void *behind_next(struct behind *b);
 /* Hands the slot of behind_next to the thread. */
 void behind_queue(struct behind *b);
+/* The same, and once the job has run (behind_done would give it), the
+ * thread wakes w (waker.h): for a job the owner's loop waits on. */
+struct waker;
+void behind_queue_waking(struct behind *b, struct waker *w);
 
 /* Jobs queued and not retired. */
 size_t behind_count(const struct behind *b);

@@ -404,6 +404,7 @@ conn_work(uv_work_t *req)
     c->job_done = st.done;
     c->job_wake = st.wake_ms;
     c->job_poke = st.poke;
+    c->job_wait = st.wait_wake;
 }
 
 static void
@@ -461,6 +462,14 @@ conn_after_step(struct conn *c, int kick)
         return;
     if (c->job_wake > 0 && !c->job_more)
         uv_timer_start(&c->wake, conn_wake_fired, c->job_wake, 0);
+    /* A wake that came while the step ran may be for what it waits on:
+     * the step may have looked before the thread published it. */
+    if (c->job_wait && !c->job_more) {
+        if (c->group != NULL && c->group->wakes != c->wakes_seen)
+            c->wake_due = 1;
+        else
+            c->wait_wake = 1;
+    }
     if (!c->reading && !c->eof && !c->read_paused &&
         buf_used(&c->inbox) <= conn_inbox_high(c)) {
         if (uv_read_start(c->rs, conn_alloc, conn_read) == 0)
@@ -522,6 +531,9 @@ conn_kick(struct conn *c)
     }
     c->wake_due = 0;
     c->job_more = 0;
+    c->wait_wake = 0;
+    if (c->group != NULL)
+        c->wakes_seen = c->group->wakes;
     uv_timer_stop(&c->wake);
     c->job_running = 1;
     if (c->group != NULL)
@@ -614,6 +626,61 @@ void
 conn_group_poke(struct conn_group *g)
 {
     conn_group_kick(g, 1);
+}
+
+/* A background thread woke the group (any number of wakes coalesce
+ * into one call): the conns that wait for one are stepped. */
+static void
+conn_group_woken(uv_async_t *h)
+{
+    struct conn_group *g = h->data;
+    int i;
+
+    g->wakes++;
+    for (i = 0; i < g->n; i++) {
+        struct conn *m = g->members[i];
+
+        if (m->wait_wake) {
+            m->wait_wake = 0;
+            m->wake_due = 1;
+        }
+    }
+    conn_group_kick(g, 0);
+}
+
+/* waker_fn: any thread. */
+static void
+conn_group_wake_send(void *ctx)
+{
+    struct conn_group *g = ctx;
+
+    (void)uv_async_send(&g->async);
+}
+
+int
+conn_group_wake_start(struct conn_group *g, uv_loop_t *loop,
+    struct waker *w)
+{
+    int r;
+
+    if ((r = uv_async_init(loop, &g->async, conn_group_woken)) != 0)
+        return r;
+    g->async.data = g;
+    uv_unref((uv_handle_t *)&g->async);
+    g->waker = w;
+    waker_set(w, conn_group_wake_send, g);
+    return 0;
+}
+
+void
+conn_group_wake_stop(struct conn_group *g)
+{
+    if (g->waker == NULL)
+        return;
+    /* No thread calls uv_async_send once this returns. */
+    waker_set(g->waker, NULL, NULL);
+    g->waker = NULL;
+    uv_close((uv_handle_t *)&g->async, NULL);
 }
 
 void

@@ -29,6 +29,7 @@
 
 #include "../common/buf.h"
 #include "ratelimit.h"
+#include "waker.h"
 
 #define CONN_INBOX_HIGH (16u << 20)
 /* The least share of it a stream of a group gets: more than a frame's
@@ -48,7 +49,14 @@ struct conn_step {
     struct buf *out;    /* frames to send */
     int more;           /* out: step again even without input */
     int done;           /* out: close after sending out */
-    unsigned wake_ms;   /* out: step again after this long if idle */
+    /* out: step again after this long if idle. Only where time itself
+     * is the reason (a linger's deadline); a role that waits for a
+     * thread says wait_wake instead. */
+    unsigned wake_ms;
+    /* out: step again once the group is woken (waker.h): a background
+     * thread is doing what this role waits for, and wakes when done
+     * (only a conn of a group whose wake was started is woken). */
+    int wait_wake;
     int poke;           /* out: the other conns of the group may have
                            something to do now (work was queued) */
 };
@@ -85,6 +93,10 @@ struct conn_group {
     /* public: set before the conns start: the rate every conn of the
      * group shares (--bwlimit), or NULL */
     struct ratelimit *limit;
+    /* private: see conn_group_wake_start */
+    uv_async_t async;
+    struct waker *waker;
+    unsigned wakes;      /* how many times it was woken */
 };
 
 /* Called once on the loop thread after the conn has closed; err is 0 on a
@@ -111,8 +123,10 @@ struct conn {
     uv_work_t work;
     uv_timer_t wake;
     uv_shutdown_t shutdown_req;
-    int job_running, job_result, job_more, job_done, job_poke;
+    int job_running, job_result, job_more, job_done, job_poke, job_wait;
     unsigned job_wake;
+    int wait_wake;            /* stepped again when the group is woken */
+    unsigned wakes_seen;      /* the group's wakes when its step began */
     int reading, eof, eof_delivered, wake_due, finishing, closing, released;
     int read_paused;          /* reading stopped by the group's limit */
     int write_dead;           /* the transport took no more writes */
@@ -139,6 +153,19 @@ int conn_start_fds(struct conn *c, uv_loop_t *loop, int rfd, int wfd,
 /* Steps every conn of the group once, even without input (work for them
  * appeared outside a step: a stream was lost). Loop thread. */
 void conn_group_poke(struct conn_group *g);
+
+/*
+ * Points w (a transfer's, struct xfer.wake) at the group while the
+ * loop runs: a background thread's waker_wake then steps every conn of
+ * the group whose last step said wait_wake, at once. The handle does
+ * not keep the loop alive. conn_group_wake_stop points w away again and
+ * closes the handle: call it before the group's storage goes, and run
+ * the loop once more for the close. Loop thread. Returns 0 or an error
+ * (the roles then are never woken: do not run them).
+ */
+int conn_group_wake_start(struct conn_group *g, uv_loop_t *loop,
+    struct waker *w) FERRY_WUR;
+void conn_group_wake_stop(struct conn_group *g);
 
 /* Closes the conn now (e.g. on SIGINT); on_close follows with err. */
 void conn_abort(struct conn *c, int err);

@@ -356,6 +356,12 @@ dest_writer_init(struct dest_writer *w, int rootfd, int stagefd)
 }
 
 void
+dest_writer_set_waker(struct dest_writer *w, struct waker *wk)
+{
+    w->wake = wk;
+}
+
+void
 dest_writer_cleanup(struct dest_writer *w)
 {
     const char *failed;
@@ -438,6 +444,8 @@ dest_writer_retire(struct dest_writer *w, struct dest_write_job *j, int r)
         w->failed = j->failed;
         j->failed = NULL;
     }
+    if (j->commit)
+        w->commits--;
     if (j->commit && w->err == 0 &&
         (r = dest_write_tell(&j->b, j->done, j->ctx)) != 0)
         w->err = r;
@@ -464,7 +472,7 @@ dest_writer_pending(struct dest_writer *w)
     const char *failed;
 
     (void)dest_writer_poll(w, 0, &failed);
-    return w->wb != NULL && behind_count(w->wb) > 0;
+    return w->commits > 0;
 }
 
 /* Where len bytes can go in the ring without touching a file still
@@ -494,7 +502,8 @@ dest_writer_room(struct dest_writer *w, size_t len, size_t *off)
 }
 
 /* Queues a job, with len bytes of data for a file; waits for room (the
- * oldest jobs are retired meanwhile). */
+ * oldest jobs are retired meanwhile). A commit wakes the owner's loop
+ * once done: it answers for its files. */
 static void
 dest_writer_queue(struct dest_writer *w, const struct dest_write_job *in,
     const void *data, size_t len)
@@ -514,7 +523,9 @@ dest_writer_queue(struct dest_writer *w, const struct dest_write_job *in,
     j = behind_next(w->wb);
     *j = *in;
     j->off = off;
-    behind_queue(w->wb);
+    if (j->commit)
+        w->commits++;
+    behind_queue_waking(w->wb, j->commit ? w->wake : NULL);
 }
 
 int

@@ -27,6 +27,8 @@
 
 #include "../common/err.h"
 
+struct waker;
+
 /* Commit a batch once this many files (and directories waiting with
  * them) or bytes wait. */
 #define DEST_WRITE_BATCH_FILES 512u
@@ -131,6 +133,8 @@ struct dest_writer {
     struct dest_write_parent wb_pc; /* the thread's parent cache */
     int err;                        /* its first failure */
     char *failed;                   /* ... and the path, or NULL */
+    struct waker *wake;             /* woken by commits behind */
+    size_t commits;                 /* ... queued and not told */
 };
 
 /* Writes beneath rootfd, staging in stagefd (both borrowed; on one file
@@ -140,6 +144,9 @@ void dest_writer_init(struct dest_writer *w, int rootfd, int stagefd);
  * before the owner stopped are committed, but not told); the batch is
  * forgotten (its staged files and owners are the caller's). */
 void dest_writer_cleanup(struct dest_writer *w);
+/* A commit behind (dest_writer_commit) wakes w once done (waker.h);
+ * NULL: none does. */
+void dest_writer_set_waker(struct dest_writer *w, struct waker *wk);
 /* Where it writes from now on: a destination resolves its root and its
  * state directory as it goes. Only while nothing is queued behind. */
 void dest_writer_at(struct dest_writer *w, int rootfd, int stagefd);
@@ -183,7 +190,8 @@ int dest_writer_commit(struct dest_writer *w, int behind,
  * names the path, or is NULL). */
 int dest_writer_poll(struct dest_writer *w, int wait,
     const char **failed);
-/* 1 while the thread has work queued. */
+/* 1 while a commit queued behind has not been told (its done callbacks
+ * run in a later dest_writer_poll); it wakes the waker when done. */
 int dest_writer_pending(struct dest_writer *w);
 
 #endif

@@ -53,11 +53,33 @@ manifest_live_begin(struct manifest *m)
     atomic_store(&m->live, 1);
 }
 
+/* Wakes the reader that waits, once. */
+static void
+manifest_wake_reader(struct manifest *m)
+{
+    if (atomic_exchange(&m->want, 0) != 0)
+        waker_wake(atomic_load(&m->waiter));
+}
+
 void
 manifest_live_end(struct manifest *m, int err)
 {
     atomic_store(&m->live_err, err);
     atomic_store(&m->live, 0);
+    manifest_wake_reader(m);
+}
+
+/* The scan stores what it publishes before it looks at want, and the
+ * reader stores want before it looks at what was published (all
+ * sequentially consistent): one of the two sees the other, so the
+ * wake comes from one of them. */
+void
+manifest_await(struct manifest *m, size_t n, struct waker *w)
+{
+    atomic_store(&m->waiter, w);
+    atomic_store(&m->want, n + 1);
+    if (atomic_load(&m->avail) > n || !atomic_load(&m->live))
+        manifest_wake_reader(m);
 }
 
 int
@@ -420,7 +442,7 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
     int64_t mtime_sec, uint32_t mtime_nsec)
 {
     struct mentry *e;
-    size_t rl = strlen(rel), skip;
+    size_t rl = strlen(rel), skip, want;
     uint32_t parent, name;
     int r;
 
@@ -456,7 +478,10 @@ manifest_append(struct manifest *m, const char *rel, const char *target,
     }
     /* Published: a reader on another thread may look at it now. */
     atomic_store_explicit(&m->avail_bytes, m->bytes, memory_order_relaxed);
-    atomic_store_explicit(&m->avail, m->n, memory_order_release);
+    atomic_store(&m->avail, m->n);
+    want = atomic_load(&m->want);
+    if (want != 0 && m->n >= want)
+        manifest_wake_reader(m);
     return 0;
 }
 

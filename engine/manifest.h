@@ -21,6 +21,7 @@
 #include "../common/stable.h"
 #include "../proto/limits.h"
 #include "filter.h"
+#include "waker.h"
 
 /*
  * An entry, compact because a tree may have millions: 28 bytes, plus its
@@ -98,6 +99,8 @@ struct manifest {
     atomic_size_t nnotices;    /* private: published, manifest_notices */
     atomic_int live;           /* private: see manifest_live_begin */
     atomic_int live_err;       /* private */
+    atomic_size_t want;        /* private: see manifest_await */
+    struct waker *_Atomic waiter;  /* private: ... */
     uint32_t ntop;     /* read-only: top-level entries */
     int contents;      /* read-only: some source was "dir/" */
     uint64_t files;    /* read-only: regular files */
@@ -135,6 +138,14 @@ size_t manifest_avail(const struct manifest *m);
 uint64_t manifest_avail_bytes(const struct manifest *m);
 /* 1 while more entries may come; 0 when the scan ended, *err its error. */
 int manifest_live(const struct manifest *m, int *err);
+/*
+ * The reader of a live manifest waits for more than n entries, or for
+ * the end of the scan (only, with n MANIFEST_AWAIT_END): w is woken
+ * once (waker.h), by the scan as it publishes, or here at once if that
+ * came already. Any thread; one reader.
+ */
+#define MANIFEST_AWAIT_END (SIZE_MAX - 1)
+void manifest_await(struct manifest *m, size_t n, struct waker *w);
 /* Notices published so far, and notice i of them. */
 size_t manifest_notices(const struct manifest *m);
 const struct mnotice *manifest_notice_at(const struct manifest *m,

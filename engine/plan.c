@@ -126,6 +126,14 @@ plan_scanning(struct plan *p)
 }
 
 void
+plan_await_scan(struct plan *p, int end_only)
+{
+    if (p->live)
+        manifest_await(p->mf, end_only ? MANIFEST_AWAIT_END : p->seen,
+            &p->x->wake);
+}
+
+void
 plan_totals(const struct plan *p, struct msg_totals *m)
 {
     m->entries_total = plan_entries_to_offer(p);

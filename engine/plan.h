@@ -88,6 +88,10 @@ struct plan *plan_new_live(struct manifest *mf, uint32_t block_size,
 /* 1 while the scan of a live plan goes on; 0 once every entry is known
  * (always, for plan_new's), or the scan's error. */
 int plan_scanning(struct plan *p);
+/* While plan_scanning says 1: wakes the transfer's loop (xfer.wake)
+ * once the scan publishes entries the plan has not taken (unless
+ * end_only), or ends. */
+void plan_await_scan(struct plan *p, int end_only);
 /* PLAN's totals, or TOTALS': entries this attempt offers, their files and
  * bytes. Final once plan_scanning says 0. */
 void plan_totals(const struct plan *p, struct msg_totals *m);

@@ -14,6 +14,10 @@
 #include "manifest.h"
 #include "volrecv.h"
 
+/* How long a batch of files that is not full waits, idle, for more
+ * before it commits (docs/DESIGN.md, "Writing files"). */
+#define RECEIVER_LINGER_MS 20
+
 enum rcv_state { RCV_WAIT_PLAN, RCV_RUN, RCV_DONE };
 
 struct receiver {
@@ -202,11 +206,13 @@ receiver_count_totals(struct receiver *rc, uint64_t entries, uint64_t files,
 
 /* TOTALS, after a live PLAN: from now on, no more entries than these. */
 static int
-receiver_on_totals(struct receiver *rc, const struct frame *f)
+receiver_on_totals(struct receiver *rc, const struct frame *f,
+    struct conn_step *st)
 {
     struct msg_totals m;
     int r;
 
+    (void)st;
     if ((r = msg_totals_decode(f->payload, f->len, &m)) != 0)
         return r;
     if (!rc->live || m.entries_total < rc->received ||
@@ -221,8 +227,9 @@ receiver_on_totals(struct receiver *rc, const struct frame *f)
 
 static int
 receiver_on_plan(struct receiver *rc, const struct frame *f,
-    struct buf *out)
+    struct conn_step *st)
 {
+    struct buf *out = st->out;
     struct msg_plan plan;
     struct msg_ready ready;
     int r;
@@ -302,8 +309,9 @@ receiver_entry(struct receiver *rc, const struct msg_entry *m,
 
 static int
 receiver_on_entry(struct receiver *rc, const struct frame *f,
-    struct buf *out)
+    struct conn_step *st)
 {
+    struct buf *out = st->out;
     char path[PROTO_MAX_PATH + 1];
     struct msg_entry m;
     int r;
@@ -349,10 +357,13 @@ receiver_send_readback(struct receiver *rc, struct buf *out)
 }
 
 static int
-receiver_on_end(struct receiver *rc, struct conn_step *st)
+receiver_on_end(struct receiver *rc, const struct frame *f,
+    struct conn_step *st)
 {
     int r;
 
+    if ((r = msg_end_decode(f->payload, f->len)) != 0)
+        return r;
     if (incoming_active(rc->in) != 0 || rc->live ||
         rc->received != rc->entries_total)
         return FERRY_ERR_PROTOCOL;
@@ -372,12 +383,14 @@ receiver_on_end(struct receiver *rc, struct conn_step *st)
 }
 
 static int
-receiver_on_notice(struct receiver *rc, const struct frame *f)
+receiver_on_notice(struct receiver *rc, const struct frame *f,
+    struct conn_step *st)
 {
     char path[PROTO_MAX_PATH + 1], text[PROTO_MAX_MESSAGE + 1];
     struct msg_notice n;
     int r;
 
+    (void)st;
     if ((r = msg_notice_decode(f->payload, f->len, &n)) != 0)
         return r;
     snprintf(path, sizeof(path), "%.*s", (int)n.path.len, n.path.p);
@@ -387,69 +400,78 @@ receiver_on_notice(struct receiver *rc, const struct frame *f)
     return 0;
 }
 
-/* File data, on any stream. */
-static int
-receiver_on_data(struct receiver *rc, const struct frame *f,
-    struct buf *out)
-{
-    struct msg_block b;
-    struct msg_match m;
-    struct msg_file_end e;
-    struct msg_delta d;
-    struct msg_delta_stop ds;
-    struct msg_delta_go dg;
-    struct msg_tensor t;
-    int r;
-
-    /* Each checked first for the way its file comes (in blocks, or in
-     * a volume: incoming_data_via). */
-    switch (f->type) {
-    case MSG_DELTA_STOP:
-        if (!(rc->x->caps & PROTO_CAP_DELTA_STOP))
-            return FERRY_ERR_PROTOCOL;
-        if ((r = msg_delta_stop_decode(f->payload, f->len, &ds)) != 0)
-            return r;
-        return incoming_delta_stop(rc->in, &ds);
-    case MSG_DELTA_GO:
-        if (!(rc->x->caps & PROTO_CAP_DELTA_GO))
-            return FERRY_ERR_PROTOCOL;
-        if ((r = msg_delta_go_decode(f->payload, f->len, &dg)) != 0)
-            return r;
-        return incoming_delta_go(rc->in, &dg);
-    case MSG_DELTA:
-        if ((r = msg_delta_decode(f->payload, f->len, &d)) != 0 ||
-            (r = incoming_data_via(rc->in, d.id, rc->stream)) != 0)
-            return r;
-        return incoming_delta(rc->in, &d, out);
-    case MSG_TENSOR:
-        if (!(rc->x->caps & PROTO_CAP_TENSORS))
-            return FERRY_ERR_PROTOCOL;
-        if ((r = msg_tensor_decode(f->payload, f->len, &t)) != 0 ||
-            (r = incoming_data_via(rc->in, t.id, rc->stream)) != 0)
-            return r;
-        return incoming_tensor(rc->in, &t, out);
-    case MSG_BLOCK:
-        if ((r = msg_block_decode(f->payload, f->len, &b)) != 0 ||
-            (r = incoming_data_via(rc->in, b.id, rc->stream)) != 0)
-            return r;
-        return incoming_block(rc->in, &b, out);
-    case MSG_MATCH:
-        if ((r = msg_match_decode(f->payload, f->len, &m)) != 0 ||
-            (r = incoming_data_via(rc->in, m.id, rc->stream)) != 0)
-            return r;
-        return incoming_match(rc->in, &m, out);
-    default:
-        if ((r = msg_file_end_decode(f->payload, f->len, &e)) != 0 ||
-            (r = incoming_data_via(rc->in, e.id, rc->stream)) != 0)
-            return r;
-        return incoming_file_end(rc->in, &e, out);
+/* A frame incoming takes as it comes: decoded, and for file data (data
+ * 1, on any stream) the way its file comes checked first (in blocks, or in a volume:
+ * incoming_data_via). OUT is RCV_OUT for a taker that answers. */
+#define RCV_OUT , st->out
+#define RCV_NO_OUT
+#define RECEIVER_TO_INCOMING(name, data, OUT)                                \
+    static int                                                               \
+    receiver_on_##name(struct receiver *rc, const struct frame *f,           \
+        struct conn_step *st)                                                \
+    {                                                                        \
+        struct msg_##name m;                                                 \
+        int r;                                                               \
+                                                                             \
+        (void)st;                                                            \
+        if ((r = msg_##name##_decode(f->payload, f->len, &m)) != 0 ||        \
+            (data && (r = incoming_data_via(rc->in, m.id,                    \
+            rc->stream)) != 0))                                              \
+            return r;                                                        \
+        return incoming_##name(rc->in, &m OUT);                              \
     }
+
+RECEIVER_TO_INCOMING(delta_stop, 0, RCV_NO_OUT)
+RECEIVER_TO_INCOMING(delta_go, 0, RCV_NO_OUT)
+RECEIVER_TO_INCOMING(delta, 1, RCV_OUT)
+RECEIVER_TO_INCOMING(tensor, 1, RCV_OUT)
+RECEIVER_TO_INCOMING(block, 1, RCV_OUT)
+RECEIVER_TO_INCOMING(match, 1, RCV_OUT)
+RECEIVER_TO_INCOMING(file_end, 1, RCV_OUT)
+
+static int
+receiver_on_volume(struct receiver *rc, const struct frame *f,
+    struct conn_step *st)
+{
+    return volrecv_frame(incoming_volrecv(rc->in), rc->stream, f, st->out);
 }
+
+#define RCV_IN(state) (1u << (state))
+
+/* What the receiver takes from the sender, and in which states; the
+ * stream and the capability each needs are msg_table.h's (PLAN, ENTRY,
+ * NOTICE, TOTALS and END on stream 0; MATCH, DELTA, DELTA_STOP,
+ * DELTA_GO, TENSOR, TOTALS and the volume frames only with their
+ * capability). What comes once moves on from its state: PLAN to RUN,
+ * END to DONE, and TOTALS ends a live plan (receiver_on_totals). */
+static const struct {
+    int (*fn)(struct receiver *rc, const struct frame *f,
+        struct conn_step *st);
+    uint8_t states;
+} receiver_dispatch[MSG_TYPE_MAX + 1] = {
+    [MSG_PLAN] = { receiver_on_plan, RCV_IN(RCV_WAIT_PLAN) },
+    [MSG_ENTRY] = { receiver_on_entry, RCV_IN(RCV_RUN) },
+    [MSG_NOTICE] = { receiver_on_notice, RCV_IN(RCV_RUN) },
+    [MSG_TOTALS] = { receiver_on_totals, RCV_IN(RCV_RUN) },
+    [MSG_END] = { receiver_on_end, RCV_IN(RCV_RUN) },
+    [MSG_BLOCK] = { receiver_on_block, RCV_IN(RCV_RUN) },
+    [MSG_MATCH] = { receiver_on_match, RCV_IN(RCV_RUN) },
+    [MSG_DELTA] = { receiver_on_delta, RCV_IN(RCV_RUN) },
+    [MSG_TENSOR] = { receiver_on_tensor, RCV_IN(RCV_RUN) },
+    [MSG_FILE_END] = { receiver_on_file_end, RCV_IN(RCV_RUN) },
+    [MSG_DELTA_STOP] = { receiver_on_delta_stop, RCV_IN(RCV_RUN) },
+    [MSG_DELTA_GO] = { receiver_on_delta_go, RCV_IN(RCV_RUN) },
+    [MSG_VOL_BEGIN] = { receiver_on_volume, RCV_IN(RCV_RUN) },
+    [MSG_VOL_FILE] = { receiver_on_volume, RCV_IN(RCV_RUN) },
+    [MSG_VOL_DATA] = { receiver_on_volume, RCV_IN(RCV_RUN) },
+    [MSG_VOL_END] = { receiver_on_volume, RCV_IN(RCV_RUN) },
+};
 
 static int
 receiver_on_frame(struct receiver *rc, const struct frame *f,
     struct conn_step *st)
 {
+    const struct msg_info *mi = msg_info(f->type);
     int r;
 
     /* Only blocks built from a basis (DELTA, TENSOR) follow one another
@@ -459,36 +481,14 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         return r;
     if (f->type == MSG_ERROR)
         return xfer_peer_error(rc->x, f->payload, f->len);
-    if (f->type == MSG_BLOCK || f->type == MSG_MATCH ||
-        f->type == MSG_DELTA || f->type == MSG_FILE_END ||
-        f->type == MSG_DELTA_STOP || f->type == MSG_DELTA_GO ||
-        f->type == MSG_TENSOR)
-        return rc->state == RCV_RUN ? receiver_on_data(rc, f, st->out) :
-            FERRY_ERR_PROTOCOL;
-    if (volrecv_is_frame(f->type))
-        return rc->state == RCV_RUN ? volrecv_frame(incoming_volrecv(rc->in),
-            rc->stream, f, st->out) : FERRY_ERR_PROTOCOL;
-    if (rc->stream != 0)
-        return FERRY_ERR_PROTOCOL;
-    if (rc->state == RCV_WAIT_PLAN && f->type == MSG_PLAN)
-        return receiver_on_plan(rc, f, st->out);
-    if (rc->state != RCV_RUN)
-        return FERRY_ERR_PROTOCOL;
-    switch (f->type) {
-    case MSG_ENTRY:
-        return receiver_on_entry(rc, f, st->out);
-    case MSG_NOTICE:
-        return receiver_on_notice(rc, f);
-    case MSG_TOTALS:
-        return receiver_on_totals(rc, f);
-    case MSG_END:
-        if ((r = msg_end_decode(f->payload, f->len)) != 0)
-            return r;
-        return receiver_on_end(rc, st);
-    default:
+    if (mi == NULL || receiver_dispatch[f->type].fn == NULL ||
+        !(receiver_dispatch[f->type].states & RCV_IN(rc->state)) ||
+        (mi->stream0 && rc->stream != 0) ||
+        (mi->cap != 0 && !(rc->x->caps & mi->cap))) {
         log_debug("unexpected %s from sender", msg_type_name(f->type));
         return FERRY_ERR_PROTOCOL;
     }
+    return receiver_dispatch[f->type].fn(rc, f, st);
 }
 
 static int
@@ -536,15 +536,16 @@ receiver_run(struct receiver *rc, struct conn_step *st)
             rc->stream == 0, &more)) != 0)
             return r;
         st->more = more;
+        /* A timer, as time is the reason: a small batch lingers this
+         * long for more files before it commits. */
         if (!more && dest_batch_len(rc->d) > 0)
-            st->wake_ms = 20;
+            st->wake_ms = RECEIVER_LINGER_MS;
         /* Volumes' files committed behind their readers are answered
-         * as soon as they are in place. */
+         * as soon as they are in place: the commit wakes the loop. */
         if ((r = volrecv_poll(incoming_volrecv(rc->in), st->out,
             &pending)) != 0)
             return r;
-        if (pending && (st->wake_ms == 0 || st->wake_ms > VOLRECV_POLL_MS))
-            st->wake_ms = VOLRECV_POLL_MS;
+        st->wait_wake = pending;
     }
     return 0;
 }

@@ -389,9 +389,6 @@ sender_end_file(struct sender *s, uint32_t id, struct buf *out)
     return msg_file_end_encode(out, &m);
 }
 
-/* How often a sender whose scan goes on looks for what it published. */
-#define SENDER_SCAN_POLL_MS 5
-
 /* The scan of a live plan (plan.h): 1 while it goes on, 0 once it
  * ended, or its error (said once, for the transfer). */
 static int
@@ -403,6 +400,17 @@ sender_scanning(struct sender *s)
         return xfer_fail(s->x, r, "scanning the sources: %s",
             ferry_strerror(r));
     return r;
+}
+
+/* The scan goes on and this step waits for it: what it publishes next
+ * (unless end_only), or its end, wakes the loop (plan_await_scan), and
+ * an open volume's linger ends at a time of its own. */
+static void
+sender_await_scan(struct sender *s, struct conn_step *st, int end_only)
+{
+    plan_await_scan(s->p, end_only);
+    st->wait_wake = 1;
+    st->wake_ms = volsend_linger_ms(plan_packer(s->p), s->stream);
 }
 
 static int
@@ -421,7 +429,7 @@ sender_send_plan(struct sender *s, struct conn_step *st, struct buf *out)
          * knows TOTALS, once two entries say this is not a single
          * file. */
         if (!(s->x->caps & PROTO_CAP_LIVE) || manifest_avail(mf) < 2) {
-            st->wake_ms = SENDER_SCAN_POLL_MS;
+            sender_await_scan(s, st, !(s->x->caps & PROTO_CAP_LIVE));
             return 0;
         }
         plan.flags = PLAN_F_LIVE;
@@ -498,14 +506,14 @@ sender_produce(struct sender *s, struct conn_step *st)
      * (volsend.h, VOLSEND_LINGER_NS), then ends at a later look. */
     if (volsend_open(plan_packer(s->p), s->stream) &&
         plan_scanning(s->p) == 1)
-        st->wake_ms = SENDER_SCAN_POLL_MS;
+        sender_await_scan(s, st, 0);
     if (s->stream == 0 && s->totals_due) {
         struct msg_totals t;
 
         if ((r = sender_scanning(s)) < 0)
             return r;
         if (r == 1) {
-            st->wake_ms = SENDER_SCAN_POLL_MS;
+            sender_await_scan(s, st, 0);
             return 0;
         }
         plan_totals(s->p, &t);

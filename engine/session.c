@@ -723,6 +723,7 @@ session_step(void *sess, struct conn_step *st)
         st->more = rst.more;
         st->done = rst.done;
         st->wake_ms = rst.wake_ms;
+        st->wait_wake = rst.wait_wake;
         st->poke = rst.poke;
     } else if (r == 0 && st->eof) {
         r = FERRY_ERR_CLOSED;

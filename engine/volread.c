@@ -652,6 +652,7 @@ volr_new_in(int rootfd, int stagefd, const struct volr_opts *o,
     }
     r = volstage_init_in(&v->s, rootfd, stagefd, v->o.block_size);
     v->s_ready = 1;
+    dest_writer_set_waker(&v->s.w, v->o.wake);
     if (r != 0) {
         volr_free(v);
         return r;

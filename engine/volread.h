@@ -51,6 +51,8 @@
 #include "../proto/tar.h"
 #include "../proto/vmanifest.h"
 
+struct waker;
+
 enum volr_kind {
     VOLR_OK = 0,
     VOLR_INVALID,     /* not a valid or safe archive: refused */
@@ -61,6 +63,7 @@ enum volr_kind {
 struct volr_opts {
     int manifest;         /* check members against next_record */
     uint32_t block_size;  /* of the manifest's hashes; 0: the default */
+    struct waker *wake;   /* woken by each commit behind; may be NULL */
 };
 
 struct volr_hooks {
@@ -97,7 +100,8 @@ int volr_end(struct volr *v) FERRY_WUR;
 /* 0, or the failure of what was written or committed behind the reader
  * (then as any other failure: volr_error says what). */
 int volr_poll(struct volr *v) FERRY_WUR;
-/* 1 while writes or commits wait behind the reader. */
+/* 1 while a commit behind the reader is not told (dest_writer_pending):
+ * it wakes the volr_opts' waker when done. */
 int volr_pending(struct volr *v);
 /* After the last volume: no split file may be left open; with a manifest,
  * its end record must match. Sets the directories' modes and mtimes, and

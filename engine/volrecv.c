@@ -255,7 +255,7 @@ static int
 vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
 {
     struct vr_stream *vs = &vr->st[stream];
-    struct volr_opts o = { 1, vr->block_size };
+    struct volr_opts o = { 1, vr->block_size, &vr->x->wake };
     struct volr_hooks h = { vr_hook, NULL, NULL };
     struct volr_stats st;
     struct msg_vol_begin m;

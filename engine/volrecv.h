@@ -50,10 +50,10 @@ void volrecv_set_prefs(struct volrecv *vr, const struct volsend_opts *o);
 int volrecv_send_prefs(struct volrecv *vr, struct buf *out) FERRY_WUR;
 
 /* Answers (FILE_DONE to out) the files committed behind the readers
- * since; *pending is 1 while a commit behind will answer more, so the
- * receiver steps again after VOLRECV_POLL_MS even without input. Returns
- * 0 or a fatal error (what was written behind failed). */
-#define VOLRECV_POLL_MS 2u
+ * since; *pending is 1 while a commit behind will answer more: it wakes
+ * the transfer's loop when done (xfer.wake), and the receiver waits for
+ * that (conn_step.wait_wake). Returns 0 or a fatal error (what was
+ * written behind failed). */
 int volrecv_poll(struct volrecv *vr, struct buf *out,
     int *pending) FERRY_WUR;
 

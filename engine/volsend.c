@@ -633,6 +633,23 @@ vs_lingers(struct volsend *vs, const struct vs_stream *ps)
         now - ps->first_ns < VOLSEND_LINGER_MAX_NS;
 }
 
+unsigned
+volsend_linger_ms(const struct volsend *vs, unsigned stream)
+{
+    const struct vs_stream *ps;
+    uint64_t now, end;
+
+    if (!volsend_open(vs, stream))
+        return 0;
+    ps = &vs->st[stream];
+    end = ps->fed_ns + VOLSEND_LINGER_NS;
+    if (ps->first_ns + VOLSEND_LINGER_MAX_NS < end)
+        end = ps->first_ns + VOLSEND_LINGER_MAX_NS;
+    if ((now = clock_ns()) >= end)
+        return 0;
+    return (unsigned)((end - now + 999999) / 1000000);
+}
+
 int
 volsend_work(struct volsend *vs, unsigned stream, int take,
     struct buf *out, int *busy)

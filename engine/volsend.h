@@ -137,6 +137,10 @@ int volsend_work(struct volsend *vs, unsigned stream, int take,
 
 /* 1 while stream has a volume begun and not ended. */
 int volsend_open(const struct volsend *vs, unsigned stream);
+/* Milliseconds (at least 1) until the linger of stream's open volume
+ * ends (VOLSEND_LINGER_NS), when it may end at the next look; 0 when no
+ * volume is open or its linger is over already. */
+unsigned volsend_linger_ms(const struct volsend *vs, unsigned stream);
 
 /* A stream other than 0 was lost: its files not yet done go back to
  * the plan, to be sent in blocks (its volume is abandoned). */

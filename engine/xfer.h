@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "waker.h"
+
 /* Which side a per-file failure belongs to; it picks the exit code. */
 enum xfer_side { SIDE_SOURCE = 1, SIDE_DEST = 2 };
 
@@ -125,6 +127,9 @@ struct xfer {
     /* READY renamed the destination's one file: the destination named
      * is that file, and its state lives in the directory above. */
     int dest_renamed;
+    /* Wakes the loop that steps the roles (waker.h): the threads that
+     * work behind them (the scan, the volume commits) call it. */
+    struct waker wake;
 };
 
 static inline void

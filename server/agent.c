@@ -390,6 +390,12 @@ agent_serve(const struct agent_opts *o)
     a->spol.ctx = a;
     uv_async_init(a->loop, &a->listen_async, agent_listen_now);
     a->listen_async.data = a;
+    /* The threads behind the roles (a pull's scan, volume commits) wake
+     * the streams. */
+    if ((r = conn_group_wake_start(&a->group, a->loop, &a->x.wake)) != 0) {
+        log_error("loop: %s", uv_strerror(r));
+        goto out;
+    }
     s0 = &a->streams[0];
     s0->used = 1;
     s0->a = a;
@@ -414,6 +420,7 @@ agent_serve(const struct agent_opts *o)
     uv_unref((uv_handle_t *)&a->sighup);
     uv_run(a->loop, UV_RUN_DEFAULT);
     agent_stop_listening(a);
+    conn_group_wake_stop(&a->group);
     uv_close((uv_handle_t *)&a->sigterm, NULL);
     uv_close((uv_handle_t *)&a->sighup, NULL);
     uv_run(a->loop, UV_RUN_DEFAULT);

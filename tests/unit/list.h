@@ -174,6 +174,12 @@
     X(dest_write_one) \
     /* test_behind.c */ \
     X(behind_order) \
+    /* test_waker.c */ \
+    X(waker_set_away) \
+    X(waker_behind_job) \
+    X(waker_thread_wakes_loop) \
+    X(waker_coalesces) \
+    X(waker_wake_before_wait) \
     /* test_manifest.c */ \
     X(manifest_dir_form) \
     X(manifest_contents_form) \

@@ -72,6 +72,7 @@ rt_init(struct rt *rt, const struct rt_case *c)
     rt_path(rt, "outside/keep", p);
     check_write_file(p, "abc", 3, 0);
     rt->x.caps = (RT_CAPS_ALL | c->caps_on) & ~c->caps_off;
+    rt_waker_set(&rt->x);
     rt->pol.home = rt->root;
     rt->spol.resolve = policy_resolve;
     rt->spol.ctx = &rt->pol;

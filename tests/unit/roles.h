@@ -321,6 +321,8 @@ struct rt {
     struct rt_file files[RT_MAX_FILES];
     size_t nfiles;
     int poking;                 /* stepping the others after a poke */
+    unsigned wakes;             /* steps a wake brought (wait_wake) */
+    int waiting;                /* a step waits for the scripted scan */
     int readback;               /* READBACK came; its bytes: */
     uint64_t readback_bytes;
     /* The frames the roles sent, as text. */
@@ -431,5 +433,13 @@ void rt_torture(const struct rt_case *c, int sender);
 void rt_init(struct rt *rt, const struct rt_case *c);
 /* Checks that nothing outside the destination changed; removes root. */
 void rt_finish(struct rt *rt);
+
+/* The harness's loop: x's waker (waker.h) counts its wakes, and a step
+ * that says wait_wake is stepped again once a wake came after it began,
+ * as a conn of a group is; no timer steps it. */
+void rt_waker_set(struct xfer *x);
+unsigned rt_wakes(void);
+/* Waits (10 s at most, then the case fails) for a wake after seen. */
+void rt_wait_wake(unsigned seen);
 
 #endif

@@ -6,6 +6,7 @@
 #include "roles.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -26,19 +27,53 @@
 
 /* Stepping. */
 
+static atomic_uint rt_woken;
+
+static void
+rt_wake(void *ctx)
+{
+    (void)ctx;
+    atomic_fetch_add(&rt_woken, 1);
+}
+
+void
+rt_waker_set(struct xfer *x)
+{
+    waker_set(&x->wake, rt_wake, NULL);
+}
+
+unsigned
+rt_wakes(void)
+{
+    return atomic_load(&rt_woken);
+}
+
+void
+rt_wait_wake(unsigned seen)
+{
+    int i;
+
+    for (i = 0; i < 10000 && atomic_load(&rt_woken) == seen; i++)
+        usleep(1000);
+    if (atomic_load(&rt_woken) == seen)
+        check_fail(__FILE__, __LINE__, "a step waits for a wake that "
+            "never comes");
+}
+
 /* One step of stream k with input (and the steps a role asks for with
- * more, or with a poll of what volumes write behind: as the conn's timer
- * would, after a pause). Returns what the step returned. */
+ * more, or once the thread it waits for wakes it: as the conn would).
+ * Returns what the step returned. */
 static int
 rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
 {
     struct conn_step st;
     struct buf out;
-    int r, i, poke = 0, polls = 0;
-    unsigned j;
+    int r, i, poke = 0;
+    unsigned j, seen;
 
     buf_init(&out, (size_t)1 << 30);
     for (i = 0; i < 100000; i++) {
+        seen = rt_wakes();
         memset(&st, 0, sizeof(st));
         st.in = in;
         st.in_len = len;
@@ -50,9 +85,15 @@ rt_step(struct rt *rt, unsigned k, const uint8_t *in, size_t len, int eof)
         if (rt->c->each_step != NULL)
             rt->c->each_step(rt);
         poke |= st.poke;
-        if (r == 0 && !st.done && !st.more &&
-            st.wake_ms == VOLRECV_POLL_MS && polls++ < 10000) {
-            usleep(1000);
+        if (r == 0 && !st.done && !st.more && st.wait_wake) {
+            /* A scripted scan (.live) wakes it as the script goes on;
+             * RT_SCAN_ADD and RT_SCAN_END check that it does. */
+            if (rt->c->live && rt_wakes() == seen) {
+                rt->waiting = 1;
+                break;
+            }
+            rt_wait_wake(seen);
+            rt->wakes++;
             in = NULL;
             len = 0;
             continue;
@@ -145,13 +186,18 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
             rt_touch(rt, fr->s);
             continue;
         }
-        if (fr->type == RT_SCAN_ADD) {
-            CHECK_OK(manifest_add_listed(&rt->live_mf, fr->s, ENTRY_DIR,
-                0755, 0, RT_MTIME, 0));
-            continue;
-        }
-        if (fr->type == RT_SCAN_END) {
-            manifest_live_end(&rt->live_mf, fr->code);
+        if (fr->type == RT_SCAN_ADD || fr->type == RT_SCAN_END) {
+            unsigned seen = rt_wakes();
+
+            if (fr->type == RT_SCAN_ADD)
+                CHECK_OK(manifest_add_listed(&rt->live_mf, fr->s,
+                    ENTRY_DIR, 0755, 0, RT_MTIME, 0));
+            else
+                manifest_live_end(&rt->live_mf, fr->code);
+            /* A sender that waits for the scan is woken by it. */
+            if (rt->waiting)
+                CHECK(rt_wakes() != seen);
+            rt->waiting = 0;
             continue;
         }
         if (fr->type == RT_TRUNCATE) {
@@ -726,8 +772,8 @@ rt_push(struct rt *rt, struct rt_pump *p)
     struct manifest mf;
     struct plan *plan;
     uint64_t blocks = 0, acks = 0, before, step[MSG_TYPE_MAX + 1];
-    unsigned n = p->nstreams, k, s, t;
-    int r = 0, round, progress = 1, polls = 0;
+    unsigned n = p->nstreams, k, s, t, seen;
+    int r = 0, round, progress = 1;
 
     CHECK(n >= 1 && n <= RT_MAX_STREAMS && p->lose_stream < n);
     memset(ss, 0, sizeof(ss));
@@ -738,6 +784,8 @@ rt_push(struct rt *rt, struct rt_pump *p)
     memset(p->blocks, 0, sizeof(p->blocks));
     memset(&p->xc, 0, sizeof(p->xc));
     memset(&p->xa, 0, sizeof(p->xa));
+    rt_waker_set(&p->xc);
+    rt_waker_set(&p->xa);
     rt_path(rt, "src", src);
     manifest_init(&mf);
     CHECK_OK(manifest_scan(&mf, src));
@@ -774,6 +822,7 @@ rt_push(struct rt *rt, struct rt_pump *p)
                 st.in = buf_ptr(&in[s][k]);
                 st.in_len = buf_used(&in[s][k]);
                 st.out = &out;
+                seen = rt_wakes();
                 r = session_step(ss[s][k], &st);
                 buf_consume(&in[s][k], st.in_len);
                 before = blocks;
@@ -790,12 +839,11 @@ rt_push(struct rt *rt, struct rt_pump *p)
                 CHECK_OK(buf_put(&in[!s][k], buf_ptr(&out), buf_used(&out)));
                 if (st.in_len > 0 || buf_used(&out) > 0 || st.more) {
                     progress = 1;
-                } else if (!st.done && st.wake_ms == VOLRECV_POLL_MS &&
-                    polls++ < 10000) {
+                } else if (!st.done && st.wait_wake) {
                     /* Waiting for what volumes write behind, on their
-                     * thread: as the conn's timer would, after a pause
-                     * (the round was taken for the end of the run). */
-                    usleep(1000);
+                     * thread: woken by it, as the conn would be (the
+                     * round was taken for the end of the run). */
+                    rt_wait_wake(seen);
                     progress = 1;
                 }
                 buf_reset(&out);

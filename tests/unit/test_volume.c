@@ -160,7 +160,7 @@ mem_unpack(struct mem *m, const char *root, int manifest, size_t chunk,
 {
     static char last[1024];
     struct volr_hooks h = { mem_next, NULL, m };
-    struct volr_opts o = { manifest, 0 };
+    struct volr_opts o = { manifest, 0, NULL };
     struct vman_rec head;
     char store[VMAN_MAX_PATH + 1];
     enum volr_kind k;
