@@ -271,6 +271,14 @@ int incoming_delta_step(struct incoming *in, struct buf *out,
     uint64_t *budget) FERRY_WUR;
 /* Takes f off the signing queue and closes its basis. */
 void incoming_delta_forget(struct incoming *in, struct rfile *f);
+
+/* incoming_basis.c */
+
+/* The neighbour of name in the directory pfd most like a file of want
+ * bytes (--basis auto): an open fd, with its name in best (FSX_NAME_MAX
+ * + 1 bytes), or -1. */
+int incoming_basis_pick(int pfd, const char *name, uint64_t want,
+    char *best);
 /* Signs the len bytes at off of f (data NULL: zeros), the block whose
  * hash is h, as they are written, to keep once it is committed
  * (keptsig.h); built is the DELTA they were built from, or NULL. */
