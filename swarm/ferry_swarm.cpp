@@ -4,7 +4,8 @@
 // stdin, events on stdout, one per line. It loads a private v2 torrent
 // that carries the transfer's CA (made by the client, client/torrent.c),
 // listens on one address over SSL only, dials the peers it is given,
-// takes the pieces the agent was sent (add_piece, which libtorrent
+// takes the pieces the agent was sent, from files it names or inline on
+// stdin after a `put` line (add_piece, which libtorrent
 // hashes against the torrent's merkle tree before any peer sees them),
 // fetches the rest from the other boxes and says when it holds every
 // piece. Nothing is discovered: no tracker, DHT, LSD, PEX, UPnP or
@@ -128,7 +129,12 @@ struct helper {
     lt::ip_filter filter;           // only the peers given may connect
     std::size_t allowed = 0;        // addresses given by allow
     std::set<std::string> said;
-    bool done = false, stopping = false;
+    // The piece a `put` is filling: its bytes come after the line, and
+    // the rest of the piece (past the file's end) stays zeros.
+    std::vector<char> put_buf;
+    int put_piece = -1;
+    std::size_t put_len = 0, put_got = 0;
+    bool done = false, stopping = false, unframed = false;
     long long last_dial = 0, last_progress = 0;
     std::string last_line;
 
@@ -138,6 +144,10 @@ struct helper {
     void cmd(swarm_line const& l);
     void start();
     void feed(int piece, std::int64_t offset, std::string const& path);
+    void put(int piece, std::int64_t len);
+    void put_bytes(swarm_reader& rd);
+    void hand(int piece, std::vector<char> buf);
+    void lost_framing(char const* why);
     void alerts();
     void tick(long long now);
 };
@@ -242,6 +252,8 @@ void helper::cmd(swarm_line const& l)
     case SWARM_PIECE:
         if (!started()) return emit("error piece: before start");
         return feed(int(l.piece), l.offset, arg);
+    case SWARM_PUT:
+        return put(int(l.piece), l.len);
     case SWARM_LIMIT: {
         if (!started()) return emit("error limit: before start");
         lt::settings_pack sp;
@@ -359,12 +371,69 @@ void helper::feed(int p, std::int64_t offset, std::string const& path)
     }
     ::close(fd);
     if (got != std::size_t(len)) return emit("error piece %d: short read", p);
+    hand(p, std::move(buf));
+}
+
+// A piece's bytes, whole and padded, to libtorrent, which hashes them
+// before any peer may have them; alerts() says how that went.
+void helper::hand(int p, std::vector<char> buf)
+{
+    lt::piece_index_t const pi(p);
     if (h.have_piece(pi)) return emit("fed %d", p);
     if (!fed[std::size_t(p)]) {
         fed[std::size_t(p)] = 1;
         ++pending;
     }
     h.add_piece(pi, std::move(buf), lt::torrent_handle::overwrite_existing);
+}
+
+// The bytes after a refused put header cannot be told from lines: the
+// helper ends rather than guess (main() shuts the session down).
+void helper::lost_framing(char const* why)
+{
+    emit("error %s", why);
+    emit("fatal put: the input after a refused put cannot be framed");
+    unframed = true;
+    stopping = true;
+}
+
+// `put INDEX LEN`: the agent streams piece INDEX's bytes after the line.
+// LEN must be what the torrent says the piece holds (a v2 piece lies in
+// one file, so at most up to that file's end): a driver that disagrees
+// has another torrent in mind, and its bytes would not hash anyway.
+void helper::put(int p, std::int64_t len)
+{
+    char why[128];
+    if (!started()) return lost_framing("put: before start");
+    if (p < 0 || p >= ti->num_pieces()) {
+        std::snprintf(why, sizeof why, "put: no piece %d", p);
+        return lost_framing(why);
+    }
+    lt::piece_index_t const pi(p);
+    int const want = ti->files().piece_size2(pi);
+    if (len != want) {
+        std::snprintf(why, sizeof why, "put %d: %lld bytes, the piece holds %d", p,
+            (long long)len, want);
+        return lost_framing(why);
+    }
+    put_buf.assign(std::size_t(ti->files().piece_size(pi)), 0);
+    put_piece = p;
+    put_len = std::size_t(len);
+    put_got = 0;
+}
+
+// Takes what the reader holds of the current put's payload, and hands
+// the piece over once it is whole.
+void helper::put_bytes(swarm_reader& rd)
+{
+    // swarm_reader_take never gives more than put_len - put_got: the
+    // reader owes exactly the LEN that put() checked.
+    put_got += swarm_reader_take(&rd, put_buf.data() + put_got, put_len - put_got);
+    if (put_got < put_len) return;
+    int const p = put_piece;
+    put_piece = -1;
+    hand(p, std::move(put_buf));
+    put_buf = std::vector<char>();
 }
 
 void helper::alerts()
@@ -469,7 +538,9 @@ int main(int argc, char** argv)
     swarm_reader rd;
     swarm_reader_init(&rd);
     bool eof = false;
-    emit("hello 1");
+    // 2: `put` exists; a driver must not send one to a helper of 1, which
+    // would read its bytes as lines.
+    emit("hello 2");
     while (!hp.stopping) {
         // Read lines only while fewer than max_pending pieces wait for
         // their hash: the pipe holds the rest back.
@@ -487,17 +558,31 @@ int main(int argc, char** argv)
         }
         swarm_line l;
         char err[128];
-        // One line at a time while room lasts, so pieces wait.
+        // One line (or a put's bytes) at a time while room lasts, so
+        // pieces wait.
         while (hp.room() && !hp.stopping) {
+            if (swarm_reader_payload(&rd) > 0) {
+                if (swarm_reader_idle(&rd)) break;
+                hp.put_bytes(rd);
+                continue;
+            }
             int const r = swarm_reader_next(&rd, &l, err, sizeof err);
             if (r == 0) break;
+            if (r == SWARM_UNFRAMED) {
+                hp.lost_framing(err);
+                break;
+            }
             if (r < 0) {
                 emit("error %s", err);
                 continue;
             }
             hp.cmd(l);
         }
-        if (eof && swarm_reader_idle(&rd)) hp.stopping = true;
+        if (eof && swarm_reader_idle(&rd)) {
+            if (swarm_reader_payload(&rd) > 0)
+                emit("error put %d: input ended inside its bytes", hp.put_piece);
+            hp.stopping = true;
+        }
         if (hp.started()) {
             hp.alerts();
             hp.tick(now_ms());
@@ -509,6 +594,9 @@ int main(int argc, char** argv)
         hp.ses->abort();
         hp.ses.reset();
     }
+    // After a fatal line the last word was said: the pieces hashed so far
+    // are on disk for a restart, and the agent sees the exit status.
+    if (hp.unframed) return 1;
     emit("stopped");
     return 0;
 }

@@ -128,7 +128,7 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         { "listen", SWARM_LISTEN }, { "start", SWARM_START },
         { "peer", SWARM_PEER }, { "piece", SWARM_PIECE },
         { "stop", SWARM_STOP }, { "limit", SWARM_LIMIT },
-        { "allow", SWARM_ALLOW },
+        { "allow", SWARM_ALLOW }, { "put", SWARM_PUT },
     };
     const char *w;
     size_t wn, i;
@@ -185,6 +185,19 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         if (path_arg(s, n, l) != 0)
             return refuse(err, errlen, "bad path");
         return 0;
+    case SWARM_PUT:
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, INT32_MAX, &l->piece) != 0)
+            return refuse(err, errlen, "bad put index");
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, SWARM_MAX_PUT, &l->len) != 0)
+            return refuse(err, errlen, "bad put length");
+        /* No piece is empty, and a put of nothing would frame nothing. */
+        if (l->len == 0)
+            return refuse(err, errlen, "empty put");
+        if (n != 0)
+            return refuse(err, errlen, "trailing words");
+        return 0;
     }
     return refuse(err, errlen, "unknown command");
 }
@@ -209,17 +222,28 @@ swarm_path_ok(const char *p)
     }
 }
 
+/* A line whose first word is "put": its payload follows it, so if it is
+ * refused, where the next line starts is unknown. */
+static int
+put_header(const char *s, size_t n)
+{
+    return n >= 3 && memcmp(s, "put", 3) == 0 && (n == 3 || s[3] == ' ');
+}
+
 void
 swarm_reader_init(struct swarm_reader *r)
 {
     r->len = 0;
     r->skipping = 0;
+    r->unframed = 0;
+    r->payload = 0;
 }
 
 size_t
 swarm_reader_room(const struct swarm_reader *r)
 {
-    return sizeof(r->in) - r->len;
+    /* Once unframed, nothing more means anything. */
+    return r->unframed ? 0 : sizeof(r->in) - r->len;
 }
 
 void
@@ -235,33 +259,81 @@ int
 swarm_reader_next(struct swarm_reader *r, struct swarm_line *l, char *err,
     size_t errlen)
 {
-    const char *nl = memchr(r->in, '\n', r->len);
+    const char *nl;
     size_t n;
     int rc;
 
+    if (r->unframed) {
+        refuse(err, errlen, "input unframed by a refused put");
+        return SWARM_UNFRAMED;
+    }
+    /* A put's payload is not lines: its newlines must not end one. */
+    if (r->payload > 0)
+        return 0;
+    nl = memchr(r->in, '\n', r->len);
     if (nl == NULL) {
         /* No end in sight within a line's length: drop what is held and
-         * refuse the line once its end comes. */
+         * refuse the line once its end comes. The line starts at in[0]
+         * until skipping begins, so whether it was a put is known now. */
         if (r->len >= SWARM_MAX_LINE) {
-            r->skipping = 1;
+            if (!r->skipping)
+                r->skipping = put_header(r->in, r->len) ? 2 : 1;
             r->len = 0;
         }
         return 0;
     }
     n = (size_t)(nl - r->in);
     if (r->skipping) {
+        rc = r->skipping == 2 ? SWARM_UNFRAMED : -1;
         r->skipping = 0;
-        rc = refuse(err, errlen, "line too long");
+        refuse(err, errlen, "line too long");
+    } else if (swarm_line_parse(r->in, n, l, err, errlen) == 0) {
+        rc = 1;
+        if (l->cmd == SWARM_PUT)
+            r->payload = (size_t)l->len;
     } else {
-        rc = swarm_line_parse(r->in, n, l, err, errlen) == 0 ? 1 : -1;
+        rc = put_header(r->in, n) ? SWARM_UNFRAMED : -1;
     }
     memmove(r->in, r->in + n + 1, r->len - n - 1);
     r->len -= n + 1;
+    if (rc == SWARM_UNFRAMED) {
+        /* Whatever follows may be payload or lines: drop it all. */
+        r->unframed = 1;
+        r->len = 0;
+    }
     return rc;
+}
+
+size_t
+swarm_reader_payload(const struct swarm_reader *r)
+{
+    return r->payload;
+}
+
+size_t
+swarm_reader_take(struct swarm_reader *r, void *dst, size_t max)
+{
+    size_t k = r->payload;
+
+    if (k > r->len)
+        k = r->len;
+    if (k > max)
+        k = max;
+    if (k == 0)
+        return 0;
+    memcpy(dst, r->in, k);
+    memmove(r->in, r->in + k, r->len - k);
+    r->len -= k;
+    r->payload -= k;
+    return k;
 }
 
 int
 swarm_reader_idle(const struct swarm_reader *r)
 {
+    if (r->unframed)
+        return 1;
+    if (r->payload > 0)
+        return r->len == 0;
     return memchr(r->in, '\n', r->len) == NULL;
 }

@@ -76,7 +76,7 @@ printf '%s\n' "start" "torrent $T/plain.torrent" "torrent $T/nothing" \
     "save $T/nothing" "peer 127.0.41.9:1" "listen localhost:1" "stop" |
     timeout 15 "$SWARM" >"$T/refuse.out" 2>"$T/refuse.err" ||
     fail "helper exit $? on refused lines: $(cat "$T/refuse.err")"
-printf '%s\n' "hello 1" "error start: no torrent" \
+printf '%s\n' "hello 2" "error start: no torrent" \
     "error torrent: no ssl-cert: the swarm runs over SSL only" \
     "error torrent: No such file or directory" "error save: not a folder" \
     "error peer: before start" "error bad address:port" "stopped" \

@@ -66,6 +66,10 @@
     X(swarm_line_refused) \
     X(swarm_line_paths) \
     X(swarm_line_reader) \
+    X(swarm_line_put) \
+    X(swarm_line_put_reader) \
+    X(swarm_line_put_big) \
+    X(swarm_line_put_unframed) \
     /* test_fsx.c */ \
     X(fsx_path_check) \
     X(fsx_open_dir) \
