@@ -583,7 +583,8 @@ int main(int argc, char** argv)
                 emit("error put %d: input ended inside its bytes", hp.put_piece);
             hp.stopping = true;
         }
-        if (hp.started()) {
+        // After a fatal line nothing more is said.
+        if (hp.started() && !hp.unframed) {
             hp.alerts();
             hp.tick(now_ms());
         }

@@ -4,8 +4,10 @@
 # by client/torrent.c (tests/tools/torrent_make).
 #   - a per-transfer CA and box certificates made with openssl;
 #   - three boxes, each on its own 127.0.41.x; the client's scatter is
-#     played by feeding piece p only to box p mod 3, from the source files;
-#     every box ends whole and identical to the source (cmp);
+#     played by feeding piece p only to box p mod 3, from the source files:
+#     boxes 1 and 3 by `piece` lines naming the file, box 2 by `put`, the
+#     piece's bytes streamed inline after the line; every box ends whole
+#     and identical to the source (cmp);
 #   - box 3 downloads slowly and is killed midway, once the others are
 #     whole; restarted on the same folder, it keeps what it had and
 #     completes from the others;
@@ -14,8 +16,10 @@
 #     filter lets it through, the TLS handshake does not), one with a
 #     certificate of the transfer's CA from an address no box was told
 #     of (the filter drops it);
-#   - a piece whose bytes do not match the torrent is refused, and so are
-#     a torrent without a CA and lines out of order;
+#   - a piece whose bytes do not match the torrent is refused (by `piece`
+#     and by `put`), and so are a torrent without a CA and lines out of
+#     order; a `put` header refused (a bad length, a piece of another
+#     length than the torrent's) ends the helper with `fatal`, exit 1;
 #   - malformed lines get one error line each; stop and EOF end a box.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -83,6 +87,29 @@ printf '%s\n' "hello 2" "error start: no torrent" \
     >"$T/refuse.want"
 diff "$T/refuse.want" "$T/refuse.out" >&2 || fail "refusals differ"
 
+# A put header refused: the bytes after it cannot be told from lines, so
+# the helper says why and ends, exit 1, reading none of them as a line.
+# Before start, by the parser (LEN 0)...
+rc=0
+printf 'put 1 0\nstop\n' | timeout 15 "$SWARM" >"$T/put0.out" 2>&1 || rc=$?
+[ $rc = 1 ] || fail "put 1 0: exit $rc: $(cat "$T/put0.out")"
+printf '%s\n' "hello 2" "error empty put" \
+    "fatal put: the input after a refused put cannot be framed" >"$T/put0.want"
+diff "$T/put0.want" "$T/put0.out" >&2 || fail "put 1 0 answered otherwise"
+# ...and after it, by the helper: a length other than the torrent's for
+# the piece, with bytes after it that would be a line.
+mkdir -p "$T/s6"
+rc=0
+printf '%s\n' "torrent $T/t.torrent" "cert $T/ca/b1.pem" "key $T/ca/b1.key" \
+    "save $T/s6" "listen 127.0.41.6:0" "start" "put 0 5" "stop" "bogus" |
+    timeout 15 "$SWARM" >"$T/putlen.out" 2>&1 || rc=$?
+[ $rc = 1 ] || fail "put 0 5: exit $rc: $(cat "$T/putlen.out")"
+grep -qx 'error put 0: 5 bytes, the piece holds 65536' "$T/putlen.out" &&
+    [ "$(tail -n 1 "$T/putlen.out")" = \
+        "fatal put: the input after a refused put cannot be framed" ] &&
+    ! grep -q '^stopped\|^error bogus\|^error unknown' "$T/putlen.out" ||
+    fail "put 0 5 answered: $(cat "$T/putlen.out")"
+
 # ---- boxes: box N reads commands from the fifo $T/bN.in (fd 10+N) and
 # writes events to $T/bN.out.
 ip_of() { echo "127.0.41.$1"; }
@@ -103,6 +130,18 @@ box_start() { # N CERTDIR CERTNAME [IP]
     say "$n" "start"
 }
 say() { echo "$2" >&$((10 + $1)); }
+# put N PIECE OFFSET FILE: piece PIECE to box N inline, as the agent
+# streams it: its length is the torrent's (a v2 piece ends at its file's
+# end), then exactly that many bytes of FILE from OFFSET.
+put() {
+    local len=$(($(stat -c %s "$4") - $3))
+    [ "$len" -gt $PIECE ] && len=$PIECE
+    {
+        printf 'put %d %d\n' "$2" "$len"
+        dd if="$4" bs=64K iflag=skip_bytes,count_bytes skip="$3" \
+            count="$len" status=none
+    } >&$((10 + $1))
+}
 # wait_line N REGEX SECONDS: until box N's events hold a line matching.
 wait_line() {
     local end=$((SECONDS + $3))
@@ -154,10 +193,19 @@ for n in 1 2 3; do wait_line $n '^checked 0$' 10; done
 head -c $PIECE /dev/urandom >"$T/corrupt"
 say 1 "piece 0 0 $T/corrupt"
 wait_line 1 '^bad 0$' 10
+# The same by put, on box 2 (piece 1 is of its stripe): the box goes on
+# reading lines after the bytes, and takes the right ones later.
+put 2 1 0 "$T/corrupt"
+wait_line 2 '^bad 1$' 10
 
-# ---- scatter: piece p to box p mod 3 + 1 only
+# ---- scatter: piece p to box p mod 3 + 1 only; box 2 by put
 while read -r p off path; do
-    say $((p % 3 + 1)) "piece $p $off $S/$path"
+    n=$((p % 3 + 1))
+    if [ $n = 2 ]; then
+        put $n "$p" "$off" "$S/$path"
+    else
+        say $n "piece $p $off $S/$path"
+    fi
 done <"$T/map"
 wait_line 1 '^done$' 30
 wait_line 2 '^done$' 30
