@@ -262,8 +262,12 @@ TEST(swarm_line_put_reader)
         CHECK_EQ_U64(swarm_reader_payload(&rd), 13);
         CHECK(!swarm_reader_idle(&rd));
         CHECK_EQ_INT(swarm_reader_next(&rd, &l, err, sizeof(err)), 0);
-        /* take never goes past the payload, whatever room is offered. */
-        CHECK_EQ_U64(swarm_reader_take(&rd, buf, sizeof(buf)), 13);
+        /* take gives no more than asked, and never goes past the
+         * payload, whatever room is offered. */
+        CHECK_EQ_U64(swarm_reader_take(&rd, buf, 5), 5);
+        CHECK_EQ_U64(swarm_reader_payload(&rd), 8);
+        CHECK_EQ_U64(swarm_reader_take(&rd, buf + 5, sizeof(buf) - 5), 8);
+        CHECK_EQ_MEM(buf, payload, 13);
         CHECK_EQ_U64(swarm_reader_take(&rd, buf, sizeof(buf)), 0);
         CHECK_EQ_INT(swarm_reader_next(&rd, &l, err, sizeof(err)), 1);
         CHECK_EQ_INT(l.cmd, SWARM_LIMIT);
