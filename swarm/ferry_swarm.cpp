@@ -5,14 +5,14 @@
 // that carries the transfer's CA (made by the client, client/torrent.c),
 // listens on one address over SSL only, dials the peers it is given,
 // takes the pieces the agent was sent, from files it names or inline on
-// stdin after a `put` line (add_piece, which libtorrent
-// hashes against the torrent's merkle tree before any peer sees them),
-// fetches the rest from the other boxes and says when it holds every
-// piece. Nothing is discovered: no tracker, DHT, LSD, PEX, UPnP or
-// NAT-PMP. Peers are hostile until their certificate, signed by the
-// transfer's CA, proves otherwise; libtorrent checks it in both
-// directions. Lines from the agent are bounded and checked, and the
-// files are written only beneath the save folder.
+// stdin after a `put` line (add_piece, which libtorrent hashes against
+// the torrent's merkle tree before any peer sees them), fetches the rest
+// from the other boxes and says when it holds every piece. Nothing is
+// discovered: no tracker, DHT, LSD, PEX, UPnP or NAT-PMP. Peers are
+// hostile until their certificate, signed by the transfer's CA, proves
+// otherwise; libtorrent checks it in both directions. Lines from the
+// agent are bounded and checked, and the files are written only beneath
+// the save folder.
 //
 // C++ only because libtorrent is; the rest of ferry is C.
 
@@ -426,6 +426,10 @@ void helper::put(int p, std::int64_t len)
 // the piece over once it is whole.
 void helper::put_bytes(swarm_reader& rd)
 {
+    // The reader owes a payload only after a put line, and put() either
+    // took it or ended the helper; should that ever not hold, end rather
+    // than spin on bytes nobody takes.
+    if (put_piece < 0) return lost_framing("put: bytes without a piece");
     // swarm_reader_take never gives more than put_len - put_got: the
     // reader owes exactly the LEN that put() checked.
     put_got += swarm_reader_take(&rd, put_buf.data() + put_got, put_len - put_got);
