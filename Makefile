@@ -143,7 +143,7 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/output_summary.c client/retry.c client/remote.c \
 	client/transport.c client/watchlist.c client/packcli.c client/width.c \
-	client/torrent.c)
+	client/torrent.c client/swarm_ca.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)
@@ -164,6 +164,12 @@ $(UNIT): $(LIB_OBJ) $(UNIT_CLIENT_OBJ) $(UNIT_SERVER_OBJ) \
 # The swarm tests' torrent maker is the client's (OpenSSL's SHA-256).
 $(OUT)/tests/torrent_make: $(OUT)/tests/tools/torrent_make.o $(LIB_OBJ) \
 		$(call obj,client/torrent.c client/digest.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lcrypto -luv -lzstd -lpthread
+
+# The swarm tests' certificates are the client's too (client/swarm_ca.c).
+$(OUT)/tests/swarm_ca_make: $(OUT)/tests/tools/swarm_ca_make.o $(LIB_OBJ) \
+		$(call obj,client/swarm_ca.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_CLIENT) -pthread -o $@ $^ -lcrypto -luv -lzstd -lpthread
 

@@ -2,7 +2,9 @@
 # The swarm data plane on loopback: bin/ferry-swarm driven over its line
 # protocol as the agent will drive it (docs/SWARM.md), with a torrent made
 # by client/torrent.c (tests/tools/torrent_make).
-#   - a per-transfer CA and box certificates made with openssl;
+#   - a per-transfer CA and box certificates made by client/swarm_ca.c
+#     (tests/tools/swarm_ca_make), as the client makes them: CN and SAN
+#     "*", the CA's key never written;
 #   - three boxes, each on its own 127.0.41.x; the client's scatter is
 #     played by feeding piece p only to box p mod 3, from the source files:
 #     boxes 1 and 3 by `piece` lines naming the file, box 2 by `put`, the
@@ -15,7 +17,9 @@
 #     certificate of another CA from a box's own address (the address
 #     filter lets it through, the TLS handshake does not), one with a
 #     certificate of the transfer's CA from an address no box was told
-#     of (the filter drops it);
+#     of (the filter drops it), one with a certificate of the transfer's
+#     CA that names another torrent, from a box's own address (the
+#     handshake refuses it);
 #   - a piece whose bytes do not match the torrent is refused (by `piece`
 #     and by `put`), and so are a torrent without a CA and lines out of
 #     order; a `put` header refused (a bad length, a piece of another
@@ -29,6 +33,8 @@ SWARM=$FERRY_BIN/ferry-swarm
 [ -x "$SWARM" ] || fail "no ferry-swarm: run make swarm (make deps installs libtorrent)"
 MAKE_T=$TOOLS/torrent_make
 [ -x "$MAKE_T" ] || fail "no $MAKE_T"
+MAKE_CA=$TOOLS/swarm_ca_make
+[ -x "$MAKE_CA" ] || fail "no $MAKE_CA"
 command -v openssl >/dev/null || fail "no openssl"
 
 PIDS=""
@@ -37,7 +43,17 @@ stop_all() {
 }
 at_exit stop_all
 
-# ---- certificates: the transfer's CA, one per box, and another CA
+# ---- certificates: the transfer's CA and one per box (boxN.pem and
+# boxN.key, N 1-5: box 5 is an intruder's), made as the client makes
+# them, and one of that CA that names another torrent (zz.pem, zz.key);
+# another CA, made with openssl, for the intruder of box 1's address
+"$MAKE_CA" "$T/ca" 5 zz || fail "swarm_ca_make"
+# The only keys written are the boxes' (the helper reads them from files).
+want=""
+for k in 1 2 3 4 5; do want="$want$T/ca/box$k.key "; done
+want="$want$T/ca/zz.key "
+[ "$(grep -l 'PRIVATE KEY' "$T"/ca/* | sort | tr '\n' ' ')" = "$want" ] ||
+    fail "swarm_ca_make wrote other keys: $(ls "$T/ca")"
 mkca() { # DIR
     mkdir -p "$1"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
@@ -54,8 +70,6 @@ mkcert() { # CADIR BOX
             'subjectAltName=DNS:*\nextendedKeyUsage=serverAuth,clientAuth\n') \
             2>/dev/null || fail "openssl cert $2"
 }
-mkca "$T/ca"
-for b in 1 2 3 5; do mkcert "$T/ca" b$b; done
 mkca "$T/rogue"
 mkcert "$T/rogue" r
 
@@ -157,13 +171,16 @@ port_of() { sed -n 's/^listening [^ ]* \([0-9]*\)$/\1/p' "$T/b$1.out" | tail -n 
 last_progress() { grep '^progress ' "$T/b$1.out" | tail -n 1; }
 
 # Boxes 1-3 and the intruders: 4 has another CA's certificate and box
-# 1's address, 5 the transfer's CA and an address of its own. Each pair
+# 1's address, 5 the transfer's CA and an address of its own, 6 the
+# transfer's CA, box 2's address and a certificate that names neither
+# this torrent ("data") nor "*". Each pair
 # of boxes is dialled from one side: box N dials the boxes below it and
 # allows those above.
-for n in 1 2 3; do box_start $n "$T/ca" b$n; done
+for n in 1 2 3; do box_start $n "$T/ca" box$n; done
 box_start 4 "$T/rogue" r "$(ip_of 1)"
-box_start 5 "$T/ca" b5
-for n in 1 2 3 4 5; do wait_line $n '^listening ' 10; done
+box_start 5 "$T/ca" box5
+box_start 6 "$T/ca" zz "$(ip_of 2)"
+for n in 1 2 3 4 5 6; do wait_line $n '^listening ' 10; done
 say 3 "limit 0 400000"
 peers_of() { # N: the peer and allow lines of box N
     local m
@@ -174,7 +191,7 @@ peers_of() { # N: the peer and allow lines of box N
     return 0
 }
 for n in 1 2 3; do peers_of $n; done
-for n in 4 5; do
+for n in 4 5 6; do
     for m in 1 2 3; do say $n "peer $(ip_of $m):$(port_of $m)"; done
 done
 
@@ -228,7 +245,7 @@ kill -9 "$PID3"
 wait "$PID3" 2>/dev/null || true
 eval "exec 13>&-"
 mv "$T/b3.out" "$T/b3.first"
-box_start 3 "$T/ca" b3
+box_start 3 "$T/ca" box3
 wait_line 3 '^listening ' 10
 peers_of 3
 wait_line 3 '^checked ' 10
@@ -255,8 +272,9 @@ for n in 1 2; do
 done
 
 # ---- the intruders got nothing; the boxes refused the first's
-# certificate (the second never got as far as the handshake)
-for n in 4 5; do
+# certificate and the third's name (the second never got as far as the
+# handshake)
+for n in 4 5 6; do
     p=$(last_progress $n)
     case $p in
     "progress 0 $NP "*" 0") ;;
@@ -266,13 +284,16 @@ for n in 4 5; do
 done
 grep -qE '^peer-error 127\.0\.41\.1 ssl_handshake: certificate verify failed' \
     "$T/b2.out" "$T/b3.first" || fail "no box logged the refused certificate"
+grep -qE '^peer-error 127\.0\.41\.2 ssl_handshake: certificate verify failed' \
+    "$T/b1.out" "$T/b3.first" "$T/b3.out" ||
+    fail "no box logged the refused name"
 grep -q '^peer-error 127\.0\.41\.5 ' "$T"/b[123].out &&
     fail "a box let the stranger's address as far as a handshake"
 
 # ---- stop: a stop line, or the end of input, ends a box within 15 s
 say 1 "stop"
-for n in 2 3 4 5; do eval "exec $((10 + n))>&-"; done
-for n in 1 2 3 4 5; do wait_line $n '^stopped$' 15; done
+for n in 2 3 4 5 6; do eval "exec $((10 + n))>&-"; done
+for n in 1 2 3 4 5 6; do wait_line $n '^stopped$' 15; done
 eval "exec 11>&-"
 note "swarm: $NP pieces to 3 boxes, hash $(cat "$T/hash")"
 echo "swarm: ok"

@@ -61,6 +61,12 @@
     X(torrent_empty_file) \
     X(torrent_order) \
     X(torrent_limits) \
+    /* test_swarm_ca.c */ \
+    X(swarm_ca_chain) \
+    X(swarm_ca_names) \
+    X(swarm_ca_fresh) \
+    X(swarm_ca_limits) \
+    X(swarm_ca_nomem) \
     /* test_swarm_line.c */ \
     X(swarm_line_good) \
     X(swarm_line_refused) \
