@@ -24,6 +24,7 @@
 #include "../common/text.h"
 #include "boxes_int.h"
 #include "exitcode.h"
+#include "swarm.h"
 
 /* The signal that stops the boxes (0: none yet); written by the handler
  * only. */
@@ -146,6 +147,9 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
     close(err);
     output_box(b->label, &br->tally[box]);
     cli->remote = b->remote;
+    swarm_forget(br->swarm);
+    if (cli->adopt == NULL)
+        cli->adopt = swarm_adopt_dir(br->swarm, box);
     if (cli->cmd == CMD_PULL) {
         cli->remote_paths = b->paths;
         cli->nremote = b->npaths;
@@ -324,10 +328,12 @@ boxes_wait(struct boxes_run *br)
         for (i = 0; i < n; i++)
             if (p[i].revents != 0)
                 boxes_read(who[i], fds[i]);
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-        for (i = 0; i < br->nslots; i++)
-            if (br->slots[i].pid == pid)
-                boxes_reaped(br, &br->slots[i], st);
+    /* Each slot's child by its pid: the swarm's links are children too,
+     * and are its to reap. */
+    for (i = 0; i < br->nslots; i++)
+        if (br->slots[i].pid > 0 &&
+            (pid = waitpid(br->slots[i].pid, &st, WNOHANG)) > 0)
+            boxes_reaped(br, &br->slots[i], st);
 }
 
 /* A pull's DEST is made here, by the rule of one box's (its last
@@ -419,6 +425,9 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* A push spreads its bytes among the boxes first; each box's transfer
+     * then takes from what it holds (swarm.h). */
+    br.swarm = swarm_spread(cli, &boxes_stop_sig);
     while (next < cli->nboxes || br.running > 0) {
         if (boxes_stop_sig != 0 && !forwarded) {
             /* A Ctrl-C reached the children from the terminal; a signal
@@ -455,6 +464,7 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
     boxes_progress_clear(&br);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    swarm_end(br.swarm, br.codes);
     code = boxes_status(br.codes, cli->nboxes, boxes_stop_sig != 0);
     boxes_report_end(&br, code);
 out:

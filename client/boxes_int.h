@@ -37,6 +37,7 @@ struct boxes_slot {
 struct boxes_run {
     struct cli *cli;
     boxes_one_fn *one;
+    struct swarm *swarm;     /* the push's swarm, NULL if none */
     int nboxes;
     struct output_tally *tally;  /* per box, shared with its child */
     int *codes;                  /* per box: its status, -1 until known */

@@ -392,6 +392,9 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
                 (int)nl, a, v, CLI_MAX_STREAMS);
         c->streams = (int)n;
         break;
+    case CLI_O_NO_SWARM:
+        c->no_swarm = 1;
+        break;
     case CLI_O_BOXES_AT_ONCE:
         if ((n = cli_number(v, 1, CLI_MAX_BOXES)) < 0)
             return cli_fail(c, "%.*s %s: want a number from 1 to %d",

@@ -125,6 +125,10 @@ const struct cli_opts_row cli_opts_table[] = {
     { "--boxes-at-once", 0, 0, VALUE, CLI_O_BOXES_AT_ONCE, XFER, 0, 0, "N",
         "with many boxes (host1:PATH host2:PATH, box[1-8]:PATH), how many "
         "move at once, each on its own connections (default 8)", OPT },
+    { "--no-swarm", 0, 0, FLAG, CLI_O_NO_SWARM, CLI_OPTS_PUSH, 0, 0, NULL,
+        "with many boxes, send each box everything over this uplink; by "
+        "default each piece crosses it once and the boxes share the rest "
+        "(docs/SWARM.md)", OPT },
     { "--retry-for", 0, 0, VALUE, CLI_O_RETRY_FOR, XFER | STATE, 0, 0,
         "TIME", "after a lost connection, keep reconnecting this long "
         "without progress (default 15m; 0: never)", OPT },

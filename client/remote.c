@@ -13,8 +13,7 @@
 #include "ssh.h"
 #include "transport.h"
 
-/* "sh -c '<script>'": the remote login shell may not be a POSIX one. */
-static int
+int
 remote_sh_c(const char *script, char *out, size_t n)
 {
     char q[16384];
@@ -181,30 +180,52 @@ remote_agent_missing(const struct remote_agent *a, const char *host,
             "there or give --agent PATH", host, what);
 }
 
-/* What an exit status of the upload script means (see below). */
-static void
-remote_upload_failed(const char *where, int status, char *msg, size_t n)
+void
+remote_upload_failed(const char *where, const char *what, int status,
+    char *msg, size_t n)
 {
     switch (status) {
     case 91:
-        snprintf(msg, n, "%s: the uploaded agent arrived corrupt (its "
-            "SHA-256 differs); try again", where);
+        snprintf(msg, n, "%s: the uploaded %s arrived corrupt (its "
+            "SHA-256 differs); try again", where, what);
         break;
     case 92:
-        snprintf(msg, n, "%s: the agent uploaded to ~/.cache/ferry cannot "
-            "run there (is ~/.cache on a noexec mount?): install "
-            "ferry-agent where programs may run and give --agent PATH",
-            where);
+        snprintf(msg, n, "%s: the %s uploaded to ~/.cache/ferry cannot "
+            "run there (is ~/.cache on a noexec mount, or a library "
+            "missing?)%s", where, what, strcmp(what, "agent") == 0 ?
+            ": install ferry-agent where programs may run and give "
+            "--agent PATH" : "");
         break;
     case 93:
-        snprintf(msg, n, "%s: cannot write the agent to ~/.cache/ferry "
-            "(permission denied, disk full or a read-only home)", where);
+        snprintf(msg, n, "%s: cannot write the %s to ~/.cache/ferry "
+            "(permission denied, disk full or a read-only home)", where,
+            what);
         break;
     default:
-        snprintf(msg, n, "%s: uploading the agent failed (exit %d)", where,
-            status);
+        snprintf(msg, n, "%s: uploading the %s failed (exit %d)", where,
+            what, status);
         break;
     }
+}
+
+int
+remote_upload_script(char *out, size_t n, const char *name,
+    const char *hash, const char *trial, int reuse)
+{
+    return (size_t)snprintf(out, n,
+        "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
+        "h=\"$d/%s-%.16s\"; %s"
+        "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
+        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
+        "cat >\"$t\" || exit 93; "
+        "if command -v sha256sum >/dev/null; then "
+        "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
+        "chmod 700 \"$t\" || exit 93; "
+        "\"$t\" %s </dev/null >/dev/null || exit 92; "
+        "mv -f \"$t\" \"$h\" || exit 93; "
+        "trap - EXIT", name, hash,
+        reuse ? "if [ -x \"$h\" ]; then cat >/dev/null; exit 0; fi; " : "",
+        hash, trial) < n ? 0 : FERRY_ERR_TOO_LARGE;
 }
 
 /*
@@ -305,22 +326,14 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
             remote_arch_name(arch), remote_arch_name(arch));
         return FERRY_ERR_AGENT;
     }
-    snprintf(script, sizeof(script),
-        "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
-        "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
-        "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
-        "cat >\"$t\" || exit 93; "
-        "if command -v sha256sum >/dev/null; then "
-        "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
-        "chmod 700 \"$t\" || exit 93; "
-        "\"$t\" --version </dev/null >/dev/null || exit 92; "
-        "mv -f \"$t\" \"$d/ferry-agent-%.16s\" || exit 93; "
-        "trap - EXIT", b->hash, b->hash);
+    if ((r = remote_upload_script(script, sizeof(script), "ferry-agent",
+        b->hash, "--version", 0)) != 0)
+        return r;
     if ((r = remote_run_script(a, ssh, script, b->path, where, &status, msg,
         msglen)) != 0)
         return r;
     if (status != 0) {
-        remote_upload_failed(where, status, msg, msglen);
+        remote_upload_failed(where, "agent", status, msg, msglen);
         return FERRY_ERR_AGENT;
     }
     a->uploaded = b;

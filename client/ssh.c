@@ -148,6 +148,12 @@ ssh_conn_wire_in(const struct ssh_conn *c)
 }
 
 int
+ssh_conn_socket(const struct ssh_conn *c)
+{
+    return c != NULL ? c->sock : -1;
+}
+
+int
 ssh_conn_same_host(const struct ssh_conn *c)
 {
     struct sockaddr_storage me, peer;

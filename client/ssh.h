@@ -194,6 +194,9 @@ uint64_t ssh_conn_wire_in(const struct ssh_conn *c);
  * address). NULL: 0. */
 int ssh_conn_same_host(const struct ssh_conn *c);
 
+/* The TCP socket under c (its addresses), -1 if none. */
+int ssh_conn_socket(const struct ssh_conn *c);
+
 /* Stops a running pump, disconnects (bounded time) and frees. NULL is a
  * no-op. */
 void ssh_conn_close(struct ssh_conn *c);

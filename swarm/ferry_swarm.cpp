@@ -147,6 +147,9 @@ struct helper {
     void put(int piece, std::int64_t len);
     void put_bytes(swarm_reader& rd);
     void hand(int piece, std::vector<char> buf);
+    void link_file(int first, std::string const& path);
+    void say_holds();
+    std::vector<lt::file_index_t> linked;  // served from where they are
     void lost_framing(char const* why);
     void alerts();
     void tick(long long now);
@@ -254,6 +257,10 @@ void helper::cmd(swarm_line const& l)
         return feed(int(l.piece), l.offset, arg);
     case SWARM_PUT:
         return put(int(l.piece), l.len);
+    case SWARM_LINK:
+        if (started()) return emit("error link: after start");
+        if (!ti || save.empty()) return emit("error link: before torrent and save");
+        return link_file(int(l.piece), arg);
     case SWARM_LIMIT: {
         if (!started()) return emit("error limit: before start");
         lt::settings_pack sp;
@@ -329,6 +336,12 @@ void helper::start()
     lt::add_torrent_params atp;
     atp.ti = ti;
     atp.save_path = save;
+    // What is linked is served, never fetched, so never written: it is a
+    // file of the destination itself (link_file).
+    if (!linked.empty()) {
+        atp.file_priorities.assign(std::size_t(ti->files().num_files()), lt::default_priority);
+        for (auto li : linked) atp.file_priorities[std::size_t(static_cast<int>(li))] = lt::dont_download;
+    }
     atp.flags &= ~lt::torrent_flags::auto_managed;
     atp.flags &= ~lt::torrent_flags::paused;
     lt::error_code ec;
@@ -463,6 +476,7 @@ void helper::alerts()
         } else if (lt::alert_cast<lt::torrent_checked_alert>(a)) {
             // What the save folder already held: a restarted box resumes.
             emit("checked %d", h.status().num_pieces);
+            say_holds();
         } else if (auto* ls = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
             if (ls->socket_type == lt::socket_type_t::tcp_ssl)
                 emit("listening %s %d", ls->address.to_string().c_str(), ls->port);
@@ -507,7 +521,9 @@ void helper::tick(long long now)
             last_line = line;
             emit("%s", line);
         }
-        bool const whole = st.num_pieces == ti->num_pieces()
+        // Whole: every piece it is to fetch (what it serves from links,
+        // it does not).
+        bool const whole = (st.is_finished || st.num_pieces == ti->num_pieces())
             && st.state != lt::torrent_status::checking_files
             && st.state != lt::torrent_status::checking_resume_data;
         if (whole && !done) {
@@ -515,6 +531,72 @@ void helper::tick(long long now)
             emit("done");
         }
     }
+}
+
+// The file whose first piece is `first` is the file at path, a regular
+// file of the box's destination that already holds its content: it is
+// hard-linked into the save folder, so that this box serves it without a
+// copy, and marked not to fetch, so that libtorrent never writes it
+// (its pieces that fail the check are simply not held). The folders
+// below the save folder are made here, none through a symlink.
+void helper::link_file(int first, std::string const& path)
+{
+    lt::file_storage const& fs = ti->files();
+    lt::file_index_t file(-1);
+    for (lt::file_index_t i : fs.file_range())
+        if (!fs.pad_file_at(i) && fs.file_size(i) > 0
+            && static_cast<int>(fs.map_file(i, 0, 1).piece) == first) {
+            file = i;
+            break;
+        }
+    if (static_cast<int>(file) < 0) return emit("error link: no file starts at piece %d", first);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != fs.file_size(file))
+        return emit("error link %d: not a regular file of its size", first);
+    std::string const rel = fs.file_path(file);
+    int dir = ::open(save.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    std::size_t at = 0, slash;
+    while (dir >= 0 && (slash = rel.find('/', at)) != std::string::npos) {
+        std::string const part = rel.substr(at, slash - at);
+        if (::mkdirat(dir, part.c_str(), 0700) != 0 && errno != EEXIST) {
+            ::close(dir);
+            dir = -1;
+            break;
+        }
+        int const sub = ::openat(dir, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        ::close(dir);
+        dir = sub;
+        at = slash + 1;
+    }
+    if (dir < 0) return emit("error link %d: %s", first, std::strerror(errno));
+    std::string const name = rel.substr(at);
+    struct stat old;
+    // A part of it from an earlier run gives way to the whole.
+    if (::fstatat(dir, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(old.st_mode))
+        ::unlinkat(dir, name.c_str(), 0);
+    int const r = ::linkat(AT_FDCWD, path.c_str(), dir, name.c_str(), 0);
+    int const e = errno;
+    ::close(dir);
+    if (r != 0) return emit("error link %d: %s", first, std::strerror(e));
+    linked.push_back(file);
+}
+
+// What the box holds after its check, as runs of pieces, so that the
+// client sends none of them: `holds FIRST COUNT`..., `holds-end`.
+void helper::say_holds()
+{
+    lt::torrent_status const st = h.status(lt::torrent_handle::query_pieces);
+    int const n = ti->num_pieces();
+    int run = -1;
+    for (int p = 0; p <= n; ++p) {
+        bool const have = p < n && st.pieces.get_bit(lt::piece_index_t(p));
+        if (have && run < 0) run = p;
+        if (!have && run >= 0) {
+            emit("holds %d %d", run, p - run);
+            run = -1;
+        }
+    }
+    emit("holds-end");
 }
 
 // Ends the process if a stop takes longer than stop_seconds.

@@ -129,6 +129,7 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         { "peer", SWARM_PEER }, { "piece", SWARM_PIECE },
         { "stop", SWARM_STOP }, { "limit", SWARM_LIMIT },
         { "allow", SWARM_ALLOW }, { "put", SWARM_PUT },
+        { "link", SWARM_LINK },
     };
     const char *w;
     size_t wn, i;
@@ -182,6 +183,13 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         if (word(&s, &n, &w, &wn) != 0 ||
             number(w, wn, SWARM_MAX_OFFSET, &l->offset) != 0)
             return refuse(err, errlen, "bad offset");
+        if (path_arg(s, n, l) != 0)
+            return refuse(err, errlen, "bad path");
+        return 0;
+    case SWARM_LINK:
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, INT32_MAX, &l->piece) != 0)
+            return refuse(err, errlen, "bad link index");
         if (path_arg(s, n, l) != 0)
             return refuse(err, errlen, "bad path");
         return 0;

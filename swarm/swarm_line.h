@@ -67,13 +67,15 @@ enum swarm_cmd {
     SWARM_LIMIT,       /* limit UP DOWN: bytes/s among boxes, 0: none */
     SWARM_ALLOW,       /* allow ADDR: may connect, is not dialled */
     SWARM_PUT,         /* put INDEX LEN, then LEN bytes of payload */
+    SWARM_LINK,        /* link INDEX PATH: the file whose first piece is
+                          INDEX is served from PATH, never written */
 };
 
 struct swarm_line {
     enum swarm_cmd cmd;
     char ip[48];           /* listen, peer, allow: numeric, checked */
     int port;
-    int64_t piece;         /* piece, put: 0..INT32_MAX */
+    int64_t piece;         /* piece, put, link: 0..INT32_MAX */
     int64_t offset;        /* piece: 0..SWARM_MAX_OFFSET */
     int64_t len;           /* put: 1..SWARM_MAX_PUT */
     int64_t up, down;      /* limit: 0..SWARM_MAX_RATE */

@@ -1,6 +1,7 @@
 # Many boxes: three sshds on 127.0.0.1, each a box of its own (its port,
 # its HOME, its own uploaded agent). A push to three explicit
-# destinations and to a range; a box whose path is refused, then one
+# destinations and to a range, each box sent everything (--no-swarm:
+# e2e/ssh_swarm has the shared push); a box whose path is refused, then one
 # whose sshd is dead: the others finish, exit 10, one line names the box,
 # and the same command again completes it; a pull from the three into
 # DEST/HOST/, one of them down, then up.
@@ -15,7 +16,7 @@ done
 small_files_tree "$T/src" 60
 head -c 3000000 /dev/urandom >"$T/src/big.bin"
 nfiles=$(find "$T/src" -type f | wc -l)
-P=("$FERRY" push -F "$SSH_CONFIG")
+P=("$FERRY" push -F "$SSH_CONFIG" --no-swarm)
 L=("$FERRY" pull -F "$SSH_CONFIG")
 
 # box_events [HOST=CODE:SENT...]: the last run's box events, one per box

@@ -1,0 +1,88 @@
+# One push to three boxes, shared among them (docs/SWARM.md): three sshds
+# on 127.0.0.1, each a box with its own HOME. Each piece crosses the
+# client's link once; the boxes' helpers (bin/ferry-swarm, uploaded by
+# hash) gather the rest from each other into a staging folder, and each
+# box's own transfer adopts the files from it. Then: a re-run finds
+# everything in place and shares nothing; a changed file is the only one
+# shared; a dead box is reported while the others finish (exit 10), and
+# the same command then completes it from the others, with almost
+# nothing over the client's link; --no-swarm sends each box everything.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/trees.sh"
+. "$TESTS_DIR/lib/sshd.sh"
+sshd_start
+for b in box1 box2 box3; do
+    sshd_box "$b"
+done
+
+small_files_tree "$T/src" 40
+mkdir -p "$T/src/ckpt"
+head -c 3000000 /dev/urandom >"$T/src/big.bin"
+head -c 2500001 /dev/urandom >"$T/src/ckpt/step-1.pt"
+: >"$T/src/empty"
+ln -s big.bin "$T/src/link"
+P=("$FERRY" push -F "$SSH_CONFIG" --retry-for 0)
+data_mib=$(find "$T/src" -type f -printf '%s\n' |
+    awk '{s += $1} END {print s / 1048576}')
+
+# uplink_mib: the MiB the last run's swarm put over the client's link.
+uplink_mib() {
+    sed -n 's/.*boxes hold what they lacked (\([0-9.]*\) MiB over the.*/\1/p' \
+        "$T/last.err" | tail -n 1
+}
+
+# A fresh push: the trees match, each piece went once, nothing staged is
+# left, each box got the helper in its own HOME.
+expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+for i in 1 2 3; do
+    tree_same "$T/src" "$T/e$i"
+    [ ! -e "$T/e$i/.ferry-swarm" ] || fail "box$i: staging folder left"
+done
+expect_err "ferry: spreading "
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked"
+up=$(uplink_mib)
+[ -n "$up" ] || { cat "$T/last.err"; fail "no swarm summary"; }
+python3 -c "import sys; u, d = float('$up'), float('$data_mib');
+sys.exit(0 if d * 0.9 <= u <= d * 1.05 else 1)" ||
+    fail "the uplink carried $up MiB of $data_mib"
+for b in box1 box2 box3; do
+    ls "$T/home-$b/.cache/ferry/"ferry-swarm-* >/dev/null 2>&1 ||
+        fail "$b: no helper uploaded to its HOME"
+done
+
+# Again: every box holds everything; nothing is shared.
+expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+! grep -q "spreading" "$T/last.err" || fail "shared what every box holds"
+
+# One file changed: only it is shared.
+head -c 2000000 /dev/urandom >"$T/src/big.bin"
+expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+expect_err "ferry: spreading 1.9 MiB among 3 boxes"
+for i in 1 2 3; do
+    tree_same "$T/src" "$T/e$i"
+done
+
+# A dead box: the other two share and finish; exit 10, a line for it.
+head -c 3000000 /dev/urandom >"$T/src/ckpt/step-2.pt"
+sshd_box_stop box3
+expect_rc 10 "${P[@]}" "$T/src/" 'box[1-3]:~/data' --mkpath
+tree_same "$T/src" "$T/home-box1/data"
+tree_same "$T/src" "$T/home-box2/data"
+expect_err "ferry: box3: swarm: "
+expect_err "ferry: swarm: 2 of 3 boxes hold what they lacked"
+expect_err "ferry: box3: failed (exit 5)"
+# Back up: the same command completes it from the other two, which hold
+# everything: the client's link carries (almost) none of it.
+sshd_box_start box3
+expect_rc 0 "${P[@]}" "$T/src/" 'box[1-3]:~/data' --mkpath
+tree_same "$T/src" "$T/home-box3/data"
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked (0.0 MiB over"
+
+# --no-swarm: as before, each box is sent what it lacks.
+echo new >"$T/src/new.txt"
+head -c 2000000 /dev/urandom >"$T/src/big.bin"
+expect_rc 0 "${P[@]}" --no-swarm "$T/src/" 'box[1-3]:~/data'
+! grep -q "spreading" "$T/last.err" || fail "--no-swarm shared"
+for b in box1 box2 box3; do
+    tree_same "$T/src" "$T/home-$b/data"
+done
