@@ -45,6 +45,10 @@ const char *const swarm_file_names[SWARM_FILES] = {
 #define SWARM_WINDOW 8
 /* Seconds for a box to log in, take the helper and listen. */
 #define SWARM_LINK_S 60
+/* Seconds for every box to reach another once told its peers: one that
+ * has none by then cannot (a firewall, another network) and is left to
+ * its own transfer. */
+#define SWARM_PROBE_S 10
 /* Seconds without a piece moving anywhere before the rest is left to the
  * boxes' own transfers. */
 #define SWARM_STALL_S 30
@@ -90,6 +94,7 @@ struct sbox {
     uint32_t inflight[SWARM_WINDOW];
     int ninflight;
     uint64_t have, down;
+    unsigned peers;         /* connected, as it last said */
     double since;           /* when the state began */
     char dest[1024];        /* the destination as the box names it */
     uint8_t *cur;           /* per s->files: current there already */
@@ -131,7 +136,9 @@ struct swarm {
     uint8_t *bad;
     uint32_t nfed, nbad;
     uint64_t bytes, put_bytes;
-    double t0, moved_at;
+    double t0, moved_at, started_at;
+    int probed;             /* every box reached another, or was left */
+    double probe_s;         /* SWARM_PROBE_S */
     char adopt[256];
     int single;             /* the torrent's single-file form */
     volatile sig_atomic_t *stop;
@@ -304,8 +311,33 @@ swarm_next_piece(struct swarm *s, uint32_t *p)
     return 0;
 }
 
+/* The probe: nothing is put until every box reached another, so that no
+ * piece goes to a box that cannot pass it on. 0 once it is over (boxes
+ * with no peer by SWARM_PROBE_S are left out), 1 while it waits. */
+static int
+swarm_probe(struct swarm *s)
+{
+    int i, live = 0, lonely = 0;
+
+    for (i = 0; i < s->n; i++)
+        if (s->b[i].st == SB_STARTED || s->b[i].st == SB_DONE) {
+            live++;
+            lonely += s->b[i].peers == 0;
+        }
+    if (lonely > 0 && swarm_now() - s->started_at < s->probe_s)
+        return 1;
+    for (i = 0; i < s->n; i++)
+        if ((s->b[i].st == SB_STARTED || s->b[i].st == SB_DONE) &&
+            (s->b[i].peers == 0 || live - lonely < 2))
+            swarm_lose(s, i, lonely == live ? "the boxes cannot reach each "
+                "other" : "it cannot reach the other boxes, nor they it");
+    s->probed = 1;
+    s->moved_at = swarm_now();
+    return 0;
+}
+
 /* Fills each started box's window, once every box has said what it
- * holds (what one holds, none is sent). */
+ * holds (what one holds, none is sent) and the probe is over. */
 static void
 swarm_feed(struct swarm *s)
 {
@@ -315,6 +347,8 @@ swarm_feed(struct swarm *s)
     for (i = 0; i < s->n; i++)
         if (s->b[i].st < SB_STARTED)
             return;
+    if (!s->probed && swarm_probe(s) != 0)
+        return;
     for (i = 0; i < s->n; i++) {
         struct sbox *b = &s->b[i];
 
@@ -374,7 +408,7 @@ swarm_start_all(struct swarm *s)
             swarm_lose(s, i, ferry_strerror(r));
         } else {
             b->st = SB_STARTED;
-            s->moved_at = swarm_now();
+            s->moved_at = s->started_at = swarm_now();
         }
     }
 }
@@ -417,7 +451,7 @@ swarm_cur(struct swarm *s, struct sbox *b, const char *line)
 }
 
 /* One line from box i's link. */
-static void
+void
 swarm_line(struct swarm *s, int i, char *line)
 {
     struct sbox *b = &s->b[i];
@@ -511,6 +545,7 @@ swarm_line(struct swarm *s, int i, char *line)
             s->moved_at = swarm_now();
         b->have = a;
         b->down = f;
+        b->peers = (unsigned)d;
     } else if (strcmp(line, "done") == 0) {
         b->whole = 1;
         if (b->st == SB_STARTED)
@@ -806,7 +841,7 @@ swarm_unfit(const struct cli *cli)
     return NULL;
 }
 
-static void
+void
 swarm_free(struct swarm *s)
 {
     size_t k;
@@ -909,7 +944,7 @@ swarm_go(struct swarm *s, int i)
 /* Every box has listed its destination: the torrent of what some box
  * lacks, the CA, each box's credentials, and `go` to each. 0 with no
  * torrent when there is nothing to share. */
-static int
+int
 swarm_prepare(struct swarm *s)
 {
     struct swarm_ca *ca = NULL;
@@ -931,6 +966,8 @@ swarm_prepare(struct swarm *s)
     }
     for (uint32_t p = 0; p < s->pieces; p++)
         s->fed_to[p] = -1;
+    snprintf(s->adopt, sizeof(s->adopt), "%s/%s%s%s", SWARM_STAGE_DIR,
+        s->job.id, s->single ? "" : "/", s->single ? "" : SWARM_CONTENT);
     for (i = 0; i < s->n && r == 0; i++) {
         if (s->b[i].st != SB_LISTED)
             continue;
@@ -942,6 +979,42 @@ swarm_prepare(struct swarm *s)
 out:
     swarm_ca_free(ca);
     return r;
+}
+
+void
+swarm_step(struct swarm *s)
+{
+    swarm_start_all(s);
+    swarm_feed(s);
+}
+
+void
+swarm_test_probe(struct swarm *s, double probe_s)
+{
+    s->probe_s = probe_s;
+}
+
+const uint8_t *
+swarm_test_out(struct swarm *s, int box, size_t *len)
+{
+    struct sbox *b = &s->b[box];
+    const uint8_t *p = b->out + b->outoff;
+
+    *len = b->outlen - b->outoff;
+    b->outoff = b->outlen;
+    return p;
+}
+
+int
+swarm_test_failed(const struct swarm *s, int box)
+{
+    return s->b[box].st == SB_FAILED;
+}
+
+uint32_t
+swarm_test_pieces(const struct swarm *s)
+{
+    return s->pieces;
 }
 
 /* Runs the rounds until test(s) no longer holds, a box times out of a
@@ -1011,24 +1084,18 @@ swarm_stop_all(struct swarm *s)
 }
 
 struct swarm *
-swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
+swarm_new(struct cli *cli, volatile sig_atomic_t *stop)
 {
     struct swarm *s;
-    const char *why = swarm_unfit(cli);
-    uint64_t down = 0;
-    int i, r, n = cli->nboxes, held = 0, live = 0;
+    int i, n = cli->nboxes;
 
-    if (why != NULL) {
-        if (why[0] != '\0' && !cli->quiet && !cli->json)
-            fprintf(stderr, "ferry: the boxes do not share: %s\n", why);
-        return NULL;
-    }
     if ((s = xcalloc(1, sizeof(*s))) == NULL)
         return NULL;
     s->cli = cli;
     s->n = n;
     s->stop = stop;
     s->t0 = swarm_now();
+    s->probe_s = SWARM_PROBE_S;
     if ((s->b = xcalloc((size_t)n, sizeof(*s->b))) == NULL ||
         (s->certs = xcalloc((size_t)n, sizeof(char *))) == NULL ||
         (s->keys = xcalloc((size_t)n, sizeof(char *))) == NULL ||
@@ -1047,6 +1114,27 @@ swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
     for (i = 0; i < n; i++)
         if ((s->b[i].cur = xcalloc(s->nfiles + 1, 1)) == NULL)
             goto none;
+    return s;
+none:
+    swarm_free(s);
+    return NULL;
+}
+
+struct swarm *
+swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
+{
+    struct swarm *s;
+    const char *why = swarm_unfit(cli);
+    uint64_t down = 0;
+    int i, r = 0, n = cli->nboxes, held = 0, live = 0;
+
+    if (why != NULL) {
+        if (why[0] != '\0' && !cli->quiet && !cli->json)
+            fprintf(stderr, "ferry: the boxes do not share: %s\n", why);
+        return NULL;
+    }
+    if ((s = swarm_new(cli, stop)) == NULL)
+        return NULL;
     for (i = 0; i < n; i++)
         if ((r = swarm_fork_link(s, i)) != 0)
             swarm_lose(s, i, ferry_strerror(r));
@@ -1067,12 +1155,10 @@ swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
         live += s->b[i].staged;
         down += s->b[i].down;
     }
-    swarm_note(s, "swarm: %d of %d boxes hold what they lacked (%.1f MiB over the "
-        "uplink, %.1f MiB between the boxes) in %.1f s", held, n,
+    swarm_note(s, "swarm: %d of %d boxes hold what they lacked (%.1f MiB "
+        "over the uplink, %.1f MiB between the boxes) in %.1f s", held, n,
         (double)s->put_bytes / 1048576.0, (double)down / 1048576.0,
         swarm_now() - s->t0);
-    snprintf(s->adopt, sizeof(s->adopt), "%s/%s%s%s", SWARM_STAGE_DIR,
-        s->job.id, s->single ? "" : "/", s->single ? "" : SWARM_CONTENT);
     if (live == 0)
         goto none;
     return s;

@@ -42,6 +42,22 @@ struct swarm_job {
     char id[17];                 /* the staging folder's name */
 };
 
+/* The conductor's steps (swarm.c), apart for the unit tests, which play
+ * the links' lines: swarm_new scans cli's sources (NULL: no swarm);
+ * swarm_line takes one line of a box's link; once every box has listed
+ * its DEST, swarm_prepare makes the torrent and queues `go`; swarm_step
+ * starts and feeds the boxes; swarm_test_out takes what was queued for
+ * a box; swarm_test_probe sets the probe's seconds. */
+struct swarm *swarm_new(struct cli *cli, volatile sig_atomic_t *stop);
+int swarm_prepare(struct swarm *s) FERRY_WUR;
+void swarm_line(struct swarm *s, int box, char *line);
+void swarm_step(struct swarm *s);
+void swarm_free(struct swarm *s);
+void swarm_test_probe(struct swarm *s, double probe_s);
+const uint8_t *swarm_test_out(struct swarm *s, int box, size_t *len);
+int swarm_test_failed(const struct swarm *s, int box);
+uint32_t swarm_test_pieces(const struct swarm *s);
+
 /* In a forked child: box's link on sock, as swarm_link.c says. Never
  * returns. */
 void swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,

@@ -61,6 +61,10 @@
     X(torrent_empty_file) \
     X(torrent_order) \
     X(torrent_limits) \
+    /* test_swarm.c */ \
+    X(swarm_conduct_peers_and_pieces) \
+    X(swarm_conduct_refusals) \
+    X(swarm_conduct_probe) \
     /* test_swarm_ca.c */ \
     X(swarm_ca_chain) \
     X(swarm_ca_names) \

@@ -1,0 +1,264 @@
+/*
+ * The swarm's conductor (client/swarm.c), frame in and frame out: the
+ * links' lines are played, and what the conductor queues for each box is
+ * read back. Three boxes; a source of two files of 6 and 3 pieces.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../client/cli.h"
+#include "../../client/swarm_int.h"
+#include "check.h"
+
+#define PIECE (256 * 1024)
+
+struct conduct {
+    char dir[CHECK_PATH_MAX], src[CHECK_PATH_MAX + 8], word[CHECK_PATH_MAX + 9];
+    char *argv[8];
+    struct cli cli;
+    struct swarm *s;
+    struct stat b;          /* sub/b.bin's */
+};
+
+static volatile sig_atomic_t no_stop;
+
+static void
+conduct_init(struct conduct *c)
+{
+    char path[CHECK_PATH_MAX + 32];
+    int argc = 0;
+
+    memset(c, 0, sizeof(*c));
+    check_tmpdir(c->dir);
+    snprintf(c->src, sizeof(c->src), "%s/src", c->dir);
+    CHECK(mkdir(c->src, 0755) == 0);
+    snprintf(path, sizeof(path), "%s/sub", c->src);
+    CHECK(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof(path), "%s/a.bin", c->src);
+    check_write_file(path, NULL, 6 * PIECE - 1000, 1);
+    snprintf(path, sizeof(path), "%s/sub/b.bin", c->src);
+    check_write_file(path, NULL, 2 * PIECE + 5, 2);
+    CHECK(stat(path, &c->b) == 0);
+    /* The helper's bytes are not looked at here. */
+    setenv("FERRY_SWARM", "/bin/sh", 1);
+    c->argv[argc++] = "ferry";
+    c->argv[argc++] = "push";
+    c->argv[argc++] = "--quiet";
+    /* src/: the files' paths are a.bin and sub/b.bin. */
+    snprintf(c->word, sizeof(c->word), "%s/", c->src);
+    c->argv[argc++] = c->word;
+    c->argv[argc++] = "b[1-3]:/d";
+    CHECK_OK(cli_parse(&c->cli, argc, c->argv));
+    CHECK_EQ_INT(c->cli.nboxes, 3);
+    c->s = swarm_new(&c->cli, &no_stop);
+    CHECK(c->s != NULL);
+}
+
+static void
+conduct_free(struct conduct *c)
+{
+    swarm_free(c->s);
+    cli_cleanup(&c->cli);
+    check_rmtree(c->dir);
+    unsetenv("FERRY_SWARM");
+}
+
+/* Box i's link says line. */
+static void
+say(struct conduct *c, int i, const char *line)
+{
+    char buf[1200];
+
+    snprintf(buf, sizeof(buf), "%s", line);
+    swarm_line(c->s, i, buf);
+}
+
+/* What was queued for box i, as a string (payload bytes included). */
+static char *
+out(struct conduct *c, int i, size_t *len)
+{
+    const uint8_t *p = swarm_test_out(c->s, i, len);
+    char *copy = malloc(*len + 1);
+
+    CHECK(copy != NULL);
+    memcpy(copy, p, *len);
+    copy[*len] = '\0';
+    return copy;
+}
+
+static int
+has(const char *hay, size_t len, const char *needle)
+{
+    return memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+/* Every box logs in and lists its DEST: box 1 holds sub/b.bin as it is,
+ * box 2 holds a.bin with another mtime, box 3 nothing; then the torrent,
+ * and each box's helper says hello, listens and says what it holds. */
+static void
+conduct_start(struct conduct *c)
+{
+    char line[300], *o;
+    size_t len;
+
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "link 10.0.0.%d", i + 1);
+        say(c, i, line);
+        say(c, i, "dest /d");
+    }
+    snprintf(line, sizeof(line), "cur %lld %lld %ld sub/b.bin",
+        (long long)c->b.st_size, (long long)c->b.st_mtim.tv_sec,
+        c->b.st_mtim.tv_nsec);
+    say(c, 0, line);
+    say(c, 1, "cur 1571840 12 0 a.bin");
+    for (int i = 0; i < 3; i++)
+        say(c, i, "listed");
+    CHECK_OK(swarm_prepare(c->s));
+    CHECK_EQ_INT((int)swarm_test_pieces(c->s), 9);
+    for (int i = 0; i < 3; i++) {
+        o = out(c, i, &len);
+        CHECK(strncmp(o, "go ", 3) == 0);
+        free(o);
+        say(c, i, "at /d/.ferry-swarm/x");
+        say(c, i, "hello 2");
+        o = out(c, i, &len);
+        CHECK(has(o, len, "torrent /d/.ferry-swarm/x/t.torrent\n"));
+        CHECK(has(o, len, "save /d/.ferry-swarm/x\n"));
+        snprintf(line, sizeof(line), "listen 10.0.0.%d:0\nstart\n", i + 1);
+        CHECK(has(o, len, line));
+        /* What a box holds as it is, it serves from there: b.bin is
+         * piece 6 on (a.bin's 6 pieces come first). */
+        CHECK_EQ_INT(has(o, len, "link 6 /d/sub/b.bin\n"), i == 0);
+        CHECK(!has(o, len, "link 0 "));
+        free(o);
+    }
+}
+
+TEST(swarm_conduct_peers_and_pieces)
+{
+    struct conduct c;
+    char line[64], *o;
+    size_t len;
+
+    conduct_init(&c);
+    conduct_start(&c);
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
+            7000 + i);
+        say(&c, i, line);
+        /* Not ready before it says what it holds. */
+        swarm_step(c.s);
+        o = out(&c, i, &len);
+        CHECK(!has(o, len, "peer "));
+        free(o);
+    }
+    say(&c, 0, "holds 6 3");
+    for (int i = 0; i < 3; i++)
+        say(&c, i, "holds-end");
+    swarm_step(c.s);
+    /* Each is told both others, once all are ready. */
+    for (int i = 0; i < 3; i++) {
+        o = out(&c, i, &len);
+        for (int j = 0; j < 3; j++) {
+            snprintf(line, sizeof(line), "peer 10.0.0.%d:%d\n", j + 1,
+                7000 + j);
+            CHECK_EQ_INT(has(o, len, line), i != j);
+        }
+        /* No piece before the probe: none has a peer yet. */
+        CHECK(!has(o, len, "put "));
+        free(o);
+    }
+    for (int i = 0; i < 3; i++)
+        say(&c, i, "progress 0 9 2 0 0");
+    /* The pieces no box holds, each to one box only, with its bytes; not
+     * 6-8, which box 1 serves. A box takes a piece a round while its
+     * last one is on its way (here: taken at once). */
+    {
+        int seen[9] = { 0 };
+
+        for (int round = 0; round < 4; round++) {
+            swarm_step(c.s);
+            for (int i = 0; i < 3; i++) {
+                o = out(&c, i, &len);
+                for (int p = 0; p < 9; p++) {
+                    snprintf(line, sizeof(line), "put %d %d\n", p,
+                        p == 5 ? PIECE - 1000 : PIECE);
+                    seen[p] += has(o, len, line);
+                }
+                free(o);
+            }
+        }
+        for (int p = 0; p < 6; p++)
+            CHECK_EQ_INT(seen[p], 1);
+        for (int p = 6; p < 9; p++)
+            CHECK_EQ_INT(seen[p], 0);
+    }
+    conduct_free(&c);
+}
+
+TEST(swarm_conduct_refusals)
+{
+    struct conduct c;
+
+    conduct_init(&c);
+    conduct_start(&c);
+    for (int i = 0; i < 3; i++) {
+        char line[64];
+
+        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
+            7000 + i);
+        say(&c, i, line);
+        say(&c, i, "holds-end");
+    }
+    swarm_step(c.s);
+    for (int i = 0; i < 3; i++)
+        say(&c, i, "progress 0 9 2 0 0");
+    swarm_step(c.s);
+    /* An answer for a piece the box was not given: it leaves. Box 3 was
+     * given piece 2 alone (0 and 1 went to boxes 1 and 2). */
+    CHECK(!swarm_test_failed(c.s, 2));
+    say(&c, 2, "fed 0");
+    CHECK(swarm_test_failed(c.s, 2));
+    /* A helper that read another torrent leaves too. */
+    CHECK(!swarm_test_failed(c.s, 1));
+    say(&c, 1, "torrent files 10 262144");
+    CHECK(swarm_test_failed(c.s, 1));
+    /* A fatal line from its helper. */
+    say(&c, 0, "fatal listen: address in use");
+    CHECK(swarm_test_failed(c.s, 0));
+    conduct_free(&c);
+}
+
+TEST(swarm_conduct_probe)
+{
+    struct conduct c;
+    char line[64], *o;
+    size_t len;
+
+    conduct_init(&c);
+    conduct_start(&c);
+    /* The probe's time is up at once: a box with no peer by then leaves,
+     * and the pieces go to the two that reached each other. */
+    swarm_test_probe(c.s, 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
+            7000 + i);
+        say(&c, i, line);
+        say(&c, i, "holds-end");
+    }
+    say(&c, 1, "progress 0 9 1 0 0");
+    say(&c, 2, "progress 0 9 1 0 0");
+    swarm_step(c.s);
+    CHECK(swarm_test_failed(c.s, 0));
+    CHECK(!swarm_test_failed(c.s, 1));
+    CHECK(!swarm_test_failed(c.s, 2));
+    for (int i = 1; i < 3; i++) {
+        o = out(&c, i, &len);
+        CHECK(has(o, len, "put "));
+        free(o);
+    }
+    conduct_free(&c);
+}
