@@ -105,6 +105,7 @@ cli_keep_check(struct cli *c)
         (c->delta_flags & ~(uint32_t)(OPEN_F_BASIS_AUTO |
         OPEN_F_TENSORS_NEVER)) != 0 ||
         c->basis != NULL ? "--delta or --basis" :
+        c->adopt != NULL ? "--adopt" :
         c->checksum ? "--checksum" : c->compress ? "-z" :
         c->filter.n > 0 ? "--exclude or --include" :
         c->vol_compress == VOL_COMPRESS_NEVER ? "--compress=never" : NULL;
@@ -225,6 +226,30 @@ cli_basis(struct cli *c, const char *v)
             return cli_fail(c, "--basis %s: want auto, none, or a file's "
                 "path relative to the destination", v);
     }
+    return 0;
+}
+
+/* --adopt DIR: beneath the destination, never outside it (the agent
+ * refuses it too; saying so here names the option). */
+static int
+cli_adopt(struct cli *c, const char *v)
+{
+    const char *dir = strncmp(v, "./", 2) == 0 ? v + 2 : v;
+    size_t n = strlen(dir);
+    char *t;
+
+    /* "staging/" is the directory staging. */
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || n > FSX_PATH_MAX || fsx_path_check(dir, n) != 0 ||
+        (n >= 6 && strncmp(dir, ".ferry", 6) == 0 &&
+        (n == 6 || dir[6] == '/')))
+        return cli_fail(c, "--adopt %s: want a directory's path relative "
+            "to the destination (not absolute, no '..', not .ferry)", v);
+    if ((t = xstrndup(dir, n)) == NULL)
+        return FERRY_ERR_NOMEM;
+    xfree(c->adopt);
+    c->adopt = t;
     return 0;
 }
 
@@ -354,6 +379,8 @@ cli_apply(struct cli *c, const struct cli_opts_row *o, const char *a,
         return cli_tensors(c, v);
     case CLI_O_BASIS:
         return cli_basis(c, v);
+    case CLI_O_ADOPT:
+        return cli_adopt(c, v);
     case CLI_O_PACK_THRESHOLD:
     case CLI_O_VOLUME_SIZE:
         return cli_volume_size(c, o, v);
@@ -694,6 +721,8 @@ cli_cleanup(struct cli *c)
     for (i = 0; i < c->nexpanded; i++)
         xfree(c->expanded[i]);
     c->nexpanded = 0;
+    xfree(c->adopt);
+    c->adopt = NULL;
     filter_cleanup(&c->filter);
 }
 

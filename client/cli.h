@@ -68,6 +68,7 @@ struct cli {
     uint32_t delta_flags;     /* --delta: OPEN_F_DELTA_*, 0 for auto;
                                  --basis auto: OPEN_F_BASIS_AUTO */
     const char *basis;        /* --basis FILE */
+    char *adopt;              /* --adopt DIR (push; owned, trimmed) */
     int json;
     int quiet;
     int verbose;

@@ -94,6 +94,10 @@ const struct cli_opts_row cli_opts_table[] = {
         "size and name: step-2000.pt from step-1000.pt); none, send new "
         "files whole; or FILE, relative to the destination (./none for a "
         "file named none)", OPT },
+    { "--adopt", 0, 0, VALUE, CLI_O_ADOPT, CLI_OPTS_PUSH, 0, 0, "DIR",
+        "take a file the destination lacks from DIR (relative to the "
+        "destination, laid out as it) when its content hash matches the "
+        "source's, moving it into place instead of sending it", OPT },
     { "--pack-threshold", 0, 0, VALUE, CLI_O_PACK_THRESHOLD, XFER, 0, 0,
         "SIZE", "files smaller than this travel packed in volumes (default "
         "8M, at most 16M; 0: never)", OPT },

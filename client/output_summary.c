@@ -86,6 +86,7 @@ output_summary(struct output *o, const struct output_summary *s)
     uint64_t moved = xfer_get(&st->bytes_moved);
     uint64_t left = output_files_left(o->x);
     char tmp[64], a[160], rate[32], check[64], lefts[48], tens[96];
+    char adopted[48];
     struct buf b;
     int r;
 
@@ -122,6 +123,9 @@ output_summary(struct output *o, const struct output_summary *s)
         if (r == 0)
             r = output_json_num(&b, "files_skipped",
                 xfer_get(&st->files_skipped));
+        if (r == 0)
+            r = output_json_num(&b, "files_adopted",
+                xfer_get(&st->files_adopted));
         if (r == 0)
             r = output_json_num(&b, "files_failed",
                 xfer_get(&st->files_failed));
@@ -194,16 +198,19 @@ output_summary(struct output *o, const struct output_summary *s)
     output_tensors(st, tens, sizeof(tens));
     text_bytes(moving > 0 ? (double)moved / moving : 0, rate,
         sizeof(rate));
-    lefts[0] = '\0';
+    lefts[0] = adopted[0] = '\0';
     if (left > 0)
         snprintf(lefts, sizeof(lefts), ", %" PRIu64 " left", left);
+    if (xfer_get(&st->files_adopted) > 0)
+        snprintf(adopted, sizeof(adopted), " (%" PRIu64 " adopted)",
+            xfer_get(&st->files_adopted));
     pthread_mutex_lock(&o->lock);
     output_clear_line(o);
-    fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date, "
+    fprintf(stderr, "ferry: %" PRIu64 " %s (%s), %" PRIu64 " up to date%s, "
         "%" PRIu64 " failed%s, in %.1f s (%s/s)%s%s\n",
         xfer_get(&st->files_sent), o->pull ? "received" : "sent", a,
-        xfer_get(&st->files_skipped), xfer_get(&st->files_failed), lefts,
-        elapsed, rate, tens, check);
+        xfer_get(&st->files_skipped), adopted, xfer_get(&st->files_failed),
+        lefts, elapsed, rate, tens, check);
     pthread_mutex_unlock(&o->lock);
 }
 

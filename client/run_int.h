@@ -66,7 +66,8 @@ struct run {
     int interrupted;
     /* Over the attempts. */
     uint64_t wire_out, wire_in;
-    const char *push_paths[2];  /* OPEN of a push: dest, --basis FILE */
+    const char *push_paths[3];  /* OPEN of a push: dest, then --basis
+                                   FILE and --adopt DIR where given */
     double moving_s;
     unsigned max_streams;
     int reconnects;

@@ -241,11 +241,16 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             rn->so.flags |= OPEN_F_REPLACE_DIRS;
         rn->so.op = OPEN_PUSH;
         rn->push_paths[0] = cli->remote.path;
-        rn->push_paths[1] = cli->basis;
-        rn->so.paths = rn->push_paths;
-        rn->so.npaths = cli->basis != NULL ? 2 : 1;
-        if (cli->basis != NULL)
+        rn->so.npaths = 1;
+        if (cli->basis != NULL) {
+            rn->push_paths[rn->so.npaths++] = cli->basis;
             rn->so.flags |= OPEN_F_BASIS_FILE;
+        }
+        if (cli->adopt != NULL) {
+            rn->push_paths[rn->so.npaths++] = cli->adopt;
+            rn->so.flags |= OPEN_F_ADOPT;
+        }
+        rn->so.paths = rn->push_paths;
         *dest_prefix = join_prefix(run_host(rn), ":", dest);
         if (rn->space != NULL)
             rn->space->need = mf->bytes;

@@ -94,6 +94,11 @@ void dest_add_flags(struct dest *d, uint32_t flags);
  * it is not one: absolute, "..", empty). NULL when none was named. */
 int dest_set_basis(struct dest *d, const char *rel) FERRY_WUR;
 const char *dest_basis(const struct dest *d);
+/* --adopt DIR (a push's): a directory relative to the destination laid
+ * out as it, whose files may be moved into place (dest_file_current).
+ * Copied; FERRY_ERR_BAD_PATH if it is not such a path (absolute, "..",
+ * empty, or the state directory). */
+int dest_set_adopt(struct dest *d, const char *rel) FERRY_WUR;
 /*
  * A basis directory, for a receiver whose destination is a fresh
  * directory (a watch's unit, pulled into its staging): with --basis auto,
@@ -134,8 +139,13 @@ int dest_parent(struct dest *d, const char *path, int *pfd,
  * mtime, or with CHECKSUM the content hash) after fixing its mode and
  * mtime, 0 when it must be sent, or an error (-EISDIR for a directory in
  * its place, unless OPEN_F_REPLACE_DIRS: then the directory is removed,
- * as for a link dest_make_symlink makes).
+ * as for a link dest_make_symlink makes). With --adopt DIR (and a hash
+ * in m) a file not current is DEST_ADOPTED when DIR/path, opened beneath
+ * the root without following a link, is a regular file of one name, m's
+ * size and m's hash: it was made durable with m's mode and mtime and
+ * renamed onto path. Anything else there is left alone (0).
  */
+#define DEST_ADOPTED 2
 int dest_file_current(struct dest *d, const struct msg_entry *m,
     const char *path, uint32_t block_size) FERRY_WUR;
 int dest_make_dir(struct dest *d, const struct msg_entry *m,

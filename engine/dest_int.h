@@ -23,6 +23,7 @@ struct dest {
                               dest_resolve made, or NULL */
     char *rename;          /* new name of a single file, or NULL */
     char *basis;           /* --basis FILE, or NULL */
+    char *adopt;           /* --adopt DIR, or NULL */
     int basis_dirfd;       /* dest_set_basis_dir, or -1 */
     int rootfd, statefd, partfd, lockfd;
     uint8_t salt[16];

@@ -176,6 +176,18 @@ incoming_skipped(struct incoming *in, const char *path, uint64_t size)
     }
 }
 
+void
+incoming_adopted(struct incoming *in, const char *path, uint64_t size)
+{
+    in->sum.files_skipped++;
+    if (pathset_add(&in->done, path)) {
+        xfer_add(&in->x->st.files_skipped, 1);
+        xfer_add(&in->x->st.files_adopted, 1);
+        xfer_add(&in->x->st.bytes_done, size);
+        xfer_file(in->x, path, "adopted", size, NULL);
+    }
+}
+
 static int
 file_done(struct buf *out, uint32_t id, int code)
 {

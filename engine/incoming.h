@@ -104,6 +104,9 @@ int incoming_want(struct incoming *in, const struct msg_entry *m,
 
 /* Notes that the file at path was up to date (SKIP) for the counters. */
 void incoming_skipped(struct incoming *in, const char *path, uint64_t size);
+/* ... or was moved into place from the adopt directory (--adopt): one
+ * of the skipped, counted as adopted too. */
+void incoming_adopted(struct incoming *in, const char *path, uint64_t size);
 
 /* Data frames, from any stream. FILE_DONE and failures go to out. */
 int incoming_block(struct incoming *in, const struct msg_block *m,

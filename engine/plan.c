@@ -71,8 +71,8 @@ plan_make(struct manifest *mf, int live, uint32_t block_size,
     p->block_size = block_size;
     p->flags = flags;
     if ((p->ready_ids = xcalloc(PLAN_WINDOW, sizeof(*p->ready_ids))) ==
-        NULL || ((flags & OPEN_F_CHECKSUM) && manifest_want_hashes(mf) !=
-        0) || plan_take(p) != 0) {
+        NULL || ((flags & (OPEN_F_CHECKSUM | OPEN_F_ADOPT)) &&
+        manifest_want_hashes(mf) != 0) || plan_take(p) != 0) {
         if (live)
             xfer_sub(&x->st.totals_open, 1);
         xfree(p->est);
@@ -554,6 +554,10 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
     snprintf(text, sizeof(text), "%.*s", (int)m->text.len, m->text.p);
     switch (m->action) {
     case REPLY_SKIP:
+        /* Only a file is adopted, and only when this side asked. */
+        if ((m->flags & REPLY_F_ADOPTED) && (e->kind != ENTRY_FILE ||
+            !(p->flags & OPEN_F_ADOPT)))
+            return FERRY_ERR_PROTOCOL;
         if (e->kind == ENTRY_FILE &&
             (r = ended_before_find(p, m->id)) != NULL) {
             /* Committed from what went out before the cut: sent. */
@@ -562,8 +566,11 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
             ended_before_drop(p, r);
         } else if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
+            if (m->flags & REPLY_F_ADOPTED)
+                xfer_add(&p->x->st.files_adopted, 1);
             plan_count(p, m->id, e->size);
-            xfer_file(p->x, manifest_rel(p->mf, m->id, rel), "skipped",
+            xfer_file(p->x, manifest_rel(p->mf, m->id, rel),
+                (m->flags & REPLY_F_ADOPTED) ? "adopted" : "skipped",
                 e->size, NULL);
         }
         plan_finish(p, m->id);

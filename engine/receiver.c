@@ -190,6 +190,19 @@ reply(struct buf *out, uint32_t id, uint8_t action, int code)
     return msg_reply_encode(out, &m);
 }
 
+/* SKIP: the sender sends nothing, and counts the file as adopted. */
+static int
+reply_adopted(struct buf *out, uint32_t id)
+{
+    struct msg_reply m;
+
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.action = REPLY_SKIP;
+    m.flags = REPLY_F_ADOPTED;
+    return msg_reply_encode(out, &m);
+}
+
 /* The totals, for progress: the first connection's (a later one offers
  * only what is left). */
 static void
@@ -293,6 +306,10 @@ receiver_entry(struct receiver *rc, const struct msg_entry *m,
         if (r == 1) {
             incoming_skipped(rc->in, path, m->size);
             return reply(out, m->id, REPLY_SKIP, 0);
+        }
+        if (r == DEST_ADOPTED) {
+            incoming_adopted(rc->in, path, m->size);
+            return reply_adopted(out, m->id);
         }
         return incoming_want(rc->in, m, path, out);
     case ENTRY_DIR:

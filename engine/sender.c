@@ -272,8 +272,9 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     int r, fd;
 
     memset(&m, 0, sizeof(m));
-    if ((plan_flags(s->p) & OPEN_F_CHECKSUM) && e->kind == ENTRY_FILE &&
-        h == NULL) {
+    /* --adopt: the receiver checks a staged file against this hash. */
+    if ((plan_flags(s->p) & (OPEN_F_CHECKSUM | OPEN_F_ADOPT)) &&
+        e->kind == ENTRY_FILE && h == NULL) {
         if ((fd = manifest_open(mf, id, FSX_O_READ)) < 0)
             r = fd;
         else if ((r = hash_fd(fd, e->size, plan_block_size(s->p),

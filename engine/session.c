@@ -28,7 +28,7 @@
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
     PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE | PROTO_CAP_STOP | \
     PROTO_CAP_BUSY | PROTO_CAP_SPACE | PROTO_CAP_IGNORE | PROTO_CAP_TENSORS | \
-    PROTO_CAP_SINGLE_EARLY)
+    PROTO_CAP_SINGLE_EARLY | PROTO_CAP_ADOPT)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -288,25 +288,25 @@ session_agent_state(struct session *s, const struct msg_open *o,
     return r;
 }
 
-/* --basis FILE of a push: the OPEN's second path, relative to the
- * destination (the destination refuses anything else). */
+/* --basis FILE and --adopt DIR of a push: the OPEN's next path,
+ * relative to the destination (the destination refuses anything else). */
 static int
-session_basis(struct session *s, const struct msg_open *o, size_t *pos,
-    struct dest *d)
+session_dest_rel(struct session *s, const struct msg_open *o, size_t *pos,
+    struct dest *d, int adopt)
 {
     char name[PROTO_MAX_PATH + 1];
     struct msg_str p;
     int r;
 
-    /* The decoder made sure that OPEN has this second path. */
+    /* The decoder made sure that OPEN has this path. */
     if ((r = msg_open_path(o, pos, &p)) != 0)
         return r;
     memcpy(name, p.p, p.len);
     name[p.len] = '\0';
-    if ((r = dest_set_basis(d, name)) != 0)
-        return xfer_fail(s->x, r, "--basis %s: %s", name,
-            r == FERRY_ERR_BAD_PATH ? "not a path beneath the destination" :
-            ferry_strerror(r));
+    if ((r = adopt ? dest_set_adopt(d, name) : dest_set_basis(d, name)) != 0)
+        return xfer_fail(s->x, r, "%s %s: %s", adopt ? "--adopt" :
+            "--basis", name, r == FERRY_ERR_BAD_PATH ? "not a path beneath "
+            "the destination" : ferry_strerror(r));
     return 0;
 }
 
@@ -413,7 +413,10 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
         sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
         xfree(path);
         if (sh->dest != NULL && (o->flags & OPEN_F_BASIS_FILE) &&
-            (r = session_basis(s, o, &pos, sh->dest)) != 0)
+            (r = session_dest_rel(s, o, &pos, sh->dest, 0)) != 0)
+            return r;
+        if (sh->dest != NULL && (o->flags & OPEN_F_ADOPT) &&
+            (r = session_dest_rel(s, o, &pos, sh->dest, 1)) != 0)
             return r;
         if (sh->dest == NULL ||
             (sh->in = incoming_new(sh->dest, o->block_size, s->x)) == NULL ||
@@ -602,6 +605,13 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
             !(s->peer_caps & PROTO_CAP_FILTERS))
             return xfer_fail(s->x, FERRY_ERR_VERSION, "the agent (%s) "
                 "cannot filter what it sends", s->peer_software);
+        /* One that knows no ADOPT would refuse the OPEN as malformed:
+         * say what it lacks instead (and have ours uploaded, where one
+         * may be). */
+        if ((s->open.flags & OPEN_F_ADOPT) &&
+            !(s->peer_caps & PROTO_CAP_ADOPT))
+            return xfer_fail(s->x, FERRY_ERR_VERSION, "the agent (%s) "
+                "cannot take staged files (--adopt)", s->peer_software);
         s->state = S_CLIENT_WAIT_OPEN_OK;
         return 0;
     case S_CLIENT_WAIT_OPEN_OK:

@@ -50,6 +50,8 @@ struct xfer_stats {
     atomic_uint_fast64_t bytes_total;
     atomic_uint_fast64_t files_sent;     /* committed at the destination */
     atomic_uint_fast64_t files_skipped;  /* already up to date */
+    atomic_uint_fast64_t files_adopted;  /* of those, moved into place
+                                            from --adopt's directory */
     atomic_uint_fast64_t files_failed;
     atomic_uint_fast64_t failed_source;  /* failures on the reading side */
     atomic_uint_fast64_t failed_dest;    /* failures on the writing side */
@@ -91,7 +93,8 @@ struct xfer_file_counts {
 };
 
 struct xfer_events {
-    /* A file finished: action is "sent", "skipped" or "failed"; n (of a
+    /* A file finished: action is "sent", "skipped", "adopted" (one of
+     * the skipped: --adopt) or "failed"; n (of a
      * file sent, else NULL) says how its bytes went. */
     void (*file)(void *ctx, const char *path, const char *action,
         uint64_t bytes, const struct xfer_file_counts *n);

@@ -334,8 +334,8 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (m->flags & ~OPEN_F_KNOWN) != 0 || !msg_block_size_valid(m->block_size) ||
         (m->flags & (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER)) ==
         (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
-        ((m->flags & (OPEN_F_BASIS_FILE | OPEN_F_REPLACE_DIRS)) &&
-        m->op != OPEN_PUSH) ||
+        ((m->flags & (OPEN_F_BASIS_FILE | OPEN_F_REPLACE_DIRS |
+        OPEN_F_ADOPT)) && m->op != OPEN_PUSH) ||
         ((m->flags & OPEN_F_READINESS) && m->op != OPEN_LIST) ||
         ((m->flags & OPEN_F_MKPATH) && m->op != OPEN_PUSH &&
         m->op != OPEN_KEEP) ||
@@ -343,7 +343,8 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (m->npaths != 2 || (m->flags & ~OPEN_F_MKPATH) != 0)) ||
         (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
         m->op != OPEN_KEEP &&
-        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0))) {
+        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0) +
+        ((m->flags & OPEN_F_ADOPT) != 0))) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

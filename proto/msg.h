@@ -75,6 +75,10 @@ int msg_type_known(uint8_t type);
  * and writes it under the name READY gives: the sender offers it without
  * waiting for READY, a round trip sooner. */
 #define PROTO_CAP_SINGLE_EARLY (1u << 22)
+/* The agent takes OPEN_F_ADOPT and answers REPLY_F_ADOPTED. One that
+ * knows no such flag refuses that OPEN as malformed: a client that finds
+ * the bit missing in its HELLO fails first, saying what it lacks. */
+#define PROTO_CAP_ADOPT (1u << 23)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -136,10 +140,16 @@ enum msg_open_op {
 /* --tensors=never: the receiver never answers WANT with REPLY_F_TENSOR
  * (docs/DESIGN.md, "Tensor checkpoints"). */
 #define OPEN_F_TENSORS_NEVER (1u << 11)
+/* PUSH only (--adopt DIR): the last path names a directory relative to
+ * the destination laid out as it; a file not current whose ENTRY hash
+ * matches DIR/path there is moved into place instead of sent
+ * (REPLY_F_ADOPTED). The sender then hashes every file it offers. */
+#define OPEN_F_ADOPT (1u << 12)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
     OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS | \
-    OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS | OPEN_F_TENSORS_NEVER)
+    OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS | OPEN_F_TENSORS_NEVER | \
+    OPEN_F_ADOPT)
 
 struct msg_open {
     uint8_t op;
@@ -231,12 +241,16 @@ enum msg_reply_action { REPLY_SKIP = 1, REPLY_WANT = 2, REPLY_FAIL = 3 };
  * sender may send blocks as TENSOR (with PROTO_CAP_TENSORS). Never with
  * REPLY_F_DELTA. */
 #define REPLY_F_TENSOR (1u << 2)
-#define REPLY_F_KNOWN (REPLY_F_RESUME | REPLY_F_DELTA | REPLY_F_TENSOR)
+/* SKIP only, with OPEN_F_ADOPT: the file was not current, and was moved
+ * into place from the adopt directory after its hash matched. */
+#define REPLY_F_ADOPTED (1u << 3)
+#define REPLY_F_KNOWN (REPLY_F_RESUME | REPLY_F_DELTA | REPLY_F_TENSOR | \
+    REPLY_F_ADOPTED)
 
 struct msg_reply {
     uint32_t id;
     uint8_t action;
-    uint8_t flags;    /* REPLY_F_*, with WANT only */
+    uint8_t flags;    /* REPLY_F_*: with WANT, or ADOPTED with SKIP */
     int32_t code;     /* FAIL: why; 0 otherwise */
     /* FAIL: the reason; WANT: empty, or a warning for the user (an
      * unusable partial was discarded, say). */

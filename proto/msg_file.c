@@ -98,7 +98,9 @@ reply_check(const void *v)
 
     if (m->action < REPLY_SKIP || m->action > REPLY_FAIL ||
         (m->flags & ~REPLY_F_KNOWN) != 0 ||
-        (m->action != REPLY_WANT && m->flags != 0) ||
+        (m->action != REPLY_WANT && m->flags != 0 &&
+        (m->action != REPLY_SKIP || m->flags != REPLY_F_ADOPTED)) ||
+        ((m->flags & REPLY_F_ADOPTED) && m->action != REPLY_SKIP) ||
         (m->flags & (REPLY_F_DELTA | REPLY_F_TENSOR)) ==
         (REPLY_F_DELTA | REPLY_F_TENSOR) ||
         (m->action == REPLY_FAIL) != (m->code != 0))

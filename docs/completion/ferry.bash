@@ -15,7 +15,7 @@ _ferry() {
     local opts="--dry-run --exclude --include --exclude-from --delete
         --delete-excluded --watch --settle --ready-marker --keep --margin --force
         --bwlimit --checksum --compress --compress= --delta= --tensors= --basis
-        --pack-threshold --volume-size --keep-volumes --name --json --quiet
+        --adopt --pack-threshold --volume-size --keep-volumes --name --json --quiet
         --verbose --progress --no-progress --block-size --streams
         --boxes-at-once
         --retry-for --retries --retry-wait --stall-timeout --agent
@@ -45,7 +45,7 @@ _ferry() {
         --stall-timeout | --boxes-at-once | -e | --ssh-cmd | -p | --port | \
         -l | --login | \
         -o | --watch | --settle | --ready-marker | --keep | --basis | \
-        --pack-threshold | --volume-size | --name)
+        --adopt | --pack-threshold | --volume-size | --name)
         return
         ;;
     esac

@@ -175,10 +175,13 @@ fuzz_open_check(const void *v, const uint8_t *p, size_t n)
     if (m->npaths == 0 || m->npaths > PROTO_MAX_OPEN_PATHS ||
         (m->op != OPEN_PULL && m->op != OPEN_LIST && m->op != OPEN_DELETE &&
         m->op != OPEN_KEEP &&
-        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0)))
+        m->npaths != 1 + ((m->flags & OPEN_F_BASIS_FILE) != 0) +
+        ((m->flags & OPEN_F_ADOPT) != 0)))
         return "OPEN: path count";
     if ((m->flags & OPEN_F_BASIS_FILE) && m->op != OPEN_PUSH)
         return "OPEN: --basis FILE without a push";
+    if ((m->flags & OPEN_F_ADOPT) && m->op != OPEN_PUSH)
+        return "OPEN: --adopt without a push";
     if ((m->flags & OPEN_F_REPLACE_DIRS) && m->op != OPEN_PUSH)
         return "OPEN: REPLACE_DIRS without a push";
     if (m->paths_len > PROTO_MAX_OPEN_BYTES ||
@@ -341,7 +344,9 @@ fuzz_reply_check(const void *v, const uint8_t *p, size_t n)
     if (m->action < REPLY_SKIP || m->action > REPLY_FAIL)
         return "REPLY: action out of range";
     if ((m->flags & ~REPLY_F_KNOWN) != 0 ||
-        (m->action != REPLY_WANT && m->flags != 0))
+        (m->action != REPLY_WANT && m->flags != 0 &&
+        (m->action != REPLY_SKIP || m->flags != REPLY_F_ADOPTED)) ||
+        ((m->flags & REPLY_F_ADOPTED) && m->action != REPLY_SKIP))
         return "REPLY: flags";
     if ((m->action == REPLY_FAIL) != (m->code != 0))
         return "REPLY: code and FAIL disagree";

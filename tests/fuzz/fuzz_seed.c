@@ -64,6 +64,8 @@ static const char *const seed_pull_paths[] = { "src", "a/b c", "/abs/p" };
 static const char *const seed_long_paths[] = { seed_long, "~/x" };
 static const char *const seed_basis_paths[] = { "ckpts/", "step-1000.pt" };
 static const char *const seed_keep_paths[] = { "~/sets", "shards" };
+static const char *const seed_adopt_paths[] = { "data/", "step-1000.pt",
+    ".ferry-swarm/4f1c" };
 
 static const struct {
     struct msg_open m;
@@ -76,7 +78,8 @@ static const struct {
         .block_size = PROTO_MIN_BLOCK, .npaths = 3 }, seed_pull_paths },
     { { .op = OPEN_PULL,
         .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE |
-        OPEN_F_READINESS | OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS),
+        OPEN_F_READINESS | OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS |
+        OPEN_F_ADOPT),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
@@ -94,6 +97,8 @@ static const struct {
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_PUSH, .flags = OPEN_F_REPLACE_DIRS,
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_ADOPT | OPEN_F_BASIS_FILE,
+        .block_size = PROTO_DEFAULT_BLOCK, .npaths = 3 }, seed_adopt_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {
@@ -154,6 +159,7 @@ static const struct msg_reply seed_reply[] = {
       .text = SEED_STR("a partial file from an older ferry was found") },
     { .id = 3, .action = REPLY_FAIL, .code = -13,
       .text = SEED_STR("dir/file.txt: Permission denied") },
+    { .id = 5, .action = REPLY_SKIP, .flags = REPLY_F_ADOPTED },
 };
 
 static const struct msg_block seed_block[] = {

@@ -236,6 +236,12 @@
     X(manifest_big_dir) \
     X(manifest_live_reader) \
     X(manifest_mtime_range) \
+    /* test_adopt.c */ \
+    X(adopt_receiver) \
+    X(adopt_sender) \
+    X(adopt_session) \
+    X(adopt_dir_paths) \
+    X(adopt_wire) \
     /* test_receiver_rules.c */ \
     X(receiver_rules) \
     X(receiver_data) \
@@ -379,6 +385,7 @@
     X(client_ssh_prefer_gcm) \
     X(client_cli_rules) \
     X(client_cli_basis_options) \
+    X(client_cli_adopt_options) \
     X(client_sshcfg_parse) \
     X(client_shell_quote) \
     X(client_key_kind) \

@@ -460,6 +460,14 @@ rt_encode_entry(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     m.target.len = fr->t != NULL ? strlen(fr->t) : 0;
     if (fr->kind == ENTRY_FILE)
         rt_file_add(rt, fr->id, fr->s, fr->a);
+    /* A sender that hashes what it offers (--checksum, --adopt). */
+    if (fr->kind == ENTRY_FILE &&
+        (rt->c->flags & (OPEN_F_CHECKSUM | OPEN_F_ADOPT))) {
+        m.has_hash = 1;
+        rt_file_hash(rt_file(rt, fr->id), &m.hash);
+        if (fr->v == RV_BADHASH)
+            m.hash.b[0] ^= 1;
+    }
     CHECK_OK(msg_entry_encode(b, &m));
 }
 
@@ -830,11 +838,12 @@ rt_render_one(struct rt *rt, unsigned k, const struct frame *f)
         if (rep.action == REPLY_FAIL)
             rt_say(rt, k, "FAIL:%u:%s", rep.id, rt_code(rep.code));
         else
-            rt_say(rt, k, "%s%s%s%s%s:%u", rep.action == REPLY_SKIP ? "SKIP" :
-                "WANT", rep.flags != 0 ? "+" : "",
+            rt_say(rt, k, "%s%s%s%s%s%s:%u", rep.action == REPLY_SKIP ?
+                "SKIP" : "WANT", rep.flags != 0 ? "+" : "",
                 rep.flags & REPLY_F_RESUME ? "R" : "",
                 rep.flags & REPLY_F_DELTA ? "D" : "",
-                rep.flags & REPLY_F_TENSOR ? "T" : "", rep.id);
+                rep.flags & REPLY_F_TENSOR ? "T" : "",
+                rep.flags & REPLY_F_ADOPTED ? "A" : "", rep.id);
         break;
     case MSG_BASIS:
         CHECK_OK(msg_basis_decode(p, n, &bas));

@@ -20,7 +20,7 @@
  *     ENTRY:id:path SKIP:id WANT:id WANT+R:id WANT+D:id WANT+RD:id
  *     FAIL:id:CODE NEED:id:first+n DSIGS:id:first+n DELTA:id:i
  *     HAVE:id:first+n BLOCK:id:i (consecutive ones as BLOCK:id:i-j)
- *     DSTOP:id DGO:id WANT+T:id BASIS:id:path TENSOR:id:i
+ *     DSTOP:id DGO:id WANT+T:id BASIS:id:path TENSOR:id:i SKIP+A:id
  *     MATCH:id:first+n FEND:id[:CODE] DONE:id[:CODE] NOTICE END
  *     SUMMARY:committed,skipped,failed[,read:blocks] PARTIAL:path
  *     ERROR:CODE PROBE:bytes (READBACK: in the SUMMARY after it)
@@ -89,7 +89,8 @@ enum { RT_EOF = 200, RT_IDLE, RT_TOUCH, RT_TRUNCATE, RT_SCAN_ADD,
 /* Variants of a frame: what the harness gets wrong on purpose. */
 enum rt_variant {
     RV_OK,
-    RV_BADHASH,   /* BLOCK, FILE_END, SIGS HAVE: a hash that is not it */
+    RV_BADHASH,   /* BLOCK, FILE_END, SIGS HAVE, a hashed ENTRY: a hash
+                     that is not it */
     RV_ZERO,      /* BLOCK: a ZERO block (the model's bytes become 0) */
     RV_ZSTD,      /* BLOCK: compressed */
     RV_BADZSTD,   /* BLOCK: a zstd frame that inflates to the wrong size */
@@ -278,6 +279,9 @@ struct rt_case {
     /* Receiver rows: the destination's basis directory
      * (dest_set_basis_dir), beneath the scratch root. */
     const char *basis_dir;
+    /* Receiver rows: --adopt DIR (dest_set_adopt), relative to the
+     * destination; client session rows: the OPEN's path after it. */
+    const char *adopt;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */
     int live;

@@ -409,6 +409,8 @@ rt_open_receiver(struct rt *rt, unsigned n)
         rt_path(rt, c->basis_dir, p);
         CHECK_OK(dest_set_basis_dir(rt->d, p));
     }
+    if (c->adopt != NULL)
+        CHECK_OK(dest_set_adopt(rt->d, c->adopt));
     if (c->kept) {
         rt_path(rt, "kept", p);
         CHECK_OK(keptsig_store_open(p, &rt->ks));
@@ -633,14 +635,16 @@ void
 rt_session_case(const struct rt_case *c)
 {
     struct rt *rt = rt_begin(c, 1);
-    const char *paths[1] = { "dest" };
+    const char *paths[2] = { "dest", c->adopt };
     struct session_open o;
     unsigned n = rt_nstreams(c->script), k;
 
     if (c->client) {
-        /* A push: the client's sessions run senders. */
+        /* A push: the client's sessions run senders (with the row's
+         * flags; --adopt's DIR after the destination). */
         rt_open_sender(rt, n);
-        rt_push_open(&o, paths, 0);
+        rt_push_open(&o, paths, c->flags);
+        o.npaths = c->adopt != NULL ? 2 : 1;
         for (k = 0; k < n; k++) {
             o.stream = (uint16_t)k;
             CHECK((rt->sess[k] = session_client_new(&o, sender_step,

@@ -405,6 +405,37 @@ TEST(client_cli_basis_options)
     cli_cleanup(&c);
 }
 
+/* --adopt DIR: push only, beneath the destination, a trailing '/'
+ * dropped; with --keep-volumes nothing is adopted. */
+TEST(client_cli_adopt_options)
+{
+    static const char *const bad[] = { "/abs", "..", "a/../b", "a/..", "",
+        ".ferry", ".ferry/part", "a//b", "." };
+    char *ok[] = { "ferry", "push", "--adopt", "./.ferry-swarm/x1/", "a",
+        "box:/d", NULL };
+    char *pull[] = { "ferry", "pull", "--adopt", "s", "box:/a", "d", NULL };
+    char *keep[] = { "ferry", "push", "--keep-volumes", "--adopt", "s", "a",
+        "box:/d", NULL };
+    char *v[] = { "ferry", "push", "--adopt", NULL, "a", "box:/d", NULL };
+    struct cli c;
+    size_t i;
+
+    CHECK_OK(cli_parse(&c, 6, ok));
+    CHECK_EQ_STR(c.adopt, ".ferry-swarm/x1");
+    cli_cleanup(&c);
+    CHECK_EQ_ERR(cli_parse(&c, 6, pull), FERRY_ERR_USAGE);
+    cli_cleanup(&c);
+    CHECK_EQ_ERR(cli_parse(&c, 7, keep), FERRY_ERR_USAGE);
+    cli_cleanup(&c);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v[3] = (char *)bad[i];
+        check_note("%s", bad[i]);
+        CHECK_EQ_ERR(cli_parse(&c, 6, v), FERRY_ERR_USAGE);
+        cli_cleanup(&c);
+    }
+    check_note_clear();
+}
+
 TEST(client_cli_dedupe)
 {
     char *push[] = { "ferry", "push", "a", "a//b", "a", "a/b", "a/", "a//",

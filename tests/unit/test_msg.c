@@ -1559,6 +1559,22 @@ TEST(msg_open_fields)
         1), FERRY_ERR_FORMAT);
     CHECK_EQ_ERR(open_decode_raw(OPEN_KEEP, OPEN_F_REPLACE_DIRS, bs, 2, two,
         2), FERRY_ERR_FORMAT);
+    /* ADOPT is a push's, its DIR one path more, after BASIS_FILE's. */
+    {
+        static const char *const p3[] = { "dest", "basis", "stage" };
+
+        CHECK_OK(open_decode_raw(OPEN_PUSH, OPEN_F_ADOPT, bs, 2, p3, 2));
+        CHECK_OK(open_decode_raw(OPEN_PUSH, OPEN_F_ADOPT | OPEN_F_BASIS_FILE,
+            bs, 3, p3, 3));
+        CHECK_EQ_ERR(open_decode_raw(OPEN_PUSH, OPEN_F_ADOPT, bs, 1, p3, 1),
+            FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(open_decode_raw(OPEN_PUSH, OPEN_F_ADOPT |
+            OPEN_F_BASIS_FILE, bs, 2, p3, 2), FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, OPEN_F_ADOPT, bs, 2, p3, 2),
+            FERRY_ERR_FORMAT);
+        CHECK_EQ_ERR(open_decode_raw(OPEN_KEEP, OPEN_F_ADOPT, bs, 2, p3, 2),
+            FERRY_ERR_FORMAT);
+    }
     /* No paths at all: malformed, not over a limit. */
     CHECK_EQ_ERR(open_decode_raw(OPEN_PULL, 0, bs, 0, two, 0),
         FERRY_ERR_FORMAT);
