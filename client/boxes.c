@@ -148,8 +148,9 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
     output_box(b->label, &br->tally[box]);
     cli->remote = b->remote;
     swarm_forget(br->swarm);
-    if (cli->adopt == NULL)
-        cli->adopt = swarm_adopt_dir(br->swarm, box);
+    if (cli->adopt == NULL && swarm_adopt_dir(br->swarm, box) != NULL &&
+        (cli->adopt = xstrdup(swarm_adopt_dir(br->swarm, box))) == NULL)
+        _exit(EXIT_USAGE);
     if (cli->cmd == CMD_PULL) {
         cli->remote_paths = b->paths;
         cli->nremote = b->npaths;

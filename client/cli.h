@@ -56,7 +56,6 @@ struct cli {
     int nboxes;
     int boxes_at_once;        /* --boxes-at-once N; 0: the default */
     int no_swarm;             /* --no-swarm: many boxes, no sharing */
-    const char *adopt;        /* --adopt DIR */
     int has_remote;           /* status/clean on a remote destination */
     char **local_paths;       /* push: sources; pull and status/clean:
                                  [0] = destination */

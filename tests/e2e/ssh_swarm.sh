@@ -25,6 +25,15 @@ P=("$FERRY" push -F "$SSH_CONFIG" --retry-for 0)
 data_mib=$(find "$T/src" -type f -printf '%s\n' |
     awk '{s += $1} END {print s / 1048576}')
 
+# adopted_all BOX: the box's transfer adopted every file with bytes and
+# sent no bytes itself.
+adopted_all() {
+    local n
+    n=$(find "$T/src" -type f -size +0 | wc -l)
+    grep -qE "^ferry: $1: [0-9]+ sent \(0 B\), [0-9]+ up to date \($n adopted\)" \
+        "$T/last.err" || { cat "$T/last.err"; fail "$1: not all $n adopted"; }
+}
+
 # uplink_mib: the MiB the last run's swarm put over the client's link.
 uplink_mib() {
     sed -n 's/.*boxes hold what they lacked (\([0-9.]*\) MiB over the.*/\1/p' \
@@ -37,6 +46,9 @@ expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
 for i in 1 2 3; do
     tree_same "$T/src" "$T/e$i"
     [ ! -e "$T/e$i/.ferry-swarm" ] || fail "box$i: staging folder left"
+    # Each box's own transfer took every file of bytes from the swarm,
+    # after its check, and sent none (only the empty ones, as entries).
+    adopted_all "box$i"
 done
 expect_err "ferry: spreading "
 expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked"
@@ -52,14 +64,17 @@ done
 
 # Again: every box holds everything; nothing is shared.
 expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+cp "$T/last.err" /tmp/swarm-debug.err
 ! grep -q "spreading" "$T/last.err" || fail "shared what every box holds"
 
 # One file changed: only it is shared.
 head -c 2000000 /dev/urandom >"$T/src/big.bin"
 expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+cp "$T/last.err" /tmp/swarm-debug.err
 expect_err "ferry: spreading 1.9 MiB among 3 boxes"
 for i in 1 2 3; do
     tree_same "$T/src" "$T/e$i"
+    expect_err "ferry: box$i: 0 sent (0 B), $(find "$T/src" -type f | wc -l) up to date (1 adopted)"
 done
 
 # A dead box: the other two share and finish; exit 10, a line for it.
@@ -77,6 +92,7 @@ sshd_box_start box3
 expect_rc 0 "${P[@]}" "$T/src/" 'box[1-3]:~/data' --mkpath
 tree_same "$T/src" "$T/home-box3/data"
 expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked (0.0 MiB over"
+adopted_all box3
 
 # --no-swarm: as before, each box is sent what it lacks.
 echo new >"$T/src/new.txt"
