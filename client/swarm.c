@@ -336,6 +336,20 @@ swarm_probe(struct swarm *s)
     return 0;
 }
 
+/* --bwlimit caps the uplink's rate, which the swarm's pieces take: 1
+ * while what was put runs ahead of it (a piece of burst). */
+static int
+swarm_over_limit(const struct swarm *s)
+{
+    double allowed;
+
+    if (s->cli->bwlimit == 0)
+        return 0;
+    allowed = (swarm_now() - s->started_at) * (double)s->cli->bwlimit +
+        (double)s->piece_len;
+    return (double)s->put_bytes >= allowed;
+}
+
 /* Fills each started box's window, once every box has said what it
  * holds (what one holds, none is sent) and the probe is over. */
 static void
@@ -353,6 +367,7 @@ swarm_feed(struct swarm *s)
         struct sbox *b = &s->b[i];
 
         while (b->st == SB_STARTED && b->ninflight < SWARM_WINDOW &&
+            !swarm_over_limit(s) &&
             b->outlen - b->outoff < (size_t)s->piece_len &&
             swarm_next_piece(s, &p)) {
             int r = swarm_put(s, b, p);

@@ -6,7 +6,9 @@
 # everything in place and shares nothing; a changed file is the only one
 # shared; a dead box is reported while the others finish (exit 10), and
 # the same command then completes it from the others, with almost
-# nothing over the client's link; --no-swarm sends each box everything.
+# nothing over the client's link; the client stopped while it spreads
+# leaves what the boxes hold for the next run; --no-swarm sends each box
+# everything.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -93,6 +95,37 @@ expect_rc 0 "${P[@]}" "$T/src/" 'box[1-3]:~/data' --mkpath
 tree_same "$T/src" "$T/home-box3/data"
 expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked (0.0 MiB over"
 adopted_all box3
+
+# The client stopped (Ctrl-C) while it spreads, held to 2 MiB/s
+# (--bwlimit caps the pieces' rate too): every box keeps its staging
+# folder, and the same command again sends only what no box holds.
+head -c 12000000 /dev/urandom >"$T/src/ckpt/step-3.pt"
+"${P[@]}" --bwlimit 2M "$T/src/" 'box[1-3]:~/data' >"$T/int.out" \
+    2>"$T/int.err" &
+pid=$!
+staged() {
+    find "$T"/home-box*/data/.ferry-swarm -type f -size +0 \
+        -printf '%b\n' 2>/dev/null | awk '{s += $1 * 512} END {print s + 0}'
+}
+# About 6 MiB put at 2 MiB/s, whatever the boxes copied among them.
+for _ in $(seq 1 200); do
+    grep -q "spreading" "$T/int.err" && break
+    sleep 0.05
+done
+sleep 3
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 130 ] || { cat "$T/int.err"; fail "interrupted: exit $rc"; }
+held=$(staged)
+[ "$held" -gt 4000000 ] || { cat "$T/int.err"; fail "staged $held bytes"; }
+expect_rc 0 "${P[@]}" "$T/src/" 'box[1-3]:~/data'
+for b in box1 box2 box3; do
+    tree_same "$T/src" "$T/home-$b/data"
+done
+up=$(uplink_mib)
+python3 -c "import sys; sys.exit(0 if float('$up') < 12000000 / 1048576 - 3.5
+    else 1)" || { cat "$T/last.err"; fail "resumed with $up MiB over the link"; }
 
 # --no-swarm: as before, each box is sent what it lacks.
 echo new >"$T/src/new.txt"
