@@ -190,11 +190,15 @@ remote_upload_failed(const char *where, const char *what, int status,
             "SHA-256 differs); try again", where, what);
         break;
     case 92:
-        snprintf(msg, n, "%s: the %s uploaded to ~/.cache/ferry cannot "
-            "run there (is ~/.cache on a noexec mount, or a library "
-            "missing?)%s", where, what, strcmp(what, "agent") == 0 ?
-            ": install ferry-agent where programs may run and give "
-            "--agent PATH" : "");
+        if (strcmp(what, "agent") == 0)
+            snprintf(msg, n, "%s: the agent uploaded to ~/.cache/ferry "
+                "cannot run there (is ~/.cache on a noexec mount?): install "
+                "ferry-agent where programs may run and give --agent PATH",
+                where);
+        else
+            snprintf(msg, n, "%s: the %s uploaded to ~/.cache/ferry cannot "
+                "run there (it needs libtorrent-rasterbar 2.0, and ~/.cache "
+                "where programs may run)", where, what);
         break;
     case 93:
         snprintf(msg, n, "%s: cannot write the %s to ~/.cache/ferry "

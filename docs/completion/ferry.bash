@@ -17,7 +17,7 @@ _ferry() {
         --bwlimit --checksum --compress --compress= --delta= --tensors= --basis
         --adopt --pack-threshold --volume-size --keep-volumes --name --json --quiet
         --verbose --progress --no-progress --block-size --streams
-        --boxes-at-once
+        --boxes-at-once --no-swarm
         --retry-for --retries --retry-wait --stall-timeout --agent
         --no-bootstrap --ssh-cmd --port --login --identity --help
         --archive --recursive --partial --times --perms --links

@@ -77,6 +77,18 @@ for i in 1 2 3; do
     expect_err "ferry: box$i: 0 sent (0 B), $(find "$T/src" -type f | wc -l) up to date (1 adopted)"
 done
 
+# A box whose copy is damaged but looks current (same size and mtime)
+# keeps it, by the transfer's own rule, but serves none of it: box 3,
+# missing the file, gets it whole from box 2 (libtorrent checks every
+# block against the client's torrent), with nothing over the link.
+printf 'XXXX' | dd of="$T/e1/big.bin" bs=1 seek=1000 conv=notrunc 2>/dev/null
+touch -r "$T/src/big.bin" "$T/e1/big.bin"
+rm "$T/e3/big.bin"
+expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked (0.0 MiB over"
+cmp -s "$T/src/big.bin" "$T/e3/big.bin" || fail "box3 took a damaged copy"
+expect_err "ferry: box3: 0 sent (0 B)"
+
 # A dead box: the other two share and finish; exit 10, a line for it.
 head -c 3000000 /dev/urandom >"$T/src/ckpt/step-2.pt"
 sshd_box_stop box3

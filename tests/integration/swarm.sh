@@ -114,7 +114,7 @@ diff "$T/put0.want" "$T/put0.out" >&2 || fail "put 1 0 answered otherwise"
 # the piece, with bytes after it that would be a line.
 mkdir -p "$T/s6"
 rc=0
-printf '%s\n' "torrent $T/t.torrent" "cert $T/ca/b1.pem" "key $T/ca/b1.key" \
+printf '%s\n' "torrent $T/t.torrent" "cert $T/ca/box1.pem" "key $T/ca/box1.key" \
     "save $T/s6" "listen 127.0.41.6:0" "start" "put 0 5" "stop" "bogus" |
     timeout 15 "$SWARM" >"$T/putlen.out" 2>&1 || rc=$?
 [ $rc = 1 ] || fail "put 0 5: exit $rc: $(cat "$T/putlen.out")"
