@@ -45,6 +45,12 @@ plausible() {
         fail "$1: $2 bytes on the uplink for 3 x $size of data"
 }
 
+# The lab reaches nothing but itself: no default route, no IPv6.
+for ns in "${LAB}c" "${LAB}b1"; do
+    [ -z "$(ip -n "$ns" route show default)" ] || fail "$ns: a default route"
+    [ -z "$(ip -n "$ns" -6 addr show)" ] || fail "$ns: IPv6 addresses"
+done
+
 # First contact: each box gets an agent of its own, in its own HOME.
 echo hello >"$T/hello"
 expect_rc 0 "${P[@]}" "$T/hello" 'box[1-3]:~/hello'

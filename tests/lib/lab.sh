@@ -14,7 +14,7 @@
 #
 # lab_up N [UPLINK_RATE] [BOX_RATE]
 #                     rates in tc's units (100mbit, 1gbit; those are the
-#                     defaults); sets LAB (the namespaces' prefix), LAB_N,
+#                     defaults); sets LAB (the namespaces' prefix),
 #                     LAB_DIR (under /var/tmp: boxes write to disk, not
 #                     tmpfs) and LAB_SSH_CONFIG (Host box1 .. boxN, for -F);
 #                     lab_down is registered with at_exit
@@ -89,9 +89,10 @@ lab_client() {
 lab_up() {
     local n=$1 k
     [ "$(id -u)" -eq 0 ] || fail "lab: needs root (ip netns, tc)"
-    [ "$n" -ge 1 ] && [ "$n" -le 200 ] || fail "lab: 1 to 200 boxes"
+    if [ "$n" -lt 1 ] || [ "$n" -gt 200 ]; then
+        fail "lab: 1 to 200 boxes"
+    fi
     LAB=fl$$-
-    LAB_N=$n
     LAB_DIR=$(mktemp -d "/var/tmp/ferry-lab.$$.XXXXXX")
     at_exit lab_down
     lab_ns "${LAB}br"
@@ -140,13 +141,14 @@ lab_uplink_bytes() {
 }
 
 lab_box_start() {
-    local k=$1
+    local k=$1 deadline
     ip netns exec "${LAB}b$k" /usr/sbin/sshd -D \
         -f "$LAB_DIR/box$k/sshd_config" -E "$LAB_DIR/box$k/sshd.log" &
     # Out of the job table: its end (SIGKILL, lab_box_kill) is expected,
     # not news for stderr. bash still reaps it.
     disown $!
-    for _ in $(seq 1 100); do
+    deadline=$((SECONDS + 15))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         LAB_CMD_TIMEOUT=5 lab_client ssh -F "$LAB_SSH_CONFIG" \
             -o BatchMode=yes "box$k" true 2>/dev/null && return 0
         sleep 0.1
