@@ -257,7 +257,7 @@ bench-streams: deps
 ## bench-fanout: one push to many boxes in a network-namespace lab (root):
 ## 1 GiB to 8 boxes over a 100 Mbit/s uplink, 1 Gbit/s box ports, to 1 box
 ## and to all, a box killed, a straggler (FANOUT_MB, FANOUT_BOXES and
-## FANOUT_RUNS size it; with per-box sends, about 1h45 at full size)
+## FANOUT_RUNS size it; with per-box sends, about 2 hours at full size)
 bench-fanout: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_fanout.sh

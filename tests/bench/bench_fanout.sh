@@ -135,12 +135,12 @@ expect_ok() {
         { tail -n 20 "$T/last.err" >&2; fail "$1: exit $RC, not $2"; }
 }
 
-# same_on DIR K...: DIR of each box K (beneath its HOME) is the source.
+# same_on DIR K...: DIR of each box K (in its workspace) is the source.
 same_on() {
     local dir=$1 k
     shift
     for k in "$@"; do
-        tree_same "$SRC" "$(lab_home "$k")/$dir"
+        tree_same "$SRC" "$(lab_ws "$k")/$dir"
     done
 }
 
@@ -148,7 +148,7 @@ same_on() {
 forget() {
     local k
     for k in $(seq 1 "$N"); do
-        rm -rf "${LAB_DIR:?}/box$k/home/$1"
+        rm -rf "$(lab_ws "$k")/${1:?}"
     done
 }
 
@@ -193,7 +193,7 @@ for r in $(seq 1 "$RUNS"); do
         rm -rf "$(lab_home "$k")/.cache/ferry"
     done
     forget hello
-    timed "$T/out" "${P[@]}" "$T/hello" "$ALL:~/hello"
+    timed "$T/out" "${P[@]}" "$T/hello" "$ALL:$LAB_WS/hello"
     expect_ok "first contact" 0
     record first
 done
@@ -201,7 +201,7 @@ log "first contact: $(div "$(med first 1)" 1) s"
 
 if wanted a; then
     for r in $(seq 1 "$RUNS"); do
-        timed "$T/out" "${P[@]}" "$SRC/" box1:~/a
+        timed "$T/out" "${P[@]}" "$SRC/" "box1:$LAB_WS/a"
         expect_ok "(a)" 0
         same_on a 1
         forget a
@@ -215,7 +215,7 @@ fanout() {
     local row=$1 r
     shift
     for r in $(seq 1 "$RUNS"); do
-        timed "$T/out" "${P[@]}" "$@" "$SRC/" "$ALL:~/$row"
+        timed "$T/out" "${P[@]}" "$@" "$SRC/" "$ALL:$LAB_WS/$row"
         expect_ok "($row)" 0
         # shellcheck disable=SC2046
         same_on "$row" $(seq 1 "$N")
@@ -235,7 +235,8 @@ if wanted d; then
     half=$(div "$(med "$def" 1)" 2 3)
     for r in $(seq 1 "$RUNS"); do
         meter_start
-        stamped "$T/out" "${P[@]}" --retry-for 0 "$SRC/" "$ALL:~/d" &
+        stamped "$T/out" "${P[@]}" --retry-for 0 "$SRC/" \
+            "$ALL:$LAB_WS/d" &
         pid=$!
         sleep "$half"
         lab_box_kill "$N"
@@ -250,7 +251,7 @@ if wanted d; then
         record d
         s_others=$SECS
         lab_box_start "$N"
-        timed "$T/out" "${P[@]}" --retry-for 0 "$SRC/" "$ALL:~/d"
+        timed "$T/out" "${P[@]}" --retry-for 0 "$SRC/" "$ALL:$LAB_WS/d"
         expect_ok "(d) re-run" 0
         same_on d "$N"
         forget d
@@ -263,7 +264,7 @@ fi
 if wanted e; then
     lab_rate_box "$N" "$SLOW_RATE"
     for r in $(seq 1 "$RUNS"); do
-        timed "$T/out" "${P[@]}" --json "$SRC/" "$ALL:~/e"
+        timed "$T/out" "${P[@]}" --json "$SRC/" "$ALL:$LAB_WS/e"
         expect_ok "(e)" 0
         # shellcheck disable=SC2046
         same_on e $(seq 1 "$N")

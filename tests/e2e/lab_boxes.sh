@@ -1,5 +1,6 @@
 # Many boxes in the lab (tests/lib/lab.sh): three boxes, each a network
-# namespace with its own sshd, HOME and disk, behind a 100 Mbit/s uplink.
+# namespace with its own sshd, HOME, workspace ($LAB_WS, one path, a
+# folder of its own on each box) and disk, behind a 100 Mbit/s uplink.
 # A first contact uploads an agent into each box's own HOME; a push to
 # the three lands whole on each, and the uplink's counter shows the data
 # once per box for per-box sends; a pull from the three comes back
@@ -62,17 +63,17 @@ done
 
 before=$(lab_uplink_bytes)
 expect_rc 0 "${P[@]}" --json "${per_box[@]}" "$T/src/" \
-    box1:~/data box2:~/data box3:~/data
+    "box1:$LAB_WS/data" "box2:$LAB_WS/data" "box3:$LAB_WS/data"
 for k in 1 2 3; do
-    tree_same "$T/src" "$(lab_home "$k")/data"
+    tree_same "$T/src" "$(lab_ws "$k")/data"
 done
 expect_field exit_code 0
 expect_field files_sent $((3 * nfiles))
 plausible push "$(uplink_delta tx "$before")"
 
 before=$(lab_uplink_bytes)
-expect_rc 0 lab_client "$FERRY" pull -F "$LAB_SSH_CONFIG" 'box[1-3]:~/data' \
-    "$T/back"
+expect_rc 0 lab_client "$FERRY" pull -F "$LAB_SSH_CONFIG" \
+    "box[1-3]:$LAB_WS/data" "$T/back"
 for k in 1 2 3; do
     tree_same "$T/src" "$T/back/box$k/data"
 done
@@ -81,15 +82,15 @@ plausible pull "$(uplink_delta rx "$before")"
 # box2 dead: the others take the change, box2 is named, exit 10.
 echo changed >"$T/src/new.txt"
 lab_box_kill 2
-expect_rc 10 "${P[@]}" --retry-for 0 "$T/src/" 'box[1-3]:~/data'
+expect_rc 10 "${P[@]}" --retry-for 0 "$T/src/" "box[1-3]:$LAB_WS/data"
 expect_err "ferry: box2: failed (exit 5)"
 expect_err "ferry: 3 boxes: 2 ok, 1 failed"
-tree_same "$T/src" "$(lab_home 1)/data"
-tree_same "$T/src" "$(lab_home 3)/data"
-[ ! -e "$(lab_home 2)/data/new.txt" ] || fail "box2 took the change dead"
+tree_same "$T/src" "$(lab_ws 1)/data"
+tree_same "$T/src" "$(lab_ws 3)/data"
+[ ! -e "$(lab_ws 2)/data/new.txt" ] || fail "box2 took the change dead"
 # Back: the same command completes it and finds the others up to date.
 lab_box_start 2
-expect_rc 0 "${P[@]}" --retry-for 0 "$T/src/" 'box[1-3]:~/data'
+expect_rc 0 "${P[@]}" --retry-for 0 "$T/src/" "box[1-3]:$LAB_WS/data"
 expect_err "ferry: box2: ok, 1 sent"
 expect_err "ferry: box1: ok, 0 sent"
-tree_same "$T/src" "$(lab_home 2)/data"
+tree_same "$T/src" "$(lab_ws 2)/data"

@@ -6,6 +6,11 @@
 #   up0 10.77.41.1 ==== c0        bK ==== eth0 10.77.41.(10+K), sshd :2222
 #       uplink rate, both ways    box rate, both ways
 #
+# Each box's sshd also has a mount namespace of its own, in which
+# $LAB_WS is its own folder: one path names a different place on each
+# box, as /workspace does on rented boxes, so that box1:$LAB_WS/data
+# box2:$LAB_WS/data (or 'box[1-2]:'$LAB_WS/data) are two copies.
+#
 # Every link is made inside the lab's own namespaces, so the root
 # namespace's network is never touched; no namespace has a default route,
 # IPv6 is off in each, and the only addresses are those of $LAB_NET.0/24:
@@ -16,13 +21,16 @@
 #                     rates in tc's units (100mbit, 1gbit; those are the
 #                     defaults); sets LAB (the namespaces' prefix),
 #                     LAB_DIR (under /var/tmp: boxes write to disk, not
-#                     tmpfs) and LAB_SSH_CONFIG (Host box1 .. boxN, for -F);
-#                     lab_down is registered with at_exit
+#                     tmpfs), LAB_WS (the boxes' workspace) and
+#                     LAB_SSH_CONFIG (Host box1 .. boxN, for -F); lab_down
+#                     is registered with at_exit
 # lab_down            stops every process in the lab's namespaces and
 #                     removes them and LAB_DIR
 # lab_client CMD...   CMD in the client namespace, killed after
 #                     LAB_CMD_TIMEOUT seconds (default 300)
 # lab_home K          box K's HOME: what box K:~/x names is $(lab_home K)/x
+# lab_ws K            box K's workspace, seen from outside: what
+#                     box K:$LAB_WS/x names is $(lab_ws K)/x
 # lab_uplink_bytes    "TX RX": bytes sent and received on the client's
 #                     uplink so far (its veth's counters, frames whole)
 # lab_rate_box K RATE box K's port, both ways, at RATE (a straggler)
@@ -81,6 +89,7 @@ lab_link() {
 
 lab_addr() { echo "$LAB_NET.$((10 + $1))"; }
 lab_home() { echo "$LAB_DIR/box$1/home"; }
+lab_ws() { echo "$LAB_DIR/box$1/ws"; }
 
 lab_client() {
     timeout -k 5 "${LAB_CMD_TIMEOUT:-300}" ip netns exec "${LAB}c" "$@"
@@ -94,6 +103,9 @@ lab_up() {
     fi
     LAB=fl$$-
     LAB_DIR=$(mktemp -d "/var/tmp/ferry-lab.$$.XXXXXX")
+    # Outside the boxes, an empty folder: each box mounts its own on it.
+    LAB_WS=$LAB_DIR/ws
+    mkdir "$LAB_WS"
     at_exit lab_down
     lab_ns "${LAB}br"
     ip -n "${LAB}br" link add br0 type bridge
@@ -111,7 +123,7 @@ lab_up() {
         lab_ns "${LAB}b$k"
         lab_link "${LAB}b$k" eth0 "b$k" "$(lab_addr "$k")"
         lab_rate_box "$k" "${3:-1gbit}"
-        mkdir -p "$(lab_home "$k")"
+        mkdir -p "$(lab_home "$k")" "$(lab_ws "$k")"
         sshd_config_for "$LAB_DIR/ssh" "$(lab_addr "$k")" "$LAB_SSH_PORT" \
             "$(lab_home "$k")" "$LAB_DIR/box$k/sshd.pid" \
             >"$LAB_DIR/box$k/sshd_config"
@@ -142,8 +154,11 @@ lab_uplink_bytes() {
 
 lab_box_start() {
     local k=$1 deadline
-    ip netns exec "${LAB}b$k" /usr/sbin/sshd -D \
-        -f "$LAB_DIR/box$k/sshd_config" -E "$LAB_DIR/box$k/sshd.log" &
+    # ip netns exec gives each command a mount namespace of its own,
+    # whose mounts do not reach the root's (it makes them slaves).
+    ip netns exec "${LAB}b$k" sh -c 'mount --bind "$1" "$2" &&
+        exec /usr/sbin/sshd -D -f "$3" -E "$4"' sh "$(lab_ws "$k")" \
+        "$LAB_WS" "$LAB_DIR/box$k/sshd_config" "$LAB_DIR/box$k/sshd.log" &
     # Out of the job table: its end (SIGKILL, lab_box_kill) is expected,
     # not news for stderr. bash still reaps it.
     disown $!
