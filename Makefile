@@ -69,8 +69,8 @@ SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
 	$(VFLAGS)
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
-	bench-quick bench-delta bench-streams bench-tensors fuzz clean help check-minimal \
-	mutate spike-swarm spike-swarm-bin spike-swarm-static swarm
+	bench-quick bench-delta bench-streams bench-tensors bench-fanout fuzz clean \
+	help check-minimal mutate spike-swarm spike-swarm-bin spike-swarm-static swarm
 
 ## all: build bin/ferry, bin/ferry-agent, bin/ferry-agent-aarch64 and
 ## bin/ferry-swarm
@@ -259,6 +259,14 @@ bench-delta: deps
 bench-streams: deps
 	@$(MAKE) --no-print-directory all
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh streams
+
+## bench-fanout: one push to many boxes in a network-namespace lab (root):
+## 1 GiB to 8 boxes over a 100 Mbit/s uplink, 1 Gbit/s box ports, to 1 box
+## and to all, a box killed, a straggler (FANOUT_MB, FANOUT_BOXES and
+## FANOUT_RUNS size it; with per-box sends, about 2 hours at full size)
+bench-fanout: deps
+	@$(MAKE) --no-print-directory all
+	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_fanout.sh
 
 ## bench-quick: every bench scenario at small sizes (under a minute)
 bench-quick: deps

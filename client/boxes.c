@@ -103,7 +103,11 @@ boxes_out_feed(struct boxes_slot *s, const char *p, size_t n)
     while (n > 0) {
         nl = memchr(p, '\n', n);
         k = nl != NULL ? (size_t)(nl - p) : n;
-        want = s->len + k < 2 * s->cap ? 2 * s->cap : s->len + k;
+        /* Doubled only when it must grow: a line split across reads,
+         * as most are, must not double it again each time. */
+        want = s->len + k;
+        if (want > s->cap && want < 2 * s->cap)
+            want = 2 * s->cap;
         if (s->len == 0 && nl != NULL) {
             boxes_out_line(s, p, k, "", 0);
         } else if (s->len + k <= BOXES_LINE_MAX && (grown = xroom(s->line,

@@ -30,9 +30,7 @@ proxy_start() {
     done
     PROXY_PORT=$(cat "$T/proxy.port")
     [ -n "$PROXY_PORT" ] || fail "netproxy did not start"
-    printf '[127.0.0.1]:%s %s\n' "$PROXY_PORT" \
-        "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
-        >>"$SSHD_DIR/known_hosts"
+    known_host_for 127.0.0.1 "$PROXY_PORT" "$SSHD_DIR" >>"$SSHD_DIR/known_hosts"
     # One Host ferry-proxy block, for the proxy running now.
     [ -e "$SSH_CONFIG.base" ] || cp "$SSH_CONFIG" "$SSH_CONFIG.base"
     cp "$SSH_CONFIG.base" "$SSH_CONFIG"

@@ -11,6 +11,8 @@
 #                      until it accepts connections
 # sshd_box NAME        another sshd, a box of its own (Host NAME, HOME
 #                      $T/home-NAME); sshd_box_stop/sshd_box_start NAME
+# sshd_keys, sshd_config_for, ssh_host_for, known_host_for
+#                      the pieces, for sshds elsewhere (tests/lib/lab.sh)
 #
 # Sessions get HOME=$SSHD_HOME and a PATH without ferry-agent, so anything
 # an agent bootstrap writes stays in the test's directory.
@@ -22,25 +24,26 @@ sshd_stop() {
     fi
 }
 
-sshd_start() {
-    SSHD_DIR="$T/sshd"
-    SSHD_HOME="$T/home"
-    mkdir -p "$SSHD_DIR" "$SSHD_HOME"
-    chmod 0700 "$SSHD_DIR"
+# sshd_keys DIR: a host key, a user key and authorized_keys (that user
+# key) made for this run in DIR, so nothing of the machine's own is used.
+sshd_keys() {
+    mkdir -p "$1"
+    chmod 0700 "$1"
     [ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd
-    ssh-keygen -q -t ed25519 -N '' -C ferry-test-host \
-        -f "$SSHD_DIR/host_ed25519"
-    ssh-keygen -q -t ed25519 -N '' -C ferry-test-user \
-        -f "$SSHD_DIR/id_ed25519"
-    cp "$SSHD_DIR/id_ed25519.pub" "$SSHD_DIR/authorized_keys"
-    SSH_KEY="$SSHD_DIR/id_ed25519"
-    SSHD_PORT=$(free_port)
-    cat >"$SSHD_DIR/sshd_config" <<CONF
-Port $SSHD_PORT
-ListenAddress 127.0.0.1
-HostKey $SSHD_DIR/host_ed25519
-PidFile $SSHD_DIR/sshd.pid
-AuthorizedKeysFile $SSHD_DIR/authorized_keys
+    ssh-keygen -q -t ed25519 -N '' -C ferry-test-host -f "$1/host_ed25519"
+    ssh-keygen -q -t ed25519 -N '' -C ferry-test-user -f "$1/id_ed25519"
+    cp "$1/id_ed25519.pub" "$1/authorized_keys"
+}
+
+# sshd_config_for DIR ADDR PORT HOME PIDFILE: on stdout, the config of an
+# sshd with DIR's keys (sshd_keys) on ADDR:PORT whose sessions get HOME.
+sshd_config_for() {
+    cat <<CONF
+Port $3
+ListenAddress $2
+HostKey $1/host_ed25519
+PidFile $5
+AuthorizedKeysFile $1/authorized_keys
 PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -51,25 +54,46 @@ MaxStartups 64:30:128
 MaxSessions 32
 LogLevel ERROR
 Subsystem sftp internal-sftp
-SetEnv HOME=$SSHD_HOME PATH=/usr/local/bin:/usr/bin:/bin
+SetEnv HOME=$4 PATH=/usr/local/bin:/usr/bin:/bin
 ${SSHD_EXTRA:-}
 CONF
-    at_exit sshd_stop
-    printf '[127.0.0.1]:%s %s\n' "$SSHD_PORT" \
-        "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
-        >"$SSHD_DIR/known_hosts"
-    SSH_CONFIG="$SSHD_DIR/ssh_config"
-    cat >"$SSH_CONFIG" <<CONF
-Host ferry-test
-    HostName 127.0.0.1
-    Port $SSHD_PORT
+}
+
+# ssh_host_for NAME ADDR PORT DIR: on stdout, a client config block that
+# reaches that sshd as NAME with DIR's user key and known_hosts.
+ssh_host_for() {
+    cat <<CONF
+Host $1
+    HostName $2
+    Port $3
     User $(id -un)
-    IdentityFile $SSH_KEY
+    IdentityFile $4/id_ed25519
     IdentitiesOnly yes
-    UserKnownHostsFile $SSHD_DIR/known_hosts
+    UserKnownHostsFile $4/known_hosts
     StrictHostKeyChecking yes
     ConnectTimeout 10
 CONF
+}
+
+# known_host_for ADDR PORT DIR: DIR's host key for ADDR:PORT, a line of
+# known_hosts.
+known_host_for() {
+    printf '[%s]:%s %s\n' "$1" "$2" "$(cut -d' ' -f1,2 "$3/host_ed25519.pub")"
+}
+
+sshd_start() {
+    SSHD_DIR="$T/sshd"
+    SSHD_HOME="$T/home"
+    mkdir -p "$SSHD_HOME"
+    sshd_keys "$SSHD_DIR"
+    SSH_KEY="$SSHD_DIR/id_ed25519"
+    SSHD_PORT=$(free_port)
+    sshd_config_for "$SSHD_DIR" 127.0.0.1 "$SSHD_PORT" "$SSHD_HOME" \
+        "$SSHD_DIR/sshd.pid" >"$SSHD_DIR/sshd_config"
+    at_exit sshd_stop
+    known_host_for 127.0.0.1 "$SSHD_PORT" "$SSHD_DIR" >"$SSHD_DIR/known_hosts"
+    SSH_CONFIG="$SSHD_DIR/ssh_config"
+    ssh_host_for ferry-test 127.0.0.1 "$SSHD_PORT" "$SSHD_DIR" >"$SSH_CONFIG"
     sshd_launch
 }
 
@@ -100,9 +124,7 @@ sshd_box() {
         -e "s|^PidFile .*|PidFile $SSHD_DIR/sshd-$name.pid|" \
         -e "s|^SetEnv HOME=[^ ]*|SetEnv HOME=$T/home-$name|" \
         "$SSHD_DIR/sshd_config" >"$SSHD_DIR/sshd_config-$name"
-    printf '[127.0.0.1]:%s %s\n' "$port" \
-        "$(cut -d' ' -f1,2 "$SSHD_DIR/host_ed25519.pub")" \
-        >>"$SSHD_DIR/known_hosts"
+    known_host_for 127.0.0.1 "$port" "$SSHD_DIR" >>"$SSHD_DIR/known_hosts"
     # sshd_start's Host block, as it was, is each box's pattern.
     [ -e "$SSHD_DIR/ssh_config.one" ] ||
         cp "$SSH_CONFIG" "$SSHD_DIR/ssh_config.one"

@@ -272,6 +272,9 @@ static struct fake_plane *fake;
 
 /* The length of a line of a box's stdout that takes several reads. */
 #define FAKE_LONG 200000
+/* Short lines after it, as many as a busy box's events: the child's
+ * stdio hands them to the pipe in blocks that end within a line. */
+#define FAKE_SHORT 20000
 
 /* A box's transfer, stood in for: box /x2 fails with a line of its own,
  * the others print a line on each of stdout and stderr; each stays a
@@ -298,8 +301,12 @@ fake_one(struct cli *cli)
          * several reads and must leave it whole. */
         static char pad[FAKE_LONG + 1];
 
+        int i;
+
         memset(pad, 'a', FAKE_LONG);
         printf("{\"event\":\"long\",\"pad\":\"%s\"}\n", pad);
+        for (i = 0; i < FAKE_SHORT; i++)
+            printf("{\"event\":\"short\",\"n\":%d}\n", i);
     }
     printf("send %s\n", cli->remote.path);
     fprintf(stderr, "ferry: done with %s", cli->remote.path);
@@ -311,7 +318,7 @@ fake_one(struct cli *cli)
 static int
 run_fake(char **argv, char **out, char **err)
 {
-    static char obuf[FAKE_LONG + 8192], ebuf[8192];
+    static char obuf[FAKE_LONG + FAKE_SHORT * 32 + 8192], ebuf[8192];
     char opath[] = "/tmp/ferry-boxes-out.XXXXXX";
     char epath[] = "/tmp/ferry-boxes-err.XXXXXX";
     int ofd = mkstemp(opath), efd = mkstemp(epath), so, se, code;
@@ -406,6 +413,23 @@ TEST(client_boxes_run)
 
         CHECK(l != NULL);
         CHECK_EQ_U64(strcspn(l, "\n"), FAKE_LONG + 25);
+    }
+    {
+        /* Every short line whole, in order. */
+        const char *l = out;
+        char want[64];
+        int n = 0, len;
+
+        while ((l = strstr(l, "{\"event\":\"short\"")) != NULL) {
+            len = snprintf(want, sizeof(want),
+                "{\"event\":\"short\",\"n\":%d}\n", n);
+            if (strncmp(l, want, (size_t)len) != 0)
+                check_fail(__FILE__, __LINE__, "short line %d: '%.*s'", n,
+                    (int)strcspn(l, "\n"), l);
+            l += len;
+            n++;
+        }
+        CHECK_EQ_INT(n, FAKE_SHORT);
     }
     munmap(fake, sizeof(*fake));
 }

@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# bench_fanout.sh: one push to many boxes, in the network-namespace lab
+# (tests/lib/lab.sh; root): a client behind a FANOUT_UPLINK uplink, boxes
+# on FANOUT_BOX_RATE ports, each with its own sshd, HOME and disk. Data:
+# many small files (0-8 KiB) and a few large ones, incompressible.
+#
+# Rows, each the median of FANOUT_RUNS runs into fresh folders:
+#   first contact  a small file to every box, its agent cache emptied
+#                  first: what bootstrapping costs (a row of its own, so
+#                  the others start from bootstrapped boxes)
+#   (a) 1 box      the data to one box
+#   (b) per box    to every box, each sent its copy in full (--no-swarm
+#                  when ferry has it, else the default)
+#   (c) default    to every box, the default mode ("not built" when ferry
+#                  has no --no-swarm: then (b) is the default)
+#   (d) killed     the default to every box, the last box killed (sshd,
+#                  sessions, agent) at half the default row's time: the
+#                  others' time (ferry exits 10); then the re-run, the box
+#                  back: its time and bytes
+#   (e) straggler  the default to every box, the last on a FANOUT_SLOW_RATE
+#                  port: the others' time (until the last of their box
+#                  events), the straggler's and the command's in the notes
+# Time is the command's wall time, bytes those of the client's uplink
+# veth (frames whole, both directions; the lab carries nothing else), and
+# x(a) the ratio to row (a). Every copy is checked against the source.
+# The table also goes to build/bench/fanout-latest.txt.
+#
+#   FANOUT_MB          data in MiB (default 1024)
+#   FANOUT_BOXES       boxes (default 8)
+#   FANOUT_RUNS        runs per row (default 3)
+#   FANOUT_SMALL       small files (default 20 per MiB of data, ~8%)
+#   FANOUT_LARGE       large files sharing the rest (default 4)
+#   FANOUT_UPLINK      the client's uplink (default 100mbit)
+#   FANOUT_BOX_RATE    each box's port (default 1gbit)
+#   FANOUT_SLOW_RATE   the straggler's port (default 50mbit)
+#   FANOUT_ONLY        row ids to run, e.g. "a b" (first contact always runs)
+set -eu
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+: "${FERRY_BIN:=$ROOT/bin}"
+: "${FERRY_TOOLS:=$ROOT/build/release/tests}"
+cd "$ROOT"
+. "$ROOT/tests/lib/common.sh"
+. "$ROOT/tests/lib/sshd.sh"
+. "$ROOT/tests/lib/lab.sh"
+set -o pipefail
+
+MIB=1048576
+SIZE_MB=${FANOUT_MB:-1024}
+N=${FANOUT_BOXES:-8}
+RUNS=${FANOUT_RUNS:-3}
+SMALL=${FANOUT_SMALL:-$((SIZE_MB * 20))}
+LARGE=${FANOUT_LARGE:-4}
+UPLINK=${FANOUT_UPLINK:-100mbit}
+BOX_RATE=${FANOUT_BOX_RATE:-1gbit}
+SLOW_RATE=${FANOUT_SLOW_RATE:-50mbit}
+ONLY=${FANOUT_ONLY:-}
+[ "$N" -ge 2 ] || fail "FANOUT_BOXES: at least 2"
+[ "$(id -u)" -eq 0 ] || fail "the lab needs root (ip netns, tc)"
+[ -x "$FERRY" ] && [ -x "$AGENT" ] || fail "no $FERRY or $AGENT (make all)"
+START_S=$(date +%s)
+log() { printf '[fanout %4ds] %s\n' "$(($(date +%s) - START_S))" "$*" >&2; }
+# div X Y [DECIMALS]: X / Y, with DECIMALS (2) places.
+div() {
+    awk -v x="$1" -v y="$2" -v d="${3:-2}" 'BEGIN { printf "%.*f", d, x / y }'
+}
+mb() { div "$1" "$MIB" 1; }
+wanted() { [ -z "$ONLY" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; }
+
+# ---------------------------------------------------------------- data
+
+SRC=$T/src
+log "data: $SIZE_MB MiB, $SMALL small files and $LARGE large"
+python3 "$BENCH_DIR/gen.py" small "$SRC/small" "$SMALL" 41
+small_bytes=$(find "$SRC/small" -type f -printf '%s\n' |
+    awk '{ n += $1 } END { print n + 0 }')
+large_each=$(((SIZE_MB * MIB - small_bytes) / LARGE))
+[ "$large_each" -gt 0 ] || fail "FANOUT_SMALL leaves no room for large files"
+for i in $(seq 1 "$LARGE"); do
+    python3 "$BENCH_DIR/gen.py" random "$SRC/large-$i.bin" "$large_each" "41-$i"
+done
+DATA=$(find "$SRC" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+
+# Commands get three times what the slowest row should take at the
+# uplink's rate (every box sent its copy in full), and two minutes.
+LAB_CMD_TIMEOUT=$((3 * N * DATA * 8 / $(lab_bits "$UPLINK") + 120))
+log "lab: $N boxes, uplink $UPLINK, ports $BOX_RATE"
+lab_up "$N" "$UPLINK" "$BOX_RATE"
+read -r -a PER_BOX <<<"$(lab_per_box)"
+ALL="box[1-$N]"
+P=(lab_client "$FERRY" push -q -F "$LAB_SSH_CONFIG")
+
+# ---------------------------------------------------------------- runs
+
+# meter_start, meter_stop: between them, SECS (wall), TX and RX (the
+# uplink's bytes out and in).
+meter_start() {
+    B0=$(lab_uplink_bytes)
+    T0=$(date +%s.%N)
+}
+meter_stop() {
+    local b1
+    SECS=$(awk -v t="$(date +%s.%N)" -v t0="$T0" \
+        'BEGIN { printf "%.3f", t - t0 }')
+    b1=$(lab_uplink_bytes)
+    TX=$((${b1% *} - ${B0% *}))
+    RX=$((${b1#* } - ${B0#* }))
+}
+
+# stamped OUT CMD...: CMD with each line of its stdout (its --json
+# events, each as it comes) stamped with the time into OUT; its stderr
+# in $T/last.err.
+stamped() {
+    local out=$1
+    shift
+    "$@" 2>"$T/last.err" | python3 -u -c '
+import sys, time
+for line in sys.stdin:
+    sys.stdout.write("%.3f %s" % (time.time(), line))' >"$out"
+}
+
+# timed OUT CMD...: stamped, metered; sets RC.
+timed() {
+    meter_start
+    set +e
+    stamped "$@"
+    RC=$?
+    set -e
+    meter_stop
+}
+
+# expect_ok WHAT WANT: the last run exited WANT.
+expect_ok() {
+    [ "$RC" -eq "$2" ] ||
+        { tail -n 20 "$T/last.err" >&2; fail "$1: exit $RC, not $2"; }
+}
+
+# same_on DIR K...: DIR of each box K (in its workspace) is the source.
+same_on() {
+    local dir=$1 k
+    shift
+    for k in "$@"; do
+        tree_same "$SRC" "$(lab_ws "$k")/$dir"
+    done
+}
+
+# forget DIR: DIR removed from every box (the next run starts afresh).
+forget() {
+    local k
+    for k in $(seq 1 "$N"); do
+        rm -rf "$(lab_ws "$k")/${1:?}"
+    done
+}
+
+# done_at OUT HOSTS...: seconds from the run's start (T0) until the last
+# of HOSTS was done (its box event in OUT, from a --json run).
+done_at() {
+    python3 - "$T0" "$@" <<'PY'
+import json, sys
+t0, hosts = float(sys.argv[1]), set(sys.argv[3:])
+at, bad = {}, 0
+for line in open(sys.argv[2]):
+    stamp, event = line.split(" ", 1)
+    try:
+        e = json.loads(event)
+    except ValueError:
+        bad += 1
+        continue
+    if e["event"] == "box" and e["host"] in hosts:
+        at[e["host"]] = float(stamp) - t0
+if bad:
+    print("fanout: %d lines of ferry's --json output are not JSON" % bad,
+          file=sys.stderr)
+print("%.2f" % max(at.values()) if len(at) == len(hosts) else "?")
+PY
+}
+
+# record ROW: the last run's figures into $T/rows.ROW.
+record() { echo "$SECS $TX $RX" >>"$T/rows.$1"; }
+
+# med ROW COLUMN: the median of a column of ROW's runs.
+med() {
+    awk -v c="$2" '{ print $c }' "$T/rows.$1" | sort -g |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+others=$(seq 1 $((N - 1)))
+hosts_others=$(for k in $others; do printf 'box%s ' "$k"; done)
+
+echo hello >"$T/hello"
+for r in $(seq 1 "$RUNS"); do
+    for k in $(seq 1 "$N"); do
+        rm -rf "$(lab_home "$k")/.cache/ferry"
+    done
+    forget hello
+    timed "$T/out" "${P[@]}" "$T/hello" "$ALL:$LAB_WS/hello"
+    expect_ok "first contact" 0
+    record first
+done
+log "first contact: $(div "$(med first 1)" 1) s"
+
+if wanted a; then
+    for r in $(seq 1 "$RUNS"); do
+        timed "$T/out" "${P[@]}" "$SRC/" "box1:$LAB_WS/a"
+        expect_ok "(a)" 0
+        same_on a 1
+        forget a
+        record a
+        log "(a) run $r: $(div "$SECS" 1) s, $TX B out"
+    done
+fi
+
+# fanout ROW FLAGS...: the data to every box, RUNS times.
+fanout() {
+    local row=$1 r
+    shift
+    for r in $(seq 1 "$RUNS"); do
+        timed "$T/out" "${P[@]}" "$@" "$SRC/" "$ALL:$LAB_WS/$row"
+        expect_ok "($row)" 0
+        # shellcheck disable=SC2046
+        same_on "$row" $(seq 1 "$N")
+        forget "$row"
+        record "$row"
+        log "($row) run $r: $(div "$SECS" 1) s, $TX B out"
+    done
+}
+wanted b && fanout b "${PER_BOX[@]}"
+[ "${#PER_BOX[@]}" -eq 0 ] || ! wanted c || fanout c
+
+# The default row's time, for when to kill a box.
+def=c
+[ -s "$T/rows.c" ] || def=b
+if wanted d; then
+    [ -s "$T/rows.$def" ] || fail "(d) needs row ($def) in FANOUT_ONLY"
+    half=$(div "$(med "$def" 1)" 2 3)
+    for r in $(seq 1 "$RUNS"); do
+        meter_start
+        stamped "$T/out" "${P[@]}" --retry-for 0 "$SRC/" \
+            "$ALL:$LAB_WS/d" &
+        pid=$!
+        sleep "$half"
+        lab_box_kill "$N"
+        set +e
+        wait "$pid"
+        RC=$?
+        set -e
+        meter_stop
+        expect_ok "(d)" 10
+        # shellcheck disable=SC2086
+        same_on d $others
+        record d
+        s_others=$SECS
+        lab_box_start "$N"
+        timed "$T/out" "${P[@]}" --retry-for 0 "$SRC/" "$ALL:$LAB_WS/d"
+        expect_ok "(d) re-run" 0
+        same_on d "$N"
+        forget d
+        record d2
+        log "(d) run $r: others $(div "$s_others" 1) s;" \
+            "re-run $(div "$SECS" 1) s, $TX B out"
+    done
+fi
+
+if wanted e; then
+    lab_rate_box "$N" "$SLOW_RATE"
+    for r in $(seq 1 "$RUNS"); do
+        timed "$T/out" "${P[@]}" --json "$SRC/" "$ALL:$LAB_WS/e"
+        expect_ok "(e)" 0
+        # shellcheck disable=SC2046
+        same_on e $(seq 1 "$N")
+        forget e
+        # shellcheck disable=SC2086
+        s_others=$(done_at "$T/out" $hosts_others)
+        s_slow=$(done_at "$T/out" "box$N")
+        echo "$s_others $TX $RX $s_slow $SECS" >>"$T/rows.e"
+        log "(e) run $r: others $s_others s, box$N $s_slow s," \
+            "all $(div "$SECS" 1) s"
+    done
+    lab_rate_box "$N" "$BOX_RATE"
+fi
+
+# ---------------------------------------------------------------- table
+
+# ratio X ROW COLUMN: X over row (a)'s median of COLUMN.
+ratio() {
+    [ -s "$T/rows.a" ] || { echo -; return; }
+    div "$1" "$(med a "$2")"
+}
+line() { printf '%-34s %8s %6s %10s %6s %9s  %s\n' "$@"; }
+# row ID LABEL NOTE: ROW's medians as a line of the table.
+row() {
+    local s tx rx
+    if [ ! -s "$T/rows.$1" ]; then
+        line "$2" - - - - - "${3:-not run}"
+        return
+    fi
+    s=$(med "$1" 1) tx=$(med "$1" 2) rx=$(med "$1" 3)
+    line "$2" "$(div "$s" 1)" "$(ratio "$s" 1)" "$(mb "$tx")" \
+        "$(ratio "$tx" 2)" "$(mb "$rx")" "${3:-}"
+}
+
+e_note=""
+[ ! -s "$T/rows.e" ] || e_note="box$N $(med e 4) s, all $(div "$(med e 5)" 1) s"
+{
+    echo "fan-out bench: $(mb "$DATA") MiB ($SMALL small files, $LARGE" \
+        "large) to $N boxes; uplink $UPLINK, box ports $BOX_RATE;" \
+        "median of $RUNS; $(nproc) cores, $(date -u +%FT%TZ)"
+    line row "wall s" "x(a)" "up MiB" "x(a)" "down MiB" notes
+    row first "first contact, $N boxes" "a small file; agents uploaded"
+    row a "(a) 1 box"
+    if [ "${#PER_BOX[@]}" -gt 0 ]; then
+        row b "(b) $N boxes, --no-swarm"
+        row c "(c) $N boxes, default"
+    else
+        row b "(b) $N boxes, per-box (default)"
+        line "(c) $N boxes, swarm" - - - - - "not built"
+    fi
+    row d "(d) box$N killed at half, others" "exit 10"
+    row d2 "(d) re-run, box$N back"
+    row e "(e) box$N at $SLOW_RATE, others" "$e_note"
+} | tee "$T/table"
+mkdir -p "$ROOT/build/bench"
+cp "$T/table" "$ROOT/build/bench/fanout-latest.txt"

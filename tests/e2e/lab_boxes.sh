@@ -1,0 +1,96 @@
+# Many boxes in the lab (tests/lib/lab.sh): three boxes, each a network
+# namespace with its own sshd, HOME, workspace ($LAB_WS, one path, a
+# folder of its own on each box) and disk, behind a 100 Mbit/s uplink.
+# A first contact uploads an agent into each box's own HOME; a push to
+# the three lands whole on each, and the uplink's counter shows the data
+# once per box for per-box sends; a pull from the three comes back
+# through the shaped uplink as much. A box whose sshd is dead: the others
+# finish, exit 10, and the same command again, the box back, completes it.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/trees.sh"
+. "$TESTS_DIR/lib/sshd.sh"
+. "$TESTS_DIR/lib/lab.sh"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "lab_boxes: network namespaces need root; not run" >&2
+    exit 0
+fi
+lab_up 3 100mbit 1gbit
+LAB_CMD_TIMEOUT=120
+
+small_files_tree "$T/src" 300
+head -c 3000000 /dev/urandom >"$T/src/big1.bin"
+head -c 2500000 /dev/urandom >"$T/src/d01/big2.bin"
+size=$(find "$T/src" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+nfiles=$(find "$T/src" -type f | wc -l)
+P=(lab_client "$FERRY" push -F "$LAB_SSH_CONFIG")
+# Sends to each box in full, the case whose bytes are known here.
+read -r -a per_box <<<"$(lab_per_box)"
+
+# uplink_delta WHICH BEFORE: bytes the uplink moved since BEFORE (a
+# lab_uplink_bytes), sent (tx) or received (rx).
+uplink_delta() {
+    local now
+    now=$(lab_uplink_bytes)
+    case $1 in
+    tx) echo $((${now% *} - ${2% *})) ;;
+    rx) echo $((${now#* } - ${2#* })) ;;
+    esac
+}
+
+# plausible WHAT GOT: GOT bytes carry the data three times over (each
+# box's full copy), with framing and headers, and not much more.
+plausible() {
+    note "$1: $2 bytes on the uplink for 3 x $size of data"
+    [ "$2" -ge $((3 * size)) ] &&
+        [ "$2" -le $((3 * size * 5 / 4 + 1048576)) ] ||
+        fail "$1: $2 bytes on the uplink for 3 x $size of data"
+}
+
+# The lab reaches nothing but itself: no default route, no IPv6.
+for ns in "${LAB}c" "${LAB}b1"; do
+    [ -z "$(ip -n "$ns" route show default)" ] || fail "$ns: a default route"
+    [ -z "$(ip -n "$ns" -6 addr show)" ] || fail "$ns: IPv6 addresses"
+done
+
+# First contact: each box gets an agent of its own, in its own HOME.
+echo hello >"$T/hello"
+expect_rc 0 "${P[@]}" "$T/hello" 'box[1-3]:~/hello'
+for k in 1 2 3; do
+    ls "$(lab_home "$k")/.cache/ferry/"ferry-agent-* >/dev/null 2>&1 ||
+        fail "box$k: no agent uploaded to its HOME"
+    cmp -s "$T/hello" "$(lab_home "$k")/hello" || fail "box$k: hello"
+done
+
+before=$(lab_uplink_bytes)
+expect_rc 0 "${P[@]}" --json "${per_box[@]}" "$T/src/" \
+    "box1:$LAB_WS/data" "box2:$LAB_WS/data" "box3:$LAB_WS/data"
+for k in 1 2 3; do
+    tree_same "$T/src" "$(lab_ws "$k")/data"
+done
+expect_field exit_code 0
+expect_field files_sent $((3 * nfiles))
+plausible push "$(uplink_delta tx "$before")"
+
+before=$(lab_uplink_bytes)
+expect_rc 0 lab_client "$FERRY" pull -F "$LAB_SSH_CONFIG" \
+    "box[1-3]:$LAB_WS/data" "$T/back"
+for k in 1 2 3; do
+    tree_same "$T/src" "$T/back/box$k/data"
+done
+plausible pull "$(uplink_delta rx "$before")"
+
+# box2 dead: the others take the change, box2 is named, exit 10.
+echo changed >"$T/src/new.txt"
+lab_box_kill 2
+expect_rc 10 "${P[@]}" --retry-for 0 "$T/src/" "box[1-3]:$LAB_WS/data"
+expect_err "ferry: box2: failed (exit 5)"
+expect_err "ferry: 3 boxes: 2 ok, 1 failed"
+tree_same "$T/src" "$(lab_ws 1)/data"
+tree_same "$T/src" "$(lab_ws 3)/data"
+[ ! -e "$(lab_ws 2)/data/new.txt" ] || fail "box2 took the change dead"
+# Back: the same command completes it and finds the others up to date.
+lab_box_start 2
+expect_rc 0 "${P[@]}" --retry-for 0 "$T/src/" "box[1-3]:$LAB_WS/data"
+expect_err "ferry: box2: ok, 1 sent"
+expect_err "ferry: box1: ok, 0 sent"
+tree_same "$T/src" "$(lab_ws 2)/data"
