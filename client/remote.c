@@ -214,11 +214,11 @@ remote_upload_failed(const char *where, const char *what, int status,
 
 int
 remote_upload_script(char *out, size_t n, const char *name,
-    const char *hash, const char *trial, int reuse)
+    const char *hash, const char *trial)
 {
     return (size_t)snprintf(out, n,
         "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
-        "h=\"$d/%s-%.16s\"; %s"
+        "h=\"$d/%s-%.16s\"; "
         "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
         "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
         "cat >\"$t\" || exit 93; "
@@ -227,9 +227,8 @@ remote_upload_script(char *out, size_t n, const char *name,
         "chmod 700 \"$t\" || exit 93; "
         "\"$t\" %s </dev/null >/dev/null || exit 92; "
         "mv -f \"$t\" \"$h\" || exit 93; "
-        "trap - EXIT", name, hash,
-        reuse ? "if [ -x \"$h\" ]; then cat >/dev/null; exit 0; fi; " : "",
-        hash, trial) < n ? 0 : FERRY_ERR_TOO_LARGE;
+        "trap - EXIT", name, hash, hash, trial) < n ? 0 :
+        FERRY_ERR_TOO_LARGE;
 }
 
 /*
@@ -331,7 +330,7 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
         return FERRY_ERR_AGENT;
     }
     if ((r = remote_upload_script(script, sizeof(script), "ferry-agent",
-        b->hash, "--version", 0)) != 0)
+        b->hash, "--version")) != 0)
         return r;
     if ((r = remote_run_script(a, ssh, script, b->path, where, &status, msg,
         msglen)) != 0)

@@ -83,12 +83,12 @@ int remote_sh_c(const char *script, char *out, size_t n) FERRY_WUR;
  * The script that uploads a program (its bytes on stdin) to
  * ~/.cache/ferry/NAME-<hash16>, checked there with sha256sum when it
  * exists and run once with trial's arguments (stdin from /dev/null)
- * before it is renamed into place; with reuse, one already there is
- * kept. Its exit status says what failed: remote_upload_failed puts it
- * in one line, what naming the program ("agent").
+ * before it is renamed into place. Its exit status says what failed:
+ * remote_upload_failed puts it in one line, what naming the program
+ * ("agent").
  */
 int remote_upload_script(char *out, size_t n, const char *name,
-    const char *hash, const char *trial, int reuse) FERRY_WUR;
+    const char *hash, const char *trial) FERRY_WUR;
 void remote_upload_failed(const char *where, const char *what, int status,
     char *msg, size_t n);
 

@@ -84,6 +84,7 @@ struct sbox {
     enum sbox_state st;
     int staged;             /* its helper started on the staging folder */
     int whole;              /* it said done: it holds what it lacked */
+    int made;               /* its staging folder may exist */
     char addr[80];
     unsigned port;
     char at[1024];          /* the staging folder, as the box names it */
@@ -896,7 +897,7 @@ swarm_free(struct swarm *s)
 
 /* Forks box i's link. */
 static int
-swarm_fork_link(struct swarm *s, int i)
+swarm_fork_link(struct swarm *s, int i, int clean_only)
 {
     int sv[2];
     pid_t pid;
@@ -916,7 +917,7 @@ swarm_fork_link(struct swarm *s, int i)
                 close(s->b[k].sock);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        swarm_link_main(s->cli, &s->job, i, sv[1]);
+        swarm_link_main(s->cli, &s->job, i, sv[1], clean_only);
     }
     close(sv[1]);
     (void)fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
@@ -953,6 +954,7 @@ swarm_go(struct swarm *s, int i)
     }
     b->st = SB_HELLO;
     b->since = swarm_now();
+    b->made = 1;
     return 0;
 }
 
@@ -1151,7 +1153,7 @@ swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
     if ((s = swarm_new(cli, stop)) == NULL)
         return NULL;
     for (i = 0; i < n; i++)
-        if ((r = swarm_fork_link(s, i)) != 0)
+        if ((r = swarm_fork_link(s, i, 0)) != 0)
             swarm_lose(s, i, ferry_strerror(r));
     swarm_rounds(s, swarm_listing);
     if (*stop != 0 || (r = swarm_prepare(s)) != 0 || s->t == NULL) {
@@ -1167,13 +1169,15 @@ swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
     swarm_stop_all(s);
     for (i = 0; i < n; i++) {
         held += s->b[i].whole;
-        live += s->b[i].staged;
+        live += s->b[i].made;
         down += s->b[i].down;
     }
     swarm_note(s, "swarm: %d of %d boxes hold what they lacked (%.1f MiB "
         "over the uplink, %.1f MiB between the boxes) in %.1f s", held, n,
         (double)s->put_bytes / 1048576.0, (double)down / 1048576.0,
         swarm_now() - s->t0);
+    /* Kept while some box may hold a staging folder: swarm_end removes
+     * it once that box's transfer succeeds. */
     if (live == 0)
         goto none;
     return s;
@@ -1185,7 +1189,9 @@ none:
 const char *
 swarm_adopt_dir(const struct swarm *s, int box)
 {
-    if (s == NULL || box < 0 || box >= s->n || !s->b[box].staged)
+    /* A box that gathered nothing has nothing to adopt. */
+    if (s == NULL || box < 0 || box >= s->n || !s->b[box].staged ||
+        (!s->b[box].whole && s->b[box].have == 0))
         return NULL;
     return s->adopt;
 }
@@ -1212,18 +1218,28 @@ swarm_end(struct swarm *s, const int *codes)
         return;
     for (i = 0; i < s->n; i++) {
         struct sbox *b = &s->b[i];
+        int clean = codes != NULL && codes[i] == 0 && b->made;
 
-        if (b->sock < 0)
-            continue;
-        if (codes != NULL && codes[i] == 0 && b->st == SB_ENDED) {
+        if (b->sock >= 0 && clean && b->st == SB_ENDED) {
             b->outlen = b->outoff = 0;
             (void)fcntl(b->sock, F_SETFL, fcntl(b->sock, F_GETFL) &
                 ~O_NONBLOCK);
             (void)!write(b->sock, "clean\n", 6);
-        } else {
+            continue;
+        }
+        if (b->sock >= 0) {
             close(b->sock);
             b->sock = -1;
         }
+        if (b->pid > 0) {
+            kill(b->pid, SIGTERM);
+            (void)waitpid(b->pid, NULL, 0);
+            b->pid = 0;
+        }
+        /* A box left out of the swarm after its folder was made: a
+         * login of its own removes it. */
+        if (clean && swarm_fork_link(s, i, 1) != 0)
+            b->sock = -1;
     }
     /* Each link says `cleaned` and ends; bounded. */
     do {

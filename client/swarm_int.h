@@ -58,9 +58,10 @@ const uint8_t *swarm_test_out(struct swarm *s, int box, size_t *len);
 int swarm_test_failed(const struct swarm *s, int box);
 uint32_t swarm_test_pieces(const struct swarm *s);
 
-/* In a forked child: box's link on sock, as swarm_link.c says. Never
- * returns. */
+/* In a forked child: box's link on sock, as swarm_link.c says; with
+ * clean_only, it logs in, removes the staging folder, says `cleaned`
+ * and ends. Never returns. */
 void swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
-    int sock) __attribute__((noreturn));
+    int sock, int clean_only) __attribute__((noreturn));
 
 #endif

@@ -334,14 +334,16 @@ link_relay(int sock, int fd)
 
 /* Waits for the parent's word after the helper: `clean` removes the
  * staging folder; the socket's end leaves it (for the next run). */
+static void link_clean(int sock, struct ssh_conn *ssh, const char *host,
+    const char *dest_q, const char *id);
+
 static void
 link_after(int sock, struct ssh_conn *ssh, const char *host,
     const char *dest_q, const char *id)
 {
-    char line[64], script[8192], msg[600];
+    char line[64];
     size_t len = 0;
     ssize_t n;
-    int r;
 
     while (len < sizeof(line) - 1 &&
         (n = read(sock, line + len, sizeof(line) - 1 - len)) > 0) {
@@ -350,8 +352,18 @@ link_after(int sock, struct ssh_conn *ssh, const char *host,
             break;
     }
     line[len] = '\0';
-    if (strncmp(line, "clean\n", 6) != 0)
-        return;
+    if (strncmp(line, "clean\n", 6) == 0)
+        link_clean(sock, ssh, host, dest_q, id);
+}
+
+/* Removes the staging folder, and says so. */
+static void
+link_clean(int sock, struct ssh_conn *ssh, const char *host,
+    const char *dest_q, const char *id)
+{
+    char script[8192], msg[600];
+    int r;
+
     snprintf(script, sizeof(script),
         "exec 2>/dev/null; cd %s || exit 0; rm -rf \"%s/%s\"; "
         "rmdir %s 2>/dev/null; exit 0", dest_q, SWARM_STAGE_DIR, id,
@@ -363,7 +375,7 @@ link_after(int sock, struct ssh_conn *ssh, const char *host,
 
 void
 swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
-    int sock)
+    int sock, int clean_only)
 {
     const struct remote *rem = &cli->boxes[box].remote;
     const char *host = cli->boxes[box].label;
@@ -404,12 +416,24 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
         link_say(sock, "link-fail %s: no address to share", host);
         _exit(1);
     }
+    if (clean_only) {
+        link_clean(sock, ssh, host, dest_q, job->id);
+        ssh_conn_close(ssh);
+        _exit(0);
+    }
     link_say(sock, "link %s", addr);
-    /* The helper, by hash, as the agent. */
-    if ((r = remote_upload_script(script, sizeof(script), "ferry-swarm",
-        job->helper_hash, "", 1)) != 0 ||
+    /* The helper, by hash, as the agent: its bytes cross only to a box
+     * that lacks it. */
+    snprintf(script, sizeof(script), "test -x "
+        "\"$HOME/.cache/ferry/ferry-swarm-%.16s\"", job->helper_hash);
+    if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0 ||
+        (r = ssh_conn_run(ssh, cmd, NULL, 0, &status, msg,
+        sizeof(msg))) != 0)
+        goto fail;
+    if (status != 0 && ((r = remote_upload_script(script, sizeof(script),
+        "ferry-swarm", job->helper_hash, "")) != 0 ||
         (r = link_run(ssh, host, "its swarm helper", script, job->helper,
-        job->helper_len, msg, sizeof(msg))) != 0)
+        job->helper_len, msg, sizeof(msg))) != 0))
         goto fail;
     if ((r = link_list(sock, ssh, dest_q, msg, sizeof(msg))) != 0)
         goto fail;

@@ -3,7 +3,9 @@
 # folder of its own on each box) and disk, behind a 100 Mbit/s uplink.
 # A first contact uploads an agent into each box's own HOME; a push to
 # the three lands whole on each, and the uplink's counter shows the data
-# once per box for per-box sends; a pull from the three comes back
+# once per box for per-box sends, and once in all for the swarm (the
+# default), unless the boxes cannot reach each other (bridge ports
+# isolated: the probe sends each everything); a pull from the three comes back
 # through the shaped uplink as much. A box whose sshd is dead: the others
 # finish, exit 10, and the same command again, the box back, completes it.
 . "$(dirname "$0")/../lib/common.sh"
@@ -70,6 +72,36 @@ done
 expect_field exit_code 0
 expect_field files_sent $((3 * nfiles))
 plausible push "$(uplink_delta tx "$before")"
+
+# The swarm, the default: each piece crosses the uplink once, and the
+# boxes copy the rest among themselves at their own ports' rate. Its
+# first contact uploads the helper to each box; the next push is timed.
+mkdir "$T/warm"
+head -c 1500000 /dev/urandom >"$T/warm/w.bin"
+expect_rc 0 "${P[@]}" "$T/warm/" "box[1-3]:$LAB_WS/warm"
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked"
+before=$(lab_uplink_bytes)
+expect_rc 0 "${P[@]}" "$T/src/" "box[1-3]:$LAB_WS/swarm"
+for k in 1 2 3; do
+    tree_same "$T/src" "$(lab_ws "$k")/swarm"
+done
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked"
+sent=$(uplink_delta tx "$before")
+note "swarm: $sent bytes on the uplink for $size of data"
+[ "$sent" -ge "$size" ] && [ "$sent" -le $((size * 23 / 20 + 2097152)) ] ||
+    { cat "$T/last.err"; fail "swarm: $sent bytes on the uplink for $size of data"; }
+
+# Boxes that cannot reach each other: the probe finds it, says so, and
+# each box is sent everything.
+lab_isolate on
+before=$(lab_uplink_bytes)
+expect_rc 0 "${P[@]}" "$T/src/" "box[1-3]:$LAB_WS/apart"
+expect_err "the boxes cannot reach each other"
+for k in 1 2 3; do
+    tree_same "$T/src" "$(lab_ws "$k")/apart"
+done
+plausible apart "$(uplink_delta tx "$before")"
+lab_isolate off
 
 before=$(lab_uplink_bytes)
 expect_rc 0 lab_client "$FERRY" pull -F "$LAB_SSH_CONFIG" \

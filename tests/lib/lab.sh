@@ -37,6 +37,8 @@
 # lab_box_kill K      SIGKILL to everything in box K (sshd, sessions,
 #                     agents): a box that died
 # lab_box_start K     box K's sshd (again), once it answers
+# lab_isolate on|off  the boxes cannot reach each other (each still
+#                     reaches the client), or can again
 # lab_per_box         "--no-swarm" if $FERRY has it (many-box pushes then
 #                     swarm by default, and it forces sends to each box in
 #                     full), else nothing: per-box sends are the default
@@ -102,6 +104,7 @@ lab_up() {
         fail "lab: 1 to 200 boxes"
     fi
     LAB=fl$$-
+    LAB_N=$n
     LAB_DIR=$(mktemp -d "/var/tmp/ferry-lab.$$.XXXXXX")
     # Outside the boxes, an empty folder: each box mounts its own on it.
     LAB_WS=$LAB_DIR/ws
@@ -140,6 +143,16 @@ lab_up() {
 lab_rate_box() {
     lab_shape "${LAB}br" "b$1" "$2"
     lab_shape "${LAB}b$1" eth0 "$2"
+}
+
+# The boxes' ports are isolated from each other (on) or not (off): each
+# still reaches the client, as boxes in two networks would.
+lab_isolate() {
+    local k
+    for k in $(seq 1 "$LAB_N"); do
+        ip -n "${LAB}br" link set dev "b$k" type bridge_slave isolated "$1" ||
+            fail "lab: isolating b$k"
+    done
 }
 
 lab_per_box() {
