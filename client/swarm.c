@@ -41,8 +41,11 @@ const char *const swarm_file_names[SWARM_FILES] = {
 };
 
 /* Pieces put to a box and not yet hashed there: the helper holds up to
- * 32 (docs/SWARM.md); a few keep its pipe and its disk busy. */
-#define SWARM_WINDOW 8
+ * 32 and 64 MiB (docs/SWARM.md). Enough that a file a piece (small
+ * files) does not wait a round trip each, and at most SWARM_WINDOW_BYTES
+ * of big ones. */
+#define SWARM_WINDOW 24
+#define SWARM_WINDOW_BYTES (32u << 20)
 /* Seconds for a box to log in, take the helper and listen. */
 #define SWARM_LINK_S 60
 /* Seconds for every box to reach another once told its peers: one that
@@ -128,6 +131,8 @@ struct swarm {
     struct buf tbytes;
     uint8_t *helper;
     uint32_t pieces, piece_len;
+    int window;             /* pieces in flight to one box */
+    int all_put;
     struct sfile *sf;
     size_t nsf;
     uint32_t next;          /* the next piece never put */
@@ -299,6 +304,11 @@ swarm_put(struct swarm *s, struct sbox *b, uint32_t p)
 static int
 swarm_next_piece(struct swarm *s, uint32_t *p)
 {
+    if (s->next == s->pieces && s->nagain == 0 && !s->all_put) {
+        s->all_put = 1;
+        log_debug("swarm: every piece put, %.2f s after the start",
+            swarm_now() - s->started_at);
+    }
     while (s->nagain > 0) {
         *p = s->again[--s->nagain];
         if (s->fed_to[*p] < 0 && !s->bad[*p])
@@ -312,9 +322,9 @@ swarm_next_piece(struct swarm *s, uint32_t *p)
     return 0;
 }
 
-/* The probe: nothing is put until every box reached another, so that no
- * piece goes to a box that cannot pass it on. 0 once it is over (boxes
- * with no peer by SWARM_PROBE_S are left out), 1 while it waits. */
+/* The probe: every box must reach another; one with no peer by
+ * SWARM_PROBE_S is left out (and what only it was given goes to others).
+ * 0 once it is over, 1 while it waits. */
 static int
 swarm_probe(struct swarm *s)
 {
@@ -334,6 +344,7 @@ swarm_probe(struct swarm *s)
                 "other" : "it cannot reach the other boxes, nor they it");
     s->probed = 1;
     s->moved_at = swarm_now();
+    log_debug("swarm: probe over after %.2f s", swarm_now() - s->started_at);
     return 0;
 }
 
@@ -352,7 +363,7 @@ swarm_over_limit(const struct swarm *s)
 }
 
 /* Fills each started box's window, once every box has said what it
- * holds (what one holds, none is sent) and the probe is over. */
+ * holds (what one holds, none is sent). */
 static void
 swarm_feed(struct swarm *s)
 {
@@ -362,12 +373,15 @@ swarm_feed(struct swarm *s)
     for (i = 0; i < s->n; i++)
         if (s->b[i].st < SB_STARTED)
             return;
-    if (!s->probed && swarm_probe(s) != 0)
-        return;
+    if (!s->probed)
+        (void)swarm_probe(s);
     for (i = 0; i < s->n; i++) {
         struct sbox *b = &s->b[i];
 
-        while (b->st == SB_STARTED && b->ninflight < SWARM_WINDOW &&
+        /* While the probe runs, only a box that reached another takes
+         * pieces: one that cannot pass them on would hold them alone. */
+        while (b->st == SB_STARTED && b->ninflight < s->window &&
+            (s->probed || b->peers > 0) &&
             !swarm_over_limit(s) &&
             b->outlen - b->outoff < (size_t)s->piece_len &&
             swarm_next_piece(s, &p)) {
@@ -476,7 +490,8 @@ swarm_line(struct swarm *s, int i, char *line)
     uint32_t p;
     int r = 0;
 
-    if (strncmp(line, "cur ", 4) != 0)
+    if (strncmp(line, "cur ", 4) != 0 && strncmp(line, "fed ", 4) != 0 &&
+        strncmp(line, "progress ", 9) != 0)
         log_debug("swarm %s: %s", s->cli->boxes[i].label, line);
     if (strncmp(line, "link-fail ", 10) == 0) {
         swarm_lose(s, i, line + 10);
@@ -974,6 +989,11 @@ swarm_prepare(struct swarm *s)
     pem = swarm_ca_cert_pem(ca, &pem_len);
     if ((r = swarm_torrent(s, pem, pem_len)) != 0 || s->t == NULL)
         goto out;
+    s->window = SWARM_WINDOW_BYTES / s->piece_len;
+    if (s->window > SWARM_WINDOW)
+        s->window = SWARM_WINDOW;
+    if (s->window < 2)
+        s->window = 2;
     s->again_cap = (size_t)s->pieces + (size_t)s->n * SWARM_WINDOW;
     if ((s->again = xcalloc(s->again_cap, sizeof(uint32_t))) == NULL ||
         (s->fed_to = xmalloc((size_t)s->pieces * sizeof(int16_t))) == NULL ||

@@ -529,6 +529,24 @@ dest_file_same(struct dest *d, const struct msg_entry *m, const char *path,
     return 1;
 }
 
+/* A staged file's data durable before its final name is: on Linux one
+ * syncfs for all that DIR holds (a swarm wrote it before the transfer
+ * began), the first time; elsewhere an fsync each. */
+static int
+dest_adopt_durable(struct dest *d, int fd)
+{
+#ifdef __linux__
+    (void)fd;
+    if (d->adopt_synced)
+        return 0;
+    d->adopt_synced = 1;
+    return syncfs(d->rootfd) == 0 ? 0 : -errno;
+#else
+    (void)d;
+    return fsx_fsync(fd);
+#endif
+}
+
 /*
  * --adopt: DIR/path takes the place of name in pfd when it holds what m
  * says. It is opened beneath the root as every destination path is, but
@@ -538,9 +556,9 @@ dest_file_same(struct dest *d, const struct msg_entry *m, const char *path,
  * and its other names would see that. It is looked at again where it
  * stands after the hash and the sync, so that what is renamed is the
  * file that was hashed, at the size that was hashed (a writer still at
- * it would otherwise put more under the final name). Mode and mtime are
- * set before the sync so that they are durable with the data, as a
- * commit's are. 1 if adopted; any failure only means that the file is
+ * it would otherwise put more under the final name). The data is durable
+ * before the rename (dest_adopt_durable); mode, mtime and name are with
+ * the next sync, before the end is said (dest_flush). 1 if adopted; any failure only means that the file is
  * sent.
  */
 static int
@@ -551,7 +569,7 @@ dest_adopt(struct dest *d, const struct msg_entry *m, const char *path,
     struct stat st, fst, now;
     struct hash128 h;
     const char *sname;
-    int sfd, fd = -1, n, r, ok = 0;
+    int sfd, fd = -1, n, ok = 0;
 
     if (d->adopt == NULL || !m->has_hash)
         return 0;
@@ -569,17 +587,21 @@ dest_adopt(struct dest *d, const struct msg_entry *m, const char *path,
         hash_equal(&h, &m->hash) &&
         fchmod(fd, m->mode) == 0 &&
         fsx_set_mtime(fd, -1, NULL, m->mtime_sec, m->mtime_nsec) == 0 &&
-        fsx_fsync(fd) == 0 &&
+        dest_adopt_durable(d, fd) == 0 &&
         fstatat(sfd, sname, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
         now.st_dev == st.st_dev && now.st_ino == st.st_ino &&
         now.st_nlink == 1 && (uint64_t)now.st_size == m->size &&
         renameat(sfd, sname, pfd, name) == 0) {
         ok = 1;
         /* The new name durable, as a commit's are (the old one going
-         * needs no sync: a crash that brings it back leaves a copy). */
-        if ((r = fsx_fsync(pfd)) != 0)
+         * needs no sync: a crash that brings it back leaves a copy):
+         * with the next batch's sync (dest_flush), elsewhere now. */
+        d->adopt_unsynced++;
+#ifndef __linux__
+        if (fsx_fsync(pfd) != 0)
             log_debug("%s: sync after adopting: %s", path,
-                ferry_strerror(r));
+                strerror(errno));
+#endif
     }
     if (fd >= 0)
         close(fd);
@@ -743,6 +765,16 @@ dest_flush(struct dest *d, dest_done_fn *done, void *ctx)
     struct dest_flush_ctx c = { d, done, ctx, 0 };
     int r;
 
+    if (d->w.batch.nfiles == 0 && d->adopt_unsynced > 0) {
+        /* Adopted names durable before the end is said. */
+        d->adopt_unsynced = 0;
+#ifdef __linux__
+        if (syncfs(d->rootfd) != 0)
+            return xfer_fail(d->x, -errno, "%s: sync: %s", d->root,
+                strerror(errno));
+#endif
+        return 0;
+    }
     if (d->w.batch.nfiles == 0)
         return 0;
     r = dest_writer_commit(&d->w, 0, dest_committed, &c);

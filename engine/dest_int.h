@@ -24,6 +24,8 @@ struct dest {
     char *rename;          /* new name of a single file, or NULL */
     char *basis;           /* --basis FILE, or NULL */
     char *adopt;           /* --adopt DIR, or NULL */
+    int adopt_synced;      /* what DIR held was made durable (Linux) */
+    size_t adopt_unsynced; /* adopted since the last sync */
     int basis_dirfd;       /* dest_set_basis_dir, or -1 */
     int rootfd, statefd, partfd, lockfd;
     uint8_t salt[16];

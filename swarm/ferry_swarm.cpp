@@ -66,6 +66,8 @@ constexpr std::size_t max_pending_bytes = 64 * 1024 * 1024;
 constexpr unsigned stop_seconds = 10;
 // A peer error is said once per distinct message, and at most this many.
 constexpr std::size_t max_said = 64;
+// Written (from libtorrent's thread) when alerts wait: wakes the loop.
+int alert_pipe[2] = {-1, -1};
 
 void emit(char const* fmt, ...) __attribute__((format(printf, 1, 2)));
 void emit(char const* fmt, ...)
@@ -315,6 +317,11 @@ void helper::start()
         emit("fatal session: %s", one_line(e.what()).c_str());
         std::exit(1);
     }
+    ses->set_alert_notify([] {
+        char const c = 1;
+        ssize_t const w = ::write(alert_pipe[1], &c, 1);
+        (void)w;
+    });
     // Rate limits apply to every peer: libtorrent's default filter puts
     // private and loopback addresses, where boxes of one cloud meet, in a
     // "local" class that no limit reaches.
@@ -620,6 +627,10 @@ int main(int argc, char** argv)
     int const fl = ::fcntl(0, F_GETFL);
     ::fcntl(0, F_SETFL, fl | O_NONBLOCK);
 
+    if (::pipe2(alert_pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "ferry-swarm: pipe: %s\n", std::strerror(errno));
+        return 1;
+    }
     helper hp;
     swarm_reader rd;
     swarm_reader_init(&rd);
@@ -631,9 +642,17 @@ int main(int argc, char** argv)
         // Read lines only while fewer than max_pending pieces wait for
         // their hash: the pipe holds the rest back.
         std::size_t const room = hp.room() ? swarm_reader_room(&rd) : 0;
-        struct pollfd pfd = {0, POLLIN, 0};
-        int const n = ::poll(&pfd, room > 0 && !eof ? 1 : 0, 50);
-        if (n > 0) {
+        // Woken by input, or by libtorrent's alerts (a piece hashed is
+        // answered at once, not at the next tick); the timeout paces the
+        // ticks.
+        struct pollfd pfd[2] = {{room > 0 && !eof ? 0 : -1, POLLIN, 0},
+            {alert_pipe[0], POLLIN, 0}};
+        int const n = ::poll(pfd, 2, 100);
+        if (n > 0 && (pfd[1].revents & POLLIN)) {
+            char drain[256];
+            while (::read(alert_pipe[0], drain, sizeof drain) > 0) {}
+        }
+        if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP))) {
             char buf[16384];
             ssize_t got = ::read(0, buf, std::min(sizeof buf, room));
             if (got == 0) {

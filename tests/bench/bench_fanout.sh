@@ -5,7 +5,7 @@
 # many small files (0-8 KiB) and a few large ones, incompressible.
 #
 # Rows, each the median of FANOUT_RUNS runs into fresh folders:
-#   first contact  a small file to every box, its agent cache emptied
+#   first contact  2 MiB to every box, its agent cache emptied
 #                  first: what bootstrapping costs (a row of its own, so
 #                  the others start from bootstrapped boxes)
 #   (a) 1 box      the data to one box
@@ -187,13 +187,16 @@ med() {
 others=$(seq 1 $((N - 1)))
 hosts_others=$(for k in $others; do printf 'box%s ' "$k"; done)
 
-echo hello >"$T/hello"
+# 2 MiB: enough for a push to many boxes to spread, so that each box's
+# swarm helper is uploaded here too, not in the first timed row.
+mkdir -p "$T/hello"
+head -c 2097152 /dev/urandom >"$T/hello/h.bin"
 for r in $(seq 1 "$RUNS"); do
     for k in $(seq 1 "$N"); do
         rm -rf "$(lab_home "$k")/.cache/ferry"
     done
     forget hello
-    timed "$T/out" "${P[@]}" "$T/hello" "$ALL:$LAB_WS/hello"
+    timed "$T/out" "${P[@]}" "$T/hello/" "$ALL:$LAB_WS/hello"
     expect_ok "first contact" 0
     record first
 done
@@ -306,7 +309,7 @@ e_note=""
         "large) to $N boxes; uplink $UPLINK, box ports $BOX_RATE;" \
         "median of $RUNS; $(nproc) cores, $(date -u +%FT%TZ)"
     line row "wall s" "x(a)" "up MiB" "x(a)" "down MiB" notes
-    row first "first contact, $N boxes" "a small file; agents uploaded"
+    row first "first contact, $N boxes" "2 MiB; agents and helpers uploaded"
     row a "(a) 1 box"
     if [ "${#PER_BOX[@]}" -gt 0 ]; then
         row b "(b) $N boxes, --no-swarm"
