@@ -152,9 +152,12 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
     output_box(b->label, &br->tally[box]);
     cli->remote = b->remote;
     swarm_forget(br->swarm);
-    if (cli->adopt == NULL && swarm_adopt_dir(br->swarm, box) != NULL &&
-        (cli->adopt = xstrdup(swarm_adopt_dir(br->swarm, box))) == NULL)
-        _exit(EXIT_USAGE);
+    if (cli->adopt == NULL && swarm_adopt_dir(br->swarm, box) != NULL) {
+        if ((cli->adopt = xstrdup(swarm_adopt_dir(br->swarm, box))) == NULL)
+            _exit(EXIT_USAGE);
+        cli->hash_hint = swarm_hash_hint;
+        cli->hash_hint_ctx = br->swarm;
+    }
     if (cli->cmd == CMD_PULL) {
         cli->remote_paths = b->paths;
         cli->nremote = b->npaths;

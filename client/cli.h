@@ -18,6 +18,7 @@
 
 #include "../common/err.h"
 #include "../engine/filter.h"
+#include "../engine/manifest.h"
 
 enum cli_cmd { CMD_PUSH = 1, CMD_PULL, CMD_STATUS, CMD_CLEAN, CMD_VERSION,
     CMD_HELP };
@@ -56,6 +57,10 @@ struct cli {
     int nboxes;
     int boxes_at_once;        /* --boxes-at-once N; 0: the default */
     int no_swarm;             /* --no-swarm: many boxes, no sharing */
+    /* A box's transfer after a swarm: the hashes its pass made
+     * (manifest_set_hash_hint), NULL for none. */
+    manifest_hash_hint_fn *hash_hint;
+    void *hash_hint_ctx;
     int has_remote;           /* status/clean on a remote destination */
     char **local_paths;       /* push: sources; pull and status/clean:
                                  [0] = destination */

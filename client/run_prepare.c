@@ -84,6 +84,7 @@ run_scan(uv_work_t *req)
     int i;
 
     manifest_set_filter(rn->scan_mf, &cli->filter, 1);
+    manifest_set_hash_hint(rn->scan_mf, cli->hash_hint, cli->hash_hint_ctx);
     manifest_set_stop(rn->scan_mf, &rn->scan_stop);
     for (i = 0; i < cli->nlocal; i++)
         if ((rn->scan_err = manifest_scan(rn->scan_mf,

@@ -28,6 +28,7 @@
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
+#include "../common/hash.h"
 #include "../common/log.h"
 #include "../engine/manifest.h"
 #include "../proto/msg.h"
@@ -114,6 +115,8 @@ struct sfile {
 struct swarm_rel {
     char *rel;
     size_t id;              /* in the manifest */
+    int hashed;             /* hash is the file's (the torrent's pass) */
+    struct hash128 hash;
 };
 
 struct swarm {
@@ -454,8 +457,10 @@ swarm_rel_cmp(const void *a, const void *b)
 static ssize_t
 swarm_file_of(const struct swarm *s, const char *rel)
 {
-    struct swarm_rel key = { (char *)rel, 0 }, *hit;
+    struct swarm_rel key, *hit;
 
+    memset(&key, 0, sizeof(key));
+    key.rel = (char *)rel;
     hit = bsearch(&key, s->files, s->nfiles, sizeof(*s->files),
         swarm_rel_cmp);
     return hit != NULL ? hit - s->files : -1;
@@ -741,8 +746,8 @@ swarm_wanted(const struct swarm *s, size_t k)
 static int
 swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
 {
-    static uint8_t buf[1 << 20];
-    uint8_t ih[32];
+    uint32_t bs = s->cli->block_size;
+    uint8_t ih[32], *buf;
     size_t k, i;
     uint64_t len, wanted = 0;
     const char *path;
@@ -760,33 +765,60 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
         s->piece_len *= 2;
     if ((r = torrent_new(&s->t, SWARM_CONTENT, s->piece_len)) != 0)
         return r;
+    if ((buf = xmalloc(bs)) == NULL)
+        return FERRY_ERR_NOMEM;
     for (k = 0; k < s->nfiles && r == 0; k++) {
-        uint64_t left = manifest_entry(&s->mf, s->files[k].id)->size;
+        struct swarm_rel *f = &s->files[k];
+        uint64_t left = manifest_entry(&s->mf, f->id)->size;
+        struct hash_file *hf;
 
         if (!swarm_wanted(s, k))
             continue;
-        if ((fd = manifest_open(&s->mf, s->files[k].id, FSX_O_READ)) < 0)
-            return fd;
-        r = torrent_file_begin(s->t, s->files[k].rel);
+        if ((fd = manifest_open(&s->mf, f->id, FSX_O_READ)) < 0) {
+            r = fd;
+            break;
+        }
+        /* One read for both: the torrent's SHA-256 tree, and the
+         * transfer's own hash of the file (its blocks' XXH3), which each
+         * box's transfer then sends without reading the file again. */
+        if ((hf = hash_file_new(left, bs)) == NULL)
+            r = FERRY_ERR_NOMEM;
+        if (r == 0)
+            r = torrent_file_begin(s->t, f->rel);
         while (r == 0 && left > 0) {
-            ssize_t got = read(fd, buf, left < sizeof(buf) ? left :
-                sizeof(buf));
+            size_t want = left < bs ? (size_t)left : bs, got = 0;
+            struct hash128 bh;
 
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0) {
-                r = got < 0 ? -errno : FERRY_ERR_CHANGED;
-                break;
+            while (got < want) {
+                ssize_t n = read(fd, buf + got, want - got);
+
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0) {
+                    r = n < 0 ? -errno : FERRY_ERR_CHANGED;
+                    break;
+                }
+                got += (size_t)n;
             }
-            r = torrent_file_update(s->t, buf, (size_t)got);
-            left -= (uint64_t)got;
+            if (r != 0)
+                break;
+            hash_block(buf, got, &bh);
+            hash_file_add(hf, &bh);
+            r = torrent_file_update(s->t, buf, got);
+            left -= got;
         }
         close(fd);
-        if (r == 0)
-            r = torrent_file_end(s->t);
+        if (r == 0 && (r = torrent_file_end(s->t)) == 0) {
+            hash_file_final(hf, &f->hash);
+            f->hashed = 1;
+        }
+        hash_file_free(hf);
     }
+    xfree(buf);
+    if (r != 0)
+        return r;
     buf_init(&s->tbytes, TORRENT_MAX_BYTES);
-    if (r == 0 && (r = torrent_set_cert(s->t, ca_pem, ca_len)) == 0)
+    if ((r = torrent_set_cert(s->t, ca_pem, ca_len)) == 0)
         r = torrent_finish(s->t, &s->tbytes, ih);
     if (r != 0)
         return r;
@@ -1204,6 +1236,29 @@ swarm_spread(struct cli *cli, volatile sig_atomic_t *stop)
 none:
     swarm_end(s, NULL);
     return NULL;
+}
+
+int
+swarm_hash_hint(void *ctx, const char *rel, uint64_t size,
+    int64_t mtime_sec, uint32_t mtime_nsec, struct hash128 *out)
+{
+    const struct swarm *s = ctx;
+    const struct mentry *e;
+    ssize_t k = swarm_file_of(s, rel);
+
+    if (k >= 0 && s->files[k].hashed) {
+        e = manifest_entry(&s->mf, s->files[k].id);
+        if (e->size == size && e->mtime_sec == mtime_sec &&
+            e->mtime_nsec == mtime_nsec) {
+            *out = s->files[k].hash;
+            return 0;
+        }
+        /* Changed since: its staged copy is not it. */
+        return FERRY_ERR_CHANGED;
+    }
+    /* Not in the torrent: no box holds a staged copy of it (--checksum
+     * still compares every file by content). */
+    return s->cli->checksum ? FERRY_ERR_STATE : 1;
 }
 
 const char *

@@ -16,6 +16,7 @@
 
 #include <signal.h>
 
+#include "../common/hash.h"
 #include "cli.h"
 
 struct swarm;
@@ -31,6 +32,11 @@ struct swarm *swarm_spread(struct cli *cli, volatile sig_atomic_t *stop);
 
 /* The folder box's transfer adopts from (--adopt), or NULL. */
 const char *swarm_adopt_dir(const struct swarm *s, int box);
+
+/* What the swarm's pass hashed, for a box's transfer
+ * (manifest_hash_hint_fn; ctx the swarm). */
+int swarm_hash_hint(void *ctx, const char *rel, uint64_t size,
+    int64_t mtime_sec, uint32_t mtime_nsec, struct hash128 *out);
 
 /* In a box's child: the links' sockets are the parent's. */
 void swarm_forget(struct swarm *s);

@@ -254,6 +254,27 @@ manifest_want_hashes(struct manifest *m)
 }
 
 void
+manifest_set_hash_hint(struct manifest *m, manifest_hash_hint_fn *fn,
+    void *ctx)
+{
+    m->hint = fn;
+    m->hint_ctx = ctx;
+}
+
+int
+manifest_hinted_hash(const struct manifest *m, size_t id,
+    struct hash128 *out)
+{
+    const struct mentry *e = manifest_entry(m, id);
+    char rel[MANIFEST_REL_MAX];
+
+    if (m->hint == NULL || e->kind != ENTRY_FILE)
+        return FERRY_ERR_STATE;
+    return m->hint(m->hint_ctx, manifest_rel(m, id, rel), e->size,
+        e->mtime_sec, e->mtime_nsec, out);
+}
+
+void
 manifest_set_hash(struct manifest *m, size_t id, const struct hash128 *h)
 {
     struct hash128 *slot;

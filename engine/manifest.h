@@ -76,6 +76,13 @@ struct mnotice {
     char *text;
 };
 
+/* A content hash known already (manifest_set_hash_hint): 0 and *out for
+ * the file at rel of that size and mtime; 1 when the file needs none
+ * (--adopt: nothing staged it); a negative error when unknown (the file
+ * is read for it). */
+typedef int manifest_hash_hint_fn(void *ctx, const char *rel, uint64_t size,
+    int64_t mtime_sec, uint32_t mtime_nsec, struct hash128 *out);
+
 struct manifest {
     struct stable ents; /* private: struct mentry, see manifest_entry */
     size_t n;           /* read-only: entries (for a live manifest, only on
@@ -106,6 +113,8 @@ struct manifest {
     uint64_t files;    /* read-only: regular files */
     uint64_t bytes;    /* read-only: their total size */
     struct filter *filter;  /* private: borrowed, see manifest_set_filter */
+    manifest_hash_hint_fn *hint;  /* private: see manifest_set_hash_hint */
+    void *hint_ctx;               /* private */
     const atomic_int *stop; /* private: see manifest_set_stop */
     int ignore_files;       /* private */
     unsigned delay_us;      /* private: see manifest_live_begin */
@@ -260,6 +269,15 @@ int manifest_open(const struct manifest *m, size_t id, int flags);
  * or NULL if none was set.
  */
 int manifest_want_hashes(struct manifest *m) FERRY_WUR;
+/* Where a file's content hash comes from before it is read for one: a
+ * client that hashed the sources already (a swarm's pass) spares each
+ * box's transfer a read of them all. NULL fn: none. */
+void manifest_set_hash_hint(struct manifest *m, manifest_hash_hint_fn *fn,
+    void *ctx);
+/* Entry id's hash as the hint knows it: as manifest_hash_hint_fn, and
+ * FERRY_ERR_STATE without a hint. */
+int manifest_hinted_hash(const struct manifest *m, size_t id,
+    struct hash128 *out) FERRY_WUR;
 void manifest_set_hash(struct manifest *m, size_t id,
     const struct hash128 *h);
 const struct hash128 *manifest_hash(const struct manifest *m, size_t id);

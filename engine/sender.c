@@ -269,11 +269,19 @@ sender_offer(struct sender *s, uint32_t id, struct buf *out)
     struct hash128 made;
     char rel[MANIFEST_REL_MAX];
     struct msg_entry m;
-    int r, fd;
+    int r, fd, hinted;
 
     memset(&m, 0, sizeof(m));
     /* --adopt: the receiver checks a staged file against this hash. */
     if ((plan_flags(s->p) & (OPEN_F_CHECKSUM | OPEN_F_ADOPT)) &&
+        e->kind == ENTRY_FILE && h == NULL &&
+        (hinted = manifest_hinted_hash(mf, id, &made)) >= 0) {
+        /* Known already, or needed by nobody (--adopt of a swarm that
+         * staged no copy of it): not read here. */
+        if (hinted == 0)
+            manifest_set_hash(mf, id, &made);
+        h = manifest_hash(mf, id);
+    } else if ((plan_flags(s->p) & (OPEN_F_CHECKSUM | OPEN_F_ADOPT)) &&
         e->kind == ENTRY_FILE && h == NULL) {
         if ((fd = manifest_open(mf, id, FSX_O_READ)) < 0)
             r = fd;

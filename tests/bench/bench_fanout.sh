@@ -20,6 +20,9 @@
 #   (e) straggler  the default to every box, the last on a FANOUT_SLOW_RATE
 #                  port: the others' time (until the last of their box
 #                  events), the straggler's and the command's in the notes
+#   (f) floor      the data copied into every box's folder at once (cp,
+#                  then sync), no network: what this machine's cores and
+#                  disk cost the boxes' side
 # Time is the command's wall time, bytes those of the client's uplink
 # veth (frames whole, both directions; the lab carries nothing else), and
 # x(a) the ratio to row (a). Every copy is checked against the source.
@@ -282,6 +285,26 @@ if wanted e; then
     lab_rate_box "$N" "$BOX_RATE"
 fi
 
+# (f) the machine's floor for the boxes' side: the data written into
+# every box's folder at once, from this machine's page cache, made
+# durable, with no network and no ferry. On one VM the boxes share its
+# cores and disk, which a real fan-out does not; (c) against it says what
+# of the time is this machine's.
+if wanted f; then
+    for r in $(seq 1 "$RUNS"); do
+        t0=$(date +%s.%N)
+        for k in $(seq 1 "$N"); do
+            cp -r "$SRC" "$(lab_ws "$k")/f" &
+        done
+        wait
+        sync -f "$(lab_ws 1)"
+        SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+        forget f
+        echo "$SECS 0 0" >>"$T/rows.f"
+        log "(f) run $r: $(div "$SECS" 1) s"
+    done
+fi
+
 # ---------------------------------------------------------------- table
 
 # ratio X ROW COLUMN: X over row (a)'s median of COLUMN.
@@ -321,6 +344,7 @@ e_note=""
     row d "(d) box$N killed at half, others" "exit 10"
     row d2 "(d) re-run, box$N back"
     row e "(e) box$N at $SLOW_RATE, others" "$e_note"
+    row f "(f) floor: cp to $N folders" "no network: the disk and cores"
 } | tee "$T/table"
 mkdir -p "$ROOT/build/bench"
 cp "$T/table" "$ROOT/build/bench/fanout-latest.txt"

@@ -289,6 +289,9 @@ struct rt_case {
     void (*setup)(struct rt *rt);
     /* Changes the destination after the earlier run. */
     void (*between)(struct rt *rt);
+    /* Sender rows: the manifest's hash hint (manifest_set_hash_hint;
+     * ctx the case's rt). */
+    manifest_hash_hint_fn *hint;
     /* Further checks once the roles are gone. */
     void (*check)(struct rt *rt);
     /* Called after each step of a role, with what it has said so far:

@@ -478,6 +478,7 @@ rt_open_sender(struct rt *rt, unsigned n)
             &rt->x)) != NULL);
     } else {
         CHECK_OK(manifest_scan(&mf, p));
+        manifest_set_hash_hint(&mf, rt->c->hint, rt);
         CHECK((rt->plan = plan_new(&mf, RT_BS, rt->c->flags, &rt->x)) !=
             NULL);
     }

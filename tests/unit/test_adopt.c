@@ -303,10 +303,41 @@ sender_counted(struct rt *rt)
     CHECK_EQ_U64(xfer_get(&rt->x.st.files_sent), 0);
 }
 
+/* A hash hint (a swarm's pass hashed the files already): asked for each
+ * regular file with its path, size and mtime, and none is read for it. */
+static int hint_calls, hint_sizes_ok;
+
+static int
+hint_given(void *ctx, const char *rel, uint64_t size, int64_t mtime_sec,
+    uint32_t mtime_nsec, struct hash128 *out)
+{
+    (void)ctx;
+    (void)mtime_nsec;
+    hint_calls++;
+    hint_sizes_ok += (strcmp(rel, "src/a") == 0 && size == 100) ||
+        (strcmp(rel, "src/d/b") == 0 && mtime_sec > 0);
+    memset(out, 0x5a, sizeof(*out));
+    return strcmp(rel, "src/a") == 0 ? 0 : 1;
+}
+
+static void
+sender_hinted(struct rt *rt)
+{
+    sender_counted(rt);
+    CHECK_EQ_INT(hint_calls, 3);
+    CHECK_EQ_INT(hint_sizes_ok, 2);
+    hint_calls = hint_sizes_ok = 0;
+}
+
 /* The sender counts what the receiver adopted, and refuses it from a
  * receiver it did not ask, or for something not a file. */
 static const struct rt_case adopt_sender_rows[] = {
     { "adopted_counted", .flags = OPEN_F_ADOPT, .check = sender_counted,
+      .script = { { F_READY("") },
+                  { F_REPLY(1, REPLY_SKIP, REPLY_F_ADOPTED) } },
+      .out = OFFERS },
+    { "adopted_hinted", .flags = OPEN_F_ADOPT, .check = sender_hinted,
+      .hint = hint_given,
       .script = { { F_READY("") },
                   { F_REPLY(1, REPLY_SKIP, REPLY_F_ADOPTED) } },
       .out = OFFERS },
