@@ -320,22 +320,18 @@ tar_num(const uint8_t *f, size_t w, int neg, int64_t *out)
 
     *out = 0;
     if (f[0] == 0x80 || (f[0] == 0xff && neg)) {
-        /* Big-endian two's complement over the rest of the field; the
-         * value must fit 63 bits. */
+        /* Big-endian two's complement over the rest of the field. All
+         * but its last 7 bytes must repeat the sign, so the value fits
+         * 56 bits and its sign is f[0]'s: that one check bounds it. */
+        uint8_t fill = f[0] == 0xff ? 0xff : 0;
+
+        v = fill != 0 ? UINT64_MAX : 0;
         for (i = 1; i < w; i++) {
-            if (i < w - 7 && f[i] != (f[0] == 0xff ? 0xff : 0))
+            if (i < w - 7 && f[i] != fill)
                 return FERRY_ERR_FORMAT;
             v = v << 8 | f[i];
         }
-        if (f[0] == 0xff) {
-            if ((v >> 63) == 0)
-                return FERRY_ERR_FORMAT;
-            *out = -(int64_t)(~v) - 1;
-        } else {
-            if ((v >> 63) != 0)
-                return FERRY_ERR_FORMAT;
-            *out = (int64_t)v;
-        }
+        *out = fill != 0 ? -(int64_t)(~v) - 1 : (int64_t)v;
         return 0;
     }
     while (i < w && f[i] == ' ')

@@ -231,23 +231,26 @@ vman_str(struct rd *r, char *dst, size_t cap, size_t *len)
             return 0;
         if (c != '\\') {
             /* A raw character: its whole UTF-8 sequence, copied. */
+            const uint8_t *seq = r->p - 1;
             size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 :
                 c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
 
-            if (n == 0 || n - 1 > r->len ||
-                !text_utf8_valid((const char *)r->p - 1, n))
+            /* The sequence must be whole (its bytes taken here) and
+             * valid. */
+            if (n == 0 || (n > 1 && rd_bytes(r, n - 1, NULL) != 0) ||
+                !text_utf8_valid((const char *)seq, n))
                 return FERRY_ERR_FORMAT;
             if (n > cap - *len)
                 return FERRY_ERR_TOO_LARGE;
             if (dst != NULL)
-                memcpy(dst + *len, r->p - 1, n);
+                memcpy(dst + *len, seq, n);
             *len += n;
-            if (n > 1 && rd_bytes(r, n - 1, NULL) != 0)
-                return FERRY_ERR_FORMAT;
             continue;
         }
+        /* A backslash that ends the line escapes nothing: refused below
+         * as an unknown escape. */
         if (rd_u8(r, &c) != 0)
-            return FERRY_ERR_FORMAT;
+            c = 0;
         switch (c) {
         case '"': case '\\': case '/': cp = c; break;
         case 'b': cp = '\b'; break;

@@ -2,6 +2,7 @@
  * Tests for proto/tar.c (headers written and read back, every limit and
  * malformed header the reader refuses) and proto/vmanifest.c.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,19 @@ tar_hdr(struct buf *b)
     return p;
 }
 
+/* The stream in b, its first header edited: with the checksum fixed up,
+ * refused with err and why. */
+static void
+tar_edit_refused(struct buf *b, int err, const char *why)
+{
+    struct got g;
+    uint8_t *h = tar_hdr(b);
+
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(b), 512, &g), err);
+    CHECK_EQ_STR(g.why, why);
+}
+
 /* One file member "f" of n data bytes, then the end. */
 static void
 tar_one(struct buf *b, size_t n)
@@ -243,6 +257,40 @@ tar_pax_then_f(struct buf *b, const char *rec, size_t n)
     CHECK_OK(tar_end_put(b));
 }
 
+/* The pax record "LEN kv\n" of kv, LEN counting its own digits; *n is
+ * its length. The caller frees it. */
+static char *
+tar_pax_rec(const char *kv, size_t *n)
+{
+    size_t len = strlen(kv) + 2, d;
+    char *rec;
+
+    for (d = 1; snprintf(NULL, 0, "%zu", len + d) != (int)d; d++)
+        ;
+    len += d;
+    rec = check_alloc(len + 1);
+    CHECK_EQ_INT(snprintf(rec, len + 1, "%zu %s\n", len, kv), (int)len);
+    *n = len;
+    return rec;
+}
+
+/* A pax header of the one record kv, then a good member: refused with
+ * err and why. */
+static void
+tar_pax_refused(struct buf *b, const char *kv, int err, const char *why)
+{
+    struct got g;
+    size_t len;
+    char *rec = tar_pax_rec(kv, &len);
+
+    check_note("record %s", kv);
+    tar_pax_then_f(b, rec, len);
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(b), buf_used(b), 512, &g), err);
+    CHECK_EQ_STR(g.why, why);
+    check_note_clear();
+    free(rec);
+}
+
 TEST(tar_refused)
 {
     struct got g;
@@ -261,40 +309,32 @@ TEST(tar_refused)
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 257, "xxxxx", 5);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "not a ustar, pax or GNU tar header");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT,
+        "not a ustar, pax or GNU tar header");
     /* A member without a name. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[0] = '\0';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "member with an empty name");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "member with an empty name");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[156] = 'S';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g),
-        FERRY_ERR_UNSUPPORTED);
+    tar_edit_refused(&b, FERRY_ERR_UNSUPPORTED, "member type not supported "
+        "(GNU sparse, multi-volume, label or unknown)");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 124, "00000000009x", 12);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "bad size field");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 100, "000064x", 7);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "bad mode field");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mode field");
     /* Data in a directory. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[156] = '5';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT,
+        "data in a member that is not a regular file");
     /* Base-256 size: read. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
@@ -304,6 +344,24 @@ TEST(tar_refused)
     tar_fix_sum(h);
     CHECK_OK(tar_read_all(h, buf_used(&b), 512, &g));
     CHECK_EQ_U64(g.data, 3);
+    /* ... only its last 7 bytes say the value: the others repeat the
+     * sign. */
+    h[125] = 1;
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
+    /* A negative base-256 mtime: read; a size may not be negative. */
+    tar_one(&b, 0);
+    h = tar_hdr(&b);
+    memset(h + 136, 0xff, 12);
+    h[147] = 0xfe;
+    tar_fix_sum(h);
+    CHECK_OK(tar_read_all(h, buf_used(&b), 512, &g));
+    CHECK_EQ_INT(g.e[0].mtime_sec, -2);
+    h[137] = 0;
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mtime field");
+    tar_one(&b, 0);
+    h = tar_hdr(&b);
+    memset(h + 124, 0xff, 12);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
     /* Truncated: inside the data, and without the end blocks. */
     tar_one(&b, 600);
     CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), 700, 512, &g), FERRY_ERR_SHORT);
@@ -328,33 +386,12 @@ TEST(tar_refused)
     snprintf((char *)h + 124, 12, "%011o", TAR_MAX_EXT + 1);
     tar_fix_sum(h);
     CHECK_EQ_ERR(tar_read_all(h, 512, 512, &g), FERRY_ERR_TOO_LARGE);
-    /* A pax path one byte over TAR_MAX_NAME. */
-    {
-        size_t nlen = TAR_MAX_NAME + 1, rlen = nlen + 7, d;
-        char *recp;
-
-        /* "LEN path=NAME\n": LEN counts its own digits. */
-        for (d = 1; snprintf(NULL, 0, "%zu", rlen + d) != (int)d; d++)
-            ;
-        rlen += d;
-        recp = check_alloc(rlen + 1);
-        n = snprintf(recp, rlen + 1, "%zu path=", rlen);
-        memset(recp + n, 'a', nlen);
-        recp[rlen - 1] = '\n';
-        tar_pax_then_f(&b, recp, rlen);
-        CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
-            FERRY_ERR_TOO_LARGE);
-        CHECK_EQ_STR(g.why, "name too long");
-        free(recp);
-    }
-    /* Malformed records, sparse keywords, bad piece comments. */
+    /* Records that are not "LEN key=value\n": the length wrong, not a
+     * number, past the header, or no key. */
     {
         static const char *const bad[] = {
             "5 a=b\n", "x path=y\n", "9 path=y", "99 path=y\n", "6 =ab\n",
-            "9 noeq\n\n", "30 GNU.sparse.size=1000\n\n\n\n\n\n",
-            "33 comment=ferry-piece 1 0 0 1 p\n",
-            "33 comment=ferry-piece 1 1 5 1 p\n",
-            "12 size=-1\n\n", "17 mtime=1.2.3\n\n\n\n", "12 mtime=1.\n",
+            "7 noeq\n",
         };
         size_t i;
 
@@ -362,9 +399,57 @@ TEST(tar_refused)
             check_note("record %s", bad[i]);
             n = snprintf(rec, sizeof(rec), "%s", bad[i]);
             tar_pax_then_f(&b, rec, (size_t)n);
-            CHECK_FAILS(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
+            CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
+                FERRY_ERR_FORMAT);
+            CHECK_EQ_STR(g.why, "malformed pax record");
         }
         check_note_clear();
+    }
+    /* Well-framed records, each refused by its value's own check: the
+     * record is otherwise whole and the member after it good, so the
+     * stream would be read were that check to pass. */
+    {
+        static const struct {
+            const char *kv;
+            int err;
+            const char *why;
+        } vals[] = {
+            { "GNU.sparse.size=1000", FERRY_ERR_UNSUPPORTED,
+              "sparse members (GNU tar -S) are not supported" },
+            { "comment=ferry-piece 1 0 0 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
+            { "comment=ferry-piece 1 1 5 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
+            { "size=-1", FERRY_ERR_FORMAT, "bad size in pax header" },
+            { "mtime=x", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "mtime=1.2.3", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "mtime=1.", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+        };
+        char *kv = check_alloc(TAR_MAX_NAME + 7);
+        size_t i;
+
+        for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+            tar_pax_refused(&b, vals[i].kv, vals[i].err, vals[i].why);
+        snprintf(kv, 64, "size=%" PRIu64, TAR_MAX_SIZE + 1);
+        tar_pax_refused(&b, kv, FERRY_ERR_TOO_LARGE,
+            "bad size in pax header");
+        /* A path one byte over TAR_MAX_NAME. */
+        memcpy(kv, "path=", 5);
+        memset(kv + 5, 'a', TAR_MAX_NAME + 1);
+        kv[TAR_MAX_NAME + 6] = '\0';
+        tar_pax_refused(&b, kv, FERRY_ERR_TOO_LARGE, "name too long");
+        free(kv);
+    }
+    /* What the time's checks take: negative and fractional. */
+    {
+        size_t len;
+        char *r = tar_pax_rec("mtime=-1.25", &len);
+
+        tar_pax_then_f(&b, r, len);
+        CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
+        CHECK_EQ_INT(g.e[0].mtime_sec, -2);
+        CHECK_EQ_INT(g.e[0].mtime_nsec, 750000000);
+        free(r);
     }
     buf_cleanup(&b);
 }
@@ -519,6 +604,26 @@ TEST(vman_refused)
         CHECK_EQ_INT(out.type, 0);
     }
     check_note_clear();
+    /* A flaw that ends a string early, placed where the line could end
+     * there: a key without its opening quote (read as an empty key, its
+     * number skipped), and a path whose last byte is a control or no
+     * UTF-8 at all, then '}'. Each is refused by the string's own check,
+     * since what follows would close a whole record. */
+    {
+        static const char *const early[] = {
+            "{:1,\"type\":\"dir\",\"path\":\"a\",\"volume\":1,"
+                "\"offset\":1}",
+            "{\"type\":\"dir\",\"volume\":1,\"offset\":1,\"path\":\"a\x01}",
+            "{\"type\":\"dir\",\"volume\":1,\"offset\":1,\"path\":\"a\xff}",
+        };
+
+        for (i = 0; i < sizeof(early) / sizeof(early[0]); i++) {
+            check_note("line %s", early[i]);
+            CHECK_EQ_ERR(vman_decode(early[i], strlen(early[i]), &out,
+                store), FERRY_ERR_FORMAT);
+        }
+        check_note_clear();
+    }
     /* Unknown keys are skipped; escapes decode. */
     {
         static const char ok[] = "{\"type\":\"dir\",\"x\":\"y\",\"n\":5,"

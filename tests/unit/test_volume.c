@@ -519,13 +519,19 @@ TEST(volume_pieces_refused)
         uint64_t offset2;
         const char *path1;
         int err;
+        const char *why;    /* in the reader's text: which check it was */
     } cases[] = {
-        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT },
-        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT },
-        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT },
-        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT },
-        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH },
-        { "set ends first", 0, LAST, 0, "f", FERRY_ERR_SHORT },
+        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT,
+          "piece 1 does not start the file" },
+        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT,
+          "piece 3 out of order" },
+        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT,
+          "piece 2 out of order" },
+        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT,
+          "split file incomplete (piece 2 missing)" },
+        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH, "invalid piece" },
+        { "set ends first", 0, LAST, 0, "f", FERRY_ERR_SHORT,
+          "split file incomplete (piece 2 missing)" },
     };
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -540,6 +546,8 @@ TEST(volume_pieces_refused)
         evil_volume(&m, e, cases[i].index2 == LAST ? 1 : 2);
         CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INVALID);
         CHECK_EQ_ERR(mem_err, cases[i].err);
+        check_note("%s: %s", cases[i].name, text);
+        CHECK(strstr(text, cases[i].why) != NULL);
         mem_cleanup(&m);
         check_rmtree(dst);
     }
