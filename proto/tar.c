@@ -309,6 +309,10 @@ tar_fail(struct tar_rd *t, int r, const char *why)
     return r;
 }
 
+/* The widest header number, 7 bytes of base-256, is within a member's
+ * bound. */
+_Static_assert(TAR_MAX_SIZE >= UINT64_C(1) << 56, "tar_num bounds sizes");
+
 /* A numeric header field: octal digits (leading spaces allowed, ended by
  * NUL or space) or GNU base-256 (first byte 0x80, or 0xff for a negative
  * value where neg is allowed). */
@@ -596,9 +600,9 @@ tar_member(struct tar_rd *t, const uint8_t *h, int posix, int64_t size,
     } else if (tar_num(h + F_MTIME, 12, 1, &e->mtime_sec) != 0) {
         return tar_fail(t, FERRY_ERR_FORMAT, "bad mtime field");
     }
+    /* At most TAR_MAX_SIZE already: a pax size is bounded as it is read
+     * (tar_dec), a header's field by its width (tar_num). */
     e->size = t->has_size ? t->size : (uint64_t)size;
-    if (e->size > TAR_MAX_SIZE)
-        return tar_fail(t, FERRY_ERR_TOO_LARGE, "member too large");
     if (e->type != TAR_FILE && e->size != 0)
         return tar_fail(t, FERRY_ERR_FORMAT,
             "data in a member that is not a regular file");

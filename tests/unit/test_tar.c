@@ -37,6 +37,10 @@ tar_read_all(const uint8_t *p, size_t n, size_t chunk, struct got *g)
         give = n - off < chunk ? n - off : chunk;
         if ((r = tar_rd_next(&t, p + off, give, &used, &ev)) != 0) {
             g->why = tar_rd_why(&t);
+            /* A reader that failed refuses every later call. */
+            CHECK_EQ_ERR(tar_rd_next(&t, p + off, give, &used, &ev),
+                FERRY_ERR_FORMAT);
+            CHECK_EQ_ERR(tar_rd_finish(&t), FERRY_ERR_FORMAT);
             break;
         }
         /* A call that succeeds leaves no failure behind: each refusal
@@ -183,6 +187,7 @@ TEST(tar_piece_header)
     CHECK_OK(tar_end_put(&b));
     CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 4096, &g),
         FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "piece header does not fit its member");
     buf_cleanup(&b);
 }
 
@@ -233,26 +238,34 @@ tar_one(struct buf *b, size_t n)
     CHECK_OK(tar_end_put(b));
 }
 
-/* b: a pax header holding the n bytes of records rec, then a file "f"
- * and the end. */
+/* Appends an extended header of type ('x' pax, 'L' GNU long name)
+ * holding the n bytes data. */
 static void
-tar_pax_then_f(struct buf *b, const char *rec, size_t n)
+tar_ext_put(struct buf *b, char type, const char *data, size_t n)
 {
     size_t pad = (n + 511) / 512 * 512;
     uint8_t *h;
 
-    buf_reset(b);
     CHECK_OK(buf_reserve(b, 512, &h));
     memset(h, 0, 512);
     memcpy(h, "p", 1);
     memcpy(h + 257, "ustar\0" "00", 8);
-    h[156] = 'x';
+    h[156] = (uint8_t)type;
     snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
     snprintf((char *)h + 100, 8, "%07o", 0644);
     tar_fix_sum(h);
     CHECK_OK(buf_reserve(b, pad, &h));
     memset(h, 0, pad);
-    memcpy(h, rec, n);
+    memcpy(h, data, n);
+}
+
+/* b: a pax header holding the n bytes of records rec, then a file "f"
+ * and the end. */
+static void
+tar_pax_then_f(struct buf *b, const char *rec, size_t n)
+{
+    buf_reset(b);
+    tar_ext_put(b, 'x', rec, n);
     tar_put(b, TAR_FILE, "f", "", 0, 0, 0);
     CHECK_OK(tar_end_put(b));
 }
@@ -274,19 +287,27 @@ tar_pax_rec(const char *kv, size_t *n)
     return rec;
 }
 
+/* b as it is: refused with err and why. */
+static void
+tar_stream_refused(struct buf *b, int err, const char *why)
+{
+    struct got g;
+
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(b), buf_used(b), 512, &g), err);
+    CHECK_EQ_STR(g.why, why);
+}
+
 /* A pax header of the one record kv, then a good member: refused with
  * err and why. */
 static void
 tar_pax_refused(struct buf *b, const char *kv, int err, const char *why)
 {
-    struct got g;
     size_t len;
     char *rec = tar_pax_rec(kv, &len);
 
     check_note("record %s", kv);
     tar_pax_then_f(b, rec, len);
-    CHECK_EQ_ERR(tar_read_all(buf_ptr(b), buf_used(b), 512, &g), err);
-    CHECK_EQ_STR(g.why, why);
+    tar_stream_refused(b, err, why);
     check_note_clear();
     free(rec);
 }
@@ -328,6 +349,11 @@ TEST(tar_refused)
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 100, "000064x", 7);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mode field");
+    /* After the digits, only NULs and spaces. */
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memcpy(h + 100, "000644 x", 8);
     tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mode field");
     /* Data in a directory. */
     tar_one(&b, 3);
@@ -424,6 +450,12 @@ TEST(tar_refused)
             { "mtime=x", FERRY_ERR_FORMAT, "bad mtime in pax header" },
             { "mtime=1.2.3", FERRY_ERR_FORMAT, "bad mtime in pax header" },
             { "mtime=1.", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "size=", FERRY_ERR_FORMAT, "bad size in pax header" },
+            /* 20 digits: past 2^64. */
+            { "size=99999999999999999999", FERRY_ERR_FORMAT,
+              "bad size in pax header" },
+            { "comment=ferry-piece 1 x 0 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
         };
         char *kv = check_alloc(TAR_MAX_NAME + 7);
         size_t i;
@@ -440,6 +472,28 @@ TEST(tar_refused)
         tar_pax_refused(&b, kv, FERRY_ERR_TOO_LARGE, "name too long");
         free(kv);
     }
+    /* A path with a NUL inside (which a C string cannot say). */
+    {
+        size_t len;
+        char *r = tar_pax_rec("path=a?b", &len);
+
+        *strchr(r, '?') = '\0';
+        tar_pax_then_f(&b, r, len);
+        tar_stream_refused(&b, FERRY_ERR_FORMAT, "name holds a NUL byte");
+        free(r);
+    }
+    /* A GNU long name that is empty; a pax header that ends the archive
+     * (no member to describe). */
+    buf_reset(&b);
+    tar_ext_put(&b, 'L', "\0", 1);
+    tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
+    CHECK_OK(tar_end_put(&b));
+    tar_stream_refused(&b, FERRY_ERR_FORMAT, "empty GNU long name");
+    buf_reset(&b);
+    tar_ext_put(&b, 'x', "8 a=b c\n", 8);
+    CHECK_OK(tar_end_put(&b));
+    tar_stream_refused(&b, FERRY_ERR_FORMAT,
+        "extended header without a member");
     /* What the time's checks take: negative and fractional. */
     {
         size_t len;
@@ -557,6 +611,36 @@ TEST(vman_roundtrip)
     buf_cleanup(&b);
 }
 
+/* Records for the rows below, without their closing '}'. */
+#define VMAN_DIR "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1"
+#define VMAN_HEAD "{\"type\":\"head\",\"format\":\"ferry-volumes\"," \
+    "\"version\":1,\"name\":\"n\",\"volume_size\":1,\"block_size\":1048576"
+#define VMAN_FILE "{\"type\":\"file\",\"path\":\"a\",\"size\":1," \
+    "\"volume\":1,\"offset\":1,\"xxh3\":\"00000000000000000000000000000000\""
+
+/* The line VMAN_DIR, head, unit n times, tail: refused with err. */
+static void
+vman_long_refused(const char *head, const char *unit, size_t n,
+    const char *tail, int err)
+{
+    char store[VMAN_MAX_PATH + 1];
+    struct vman_rec out;
+    struct buf b;
+    size_t i;
+
+    buf_init(&b, 2 * VMAN_MAX_LINE);
+    CHECK_OK(buf_put(&b, VMAN_DIR, strlen(VMAN_DIR)));
+    CHECK_OK(buf_put(&b, head, strlen(head)));
+    for (i = 0; i < n; i++)
+        CHECK_OK(buf_put(&b, unit, strlen(unit)));
+    CHECK_OK(buf_put(&b, tail, strlen(tail)));
+    check_note("%s ... %s", head, tail);
+    CHECK_EQ_ERR(vman_decode((const char *)buf_ptr(&b), buf_used(&b), &out,
+        store), err);
+    check_note_clear();
+    buf_cleanup(&b);
+}
+
 TEST(vman_refused)
 {
     static const char *const bad[] = {
@@ -624,6 +708,56 @@ TEST(vman_refused)
         }
         check_note_clear();
     }
+    /* Flaws whose check, were it to pass, would leave a whole record: a
+     * line without its '{'; escapes cut short, not hex, lone or unpaired
+     * surrogates and unknown ones, each in an unknown key's string that
+     * '}' would close; a leading zero or 20 digits where any number goes;
+     * and a key given again, after a good value, with one its check
+     * refuses (the record would keep the first). */
+    {
+        static const char *const whole[] = {
+            "\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1}",
+            VMAN_DIR ",\"x\":\"\\u\"}",
+            VMAN_DIR ",\"x\":\"\\u}",
+            VMAN_DIR ",\"x\":\"\\u00g0\"}",
+            VMAN_DIR ",\"x\":\"\\udc00}",
+            VMAN_DIR ",\"x\":\"\\ud800}",
+            VMAN_DIR ",\"x\":\"\\q}",
+            "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":01}",
+            "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,"
+                "\"offset\":10000000000000000000}",
+            VMAN_DIR ",\"size\":01}",
+            VMAN_DIR ",\"volume\":4294967296}",
+            VMAN_DIR ",\"path\":\"\"}",
+            VMAN_DIR ",\"path_hex\":\"6\"}",
+            VMAN_DIR ",\"path_hex\":\"6x\"}",
+            VMAN_DIR ",\"type\":\"nope\"}",
+            VMAN_HEAD ",\"version\":2}",
+            VMAN_HEAD ",\"format\":\"nope\"}",
+            VMAN_FILE ",\"xxh3\":\"ab\"}",
+        };
+
+        for (i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+            check_note("line %s", whole[i]);
+            CHECK_EQ_ERR(vman_decode(whole[i], strlen(whole[i]), &out,
+                store), FERRY_ERR_FORMAT);
+        }
+        check_note_clear();
+        /* The records without the flaws are taken. */
+        CHECK_OK(vman_decode(VMAN_DIR "}", strlen(VMAN_DIR "}"), &out, store));
+        CHECK_OK(vman_decode(VMAN_HEAD "}", strlen(VMAN_HEAD "}"), &out,
+            store));
+        CHECK_OK(vman_decode(VMAN_FILE "}", strlen(VMAN_FILE "}"), &out,
+            store));
+    }
+    /* Keys and paths past their room: a key of 33 characters, escaped or
+     * raw (the raw one without its closing quote, which the 33rd byte
+     * is read before), then a number '}' would close; a second path one
+     * byte over VMAN_MAX_PATH. */
+    vman_long_refused(",\"", "\\u0078", 33, "\":1}", FERRY_ERR_FORMAT);
+    vman_long_refused(",\"", "x", 33, ":1}", FERRY_ERR_FORMAT);
+    vman_long_refused(",\"path\":\"", "a", VMAN_MAX_PATH + 1, "\"}",
+        FERRY_ERR_TOO_LARGE);
     /* Unknown keys are skipped; escapes decode. */
     {
         static const char ok[] = "{\"type\":\"dir\",\"x\":\"y\",\"n\":5,"
