@@ -86,20 +86,26 @@ mutate() {
         else
             sed -i -E "${l}s/$ERRS\\b/0/" "$f"
         fi ;;
-    # The states field: every bit set.
-    states) sed -i -E "${l}s/(\\{[[:space:]]*[a-z0-9_]+,)[^,]+,/\\1 ~0u,/" "$f" ;;
+    # The states field, up to the once field or the row's end: every bit
+    # set.
+    states) sed -i -E "${l}s/(\\{[[:space:]]*[a-z0-9_]+,)[^,}]+/\\1 ~0u /" "$f" ;;
     once) sed -i -E "${l}s/,[[:space:]]*1[[:space:]]*\\}/, 0 }/" "$f" ;;
     esac
     ! cmp -s "$f" "$f.orig"
 }
 
 n=0 caught=0
-missed=()
+missed=() unbuilt=()
 while read -r kind f l; do
     cp "$f" "$f.orig"
     # Built without -Werror: a mutant may leave a value unused or narrow
     # a constant (~0u in a byte field), and still means what it says.
-    if mutate "$kind" "$f" "$l" && make -j2 WARN=-w "$UNIT" >mut.log 2>&1; then
+    if ! mutate "$kind" "$f" "$l"; then
+        :
+    elif ! make -j2 WARN=-w "$UNIT" >mut.log 2>&1; then
+        # The edit, not the tests, is wrong: said, not judged.
+        unbuilt+=("$kind $f:$l: $(sed -n "${l}p" "$f.orig" | sed 's/^[[:space:]]*//')")
+    else
         n=$((n + 1))
         if timeout 600 "./$UNIT" -x >/dev/null 2>&1; then
             missed+=("$kind $f:$l: $(sed -n "${l}p" "$f.orig" | sed 's/^[[:space:]]*//')")
@@ -112,6 +118,7 @@ while read -r kind f l; do
 done <judged.txt
 make -j2 "$UNIT" >/dev/null 2>&1 || true
 
+for m in "${unbuilt[@]}"; do echo "mutant does not build: $m"; done
 for m in "${missed[@]}"; do echo "not caught: $m"; done
 pct=0
 [ "$n" -gt 0 ] && pct=$((caught * 100 / n))
