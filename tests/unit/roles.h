@@ -99,7 +99,8 @@ enum rt_variant {
     RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
     RV_MODEL,     /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
     RV_PAST,      /* TENSOR: a piece that reads past the basis */
-    RV_JUNK       /* TENSOR: a body that is no pieces */
+    RV_JUNK,      /* TENSOR: a body that is no pieces */
+    RV_CUT        /* TENSOR: its pieces without their last byte */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
