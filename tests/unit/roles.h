@@ -205,6 +205,8 @@ struct rt_frame {
 /* STOP naming file i (MSG_STOP_NONE: none), with n files and n blocks
  * kept (a receiver's, right before its ERROR). */
 #define F_STOP(i, n) .type = MSG_STOP, .id = (i), .a = (n)
+/* The receiver retires stream k. */
+#define F_RETIRE(k) .type = MSG_RETIRE, .a = (k)
 /* PROBE asking for n bytes back (the client's, after a STATUS). */
 #define F_PROBE(n) .type = MSG_PROBE, .a = (n)
 /* Tensors: BASIS of file i naming path p of n bytes, with the file hash
