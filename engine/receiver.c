@@ -453,35 +453,33 @@ receiver_on_volume(struct receiver *rc, const struct frame *f,
     return volrecv_frame(incoming_volrecv(rc->in), rc->stream, f, st->out);
 }
 
-#define RCV_IN(state) (1u << (state))
-
-/* What the receiver takes from the sender, and in which states; the
- * stream and the capability each needs are msg_table.h's (PLAN, ENTRY,
- * NOTICE, TOTALS and END on stream 0; MATCH, DELTA, DELTA_STOP,
- * DELTA_GO, TENSOR, TOTALS and the volume frames only with their
- * capability). What comes once moves on from its state: PLAN to RUN,
- * END to DONE, and TOTALS ends a live plan (receiver_on_totals). */
-static const struct {
-    int (*fn)(struct receiver *rc, const struct frame *f,
-        struct conn_step *st);
-    uint8_t states;
-} receiver_dispatch[MSG_TYPE_MAX + 1] = {
-    [MSG_PLAN] = { receiver_on_plan, RCV_IN(RCV_WAIT_PLAN) },
-    [MSG_ENTRY] = { receiver_on_entry, RCV_IN(RCV_RUN) },
-    [MSG_NOTICE] = { receiver_on_notice, RCV_IN(RCV_RUN) },
-    [MSG_TOTALS] = { receiver_on_totals, RCV_IN(RCV_RUN) },
-    [MSG_END] = { receiver_on_end, RCV_IN(RCV_RUN) },
-    [MSG_BLOCK] = { receiver_on_block, RCV_IN(RCV_RUN) },
-    [MSG_MATCH] = { receiver_on_match, RCV_IN(RCV_RUN) },
-    [MSG_DELTA] = { receiver_on_delta, RCV_IN(RCV_RUN) },
-    [MSG_TENSOR] = { receiver_on_tensor, RCV_IN(RCV_RUN) },
-    [MSG_FILE_END] = { receiver_on_file_end, RCV_IN(RCV_RUN) },
-    [MSG_DELTA_STOP] = { receiver_on_delta_stop, RCV_IN(RCV_RUN) },
-    [MSG_DELTA_GO] = { receiver_on_delta_go, RCV_IN(RCV_RUN) },
-    [MSG_VOL_BEGIN] = { receiver_on_volume, RCV_IN(RCV_RUN) },
-    [MSG_VOL_FILE] = { receiver_on_volume, RCV_IN(RCV_RUN) },
-    [MSG_VOL_DATA] = { receiver_on_volume, RCV_IN(RCV_RUN) },
-    [MSG_VOL_END] = { receiver_on_volume, RCV_IN(RCV_RUN) },
+/* What the receiver takes from the sender; the stream and the capability
+ * each needs are msg_table.h's (PLAN, ENTRY, NOTICE, TOTALS and END on
+ * stream 0; MATCH, DELTA, DELTA_STOP, DELTA_GO, TENSOR, TOTALS and the
+ * volume frames only with their capability). PLAN comes first and only
+ * then, and moves stream 0 on to RUN, where the others come (a further
+ * stream starts there); END moves it to DONE, where nothing more is read,
+ * and TOTALS ends a live plan (receiver_on_totals). That one rule of
+ * states is receiver_on_frame's: before PLAN, the entries the other
+ * frames name do not exist yet. */
+static int (*const receiver_dispatch[MSG_TYPE_MAX + 1])(
+    struct receiver *rc, const struct frame *f, struct conn_step *st) = {
+    [MSG_PLAN] = receiver_on_plan,
+    [MSG_ENTRY] = receiver_on_entry,
+    [MSG_NOTICE] = receiver_on_notice,
+    [MSG_TOTALS] = receiver_on_totals,
+    [MSG_END] = receiver_on_end,
+    [MSG_BLOCK] = receiver_on_block,
+    [MSG_MATCH] = receiver_on_match,
+    [MSG_DELTA] = receiver_on_delta,
+    [MSG_TENSOR] = receiver_on_tensor,
+    [MSG_FILE_END] = receiver_on_file_end,
+    [MSG_DELTA_STOP] = receiver_on_delta_stop,
+    [MSG_DELTA_GO] = receiver_on_delta_go,
+    [MSG_VOL_BEGIN] = receiver_on_volume,
+    [MSG_VOL_FILE] = receiver_on_volume,
+    [MSG_VOL_DATA] = receiver_on_volume,
+    [MSG_VOL_END] = receiver_on_volume,
 };
 
 static int
@@ -498,14 +496,14 @@ receiver_on_frame(struct receiver *rc, const struct frame *f,
         return r;
     if (f->type == MSG_ERROR)
         return xfer_peer_error(rc->x, f->payload, f->len);
-    if (mi == NULL || receiver_dispatch[f->type].fn == NULL ||
-        !(receiver_dispatch[f->type].states & RCV_IN(rc->state)) ||
+    if (mi == NULL || receiver_dispatch[f->type] == NULL ||
+        (rc->state == RCV_WAIT_PLAN) != (f->type == MSG_PLAN) ||
         (mi->stream0 && rc->stream != 0) ||
         (mi->cap != 0 && !(rc->x->caps & mi->cap))) {
         log_debug("unexpected %s from sender", msg_type_name(f->type));
         return FERRY_ERR_PROTOCOL;
     }
-    return receiver_dispatch[f->type].fn(rc, f, st);
+    return receiver_dispatch[f->type](rc, f, st);
 }
 
 static int

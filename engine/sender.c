@@ -216,14 +216,19 @@ sender_on_summary(struct sender *s, const struct frame *f,
 #define SND_ANY 0xffu
 
 /* What the sender takes from the receiver, in which states, and what only
- * once; the stream and the capability each needs are msg_table.h's. */
+ * once; the stream and the capability each needs are msg_table.h's.
+ * REPLY is taken in any state: plan_on_reply holds its rule, that it
+ * answers an entry offered and not yet answered. Entries are offered only
+ * in RUN, READY must come before any REPLY (ready_due), and END (then
+ * WAIT_SUMMARY) goes only once every entry is answered, so a REPLY in
+ * another state answers nothing and is refused there. */
 static const struct {
     int (*fn)(struct sender *s, const struct frame *f, struct conn_step *st);
     uint8_t states;
     uint8_t once;
 } sender_dispatch[MSG_TYPE_MAX + 1] = {
     [MSG_READY] = { sender_on_ready, SND_ANY, 0 },
-    [MSG_REPLY] = { sender_on_reply, SND_IN(SND_RUN), 0 },
+    [MSG_REPLY] = { sender_on_reply, SND_ANY, 0 },
     [MSG_SIGS] = { sender_on_sigs, SND_IN(SND_RUN), 0 },
     [MSG_DELTA_SIGS] = { sender_on_delta_sigs, SND_IN(SND_RUN), 0 },
     [MSG_DELTA_BLOCKS] = { sender_on_delta_blocks, SND_IN(SND_RUN), 0 },

@@ -472,8 +472,9 @@ int
 volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
     struct buf *out)
 {
-    if (vr == NULL || stream >= PROTO_MAX_STREAMS ||
-        !(vr->x->caps & PROTO_CAP_VOLUMES))
+    /* The capability is the receiver's dispatch's to require (msg_table.h,
+     * as for every frame); the stream's number bounds vr->st here. */
+    if (vr == NULL || stream >= PROTO_MAX_STREAMS)
         return FERRY_ERR_PROTOCOL;
     /* Sent before the sender lost the stream, and given back since. */
     if (vr->st[stream].lost)

@@ -59,8 +59,9 @@ int volrecv_poll(struct volrecv *vr, struct buf *out,
 
 /* 1 if type is one of the volume frames volrecv_frame takes. */
 int volrecv_is_frame(uint8_t type);
-/* A VOL_BEGIN, VOL_FILE, VOL_DATA or VOL_END on stream; FILE_DONE for
- * committed files to out. Returns 0 or a fatal error. */
+/* A VOL_BEGIN, VOL_FILE, VOL_DATA or VOL_END on stream, of a transfer
+ * with PROTO_CAP_VOLUMES (the caller's to check); FILE_DONE for committed
+ * files to out. Returns 0 or a fatal error. */
 int volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
     struct buf *out) FERRY_WUR;
 

@@ -309,6 +309,10 @@ tar_fail(struct tar_rd *t, int r, const char *why)
     return r;
 }
 
+/* The widest header number, 7 bytes of base-256, is within a member's
+ * bound. */
+_Static_assert(TAR_MAX_SIZE >= UINT64_C(1) << 56, "tar_num bounds sizes");
+
 /* A numeric header field: octal digits (leading spaces allowed, ended by
  * NUL or space) or GNU base-256 (first byte 0x80, or 0xff for a negative
  * value where neg is allowed). */
@@ -320,22 +324,18 @@ tar_num(const uint8_t *f, size_t w, int neg, int64_t *out)
 
     *out = 0;
     if (f[0] == 0x80 || (f[0] == 0xff && neg)) {
-        /* Big-endian two's complement over the rest of the field; the
-         * value must fit 63 bits. */
+        /* Big-endian two's complement over the rest of the field. All
+         * but its last 7 bytes must repeat the sign, so the value fits
+         * 56 bits and its sign is f[0]'s: that one check bounds it. */
+        uint8_t fill = f[0] == 0xff ? 0xff : 0;
+
+        v = fill != 0 ? UINT64_MAX : 0;
         for (i = 1; i < w; i++) {
-            if (i < w - 7 && f[i] != (f[0] == 0xff ? 0xff : 0))
+            if (i < w - 7 && f[i] != fill)
                 return FERRY_ERR_FORMAT;
             v = v << 8 | f[i];
         }
-        if (f[0] == 0xff) {
-            if ((v >> 63) == 0)
-                return FERRY_ERR_FORMAT;
-            *out = -(int64_t)(~v) - 1;
-        } else {
-            if ((v >> 63) != 0)
-                return FERRY_ERR_FORMAT;
-            *out = (int64_t)v;
-        }
+        *out = fill != 0 ? -(int64_t)(~v) - 1 : (int64_t)v;
         return 0;
     }
     while (i < w && f[i] == ' ')
@@ -600,9 +600,9 @@ tar_member(struct tar_rd *t, const uint8_t *h, int posix, int64_t size,
     } else if (tar_num(h + F_MTIME, 12, 1, &e->mtime_sec) != 0) {
         return tar_fail(t, FERRY_ERR_FORMAT, "bad mtime field");
     }
+    /* At most TAR_MAX_SIZE already: a pax size is bounded as it is read
+     * (tar_dec), a header's field by its width (tar_num). */
     e->size = t->has_size ? t->size : (uint64_t)size;
-    if (e->size > TAR_MAX_SIZE)
-        return tar_fail(t, FERRY_ERR_TOO_LARGE, "member too large");
     if (e->type != TAR_FILE && e->size != 0)
         return tar_fail(t, FERRY_ERR_FORMAT,
             "data in a member that is not a regular file");

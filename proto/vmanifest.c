@@ -231,23 +231,26 @@ vman_str(struct rd *r, char *dst, size_t cap, size_t *len)
             return 0;
         if (c != '\\') {
             /* A raw character: its whole UTF-8 sequence, copied. */
+            const uint8_t *seq = r->p - 1;
             size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 :
                 c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
 
-            if (n == 0 || n - 1 > r->len ||
-                !text_utf8_valid((const char *)r->p - 1, n))
+            /* The sequence must be whole (its bytes taken here) and
+             * valid. */
+            if (n == 0 || (n > 1 && rd_bytes(r, n - 1, NULL) != 0) ||
+                !text_utf8_valid((const char *)seq, n))
                 return FERRY_ERR_FORMAT;
             if (n > cap - *len)
                 return FERRY_ERR_TOO_LARGE;
             if (dst != NULL)
-                memcpy(dst + *len, r->p - 1, n);
+                memcpy(dst + *len, seq, n);
             *len += n;
-            if (n > 1 && rd_bytes(r, n - 1, NULL) != 0)
-                return FERRY_ERR_FORMAT;
             continue;
         }
+        /* A backslash that ends the line escapes nothing: refused below
+         * as an unknown escape. */
         if (rd_u8(r, &c) != 0)
-            return FERRY_ERR_FORMAT;
+            c = 0;
         switch (c) {
         case '"': case '\\': case '/': cp = c; break;
         case 'b': cp = '\b'; break;
@@ -275,43 +278,44 @@ vman_str(struct rd *r, char *dst, size_t cap, size_t *len)
     }
 }
 
-/* An unsigned integer without leading zeros, at most 2^63. */
+/* An unsigned integer without leading zeros, of at most 19 digits: its
+ * digits are taken, then checked. */
 static int
 vman_uint(struct rd *r, uint64_t *v)
 {
-    size_t n = 0;
+    const uint8_t *p;
+    size_t n = 0, i;
 
     *v = 0;
     vman_ws(r);
-    while (n < r->len && r->p[n] >= '0' && r->p[n] <= '9') {
-        if (n >= 19 || (n == 1 && r->p[0] == '0'))
-            return FERRY_ERR_FORMAT;
-        *v = *v * 10 + (uint64_t)(r->p[n] - '0');
+    while (n < r->len && r->p[n] >= '0' && r->p[n] <= '9')
         n++;
-    }
-    if (n == 0)
+    if (rd_bytes(r, n, &p) != 0 || n == 0 || n > 19 ||
+        (n > 1 && p[0] == '0'))
         return FERRY_ERR_FORMAT;
-    return rd_bytes(r, n, NULL) == 0 ? 0 : FERRY_ERR_FORMAT;
+    for (i = 0; i < n; i++)
+        *v = *v * 10 + (uint64_t)(p[i] - '0');
+    return 0;
 }
 
+/* The n lowercase hex digits s as n / 2 bytes into out: 0 when they are
+ * not that (the caller bounds n). */
 static int
-vman_unhex(const char *s, size_t n, uint8_t *out, size_t cap, size_t *len)
+vman_unhex(const char *s, size_t n, uint8_t *out)
 {
     size_t i;
 
-    *len = 0;
-    if (n % 2 != 0 || n / 2 > cap)
-        return n / 2 > cap ? FERRY_ERR_TOO_LARGE : FERRY_ERR_FORMAT;
+    if (n % 2 != 0)
+        return 0;
     for (i = 0; i < n; i++) {
         int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' :
             s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 : -1;
 
         if (d < 0)
-            return FERRY_ERR_FORMAT;
+            return 0;
         out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
     }
-    *len = n / 2;
-    return 0;
+    return 1;
 }
 
 /* Keys a record may need, as bits. */
@@ -395,9 +399,10 @@ vman_field(struct rd *r, const char *k, size_t klen, struct vman_rec *v,
     if ((klen == 4 && (memcmp(k, "path", 4) == 0 ||
         memcmp(k, "name", 4) == 0)) || hex) {
         if (hex) {
-            if ((e = vman_unhex(small, n, (uint8_t *)store, VMAN_MAX_PATH,
-                &n)) != 0)
-                return e;
+            /* small's bound keeps n / 2 within VMAN_MAX_PATH. */
+            if (!vman_unhex(small, n, (uint8_t *)store))
+                return FERRY_ERR_FORMAT;
+            n /= 2;
         } else {
             if (n > VMAN_MAX_PATH)
                 return FERRY_ERR_TOO_LARGE;
@@ -410,16 +415,17 @@ vman_field(struct rd *r, const char *k, size_t klen, struct vman_rec *v,
         v->path_len = n;
         *seen |= K_PATH;
     } else if (klen == 4 && memcmp(k, "type", 4) == 0) {
+        /* Each "type" names one (a second one too, not only the first). */
         for (i = VMAN_HEAD; i <= VMAN_END; i++)
             if (strlen(vman_types[i]) == n &&
                 memcmp(vman_types[i], small, n) == 0)
-                v->type = (enum vman_type)i;
-        if (v->type == 0)
+                break;
+        if (i > VMAN_END)
             return FERRY_ERR_FORMAT;
+        v->type = (enum vman_type)i;
         *seen |= K_TYPE;
     } else if (klen == 4 && memcmp(k, "xxh3", 4) == 0) {
-        if (vman_unhex(small, n, v->hash.b, HASH_LEN, &n) != 0 ||
-            n != HASH_LEN)
+        if (n != 2 * HASH_LEN || !vman_unhex(small, n, v->hash.b))
             return FERRY_ERR_FORMAT;
         *seen |= K_XXH3;
     } else if (klen == 6 && memcmp(k, "format", 6) == 0) {

@@ -11,8 +11,9 @@
 #     failure, which a later step would still meet), does not call it
 #     (`return 0 && NAME_fail(...)`): the check passes silently;
 #   - a row of a role's dispatch table ({ handler, states, once }): one
-#     mutant takes the message in every state, and a row with once set
-#     has a second that takes it any number of times.
+#     mutant takes the message in every state (none for a row that does
+#     already: its states NAME_ANY), and a row with once set has a second
+#     that takes it any number of times.
 # Each mutant is built alone in a copy of the working tree, and the unit
 # tests run on it until their first failure (test-unit -x). It is caught
 # when they fail. Sites are drawn with a fixed seed, so two runs over the
@@ -51,6 +52,8 @@ make -j2 "$UNIT" >build.log 2>&1 || { tail -n 20 build.log; echo "mutate: the un
 
 ERRS='FERRY_ERR_(PROTOCOL|BAD_PATH|TOO_LARGE|HASH_MISMATCH|STATE|FORMAT|SHORT|TRAILING|CHANGED|TORN)'
 ROW='^[[:space:]]*\[MSG_[A-Z0-9_]+\][[:space:]]*=[[:space:]]*\{[[:space:]]*[a-z0-9_]+,'
+# A row whose states are NAME_ANY: it takes its message in every state.
+ANY='\{[[:space:]]*[a-z0-9_]+,[[:space:]]*[A-Z0-9_]+_ANY[[:space:]]*,'
 # KIND FILE LINE, one site a line.
 sites() {
     local f
@@ -58,7 +61,8 @@ sites() {
         [ -n "${MUTATE_FILES:-}" ] && ! [[ $f =~ $MUTATE_FILES ]] && continue
         grep -nE "$ERRS\\b" "$f" | grep -E 'return|fail\(' |
             cut -d: -f1 | sed "s|^|err $f |"
-        grep -nE "$ROW" "$f" | cut -d: -f1 | sed "s|^|states $f |"
+        grep -nE "$ROW" "$f" | grep -vE "$ANY" |
+            cut -d: -f1 | sed "s|^|states $f |"
         grep -nE "$ROW.*,[[:space:]]*1[[:space:]]*\\},?[[:space:]]*\$" "$f" |
             cut -d: -f1 | sed "s|^|once $f |"
     done
@@ -82,20 +86,26 @@ mutate() {
         else
             sed -i -E "${l}s/$ERRS\\b/0/" "$f"
         fi ;;
-    # The states field: every bit set.
-    states) sed -i -E "${l}s/(\\{[[:space:]]*[a-z0-9_]+,)[^,]+,/\\1 ~0u,/" "$f" ;;
+    # The states field, up to the once field or the row's end: every bit
+    # set.
+    states) sed -i -E "${l}s/(\\{[[:space:]]*[a-z0-9_]+,)[^,}]+/\\1 ~0u /" "$f" ;;
     once) sed -i -E "${l}s/,[[:space:]]*1[[:space:]]*\\}/, 0 }/" "$f" ;;
     esac
     ! cmp -s "$f" "$f.orig"
 }
 
 n=0 caught=0
-missed=()
+missed=() unbuilt=()
 while read -r kind f l; do
     cp "$f" "$f.orig"
     # Built without -Werror: a mutant may leave a value unused or narrow
     # a constant (~0u in a byte field), and still means what it says.
-    if mutate "$kind" "$f" "$l" && make -j2 WARN=-w "$UNIT" >mut.log 2>&1; then
+    if ! mutate "$kind" "$f" "$l"; then
+        :
+    elif ! make -j2 WARN=-w "$UNIT" >mut.log 2>&1; then
+        # The edit, not the tests, is wrong: said, not judged.
+        unbuilt+=("$kind $f:$l: $(sed -n "${l}p" "$f.orig" | sed 's/^[[:space:]]*//')")
+    else
         n=$((n + 1))
         if timeout 600 "./$UNIT" -x >/dev/null 2>&1; then
             missed+=("$kind $f:$l: $(sed -n "${l}p" "$f.orig" | sed 's/^[[:space:]]*//')")
@@ -108,6 +118,7 @@ while read -r kind f l; do
 done <judged.txt
 make -j2 "$UNIT" >/dev/null 2>&1 || true
 
+for m in "${unbuilt[@]}"; do echo "mutant does not build: $m"; done
 for m in "${missed[@]}"; do echo "not caught: $m"; done
 pct=0
 [ "$n" -gt 0 ] && pct=$((caught * 100 / n))

@@ -155,6 +155,7 @@
     X(msg_codec_table) \
     X(msg_codec_refusals) \
     X(msg_codec_checks) \
+    X(msg_codec_delta_ops) \
     /* test_msg_doc.c */ \
     X(msg_doc_caps) \
     X(msg_doc_table) \
@@ -272,6 +273,7 @@
     X(volrecv_rules) \
     X(volrecv_lost_then_blocks) \
     X(volrecv_second_volume) \
+    X(volrecv_stream_bound) \
     X(volrecv_delivered_once) \
     /* test_volsend.c */ \
     X(volsend_rules) \

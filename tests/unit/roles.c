@@ -578,6 +578,7 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     struct msg_readback rb;
     struct msg_probe pr;
     struct msg_stop stop;
+    struct msg_retire ret;
     struct msg_busy busy;
     uint64_t k;
 
@@ -709,6 +710,10 @@ rt_encode(struct rt *rt, const struct rt_frame *fr, struct buf *b)
         stop.kept_files = fr->a;
         stop.kept_bytes = fr->a * RT_BS;
         CHECK_OK(msg_stop_encode(b, &stop));
+        break;
+    case MSG_RETIRE:
+        ret.stream = (uint16_t)fr->a;
+        CHECK_OK(msg_retire_encode(b, &ret));
         break;
     default:
         rt_encode_session(rt, fr, b);

@@ -100,7 +100,8 @@ enum rt_variant {
     RV_LITERAL,   /* DELTA: the block as one LITERAL op, no COPY */
     RV_MODEL,     /* DELTA_SIGS, DELTA_BLOCKS: of the model's bytes */
     RV_PAST,      /* TENSOR: a piece that reads past the basis */
-    RV_JUNK       /* TENSOR: a body that is no pieces */
+    RV_JUNK,      /* TENSOR: a body that is no pieces */
+    RV_CUT        /* TENSOR: its pieces without their last byte */
 };
 
 /* One step of a script. Fields by type: PLAN a = entries; ENTRY kind,
@@ -205,6 +206,8 @@ struct rt_frame {
 /* STOP naming file i (MSG_STOP_NONE: none), with n files and n blocks
  * kept (a receiver's, right before its ERROR). */
 #define F_STOP(i, n) .type = MSG_STOP, .id = (i), .a = (n)
+/* The receiver retires stream k. */
+#define F_RETIRE(k) .type = MSG_RETIRE, .a = (k)
 /* PROBE asking for n bytes back (the client's, after a STATUS). */
 #define F_PROBE(n) .type = MSG_PROBE, .a = (n)
 /* Tensors: BASIS of file i naming path p of n bytes, with the file hash

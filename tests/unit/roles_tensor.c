@@ -116,6 +116,8 @@ rt_encode_tensor(struct rt *rt, const struct rt_frame *fr, struct buf *b)
     else
         CHECK_OK(tensor_piece_put(tp, &info, ZST_LEVEL, raw, n, raw,
             &body));
+    if (fr->v == RV_CUT)
+        buf_unreserve(&body, 1);
     tensor_piece_free(tp);
     m.body = buf_ptr(&body);
     m.body_len = buf_used(&body);

@@ -346,6 +346,32 @@ TEST(msg_filters_limits)
     CHECK_EQ_ERR(msg_filters_encode(&b, &act, pats, 1), FERRY_ERR_TOO_LARGE);
     CHECK_EQ_ERR(msg_filters_encode(&b, &act, pats, PROTO_MAX_FILTERS + 1),
         FERRY_ERR_TOO_LARGE);
+    /* Rules each within bounds whose sum is not: one more than fits in
+     * PROTO_MAX_FILTER_BYTES. The encoder refuses what the decoder
+     * would, and takes one rule fewer. */
+    {
+        size_t k, most = PROTO_MAX_FILTER_BYTES /
+            (3 + PROTO_MAX_FILTER_PATTERN);
+        const char **many = check_alloc((most + 1) * sizeof(*many));
+        uint8_t *acts = check_alloc(most + 1);
+        struct frame f;
+        size_t used;
+
+        big[PROTO_MAX_FILTER_PATTERN] = '\0';
+        for (k = 0; k <= most; k++) {
+            many[k] = big;
+            acts[k] = 1;
+        }
+        CHECK_EQ_ERR(msg_filters_encode(&b, acts, many, most + 1),
+            FERRY_ERR_TOO_LARGE);
+        CHECK_EQ_U64(buf_used(&b), 0);
+        CHECK_OK(msg_filters_encode(&b, acts, many, most));
+        CHECK_OK(frame_parse(buf_ptr(&b), buf_used(&b), &f, &used));
+        CHECK_OK(msg_filters_decode(f.payload, f.len, &m));
+        CHECK_EQ_U64(m.nrules, most);
+        free(acts);
+        free(many);
+    }
     buf_cleanup(&b);
     /* A bad action, an empty pattern, a NUL. */
     memcpy(raw, "\0\1\3\0\1a", 6);

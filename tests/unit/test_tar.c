@@ -2,6 +2,7 @@
  * Tests for proto/tar.c (headers written and read back, every limit and
  * malformed header the reader refuses) and proto/vmanifest.c.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ tar_read_all(const uint8_t *p, size_t n, size_t chunk, struct got *g)
         give = n - off < chunk ? n - off : chunk;
         if ((r = tar_rd_next(&t, p + off, give, &used, &ev)) != 0) {
             g->why = tar_rd_why(&t);
+            /* A reader that failed refuses every later call. */
+            CHECK_EQ_ERR(tar_rd_next(&t, p + off, give, &used, &ev),
+                FERRY_ERR_FORMAT);
+            CHECK_EQ_ERR(tar_rd_finish(&t), FERRY_ERR_FORMAT);
             break;
         }
         /* A call that succeeds leaves no failure behind: each refusal
@@ -182,6 +187,7 @@ TEST(tar_piece_header)
     CHECK_OK(tar_end_put(&b));
     CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 4096, &g),
         FERRY_ERR_FORMAT);
+    CHECK_EQ_STR(g.why, "piece header does not fit its member");
     buf_cleanup(&b);
 }
 
@@ -210,6 +216,19 @@ tar_hdr(struct buf *b)
     return p;
 }
 
+/* The stream in b, its first header edited: with the checksum fixed up,
+ * refused with err and why. */
+static void
+tar_edit_refused(struct buf *b, int err, const char *why)
+{
+    struct got g;
+    uint8_t *h = tar_hdr(b);
+
+    tar_fix_sum(h);
+    CHECK_EQ_ERR(tar_read_all(h, buf_used(b), 512, &g), err);
+    CHECK_EQ_STR(g.why, why);
+}
+
 /* One file member "f" of n data bytes, then the end. */
 static void
 tar_one(struct buf *b, size_t n)
@@ -219,28 +238,78 @@ tar_one(struct buf *b, size_t n)
     CHECK_OK(tar_end_put(b));
 }
 
-/* b: a pax header holding the n bytes of records rec, then a file "f"
- * and the end. */
+/* Appends an extended header of type ('x' pax, 'L' GNU long name)
+ * holding the n bytes data. */
 static void
-tar_pax_then_f(struct buf *b, const char *rec, size_t n)
+tar_ext_put(struct buf *b, char type, const char *data, size_t n)
 {
     size_t pad = (n + 511) / 512 * 512;
     uint8_t *h;
 
-    buf_reset(b);
     CHECK_OK(buf_reserve(b, 512, &h));
     memset(h, 0, 512);
     memcpy(h, "p", 1);
     memcpy(h + 257, "ustar\0" "00", 8);
-    h[156] = 'x';
+    h[156] = (uint8_t)type;
     snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
     snprintf((char *)h + 100, 8, "%07o", 0644);
     tar_fix_sum(h);
     CHECK_OK(buf_reserve(b, pad, &h));
     memset(h, 0, pad);
-    memcpy(h, rec, n);
+    memcpy(h, data, n);
+}
+
+/* b: a pax header holding the n bytes of records rec, then a file "f"
+ * and the end. */
+static void
+tar_pax_then_f(struct buf *b, const char *rec, size_t n)
+{
+    buf_reset(b);
+    tar_ext_put(b, 'x', rec, n);
     tar_put(b, TAR_FILE, "f", "", 0, 0, 0);
     CHECK_OK(tar_end_put(b));
+}
+
+/* The pax record "LEN kv\n" of kv, LEN counting its own digits; *n is
+ * its length. The caller frees it. */
+static char *
+tar_pax_rec(const char *kv, size_t *n)
+{
+    size_t len = strlen(kv) + 2, d;
+    char *rec;
+
+    for (d = 1; snprintf(NULL, 0, "%zu", len + d) != (int)d; d++)
+        ;
+    len += d;
+    rec = check_alloc(len + 1);
+    CHECK_EQ_INT(snprintf(rec, len + 1, "%zu %s\n", len, kv), (int)len);
+    *n = len;
+    return rec;
+}
+
+/* b as it is: refused with err and why. */
+static void
+tar_stream_refused(struct buf *b, int err, const char *why)
+{
+    struct got g;
+
+    CHECK_EQ_ERR(tar_read_all(buf_ptr(b), buf_used(b), 512, &g), err);
+    CHECK_EQ_STR(g.why, why);
+}
+
+/* A pax header of the one record kv, then a good member: refused with
+ * err and why. */
+static void
+tar_pax_refused(struct buf *b, const char *kv, int err, const char *why)
+{
+    size_t len;
+    char *rec = tar_pax_rec(kv, &len);
+
+    check_note("record %s", kv);
+    tar_pax_then_f(b, rec, len);
+    tar_stream_refused(b, err, why);
+    check_note_clear();
+    free(rec);
 }
 
 TEST(tar_refused)
@@ -261,40 +330,37 @@ TEST(tar_refused)
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 257, "xxxxx", 5);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "not a ustar, pax or GNU tar header");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT,
+        "not a ustar, pax or GNU tar header");
     /* A member without a name. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[0] = '\0';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "member with an empty name");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "member with an empty name");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[156] = 'S';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g),
-        FERRY_ERR_UNSUPPORTED);
+    tar_edit_refused(&b, FERRY_ERR_UNSUPPORTED, "member type not supported "
+        "(GNU sparse, multi-volume, label or unknown)");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 124, "00000000009x", 12);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "bad size field");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
     tar_one(&b, 3);
     h = tar_hdr(&b);
     memcpy(h + 100, "000064x", 7);
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
-    CHECK_EQ_STR(g.why, "bad mode field");
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mode field");
+    /* After the digits, only NULs and spaces. */
+    tar_one(&b, 3);
+    h = tar_hdr(&b);
+    memcpy(h + 100, "000644 x", 8);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mode field");
     /* Data in a directory. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
     h[156] = '5';
-    tar_fix_sum(h);
-    CHECK_EQ_ERR(tar_read_all(h, buf_used(&b), 512, &g), FERRY_ERR_FORMAT);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT,
+        "data in a member that is not a regular file");
     /* Base-256 size: read. */
     tar_one(&b, 3);
     h = tar_hdr(&b);
@@ -304,6 +370,24 @@ TEST(tar_refused)
     tar_fix_sum(h);
     CHECK_OK(tar_read_all(h, buf_used(&b), 512, &g));
     CHECK_EQ_U64(g.data, 3);
+    /* ... only its last 7 bytes say the value: the others repeat the
+     * sign. */
+    h[125] = 1;
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
+    /* A negative base-256 mtime: read; a size may not be negative. */
+    tar_one(&b, 0);
+    h = tar_hdr(&b);
+    memset(h + 136, 0xff, 12);
+    h[147] = 0xfe;
+    tar_fix_sum(h);
+    CHECK_OK(tar_read_all(h, buf_used(&b), 512, &g));
+    CHECK_EQ_INT(g.e[0].mtime_sec, -2);
+    h[137] = 0;
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad mtime field");
+    tar_one(&b, 0);
+    h = tar_hdr(&b);
+    memset(h + 124, 0xff, 12);
+    tar_edit_refused(&b, FERRY_ERR_FORMAT, "bad size field");
     /* Truncated: inside the data, and without the end blocks. */
     tar_one(&b, 600);
     CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), 700, 512, &g), FERRY_ERR_SHORT);
@@ -328,33 +412,12 @@ TEST(tar_refused)
     snprintf((char *)h + 124, 12, "%011o", TAR_MAX_EXT + 1);
     tar_fix_sum(h);
     CHECK_EQ_ERR(tar_read_all(h, 512, 512, &g), FERRY_ERR_TOO_LARGE);
-    /* A pax path one byte over TAR_MAX_NAME. */
-    {
-        size_t nlen = TAR_MAX_NAME + 1, rlen = nlen + 7, d;
-        char *recp;
-
-        /* "LEN path=NAME\n": LEN counts its own digits. */
-        for (d = 1; snprintf(NULL, 0, "%zu", rlen + d) != (int)d; d++)
-            ;
-        rlen += d;
-        recp = check_alloc(rlen + 1);
-        n = snprintf(recp, rlen + 1, "%zu path=", rlen);
-        memset(recp + n, 'a', nlen);
-        recp[rlen - 1] = '\n';
-        tar_pax_then_f(&b, recp, rlen);
-        CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
-            FERRY_ERR_TOO_LARGE);
-        CHECK_EQ_STR(g.why, "name too long");
-        free(recp);
-    }
-    /* Malformed records, sparse keywords, bad piece comments. */
+    /* Records that are not "LEN key=value\n": the length wrong, not a
+     * number, past the header, or no key. */
     {
         static const char *const bad[] = {
             "5 a=b\n", "x path=y\n", "9 path=y", "99 path=y\n", "6 =ab\n",
-            "9 noeq\n\n", "30 GNU.sparse.size=1000\n\n\n\n\n\n",
-            "33 comment=ferry-piece 1 0 0 1 p\n",
-            "33 comment=ferry-piece 1 1 5 1 p\n",
-            "12 size=-1\n\n", "17 mtime=1.2.3\n\n\n\n", "12 mtime=1.\n",
+            "7 noeq\n",
         };
         size_t i;
 
@@ -362,9 +425,85 @@ TEST(tar_refused)
             check_note("record %s", bad[i]);
             n = snprintf(rec, sizeof(rec), "%s", bad[i]);
             tar_pax_then_f(&b, rec, (size_t)n);
-            CHECK_FAILS(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
+            CHECK_EQ_ERR(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g),
+                FERRY_ERR_FORMAT);
+            CHECK_EQ_STR(g.why, "malformed pax record");
         }
         check_note_clear();
+    }
+    /* Well-framed records, each refused by its value's own check: the
+     * record is otherwise whole and the member after it good, so the
+     * stream would be read were that check to pass. */
+    {
+        static const struct {
+            const char *kv;
+            int err;
+            const char *why;
+        } vals[] = {
+            { "GNU.sparse.size=1000", FERRY_ERR_UNSUPPORTED,
+              "sparse members (GNU tar -S) are not supported" },
+            { "comment=ferry-piece 1 0 0 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
+            { "comment=ferry-piece 1 1 5 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
+            { "size=-1", FERRY_ERR_FORMAT, "bad size in pax header" },
+            { "mtime=x", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "mtime=1.2.3", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "mtime=1.", FERRY_ERR_FORMAT, "bad mtime in pax header" },
+            { "size=", FERRY_ERR_FORMAT, "bad size in pax header" },
+            /* 20 digits: past 2^64. */
+            { "size=99999999999999999999", FERRY_ERR_FORMAT,
+              "bad size in pax header" },
+            { "comment=ferry-piece 1 x 0 1 p", FERRY_ERR_FORMAT,
+              "malformed piece header" },
+        };
+        char *kv = check_alloc(TAR_MAX_NAME + 7);
+        size_t i;
+
+        for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+            tar_pax_refused(&b, vals[i].kv, vals[i].err, vals[i].why);
+        snprintf(kv, 64, "size=%" PRIu64, TAR_MAX_SIZE + 1);
+        tar_pax_refused(&b, kv, FERRY_ERR_TOO_LARGE,
+            "bad size in pax header");
+        /* A path one byte over TAR_MAX_NAME. */
+        memcpy(kv, "path=", 5);
+        memset(kv + 5, 'a', TAR_MAX_NAME + 1);
+        kv[TAR_MAX_NAME + 6] = '\0';
+        tar_pax_refused(&b, kv, FERRY_ERR_TOO_LARGE, "name too long");
+        free(kv);
+    }
+    /* A path with a NUL inside (which a C string cannot say). */
+    {
+        size_t len;
+        char *r = tar_pax_rec("path=a?b", &len);
+
+        *strchr(r, '?') = '\0';
+        tar_pax_then_f(&b, r, len);
+        tar_stream_refused(&b, FERRY_ERR_FORMAT, "name holds a NUL byte");
+        free(r);
+    }
+    /* A GNU long name that is empty; a pax header that ends the archive
+     * (no member to describe). */
+    buf_reset(&b);
+    tar_ext_put(&b, 'L', "\0", 1);
+    tar_put(&b, TAR_FILE, "f", "", 0, 0, 0);
+    CHECK_OK(tar_end_put(&b));
+    tar_stream_refused(&b, FERRY_ERR_FORMAT, "empty GNU long name");
+    buf_reset(&b);
+    tar_ext_put(&b, 'x', "8 a=b c\n", 8);
+    CHECK_OK(tar_end_put(&b));
+    tar_stream_refused(&b, FERRY_ERR_FORMAT,
+        "extended header without a member");
+    /* What the time's checks take: negative and fractional. */
+    {
+        size_t len;
+        char *r = tar_pax_rec("mtime=-1.25", &len);
+
+        tar_pax_then_f(&b, r, len);
+        CHECK_OK(tar_read_all(buf_ptr(&b), buf_used(&b), 512, &g));
+        CHECK_EQ_INT(g.e[0].mtime_sec, -2);
+        CHECK_EQ_INT(g.e[0].mtime_nsec, 750000000);
+        free(r);
     }
     buf_cleanup(&b);
 }
@@ -472,6 +611,36 @@ TEST(vman_roundtrip)
     buf_cleanup(&b);
 }
 
+/* Records for the rows below, without their closing '}'. */
+#define VMAN_DIR "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1"
+#define VMAN_HEAD "{\"type\":\"head\",\"format\":\"ferry-volumes\"," \
+    "\"version\":1,\"name\":\"n\",\"volume_size\":1,\"block_size\":1048576"
+#define VMAN_FILE "{\"type\":\"file\",\"path\":\"a\",\"size\":1," \
+    "\"volume\":1,\"offset\":1,\"xxh3\":\"00000000000000000000000000000000\""
+
+/* The line VMAN_DIR, head, unit n times, tail: refused with err. */
+static void
+vman_long_refused(const char *head, const char *unit, size_t n,
+    const char *tail, int err)
+{
+    char store[VMAN_MAX_PATH + 1];
+    struct vman_rec out;
+    struct buf b;
+    size_t i;
+
+    buf_init(&b, 2 * VMAN_MAX_LINE);
+    CHECK_OK(buf_put(&b, VMAN_DIR, strlen(VMAN_DIR)));
+    CHECK_OK(buf_put(&b, head, strlen(head)));
+    for (i = 0; i < n; i++)
+        CHECK_OK(buf_put(&b, unit, strlen(unit)));
+    CHECK_OK(buf_put(&b, tail, strlen(tail)));
+    check_note("%s ... %s", head, tail);
+    CHECK_EQ_ERR(vman_decode((const char *)buf_ptr(&b), buf_used(&b), &out,
+        store), err);
+    check_note_clear();
+    buf_cleanup(&b);
+}
+
 TEST(vman_refused)
 {
     static const char *const bad[] = {
@@ -519,6 +688,76 @@ TEST(vman_refused)
         CHECK_EQ_INT(out.type, 0);
     }
     check_note_clear();
+    /* A flaw that ends a string early, placed where the line could end
+     * there: a key without its opening quote (read as an empty key, its
+     * number skipped), and a path whose last byte is a control or no
+     * UTF-8 at all, then '}'. Each is refused by the string's own check,
+     * since what follows would close a whole record. */
+    {
+        static const char *const early[] = {
+            "{:1,\"type\":\"dir\",\"path\":\"a\",\"volume\":1,"
+                "\"offset\":1}",
+            "{\"type\":\"dir\",\"volume\":1,\"offset\":1,\"path\":\"a\x01}",
+            "{\"type\":\"dir\",\"volume\":1,\"offset\":1,\"path\":\"a\xff}",
+        };
+
+        for (i = 0; i < sizeof(early) / sizeof(early[0]); i++) {
+            check_note("line %s", early[i]);
+            CHECK_EQ_ERR(vman_decode(early[i], strlen(early[i]), &out,
+                store), FERRY_ERR_FORMAT);
+        }
+        check_note_clear();
+    }
+    /* Flaws whose check, were it to pass, would leave a whole record: a
+     * line without its '{'; escapes cut short, not hex, lone or unpaired
+     * surrogates and unknown ones, each in an unknown key's string that
+     * '}' would close; a leading zero or 20 digits where any number goes;
+     * and a key given again, after a good value, with one its check
+     * refuses (the record would keep the first). */
+    {
+        static const char *const whole[] = {
+            "\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":1}",
+            VMAN_DIR ",\"x\":\"\\u\"}",
+            VMAN_DIR ",\"x\":\"\\u}",
+            VMAN_DIR ",\"x\":\"\\u00g0\"}",
+            VMAN_DIR ",\"x\":\"\\udc00}",
+            VMAN_DIR ",\"x\":\"\\ud800}",
+            VMAN_DIR ",\"x\":\"\\q}",
+            "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,\"offset\":01}",
+            "{\"type\":\"dir\",\"path\":\"a\",\"volume\":1,"
+                "\"offset\":10000000000000000000}",
+            VMAN_DIR ",\"size\":01}",
+            VMAN_DIR ",\"volume\":4294967296}",
+            VMAN_DIR ",\"path\":\"\"}",
+            VMAN_DIR ",\"path_hex\":\"6\"}",
+            VMAN_DIR ",\"path_hex\":\"6x\"}",
+            VMAN_DIR ",\"type\":\"nope\"}",
+            VMAN_HEAD ",\"version\":2}",
+            VMAN_HEAD ",\"format\":\"nope\"}",
+            VMAN_FILE ",\"xxh3\":\"ab\"}",
+        };
+
+        for (i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+            check_note("line %s", whole[i]);
+            CHECK_EQ_ERR(vman_decode(whole[i], strlen(whole[i]), &out,
+                store), FERRY_ERR_FORMAT);
+        }
+        check_note_clear();
+        /* The records without the flaws are taken. */
+        CHECK_OK(vman_decode(VMAN_DIR "}", strlen(VMAN_DIR "}"), &out, store));
+        CHECK_OK(vman_decode(VMAN_HEAD "}", strlen(VMAN_HEAD "}"), &out,
+            store));
+        CHECK_OK(vman_decode(VMAN_FILE "}", strlen(VMAN_FILE "}"), &out,
+            store));
+    }
+    /* Keys and paths past their room: a key of 33 characters, escaped or
+     * raw (the raw one without its closing quote, which the 33rd byte
+     * is read before), then a number '}' would close; a second path one
+     * byte over VMAN_MAX_PATH. */
+    vman_long_refused(",\"", "\\u0078", 33, "\":1}", FERRY_ERR_FORMAT);
+    vman_long_refused(",\"", "x", 33, ":1}", FERRY_ERR_FORMAT);
+    vman_long_refused(",\"path\":\"", "a", VMAN_MAX_PATH + 1, "\"}",
+        FERRY_ERR_TOO_LARGE);
     /* Unknown keys are skipped; escapes decode. */
     {
         static const char ok[] = "{\"type\":\"dir\",\"x\":\"y\",\"n\":5,"

@@ -134,6 +134,11 @@ static const struct rt_case tensor_receiver[] = {
     { "tensor_not_pieces", .flags = ALWAYS, .setup = basis_setup,
       .script = { WANT_B, { F_TENSOR(0, 0), .v = RV_JUNK } },
       .err = FERRY_ERR_PROTOCOL, .out = NAMED, .tree = BASIS_TREE },
+    /* Pieces cut short are the sender's doing too, not a read of the
+     * basis that came up short. */
+    { "tensor_pieces_cut", .flags = ALWAYS, .setup = basis_setup,
+      .script = { WANT_B, { F_TENSOR(0, 0), .v = RV_CUT } },
+      .err = FERRY_ERR_PROTOCOL, .out = NAMED, .tree = BASIS_TREE },
     { "tensor_without_capability_refused", .flags = ALWAYS,
       .caps_off = PROTO_CAP_TENSORS, .setup = basis_setup,
       .script = { WANT_B, { F_TENSOR(0, 0) } },

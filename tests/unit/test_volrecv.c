@@ -423,6 +423,30 @@ TEST(volrecv_lost_then_blocks)
     vr_done(rt);
 }
 
+/* A stream past the last volrecv has room for is refused before it is
+ * looked up; the same frame on a stream it has is taken. */
+TEST(volrecv_stream_bound)
+{
+    struct rt_case rc = { .name = "stream_bound" };
+    struct rt *rt = vr_open(&rc);
+    struct msg_vol_begin vb = { 3 };
+    struct buf b, out;
+    struct frame f;
+    size_t used;
+
+    buf_init(&b, 1u << 16);
+    buf_init(&out, 1u << 16);
+    CHECK_OK(msg_vol_begin_encode(&b, &vb));
+    CHECK_OK(frame_parse(buf_ptr(&b), buf_used(&b), &f, &used));
+    CHECK_EQ_ERR(volrecv_frame(incoming_volrecv(rt->in), PROTO_MAX_STREAMS,
+        &f, &out), FERRY_ERR_PROTOCOL);
+    CHECK_OK(volrecv_frame(incoming_volrecv(rt->in), 1, &f, &out));
+    CHECK_EQ_U64(buf_used(&out), 0);
+    buf_cleanup(&out);
+    buf_cleanup(&b);
+    vr_done(rt);
+}
+
 /* Two volumes on one stream: the second one's files are answered only
  * once they are committed, not by what the first one committed (the
  * reader counts over both). */

@@ -61,6 +61,11 @@ static const struct rt_case volsend_rules[] = {
     { "opts_after_packing", .pack = 1000,
       .script = { READY_, { F_WANT(1) }, { F_VOL_OPTS(0, 1u << 20) } },
       .err = FERRY_ERR_PROTOCOL, .out = OFFERS " " VOL1 },
+    /* After END (every entry answered, here by SKIP: no file taken),
+     * settings come too late. */
+    { "opts_after_end", .packer_off = 1, .src = "src/e",
+      .script = { READY_, { F_SKIP(0) }, { F_VOL_OPTS(1000, 1u << 20) } },
+      .err = FERRY_ERR_PROTOCOL, .out = "PLAN:1 ENTRY:0:e END" },
     { "opts_without_capability", .packer_off = 1,
       .caps_off = PROTO_CAP_VOLUMES,
       .script = { READY_, { F_VOL_OPTS(1000, 1u << 20) } },

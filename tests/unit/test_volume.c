@@ -403,29 +403,31 @@ TEST(volume_refused)
         int t1;
         enum volr_kind kind;
         int err;
+        const char *why;    /* in the reader's text: which check it was */
     } cases[] = {
         { "dotdot", "../x", "", NULL, TAR_FILE, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "path with '..' refused" },
         { "inner dotdot", "a/../../x", "", NULL, TAR_FILE, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "path with '..' refused" },
         { "absolute", "/tmp/x", "", NULL, TAR_FILE, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "absolute path refused" },
         { "reserved", ".ferry/x", "", NULL, TAR_FILE, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "reserved name refused" },
         { "dot inside", "a/./x", "", NULL, TAR_FILE, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "a/./x: invalid path" },
         { "symlink then file", "ln", "..", "ln/x", TAR_SYMLINK,
-            VOLR_INVALID, -ENOTDIR },
+            VOLR_INVALID, -ENOTDIR, "a symlink or a file is in its way" },
         { "symlink then dir", "ln", "..", "ln/d", TAR_SYMLINK,
-            VOLR_INVALID, FERRY_ERR_NOT_DIR },
+            VOLR_INVALID, FERRY_ERR_NOT_DIR,
+            "a symlink or a file is in its way" },
         { "empty link", "ln", "", NULL, TAR_SYMLINK, VOLR_INVALID,
-            FERRY_ERR_BAD_PATH },
+            FERRY_ERR_BAD_PATH, "invalid symlink target" },
         { "hard link", "h", "/etc/passwd", NULL, TAR_HARDLINK,
-            VOLR_INVALID, FERRY_ERR_UNSUPPORTED },
+            VOLR_INVALID, FERRY_ERR_UNSUPPORTED, "hard link refused" },
         { "device", "dev", "", NULL, TAR_CHAR, VOLR_INVALID,
-            FERRY_ERR_UNSUPPORTED },
+            FERRY_ERR_UNSUPPORTED, "device file or FIFO refused" },
         { "fifo", "fifo", "", NULL, TAR_FIFO, VOLR_INVALID,
-            FERRY_ERR_UNSUPPORTED },
+            FERRY_ERR_UNSUPPORTED, "device file or FIFO refused" },
     };
 
     check_tmpdir(top);
@@ -470,6 +472,9 @@ TEST(volume_refused)
         }
         CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), cases[i].kind);
         CHECK_EQ_ERR(mem_err, cases[i].err);
+        check_note("%s: %s", cases[i].name, text);
+        CHECK(strstr(text, cases[i].why) != NULL);
+        check_note("%s", cases[i].name);
         snprintf(path, sizeof(path), "%s/x", top);
         CHECK(lstat(path, &st) != 0 && errno == ENOENT);
         snprintf(path, sizeof(path), "%s/d", top);
@@ -519,13 +524,19 @@ TEST(volume_pieces_refused)
         uint64_t offset2;
         const char *path1;
         int err;
+        const char *why;    /* in the reader's text: which check it was */
     } cases[] = {
-        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT },
-        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT },
-        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT },
-        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT },
-        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH },
-        { "set ends first", 0, LAST, 0, "f", FERRY_ERR_SHORT },
+        { "first not at 0", 512, 2, 1024, "f", FERRY_ERR_FORMAT,
+          "piece 1 does not start the file" },
+        { "index skipped", 0, 3, 512, "f", FERRY_ERR_FORMAT,
+          "piece 3 out of order" },
+        { "offset off", 0, 2, 1024, "f", FERRY_ERR_FORMAT,
+          "piece 2 out of order" },
+        { "member inside", 0, 0, 0, "f", FERRY_ERR_FORMAT,
+          "split file incomplete (piece 2 missing)" },
+        { "no path", 0, 2, 512, "./", FERRY_ERR_BAD_PATH, "invalid piece" },
+        { "set ends first", 0, LAST, 0, "f", FERRY_ERR_SHORT,
+          "split file incomplete (piece 2 missing)" },
     };
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -540,6 +551,8 @@ TEST(volume_pieces_refused)
         evil_volume(&m, e, cases[i].index2 == LAST ? 1 : 2);
         CHECK_EQ_INT(mem_unpack(&m, dst, 0, 1 << 20, &text), VOLR_INVALID);
         CHECK_EQ_ERR(mem_err, cases[i].err);
+        check_note("%s: %s", cases[i].name, text);
+        CHECK(strstr(text, cases[i].why) != NULL);
         mem_cleanup(&m);
         check_rmtree(dst);
     }
@@ -557,6 +570,14 @@ TEST(volume_manifest_mismatch)
     const char *text;
     char *line;
     int pass;
+    /* In the reader's text, pass by pass: which check it was. */
+    static const char *const why[] = {
+        "member does not match the manifest",
+        "member does not match the manifest",
+        "content does not match the manifest's XXH3",
+        "the manifest lists more than the volumes hold",
+        "manifest: a second head",
+    };
 
     check_tmpdir(src);
     for (pass = 0; pass < 5; pass++) {
@@ -594,6 +615,8 @@ TEST(volume_manifest_mismatch)
         CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
         CHECK_EQ_ERR(mem_err, pass == 2 ? FERRY_ERR_HASH_MISMATCH :
             FERRY_ERR_FORMAT);
+        check_note("pass %d: %s", pass, text);
+        CHECK(strstr(text, why[pass]) != NULL);
         check_rmtree(dst);
         mem_cleanup(&m);
     }
@@ -630,6 +653,9 @@ TEST(volume_manifest_pieces)
     check_tmpdir(dst);
     CHECK_EQ_INT(mem_unpack(&m, dst, 1, 1 << 20, &text), VOLR_INTEGRITY);
     CHECK_EQ_ERR(mem_err, FERRY_ERR_FORMAT);
+    check_note("%s", text);
+    CHECK(strstr(text, "its pieces do not match the manifest") != NULL);
+    check_note_clear();
     check_rmtree(dst);
     mem_cleanup(&m);
     check_rmtree(src);
