@@ -7,7 +7,8 @@ DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	rsync zstd time python3 python3-jsonschema iproute2 procps openssl \
 	util-linux libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
-	libzstd-dev:arm64 qemu-user-static g++ libtorrent-rasterbar-dev
+	libzstd-dev:arm64 qemu-user-static g++ libtorrent-rasterbar-dev \
+	cmake libboost-dev debootstrap
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -70,7 +71,7 @@ SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
 
 .PHONY: all deps test check unit integration e2e asan tsan demo bench install \
 	bench-quick bench-delta bench-streams bench-tensors bench-fanout fuzz clean \
-	help check-minimal mutate spike-swarm spike-swarm-bin spike-swarm-static swarm
+	help check-minimal mutate spike-swarm spike-swarm-bin swarm
 
 ## all: build bin/ferry, bin/ferry-agent, bin/ferry-agent-aarch64 and
 ## bin/ferry-swarm
@@ -280,18 +281,25 @@ mutate: deps
 	@$(MAKE) --no-print-directory $(UNIT)
 	bash tests/mutate.sh
 
-## swarm: bin/ferry-swarm, one box's swarm member (C++, libtorrent-rasterbar
-## from Debian, linked dynamically; docs/SWARM.md)
+## swarm: bin/ferry-swarm, one box's swarm member (C++), linked statically
+## against libtorrent-rasterbar built from Debian's source (swarm/static_lib.sh:
+## minutes, once per machine, cached in ~/.cache/ferry-build), so that it
+## runs on a box whatever its libraries (docs/SWARM.md); bin/ferry-swarm.gz,
+## the same through gzip, is what crosses to a box that has gzip
 swarm: $(SWARM_BIN)
 
-$(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h \
+# getaddrinfo and dlopen in a static glibc warn at link time: the helper
+# is only ever given numeric addresses, and loads nothing.
+$(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h swarm/static_lib.sh \
 		$(call obj,swarm/swarm_line.c)
-	@pkg-config --exists libtorrent-rasterbar || { echo "ferry:" \
-		"missing libtorrent-rasterbar-dev: run 'make deps'"; exit 1; }
 	@mkdir -p $(dir $@)
-	g++ $(SWARM_CXXFLAGS) -o $@ swarm/ferry_swarm.cpp \
-		$(call obj,swarm/swarm_line.c) \
-		$$(pkg-config --cflags --libs libtorrent-rasterbar)
+	@lt=$$(bash swarm/static_lib.sh) && \
+	echo "g++ -static -o $@ swarm/ferry_swarm.cpp ($$lt)" && \
+	g++ $(SWARM_CXXFLAGS) -static -s -o $@ swarm/ferry_swarm.cpp \
+		$(call obj,swarm/swarm_line.c) -isystem $$lt/include $$(cat $$lt/defines) \
+		$$lt/lib/libtorrent-rasterbar.a -lssl -lcrypto -lpthread -ldl \
+		2>$(OUT)/swarm-link.log || { cat $(OUT)/swarm-link.log; exit 1; }
+	gzip -9 -n -c $@ >$@.gz
 
 ## spike-swarm: the libtorrent spike for fan-out (docs/SWARM.md): SSL v2
 ## swarms of loopback boxes, then a 256 MiB bench (SPIKE_BENCH=0 skips it,
@@ -306,13 +314,6 @@ spike-swarm-bin:
 	@mkdir -p $(dir $(SPIKE))
 	g++ -std=c++17 -O2 -Wall -Wextra -o $(SPIKE) tests/spike/swarm_spike.cpp \
 		$$(pkg-config --cflags --libs libtorrent-rasterbar)
-
-## spike-swarm-static: libtorrent built statically from Debian's source
-## (about 10 minutes, kept in build/spike/), swarm_spike linked statically
-## against it and run in an empty chroot (as root) beside a shared-library box
-spike-swarm-static: spike-swarm-bin
-	@sh tests/deps.sh cmake libboost-dev libssl-dev zstd file
-	bash tests/spike/static_build.sh
 
 ## fuzz: run each libFuzzer target for FUZZ_SECONDS s (clang-14)
 # The targets (tests/fuzz/fuzz_<t>.c, seeds in tests/fuzz/corpus/<t>/) are
@@ -425,6 +426,9 @@ install:
 	if [ -x $(INSTALL_FROM)/ferry-agent-aarch64 ]; then \
 		install -m 0755 $(INSTALL_FROM)/ferry-agent-aarch64 \
 			$(DESTDIR)$(PREFIX)/bin/; fi
+	if [ -x $(INSTALL_FROM)/ferry-swarm ]; then \
+		install -m 0755 $(INSTALL_FROM)/ferry-swarm \
+			$(INSTALL_FROM)/ferry-swarm.gz $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0644 docs/ferry.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/completion/ferry.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ferry

@@ -214,20 +214,20 @@ remote_upload_failed(const char *where, const char *what, int status,
 
 int
 remote_upload_script(char *out, size_t n, const char *name,
-    const char *hash, const char *trial)
+    const char *hash, const char *trial, const char *unpack)
 {
     return (size_t)snprintf(out, n,
         "exec 2>/dev/null; d=\"$HOME/.cache/ferry\"; "
         "h=\"$d/%s-%.16s\"; "
         "mkdir -p \"$d\" && chmod 700 \"$d\" || exit 93; "
         "t=\"$d/.upload.$$\"; trap 'rm -f \"$t\"' EXIT; "
-        "cat >\"$t\" || exit 93; "
+        "%s >\"$t\" || exit 93; "
         "if command -v sha256sum >/dev/null; then "
         "echo \"%s  $t\" | sha256sum -c --status || exit 91; fi; "
         "chmod 700 \"$t\" || exit 93; "
         "\"$t\" %s </dev/null >/dev/null || exit 92; "
         "mv -f \"$t\" \"$h\" || exit 93; "
-        "trap - EXIT", name, hash, hash, trial) < n ? 0 :
+        "trap - EXIT", name, hash, unpack, hash, trial) < n ? 0 :
         FERRY_ERR_TOO_LARGE;
 }
 
@@ -330,7 +330,7 @@ remote_agent_upload(struct remote_agent *a, struct ssh_conn *ssh,
         return FERRY_ERR_AGENT;
     }
     if ((r = remote_upload_script(script, sizeof(script), "ferry-agent",
-        b->hash, "--version")) != 0)
+        b->hash, "--version", "cat")) != 0)
         return r;
     if ((r = remote_run_script(a, ssh, script, b->path, where, &status, msg,
         msglen)) != 0)

@@ -80,7 +80,8 @@ void remote_ssh_overrides(const struct cli *cli,
 int remote_sh_c(const char *script, char *out, size_t n) FERRY_WUR;
 
 /*
- * The script that uploads a program (its bytes on stdin) to
+ * The script that uploads a program (its bytes on stdin, through the
+ * command unpack: "cat", or "gzip -dc" for gzip's bytes) to
  * ~/.cache/ferry/NAME-<hash16>, checked there with sha256sum when it
  * exists and run once with trial's arguments (stdin from /dev/null)
  * before it is renamed into place. Its exit status says what failed:
@@ -88,7 +89,7 @@ int remote_sh_c(const char *script, char *out, size_t n) FERRY_WUR;
  * ("agent").
  */
 int remote_upload_script(char *out, size_t n, const char *name,
-    const char *hash, const char *trial) FERRY_WUR;
+    const char *hash, const char *trial, const char *unpack) FERRY_WUR;
 void remote_upload_failed(const char *where, const char *what, int status,
     char *msg, size_t n);
 

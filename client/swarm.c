@@ -60,6 +60,8 @@ const char *const swarm_file_names[SWARM_FILES] = {
 #define SWARM_STOP_S 15
 /* Below this much data the swarm's start costs more than it saves. */
 #define SWARM_MIN_BYTES (1u << 20)
+/* The largest helper file read (a bound, not a size it has). */
+#define SWARM_HELPER_MAX (256u << 20)
 /* Pieces per torrent the piece length aims at. */
 #define SWARM_PIECES_AIM 8192u
 #define SWARM_MIN_PIECE (256u * 1024)
@@ -132,7 +134,7 @@ struct swarm {
     int have_mf;
     struct torrent *t;
     struct buf tbytes;
-    uint8_t *helper;
+    uint8_t *helper, *helper_gz;
     uint32_t pieces, piece_len;
     int window;             /* pieces in flight to one box */
     int all_put;
@@ -500,6 +502,8 @@ swarm_line(struct swarm *s, int i, char *line)
         log_debug("swarm %s: %s", s->cli->boxes[i].label, line);
     if (strncmp(line, "link-fail ", 10) == 0) {
         swarm_lose(s, i, line + 10);
+    } else if (strncmp(line, "say ", 4) == 0) {
+        swarm_note(s, "%s: %s", s->cli->boxes[i].label, line + 4);
     } else if (b->st == SB_LINKING &&
         sscanf(line, "link %79s", b->addr) == 1) {
         b->st = SB_LISTING;
@@ -841,15 +845,43 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
     return 0;
 }
 
-/* This build's helper, beside its agent (FERRY_SWARM names another). */
+/* path's bytes into *out (at most max), or an error. */
 static int
-swarm_helper(struct swarm *s)
+swarm_slurp(const char *path, size_t max, uint8_t **out, size_t *len)
 {
-    char agent[4096], path[4200];
-    const char *env = getenv("FERRY_SWARM"), *a;
     struct stat st;
     size_t got = 0;
     int fd;
+
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return FERRY_ERR_AGENT;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size > max ||
+        (*out = xmalloc((size_t)st.st_size + 1)) == NULL) {
+        close(fd);
+        return FERRY_ERR_AGENT;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, *out + got, (size_t)st.st_size - got);
+
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    *len = got;
+    return got == (size_t)st.st_size ? 0 : FERRY_ERR_AGENT;
+}
+
+/* This build's helper, beside its agent (FERRY_SWARM names another),
+ * and its gzip copy (PATH.gz, made with it), which crosses to a box
+ * with gzip in less than half the bytes. */
+static int
+swarm_helper(struct swarm *s)
+{
+    char agent[4096], path[4200], gz[4300];
+    const char *env = getenv("FERRY_SWARM"), *a;
+    size_t len;
 
     if (env != NULL && env[0] != '\0') {
         snprintf(path, sizeof(path), "%s", env);
@@ -864,27 +896,16 @@ swarm_helper(struct swarm *s)
         snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path),
             "ferry-swarm");
     }
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return FERRY_ERR_AGENT;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size > (256 << 20) ||
-        (s->helper = xmalloc((size_t)st.st_size + 1)) == NULL) {
-        close(fd);
-        return FERRY_ERR_AGENT;
-    }
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, s->helper + got, (size_t)st.st_size - got);
-
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (got != (size_t)st.st_size || digest_sha256_file(path,
-        s->job.helper_hash) != 0)
+    if (swarm_slurp(path, SWARM_HELPER_MAX, &s->helper, &len) != 0 ||
+        digest_sha256_file(path, s->job.helper_hash) != 0)
         return FERRY_ERR_AGENT;
     s->job.helper = s->helper;
-    s->job.helper_len = got;
+    s->job.helper_len = len;
+    snprintf(gz, sizeof(gz), "%s.gz", path);
+    if (swarm_slurp(gz, SWARM_HELPER_MAX, &s->helper_gz, &len) == 0) {
+        s->job.helper_gz = s->helper_gz;
+        s->job.helper_gz_len = len;
+    }
     return 0;
 }
 
@@ -935,6 +956,7 @@ swarm_free(struct swarm *s)
     torrent_free(s->t);
     buf_cleanup(&s->tbytes);
     xfree(s->helper);
+    xfree(s->helper_gz);
     xfree(s->sf);
     xfree(s->again);
     xfree(s->fed_to);

@@ -38,6 +38,8 @@ struct swarm_blob {
 struct swarm_job {
     const uint8_t *helper;       /* bin/ferry-swarm's bytes */
     size_t helper_len;
+    const uint8_t *helper_gz;    /* the same through gzip (NULL: none) */
+    size_t helper_gz_len;
     char helper_hash[65];
     char id[17];                 /* the staging folder's name */
 };

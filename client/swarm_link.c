@@ -423,18 +423,29 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
     }
     link_say(sock, "link %s", addr);
     /* The helper, by hash, as the agent: its bytes cross only to a box
-     * that lacks it. */
+     * that lacks it, through gzip where the box has it (status 3). */
     snprintf(script, sizeof(script), "test -x "
-        "\"$HOME/.cache/ferry/ferry-swarm-%.16s\"", job->helper_hash);
+        "\"$HOME/.cache/ferry/ferry-swarm-%.16s\" && exit 0; "
+        "command -v gzip >/dev/null 2>&1 && exit 3; exit 1",
+        job->helper_hash);
     if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0 ||
         (r = ssh_conn_run(ssh, cmd, NULL, 0, &status, msg,
         sizeof(msg))) != 0)
         goto fail;
-    if (status != 0 && ((r = remote_upload_script(script, sizeof(script),
-        "ferry-swarm", job->helper_hash, "")) != 0 ||
-        (r = link_run(ssh, host, "its swarm helper", script, job->helper,
-        job->helper_len, msg, sizeof(msg))) != 0))
-        goto fail;
+    if (status != 0) {
+        int gz = status == 3 && job->helper_gz != NULL;
+
+        link_say(sock, "say no swarm helper there; uploading this one "
+            "(%.1f MiB%s) to ~/.cache/ferry", (double)(gz ?
+            job->helper_gz_len : job->helper_len) / 1048576.0,
+            gz ? " through gzip" : "");
+        if ((r = remote_upload_script(script, sizeof(script),
+            "ferry-swarm", job->helper_hash, "", gz ? "gzip -dc" :
+            "cat")) != 0 || (r = link_run(ssh, host, "its swarm helper",
+            script, gz ? job->helper_gz : job->helper, gz ?
+            job->helper_gz_len : job->helper_len, msg, sizeof(msg))) != 0)
+            goto fail;
+    }
     if ((r = link_list(sock, ssh, dest_q, msg, sizeof(msg))) != 0)
         goto fail;
     if (link_go(sock, files, &mem) != 0) {
