@@ -590,6 +590,11 @@ swarm_line(struct swarm *s, int i, char *line)
         b->whole = 1;
         if (b->st == SB_STARTED)
             b->st = SB_DONE;
+    } else if (sscanf(line, "banned %63[0-9a-fA-F.:]", w) == 1) {
+        /* libtorrent dropped the bytes; the box that sent them may be
+         * damaged, or lying. */
+        swarm_note(s, "%s: swarm: %s sent data that does not match the "
+            "torrent: banned", s->cli->boxes[i].label, w);
     } else if (strncmp(line, "fatal ", 6) == 0) {
         swarm_lose(s, i, line + 6);
     } else if (strncmp(line, "link-end ", 9) == 0) {

@@ -480,6 +480,13 @@ void helper::alerts()
                 --pending;
                 emit("bad %d", p);
             }
+        } else if (auto* pb = lt::alert_cast<lt::peer_ban_alert>(a)) {
+            // A peer sent a block that did not match the client's tree
+            // (v2 names the block, and so its sender): libtorrent drops
+            // the block and bans the peer for this session.
+            std::string const m = pb->endpoint.address().to_string();
+            if (said.size() < max_said && said.insert("ban " + m).second)
+                emit("banned %s", m.c_str());
         } else if (lt::alert_cast<lt::torrent_checked_alert>(a)) {
             // What the save folder already held: a restarted box resumes.
             emit("checked %d", h.status().num_pieces);

@@ -24,6 +24,9 @@
 #     and by `put`), and so are a torrent without a CA and lines out of
 #     order; a `put` header refused (a bad length, a piece of another
 #     length than the torrent's) ends the helper with `fatal`, exit 1;
+#   - a box that serves blocks that do not match (its copy overwritten
+#     after its check) is banned by the box that got them, which keeps
+#     none of them and completes from another box;
 #   - malformed lines get one error line each; stop and EOF end a box.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -271,6 +274,26 @@ for n in 1 2; do
     [ "$down" -gt 0 ] || fail "box $n downloaded nothing: $(last_progress $n)"
 done
 
+# ---- a lying box: box 1's copy of big.bin is overwritten on disk after
+# it was checked, so box 1 serves blocks that do not match the torrent.
+# Box 7, new, reaches only box 1 at first: it bans box 1 at the first bad
+# block (v2 hashes name the block's sender), keeps none of its bad
+# bytes, and completes from box 2 once told of it.
+head -c "$(stat -c %s "$S/big.bin")" /dev/urandom >"$T/lie"
+dd if="$T/lie" of="$T/s1/data/big.bin" conv=notrunc status=none
+box_start 7 "$T/ca" box4
+wait_line 7 '^listening ' 10
+say 1 "allow $(ip_of 7)"
+say 7 "peer $(ip_of 1):$(port_of 1)"
+wait_line 7 '^banned 127\.0\.41\.1$' 20
+grep -q '^done$' "$T/b7.out" && fail "box 7 was whole from the lying box"
+say 2 "allow $(ip_of 7)"
+say 7 "peer $(ip_of 2):$(port_of 2)"
+wait_line 7 '^done$' 30
+(cd "$S" && find . -type f) | while read -r f; do
+    cmp -s "$S/$f" "$T/s7/data/$f" || fail "box 7: $f differs"
+done || exit 1
+
 # ---- the intruders got nothing; the boxes refused the first's
 # certificate and the third's name (the second never got as far as the
 # handshake)
@@ -292,8 +315,8 @@ grep -q '^peer-error 127\.0\.41\.5 ' "$T"/b[123].out &&
 
 # ---- stop: a stop line, or the end of input, ends a box within 15 s
 say 1 "stop"
-for n in 2 3 4 5 6; do eval "exec $((10 + n))>&-"; done
-for n in 1 2 3 4 5 6; do wait_line $n '^stopped$' 15; done
+for n in 2 3 4 5 6 7; do eval "exec $((10 + n))>&-"; done
+for n in 1 2 3 4 5 6 7; do wait_line $n '^stopped$' 15; done
 eval "exec 11>&-"
 note "swarm: $NP pieces to 3 boxes, hash $(cat "$T/hash")"
 echo "swarm: ok"
