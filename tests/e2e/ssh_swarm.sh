@@ -7,8 +7,9 @@
 # shared; a dead box is reported while the others finish (exit 10), and
 # the same command then completes it from the others, with almost
 # nothing over the client's link; the client stopped while it spreads
-# leaves what the boxes hold for the next run; --no-swarm sends each box
-# everything.
+# leaves what the boxes hold for the next run; a box killed mid-swarm
+# is reported while the others finish, and the same command completes it
+# from them; --no-swarm sends each box everything.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -136,6 +137,36 @@ done
 up=$(uplink_mib)
 python3 -c "import sys; sys.exit(0 if float('$up') < 12000000 / 1048576 - 3.5
     else 1)" || { cat "$T/last.err"; fail "resumed with $up MiB over the link"; }
+
+# A box killed mid-swarm (its helper and its sshd, while the client puts
+# the pieces at 2 MiB/s): the others finish, exit 10, a line for it; the
+# same command, the box back, completes it from what the live boxes
+# hold, with nothing over the client's link.
+head -c 12000000 /dev/urandom >"$T/src/ckpt/step-4.pt"
+"${P[@]}" --bwlimit 2M "$T/src/" 'box[1-3]:~/data' >"$T/kill.out" \
+    2>"$T/kill.err" &
+pid=$!
+for _ in $(seq 1 200); do
+    grep -q "spreading" "$T/kill.err" && break
+    sleep 0.05
+done
+sleep 2
+sshd_box_stop box3
+pkill -KILL -f "$T/home-box3/.cache/ferry/ferry-swarm-" ||
+    { cat "$T/kill.err"; fail "no helper ran on box3"; }
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 10 ] || { cat "$T/kill.err"; fail "a box killed mid-swarm: exit $rc"; }
+grep -q "^ferry: box3: swarm: " "$T/kill.err" ||
+    { cat "$T/kill.err"; fail "no line for the box lost mid-swarm"; }
+grep -q "^ferry: box3: failed" "$T/kill.err" ||
+    { cat "$T/kill.err"; fail "box3 not reported failed"; }
+tree_same "$T/src" "$T/home-box1/data"
+tree_same "$T/src" "$T/home-box2/data"
+sshd_box_start box3
+expect_rc 0 "${P[@]}" "$T/src/" 'box[1-3]:~/data'
+tree_same "$T/src" "$T/home-box3/data"
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked (0.0 MiB over"
 
 # --no-swarm: as before, each box is sent what it lacks.
 echo new >"$T/src/new.txt"
