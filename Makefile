@@ -8,7 +8,7 @@ DEB_PACKAGES := build-essential pkg-config libssh2-1-dev libssl-dev \
 	util-linux libarchive-tools man-db groff-base bsdextrautils \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libuv1-dev:arm64 \
 	libzstd-dev:arm64 qemu-user-static g++ libtorrent-rasterbar-dev \
-	cmake libboost-dev debootstrap
+	cmake libboost-dev debootstrap g++-aarch64-linux-gnu libssl-dev:arm64
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN)
@@ -66,6 +66,7 @@ UNIT_TSAN := build/tsan/tests/test-unit
 TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 # The swarm helper (C++, libtorrent-rasterbar; docs/SWARM.md).
 SWARM_BIN := $(BINDIR)/ferry-swarm
+SWARM_AARCH64 := $(BINDIR)/ferry-swarm-aarch64
 SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
 	$(VFLAGS)
 
@@ -79,7 +80,8 @@ SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
 # variants' tests use bin/ferry-swarm, whose libtorrent is not
 # instrumented anyway.
 ifeq ($(VARIANT),release)
-all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS) $(SWARM_BIN)
+all: $(FERRY) $(AGENT) $(AGENT_AARCH64) $(UNIT) $(TOOLS) $(SWARM_BIN) \
+	$(SWARM_AARCH64)
 else
 all: $(FERRY) $(AGENT) $(UNIT) $(TOOLS)
 endif
@@ -281,25 +283,36 @@ mutate: deps
 	@$(MAKE) --no-print-directory $(UNIT)
 	bash tests/mutate.sh
 
-## swarm: bin/ferry-swarm, one box's swarm member (C++), linked statically
-## against libtorrent-rasterbar built from Debian's source (swarm/static_lib.sh:
-## minutes, once per machine, cached in ~/.cache/ferry-build), so that it
-## runs on a box whatever its libraries (docs/SWARM.md); bin/ferry-swarm.gz,
-## the same through gzip, is what crosses to a box that has gzip
-swarm: $(SWARM_BIN)
+## swarm: bin/ferry-swarm and bin/ferry-swarm-aarch64, one box's swarm
+## member (C++), linked statically against libtorrent-rasterbar built from
+## Debian's source (swarm/static_lib.sh: minutes, once per machine and
+## type, cached in ~/.cache/ferry-build), so that it runs on a box whatever
+## its libraries (docs/SWARM.md); each .gz, the same through gzip, is what
+## crosses to a box that has gzip
+swarm: $(SWARM_BIN) $(SWARM_AARCH64)
 
-# getaddrinfo and dlopen in a static glibc warn at link time: the helper
-# is only ever given numeric addresses, and loads nothing.
+# $(call swarm_link,ARCH,CXX,OBJ): the helper for ARCH. getaddrinfo and
+# dlopen in a static glibc warn at link time: the helper is only ever
+# given numeric addresses, and loads nothing.
+define swarm_link
+	@mkdir -p $(dir $@) $(OUT)
+	@lt=$$(bash swarm/static_lib.sh $(1)) && \
+	echo "$(2) -static -o $@ swarm/ferry_swarm.cpp ($$lt)" && \
+	$(2) $(SWARM_CXXFLAGS) -static -s -o $@ swarm/ferry_swarm.cpp $(3) \
+		-isystem $$lt/include $$(cat $$lt/defines) \
+		$$lt/lib/libtorrent-rasterbar.a -lssl -lcrypto -lpthread -ldl \
+		2>$(OUT)/swarm-link-$(1).log || \
+		{ cat $(OUT)/swarm-link-$(1).log; exit 1; }
+	gzip -9 -n -c $@ >$@.gz
+endef
+
 $(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h swarm/static_lib.sh \
 		$(call obj,swarm/swarm_line.c)
-	@mkdir -p $(dir $@)
-	@lt=$$(bash swarm/static_lib.sh) && \
-	echo "g++ -static -o $@ swarm/ferry_swarm.cpp ($$lt)" && \
-	g++ $(SWARM_CXXFLAGS) -static -s -o $@ swarm/ferry_swarm.cpp \
-		$(call obj,swarm/swarm_line.c) -isystem $$lt/include $$(cat $$lt/defines) \
-		$$lt/lib/libtorrent-rasterbar.a -lssl -lcrypto -lpthread -ldl \
-		2>$(OUT)/swarm-link.log || { cat $(OUT)/swarm-link.log; exit 1; }
-	gzip -9 -n -c $@ >$@.gz
+	$(call swarm_link,x86_64,g++,$(call obj,swarm/swarm_line.c))
+
+$(SWARM_AARCH64): swarm/ferry_swarm.cpp swarm/swarm_line.h \
+		swarm/static_lib.sh build/aarch64/swarm/swarm_line.o
+	$(call swarm_link,aarch64,aarch64-linux-gnu-g++,build/aarch64/swarm/swarm_line.o)
 
 ## spike-swarm: the libtorrent spike for fan-out (docs/SWARM.md): SSL v2
 ## swarms of loopback boxes, then a 256 MiB bench (SPIKE_BENCH=0 skips it,
@@ -426,9 +439,10 @@ install:
 	if [ -x $(INSTALL_FROM)/ferry-agent-aarch64 ]; then \
 		install -m 0755 $(INSTALL_FROM)/ferry-agent-aarch64 \
 			$(DESTDIR)$(PREFIX)/bin/; fi
-	if [ -x $(INSTALL_FROM)/ferry-swarm ]; then \
-		install -m 0755 $(INSTALL_FROM)/ferry-swarm \
-			$(INSTALL_FROM)/ferry-swarm.gz $(DESTDIR)$(PREFIX)/bin/; fi
+	for f in ferry-swarm ferry-swarm-aarch64; do \
+		if [ -x $(INSTALL_FROM)/$$f ]; then install -m 0755 \
+		$(INSTALL_FROM)/$$f $(INSTALL_FROM)/$$f.gz \
+		$(DESTDIR)$(PREFIX)/bin/; fi; done
 	install -m 0644 docs/ferry.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/completion/ferry.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ferry

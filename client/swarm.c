@@ -134,7 +134,7 @@ struct swarm {
     int have_mf;
     struct torrent *t;
     struct buf tbytes;
-    uint8_t *helper, *helper_gz;
+    uint8_t *helper_mem[2 * SWARM_NARCH];  /* the builds' bytes */
     uint32_t pieces, piece_len;
     int window;             /* pieces in flight to one box */
     int all_put;
@@ -501,7 +501,13 @@ swarm_line(struct swarm *s, int i, char *line)
         strncmp(line, "progress ", 9) != 0)
         log_debug("swarm %s: %s", s->cli->boxes[i].label, line);
     if (strncmp(line, "link-fail ", 10) == 0) {
-        swarm_lose(s, i, line + 10);
+        const char *why = line + 10, *label = s->cli->boxes[i].label;
+        size_t n = strlen(label);
+
+        /* The link's messages name the box, as the line does. */
+        if (strncmp(why, label, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+            why += n + 2;
+        swarm_lose(s, i, why);
     } else if (strncmp(line, "say ", 4) == 0) {
         swarm_note(s, "%s: %s", s->cli->boxes[i].label, line + 4);
     } else if (b->st == SB_LINKING &&
@@ -878,40 +884,52 @@ swarm_slurp(const char *path, size_t max, uint8_t **out, size_t *len)
     return got == (size_t)st.st_size ? 0 : FERRY_ERR_AGENT;
 }
 
-/* This build's helper, beside its agent (FERRY_SWARM names another),
- * and its gzip copy (PATH.gz, made with it), which crosses to a box
- * with gzip in less than half the bytes. */
+/* One build of the helper: NAME beside this build's agent, or the file
+ * env names, and its gzip copy (PATH.gz, made with it), which crosses to
+ * a box with gzip in less than half the bytes. */
 static int
-swarm_helper(struct swarm *s)
+swarm_build_load(struct swarm *s, enum swarm_arch arch, const char *name,
+    const char *env)
 {
-    char agent[4096], path[4200], gz[4300];
-    const char *env = getenv("FERRY_SWARM"), *a;
+    struct swarm_build *b = &s->job.helper[arch];
+    uint8_t **bin = &s->helper_mem[2 * arch], **gz = bin + 1;
+    char agent[4096], path[4200], gzpath[4300];
+    const char *e = getenv(env), *a;
+    char *slash;
     size_t len;
 
-    if (env != NULL && env[0] != '\0') {
-        snprintf(path, sizeof(path), "%s", env);
+    if (e != NULL && e[0] != '\0') {
+        snprintf(path, sizeof(path), "%s", e);
     } else {
-        char *slash;
-
         if ((a = transport_local_agent(agent, sizeof(agent))) == NULL)
             return FERRY_ERR_AGENT;
         snprintf(path, sizeof(path), "%s", a);
         if ((slash = strrchr(path, '/')) == NULL)
             return FERRY_ERR_AGENT;
         snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path),
-            "ferry-swarm");
+            "%s", name);
     }
-    if (swarm_slurp(path, SWARM_HELPER_MAX, &s->helper, &len) != 0 ||
-        digest_sha256_file(path, s->job.helper_hash) != 0)
+    if (swarm_slurp(path, SWARM_HELPER_MAX, bin, &len) != 0 ||
+        digest_sha256_file(path, b->hash) != 0)
         return FERRY_ERR_AGENT;
-    s->job.helper = s->helper;
-    s->job.helper_len = len;
-    snprintf(gz, sizeof(gz), "%s.gz", path);
-    if (swarm_slurp(gz, SWARM_HELPER_MAX, &s->helper_gz, &len) == 0) {
-        s->job.helper_gz = s->helper_gz;
-        s->job.helper_gz_len = len;
+    b->bin = *bin;
+    b->len = len;
+    snprintf(gzpath, sizeof(gzpath), "%s.gz", path);
+    if (swarm_slurp(gzpath, SWARM_HELPER_MAX, gz, &len) == 0) {
+        b->gz = *gz;
+        b->gz_len = len;
     }
     return 0;
+}
+
+/* This build's helpers: x86_64's is needed, aarch64's is taken when
+ * built (FERRY_SWARM and FERRY_SWARM_AARCH64 name others). */
+static int
+swarm_helper(struct swarm *s)
+{
+    (void)swarm_build_load(s, SWARM_AARCH64, "ferry-swarm-aarch64",
+        "FERRY_SWARM_AARCH64");
+    return swarm_build_load(s, SWARM_X86_64, "ferry-swarm", "FERRY_SWARM");
 }
 
 /* Why cli's push does not swarm: NULL when it may, "" when it is not a
@@ -960,8 +978,8 @@ swarm_free(struct swarm *s)
         manifest_cleanup(&s->mf);
     torrent_free(s->t);
     buf_cleanup(&s->tbytes);
-    xfree(s->helper);
-    xfree(s->helper_gz);
+    for (i = 0; i < 2 * SWARM_NARCH; i++)
+        xfree(s->helper_mem[i]);
     xfree(s->sf);
     xfree(s->again);
     xfree(s->fed_to);

@@ -34,13 +34,21 @@ struct swarm_blob {
     size_t len;
 };
 
+/* The machine types a helper is built for. */
+enum swarm_arch { SWARM_X86_64, SWARM_AARCH64, SWARM_NARCH };
+
+/* One build of the helper. */
+struct swarm_build {
+    const uint8_t *bin;          /* its bytes; NULL: no build */
+    size_t len;
+    const uint8_t *gz;           /* the same through gzip (NULL: none) */
+    size_t gz_len;
+    char hash[65];
+};
+
 /* What every link takes from the conductor (a child's copy of memory). */
 struct swarm_job {
-    const uint8_t *helper;       /* bin/ferry-swarm's bytes */
-    size_t helper_len;
-    const uint8_t *helper_gz;    /* the same through gzip (NULL: none) */
-    size_t helper_gz_len;
-    char helper_hash[65];
+    struct swarm_build helper[SWARM_NARCH];
     char id[17];                 /* the staging folder's name */
 };
 

@@ -107,6 +107,75 @@ link_run(struct ssh_conn *ssh, const char *host, const char *what,
     return 0;
 }
 
+/* The helper's script statuses: the build for the box's machine type
+ * is there (LINK_HAVE + arch), is to cross through gzip (LINK_GZIP +
+ * arch) or as it is (LINK_RAW + arch), or this client has none for it
+ * (LINK_NONE + arch); LINK_ARCH: neither x86_64 nor aarch64. */
+#define LINK_ARCH 9
+#define LINK_HAVE 10
+#define LINK_GZIP 20
+#define LINK_RAW 30
+#define LINK_NONE 40
+
+/* The helper for the box's machine type, by hash, as the agent: its
+ * bytes cross only to a box that lacks it, through gzip where the box
+ * has it. *out: the build it runs. */
+static int
+link_helper(int sock, struct ssh_conn *ssh, const char *host,
+    const struct swarm_job *job, const struct swarm_build **out, char *msg,
+    size_t msglen)
+{
+    static const char *names[SWARM_NARCH] = { "x86_64", "aarch64" };
+    const struct swarm_build *x = &job->helper[SWARM_X86_64];
+    const struct swarm_build *a = &job->helper[SWARM_AARCH64];
+    const struct swarm_build *b;
+    char script[1024], cmd[2048];
+    int r, status = -1, arch, gz;
+
+    snprintf(script, sizeof(script), "case \"$(uname -m)\" in "
+        "x86_64|amd64) H=%.16s; a=0;; aarch64|arm64) H=%.16s; a=1;; "
+        "*) exit %d;; esac; [ \"$H\" = none ] && exit $((%d + a)); "
+        "test -x \"$HOME/.cache/ferry/ferry-swarm-$H\" && exit $((%d + a)); "
+        "command -v gzip >/dev/null 2>&1 && exit $((%d + a)); "
+        "exit $((%d + a))", x->bin ? x->hash : "none",
+        a->bin ? a->hash : "none", LINK_ARCH, LINK_NONE, LINK_HAVE,
+        LINK_GZIP, LINK_RAW);
+    if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0 ||
+        (r = ssh_conn_run(ssh, cmd, NULL, 0, &status, msg, msglen)) != 0)
+        return r;
+    arch = status % 10;
+    if (status == LINK_ARCH) {
+        snprintf(msg, msglen, "%s: neither x86_64 nor aarch64, for which "
+            "the swarm helper is built", host);
+        return FERRY_ERR_AGENT;
+    }
+    if (status < LINK_HAVE || status >= LINK_NONE + SWARM_NARCH ||
+        arch >= SWARM_NARCH) {
+        snprintf(msg, msglen, "%s: looking for its swarm helper: exit %d",
+            host, status);
+        return FERRY_ERR_AGENT;
+    }
+    if (status - arch == LINK_NONE) {
+        snprintf(msg, msglen, "%s: this ferry has no swarm helper for %s "
+            "(ferry-swarm-%s beside ferry-agent)", host, names[arch],
+            names[arch]);
+        return FERRY_ERR_AGENT;
+    }
+    *out = b = &job->helper[arch];
+    if (status - arch == LINK_HAVE)
+        return 0;
+    gz = status - arch == LINK_GZIP && b->gz != NULL;
+    link_say(sock, "say no swarm helper there; uploading this one "
+        "(%s, %.1f MiB%s) to ~/.cache/ferry", names[arch],
+        (double)(gz ? b->gz_len : b->len) / 1048576.0,
+        gz ? " through gzip" : "");
+    if ((r = remote_upload_script(script, sizeof(script), "ferry-swarm",
+        b->hash, "", gz ? "gzip -dc" : "cat")) != 0)
+        return r;
+    return link_run(ssh, host, "its swarm helper", script, gz ? b->gz :
+        b->bin, gz ? b->gz_len : b->len, msg, msglen);
+}
+
 /* The box's address on c's connection, as the other boxes dial it. */
 static int
 link_addr(const struct ssh_conn *c, char *out, size_t n)
@@ -385,6 +454,7 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
     struct ssh_conn *ssh = NULL;
     char msg[1024], addr[80], dest_q[4200], script[12288], cmd[16384];
     struct swarm_blob files[SWARM_FILES];
+    const struct swarm_build *build = NULL;
     char *mem = NULL;
     int r, fd = -1, status = -1;
 
@@ -422,30 +492,9 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
         _exit(0);
     }
     link_say(sock, "link %s", addr);
-    /* The helper, by hash, as the agent: its bytes cross only to a box
-     * that lacks it, through gzip where the box has it (status 3). */
-    snprintf(script, sizeof(script), "test -x "
-        "\"$HOME/.cache/ferry/ferry-swarm-%.16s\" && exit 0; "
-        "command -v gzip >/dev/null 2>&1 && exit 3; exit 1",
-        job->helper_hash);
-    if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0 ||
-        (r = ssh_conn_run(ssh, cmd, NULL, 0, &status, msg,
+    if ((r = link_helper(sock, ssh, host, job, &build, msg,
         sizeof(msg))) != 0)
         goto fail;
-    if (status != 0) {
-        int gz = status == 3 && job->helper_gz != NULL;
-
-        link_say(sock, "say no swarm helper there; uploading this one "
-            "(%.1f MiB%s) to ~/.cache/ferry", (double)(gz ?
-            job->helper_gz_len : job->helper_len) / 1048576.0,
-            gz ? " through gzip" : "");
-        if ((r = remote_upload_script(script, sizeof(script),
-            "ferry-swarm", job->helper_hash, "", gz ? "gzip -dc" :
-            "cat")) != 0 || (r = link_run(ssh, host, "its swarm helper",
-            script, gz ? job->helper_gz : job->helper, gz ?
-            job->helper_gz_len : job->helper_len, msg, sizeof(msg))) != 0)
-            goto fail;
-    }
     if ((r = link_list(sock, ssh, dest_q, msg, sizeof(msg))) != 0)
         goto fail;
     if (link_go(sock, files, &mem) != 0) {
@@ -477,7 +526,7 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
     snprintf(script, sizeof(script),
         "cd %s/%s/%s && printf 'at %%s\\n' \"$PWD\" && "
         "exec \"$HOME/.cache/ferry/ferry-swarm-%.16s\"", dest_q,
-        SWARM_STAGE_DIR, job->id, job->helper_hash);
+        SWARM_STAGE_DIR, job->id, build->hash);
     if ((r = remote_sh_c(script, cmd, sizeof(cmd))) != 0 ||
         (r = ssh_conn_exec_pump(ssh, cmd, &fd, msg, sizeof(msg))) != 0) {
         if (r != 0 && msg[0] == '\0')

@@ -55,8 +55,8 @@ sys.exit(0 if d * 0.9 <= u <= d * 1.05 else 1)" ||
 raw=$(stat -c %s "$FERRY_BIN/ferry-swarm")
 gz=$(stat -c %s "$FERRY_BIN/ferry-swarm.gz")
 mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
-expect_err "ferry: old: no swarm helper there; uploading this one ($(mib "$raw") MiB) to"
-expect_err "ferry: box1: no swarm helper there; uploading this one ($(mib "$gz") MiB through gzip) to"
+expect_err "ferry: old: no swarm helper there; uploading this one (x86_64, $(mib "$raw") MiB) to"
+expect_err "ferry: box1: no swarm helper there; uploading this one (x86_64, $(mib "$gz") MiB through gzip) to"
 [ "$gz" -lt $((raw / 2)) ] || fail "the helper's gzip copy is $gz bytes of $raw"
 ls "$R"/root/.cache/ferry/ferry-swarm-* >/dev/null 2>&1 ||
     fail "no helper uploaded into the old root's HOME"
