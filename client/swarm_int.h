@@ -14,6 +14,9 @@
 /* The staging folder, in the destination: DEST/.ferry-swarm/<id>/ holds
  * the transfer's files (below) and the helper's content. */
 #define SWARM_STAGE_DIR ".ferry-swarm"
+/* A staging folder of another transfer is removed after this many days
+ * untouched. */
+#define SWARM_STAGE_DAYS 7
 
 /* The files a link puts in the staging folder: the torrent, the box's
  * certificate and its key. */

@@ -425,7 +425,9 @@ link_after(int sock, struct ssh_conn *ssh, const char *host,
         link_clean(sock, ssh, host, dest_q, id);
 }
 
-/* Removes the staging folder, and says so. */
+/* Removes the staging folder, and those of other transfers untouched
+ * for SWARM_STAGE_DAYS (a box that failed and was never pushed the same
+ * files again), and says so. */
 static void
 link_clean(int sock, struct ssh_conn *ssh, const char *host,
     const char *dest_q, const char *id)
@@ -435,7 +437,9 @@ link_clean(int sock, struct ssh_conn *ssh, const char *host,
 
     snprintf(script, sizeof(script),
         "exec 2>/dev/null; cd %s || exit 0; rm -rf \"%s/%s\"; "
-        "rmdir %s 2>/dev/null; exit 0", dest_q, SWARM_STAGE_DIR, id,
+        "find %s -mindepth 1 -maxdepth 1 -type d -mtime +%d "
+        "-exec rm -rf {} +; rmdir %s 2>/dev/null; exit 0", dest_q,
+        SWARM_STAGE_DIR, id, SWARM_STAGE_DIR, SWARM_STAGE_DAYS,
         SWARM_STAGE_DIR);
     r = link_run(ssh, host, "removing its staging folder", script, NULL, 0,
         msg, sizeof(msg));

@@ -69,9 +69,18 @@ done
 expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
 ! grep -q "spreading" "$T/last.err" || fail "shared what every box holds"
 
-# One file changed: only it is shared.
+# One file changed: only it is shared. Box 1 holds staging folders of
+# other transfers: one untouched for 8 days goes with its own, one of
+# today stays.
+mkdir -p "$T/e1/.ferry-swarm/old/files" "$T/e1/.ferry-swarm/new"
+touch -d '8 days ago' "$T/e1/.ferry-swarm/old"
 head -c 2000000 /dev/urandom >"$T/src/big.bin"
 expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2" "box3:$T/e3"
+[ ! -e "$T/e1/.ferry-swarm/old" ] || fail "a staging folder 8 days old stayed"
+[ -d "$T/e1/.ferry-swarm/new" ] || fail "a staging folder of today went"
+[ "$(ls -A "$T/e1/.ferry-swarm")" = new ] ||
+    fail "box1's own staging folder stayed: $(ls -A "$T/e1/.ferry-swarm")"
+rm -rf "$T/e1/.ferry-swarm"
 expect_err "ferry: spreading 1.9 MiB among 3 boxes"
 for i in 1 2 3; do
     tree_same "$T/src" "$T/e$i"
