@@ -23,6 +23,9 @@
 #   (f) floor      the data copied into every box's folder at once (cp,
 #                  then sync), no network: what this machine's cores and
 #                  disk cost the boxes' side
+#   (g) floor      the swarm alone: the helpers in the boxes' namespaces,
+#                  fed the data in stripes from here, until each holds
+#                  all of it (no SSH, no uplink, no transfer after it)
 # Time is the command's wall time, bytes those of the client's uplink
 # veth (frames whole, both directions; the lab carries nothing else), and
 # x(a) the ratio to row (a). Every copy is checked against the source.
@@ -305,6 +308,78 @@ if wanted f; then
     done
 fi
 
+# (g) the swarm's own floor: the same helpers (bin/ferry-swarm), one in
+# each box's namespace, given the data in stripes (piece p to box p mod
+# N, read from the source files here at once, not over the uplink), until
+# every box holds all of it: the all-gather alone, with TLS between the
+# boxes, on this machine's cores and disk, with no SSH, no uplink and no
+# transfer after it. (c) can come no nearer than max((a), (g)) here.
+if wanted g; then
+    SW=$FERRY_BIN/ferry-swarm
+    [ -x "$SW" ] || fail "(g): no $SW (make swarm)"
+    "$FERRY_TOOLS/swarm_ca_make" "$T/gca" "$N" >/dev/null ||
+        fail "(g): swarm_ca_make"
+    piece=262144
+    while [ $((DATA / piece)) -gt 8192 ]; do piece=$((piece * 2)); done
+    "$FERRY_TOOLS/torrent_make" -p "$piece" -c "$T/gca/ca.pem" "$SRC" \
+        "$T/g.torrent" "$T/g.map" >/dev/null || fail "(g): torrent_make"
+    for r in $(seq 1 "$RUNS"); do
+        for k in $(seq 1 "$N"); do
+            rm -f "$T/g$k.in" "$T/g$k.out"
+            mkfifo "$T/g$k.in"
+            mkdir -p "$(lab_ws "$k")/g"
+            ip netns exec "${LAB}b$k" "$SW" <"$T/g$k.in" >"$T/g$k.out" \
+                2>"$T/g$k.err" &
+            eval "exec $((20 + k))>\"\$T/g\$k.in\""
+            printf '%s\n' "torrent $T/g.torrent" "cert $T/gca/box$k.pem" \
+                "key $T/gca/box$k.key" "save $(lab_ws "$k")/g" \
+                "listen $(lab_addr "$k"):0" "start" >&$((20 + k))
+        done
+        g_wait() { # PATTERN: every box has said it
+            local k end=$((SECONDS + LAB_CMD_TIMEOUT))
+            for k in $(seq 1 "$N"); do
+                until grep -qE "$1" "$T/g$k.out"; do
+                    [ $SECONDS -lt $end ] ||
+                        { tail -n 3 "$T/g$k.out" "$T/g$k.err" >&2;
+                          fail "(g): box$k never said '$1'"; }
+                    sleep 0.05
+                done
+            done
+        }
+        g_wait '^listening '
+        for k in $(seq 1 "$N"); do
+            for m in $(seq 1 "$N"); do
+                port=$(sed -n 's/^listening [^ ]* //p' "$T/g$m.out" | tail -n 1)
+                if [ "$m" -lt "$k" ]; then
+                    echo "peer $(lab_addr "$m"):$port" >&$((20 + k))
+                elif [ "$m" -gt "$k" ]; then
+                    echo "allow $(lab_addr "$m")" >&$((20 + k))
+                fi
+            done
+        done
+        g_wait '^checked '
+        t0=$(date +%s.%N)
+        while read -r p off path; do
+            echo "piece $p $off $SRC/$path" >&$((20 + p % N + 1))
+        done <"$T/g.map"
+        g_wait '^done$'
+        SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+        for k in $(seq 1 "$N"); do
+            echo stop >&$((20 + k))
+            eval "exec $((20 + k))>&-"
+        done
+        wait
+        # The bytes (libtorrent sets no mtimes).
+        for k in $(seq 1 "$N"); do
+            diff -rq "$SRC" "$(lab_ws "$k")/g/$(basename "$SRC")" >&2 ||
+                fail "(g): box$k's copy differs"
+        done
+        forget g
+        echo "$SECS 0 0" >>"$T/rows.g"
+        log "(g) run $r: $(div "$SECS" 1) s"
+    done
+fi
+
 # ---------------------------------------------------------------- table
 
 # ratio X ROW COLUMN: X over row (a)'s median of COLUMN.
@@ -345,6 +420,7 @@ e_note=""
     row d2 "(d) re-run, box$N back"
     row e "(e) box$N at $SLOW_RATE, others" "$e_note"
     row f "(f) floor: cp to $N folders" "no network: the disk and cores"
+    row g "(g) floor: the swarm alone" "the helpers' all-gather, no SSH"
 } | tee "$T/table"
 mkdir -p "$ROOT/build/bench"
 cp "$T/table" "$ROOT/build/bench/fanout-latest.txt"
