@@ -40,6 +40,7 @@
 #   FANOUT_BOX_RATE    each box's port (default 1gbit)
 #   FANOUT_SLOW_RATE   the straggler's port (default 50mbit)
 #   FANOUT_ONLY        row ids to run, e.g. "a b" (first contact always runs)
+#   FANOUT_SETTLE_S    seconds waited after removing a run's copies (65)
 set -eu
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BENCH_DIR/../.." && pwd)
@@ -151,11 +152,18 @@ same_on() {
 }
 
 # forget DIR: DIR removed from every box (the next run starts afresh).
+# ext4 skips the inodes deleted in the last minute when it allocates one
+# (five more while their table block is dirty), so a run right after a
+# mass delete scans past tens of thousands of them for each file it
+# makes: the deletes are written out and the minute waited, so that no
+# row pays for the one before it.
 forget() {
     local k
     for k in $(seq 1 "$N"); do
         rm -rf "$(lab_ws "$k")/${1:?}"
     done
+    sync
+    sleep "${FANOUT_SETTLE_S:-65}"
 }
 
 # done_at OUT HOSTS...: seconds from the run's start (T0) until the last
