@@ -14,7 +14,7 @@
 #include "../common/alloc.h"
 #include "../common/buf.h"
 #include "../common/sha256.h"
-#include "../engine/volume.h"
+#include "../engine/volume/volume.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "../proto/msg_keep.h"

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "../common/err.h"
-#include "../engine/volwrite.h"
+#include "../engine/volume/volwrite.h"
 #include "output.h"
 
 struct pack_args {

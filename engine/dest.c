@@ -18,7 +18,7 @@
 
 #include "owned.h"
 #include "prune.h"
-#include "volstage.h"
+#include "volume/volstage.h"
 
 
 struct dest *

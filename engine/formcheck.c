@@ -12,7 +12,7 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../proto/vmanifest.h"
-#include "ckptfmt.h"
+#include "tensor/ckptfmt.h"
 
 /* The zstd frame's magic number and its largest block (RFC 8878). */
 #define ZSTD_MAGIC 0xFD2FB528u

@@ -40,7 +40,7 @@
 #include <sys/types.h>
 
 #include "../common/err.h"
-#include "ckptfmt.h"
+#include "tensor/ckptfmt.h"
 
 /* Most tar members or zstd blocks walked; more is FORM_UNKNOWN. */
 #define FORMCHECK_MAX_MEMBERS 1000000u

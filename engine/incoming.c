@@ -13,7 +13,7 @@
 #include "../proto/tensor_piece.h"
 #include "dest_write.h"
 #include "formcheck.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 
 struct incoming *

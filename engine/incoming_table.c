@@ -6,7 +6,7 @@
 #include "../common/alloc.h"
 #include "../common/log.h"
 #include "dest.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 /* Tables of the active files: by id, and by staging key (so that a clash
  * of keys is found without a look at every file). */

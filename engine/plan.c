@@ -13,7 +13,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/ptab.h"
-#include "volsend.h"
+#include "volume/volsend.h"
 
 /* Takes the entries published since the last look: their state bytes
  * and their share of the totals. */

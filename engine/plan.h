@@ -28,9 +28,9 @@
 #include <sys/stat.h>
 
 #include "../proto/msg.h"
-#include "delta_index.h"
+#include "delta/delta_index.h"
 #include "manifest.h"
-#include "tensor_codec.h"
+#include "tensor/tensor_codec.h"
 #include "xfer.h"
 
 /* Entries offered and not yet finished. */

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 
 #include "../common/ptab.h"
-#include "delta_index.h"
+#include "delta/delta_index.h"
 #include "plan.h"
 
 struct volsend;

@@ -12,7 +12,7 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "manifest.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 /* How long a batch of files that is not full waits, idle, for more
  * before it commits (docs/DESIGN.md, "Writing files"). */

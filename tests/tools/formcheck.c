@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../../engine/formcheck.h"
-#include "../../engine/tensor_layout.h"
+#include "../../engine/tensor/tensor_layout.h"
 
 static int
 tensors(int fd, uint64_t size)

@@ -10,8 +10,8 @@
 
 #include "../../common/hash.h"
 #include "../../common/rollsum.h"
-#include "../../engine/delta_index.h"
-#include "../../engine/delta_match.h"
+#include "../../engine/delta/delta_index.h"
+#include "../../engine/delta/delta_match.h"
 #include "check.h"
 
 #define PS PROTO_MIN_SIG_BLOCK

@@ -13,7 +13,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../common/rollsum.h"
-#include "../../engine/keptsig.h"
+#include "../../engine/delta/keptsig.h"
 #include "../../proto/msg.h"
 #include "check.h"
 

@@ -15,7 +15,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
-#include "../../engine/tensor_codec.h"
+#include "../../engine/tensor/tensor_codec.h"
 #include "check.h"
 #include "ckpt_files.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
-#include "../../engine/tensor_layout.h"
+#include "../../engine/tensor/tensor_layout.h"
 #include "check.h"
 #include "ckpt_files.h"
 

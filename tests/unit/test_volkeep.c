@@ -17,7 +17,7 @@
 #include "check.h"
 
 #include "../../common/sha256.h"
-#include "../../engine/volkeep.h"
+#include "../../engine/volume/volkeep.h"
 #include "../../engine/xfer.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg.h"

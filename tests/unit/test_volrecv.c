@@ -20,7 +20,7 @@
 #include "../../common/zst.h"
 #include "../../proto/msg_vol.h"
 #include "../../proto/tar.h"
-#include "../../engine/volrecv.h"
+#include "../../engine/volume/volrecv.h"
 #include "roles.h"
 
 #define VR_MAX 6

@@ -15,7 +15,7 @@
 
 #include "../../common/clock.h"
 #include "../../common/zst.h"
-#include "../../engine/volsend.h"
+#include "../../engine/volume/volsend.h"
 #include "roles.h"
 
 #define OFFERS "PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d " \

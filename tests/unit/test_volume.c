@@ -15,10 +15,10 @@
 #include "../../common/hash.h"
 #include "../../common/text.h"
 #include "../../common/zst.h"
-#include "../../engine/volread.h"
-#include "../../engine/volstage.h"
-#include "../../engine/volume.h"
-#include "../../engine/volwrite.h"
+#include "../../engine/volume/volread.h"
+#include "../../engine/volume/volstage.h"
+#include "../../engine/volume/volume.h"
+#include "../../engine/volume/volwrite.h"
 #include "check.h"
 
 #include <zstd.h>
