@@ -163,7 +163,7 @@ cli_compress_mode(struct cli *c, const char *v)
 }
 
 /* --pack-threshold and --volume-size: how small files travel in volumes
- * (engine/volsend.h). */
+ * (engine/volume/volsend.h). */
 static int
 cli_volume_size(struct cli *c, const struct cli_opts_row *o, const char *v)
 {

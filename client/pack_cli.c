@@ -1,5 +1,5 @@
 /*
- * packcli.c: the command line and output of pack and unpack (pack.h).
+ * pack_cli.c: the command line and output of pack and unpack (pack.h).
  */
 #include "pack.h"
 

@@ -1,5 +1,5 @@
 /*
- * ferry.c: one run of a command against the remote side (run.h): scans
+ * run.c: one run of a command against the remote side (run.h): scans
  * local sources for a push, starts the transport, runs the session with
  * the sender (push) or receiver (pull) role on a libuv loop over its
  * attempts, and turns the outcome into output and an exit status (see

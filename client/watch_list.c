@@ -1,5 +1,5 @@
 /*
- * watchlist.c: what pull --watch knows of DIR's units across looks, and
+ * watch_list.c: what pull --watch knows of DIR's units across looks, and
  * which are ready (watch.h). No I/O.
  */
 #include "watch.h"

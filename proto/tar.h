@@ -21,7 +21,7 @@
  * member data: data events borrow the caller's bytes.
  *
  * Policy is the caller's: the parser reports names, hard links and
- * device files as they are; engine/volread.c decides what to refuse.
+ * device files as they are; engine/volume/volread.c decides what to refuse.
  *
  * Split files: a piece of a file that spans volumes is a regular member
  * of its own (named by volume_piece_name) whose pax header carries a

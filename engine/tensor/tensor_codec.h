@@ -4,7 +4,7 @@
  *
  * A file is sent in blocks (at most PROTO_MAX_BLOCK, at multiples of the
  * block size) whatever its content; a block of a file whose tensor
- * layout is known (engine/tensor_layout.h) is cut at its tensors' edges
+ * layout is known (engine/tensor/tensor_layout.h) is cut at its tensors' edges
  * into spans, and each span becomes one piece (proto/tensor_piece.h):
  *
  *   a gap (header, pickle, zip records): PLAIN of width 1, that is the

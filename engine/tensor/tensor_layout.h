@@ -2,11 +2,11 @@
  * tensor_layout.h: where a checkpoint's tensors lie, from its bytes.
  *
  * Two saves of one training run hold the same tensors, each changed a
- * little; the tensor codec (engine/tensor_codec.h) sends each tensor as
+ * little; the tensor codec (engine/tensor/tensor_codec.h) sends each tensor as
  * its difference from the same tensor of the older save, its bytes
  * grouped by element. For that it needs, for a file, the list of tensor
  * ranges: name, offset, length and element width. The formats are
- * recognized by content, never by name, and read through engine/ckptfmt.c
+ * recognized by content, never by name, and read through engine/tensor/ckptfmt.c
  * (the parser formcheck uses), in bounded reads:
  *
  *   safetensors: each header key with data_offsets is a tensor; its

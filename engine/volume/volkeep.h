@@ -1,7 +1,7 @@
 /*
  * volkeep.h: the agent's side of `ferry push --keep-volumes` (OPEN KEEP):
  * a set of volumes stored as files in a directory, as `ferry pack` run
- * there would leave them (engine/volset.h), instead of unpacked.
+ * there would leave them (engine/volume/volset.h), instead of unpacked.
  *
  *     client                              agent
  *     OPEN KEEP [DIR, NAME]     ->

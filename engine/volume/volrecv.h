@@ -4,7 +4,7 @@
  *
  * Each stream may carry one volume at a time: VOL_BEGIN, then VOL_FILE
  * records and VOL_DATA bytes, then VOL_END. The bytes go straight into the
- * volume reader (engine/volread.c) as they arrive, which extracts members
+ * volume reader (engine/volume/volread.c) as they arrive, which extracts members
  * beneath the destination's root fd with the rules of `ferry unpack`
  * (no "..", no absolute name, nothing behind a symlink, no links, devices
  * or FIFOs, staged and committed in durable batches) and checks each

@@ -6,7 +6,7 @@
  * the threshold is not cut into blocks: the plan hands its id here
  * (volsend_take), and any stream's sender packs it into that stream's
  * volume (volsend_work): the file is read whole into memory, checked
- * unchanged, and added to a tar member of the volume (engine/volwrite.c),
+ * unchanged, and added to a tar member of the volume (engine/volume/volwrite.c),
  * whose compressed bytes go out as they are made. Nothing is written to
  * disk on this side, and nothing is kept per file but its id until the
  * receiver's FILE_DONE. So volumes are units of scheduling across the

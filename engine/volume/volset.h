@@ -1,7 +1,7 @@
 /*
  * volset.h: a set of volumes as files in a directory, the way `ferry
  * pack` leaves them and a push with --keep-volumes stores them on the
- * box (engine/volkeep.h): NAME.00001.tar.zst..., NAME.manifest and
+ * box (engine/volume/volkeep.h): NAME.00001.tar.zst..., NAME.manifest and
  * SHA256SUMS. Both write through these functions, so the two sets are
  * the same files made by the same rules:
  *

@@ -5,7 +5,7 @@
  *
  *     formcheck FILE...   ->   "FORM whole" | "FORM torn" | "unknown"
  *
- * With -t, what engine/tensor_layout.c finds instead: a line "FORM N"
+ * With -t, what engine/tensor/tensor_layout.c finds instead: a line "FORM N"
  * (safetensors, torch, npy or none, and the count), then one line a
  * tensor, "NAME OFFSET LENGTH WIDTH" (width 0: not known).
  *

@@ -1,5 +1,5 @@
 /*
- * The sender's search for the receiver's basis (engine/delta_index.c,
+ * The sender's search for the receiver's basis (engine/delta/delta_index.c,
  * delta_match.c) does work bounded by the bytes it searches, however the
  * receiver's signatures collide, and an honest basis loses nothing by
  * the bounds. Work is what the search counts (struct delta_work: bytes

@@ -1,5 +1,5 @@
 /*
- * engine/tensor_codec.c: two versions of a checkpoint, built byte by byte
+ * engine/tensor/tensor_codec.c: two versions of a checkpoint, built byte by byte
  * (ckpt_files.c), coded block by block against each other and rebuilt
  * byte for byte: identical tensors, a few changed elements, all changed
  * slightly, tensors added, removed, renamed, reshaped or retyped, the

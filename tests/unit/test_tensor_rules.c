@@ -1,5 +1,5 @@
 /*
- * Tensors on the wire (engine/incoming_tensor.c, plan_tensor.c) frame by
+ * Tensors on the wire (engine/tensor/incoming_tensor.c, plan_tensor.c) frame by
  * frame: the receiver names a basis that is a checkpoint (BASIS) instead
  * of signing it, and rebuilds TENSOR blocks against it, refusing what
  * does not rebuild; the sender takes one BASIS of a file wanted so, and

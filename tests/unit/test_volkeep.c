@@ -1,5 +1,5 @@
 /*
- * The agent's side of a push with --keep-volumes (engine/volkeep.c), fed
+ * The agent's side of a push with --keep-volumes (engine/volume/volkeep.c), fed
  * frame by frame: each row of the table is a script of frames, the error
  * the last one must bring (every earlier one must pass), the frames the
  * agent sent, and the directory afterwards. So each check the agent makes

@@ -1,5 +1,5 @@
 /*
- * The sender's volumes (engine/volsend.c, the hooks in sender.c and
+ * The sender's volumes (engine/volume/volsend.c, the hooks in sender.c and
  * plan.c) against a scripted receiver (roles.h explains the rows). The
  * source is rt_make_source's:
  *

@@ -1,5 +1,5 @@
 /*
- * Tests for the volume writer and reader (engine/volwrite.c, volread.c,
+ * Tests for the volume writer and reader (engine/volume/volwrite.c, volread.c,
  * volstage.c, volume.c) and zstd streams (common/zst.c): round trips in
  * memory, the size rule, split files, and every refusal of the reader.
  */
