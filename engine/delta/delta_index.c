@@ -170,7 +170,7 @@ delta_index_same(const struct delta_index *ix, uint64_t j, const uint8_t *p,
  * equal ones (so pieces stay in order within a weak sum): a radix sort,
  * linear whatever the keys are, through tmp (n entries). */
 static void
-table_sort(uint64_t *v, uint64_t *tmp, uint64_t n)
+delta_index_table_sort(uint64_t *v, uint64_t *tmp, uint64_t n)
 {
     uint64_t count[256], i, *from = v, *to = tmp, *t;
     unsigned shift, d;
@@ -230,7 +230,7 @@ delta_index_build(struct delta_index *ix)
         ix->filter = NULL;
         return FERRY_ERR_NOMEM;
     }
-    table_sort(v, tmp, n);
+    delta_index_table_sort(v, tmp, n);
     xfree(tmp);
     /* Compacted in place: an entry kept is written at or before where
      * it was read. */

@@ -5,7 +5,8 @@
 #include "../../common/rollsum.h"
 
 static int
-carry_continues(const struct delta_carry *c, uint32_t id, uint64_t index)
+delta_match_carry_continues(const struct delta_carry *c, uint32_t id,
+    uint64_t index)
 {
     return c->valid && c->id == id && c->next == index;
 }
@@ -17,7 +18,7 @@ delta_match_window(const struct delta_index *ix, uint64_t size, uint32_t id,
 {
     uint32_t ps = delta_index_piece(ix);
 
-    if (carry_continues(c, id, index) || a == 0)
+    if (delta_match_carry_continues(c, id, index) || a == 0)
         *lo = a;
     else
         *lo = a < ps ? 0 : a - (ps - 1);
@@ -25,7 +26,7 @@ delta_match_window(const struct delta_index *ix, uint64_t size, uint32_t id,
 }
 
 static void
-emit(struct delta_result *res, uint8_t kind, uint64_t from,
+delta_match_emit(struct delta_result *res, uint8_t kind, uint64_t from,
     const uint8_t *data, uint64_t len)
 {
     struct msg_delta_op *last = res->nops > 0 ? &res->ops[res->nops - 1] :
@@ -59,9 +60,10 @@ emit(struct delta_result *res, uint8_t kind, uint64_t from,
  * did is added to *work.
  */
 static int
-roll(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
-    uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
-    struct delta_work *work, int *gave_up, uint64_t *at, uint64_t *j)
+delta_match_roll(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint64_t from, uint64_t to,
+    uint64_t miss_cap, struct delta_work *work, int *gave_up, uint64_t *at,
+    uint64_t *j)
 {
     uint32_t ps = delta_index_piece(ix);
     const uint8_t *q;
@@ -112,12 +114,12 @@ roll(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
 }
 
 static int
-search(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
-    uint64_t size, uint64_t from, uint64_t to, uint64_t miss_cap,
-    struct delta_result *res, uint64_t *at, uint64_t *j)
+delta_match_search(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint64_t from, uint64_t to,
+    uint64_t miss_cap, struct delta_result *res, uint64_t *at, uint64_t *j)
 {
-    return roll(ix, buf, buf_off, size, from, to, miss_cap, &res->work,
-        &res->gave_up, at, j);
+    return delta_match_roll(ix, buf, buf_off, size, from, to, miss_cap,
+        &res->work, &res->gave_up, at, j);
 }
 
 int
@@ -133,16 +135,16 @@ delta_match_glance(const struct delta_index *ix, const uint8_t *buf,
         if (delta_index_piece_len(ix, p / ps) == ps &&
             delta_index_same(ix, p / ps, buf + (p - buf_off), ps, work))
             return 1;
-    return roll(ix, buf, buf_off, size, a, a + ps, (uint64_t)
+    return delta_match_roll(ix, buf, buf_off, size, a, a + ps, (uint64_t)
         DELTA_MATCH_MISS_FACTOR * (e - a), work, &gave_up, &at, &j);
 }
 
 /* delta_match_block, or without search only the pieces where the last
  * match (or the same offset) points. */
 static void
-match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
-    uint64_t size, uint32_t id, uint64_t index, uint64_t a, uint64_t e,
-    struct delta_carry *c, struct delta_result *res, int roll)
+delta_match_at(const struct delta_index *ix, const uint8_t *buf,
+    uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index, uint64_t a,
+    uint64_t e, struct delta_carry *c, struct delta_result *res, int roll)
 {
     uint32_t ps = delta_index_piece(ix);
     uint64_t pos = a, lit = a, until = 0, at, j, end;
@@ -157,7 +159,7 @@ match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
     res->incomplete = 0;
     res->gave_up = 0;
     memset(&res->work, 0, sizeof(res->work));
-    if (carry_continues(c, id, index)) {
+    if (delta_match_carry_continues(c, id, index)) {
         /* The search of the block before already looked at every window
          * that starts before this block. */
         behind = 0;
@@ -165,8 +167,8 @@ match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         shift = c->shift;
         if (c->until > a) {
             end = c->until < e ? c->until : e;
-            emit(res, DELTA_OP_COPY, (uint64_t)((int64_t)a + shift), NULL,
-                end - a);
+            delta_match_emit(res, DELTA_OP_COPY,
+                (uint64_t)((int64_t)a + shift), NULL, end - a);
             pos = lit = end;
             until = c->until;
         }
@@ -181,9 +183,11 @@ match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
 
             if (len <= size - pos && delta_index_same(ix, (uint64_t)bo / ps,
                 FILE_AT(pos), len, &res->work)) {
-                emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), pos - lit);
+                delta_match_emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit),
+                    pos - lit);
                 end = pos + len < e ? pos + len : e;
-                emit(res, DELTA_OP_COPY, (uint64_t)bo, NULL, end - pos);
+                delta_match_emit(res, DELTA_OP_COPY, (uint64_t)bo, NULL,
+                    end - pos);
                 until = pos + len;
                 pos = lit = end;
                 continue;
@@ -199,10 +203,11 @@ match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
         /* A piece that starts before the block and covers its start. */
         if (behind && pos == a) {
             behind = 0;
-            if (search(ix, buf, buf_off, size, a - (a < ps ? a : ps - 1), a,
-                miss_cap, res, &at, &j)) {
+            if (delta_match_search(ix, buf, buf_off, size,
+                a - (a < ps ? a : ps - 1), a, miss_cap, res, &at, &j)) {
                 end = at + ps < e ? at + ps : e;
-                emit(res, DELTA_OP_COPY, j * ps + (a - at), NULL, end - a);
+                delta_match_emit(res, DELTA_OP_COPY, j * ps + (a - at), NULL,
+                    end - a);
                 shift = (int64_t)(j * ps) - (int64_t)at;
                 aligned = 1;
                 until = at + ps;
@@ -211,18 +216,18 @@ match(const struct delta_index *ix, const uint8_t *buf, uint64_t buf_off,
             }
         }
         behind = 0;
-        if (!search(ix, buf, buf_off, size, pos, e, miss_cap, res, &at,
-            &j))
+        if (!delta_match_search(ix, buf, buf_off, size, pos, e, miss_cap, res,
+            &at, &j))
             break;
-        emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), at - lit);
+        delta_match_emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), at - lit);
         end = at + ps < e ? at + ps : e;
-        emit(res, DELTA_OP_COPY, j * ps, NULL, end - at);
+        delta_match_emit(res, DELTA_OP_COPY, j * ps, NULL, end - at);
         shift = (int64_t)(j * ps) - (int64_t)at;
         aligned = 1;
         until = at + ps;
         pos = lit = end;
     }
-    emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), e - lit);
+    delta_match_emit(res, DELTA_OP_LITERAL, 0, FILE_AT(lit), e - lit);
 #undef FILE_AT
     c->valid = 1;
     c->id = id;
@@ -237,7 +242,7 @@ delta_match_block(const struct delta_index *ix, const uint8_t *buf,
     uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
     uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
 {
-    match(ix, buf, buf_off, size, id, index, a, e, c, res, 1);
+    delta_match_at(ix, buf, buf_off, size, id, index, a, e, c, res, 1);
 }
 
 void
@@ -245,7 +250,7 @@ delta_match_in_place(const struct delta_index *ix, const uint8_t *buf,
     uint64_t buf_off, uint64_t size, uint32_t id, uint64_t index,
     uint64_t a, uint64_t e, struct delta_carry *c, struct delta_result *res)
 {
-    match(ix, buf, buf_off, size, id, index, a, e, c, res, 0);
+    delta_match_at(ix, buf, buf_off, size, id, index, a, e, c, res, 0);
 }
 
 void
@@ -258,7 +263,7 @@ delta_match_same_block(uint32_t id, uint64_t index, uint64_t a,
     res->incomplete = 0;
     res->gave_up = 0;
     memset(&res->work, 0, sizeof(res->work));
-    emit(res, DELTA_OP_COPY, a, NULL, e - a);
+    delta_match_emit(res, DELTA_OP_COPY, a, NULL, e - a);
     c->valid = 1;
     c->id = id;
     c->next = index + 1;

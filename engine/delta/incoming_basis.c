@@ -16,7 +16,7 @@
 /* How alike two names are: the bytes they share at the start and at the
  * end (step-1000.bin and step-2000.bin share "step-" and "000.bin"). */
 static size_t
-name_likeness(const char *a, const char *b)
+incoming_basis_name_likeness(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), pre = 0, suf = 0;
 
@@ -32,8 +32,8 @@ name_likeness(const char *a, const char *b)
  * than the best so far (size bs, likeness bl): the closer size first,
  * then the more alike name. */
 static int
-basis_better(uint64_t want, uint64_t cs, size_t cl, uint64_t bs, size_t bl,
-    int have)
+incoming_basis_better(uint64_t want, uint64_t cs, size_t cl, uint64_t bs,
+    size_t bl, int have)
 {
     uint64_t dc = cs > want ? cs - want : want - cs;
     uint64_t db = bs > want ? bs - want : want - bs;
@@ -79,11 +79,12 @@ incoming_basis_pick(int pfd, const char *name, uint64_t want,
             !S_ISREG(st.st_mode) || st.st_size <= 0 ||
             (uint64_t)st.st_size > 2 * want || 2 * (uint64_t)st.st_size < want)
             continue;
-        if (basis_better(want, (uint64_t)st.st_size,
-            name_likeness(de->d_name, name), best_size, best_like, have)) {
+        if (incoming_basis_better(want, (uint64_t)st.st_size,
+            incoming_basis_name_likeness(de->d_name, name), best_size,
+                best_like, have)) {
             snprintf(best, FSX_NAME_MAX + 1, "%s", de->d_name);
             best_size = (uint64_t)st.st_size;
-            best_like = name_likeness(de->d_name, name);
+            best_like = incoming_basis_name_likeness(de->d_name, name);
             have = 1;
         }
     }

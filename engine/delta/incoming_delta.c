@@ -15,7 +15,7 @@
 /* 1 if the OPEN flags and sizes call for delta against a basis of
  * basis_size bytes (docs/DESIGN.md, "Delta"). */
 static int
-delta_wanted(const struct incoming *in, const struct rfile *f,
+incoming_delta_wanted(const struct incoming *in, const struct rfile *f,
     uint64_t basis_size)
 {
     uint32_t flags = dest_flags(in->d);
@@ -32,7 +32,7 @@ delta_wanted(const struct incoming *in, const struct rfile *f,
 /* The file at path beneath the basis directory (dest_set_basis_dir), as
  * any path beneath the destination: an open fd, or -1. */
 static int
-basis_in_dir(const struct incoming *in, const char *path)
+incoming_delta_basis_in_dir(const struct incoming *in, const char *path)
 {
     int dirfd, fd;
     const char *name;
@@ -49,7 +49,8 @@ basis_in_dir(const struct incoming *in, const char *path)
 /* The basis's path relative to the root, as BASIS names it: path's
  * directory and the neighbour's name. */
 static void
-basis_rel_sibling(const char *path, const char *name, char *out, size_t n)
+incoming_delta_basis_rel_sibling(const char *path, const char *name, char *out,
+    size_t n)
 {
     const char *slash = strrchr(path, '/');
 
@@ -68,7 +69,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
     uint64_t n;
     int pfd, fd, replaced;
 
-    if (!delta_wanted(in, f, UINT64_MAX) ||
+    if (!incoming_delta_wanted(in, f, UINT64_MAX) ||
         dest_parent(in->d, path, &pfd, &name) != 0)
         return 0;
     /* No basis is no error: the file is sent whole. */
@@ -86,15 +87,15 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
         (dest_flags(in->d) & OPEN_F_BASIS_AUTO)) {
         /* The same path in the basis directory, else a neighbour. */
         rel[0] = '\0';
-        if ((fd = basis_in_dir(in, path)) < 0 &&
+        if ((fd = incoming_delta_basis_in_dir(in, path)) < 0 &&
             !delta_place_cold(&in->places, delta_place(path)) &&
             (fd = incoming_basis_pick(pfd, name, f->size, pick)) >= 0)
-            basis_rel_sibling(path, pick, rel, sizeof(rel));
+            incoming_delta_basis_rel_sibling(path, pick, rel, sizeof(rel));
     }
     if (fd < 0)
         return 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        !delta_wanted(in, f, (uint64_t)st.st_size)) {
+        !incoming_delta_wanted(in, f, (uint64_t)st.st_size)) {
         close(fd);
         return 0;
     }
@@ -143,7 +144,7 @@ incoming_delta_open(struct incoming *in, struct rfile *f, const char *path)
 
 /* Puts f at the end of the signing queue. */
 static void
-sign_enqueue(struct incoming *in, struct rfile *f)
+incoming_delta_sign_enqueue(struct incoming *in, struct rfile *f)
 {
     f->snext = NULL;
     if (in->stail != NULL)
@@ -161,7 +162,7 @@ sign_enqueue(struct incoming *in, struct rfile *f)
  * place's probe, if there is room to say so.
  */
 static int
-probe_gate(struct incoming *in, struct rfile *f)
+incoming_delta_probe_gate(struct incoming *in, struct rfile *f)
 {
     unsigned i, room = DELTA_PLACES;
 
@@ -184,7 +185,7 @@ probe_gate(struct incoming *in, struct rfile *f)
 /* f's probe had its verdict, or f is gone: the files held for it go back
  * to the queue, in order. */
 static void
-probe_settled(struct incoming *in, struct rfile *f)
+incoming_delta_probe_settled(struct incoming *in, struct rfile *f)
 {
     struct rfile *g, *keep = NULL, *ktail = NULL, *next;
     unsigned i;
@@ -200,7 +201,7 @@ probe_settled(struct incoming *in, struct rfile *f)
         g->snext = NULL;
         if (g->place == f->place) {
             g->sign_held = 0;
-            sign_enqueue(in, g);
+            incoming_delta_sign_enqueue(in, g);
         } else if (ktail != NULL) {
             ktail->snext = g;
             ktail = g;
@@ -214,7 +215,7 @@ probe_settled(struct incoming *in, struct rfile *f)
 
 /* Takes f, the head of the signing queue, off it to the held list. */
 static void
-probe_hold(struct incoming *in, struct rfile *f)
+incoming_delta_probe_hold(struct incoming *in, struct rfile *f)
 {
     in->shead = f->snext;
     if (in->shead == NULL)
@@ -241,12 +242,12 @@ incoming_delta_start(struct incoming *in, struct rfile *f)
         !f->sigs_from_store && !(dest_flags(in->d) & OPEN_F_DELTA_ALWAYS))
         f->sign_until = delta_probe_pieces(f->size, in->block_size,
             f->basis_size, f->sig_block);
-    sign_enqueue(in, f);
+    incoming_delta_sign_enqueue(in, f);
 }
 
 /* Frees the basis's signatures held for f, settled or dropped. */
 static void
-basis_sigs_release(struct incoming *in, struct rfile *f)
+incoming_delta_basis_sigs_release(struct incoming *in, struct rfile *f)
 {
     if (f->basis_sigs == NULL)
         return;
@@ -266,7 +267,7 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
     incoming_tensor_forget(in, f);
     if (!f->delta)
         return;
-    probe_settled(in, f);
+    incoming_delta_probe_settled(in, f);
     if (f->sign_held) {
         for (pp = &in->hhead; *pp != f; pp = &(*pp)->snext)
             ;
@@ -293,7 +294,7 @@ incoming_delta_forget(struct incoming *in, struct rfile *f)
     close(f->basis_fd);
     f->basis_fd = -1;
     f->delta = 0;
-    basis_sigs_release(in, f);
+    incoming_delta_basis_sigs_release(in, f);
 }
 
 void
@@ -310,7 +311,8 @@ incoming_set_keptsig(struct incoming *in, struct keptsig_store *ks)
  * checkpoint rewritten in place that is the few pieces that changed.
  */
 static void
-keep_built(struct rfile *f, const struct msg_delta *m, const uint8_t *data)
+incoming_delta_keep_built(struct rfile *f, const struct msg_delta *m,
+    const uint8_t *data)
 {
     uint8_t reused[PROTO_MAX_BLOCK / PROTO_MIN_SIG_BLOCK / 8];
     uint32_t piece = keptsig_piece(f->ksig);
@@ -376,7 +378,7 @@ incoming_keep(struct incoming *in, struct rfile *f, uint64_t off,
         return 0;
     keptsig_put_block(f->ksig, off / in->block_size, h);
     if (built != NULL)
-        keep_built(f, built, data);
+        incoming_delta_keep_built(f, built, data);
     else
         keptsig_put(f->ksig, off, data, len);
     return 0;
@@ -395,7 +397,8 @@ incoming_keep_forget(struct incoming *in, struct rfile *f)
 
 /* Sends the signatures gathered for f, the head of the queue. */
 static int
-sigs_flush(struct incoming *in, struct rfile *f, struct buf *out)
+incoming_delta_sigs_flush(struct incoming *in, struct rfile *f,
+    struct buf *out)
 {
     struct msg_delta_sigs m;
     int r;
@@ -419,7 +422,8 @@ sigs_flush(struct incoming *in, struct rfile *f, struct buf *out)
 /* Sends the next of the basis's kept block hashes of f (its signatures
  * all sent) that the peer can take, one frame's worth. */
 static int
-blocks_flush(struct incoming *in, struct rfile *f, struct buf *out)
+incoming_delta_blocks_flush(struct incoming *in, struct rfile *f,
+    struct buf *out)
 {
     struct msg_delta_blocks m;
     uint64_t n = f->basis_nblocks - f->blocks_sent;
@@ -447,7 +451,8 @@ blocks_flush(struct incoming *in, struct rfile *f, struct buf *out)
  * signatures no data has for the rest: the sender finds nothing there,
  * and sends those bytes whole. */
 static int
-sign_chunk(struct incoming *in, struct rfile *f, uint64_t *budget)
+incoming_delta_sign_chunk(struct incoming *in, struct rfile *f,
+    uint64_t *budget)
 {
     uint64_t j = f->signed_pieces + in->nsigs, off = j * f->sig_block;
     uint64_t want = f->basis_size - off, k, n;
@@ -510,24 +515,24 @@ incoming_delta_step(struct incoming *in, struct buf *out, uint64_t *budget)
     while (in->shead != NULL && *budget > 0 && buf_used(out) < (4u << 20)) {
         struct rfile *f = in->shead;
 
-        if (!f->sign_stopped && probe_gate(in, f)) {
-            probe_hold(in, f);
+        if (!f->sign_stopped && incoming_delta_probe_gate(in, f)) {
+            incoming_delta_probe_hold(in, f);
             continue;
         }
         while (f->signed_pieces + in->nsigs < f->sign_until &&
             *budget > 0 && !f->sign_stopped) {
-            if ((r = sign_chunk(in, f, budget)) != 0)
+            if ((r = incoming_delta_sign_chunk(in, f, budget)) != 0)
                 return r;
             if (in->nsigs == INCOMING_SIGS_PER_FRAME &&
-                (r = sigs_flush(in, f, out)) != 0)
+                (r = incoming_delta_sigs_flush(in, f, out)) != 0)
                 return r;
         }
         /* What was read goes out now: the sender waits for it. */
-        if ((r = sigs_flush(in, f, out)) != 0)
+        if ((r = incoming_delta_sigs_flush(in, f, out)) != 0)
             return r;
         while (f->signed_pieces == f->npieces && !f->sign_stopped &&
             f->blocks_sent < f->basis_nblocks && buf_used(out) < (4u << 20))
-            if ((r = blocks_flush(in, f, out)) != 0)
+            if ((r = incoming_delta_blocks_flush(in, f, out)) != 0)
                 return r;
         if (f->sign_stopped || (f->signed_pieces == f->npieces &&
             f->blocks_sent == f->basis_nblocks) ||
@@ -570,7 +575,7 @@ incoming_delta_stop(struct incoming *in, const struct msg_delta_stop *m)
     }
     f->sign_stopped = 1;
     delta_place_probed(&in->places, f->place, 0);
-    probe_settled(in, f);
+    incoming_delta_probe_settled(in, f);
     return 0;
 }
 
@@ -587,18 +592,18 @@ incoming_delta_go(struct incoming *in, const struct msg_delta_go *m)
         return FERRY_ERR_PROTOCOL;
     f->go_seen = 1;
     delta_place_probed(&in->places, f->place, 1);
-    probe_settled(in, f);
+    incoming_delta_probe_settled(in, f);
     f->sign_until = f->npieces;
     if (f->sign_parked) {
         f->sign_parked = 0;
-        sign_enqueue(in, f);
+        incoming_delta_sign_enqueue(in, f);
     }
     return 0;
 }
 
 /* The basis bytes DELTA may copy: those of pieces already signed. */
 static uint64_t
-delta_signed_bytes(const struct rfile *f)
+incoming_delta_signed_bytes(const struct rfile *f)
 {
     uint64_t n = f->signed_pieces * f->sig_block;
 
@@ -616,7 +621,7 @@ delta_signed_bytes(const struct rfile *f)
  * basis before, and on a cold disk the build would wait on small
  * reads). */
 static void
-basis_prefetch(struct rfile *f, uint64_t off)
+incoming_delta_basis_prefetch(struct rfile *f, uint64_t off)
 {
 #ifdef POSIX_FADV_WILLNEED
     uint64_t want = off + BASIS_PREFETCH;
@@ -639,8 +644,8 @@ basis_prefetch(struct rfile *f, uint64_t off)
 /* Builds the block of m in buf from its ops; *copied says how much came
  * from the basis. The ops were checked against what was signed. */
 static int
-delta_build(const struct rfile *f, const struct msg_delta *m, uint8_t *buf,
-    uint64_t *copied)
+incoming_delta_build(const struct rfile *f, const struct msg_delta *m,
+    uint8_t *buf, uint64_t *copied)
 {
     struct msg_delta_op op;
     size_t pos = 0, at = 0, got;
@@ -666,14 +671,14 @@ delta_build(const struct rfile *f, const struct msg_delta *m, uint8_t *buf,
 /* 1, with it in *bad, when m copies basis bytes not described (past the
  * basis's end, or from pieces not yet signed). */
 static int
-delta_copy_undescribed(const struct rfile *f, const struct msg_delta *m,
-    struct msg_delta_op *bad)
+incoming_delta_copy_undescribed(const struct rfile *f,
+    const struct msg_delta *m, struct msg_delta_op *bad)
 {
     size_t pos = 0;
 
     while (msg_delta_op_next(m, &pos, bad) == 0)
         if (bad->kind == DELTA_OP_COPY &&
-            bad->from + bad->len > delta_signed_bytes(f))
+            bad->from + bad->len > incoming_delta_signed_bytes(f))
             return 1;
     return 0;
 }
@@ -698,17 +703,17 @@ incoming_delta(struct incoming *in, const struct msg_delta *m,
         return r;
     /* Only what we described: a copy from past the basis's end, or from
      * pieces not yet signed, is not one of ours. */
-    if (delta_copy_undescribed(f, m, &op))
+    if (incoming_delta_copy_undescribed(f, m, &op))
         return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: the "
             "sender copied basis bytes %llu-%llu, only %llu were "
             "described", dest_root(in->d), f->path,
             (unsigned long long)op.from,
             (unsigned long long)(op.from + op.len),
-            (unsigned long long)delta_signed_bytes(f));
+            (unsigned long long)incoming_delta_signed_bytes(f));
     if (buf == NULL && (buf = incoming_scratch(in)) == NULL)
         return FERRY_ERR_NOMEM;
-    basis_prefetch(f, m->offset);
-    if ((r = delta_build(f, m, buf, &copied)) == 0)
+    incoming_delta_basis_prefetch(f, m->offset);
+    if ((r = incoming_delta_build(f, m, buf, &copied)) == 0)
         hash_block(buf, m->raw_len, &h);
     if (r != 0)
         return incoming_settle_unbuilt(in, f, index, m->raw_len, r, out);

@@ -29,7 +29,7 @@ struct wb_job {
 /* Every write is done, even after one failed: each block's result is
  * its own, settled in order. */
 static int
-wb_write(void *ctx, void *job, int failed)
+incoming_wb_write(void *ctx, void *job, int failed)
 {
     struct wb_job *j = job;
 
@@ -42,10 +42,11 @@ wb_write(void *ctx, void *job, int failed)
 /* The writer, made on first use; NULL when it cannot be (the blocks are
  * then written as they are settled). */
 static struct behind *
-wb_get(struct incoming *in)
+incoming_wb_get(struct incoming *in)
 {
     if (in->wb == NULL && !in->wb_off &&
-        (in->wb = behind_new(WB_DEPTH, sizeof(struct wb_job), wb_write,
+        (in->wb = behind_new(WB_DEPTH, sizeof(struct wb_job),
+            incoming_wb_write,
         NULL)) == NULL)
         in->wb_off = 1;
     return in->wb;
@@ -53,7 +54,7 @@ wb_get(struct incoming *in)
 
 /* 1 if a job after the oldest is for f: the oldest is not its last. */
 static int
-wb_more_for(struct behind *wb, const struct rfile *f)
+incoming_wb_more_for(struct behind *wb, const struct rfile *f)
 {
     size_t k, n = behind_count(wb);
 
@@ -65,7 +66,7 @@ wb_more_for(struct behind *wb, const struct rfile *f)
 
 /* Settles the oldest job once written. */
 static int
-wb_settle_oldest(struct incoming *in, struct behind *wb,
+incoming_wb_settle_oldest(struct incoming *in, struct behind *wb,
     struct buf *out)
 {
     struct wb_job j, *jp;
@@ -73,7 +74,7 @@ wb_settle_oldest(struct incoming *in, struct behind *wb,
 
     jp = behind_done(wb, 1, &wr);
     j = *jp;
-    last = !wb_more_for(wb, j.f);
+    last = !incoming_wb_more_for(wb, j.f);
     /* Retired before its file may go (a commit frees it). */
     behind_retire(wb);
     return incoming_settle_written(in, j.f, j.index, &j.h, j.len, wr,
@@ -83,7 +84,7 @@ wb_settle_oldest(struct incoming *in, struct behind *wb,
 uint8_t *
 incoming_wb_buffer(struct incoming *in, struct buf *out, int *r)
 {
-    struct behind *wb = wb_get(in);
+    struct behind *wb = incoming_wb_get(in);
     struct wb_job *j;
 
     *r = 0;
@@ -91,7 +92,7 @@ incoming_wb_buffer(struct incoming *in, struct buf *out, int *r)
         return NULL;
     /* The ring is full: the oldest is settled to free its buffer. */
     while ((j = behind_next(wb)) == NULL)
-        if ((*r = wb_settle_oldest(in, wb, out)) != 0)
+        if ((*r = incoming_wb_settle_oldest(in, wb, out)) != 0)
             return NULL;
     if (j->data == NULL && (j->data = xmalloc(in->block_size)) == NULL) {
         *r = FERRY_ERR_NOMEM;
@@ -123,7 +124,7 @@ incoming_drain(struct incoming *in, struct buf *out)
     int r, first = 0;
 
     while (wb != NULL && behind_count(wb) > 0)
-        if ((r = wb_settle_oldest(in, wb, out)) != 0 && first == 0)
+        if ((r = incoming_wb_settle_oldest(in, wb, out)) != 0 && first == 0)
             first = r;
     return first;
 }
@@ -141,7 +142,7 @@ incoming_wb_discard(struct incoming *in)
 }
 
 static void
-wb_clean(void *job)
+incoming_wb_clean(void *job)
 {
     struct wb_job *j = job;
 
@@ -157,6 +158,6 @@ incoming_wb_free(struct incoming *in)
     if (wb == NULL)
         return;
     incoming_wb_discard(in);
-    behind_free(wb, wb_clean);
+    behind_free(wb, incoming_wb_clean);
     in->wb = NULL;
 }

@@ -36,7 +36,7 @@ struct kept_file {
 };
 
 static int
-kept_file_older(const void *a, const void *b)
+keptsig_file_older(const void *a, const void *b)
 {
     const struct kept_file *x = a, *y = b;
 
@@ -83,7 +83,7 @@ keptsig_trim(int dirfd)
     }
     closedir(dir);
     if (n > KEPTSIG_MAX_FILES || bytes > KEPTSIG_MAX_BYTES) {
-        qsort(v, n, sizeof(*v), kept_file_older);
+        qsort(v, n, sizeof(*v), keptsig_file_older);
         for (i = 0; i < n && (n - i > KEPTSIG_MAX_FILES / 8 * 7 ||
             bytes > KEPTSIG_MAX_BYTES / 8 * 7); i++) {
             (void)unlinkat(dirfd, v[i].name, 0);
@@ -229,7 +229,7 @@ keptsig_piece(const struct keptsig *k)
 }
 
 static void
-put_le(uint8_t *p, uint64_t v, int n)
+keptsig_put_le(uint8_t *p, uint64_t v, int n)
 {
     int i;
 
@@ -245,16 +245,16 @@ keptsig_header(uint8_t *h, const struct stat *st, uint32_t piece,
 {
     memset(h, 0, KEPTSIG_HEADER);
     memcpy(h, keptsig_magic, sizeof(keptsig_magic));
-    put_le(h + 8, (uint64_t)st->st_size, 8);
-    put_le(h + 16, (uint64_t)st->st_mtim.tv_sec, 8);
-    put_le(h + 24, (uint64_t)st->st_mtim.tv_nsec, 4);
-    put_le(h + 28, (uint64_t)st->st_ctim.tv_sec, 8);
-    put_le(h + 36, (uint64_t)st->st_ctim.tv_nsec, 4);
-    put_le(h + 40, (uint64_t)st->st_dev, 8);
-    put_le(h + 48, (uint64_t)st->st_ino, 8);
-    put_le(h + 56, piece, 4);
-    put_le(h + 64, count, 8);
-    put_le(h + 72, block_size, 4);
+    keptsig_put_le(h + 8, (uint64_t)st->st_size, 8);
+    keptsig_put_le(h + 16, (uint64_t)st->st_mtim.tv_sec, 8);
+    keptsig_put_le(h + 24, (uint64_t)st->st_mtim.tv_nsec, 4);
+    keptsig_put_le(h + 28, (uint64_t)st->st_ctim.tv_sec, 8);
+    keptsig_put_le(h + 36, (uint64_t)st->st_ctim.tv_nsec, 4);
+    keptsig_put_le(h + 40, (uint64_t)st->st_dev, 8);
+    keptsig_put_le(h + 48, (uint64_t)st->st_ino, 8);
+    keptsig_put_le(h + 56, piece, 4);
+    keptsig_put_le(h + 64, count, 8);
+    keptsig_put_le(h + 72, block_size, 4);
 }
 
 /* The store's name for the file with stat st. */

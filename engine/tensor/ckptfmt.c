@@ -57,7 +57,7 @@ struct zip_dir {
 /* A read that failed for want of bytes is a verdict (1), any other
  * failure the caller's error. */
 static int
-zip_torn_or(int r)
+ckptfmt_zip_torn_or(int r)
 {
     return r < 0 && r != FERRY_ERR_SHORT ? r : 1;
 }
@@ -66,7 +66,8 @@ zip_torn_or(int r)
  * (its comment aside), and the zip64 one it may point to. Returns 0, 1
  * with *why (torn), or a negative code. */
 static int
-zip_find_end(const struct ckptfmt_src *s, struct zip_dir *d, const char **why)
+ckptfmt_zip_find_end(const struct ckptfmt_src *s, struct zip_dir *d,
+    const char **why)
 {
     uint8_t *tail, rec[56];
     uint64_t start, pos, loc;
@@ -105,7 +106,7 @@ zip_find_end(const struct ckptfmt_src *s, struct zip_dir *d, const char **why)
         if (pos < 20 || (r = ckptfmt_read(s, pos - 20, rec, 20)) != 0 ||
             le32(rec) != ZIP64_LOCATOR) {
             *why = "no zip64 end of central directory";
-            r = zip_torn_or(r);
+            r = ckptfmt_zip_torn_or(r);
             goto out;
         }
         loc = le64(rec + 8);
@@ -113,7 +114,7 @@ zip_find_end(const struct ckptfmt_src *s, struct zip_dir *d, const char **why)
             (r = ckptfmt_read(s, loc, rec, 56)) != 0 ||
             le32(rec) != ZIP64_EOCD) {
             *why = "bad zip64 end of central directory";
-            r = zip_torn_or(r);
+            r = ckptfmt_zip_torn_or(r);
             goto out;
         }
         d->entries = le64(rec + 32);
@@ -132,7 +133,7 @@ out:
 
 /* A central directory entry's sizes and offset, zip64 extra applied. */
 static int
-zip_entry(const uint8_t *e, uint64_t *comp, uint64_t *uncomp,
+ckptfmt_zip_entry(const uint8_t *e, uint64_t *comp, uint64_t *uncomp,
     uint64_t *local)
 {
     const uint8_t *x = e + 46 + le16(e + 28);
@@ -185,7 +186,7 @@ ckptfmt_zip(const struct ckptfmt_src *s, ckptfmt_zip_fn *fn, void *arg,
 
     *why = NULL;
     memset(&d, 0, sizeof(d));
-    if ((r = zip_find_end(s, &d, why)) != 0)
+    if ((r = ckptfmt_zip_find_end(s, &d, why)) != 0)
         return r < 0 ? r : CKPTFMT_TORN;
     if (d.size > CKPTFMT_MAX_INDEX)
         return CKPTFMT_UNKNOWN;
@@ -202,7 +203,7 @@ ckptfmt_zip(const struct ckptfmt_src *s, ckptfmt_zip_fn *fn, void *arg,
         elen = 46u + le16(cd + pos + 28) + le16(cd + pos + 30) +
             le16(cd + pos + 32);
         if (elen > d.size - pos ||
-            zip_entry(cd + pos, &m.comp, &m.uncomp, &local) != 0) {
+            ckptfmt_zip_entry(cd + pos, &m.comp, &m.uncomp, &local) != 0) {
             *why = "central directory damaged";
             break;
         }
@@ -246,7 +247,7 @@ struct json {
 };
 
 static void
-json_ws(struct json *j)
+ckptfmt_json_ws(struct json *j)
 {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' ||
         *j->p == '\n' || *j->p == '\r'))
@@ -255,7 +256,7 @@ json_ws(struct json *j)
 
 /* A string; (*s, *len) get the bytes between its quotes if not NULL. */
 static int
-json_string(struct json *j, const char **s, size_t *len)
+ckptfmt_json_string(struct json *j, const char **s, size_t *len)
 {
     const char *start;
 
@@ -282,13 +283,13 @@ json_string(struct json *j, const char **s, size_t *len)
 }
 
 static int
-json_is(const char *s, size_t len, const char *word)
+ckptfmt_json_is(const char *s, size_t len, const char *word)
 {
     return len == strlen(word) && memcmp(s, word, len) == 0;
 }
 
 static int
-json_uint(struct json *j, uint64_t *v)
+ckptfmt_json_uint(struct json *j, uint64_t *v)
 {
     int digits = 0;
 
@@ -304,9 +305,9 @@ json_uint(struct json *j, uint64_t *v)
 
 /* Expects c after white space. */
 static int
-json_char(struct json *j, char c)
+ckptfmt_json_char(struct json *j, char c)
 {
-    json_ws(j);
+    ckptfmt_json_ws(j);
     if (j->p >= j->end || *j->p != c)
         return -1;
     j->p++;
@@ -317,61 +318,61 @@ json_char(struct json *j, char c)
  * character (read), 0 before the next member (its comma read), -1 when
  * neither comes. */
 static int
-json_next(struct json *j, char close, int *first)
+ckptfmt_json_next(struct json *j, char close, int *first)
 {
-    json_ws(j);
+    ckptfmt_json_ws(j);
     if (j->p < j->end && *j->p == close) {
         j->p++;
         return 1;
     }
-    if (!*first && json_char(j, ',') != 0)
+    if (!*first && ckptfmt_json_char(j, ',') != 0)
         return -1;
-    json_ws(j);
+    ckptfmt_json_ws(j);
     *first = 0;
     return 0;
 }
 
-static int json_value(struct json *j);
+static int ckptfmt_json_value(struct json *j);
 
 /* The rest of an object or array whose opening character was read; each
- * member's value goes to json_value. */
+ * member's value goes to ckptfmt_json_value. */
 static int
-json_container(struct json *j, char close)
+ckptfmt_json_container(struct json *j, char close)
 {
     int first = 1, r;
 
     if (++j->depth > 8)
         return -1;
     for (;;) {
-        if ((r = json_next(j, close, &first)) != 0) {
+        if ((r = ckptfmt_json_next(j, close, &first)) != 0) {
             j->depth--;
             return r > 0 ? 0 : -1;
         }
-        if (close == '}' && (json_string(j, NULL, NULL) != 0 ||
-            json_char(j, ':') != 0))
+        if (close == '}' && (ckptfmt_json_string(j, NULL, NULL) != 0 ||
+            ckptfmt_json_char(j, ':') != 0))
             return -1;
-        if (json_value(j) != 0)
+        if (ckptfmt_json_value(j) != 0)
             return -1;
     }
 }
 
 static int
-json_value(struct json *j)
+ckptfmt_json_value(struct json *j)
 {
     uint64_t v;
 
-    json_ws(j);
+    ckptfmt_json_ws(j);
     if (j->p >= j->end)
         return -1;
     switch (*j->p) {
     case '{':
         j->p++;
-        return json_container(j, '}');
+        return ckptfmt_json_container(j, '}');
     case '[':
         j->p++;
-        return json_container(j, ']');
+        return ckptfmt_json_container(j, ']');
     case '"':
-        return json_string(j, NULL, NULL);
+        return ckptfmt_json_string(j, NULL, NULL);
     case 't':
     case 'f':
     case 'n':
@@ -380,24 +381,25 @@ json_value(struct json *j)
         return 0;
     case '-':
         j->p++;
-        return json_uint(j, &v);
+        return ckptfmt_json_uint(j, &v);
     default:
         /* Fractions and exponents are not in a safetensors header. */
-        return json_uint(j, &v);
+        return ckptfmt_json_uint(j, &v);
     }
 }
 
 /* [begin, end] of a tensor's data. */
 static int
-json_offsets(struct json *j, uint64_t *b, uint64_t *e)
+ckptfmt_json_offsets(struct json *j, uint64_t *b, uint64_t *e)
 {
-    if (json_char(j, '[') != 0)
+    if (ckptfmt_json_char(j, '[') != 0)
         return -1;
-    json_ws(j);
-    if (json_uint(j, b) != 0 || json_char(j, ',') != 0)
+    ckptfmt_json_ws(j);
+    if (ckptfmt_json_uint(j, b) != 0 || ckptfmt_json_char(j, ',') != 0)
         return -1;
-    json_ws(j);
-    if (json_uint(j, e) != 0 || *e < *b || json_char(j, ']') != 0)
+    ckptfmt_json_ws(j);
+    if (ckptfmt_json_uint(j, e) != 0 || *e < *b || ckptfmt_json_char(j,
+        ']') != 0)
         return -1;
     return 0;
 }
@@ -405,36 +407,37 @@ json_offsets(struct json *j, uint64_t *b, uint64_t *e)
 /* One value of the top-level object: a tensor's fields when it is an
  * object with data_offsets (t->end set), else anything. */
 static int
-json_tensor(struct json *j, struct ckptfmt_st_tensor *t, int *has)
+ckptfmt_json_tensor(struct json *j, struct ckptfmt_st_tensor *t, int *has)
 {
     const char *k;
     size_t kl;
     int first = 1, r;
 
     *has = 0;
-    json_ws(j);
+    ckptfmt_json_ws(j);
     if (j->p >= j->end || *j->p != '{')
-        return json_value(j);
+        return ckptfmt_json_value(j);
     j->p++;
     j->depth++;
     for (;;) {
-        if ((r = json_next(j, '}', &first)) != 0) {
+        if ((r = ckptfmt_json_next(j, '}', &first)) != 0) {
             j->depth--;
             return r > 0 ? 0 : -1;
         }
-        if (json_string(j, &k, &kl) != 0 || json_char(j, ':') != 0)
+        if (ckptfmt_json_string(j, &k, &kl) != 0 || ckptfmt_json_char(j,
+            ':') != 0)
             return -1;
-        json_ws(j);
-        if (json_is(k, kl, "data_offsets")) {
+        ckptfmt_json_ws(j);
+        if (ckptfmt_json_is(k, kl, "data_offsets")) {
             /* Twice would leave which one counts to the reader. */
-            if (*has || json_offsets(j, &t->begin, &t->end) != 0)
+            if (*has || ckptfmt_json_offsets(j, &t->begin, &t->end) != 0)
                 return -1;
             *has = 1;
-        } else if (json_is(k, kl, "dtype") && j->p < j->end &&
+        } else if (ckptfmt_json_is(k, kl, "dtype") && j->p < j->end &&
             *j->p == '"') {
-            if (json_string(j, &t->dtype, &t->dtype_len) != 0)
+            if (ckptfmt_json_string(j, &t->dtype, &t->dtype_len) != 0)
                 return -1;
-        } else if (json_value(j) != 0) {
+        } else if (ckptfmt_json_value(j) != 0) {
             return -1;
         }
     }
@@ -443,23 +446,24 @@ json_tensor(struct json *j, struct ckptfmt_st_tensor *t, int *has)
 /* The top-level object: each tensor to fn; the count and the largest
  * end. Returns 0, -1 (does not parse) or fn's negative code. */
 static int
-json_header(struct json *j, ckptfmt_st_fn *fn, void *arg, uint64_t *ntensors,
-    uint64_t *max_end)
+ckptfmt_json_header(struct json *j, ckptfmt_st_fn *fn, void *arg,
+    uint64_t *ntensors, uint64_t *max_end)
 {
     struct ckptfmt_st_tensor t;
     int first = 1, has, r;
 
-    if (json_char(j, '{') != 0)
+    if (ckptfmt_json_char(j, '{') != 0)
         return -1;
     j->depth = 1;
     for (;;) {
-        if ((r = json_next(j, '}', &first)) != 0) {
-            json_ws(j);
+        if ((r = ckptfmt_json_next(j, '}', &first)) != 0) {
+            ckptfmt_json_ws(j);
             return r > 0 && j->p == j->end ? 0 : -1;
         }
         memset(&t, 0, sizeof(t));
-        if (json_string(j, &t.key, &t.key_len) != 0 ||
-            json_char(j, ':') != 0 || json_tensor(j, &t, &has) != 0)
+        if (ckptfmt_json_string(j, &t.key, &t.key_len) != 0 ||
+            ckptfmt_json_char(j, ':') != 0 || ckptfmt_json_tensor(j, &t,
+                &has) != 0)
             return -1;
         if (!has)
             continue;
@@ -497,7 +501,7 @@ ckptfmt_safetensors(const struct ckptfmt_src *s, const uint8_t head[16],
     memset(&j, 0, sizeof(j));
     j.p = hdr;
     j.end = hdr + n;
-    r = json_header(&j, fn, arg, &ntensors, &max_end);
+    r = ckptfmt_json_header(&j, fn, arg, &ntensors, &max_end);
     xfree(hdr);
     if (r < -1)
         return r;
@@ -515,7 +519,7 @@ ckptfmt_safetensors(const struct ckptfmt_src *s, const uint8_t head[16],
 /* NumPy .npy: "\x93NUMPY", version, header length, a dict literal. */
 
 static const char *
-npy_field(const char *h, const char *end, const char *key)
+ckptfmt_npy_field(const char *h, const char *end, const char *key)
 {
     size_t kl = strlen(key);
     const char *p;
@@ -529,12 +533,12 @@ npy_field(const char *h, const char *end, const char *key)
 /* 'descr': '<f4': the item size is the number after the type letter;
  * structured and object dtypes do not give one (0). */
 static uint64_t
-npy_descr(const char *hdr, const char *end, char *kind)
+ckptfmt_npy_descr(const char *hdr, const char *end, char *kind)
 {
     const char *p;
     uint64_t item = 0;
 
-    if ((p = npy_field(hdr, end, "'descr':")) == NULL)
+    if ((p = ckptfmt_npy_field(hdr, end, "'descr':")) == NULL)
         return 0;
     while (p < end && *p == ' ')
         p++;
@@ -549,14 +553,14 @@ npy_descr(const char *hdr, const char *end, char *kind)
 
 /* 'shape': (a, b, ...): the product, or -1 when it does not parse. */
 static int
-npy_shape(const char *hdr, const char *end, uint64_t *count)
+ckptfmt_npy_shape(const char *hdr, const char *end, uint64_t *count)
 {
     const char *p;
     uint64_t v;
     int dims = 0;
 
     *count = 1;
-    if ((p = npy_field(hdr, end, "'shape':")) == NULL)
+    if ((p = ckptfmt_npy_field(hdr, end, "'shape':")) == NULL)
         return -1;
     while (p < end && *p == ' ')
         p++;
@@ -611,8 +615,8 @@ ckptfmt_npy(const struct ckptfmt_src *s, const uint8_t head[16],
         return r;
     }
     hdr[hlen] = '\0';
-    out->item = npy_descr(hdr, hdr + hlen, &out->kind);
-    if (out->item > 0 && npy_shape(hdr, hdr + hlen, &out->count) != 0)
+    out->item = ckptfmt_npy_descr(hdr, hdr + hlen, &out->kind);
+    if (out->item > 0 && ckptfmt_npy_shape(hdr, hdr + hlen, &out->count) != 0)
         out->item = 0;
     xfree(hdr);
     out->data = hstart + hlen;

@@ -20,7 +20,7 @@
 
 /* 1 if the basis fd parses as a checkpoint with tensors. */
 static int
-basis_has_tensors(int fd, uint64_t size)
+incoming_tensor_basis_has_tensors(int fd, uint64_t size)
 {
     struct tensor_layout l;
     int r, has;
@@ -34,7 +34,7 @@ basis_has_tensors(int fd, uint64_t size)
 /* The basis's file hash from the block hashes kept when ferry wrote it
  * (keptsig.h), without reading it; -ENOENT when none are kept. */
 static int
-basis_hash_kept(struct incoming *in, const struct stat *st,
+incoming_tensor_basis_hash_kept(struct incoming *in, const struct stat *st,
     struct hash128 *h)
 {
     uint64_t size = (uint64_t)st->st_size, n, i;
@@ -79,14 +79,14 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
         (dest_flags(in->d) & OPEN_F_TENSORS_NEVER) ||
         !(dest_flags(in->d) & OPEN_F_COMPRESS) ||
         fsx_path_check(rel, strlen(rel)) != 0 ||
-        !basis_has_tensors(fd, size))
+        !incoming_tensor_basis_has_tensors(fd, size))
         return 0;
     /* The sender compares it with its own file of that path: the hash
      * costs one read here (incoming_tensor_step, a step's share at a
      * time) unless ferry wrote the basis and kept its block hashes.
      * Either way a wrong one only costs the reference (the sender's
      * check), or the file (each block's hash). */
-    if ((r = basis_hash_kept(in, st, &f->basis_hash)) == 0)
+    if ((r = incoming_tensor_basis_hash_kept(in, st, &f->basis_hash)) == 0)
         log_debug("%s: basis %s: hashed from its kept block hashes",
             f->path, rel);
     else if ((f->bhf = hash_file_new(size, in->block_size)) == NULL)
@@ -105,7 +105,7 @@ incoming_tensor_open(struct incoming *in, struct rfile *f, int fd,
 
 /* The BASIS of f, whose hash is made. */
 static int
-tensor_basis_send(struct rfile *f, struct buf *out)
+incoming_tensor_basis_send(struct rfile *f, struct buf *out)
 {
     struct msg_basis m;
     int r;
@@ -126,7 +126,7 @@ int
 incoming_tensor_start(struct incoming *in, struct rfile *f, struct buf *out)
 {
     if (f->bhf == NULL)
-        return tensor_basis_send(f, out);
+        return incoming_tensor_basis_send(f, out);
     f->tnext = NULL;
     if (in->ttail != NULL)
         in->ttail->tnext = f;
@@ -138,7 +138,7 @@ incoming_tensor_start(struct incoming *in, struct rfile *f, struct buf *out)
 
 /* Takes f, the head, off the hashing queue. */
 static void
-tensor_dequeue(struct incoming *in, struct rfile *f)
+incoming_tensor_dequeue(struct incoming *in, struct rfile *f)
 {
     struct rfile **pp;
 
@@ -191,8 +191,8 @@ incoming_tensor_step(struct incoming *in, struct buf *out, uint64_t *budget)
         *budget -= want < *budget ? want : *budget;
         if (f->hashed < f->basis_size)
             continue;
-        tensor_dequeue(in, f);
-        if ((r = tensor_basis_send(f, out)) != 0)
+        incoming_tensor_dequeue(in, f);
+        if ((r = incoming_tensor_basis_send(f, out)) != 0)
             return r;
     }
     return 0;
@@ -204,7 +204,7 @@ incoming_tensor_forget(struct incoming *in, struct rfile *f)
     xfree(f->basis_rel);
     f->basis_rel = NULL;
     if (f->bhf != NULL)
-        tensor_dequeue(in, f);
+        incoming_tensor_dequeue(in, f);
     if (!f->tensor)
         return;
     close(f->basis_fd);
@@ -215,7 +215,7 @@ incoming_tensor_forget(struct incoming *in, struct rfile *f)
 /* What the pieces' decoder refuses is the sender's doing; a read of the
  * basis that failed, or found it shorter, is ours. */
 static int
-tensor_refused(int r)
+incoming_tensor_refused(int r)
 {
     return r == FERRY_ERR_SHORT || r == FERRY_ERR_TOO_LARGE ||
         r == FERRY_ERR_FORMAT || r == FERRY_ERR_TRAILING ||
@@ -248,7 +248,7 @@ incoming_tensor(struct incoming *in, const struct msg_tensor *m,
     ref.size = f->basis_size;
     r = tensor_piece_decode_seq(in->tp, m->body, m->body_len,
         tensor_codec_read_file, &ref, buf, m->raw_len);
-    if (r != 0 && tensor_refused(r))
+    if (r != 0 && incoming_tensor_refused(r))
         return xfer_fail(in->x, FERRY_ERR_PROTOCOL, "%s/%s: TENSOR at "
             "%llu: %s", dest_root(in->d), f->path,
             (unsigned long long)m->offset, ferry_strerror(r));

@@ -39,7 +39,7 @@ tensor_codec_free(struct tensor_codec *c)
 }
 
 /* How one span is coded. */
-struct tc_span {
+struct tensor_codec_span {
     const uint8_t *p, *ref;
     size_t n;
     struct tensor_piece_info info;
@@ -48,8 +48,9 @@ struct tc_span {
 /* The size of the span's start (all of it when short) coded as info
  * says. */
 static int
-tc_try(struct tensor_codec *c, int level, const struct tc_span *s,
-    const struct tensor_piece_info *info, size_t *size)
+tensor_codec_try(struct tensor_codec *c, int level,
+    const struct tensor_codec_span *s, const struct tensor_piece_info *info,
+    size_t *size)
 {
     size_t n = s->n < 2 * TENSOR_CODEC_SAMPLE ? s->n : TENSOR_CODEC_SAMPLE;
     int r;
@@ -66,8 +67,8 @@ tc_try(struct tensor_codec *c, int level, const struct tc_span *s,
  * modes XOR and SUB when the span has a reference and o->mode is AUTO,
  * widths 2 and 4 when the tensor's is not known. */
 static int
-tc_choose(struct tensor_codec *c, const struct tensor_codec_opts *o,
-    struct tc_span *s, unsigned width, uint64_t within)
+tensor_codec_choose(struct tensor_codec *c, const struct tensor_codec_opts *o,
+    struct tensor_codec_span *s, unsigned width, uint64_t within)
 {
     static const unsigned unknown[] = { 2, 4 };
     const unsigned *widths = width == TENSOR_WIDTH_UNKNOWN ? unknown :
@@ -100,7 +101,7 @@ tc_choose(struct tensor_codec *c, const struct tensor_codec_opts *o,
                 s->info = t;
                 return 0;
             }
-            if ((r = tc_try(c, o->level, s, &t, &size)) != 0)
+            if ((r = tensor_codec_try(c, o->level, s, &t, &size)) != 0)
                 return r;
             if (size < best) {
                 best = size;
@@ -112,8 +113,8 @@ tc_choose(struct tensor_codec *c, const struct tensor_codec_opts *o,
 }
 
 static void
-tc_count(struct tensor_codec_stats *st, const struct tensor_piece_info *i,
-    size_t raw, size_t coded)
+tensor_codec_count(struct tensor_codec_stats *st,
+    const struct tensor_piece_info *i, size_t raw, size_t coded)
 {
     if (st == NULL)
         return;
@@ -125,14 +126,14 @@ tc_count(struct tensor_codec_stats *st, const struct tensor_piece_info *i,
 
 /* The span [at, end) of the block: a gap, or part of tensor idx. */
 static int
-tc_span(struct tensor_codec *c, const struct tensor_codec_opts *o,
+tensor_codec_span(struct tensor_codec *c, const struct tensor_codec_opts *o,
     const struct tensor_layout *l, const struct tensor_codec_ref *ref,
     size_t idx, uint64_t at, const uint8_t *p, size_t n, struct buf *out,
     struct tensor_codec_stats *st)
 {
     const struct tensor_range *t = idx == SIZE_MAX ? NULL : &l->v[idx];
     const struct tensor_range *rt = NULL;
-    struct tc_span s;
+    struct tensor_codec_span s;
     size_t before = buf_used(out);
     uint64_t within = 0;
     unsigned width = 1;
@@ -158,12 +159,12 @@ tc_span(struct tensor_codec *c, const struct tensor_codec_opts *o,
         s.ref = c->ref;
         s.info.ref_off = rt->off + within;
     }
-    if (t != NULL && (r = tc_choose(c, o, &s, width, within)) != 0)
+    if (t != NULL && (r = tensor_codec_choose(c, o, &s, width, within)) != 0)
         return r;
     if ((r = tensor_piece_put(c->tp, &s.info, o->level, p, n, s.ref,
         out)) != 0)
         return r;
-    tc_count(st, &s.info, n, buf_used(out) - before);
+    tensor_codec_count(st, &s.info, n, buf_used(out) - before);
     return 0;
 }
 
@@ -193,8 +194,8 @@ tensor_codec_block(struct tensor_codec *c, const struct tensor_codec_opts *o,
             end = off + n;
         }
         len = (size_t)(end - at);
-        if ((r = tc_span(c, o, l, ref, idx, at, p + (at - off), len, out,
-            st)) != 0)
+        if ((r = tensor_codec_span(c, o, l, ref, idx, at, p + (at - off), len,
+            out, st)) != 0)
             return r;
         at = end;
     }

@@ -16,8 +16,8 @@ struct tl_build {
 };
 
 static int
-tl_add(struct tl_build *b, const char *name, size_t name_len, uint64_t off,
-    uint64_t len, unsigned width)
+tensor_layout_add(struct tl_build *b, const char *name, size_t name_len,
+    uint64_t off, uint64_t len, unsigned width)
 {
     struct tensor_layout *l = b->l;
     struct tensor_range *v;
@@ -43,7 +43,7 @@ tl_add(struct tl_build *b, const char *name, size_t name_len, uint64_t off,
 
 /* safetensors' dtypes by their element width; any other gets 1. */
 static unsigned
-tl_dtype_width(const char *d, size_t n)
+tensor_layout_dtype_width(const char *d, size_t n)
 {
     static const struct {
         const char *name;
@@ -62,19 +62,19 @@ tl_dtype_width(const char *d, size_t n)
 }
 
 static int
-tl_st_tensor(void *arg, const struct ckptfmt_st_tensor *t)
+tensor_layout_st_tensor(void *arg, const struct ckptfmt_st_tensor *t)
 {
     struct tl_build *b = arg;
 
     /* The data start is known only after the header parsed: offsets are
      * kept relative and moved once it is. */
-    return tl_add(b, t->key, t->key_len, t->begin, t->end - t->begin,
-        tl_dtype_width(t->dtype, t->dtype_len));
+    return tensor_layout_add(b, t->key, t->key_len, t->begin,
+        t->end - t->begin, tensor_layout_dtype_width(t->dtype, t->dtype_len));
 }
 
 /* PREFIX/data/N: one path component, "data", one digit or more. */
 static int
-tl_is_storage(const uint8_t *name, size_t n)
+tensor_layout_is_storage(const uint8_t *name, size_t n)
 {
     size_t i = 0;
 
@@ -89,20 +89,20 @@ tl_is_storage(const uint8_t *name, size_t n)
 }
 
 static int
-tl_zip_member(void *arg, const struct ckptfmt_zip_member *m)
+tensor_layout_zip_member(void *arg, const struct ckptfmt_zip_member *m)
 {
     struct tl_build *b = arg;
 
     /* torch.save stores its storages; a compressed member is not one. */
     if (m->method != 0 || m->comp != m->uncomp ||
-        !tl_is_storage(m->name, m->name_len))
+        !tensor_layout_is_storage(m->name, m->name_len))
         return 0;
-    return tl_add(b, (const char *)m->name, m->name_len, m->data, m->comp,
-        TENSOR_WIDTH_UNKNOWN);
+    return tensor_layout_add(b, (const char *)m->name, m->name_len, m->data,
+        m->comp, TENSOR_WIDTH_UNKNOWN);
 }
 
 static int
-tl_npy(struct tl_build *b, const struct ckptfmt_npy *a)
+tensor_layout_from_npy(struct tl_build *b, const struct ckptfmt_npy *a)
 {
     uint64_t w = a->item;
 
@@ -110,11 +110,12 @@ tl_npy(struct tl_build *b, const struct ckptfmt_npy *a)
         w /= 2;
     if (w != 1 && w != 2 && w != 4 && w != 8)
         w = 1;
-    return tl_add(b, "npy", 3, a->data, a->item * a->count, (unsigned)w);
+    return tensor_layout_add(b, "npy", 3, a->data, a->item * a->count,
+        (unsigned)w);
 }
 
 static int
-tl_by_off(const void *x, const void *y)
+tensor_layout_by_off(const void *x, const void *y)
 {
     const struct tensor_range *a = x, *b = y;
 
@@ -122,7 +123,8 @@ tl_by_off(const void *x, const void *y)
 }
 
 static int
-tl_name_cmp(const struct tensor_range *a, const struct tensor_range *b)
+tensor_layout_name_cmp(const struct tensor_range *a,
+    const struct tensor_range *b)
 {
     size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
     int c = memcmp(a->name, b->name, n);
@@ -134,16 +136,16 @@ tl_name_cmp(const struct tensor_range *a, const struct tensor_range *b)
 
 /* qsort's comparison over an array of tensor pointers, by name. */
 static int
-tl_by_name(const void *x, const void *y)
+tensor_layout_by_name(const void *x, const void *y)
 {
     const struct tensor_range *const *a = x, *const *b = y;
 
-    return tl_name_cmp(*a, *b);
+    return tensor_layout_name_cmp(*a, *b);
 }
 
 /* Tensors of l sorted by name (pointers into l->v), or NULL. */
 static const struct tensor_range **
-tl_names_sorted(const struct tensor_layout *l)
+tensor_layout_names_sorted(const struct tensor_layout *l)
 {
     const struct tensor_range **s;
     size_t i;
@@ -152,36 +154,36 @@ tl_names_sorted(const struct tensor_layout *l)
         return NULL;
     for (i = 0; i < l->n; i++)
         s[i] = &l->v[i];
-    qsort(s, l->n, sizeof(*s), tl_by_name);
+    qsort(s, l->n, sizeof(*s), tensor_layout_by_name);
     return s;
 }
 
 /* Sorted by offset, disjoint, within the file, names unique. */
 static int
-tl_check(struct tensor_layout *l)
+tensor_layout_check(struct tensor_layout *l)
 {
     const struct tensor_range **s;
     size_t i;
     int r = 0;
 
-    qsort(l->v, l->n, sizeof(*l->v), tl_by_off);
+    qsort(l->v, l->n, sizeof(*l->v), tensor_layout_by_off);
     for (i = 0; i < l->n; i++) {
         if (l->v[i].off > l->size || l->v[i].len > l->size - l->v[i].off)
             return TL_NONE;
         if (i > 0 && l->v[i].off < l->v[i - 1].off + l->v[i - 1].len)
             return TL_NONE;
     }
-    if ((s = tl_names_sorted(l)) == NULL)
+    if ((s = tensor_layout_names_sorted(l)) == NULL)
         return FERRY_ERR_NOMEM;
     for (i = 1; i < l->n && r == 0; i++)
-        if (tl_name_cmp(s[i - 1], s[i]) == 0)
+        if (tensor_layout_name_cmp(s[i - 1], s[i]) == 0)
             r = TL_NONE;
     xfree(s);
     return r;
 }
 
 static int
-tl_parse(const struct ckptfmt_src *s, struct tensor_layout *l)
+tensor_layout_parse(const struct ckptfmt_src *s, struct tensor_layout *l)
 {
     struct tl_build b = { l, 0, 0 };
     struct ckptfmt_npy npy;
@@ -198,18 +200,19 @@ tl_parse(const struct ckptfmt_src *s, struct tensor_layout *l)
     switch (ckptfmt_sniff(head)) {
     case CKPTFMT_SAFETENSORS:
         form = TENSOR_FORM_SAFETENSORS;
-        r = ckptfmt_safetensors(s, head, tl_st_tensor, &b, &b.base, &why);
+        r = ckptfmt_safetensors(s, head, tensor_layout_st_tensor, &b, &b.base,
+            &why);
         for (i = 0; r == CKPTFMT_WHOLE && i < l->n; i++)
             l->v[i].off += b.base;
         break;
     case CKPTFMT_ZIP:
         form = TENSOR_FORM_TORCH;
-        r = ckptfmt_zip(s, tl_zip_member, &b, &why);
+        r = ckptfmt_zip(s, tensor_layout_zip_member, &b, &why);
         break;
     case CKPTFMT_NPY:
         form = TENSOR_FORM_NPY;
         if ((r = ckptfmt_npy(s, head, &npy, &why)) == CKPTFMT_WHOLE)
-            r = tl_npy(&b, &npy);
+            r = tensor_layout_from_npy(&b, &npy);
         break;
     default:
         return TL_NONE;
@@ -218,21 +221,21 @@ tl_parse(const struct ckptfmt_src *s, struct tensor_layout *l)
         return r;
     if (r != CKPTFMT_WHOLE)
         return TL_NONE;
-    if ((r = tl_check(l)) != 0)
+    if ((r = tensor_layout_check(l)) != 0)
         return r;
     l->form = form;
     return 0;
 }
 
 static int
-tl_layout(const struct ckptfmt_src *s, struct tensor_layout *l)
+tensor_layout_read(const struct ckptfmt_src *s, struct tensor_layout *l)
 {
     int r;
 
     memset(l, 0, sizeof(*l));
     arena_init(&l->names);
     l->size = s->size;
-    if ((r = tl_parse(s, l)) == 0)
+    if ((r = tensor_layout_parse(s, l)) == 0)
         return 0;
     /* No tensors: as any file. */
     xfree(l->v);
@@ -247,7 +250,7 @@ tensor_layout_fd(int fd, uint64_t size, struct tensor_layout *l)
 {
     struct ckptfmt_src s = { fd, NULL, size };
 
-    return tl_layout(&s, l);
+    return tensor_layout_read(&s, l);
 }
 
 int
@@ -255,7 +258,7 @@ tensor_layout_mem(const uint8_t *p, size_t n, struct tensor_layout *l)
 {
     struct ckptfmt_src s = { -1, p, n };
 
-    return tl_layout(&s, l);
+    return tensor_layout_read(&s, l);
 }
 
 void
@@ -317,7 +320,7 @@ tensor_layout_pair(const struct tensor_layout *l,
         return 0;
     if ((*match = xmalloc(l->n * sizeof(**match))) == NULL)
         return FERRY_ERR_NOMEM;
-    if ((s = tl_names_sorted(ref)) == NULL) {
+    if ((s = tensor_layout_names_sorted(ref)) == NULL) {
         xfree(*match);
         *match = NULL;
         return FERRY_ERR_NOMEM;
@@ -325,7 +328,7 @@ tensor_layout_pair(const struct tensor_layout *l,
     for (i = 0; i < l->n; i++) {
         key = &l->v[i];
         hit = ref->n == 0 ? NULL : bsearch(&key, s, ref->n, sizeof(*s),
-            tl_by_name);
+            tensor_layout_by_name);
         (*match)[i] = hit != NULL && (*hit)->len == key->len ?
             (size_t)(*hit - ref->v) : SIZE_MAX;
     }

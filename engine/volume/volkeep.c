@@ -33,7 +33,7 @@ enum keep_state { K_SCAN, K_RECV, K_DONE };
 
 /* A volume of the set: its size and SHA-256; and for one this run
  * committed, what identified it then, until it is recorded as ferry's. */
-struct keep_vol {
+struct volkeep_vol {
     uint64_t bytes;
     uint8_t sha[SHA256_LEN];
     int unrecorded;
@@ -47,10 +47,10 @@ struct volkeep {
     char *dir;               /* where the volumes go, for messages */
     int dirfd;
     /* Volumes held when the run began: 1..nheld. */
-    struct keep_vol *held;
+    struct volkeep_vol *held;
     uint32_t nheld;
     /* The set so far: volumes 1..next-1, sent or confirmed. */
-    struct keep_vol *set;
+    struct volkeep_vol *set;
     uint32_t next;
     /* Reading back volume nheld + 1. */
     int sfd;
@@ -72,7 +72,7 @@ struct volkeep {
 
 /* Fails the transfer naming file, one of the set's, with its directory. */
 static int
-keep_fail(struct volkeep *k, int r, const char *file)
+volkeep_fail(struct volkeep *k, int r, const char *file)
 {
     return xfer_fail(k->x, r, "%s/%s: %s", k->dir, file, ferry_strerror(r));
 }
@@ -86,7 +86,7 @@ keep_fail(struct volkeep *k, int r, const char *file)
  * has no room for stays unrecorded, and so is never removed.
  */
 static int
-keep_record(struct volkeep *k, uint32_t last)
+volkeep_record(struct volkeep *k, uint32_t last)
 {
     char vol[VOLUME_NAME_MAX];
     struct owned o;
@@ -186,7 +186,7 @@ volkeep_free(struct volkeep *k)
      * too): they are ferry's, recorded as such. */
     for (i = 1; i < k->next && k->dirfd >= 0; i++)
         if (k->set[i].unrecorded) {
-            if (keep_record(k, 0) != 0)
+            if (volkeep_record(k, 0) != 0)
                 log_warn("%s: cannot record the volumes stored there",
                     k->dir);
             break;
@@ -212,7 +212,7 @@ volkeep_free(struct volkeep *k)
 
 /* Room for volume index in held and set. */
 static int
-keep_room(struct volkeep *k, uint32_t index)
+volkeep_room(struct volkeep *k, uint32_t index)
 {
     void *p;
 
@@ -232,7 +232,7 @@ keep_room(struct volkeep *k, uint32_t index)
 /* Reads back the held volumes a step at a time: each one's KEEP_VOL,
  * then END once the next index is missing (or not a plain file). */
 static int
-keep_scan(struct volkeep *k, struct conn_step *st)
+volkeep_scan(struct volkeep *k, struct conn_step *st)
 {
     struct msg_keep_vol m;
     struct stat sb;
@@ -262,7 +262,7 @@ keep_scan(struct volkeep *k, struct conn_step *st)
             if (errno == EINTR)
                 continue;
             r = -errno;
-            return keep_fail(k, r, k->vfile);
+            return volkeep_fail(k, r, k->vfile);
         }
         if (n == 0)
             break;
@@ -279,7 +279,7 @@ keep_scan(struct volkeep *k, struct conn_step *st)
         k->state = K_RECV;   /* not one of ours: the set ends before it */
         return msg_end_encode(st->out);
     }
-    if ((r = keep_room(k, index)) != 0)
+    if ((r = volkeep_room(k, index)) != 0)
         return r;
     k->nheld = index;
     k->held[index].bytes = k->sbytes;
@@ -292,7 +292,7 @@ keep_scan(struct volkeep *k, struct conn_step *st)
 }
 
 static int
-keep_begin(struct volkeep *k, const struct frame *f)
+volkeep_begin(struct volkeep *k, const struct frame *f)
 {
     struct msg_vol_begin m;
     int r;
@@ -303,7 +303,7 @@ keep_begin(struct volkeep *k, const struct frame *f)
         m.volume > PROTO_MAX_KEEP_VOLUMES)
         return xfer_fail(k->x, FERRY_ERR_PROTOCOL, "VOL_BEGIN %u: the set "
             "needs volume %u next", m.volume, k->next);
-    if ((r = keep_room(k, m.volume)) != 0 ||
+    if ((r = volkeep_room(k, m.volume)) != 0 ||
         (r = volume_file_name(k->name, m.volume, k->vfile,
         sizeof(k->vfile))) != 0)
         return r;
@@ -311,7 +311,7 @@ keep_begin(struct volkeep *k, const struct frame *f)
     if ((k->vfd = volset_create(k->dirfd, k->vtmp)) < 0) {
         r = k->vfd;
         k->vfd = -1;
-        return keep_fail(k, r, k->vtmp);
+        return volkeep_fail(k, r, k->vtmp);
     }
     k->open = m.volume;
     k->vbytes = 0;
@@ -320,7 +320,7 @@ keep_begin(struct volkeep *k, const struct frame *f)
 }
 
 static int
-keep_data(struct volkeep *k, const struct frame *f)
+volkeep_data(struct volkeep *k, const struct frame *f)
 {
     struct msg_vol_data m;
     int r;
@@ -334,7 +334,7 @@ keep_data(struct volkeep *k, const struct frame *f)
         return xfer_fail(k->x, FERRY_ERR_TOO_LARGE, "volume %u: larger "
             "than a volume may be", m.volume);
     if ((r = fsx_write_all(k->vfd, m.data, m.len)) != 0)
-        return keep_fail(k, r, k->vtmp);
+        return volkeep_fail(k, r, k->vtmp);
     sha256_update(&k->vsha, m.data, m.len);
     k->vbytes += m.len;
     return 0;
@@ -342,10 +342,10 @@ keep_data(struct volkeep *k, const struct frame *f)
 
 /* KEEP_VOL: the end of the volume sent, or the held one confirmed. */
 static int
-keep_vol(struct volkeep *k, const struct frame *f)
+volkeep_on_vol(struct volkeep *k, const struct frame *f)
 {
     struct msg_keep_vol m;
-    struct keep_vol *v;
+    struct volkeep_vol *v;
     int r, fd;
 
     if ((r = msg_keep_vol_decode(f->payload, f->len, &m)) != 0)
@@ -376,7 +376,7 @@ keep_vol(struct volkeep *k, const struct frame *f)
     k->vfd = -1;
     if ((r = dest_write_one(k->dirfd, fd, k->vtmp, k->vfile)) != 0) {
         (void)unlinkat(k->dirfd, k->vtmp, 0);
-        return keep_fail(k, r, k->vfile);
+        return volkeep_fail(k, r, k->vfile);
     }
     /* One that cannot be identified is never recorded, so never pruned. */
     v->unrecorded = owned_identify(k->dirfd, k->vfile, 0, &v->own) == 0;
@@ -386,7 +386,7 @@ keep_vol(struct volkeep *k, const struct frame *f)
 }
 
 static int
-keep_man(struct volkeep *k, const struct frame *f)
+volkeep_on_man(struct volkeep *k, const struct frame *f)
 {
     struct msg_keep_man m;
     int r;
@@ -401,7 +401,7 @@ keep_man(struct volkeep *k, const struct frame *f)
         if ((k->mfd = volset_create(k->dirfd, k->mtmp)) < 0) {
             r = k->mfd;
             k->mfd = -1;
-            return keep_fail(k, r, k->mtmp);
+            return volkeep_fail(k, r, k->mtmp);
         }
         sha256_init(&k->msha);
         k->mbytes = 0;
@@ -411,14 +411,14 @@ keep_man(struct volkeep *k, const struct frame *f)
             (unsigned long long)k->mbytes);
     }
     if ((r = fsx_write_all(k->mfd, m.data, m.len)) != 0)
-        return keep_fail(k, r, k->mtmp);
+        return volkeep_fail(k, r, k->mtmp);
     sha256_update(&k->msha, m.data, m.len);
     k->mbytes += m.len;
     return 0;
 }
 
 static int
-keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
+volkeep_on_done(struct volkeep *k, const struct frame *f, struct buf *out)
 {
     char (*sums)[65] = NULL;
     uint8_t sha[SHA256_LEN];
@@ -445,14 +445,14 @@ keep_done(struct volkeep *k, const struct frame *f, struct buf *out)
     k->mfd = -1;
     if ((r = dest_write_one(k->dirfd, fd, k->mtmp, k->mfile)) != 0) {
         (void)unlinkat(k->dirfd, k->mtmp, 0);
-        return keep_fail(k, r, k->mfile);
+        return volkeep_fail(k, r, k->mfile);
     }
     if ((sums = xcalloc((size_t)m.volumes + 1, sizeof(*sums))) == NULL)
         return FERRY_ERR_NOMEM;
     for (i = 1; i <= m.volumes; i++)
         sha256_hex(k->set[i].sha, sums[i]);
     sha256_hex(sha, msum);
-    if ((r = keep_record(k, m.volumes)) != 0) {
+    if ((r = volkeep_record(k, m.volumes)) != 0) {
         xfree(sums);
         return xfer_fail(k->x, r, "%s: %s", k->dir, dest_state_strerror(r));
     }
@@ -484,11 +484,11 @@ volkeep_step(void *role, struct conn_step *st)
             return xfer_fail(k->x, FERRY_ERR_PROTOCOL, "%s out of turn",
                 msg_type_name(f.type));
         switch (f.type) {
-        case MSG_VOL_BEGIN: r = keep_begin(k, &f); break;
-        case MSG_VOL_DATA: r = keep_data(k, &f); break;
-        case MSG_KEEP_VOL: r = keep_vol(k, &f); break;
-        case MSG_KEEP_MAN: r = keep_man(k, &f); break;
-        case MSG_KEEP_DONE: r = keep_done(k, &f, st->out); break;
+        case MSG_VOL_BEGIN: r = volkeep_begin(k, &f); break;
+        case MSG_VOL_DATA: r = volkeep_data(k, &f); break;
+        case MSG_KEEP_VOL: r = volkeep_on_vol(k, &f); break;
+        case MSG_KEEP_MAN: r = volkeep_on_man(k, &f); break;
+        case MSG_KEEP_DONE: r = volkeep_on_done(k, &f, st->out); break;
         default:
             r = xfer_fail(k->x, FERRY_ERR_PROTOCOL, "%s in a push of "
                 "volumes", msg_type_name(f.type));
@@ -500,7 +500,7 @@ volkeep_step(void *role, struct conn_step *st)
     if (r < 0)
         return r;
     if (k->state == K_SCAN)
-        return keep_scan(k, st);
+        return volkeep_scan(k, st);
     if (k->state == K_DONE) {
         st->done = 1;
         return 0;

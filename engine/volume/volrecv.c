@@ -81,7 +81,7 @@ volrecv_new(struct incoming *in, struct dest *d, uint32_t block_size,
 /* Forgets the stream's volume: the files claimed for it and not
  * answered may come again. */
 static void
-vr_forget(struct volrecv *vr, unsigned stream)
+volrecv_forget(struct volrecv *vr, unsigned stream)
 {
     struct vr_stream *vs = &vr->st[stream];
     size_t i;
@@ -98,22 +98,23 @@ vr_forget(struct volrecv *vr, unsigned stream)
 
 /* ... and its reader, with what it staged and did not commit. */
 static void
-vr_close(struct volrecv *vr, unsigned stream)
+volrecv_close(struct volrecv *vr, unsigned stream)
 {
     struct vr_stream *vs = &vr->st[stream];
 
-    vr_forget(vr, stream);
+    volrecv_forget(vr, stream);
     volr_free(vs->r);
     vs->r = NULL;
 }
 
-static int vr_answer(struct volrecv *vr, unsigned stream, struct buf *out);
+static int volrecv_answer(struct volrecv *vr, unsigned stream,
+    struct buf *out);
 
 /* The transfer ends with the stream's volume open: the files its reader
  * committed are counted as sent (their answers go nowhere), or a retry
  * would find them in place and count them as skipped. */
 static void
-vr_stop(struct volrecv *vr, unsigned stream, int read_whole)
+volrecv_stop(struct volrecv *vr, unsigned stream, int read_whole)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct buf sink;
@@ -122,7 +123,7 @@ vr_stop(struct volrecv *vr, unsigned stream, int read_whole)
         return;
     buf_init(&sink, (size_t)-1);
     if (volr_stop(vs->r, read_whole) != 0 ||
-        vr_answer(vr, stream, &sink) != 0)
+        volrecv_answer(vr, stream, &sink) != 0)
         log_debug("%s: volume %" PRIu32 ": files read whole not kept",
             dest_root(vr->d), vs->vol);
     buf_cleanup(&sink);
@@ -138,8 +139,8 @@ volrecv_free(struct volrecv *vr)
     if (vr == NULL)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
-        vr_stop(vr, (unsigned)i, 0);
-        vr_close(vr, (unsigned)i);
+        volrecv_stop(vr, (unsigned)i, 0);
+        volrecv_close(vr, (unsigned)i);
         xfree(vr->st[i].m);
         xfree(vr->st[i].ended);
     }
@@ -151,7 +152,7 @@ volrecv_stream_lost(struct volrecv *vr, unsigned stream)
 {
     if (vr == NULL || stream >= PROTO_MAX_STREAMS)
         return;
-    vr_close(vr, stream);
+    volrecv_close(vr, stream);
     vr->st[stream].lost = 1;
 }
 
@@ -161,8 +162,8 @@ volrecv_restart(struct volrecv *vr)
     size_t i;
 
     for (i = 0; vr != NULL && i < PROTO_MAX_STREAMS; i++) {
-        vr_stop(vr, (unsigned)i, 1);
-        vr_close(vr, (unsigned)i);
+        volrecv_stop(vr, (unsigned)i, 1);
+        volrecv_close(vr, (unsigned)i);
         vr->st[i].lost = 0;
     }
 }
@@ -205,7 +206,7 @@ volrecv_is_frame(uint8_t type)
 /* The reader's manifest: the records the sender announced, in order. A
  * member without a record (FERRY_ERR_SHORT) is refused by the reader. */
 static int
-vr_hook(void *ctx, struct vman_rec *rec, char *store)
+volrecv_hook(void *ctx, struct vman_rec *rec, char *store)
 {
     struct vr_stream *vs = ctx;
     struct vr_member *m;
@@ -229,7 +230,7 @@ vr_hook(void *ctx, struct vman_rec *rec, char *store)
 
 /* A volume problem stops the transfer, with the reader's message. */
 static int
-vr_fail(struct volrecv *vr, unsigned stream, int r)
+volrecv_fail(struct volrecv *vr, unsigned stream, int r)
 {
     struct vr_stream *vs = &vr->st[stream];
     const char *text = NULL;
@@ -247,16 +248,16 @@ vr_fail(struct volrecv *vr, unsigned stream, int r)
     else
         r = xfer_fail(vr->x, r, "%s: volume %" PRIu32 ": %s",
             dest_root(vr->d), vol, ferry_strerror(r));
-    vr_close(vr, stream);
+    volrecv_close(vr, stream);
     return r;
 }
 
 static int
-vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
+volrecv_on_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct volr_opts o = { 1, vr->block_size, &vr->x->wake };
-    struct volr_hooks h = { vr_hook, NULL, NULL };
+    struct volr_hooks h = { volrecv_hook, NULL, NULL };
     struct volr_stats st;
     struct msg_vol_begin m;
     int r, rootfd, partfd;
@@ -281,12 +282,12 @@ vr_begin(struct volrecv *vr, unsigned stream, const struct frame *f)
     }
     vs->first = vs->nm;
     if ((r = volr_begin(vs->r, m.volume)) != 0)
-        return vr_fail(vr, stream, r);
+        return volrecv_fail(vr, stream, r);
     return 0;
 }
 
 static int
-vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
+volrecv_on_file(struct volrecv *vr, unsigned stream, const struct frame *f)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct msg_vol_file m;
@@ -327,7 +328,7 @@ vr_file(struct volrecv *vr, unsigned stream, const struct frame *f)
 /* Members answered go, but for those of the open volume the reader
  * may still be at (their claims were done by the answer). */
 static void
-vr_compact(struct vr_stream *vs)
+volrecv_compact(struct vr_stream *vs)
 {
     size_t i, k = vs->acked;
 
@@ -351,7 +352,7 @@ vr_compact(struct vr_stream *vs)
  * it reads, in order, so the window moves on before the volume ends; a
  * volume all of whose files are answered is committed. */
 static int
-vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
+volrecv_answer(struct volrecv *vr, unsigned stream, struct buf *out)
 {
     struct vr_stream *vs = &vr->st[stream];
     struct volr_stats st;
@@ -359,7 +360,7 @@ vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
     int r;
 
     if ((r = volr_poll(vs->r)) != 0)
-        return vr_fail(vr, stream, r);
+        return volrecv_fail(vr, stream, r);
     /* The reader counts over the stream's volumes; these members are
      * those it committed since m[0]. */
     volr_stats(vs->r, &st);
@@ -375,7 +376,7 @@ vr_answer(struct volrecv *vr, unsigned stream, struct buf *out)
         xfer_volume(vr->x, e->vol, "committed", e->files, e->raw, e->bytes);
         memmove(vs->ended, vs->ended + 1, --vs->nended * sizeof(*e));
     }
-    vr_compact(vs);
+    volrecv_compact(vs);
     return 0;
 }
 
@@ -396,7 +397,7 @@ volrecv_poll(struct volrecv *vr, struct buf *out, int *pending)
         /* Asked first: a commit that ends after the answers below is
          * seen at the next poll, not missed. */
         busy = volr_pending(vs->r);
-        if ((r = vr_answer(vr, i, out)) != 0)
+        if ((r = volrecv_answer(vr, i, out)) != 0)
             return r;
         if (vs->acked < vs->nm && busy)
             *pending = 1;
@@ -405,7 +406,7 @@ volrecv_poll(struct volrecv *vr, struct buf *out, int *pending)
 }
 
 static int
-vr_data(struct volrecv *vr, unsigned stream, const struct frame *f,
+volrecv_on_data(struct volrecv *vr, unsigned stream, const struct frame *f,
     struct buf *out)
 {
     struct vr_stream *vs = &vr->st[stream];
@@ -418,12 +419,12 @@ vr_data(struct volrecv *vr, unsigned stream, const struct frame *f,
         return FERRY_ERR_PROTOCOL;
     vs->bytes += m.len;
     if ((r = volr_put(vs->r, m.data, m.len)) != 0)
-        return vr_fail(vr, stream, r);
-    return vr_answer(vr, stream, out);
+        return volrecv_fail(vr, stream, r);
+    return volrecv_answer(vr, stream, out);
 }
 
 static int
-vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
+volrecv_on_end(struct volrecv *vr, unsigned stream, const struct frame *f,
     struct buf *out)
 {
     struct vr_stream *vs = &vr->st[stream];
@@ -443,12 +444,12 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
             "%zu files, not %" PRIu64 " and %" PRIu32, dest_root(vr->d),
             vs->vol, vs->bytes, files, m.bytes, m.files);
     if ((r = volr_end(vs->r)) != 0)
-        return vr_fail(vr, stream, r);
+        return volrecv_fail(vr, stream, r);
     if (vs->next < vs->nm) {
         r = xfer_fail(vr->x, FERRY_ERR_FORMAT, "%s: volume %" PRIu32
             " from the sender refused: %zu of the files it announced are "
             "not in it", dest_root(vr->d), vs->vol, vs->nm - vs->next);
-        vr_close(vr, stream);
+        volrecv_close(vr, stream);
         return r;
     }
     if ((e = xgrow(vs->ended, vs->nended, &vs->ended_cap, sizeof(*e),
@@ -465,7 +466,7 @@ vr_end(struct volrecv *vr, unsigned stream, const struct frame *f,
         xfer_add(&vr->x->st.bytes_compressed, vs->raw - vs->bytes);
     vs->vol = 0;
     vs->bytes = vs->raw = 0;
-    return vr_answer(vr, stream, out);
+    return volrecv_answer(vr, stream, out);
 }
 
 int
@@ -481,12 +482,12 @@ volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
         return 0;
     switch (f->type) {
     case MSG_VOL_BEGIN:
-        return vr_begin(vr, stream, f);
+        return volrecv_on_begin(vr, stream, f);
     case MSG_VOL_FILE:
-        return vr_file(vr, stream, f);
+        return volrecv_on_file(vr, stream, f);
     case MSG_VOL_DATA:
-        return vr_data(vr, stream, f, out);
+        return volrecv_on_data(vr, stream, f, out);
     default:  /* volrecv_is_frame: VOL_END */
-        return vr_end(vr, stream, f, out);
+        return volrecv_on_end(vr, stream, f, out);
     }
 }

@@ -66,7 +66,7 @@ struct volsend {
 };
 
 static void
-vs_apply_opts(struct volsend *vs, const struct volsend_opts *o)
+volsend_apply_opts(struct volsend *vs, const struct volsend_opts *o)
 {
     vs->o = *o;
     if (vs->o.volume_size == 0)
@@ -95,14 +95,14 @@ volsend_new(struct plan *p, const struct volsend_opts *o, struct xfer *x)
         return NULL;
     vs->p = p;
     vs->x = x;
-    vs_apply_opts(vs, o);
+    volsend_apply_opts(vs, o);
     for (i = 0; i < PROTO_MAX_STREAMS; i++)
         vs->st[i].vs = vs;
     return vs;
 }
 
 static void
-vs_stream_reset(struct vs_stream *ps)
+volsend_stream_reset(struct vs_stream *ps)
 {
     volw_free(ps->w);
     ps->w = NULL;
@@ -118,7 +118,7 @@ volsend_free(struct volsend *vs)
     if (vs == NULL)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
-        vs_stream_reset(&vs->st[i]);
+        volsend_stream_reset(&vs->st[i]);
         zst_enc_free(vs->st[i].enc);
         xfree(vs->st[i].ids);
     }
@@ -141,7 +141,7 @@ volsend_on_opts(struct volsend *vs, const struct msg_vol_opts *m)
     o.volume_size = m->volume_size;
     o.compress = m->compress;
     o.level = m->level;
-    vs_apply_opts(vs, &o);
+    volsend_apply_opts(vs, &o);
     return 0;
 }
 
@@ -158,7 +158,7 @@ volsend_block_level(const struct volsend *vs)
 }
 
 static int
-vs_push(struct volsend *vs, uint32_t id)
+volsend_push(struct volsend *vs, uint32_t id)
 {
     uint32_t *nq;
     size_t i;
@@ -188,7 +188,7 @@ volsend_take(struct volsend *vs, uint32_t id, uint64_t size)
     if (vs->fbuf == NULL &&
         (vs->fbuf = xmalloc((size_t)vs->o.threshold + 1)) == NULL)
         return 0;
-    if (vs_push(vs, id) != 0)
+    if (volsend_push(vs, id) != 0)
         return 0;  /* sent as blocks instead */
     vs->took = 1;
     return 1;
@@ -203,7 +203,7 @@ volsend_open(const struct volsend *vs, unsigned stream)
 
 /* zstd's level 0 means its default: never ask for it by accident. */
 static int
-vs_zstd_level(const struct volsend *vs)
+volsend_zstd_level(const struct volsend *vs)
 {
     return vs->level != 0 ? vs->level : 1;
 }
@@ -213,7 +213,7 @@ vs_zstd_level(const struct volsend *vs)
  * the level was last judged (all streams), the time and how much of it
  * the sender spent packing. */
 static void
-vs_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t set_out)
+volsend_adapt(struct volsend *vs, uint64_t in, uint64_t out, uint64_t set_out)
 {
     uint64_t now = clock_ns(), wall = now - vs->win_t0,
         busy = vs->busy - vs->win_busy0;
@@ -258,7 +258,7 @@ volsend_blocks_done(struct volsend *vs, uint64_t in, uint64_t out,
     vs->b_out_all += out;
     if (vs->b_in < VOLSEND_FRAME_BYTES)
         return;
-    vs_adapt(vs, vs->b_in, vs->b_out, vs->b_out_all);
+    volsend_adapt(vs, vs->b_in, vs->b_out, vs->b_out_all);
     log_debug("blocks: %llu in, %llu out; level %d",
         (unsigned long long)vs->b_in, (unsigned long long)vs->b_out,
         vs->level);
@@ -266,7 +266,7 @@ volsend_blocks_done(struct volsend *vs, uint64_t in, uint64_t out,
 }
 
 static void
-vs_frame_begin(struct vs_stream *ps)
+volsend_frame_begin(struct vs_stream *ps)
 {
     struct volw_totals t;
 
@@ -286,25 +286,25 @@ vs_frame_begin(struct vs_stream *ps)
 /* The zstd frame just ended (its bytes are all out): the level of the
  * next one, from how this one went. */
 static void
-vs_frame_end(struct vs_stream *ps)
+volsend_frame_end(struct vs_stream *ps)
 {
     struct volw_totals t;
 
     volw_totals(ps->w, &t);
-    vs_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0, t.compressed);
+    volsend_adapt(ps->vs, ps->f_in, t.compressed - ps->f_out0, t.compressed);
     log_debug("frame: %llu in, %llu out, %llu/%llu ms busy; level %d",
         (unsigned long long)ps->f_in, (unsigned long long)(t.compressed -
         ps->f_out0), (unsigned long long)((ps->vs->busy - ps->f_busy0) /
         1000000),
         (unsigned long long)((clock_ns() - ps->f_t0) / 1000000),
         ps->vs->level);
-    volw_set_level(ps->w, vs_zstd_level(ps->vs));
-    vs_frame_begin(ps);
+    volw_set_level(ps->w, volsend_zstd_level(ps->vs));
+    volsend_frame_begin(ps);
 }
 
 /* The volume writer's sink: its bytes and records become frames. */
 static int
-vs_sink_open(void *ctx, uint32_t index)
+volsend_sink_open(void *ctx, uint32_t index)
 {
     struct vs_stream *ps = ctx;
     struct msg_vol_begin m;
@@ -316,7 +316,7 @@ vs_sink_open(void *ctx, uint32_t index)
     ps->vol = ps->vs->next_vol;
     ps->nfiles = 0;
     ps->nbytes = 0;
-    vs_frame_begin(ps);
+    volsend_frame_begin(ps);
     m.volume = ps->vol;
     return msg_vol_begin_encode(ps->out, &m);
 }
@@ -325,7 +325,7 @@ vs_sink_open(void *ctx, uint32_t index)
  * records a member before its bytes): they become VOL_DATA as they come,
  * of at most a block each. */
 static int
-vs_sink_write(void *ctx, const void *p, size_t n)
+volsend_sink_write(void *ctx, const void *p, size_t n)
 {
     struct vs_stream *ps = ctx;
     struct msg_vol_data m;
@@ -343,7 +343,7 @@ vs_sink_write(void *ctx, const void *p, size_t n)
 }
 
 static int
-vs_sink_close(void *ctx, const struct volw_volume *v)
+volsend_sink_close(void *ctx, const struct volw_volume *v)
 {
     struct vs_stream *ps = ctx;
     struct msg_vol_end m;
@@ -357,7 +357,7 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
     xfer_volume(ps->vs->x, ps->vol, "sent", ps->nfiles, ps->nbytes,
         v->bytes);
     /* The volume's last frame ended with it. */
-    vs_frame_end(ps);
+    volsend_frame_end(ps);
     ps->vol = 0;
     return msg_vol_end_encode(ps->out, &m);
 }
@@ -366,7 +366,7 @@ vs_sink_close(void *ctx, const struct volw_volume *v)
  * the data that holds its header (the receiver checks each member
  * against it). */
 static int
-vs_sink_record(void *ctx, const struct vman_rec *rec)
+volsend_sink_record(void *ctx, const struct vman_rec *rec)
 {
     struct vs_stream *ps = ctx;
     struct msg_vol_file m;
@@ -388,7 +388,7 @@ vs_sink_record(void *ctx, const struct vman_rec *rec)
  * scanned (FERRY_ERR_CHANGED when it changed: a byte more than its size
  * can be read, or its size or mtime moved while it was read). */
 static int
-vs_read(struct volsend *vs, uint32_t id)
+volsend_read(struct volsend *vs, uint32_t id)
 {
     const struct mentry *e = manifest_entry(plan_manifest(vs->p), id);
     struct stat st;
@@ -419,7 +419,7 @@ vs_read(struct volsend *vs, uint32_t id)
 /* A file that cannot be packed fails alone: FILE_END with its code, as
  * for a file sent in blocks that changed. */
 static int
-vs_give_up(struct volsend *vs, unsigned stream, uint32_t id, int code,
+volsend_give_up(struct volsend *vs, unsigned stream, uint32_t id, int code,
     struct buf *out)
 {
     const char *text = ferry_strerror(code);
@@ -438,7 +438,7 @@ vs_give_up(struct volsend *vs, unsigned stream, uint32_t id, int code,
 /* Files packed on the stream, kept until they are done (a lost stream
  * gives them back); those done are dropped now and then. */
 static int
-vs_remember(struct volsend *vs, struct vs_stream *ps, uint32_t id)
+volsend_remember(struct volsend *vs, struct vs_stream *ps, uint32_t id)
 {
     uint32_t *nv;
     size_t i, k = 0;
@@ -467,7 +467,7 @@ vs_remember(struct volsend *vs, struct vs_stream *ps, uint32_t id)
 #define VS_PROBE_MIN 512u
 
 static void
-vs_probe(struct volsend *vs, uint64_t size)
+volsend_probe(struct volsend *vs, uint64_t size)
 {
     size_t n = size < VS_PROBE_MAX ? (size_t)size : VS_PROBE_MAX, out;
 
@@ -492,7 +492,7 @@ vs_probe(struct volsend *vs, uint64_t size)
  * first volume.
  */
 static void
-vs_count_saved(struct vs_stream *ps)
+volsend_count_saved(struct vs_stream *ps)
 {
     struct volw_totals t;
     uint64_t saved;
@@ -507,18 +507,19 @@ vs_count_saved(struct vs_stream *ps)
 }
 
 static int
-vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
+volsend_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
 {
-    struct volw_sink sink = { vs_sink_open, vs_sink_write, vs_sink_close,
-        vs_sink_record, ps };
+    struct volw_sink sink = { volsend_sink_open, volsend_sink_write,
+        volsend_sink_close,
+        volsend_sink_record, ps };
     struct volw_opts o;
 
     memset(&o, 0, sizeof(o));
     o.name = "ferry";
     o.volume_size = vs->o.volume_size;
     o.block_size = plan_block_size(vs->p);
-    vs_probe(vs, size);
-    o.level = vs_zstd_level(vs);
+    volsend_probe(vs, size);
+    o.level = volsend_zstd_level(vs);
     if (ps->enc == NULL && (ps->enc = zst_enc_new()) == NULL)
         return FERRY_ERR_NOMEM;
     o.enc = ps->enc;
@@ -528,7 +529,7 @@ vs_begin_set(struct volsend *vs, struct vs_stream *ps, uint64_t size)
 }
 
 static int
-vs_end_set(struct volsend *vs, struct vs_stream *ps, struct buf *out)
+volsend_end_set(struct volsend *vs, struct vs_stream *ps, struct buf *out)
 {
     int r;
 
@@ -536,14 +537,14 @@ vs_end_set(struct volsend *vs, struct vs_stream *ps, struct buf *out)
     ps->out = out;
     if ((r = volw_finish(ps->w)) != 0)
         return r;
-    vs_count_saved(ps);
+    volsend_count_saved(ps);
     volw_free(ps->w);
     ps->w = NULL;
     return 0;
 }
 
 static int
-vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
+volsend_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
 {
     struct vs_stream *ps = &vs->st[stream];
     const struct mentry *e = manifest_entry(plan_manifest(vs->p), id);
@@ -552,10 +553,10 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     uint64_t t0 = clock_ns();
     int r;
 
-    if ((r = vs_read(vs, id)) != 0)
-        return vs_give_up(vs, stream, id, r, out);
+    if ((r = volsend_read(vs, id)) != 0)
+        return volsend_give_up(vs, stream, id, r, out);
     ps->out = out;
-    if (ps->w == NULL && (r = vs_begin_set(vs, ps, e->size)) != 0)
+    if (ps->w == NULL && (r = volsend_begin_set(vs, ps, e->size)) != 0)
         return r;
     memset(&ve, 0, sizeof(ve));
     ve.type = TAR_FILE;
@@ -570,12 +571,12 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     ps->f_in += e->size;
     /* A name tar cannot hold: nothing of it was written. */
     if (r == FERRY_ERR_BAD_PATH || r == FERRY_ERR_USAGE)
-        return vs_give_up(vs, stream, id, r, out);
+        return volsend_give_up(vs, stream, id, r, out);
     if (r != 0)
         return r;
     xfer_add(&vs->x->st.bytes_moved, e->size);
     plan_file_packed(vs->p, id);
-    vs_count_saved(ps);
+    volsend_count_saved(ps);
     /* A volume's worth of bytes or files: the next file begins a volume;
      * else a frame's worth, to judge the level by: the next file begins a
      * frame. */
@@ -585,9 +586,9 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
     } else if (ps->f_in >= VOLSEND_FRAME_BYTES) {
         if ((r = volw_end_frame(ps->w)) != 0)
             return r;
-        vs_frame_end(ps);
+        volsend_frame_end(ps);
     }
-    return vs_remember(vs, ps, id);
+    return volsend_remember(vs, ps, id);
 }
 
 /*
@@ -599,7 +600,7 @@ vs_pack(struct volsend *vs, unsigned stream, uint32_t id, struct buf *out)
  * cannot be opened now is found out on its turn.
  */
 static void
-vs_read_ahead(struct volsend *vs)
+volsend_read_ahead(struct volsend *vs)
 {
     const struct manifest *m = plan_manifest(vs->p);
     uint32_t id;
@@ -622,7 +623,7 @@ vs_read_ahead(struct volsend *vs)
 /* 1 while a live scan may still bring files for the open volume
  * (VOLSEND_LINGER_NS). */
 static int
-vs_lingers(struct volsend *vs, const struct vs_stream *ps)
+volsend_lingers(struct volsend *vs, const struct vs_stream *ps)
 {
     uint64_t now;
 
@@ -663,13 +664,13 @@ volsend_work(struct volsend *vs, unsigned stream, int take,
         return 0;
     ps = &vs->st[stream];
     while (take && vs->qlen > 0 && buf_used(out) < CONN_STEP_BUDGET) {
-        vs_read_ahead(vs);
+        volsend_read_ahead(vs);
         id = vs->q[vs->qhead];
         vs->qhead = (vs->qhead + 1) % vs->qcap;
         vs->qlen--;
         vs->qahead--;
         vs->ahead_bytes -= manifest_entry(plan_manifest(vs->p), id)->size;
-        if ((r = vs_pack(vs, stream, id, out)) != 0)
+        if ((r = volsend_pack(vs, stream, id, out)) != 0)
             return r;
         *busy = 1;
     }
@@ -678,8 +679,8 @@ volsend_work(struct volsend *vs, unsigned stream, int take,
     /* Nothing more can join the volume soon: the receiver gets its end,
      * commits its files and answers, which opens the window again. */
     if (ps->w != NULL && (!take || (vs->qlen == 0 &&
-        !plan_next_offer(vs->p, &id) && !vs_lingers(vs, ps))))
-        return vs_end_set(vs, ps, out);
+        !plan_next_offer(vs->p, &id) && !volsend_lingers(vs, ps))))
+        return volsend_end_set(vs, ps, out);
     return 0;
 }
 
@@ -692,7 +693,7 @@ volsend_stream_lost(struct volsend *vs, unsigned stream)
     if (vs == NULL || stream >= PROTO_MAX_STREAMS)
         return;
     ps = &vs->st[stream];
-    vs_stream_reset(ps);
+    volsend_stream_reset(ps);
     for (i = 0; i < ps->nids; i++)
         plan_file_unpack(vs->p, ps->ids[i]);
     ps->nids = 0;
@@ -706,7 +707,7 @@ volsend_restart(struct volsend *vs)
     if (vs == NULL)
         return;
     for (i = 0; i < PROTO_MAX_STREAMS; i++) {
-        vs_stream_reset(&vs->st[i]);
+        volsend_stream_reset(&vs->st[i]);
         vs->st[i].nids = 0;
     }
     vs->qhead = vs->qlen = vs->qahead = 0;

@@ -66,7 +66,7 @@
 /* A volume's zstd frame ends after this much file data, so that the
  * level adapts several times a volume. */
 #define VOLSEND_FRAME_BYTES (8u << 20)
-/* Queued files asked of the disk ahead of their turn (vs_read_ahead). */
+/* Queued files asked of the disk ahead of their turn (volsend_read_ahead). */
 #define VOLSEND_READ_AHEAD (16u << 20)
 /* Where the adaptive level starts: zstd's default (as `zstd -3`). */
 #define VOLSEND_START_LEVEL 1

@@ -95,7 +95,7 @@ volstage_cleanup(struct volstage *s)
 /* Removes the staging directory name in parentfd, opened as sfd (taken):
  * staged files only (names are counters), no deeper tree. */
 static void
-vs_remove_stage(int parentfd, const char *name, int sfd)
+volstage_remove_stage(int parentfd, const char *name, int sfd)
 {
     struct dirent *fe;
     DIR *d;
@@ -116,7 +116,7 @@ vs_remove_stage(int parentfd, const char *name, int sfd)
 /* Calls fn(parentfd, name, sfd, ctx) for each staging directory in
  * parentfd (sfd opened for it, the callee's to close). */
 static void
-vs_each_stage(int parentfd, void (*fn)(int, const char *, int, void *),
+volstage_each_stage(int parentfd, void (*fn)(int, const char *, int, void *),
     void *ctx)
 {
     struct dirent *de;
@@ -142,16 +142,16 @@ vs_each_stage(int parentfd, void (*fn)(int, const char *, int, void *),
 }
 
 static void
-vs_sweep_one(int parentfd, const char *name, int sfd, void *ctx)
+volstage_sweep_one(int parentfd, const char *name, int sfd, void *ctx)
 {
     (void)ctx;
-    vs_remove_stage(parentfd, name, sfd);
+    volstage_remove_stage(parentfd, name, sfd);
 }
 
 void
 volstage_sweep(int parentfd)
 {
-    vs_each_stage(parentfd, vs_sweep_one, NULL);
+    volstage_each_stage(parentfd, volstage_sweep_one, NULL);
 }
 
 struct vs_stale {
@@ -164,7 +164,7 @@ struct vs_stale {
 /* The pid a staging name was made by, or 0 when the name is not one
  * volstage_init_in makes. */
 static long
-vs_stage_pid(const char *name)
+volstage_stage_pid(const char *name)
 {
     const char *p = name + strlen(VOLSTAGE_PREFIX);
     char *end;
@@ -180,13 +180,13 @@ vs_stage_pid(const char *name)
 }
 
 static void
-vs_stale_one(int parentfd, const char *name, int sfd, void *ctx)
+volstage_stale_one(int parentfd, const char *name, int sfd, void *ctx)
 {
     struct vs_stale *v = ctx;
     struct dirent *fe;
     struct stat st, fst;
     uint64_t bytes = 0;
-    long pid = vs_stage_pid(name);
+    long pid = volstage_stage_pid(name);
     DIR *d;
     int fd;
 
@@ -211,7 +211,7 @@ vs_stale_one(int parentfd, const char *name, int sfd, void *ctx)
     if (v->fn != NULL)
         v->fn(v->ctx, name, bytes, (int64_t)(time(NULL) - st.st_mtime));
     if (v->remove)
-        vs_remove_stage(parentfd, name, sfd);
+        volstage_remove_stage(parentfd, name, sfd);
     else
         close(sfd);
 }
@@ -222,7 +222,7 @@ volstage_sweep_stale(int parentfd, int remove, volstage_stale_fn *fn,
 {
     struct vs_stale v = { remove, fn, ctx, 0 };
 
-    vs_each_stage(parentfd, vs_stale_one, &v);
+    volstage_each_stage(parentfd, volstage_stale_one, &v);
     return v.found;
 }
 
