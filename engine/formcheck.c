@@ -173,11 +173,11 @@ formcheck_tar_check(const struct ckptfmt_src *s, struct formcheck *out)
 }
 
 /*
- * A volume: one zstd frame with its content checksum, as ferry writes
- * each (engine/volume/volume.h). Its blocks are walked by their 3-byte headers,
- * never their data: whole when the last block and the checksum end the
- * file. A frame with a dictionary or without a checksum, or bytes after
- * it (another frame), is not one of ours.
+ * A volume: one zstd frame with its content checksum, as ferry writes each
+ * (engine/volume/volume.h). Its blocks are walked by their 3-byte headers,
+ * never their data: whole when the last block and the checksum end the file. A
+ * frame with a dictionary or without a checksum, or bytes after it (another
+ * frame), is not one of ours.
  */
 static int
 formcheck_volume_check(const struct ckptfmt_src *s, uint8_t fhd,

@@ -135,7 +135,7 @@ struct delta_index *delta_index_prefix(const struct delta_index *ix);
 uint64_t delta_index_described(const struct delta_index *ix);
 /* What building the table did, once complete: strong hashes compared,
  * and pieces dropped for a weak sum that had DELTA_INDEX_MAX_PER_WEAK
- * already. */
+ * already. For the tests: nothing else calls it. */
 void delta_index_built(const struct delta_index *ix, uint64_t *compared,
     uint64_t *dropped);
 
@@ -175,13 +175,11 @@ int delta_index_same(const struct delta_index *ix, uint64_t j,
  * looked at, DELTA_INDEX_MAX_PER_WEAK hashes compared and one piece
  * hashed.
  */
-static inline int delta_index_maybe(const struct delta_index *ix,
-    uint32_t weak);
 int delta_index_find(const struct delta_index *ix, uint32_t weak,
     const uint8_t *p, uint64_t *j, struct delta_work *w);
 
-/* Private: here so that delta_index_maybe can be inlined in the search
- * loop. */
+/* Private: here so that the search loop (delta_match.c) reads the filter
+ * inline. */
 struct delta_index {
     uint64_t basis_size;
     uint32_t sig_block;
@@ -207,17 +205,6 @@ static inline uint32_t
 delta_index_mix(uint32_t weak)
 {
     return weak * 0x9e3779b1u;
-}
-
-static inline int
-delta_index_maybe(const struct delta_index *ix, uint32_t weak)
-{
-    uint32_t k;
-
-    if (ix->filter == NULL)
-        return 0;
-    k = delta_index_mix(weak) >> (32 - ix->filter_bits);
-    return (ix->filter[k >> 6] >> (k & 63)) & 1;
 }
 
 #endif

@@ -44,6 +44,7 @@ struct keptsig_store;
 /*
  * Opens (making it, 0700) the store directory dir, which must be private
  * to this user (fsx_open_private_dir), and trims it to its bounds.
+ * Exported for the tests; otherwise used only in its file.
  */
 int keptsig_store_open(const char *dir, struct keptsig_store **out)
     FERRY_WUR;

@@ -6,8 +6,8 @@
  * its difference from the same tensor of the older save, its bytes
  * grouped by element. For that it needs, for a file, the list of tensor
  * ranges: name, offset, length and element width. The formats are
- * recognized by content, never by name, and read through engine/tensor/ckptfmt.c
- * (the parser formcheck uses), in bounded reads:
+ * recognized by content, never by name, and read through
+ * engine/tensor/ckptfmt.c (the parser formcheck uses), in bounded reads:
  *
  *   safetensors: each header key with data_offsets is a tensor; its
  *       width comes from its dtype (BF16 2, F32 4, ...; a dtype not known
@@ -76,11 +76,13 @@ struct tensor_layout {
  */
 int tensor_layout_fd(int fd, uint64_t size, struct tensor_layout *l)
     FERRY_WUR;
+/* For the tests: nothing else calls it. */
 int tensor_layout_mem(const uint8_t *p, size_t n, struct tensor_layout *l)
     FERRY_WUR;
 void tensor_layout_cleanup(struct tensor_layout *l);
 
-/* "safetensors", "torch", "npy" or "none". */
+/* "safetensors", "torch", "npy" or "none".
+ * For the tests: nothing else calls it. */
 const char *tensor_layout_form_name(enum tensor_form f);
 
 /*

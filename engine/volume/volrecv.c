@@ -196,13 +196,6 @@ volrecv_send_prefs(struct volrecv *vr, struct buf *out)
     return msg_vol_opts_encode(out, &m);
 }
 
-int
-volrecv_is_frame(uint8_t type)
-{
-    return type == MSG_VOL_BEGIN || type == MSG_VOL_FILE ||
-        type == MSG_VOL_DATA || type == MSG_VOL_END;
-}
-
 /* The reader's manifest: the records the sender announced, in order. A
  * member without a record (FERRY_ERR_SHORT) is refused by the reader. */
 static int
@@ -487,7 +480,7 @@ volrecv_frame(struct volrecv *vr, unsigned stream, const struct frame *f,
         return volrecv_on_file(vr, stream, f);
     case MSG_VOL_DATA:
         return volrecv_on_data(vr, stream, f, out);
-    default:  /* volrecv_is_frame: VOL_END */
+    default:  /* VOL_END: the receiver passes only volume frames */
         return volrecv_on_end(vr, stream, f, out);
     }
 }

@@ -4,8 +4,8 @@
  *
  * Each stream may carry one volume at a time: VOL_BEGIN, then VOL_FILE
  * records and VOL_DATA bytes, then VOL_END. The bytes go straight into the
- * volume reader (engine/volume/volread.c) as they arrive, which extracts members
- * beneath the destination's root fd with the rules of `ferry unpack`
+ * volume reader (engine/volume/volread.c) as they arrive, which extracts
+ * members beneath the destination's root fd with the rules of `ferry unpack`
  * (no "..", no absolute name, nothing behind a symlink, no links, devices
  * or FIFOs, staged and committed in durable batches) and checks each
  * member against the record the sender announced for it: a regular file
@@ -57,8 +57,6 @@ int volrecv_send_prefs(struct volrecv *vr, struct buf *out) FERRY_WUR;
 int volrecv_poll(struct volrecv *vr, struct buf *out,
     int *pending) FERRY_WUR;
 
-/* 1 if type is one of the volume frames volrecv_frame takes. */
-int volrecv_is_frame(uint8_t type);
 /* A VOL_BEGIN, VOL_FILE, VOL_DATA or VOL_END on stream, of a transfer
  * with PROTO_CAP_VOLUMES (the caller's to check); FILE_DONE for committed
  * files to out. Returns 0 or a fatal error. */

@@ -2,15 +2,15 @@
  * volsend.h: a sender's small files, packed into volumes on their way
  * (PROTO_CAP_VOLUMES; the wire side is proto/PROTOCOL.md, Volumes).
  *
- * A file the receiver wants (REPLY WANT, no RESUME) that is smaller than
- * the threshold is not cut into blocks: the plan hands its id here
- * (volsend_take), and any stream's sender packs it into that stream's
- * volume (volsend_work): the file is read whole into memory, checked
- * unchanged, and added to a tar member of the volume (engine/volume/volwrite.c),
- * whose compressed bytes go out as they are made. Nothing is written to
- * disk on this side, and nothing is kept per file but its id until the
- * receiver's FILE_DONE. So volumes are units of scheduling across the
- * streams: each stream fills its own, from one queue.
+ * A file the receiver wants (REPLY WANT, no RESUME) that is smaller than the
+ * threshold is not cut into blocks: the plan hands its id here (volsend_take),
+ * and any stream's sender packs it into that stream's volume (volsend_work):
+ * the file is read whole into memory, checked unchanged, and added to a tar
+ * member of the volume (engine/volume/volwrite.c), whose compressed bytes go
+ * out as they are made. Nothing is written to disk on this side, and nothing
+ * is kept per file but its id until the receiver's FILE_DONE. So volumes are
+ * units of scheduling across the streams: each stream fills its own, from one
+ * queue.
  *
  * A stream's volume is ended when nothing more can join it soon: the
  * queue is empty and the plan can offer no more entries now (its window
@@ -149,7 +149,7 @@ void volsend_stream_lost(struct volsend *vs, unsigned stream);
  * what is not done). */
 void volsend_restart(struct volsend *vs);
 
-/* Level the next volume starts with (for tests and the summary). */
+/* Level the next volume starts with (for tests). */
 int volsend_level(const struct volsend *vs);
 /* The level the sender compresses blocks at (OPEN_F_COMPRESS): the one
  * the volumes use (fixed by the user, or where auto has brought it), but

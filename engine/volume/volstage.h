@@ -63,7 +63,8 @@ struct volstage_file {
     size_t fill;
 };
 
-/* Makes the staging directory beneath rootfd (borrowed). */
+/* Makes the staging directory beneath rootfd (borrowed).
+ * For the tests: nothing else calls it. */
 int volstage_init(struct volstage *s, int rootfd,
     uint32_t block_size) FERRY_WUR;
 /* The same with the staging directory made in parentfd (borrowed), on

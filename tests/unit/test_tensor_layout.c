@@ -1,8 +1,8 @@
 /*
- * engine/tensor/tensor_layout.c: the tensors of safetensors, torch.save and .npy
- * files built byte by byte (ckpt_files.c), the spans that cut a file into
- * tensors and gaps, the pairing of two versions by name and length, and
- * files that only look like one of these (no tensors).
+ * engine/tensor/tensor_layout.c: the tensors of safetensors, torch.save and
+ * .npy files built byte by byte (ckpt_files.c), the spans that cut a file into
+ * tensors and gaps, the pairing of two versions by name and length, and files
+ * that only look like one of these (no tensors).
  */
 #include <stdio.h>
 #include <stdlib.h>
