@@ -46,7 +46,7 @@ CLIENT_LIBS := -lssh2 -lcrypto -luv -lzstd -lpthread
 
 COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC := $(wildcard proto/*.c)
-ENGINE_SRC := $(wildcard engine/*.c)
+ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 SERVER_SRC := $(wildcard server/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -145,7 +145,7 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
 	client/sshcfg.c client/ssh.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/output_summary.c client/retry.c client/remote.c \
-	client/transport.c client/watchlist.c client/packcli.c client/width.c \
+	client/transport.c client/watch_list.c client/pack_cli.c client/width.c \
 	client/torrent.c client/swarm_ca.c client/swarm.c client/swarm_link.c)
 
 # The agent's parts that do not need its main().

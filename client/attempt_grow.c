@@ -641,7 +641,7 @@ attempt_watch(struct attempt *a, uint64_t now)
     } else if (now - a->idle_since >= limit && a->s[0] != NULL &&
         a->s[0]->state == ST_RUNNING && (now - a->idle_since >= 2 * limit ||
         (alone = attempt_only_stream0_left(a)))) {
-        /* The run's message (ferry.c) says twice the timeout unless one
+        /* The run's message (run.c) says twice the timeout unless one
          * is set here. Nothing has moved for the timeout, so no step is
          * under way to set one of its own. */
         if (alone)

@@ -11,9 +11,9 @@
 #include "../common/log.h"
 #include "../common/text.h"
 #include "../engine/manifest.h"
-#include "../engine/volsend.h"
-#include "../engine/volset.h"
-#include "../engine/volume.h"
+#include "../engine/volume/volsend.h"
+#include "../engine/volume/volset.h"
+#include "../engine/volume/volume.h"
 #include "../proto/limits.h"
 #include "../proto/msg.h"
 #include "cli_opts.h"
@@ -163,7 +163,7 @@ cli_compress_mode(struct cli *c, const char *v)
 }
 
 /* --pack-threshold and --volume-size: how small files travel in volumes
- * (engine/volsend.h). */
+ * (engine/volume/volsend.h). */
 static int
 cli_volume_size(struct cli *c, const struct cli_opts_row *o, const char *v)
 {

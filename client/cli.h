@@ -187,6 +187,7 @@ int cli_parse_remote(const char *word, struct remote *out) FERRY_WUR;
  * FERRY_ERR_USAGE with one line in err naming the word: a range that
  * runs backwards, that is not numbers, or that would make more than max
  * words.
+ * Exported for the tests; otherwise used only in its file.
  */
 int cli_range_expand(const char *word, int max, char ***out, int *n,
     char *err, size_t errlen) FERRY_WUR;

@@ -14,7 +14,7 @@
 #include "../common/alloc.h"
 #include "../common/buf.h"
 #include "../common/sha256.h"
-#include "../engine/volume.h"
+#include "../engine/volume/volume.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "../proto/msg_keep.h"
@@ -75,7 +75,7 @@ struct keeppush {
 /* Appends a frame to the queue (waiting while it is full), made by enc
  * from m. Packing thread. */
 static int
-kp_put(struct keeppush *k, int (*enc)(struct buf *, const void *),
+keeppush_put(struct keeppush *k, int (*enc)(struct buf *, const void *),
     const void *m)
 {
     int r;
@@ -113,7 +113,7 @@ kp_unhex(const char *hex, uint8_t *out)
 }
 
 static int
-kp_vol_open(void *ctx, uint32_t index)
+keeppush_vol_open(void *ctx, uint32_t index)
 {
     struct keeppush *k = ctx;
     struct msg_vol_begin m = { index };
@@ -122,11 +122,11 @@ kp_vol_open(void *ctx, uint32_t index)
     k->dry = index <= k->nheld && index < k->redo;
     if ((k->vsha = digest_sha256_new()) == NULL)
         return FERRY_ERR_NOMEM;
-    return k->dry ? 0 : kp_put(k, kp_enc_vol_begin, &m);
+    return k->dry ? 0 : keeppush_put(k, kp_enc_vol_begin, &m);
 }
 
 static int
-kp_vol_write(void *ctx, const void *p, size_t n)
+keeppush_vol_write(void *ctx, const void *p, size_t n)
 {
     struct keeppush *k = ctx;
     struct msg_vol_data m;
@@ -142,14 +142,14 @@ kp_vol_write(void *ctx, const void *p, size_t n)
         m.volume = k->vindex;
         m.data = p;
         m.len = len;
-        if ((r = kp_put(k, kp_enc_vol_data, &m)) != 0)
+        if ((r = keeppush_put(k, kp_enc_vol_data, &m)) != 0)
             return r;
     }
     return 0;
 }
 
 static int
-kp_vol_close(void *ctx, const struct volw_volume *v)
+keeppush_vol_close(void *ctx, const struct volw_volume *v)
 {
     struct keeppush *k = ctx;
     char sha[65], file[VOLUME_NAME_MAX];
@@ -178,7 +178,7 @@ kp_vol_close(void *ctx, const struct volw_volume *v)
     }
     if (k->dry && v->index <= k->confirmed)
         return 0;   /* confirmed by the pass before */
-    if ((r = kp_put(k, kp_enc_keep_vol, &m)) != 0)
+    if ((r = keeppush_put(k, kp_enc_keep_vol, &m)) != 0)
         return r;
     if (k->dry) {
         k->confirmed = v->index;
@@ -193,7 +193,7 @@ kp_vol_close(void *ctx, const struct volw_volume *v)
 }
 
 static int
-kp_man_flush(struct keeppush *k)
+keeppush_man_flush(struct keeppush *k)
 {
     struct msg_keep_man m;
     int r;
@@ -206,7 +206,7 @@ kp_man_flush(struct keeppush *k)
     m.offset = k->moff;
     m.data = buf_ptr(&k->mbuf);
     m.len = buf_used(&k->mbuf);
-    if ((r = kp_put(k, kp_enc_keep_man, &m)) != 0)
+    if ((r = keeppush_put(k, kp_enc_keep_man, &m)) != 0)
         return r;
     k->moff += m.len;
     buf_reset(&k->mbuf);
@@ -214,22 +214,23 @@ kp_man_flush(struct keeppush *k)
 }
 
 static int
-kp_record(void *ctx, const struct vman_rec *rec)
+keeppush_record(void *ctx, const struct vman_rec *rec)
 {
     struct keeppush *k = ctx;
     int r;
 
     if ((r = vman_encode(&k->mbuf, rec)) != 0)
         return r;
-    return buf_used(&k->mbuf) >= KP_MAN_FLUSH ? kp_man_flush(k) : 0;
+    return buf_used(&k->mbuf) >= KP_MAN_FLUSH ? keeppush_man_flush(k) : 0;
 }
 
 /* One pass over the sources; a second when a held volume differs. */
 static int
-kp_pack(struct keeppush *k)
+keeppush_pack(struct keeppush *k)
 {
-    struct volw_sink sink = { kp_vol_open, kp_vol_write, kp_vol_close,
-        kp_record, k };
+    struct volw_sink sink = { keeppush_vol_open, keeppush_vol_write,
+        keeppush_vol_close,
+        keeppush_record, k };
     struct volw_opts vo;
     struct volw_totals t;
     struct msg_keep_done d;
@@ -254,7 +255,7 @@ kp_pack(struct keeppush *k)
         r = pack_src_walk(&k->src, &vo, &sink);
     } while (r != 0 && k->redo_now);
     if (r == 0)
-        r = kp_man_flush(k);
+        r = keeppush_man_flush(k);
     if (r != 0)
         return r;
     r = digest_sha256_final(k->msha, msum);
@@ -266,14 +267,14 @@ kp_pack(struct keeppush *k)
     d.volumes = t.volumes;
     d.manifest_bytes = k->moff;
     kp_unhex(msum, d.sha256);
-    return kp_put(k, kp_enc_keep_done, &d);
+    return keeppush_put(k, kp_enc_keep_done, &d);
 }
 
 static void *
-kp_thread(void *arg)
+keeppush_thread(void *arg)
 {
     struct keeppush *k = arg;
-    int r = kp_pack(k);
+    int r = keeppush_pack(k);
 
     pthread_mutex_lock(&k->mu);
     k->done = 1;
@@ -286,7 +287,7 @@ kp_thread(void *arg)
 /* Frames from the agent: its held volumes and END, then END again once
  * the set is stored. */
 static int
-kp_on_frame(struct keeppush *k, const struct frame *f)
+keeppush_on_frame(struct keeppush *k, const struct frame *f)
 {
     struct msg_keep_vol m;
     void *p;
@@ -313,7 +314,7 @@ kp_on_frame(struct keeppush *k, const struct frame *f)
         f->len)) != 0)
         return r;
     if (f->type == MSG_END && k->state == KP_HELD) {
-        if (pthread_create(&k->th, NULL, kp_thread, k) != 0)
+        if (pthread_create(&k->th, NULL, keeppush_thread, k) != 0)
             return FERRY_ERR_NOMEM;
         k->started = 1;
         k->state = KP_RUN;
@@ -335,7 +336,7 @@ keeppush_step(void *role, struct conn_step *st)
     int r;
 
     while ((r = conn_step_frame(st, &off, &f)) > 0) {
-        if ((r = kp_on_frame(k, &f)) == 1) {
+        if ((r = keeppush_on_frame(k, &f)) == 1) {
             st->done = 1;
             return off == st->in_len ? 0 : FERRY_ERR_PROTOCOL;
         }

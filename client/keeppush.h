@@ -2,7 +2,7 @@
  * keeppush.h: `ferry push --keep-volumes SRC... host:DIR`: the sources
  * packed here, as `ferry pack` packs them (pack.h, the same loop), and
  * the volumes stored in DIR on the other side instead of unpacked
- * (engine/volkeep.h), with their manifest and SHA256SUMS: what `ferry
+ * (engine/volume/volkeep.h), with their manifest and SHA256SUMS: what `ferry
  * pack SRC... DIR` run there would make.
  *
  * Nothing is staged on this disk: the packing runs in a thread of its

@@ -148,6 +148,7 @@ struct output_progress {
     const char *current;        /* NULL or "" when none */
 };
 
+/* Exported for the tests; otherwise used only in its file. */
 char *output_progress_line(const struct output_progress *p, size_t cols,
     char *out, size_t outlen);
 

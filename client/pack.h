@@ -5,7 +5,7 @@
  *     ferry pack [options] SRC... OUTDIR     SRC into OUTDIR/NAME.*
  *     ferry unpack [options] OUTDIR DEST     and back
  *
- * pack writes NAME.00001.tar.zst... (engine/volwrite.h), NAME.manifest
+ * pack writes NAME.00001.tar.zst... (engine/volume/volwrite.h), NAME.manifest
  * (proto/vmanifest.h) and SHA256SUMS (lines for other names that were
  * there are kept) in OUTDIR. Each volume is written under a temporary name
  * and renamed when it is complete and synced; the manifest and SHA256SUMS
@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "../common/err.h"
-#include "../engine/volwrite.h"
+#include "../engine/volume/volwrite.h"
 #include "output.h"
 
 struct pack_args {

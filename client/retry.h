@@ -67,14 +67,17 @@ enum retry_reach {
 };
 
 /* 1 if the probe result now is better than the worst seen in this wait:
- * the network (or the server) is back. */
+ * the network (or the server) is back.
+ * Exported for the tests; otherwise used only in its file. */
 int retry_reach_better(enum retry_reach worst, enum retry_reach now);
 
 /* Seconds the machine slept while the process ran, so far: CLOCK_BOOTTIME
- * minus CLOCK_MONOTONIC (0 where there is no such clock). */
+ * minus CLOCK_MONOTONIC (0 where there is no such clock).
+ * Exported for the tests; otherwise used only in its file. */
 double retry_sleep_total(void);
 /* 1 if the machine slept between the two readings of retry_sleep_total
- * (more than a second, which the clocks' drift never reaches). */
+ * (more than a second, which the clocks' drift never reaches).
+ * Exported for the tests; otherwise used only in its file. */
 int retry_woke(double sleep_before, double sleep_now);
 /* The policy's clock: CLOCK_MONOTONIC in seconds. */
 double retry_now(void);

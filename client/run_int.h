@@ -1,9 +1,9 @@
 /*
  * run_int.h: what the pieces of a run share (private to client/
- * ferry.c, client/run_ssh.c and client/run_prepare.c; the interface is
+ * run.c, client/run_ssh.c and client/run_prepare.c; the interface is
  * run.h).
  *
- *   ferry.c        the run: attempts and retries, the end
+ *   run.c          the run: attempts and retries, the end
  *   run_ssh.c      its SSH: the config, stream 0's libssh2 session
  *   run_prepare.c  before the first attempt: a push's scan (beside
  *                  stream 0's login) and plan, a pull's destination

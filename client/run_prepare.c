@@ -12,12 +12,12 @@
 #include "../common/fsx.h"
 #include "../engine/dest.h"
 #include "../engine/incoming.h"
-#include "../engine/keptsig.h"
+#include "../engine/delta/keptsig.h"
 #include "../engine/plan.h"
 #include "../engine/receiver.h"
 #include "../engine/sender.h"
-#include "../engine/volrecv.h"
-#include "../engine/volsend.h"
+#include "../engine/volume/volrecv.h"
+#include "../engine/volume/volsend.h"
 #include "exitcode.h"
 #include "space.h"
 
@@ -64,7 +64,7 @@ run_busy(void *ctx, const char *holder)
 #define RUN_SCAN_TICK_MS 250
 
 static char *
-join_prefix(const char *a, const char *b, const char *c)
+run_join_prefix(const char *a, const char *b, const char *c)
 {
     size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
     char *p = xmalloc(n);
@@ -252,7 +252,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             rn->so.flags |= OPEN_F_ADOPT;
         }
         rn->so.paths = rn->push_paths;
-        *dest_prefix = join_prefix(run_host(rn), ":", dest);
+        *dest_prefix = run_join_prefix(run_host(rn), ":", dest);
         if (rn->space != NULL)
             rn->space->need = mf->bytes;
         rn->plan = rn->live_scan ? plan_new_live(mf, cli->block_size,
@@ -275,8 +275,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.filter = cli->filter.n > 0 ? &cli->filter : NULL;
         rn->so.paths = (const char *const *)cli->remote_paths;
         rn->so.npaths = (uint16_t)cli->nremote;
-        *source_prefix = join_prefix(run_host(rn), ":", "");
-        *dest_prefix = join_prefix(dest, "", "");
+        *source_prefix = run_join_prefix(run_host(rn), ":", "");
+        *dest_prefix = run_join_prefix(dest, "", "");
         /* The receiver is here: it waits for the lock of another
          * transfer into the same destination (dest.h). */
         if (dest_busy(dest, holder, sizeof(holder)) && rn->busy_said++ == 0)

@@ -3,7 +3,7 @@
  * ssh config resolved, stream 0's libssh2 session opened and closed,
  * and what its key exchange says of the link (libssh2 or the ssh program
  * for the streams, streams started beside the login). Apart from
- * ferry.c, which runs the attempts over it.
+ * run.c, which runs the attempts over it.
  */
 #include "run_int.h"
 

@@ -126,6 +126,7 @@ int ssh_hostkey_check(struct ssh_conn *c, const struct sshcfg *cfg,
  * LIBSSH2_KNOWNHOST_CHECK_* result or FERRY_ERR_NOMEM. *file and *lineno
  * name the line holding another key on a MISMATCH (lineno 0 otherwise);
  * *file borrows from cfg or a constant.
+ * Exported for the tests; otherwise used only in its file.
  */
 int ssh_known_lookup(LIBSSH2_SESSION *s, const struct sshcfg *cfg,
     const char *host, unsigned port, const char *key, size_t keylen,
@@ -144,6 +145,7 @@ int ssh_auth_login(struct ssh_conn *c, const struct sshcfg *cfg,
  * needed. Reads the OpenSSH container ("openssh-key-v1") and the PEM
  * forms. Returns 0, or FERRY_ERR_FORMAT / SHORT / TOO_LARGE for an
  * OpenSSH container that is not one.
+ * Exported for the tests; otherwise used only in its file.
  */
 int ssh_auth_key_kind(const char *text, size_t len, int *rsa,
     int *encrypted) FERRY_WUR;

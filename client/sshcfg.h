@@ -67,6 +67,7 @@ int sshcfg_overrides_argv(const struct sshcfg_overrides *o, char **argv,
 /*
  * Parses `ssh -G` output (lines "key value") into c. Unknown keys are
  * ignored; values are bounded. Returns 0 or FERRY_ERR_FORMAT/NOMEM.
+ * Exported for the tests; otherwise used only in its file.
  */
 int sshcfg_parse(const char *text, size_t len, struct sshcfg *c) FERRY_WUR;
 

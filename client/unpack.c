@@ -18,9 +18,9 @@
 
 #include "../common/alloc.h"
 #include "../common/fsx.h"
-#include "../engine/volread.h"
-#include "../engine/volstage.h"
-#include "../engine/volume.h"
+#include "../engine/volume/volread.h"
+#include "../engine/volume/volstage.h"
+#include "../engine/volume/volume.h"
 #include "../proto/vmanifest.h"
 #include "digest.h"
 #include "exitcode.h"

@@ -1,6 +1,6 @@
 /*
  * unpack.h: `ferry unpack OUTDIR DEST` (see pack.h and
- * engine/volread.h).
+ * engine/volume/volread.h).
  *
  * OUTDIR is a directory of volumes or one .tar.zst file. With a manifest
  * (NAME.manifest, NAME from --name or the one manifest there) the volumes

@@ -28,7 +28,8 @@ struct arena {
 void arena_init(struct arena *a);
 void arena_cleanup(struct arena *a);
 
-/* n bytes (n > 0, no alignment), or NULL when memory runs out. */
+/* n bytes (n > 0, no alignment), or NULL when memory runs out.
+ * Exported for the tests; otherwise used only in its file. */
 char *arena_alloc(struct arena *a, size_t n);
 
 /* A copy of the len bytes at s with a NUL after them, or NULL. */

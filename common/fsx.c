@@ -444,7 +444,7 @@ fsx_split(const char *path, char **dir, char **base)
 /* In the detached process: closes every fd below maxfd not in keep
  * (sorted). Only async-signal-safe calls: the parent may have threads. */
 static void
-close_all_but(const int *keep, size_t n, int maxfd)
+fsx_close_all_but(const int *keep, size_t n, int maxfd)
 {
     int from = 0, fd;
     size_t i;
@@ -468,7 +468,7 @@ close_all_but(const int *keep, size_t n, int maxfd)
 /* A fork that runs no atfork handlers (glibc 2.34's _Fork): the caller
  * has threads whose locks a handler could wait for in the child. */
 static pid_t
-fork_bare(void)
+fsx_fork_bare(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
     return _Fork();
@@ -500,7 +500,7 @@ fsx_close_detached(const int *fds, size_t n)
             keep[j - 1] = t;
         }
     maxfd = open_max < 0 || open_max > 65536 ? 65536 : (int)open_max;
-    if ((pid = fork_bare()) < 0) {
+    if ((pid = fsx_fork_bare()) < 0) {
         close(go[0]);
         close(go[1]);
         goto here;
@@ -508,9 +508,9 @@ fsx_close_detached(const int *fds, size_t n)
     if (pid == 0) {
         /* The middle process: its child is reparented when it exits, so
          * nobody has to reap the one that waits. */
-        if (fork_bare() == 0) {
+        if (fsx_fork_bare() == 0) {
             (void)setsid();
-            close_all_but(keep, n + 1, maxfd);
+            fsx_close_all_but(keep, n + 1, maxfd);
             /* Until every copy of the caller's is closed (its end of the
              * pipe goes last, or with it). */
             while (read(go[0], &c, 1) < 0 && errno == EINTR)

@@ -27,7 +27,8 @@ struct hash128 {
 /* XXH3-128 of one block. */
 void hash_block(const void *p, size_t n, struct hash128 *out);
 /* Bytes the calling thread has passed to hash_block so far: a work
- * counter for the bounds on what a peer can make us hash. */
+ * counter for the bounds on what a peer can make us hash.
+ * For the tests: nothing else calls it. */
 uint64_t hash_counted(void);
 /* Hash of n zero bytes, n <= HASH_MAX_ZERO_BLOCK (the last four lengths
  * are cached, so zeros of one length are hashed once). */

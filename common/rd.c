@@ -154,19 +154,6 @@ rd_str32(struct rd *r, size_t max, const uint8_t **ptr, size_t *len)
 }
 
 int
-rd_sub(struct rd *r, size_t n, struct rd *child)
-{
-    const uint8_t *p;
-    int e;
-
-    rd_init(child, NULL, 0);
-    if ((e = rd_bytes(r, n, &p)) != 0)
-        return e;
-    rd_init(child, p, n);
-    return 0;
-}
-
-int
 rd_end(const struct rd *r)
 {
     return r->len == 0 ? 0 : FERRY_ERR_TRAILING;

@@ -37,8 +37,6 @@ int rd_str16(struct rd *r, size_t max, const uint8_t **ptr,
     size_t *len) FERRY_WUR;
 int rd_str32(struct rd *r, size_t max, const uint8_t **ptr,
     size_t *len) FERRY_WUR;
-/* Splits off the next n bytes as a child reader. */
-int rd_sub(struct rd *r, size_t n, struct rd *child) FERRY_WUR;
 /* Fails with FERRY_ERR_TRAILING unless every byte was read. */
 int rd_end(const struct rd *r) FERRY_WUR;
 

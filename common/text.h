@@ -43,7 +43,8 @@ char *text_escape(const char *s, size_t len, char *out, size_t outlen);
 char *text_escape_fit(const char *s, size_t len, size_t cols, char *out,
     size_t outlen);
 
-/* Terminal columns that text_escape of (s, len) takes, uncut. */
+/* Terminal columns that text_escape of (s, len) takes, uncut.
+ * Exported for the tests; otherwise used only in its file. */
 size_t text_escape_width(const char *s, size_t len);
 
 /* Appends s as a JSON string literal (quotes included). Invalid UTF-8

@@ -1,10 +1,10 @@
 /*
  * zst.h: compression (the only user of zstd).
  *
- * Blocks are compressed one at a time with a context the caller keeps, so
- * each block stands alone on the wire and can be checked, written and
- * resumed on its own. Volumes (engine/volume.h) are one zstd frame each,
- * made and read as streams (zst_enc, zst_dec below).
+ * Blocks are compressed one at a time with a context the caller keeps, so each
+ * block stands alone on the wire and can be checked, written and resumed on
+ * its own. Volumes (engine/volume/volume.h) are one zstd frame each, made and
+ * read as streams (zst_enc, zst_dec below).
  */
 #ifndef FERRY_COMMON_ZST_H
 #define FERRY_COMMON_ZST_H

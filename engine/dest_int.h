@@ -1,9 +1,10 @@
 /*
- * dest_int.h: what the two files of the destination share (private to
- * engine/dest*.c; the interface is dest.h).
+ * dest_int.h: what the files of the destination share (private to
+ * engine/dest.c, dest_open.c and dest_state.c; the interface is dest.h).
  *
- *   dest.c        resolving DEST, its state directory and lock, entries,
- *                 the batch of staged files and its commit
+ *   dest.c        the destination's life, its entries, the batch of
+ *                 staged files and its commit
+ *   dest_open.c   resolving DEST, its state directory, salt and lock
  *   dest_state.c  the state of a destination seen from outside: whether
  *                 a transfer holds it, what it keeps, `ferry clean`
  */

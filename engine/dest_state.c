@@ -13,7 +13,7 @@
 #include "../common/fsx.h"
 
 #include "owned.h"
-#include "volstage.h"
+#include "volume/volstage.h"
 
 void
 dest_lock_holder(int fd, char *out, size_t n)

@@ -217,7 +217,7 @@ filter_add_file(struct filter *f, const char *path, int action,
  * 1 or 0, and *pp past the closing ']'. -1 if the set is not closed
  * (then '[' is an ordinary character). */
 static int
-glob_set(const char **pp, char c)
+filter_glob_set(const char **pp, char c)
 {
     const char *p = *pp;
     int neg = 0, hit = 0;
@@ -256,7 +256,7 @@ glob_set(const char **pp, char c)
 }
 
 static int
-glob_rec(const char *p, const char *s, unsigned *steps)
+filter_glob_rec(const char *p, const char *s, unsigned *steps)
 {
     const char *rest;
     int m;
@@ -272,10 +272,10 @@ glob_rec(const char *p, const char *s, unsigned *steps)
                 for (rest = p; *rest == '*'; rest++)
                     ;
                 /* "**" + "/" may stand for no directory at all. */
-                if (*rest == '/' && glob_rec(rest + 1, s, steps))
+                if (*rest == '/' && filter_glob_rec(rest + 1, s, steps))
                     return 1;
                 for (;;) {
-                    if (glob_rec(rest, s, steps))
+                    if (filter_glob_rec(rest, s, steps))
                         return 1;
                     if (*s == '\0' || *steps > FILTER_MAX_STEPS)
                         return 0;
@@ -283,7 +283,7 @@ glob_rec(const char *p, const char *s, unsigned *steps)
                 }
             }
             for (;;) {
-                if (glob_rec(p + 1, s, steps))
+                if (filter_glob_rec(p + 1, s, steps))
                     return 1;
                 if (*s == '\0' || *s == '/' || *steps > FILTER_MAX_STEPS)
                     return 0;
@@ -297,7 +297,7 @@ glob_rec(const char *p, const char *s, unsigned *steps)
             break;
         case '[':
             rest = p + 1;
-            if (*s != '\0' && (m = glob_set(&rest, *s)) >= 0) {
+            if (*s != '\0' && (m = filter_glob_set(&rest, *s)) >= 0) {
                 if (m == 0)
                     return 0;
                 p = rest;
@@ -328,7 +328,7 @@ filter_glob_match(const char *pattern, const char *s)
 {
     unsigned steps = 0;
 
-    return glob_rec(pattern, s, &steps);
+    return filter_glob_rec(pattern, s, &steps);
 }
 
 static int

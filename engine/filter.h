@@ -106,6 +106,7 @@ int filter_excluded(const struct filter *f, const char *rel, int is_dir);
 /*
  * Matches a glob (the syntax above, without the anchor rules) against a
  * whole string: 1 on a match, 0 otherwise or when over FILTER_MAX_STEPS.
+ * Exported for the tests; otherwise used only in its file.
  */
 int filter_glob_match(const char *pattern, const char *s);
 

@@ -12,14 +12,14 @@
 #include "../common/alloc.h"
 #include "../common/fsx.h"
 #include "../proto/vmanifest.h"
-#include "ckptfmt.h"
+#include "tensor/ckptfmt.h"
 
 /* The zstd frame's magic number and its largest block (RFC 8878). */
 #define ZSTD_MAGIC 0xFD2FB528u
 #define ZSTD_BLOCK_MAX (128u << 10)
 
 static int
-fc_torn(struct formcheck *out, enum form f, const char *why)
+formcheck_say_torn(struct formcheck *out, enum form f, const char *why)
 {
     out->form = f;
     out->whole = 0;
@@ -28,7 +28,7 @@ fc_torn(struct formcheck *out, enum form f, const char *why)
 }
 
 static int
-fc_whole(struct formcheck *out, enum form f)
+formcheck_say_whole(struct formcheck *out, enum form f)
 {
     out->form = f;
     out->whole = 1;
@@ -38,7 +38,7 @@ fc_whole(struct formcheck *out, enum form f)
 
 /* Not judged: the shape does not tell. */
 static int
-fc_unknown(struct formcheck *out)
+formcheck_say_unknown(struct formcheck *out)
 {
     memset(out, 0, sizeof(*out));
     return 0;
@@ -46,15 +46,16 @@ fc_unknown(struct formcheck *out)
 
 /* A verdict of ckptfmt (or its negative code) as the answer. */
 static int
-fc_verdict(struct formcheck *out, enum form f, int v, const char *why)
+formcheck_say_verdict(struct formcheck *out, enum form f, int v,
+    const char *why)
 {
     switch (v) {
     case CKPTFMT_WHOLE:
-        return fc_whole(out, f);
+        return formcheck_say_whole(out, f);
     case CKPTFMT_TORN:
-        return fc_torn(out, f, why);
+        return formcheck_say_torn(out, f, why);
     case CKPTFMT_UNKNOWN:
-        return fc_unknown(out);
+        return formcheck_say_unknown(out);
     default:
         return v;
     }
@@ -63,7 +64,7 @@ fc_verdict(struct formcheck *out, enum form f, int v, const char *why)
 /* tar: headers from the start to the two zero blocks. */
 
 static int
-tar_zero(const uint8_t *b)
+formcheck_tar_zero(const uint8_t *b)
 {
     size_t i;
 
@@ -75,7 +76,7 @@ tar_zero(const uint8_t *b)
 
 /* A header's size field: octal, or GNU base-256. */
 static int
-tar_size(const uint8_t *f, uint64_t *v)
+formcheck_tar_size(const uint8_t *f, uint64_t *v)
 {
     size_t i;
 
@@ -97,7 +98,7 @@ tar_size(const uint8_t *f, uint64_t *v)
 
 /* A pax header's "size=" record, if it has one. */
 static int
-tar_pax_size(const struct ckptfmt_src *s, uint64_t off, uint64_t len,
+formcheck_tar_pax_size(const struct ckptfmt_src *s, uint64_t off, uint64_t len,
     uint64_t *size)
 {
     char *p, *q, *end;
@@ -122,7 +123,7 @@ tar_pax_size(const struct ckptfmt_src *s, uint64_t off, uint64_t len,
 }
 
 static int
-tar_check(const struct ckptfmt_src *s, struct formcheck *out)
+formcheck_tar_check(const struct ckptfmt_src *s, struct formcheck *out)
 {
     uint8_t h[512];
     uint64_t off = 0, size, next_size = UINT64_MAX, n;
@@ -131,50 +132,55 @@ tar_check(const struct ckptfmt_src *s, struct formcheck *out)
 
     for (;;) {
         if (off + 512 > s->size)
-            return fc_torn(out, FORM_TAR, "no end-of-archive blocks");
+            return formcheck_say_torn(out, FORM_TAR,
+                "no end-of-archive blocks");
         if ((r = ckptfmt_read(s, off, h, 512)) != 0)
             return r;
-        if (tar_zero(h)) {
+        if (formcheck_tar_zero(h)) {
             if (off + 1024 > s->size)
-                return fc_torn(out, FORM_TAR, "no end-of-archive blocks");
+                return formcheck_say_torn(out, FORM_TAR,
+                    "no end-of-archive blocks");
             if ((r = ckptfmt_read(s, off + 512, h, 512)) != 0)
                 return r;
-            return tar_zero(h) ? fc_whole(out, FORM_TAR) : fc_unknown(out);
+            return formcheck_tar_zero(h) ? formcheck_say_whole(out,
+                FORM_TAR) : formcheck_say_unknown(out);
         }
         if (memcmp(h + 257, "ustar", 5) != 0 || ++members >
             FORMCHECK_MAX_MEMBERS)
-            return fc_unknown(out);
-        if (tar_size(h + 124, &size) != 0)
-            return fc_unknown(out);
+            return formcheck_say_unknown(out);
+        if (formcheck_tar_size(h + 124, &size) != 0)
+            return formcheck_say_unknown(out);
         if (next_size != UINT64_MAX && h[156] != 'x' && h[156] != 'g') {
             size = next_size;
             next_size = UINT64_MAX;
         }
         if (h[156] == 'x' && off + 512 + size <= s->size &&
-            (r = tar_pax_size(s, off + 512, size, &next_size)) != 0)
+            (r = formcheck_tar_pax_size(s, off + 512, size, &next_size)) != 0)
             return r;
         /* Directories, links and devices have no data. */
         if (h[156] == '1' || h[156] == '2' || h[156] == '3' ||
             h[156] == '4' || h[156] == '5' || h[156] == '6')
             size = 0;
         if (size > s->size)
-            return fc_torn(out, FORM_TAR, "a member's data is cut short");
+            return formcheck_say_torn(out, FORM_TAR,
+                "a member's data is cut short");
         n = (size + 511) / 512 * 512;
         if (n > s->size - off - 512)
-            return fc_torn(out, FORM_TAR, "a member's data is cut short");
+            return formcheck_say_torn(out, FORM_TAR,
+                "a member's data is cut short");
         off += 512 + n;
     }
 }
 
 /*
- * A volume: one zstd frame with its content checksum, as ferry writes
- * each (engine/volume.h). Its blocks are walked by their 3-byte headers,
- * never their data: whole when the last block and the checksum end the
- * file. A frame with a dictionary or without a checksum, or bytes after
- * it (another frame), is not one of ours.
+ * A volume: one zstd frame with its content checksum, as ferry writes each
+ * (engine/volume/volume.h). Its blocks are walked by their 3-byte headers,
+ * never their data: whole when the last block and the checksum end the file. A
+ * frame with a dictionary or without a checksum, or bytes after it (another
+ * frame), is not one of ours.
  */
 static int
-volume_check(const struct ckptfmt_src *s, uint8_t fhd,
+formcheck_volume_check(const struct ckptfmt_src *s, uint8_t fhd,
     struct formcheck *out)
 {
     static const uint8_t did_len[4] = { 0, 1, 2, 4 };
@@ -185,37 +191,40 @@ volume_check(const struct ckptfmt_src *s, uint8_t fhd,
     int r, single = (fhd & 0x20) != 0;
 
     if ((fhd & 0x08) || (fhd & 0x03) || !(fhd & 0x04))
-        return fc_unknown(out);
+        return formcheck_say_unknown(out);
     off = 5 + !single + did_len[fhd & 3] +
         (fhd >> 6 == 0 ? (uint64_t)single : fcs_len[fhd >> 6]);
     for (;;) {
         if (off + 3 > s->size)
-            return fc_torn(out, FORM_VOLUME, "a block header is cut short");
+            return formcheck_say_torn(out, FORM_VOLUME,
+                "a block header is cut short");
         if (++blocks > FORMCHECK_MAX_MEMBERS)
-            return fc_unknown(out);
+            return formcheck_say_unknown(out);
         if ((r = ckptfmt_read(s, off, b, sizeof(b))) != 0)
             return r;
         h = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
         if ((h >> 1 & 3) == 3 || h >> 3 > ZSTD_BLOCK_MAX)
-            return fc_unknown(out);
+            return formcheck_say_unknown(out);
         /* An RLE block holds one byte, however many it stands for. */
         len = (h >> 1 & 3) == 1 ? 1 : h >> 3;
         if (len > s->size - off - 3)
-            return fc_torn(out, FORM_VOLUME, "a block is cut short");
+            return formcheck_say_torn(out, FORM_VOLUME,
+                "a block is cut short");
         off += 3 + len;
         if (h & 1)
             break;
     }
     if (s->size - off < 4)
-        return fc_torn(out, FORM_VOLUME, "no checksum after the last block");
-    return s->size - off == 4 ? fc_whole(out, FORM_VOLUME) :
-        fc_unknown(out);
+        return formcheck_say_torn(out, FORM_VOLUME,
+            "no checksum after the last block");
+    return s->size - off == 4 ? formcheck_say_whole(out, FORM_VOLUME) :
+        formcheck_say_unknown(out);
 }
 
 /* The record type of one manifest line (without its '\n'), or 0 when
  * it does not decode. */
 static enum vman_type
-vman_type_of(const char *line, size_t n, char *store)
+formcheck_vman_type_of(const char *line, size_t n, char *store)
 {
     struct vman_rec rec;
 
@@ -229,7 +238,7 @@ vman_type_of(const char *line, size_t n, char *store)
  * VMAN_MAX_LINE + 1 bytes, at its start and its end.
  */
 static int
-vmanifest_check(const struct ckptfmt_src *s, struct formcheck *out)
+formcheck_vmanifest_check(const struct ckptfmt_src *s, struct formcheck *out)
 {
     size_t cap = VMAN_MAX_LINE + 1, n, head;
     char *buf, *store, *q;
@@ -246,13 +255,13 @@ vmanifest_check(const struct ckptfmt_src *s, struct formcheck *out)
     if ((r = ckptfmt_read(s, 0, buf, n)) != 0)
         goto out;
     if ((q = memchr(buf, '\n', n)) == NULL ||
-        vman_type_of(buf, (size_t)(q - buf), store) != VMAN_HEAD) {
-        r = fc_unknown(out);
+        formcheck_vman_type_of(buf, (size_t)(q - buf), store) != VMAN_HEAD) {
+        r = formcheck_say_unknown(out);
         goto out;
     }
     head = (size_t)(q - buf) + 1;
     if (s->size == head) {
-        r = fc_torn(out, FORM_VMANIFEST, "no end line");
+        r = formcheck_say_torn(out, FORM_VMANIFEST, "no end line");
         goto out;
     }
     /* The last line and its newline: after the head line, at most
@@ -263,18 +272,21 @@ vmanifest_check(const struct ckptfmt_src *s, struct formcheck *out)
     if ((r = ckptfmt_read(s, from, buf, n)) != 0)
         goto out;
     if (buf[n - 1] != '\n') {
-        r = fc_torn(out, FORM_VMANIFEST, "its last line is cut short");
+        r = formcheck_say_torn(out, FORM_VMANIFEST,
+            "its last line is cut short");
         goto out;
     }
     q = memrchr(buf, '\n', n - 1);
     if (q == NULL && from != head) {
-        r = fc_torn(out, FORM_VMANIFEST, "its last line is too long");
+        r = formcheck_say_torn(out, FORM_VMANIFEST,
+            "its last line is too long");
         goto out;
     }
     q = q != NULL ? q + 1 : buf;
-    r = vman_type_of(q, (size_t)(buf + n - 1 - q), store) == VMAN_END ?
-        fc_whole(out, FORM_VMANIFEST) :
-        fc_torn(out, FORM_VMANIFEST, "no end line");
+    r = formcheck_vman_type_of(q, (size_t)(buf + n - 1 - q),
+        store) == VMAN_END ?
+        formcheck_say_whole(out, FORM_VMANIFEST) :
+        formcheck_say_torn(out, FORM_VMANIFEST, "no end line");
 out:
     xfree(buf);
     xfree(store);
@@ -299,27 +311,27 @@ formcheck_src(const struct ckptfmt_src *s, struct formcheck *out)
     switch (ckptfmt_sniff(head)) {
     case CKPTFMT_ZIP:
         r = ckptfmt_zip(s, NULL, NULL, &why);
-        return fc_verdict(out, FORM_ZIP, r, why);
+        return formcheck_say_verdict(out, FORM_ZIP, r, why);
     case CKPTFMT_NPY:
         r = ckptfmt_npy(s, head, &npy, &why);
-        return fc_verdict(out, FORM_NPY, r, why);
+        return formcheck_say_verdict(out, FORM_NPY, r, why);
     case CKPTFMT_SAFETENSORS:
         r = ckptfmt_safetensors(s, head, NULL, NULL, &data, &why);
-        return fc_verdict(out, FORM_SAFETENSORS, r, why);
+        return formcheck_say_verdict(out, FORM_SAFETENSORS, r, why);
     default:
         break;
     }
     if (ckptfmt_le32(head) == ZSTD_MAGIC)
-        return volume_check(s, head[4], out);
+        return formcheck_volume_check(s, head[4], out);
     if (head[0] == '{')
-        return vmanifest_check(s, out);
+        return formcheck_vmanifest_check(s, out);
     if (s->size >= 512) {
         uint8_t magic[5];
 
         if ((r = ckptfmt_read(s, 257, magic, 5)) != 0)
             return r;
         if (memcmp(magic, "ustar", 5) == 0)
-            return tar_check(s, out);
+            return formcheck_tar_check(s, out);
     }
     return 0;
 }
@@ -385,7 +397,7 @@ formcheck_busy_lease(int fd)
 }
 
 static int
-busy_cmp(const void *a, const void *b)
+formcheck_busy_cmp(const void *a, const void *b)
 {
     const struct formcheck_open *x = a, *y = b;
 
@@ -396,7 +408,7 @@ busy_cmp(const void *a, const void *b)
 
 /* 1 if /proc/PID/fdinfo/FD says the descriptor was opened for writing. */
 static int
-busy_fd_writes(int fdinfo, const char *name)
+formcheck_busy_fd_writes(int fdinfo, const char *name)
 {
     char buf[256], *p;
     ssize_t n;
@@ -417,7 +429,8 @@ busy_fd_writes(int fdinfo, const char *name)
 }
 
 static int
-busy_add(struct formcheck_busy *set, size_t *cap, const struct stat *st)
+formcheck_busy_add(struct formcheck_busy *set, size_t *cap,
+    const struct stat *st)
 {
     struct formcheck_open *v;
 
@@ -462,9 +475,10 @@ formcheck_busy_scan(struct formcheck_busy *set)
         while (r == 0 && (fe = readdir(fds)) != NULL) {
             if (fe->d_name[0] == '.' ||
                 fstatat(dirfd(fds), fe->d_name, &st, 0) != 0 ||
-                !S_ISREG(st.st_mode) || !busy_fd_writes(fdinfo, fe->d_name))
+                !S_ISREG(st.st_mode) || !formcheck_busy_fd_writes(fdinfo,
+                    fe->d_name))
                 continue;
-            r = busy_add(set, &cap, &st);
+            r = formcheck_busy_add(set, &cap, &st);
         }
         close(fdinfo);
         closedir(fds);
@@ -475,7 +489,7 @@ formcheck_busy_scan(struct formcheck_busy *set)
         return r;
     }
     if (set->n > 1)
-        qsort(set->v, set->n, sizeof(*set->v), busy_cmp);
+        qsort(set->v, set->n, sizeof(*set->v), formcheck_busy_cmp);
     return 0;
 }
 
@@ -485,7 +499,7 @@ formcheck_busy_in(const struct formcheck_busy *set, dev_t dev, ino_t ino)
     struct formcheck_open key = { dev, ino };
 
     return set->n > 0 && bsearch(&key, set->v, set->n, sizeof(*set->v),
-        busy_cmp) != NULL;
+        formcheck_busy_cmp) != NULL;
 }
 
 void

@@ -29,7 +29,7 @@
  * and last VMAN_MAX_LINE bytes), so a file made to look like one of
  * these costs little. The checks say "whole" of a file that has the
  * shape of a complete one; they do not check its data. The zip,
- * safetensors and npy structures are read by engine/ckptfmt.c, the
+ * safetensors and npy structures are read by engine/tensor/ckptfmt.c, the
  * parser tensor_layout.c finds tensors with.
  */
 #ifndef FERRY_ENGINE_FORMCHECK_H
@@ -40,7 +40,7 @@
 #include <sys/types.h>
 
 #include "../common/err.h"
-#include "ckptfmt.h"
+#include "tensor/ckptfmt.h"
 
 /* Most tar members or zstd blocks walked; more is FORM_UNKNOWN. */
 #define FORMCHECK_MAX_MEMBERS 1000000u

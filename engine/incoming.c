@@ -13,7 +13,7 @@
 #include "../proto/tensor_piece.h"
 #include "dest_write.h"
 #include "formcheck.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 
 struct incoming *
@@ -54,7 +54,7 @@ rfile_free(struct incoming *in, struct rfile *f, enum partial_end how)
 }
 
 static void
-in_drop(struct incoming *in, struct rfile *f, enum partial_end how)
+incoming_drop(struct incoming *in, struct rfile *f, enum partial_end how)
 {
     incoming_verify_forget(in, f);
     incoming_table_remove(in, f);
@@ -189,7 +189,7 @@ incoming_adopted(struct incoming *in, const char *path, uint64_t size)
 }
 
 static int
-file_done(struct buf *out, uint32_t id, int code)
+incoming_file_done(struct buf *out, uint32_t id, int code)
 {
     struct msg_file_done m;
     const char *text = code != 0 ? ferry_strerror(code) : "";
@@ -267,8 +267,8 @@ rfile_fail(struct incoming *in, struct rfile *f, enum xfer_side side,
     xfer_file_failed(in->x, side, f->path, NULL, f->size, code, text);
     xfer_add(&in->x->st.bytes_done, f->size - f->counted);
     in->sum.files_failed++;
-    r = file_done(out, f->id, code);
-    in_drop(in, f, PARTIAL_DISCARD);
+    r = incoming_file_done(out, f->id, code);
+    incoming_drop(in, f, PARTIAL_DISCARD);
     return r;
 }
 
@@ -383,7 +383,7 @@ incoming_committed(void *ctx, struct dest_staged *s)
         in->sum.files_committed++;
         in->sum.bytes_written += f->size;
     }
-    r = file_done(out, s->id, s->failed);
+    r = incoming_file_done(out, s->id, s->failed);
     rfile_free(in, f, PARTIAL_DONE);
     return r;
 }
@@ -504,7 +504,7 @@ incoming_resolve(struct incoming *in, struct rfile *f, uint64_t index,
  * the writer and incoming_settle_written, unless f failed or is resumed.
  */
 static int
-settle(struct incoming *in, struct rfile *f, uint64_t index,
+incoming_settle(struct incoming *in, struct rfile *f, uint64_t index,
     const uint8_t *data, uint32_t len, const struct hash128 *h,
     const struct msg_delta *built, int behind, struct buf *out)
 {
@@ -543,7 +543,7 @@ incoming_settle_block(struct incoming *in, struct rfile *f, uint64_t index,
     const uint8_t *data, uint32_t len, const struct hash128 *h,
     const struct msg_delta *built, struct buf *out)
 {
-    return settle(in, f, index, data, len, h, built, 0, out);
+    return incoming_settle(in, f, index, data, len, h, built, 0, out);
 }
 
 int
@@ -552,7 +552,7 @@ incoming_settle_behind(struct incoming *in, struct rfile *f,
     const struct hash128 *h, const struct msg_delta *built,
     struct buf *out)
 {
-    return settle(in, f, index, data, len, h, built, 1, out);
+    return incoming_settle(in, f, index, data, len, h, built, 1, out);
 }
 
 int
@@ -755,6 +755,6 @@ incoming_pack_done(struct incoming *in, uint32_t id, unsigned stream,
     xfer_file(in->x, f->path, "sent", f->size, &n);
     in->sum.files_committed++;
     in->sum.bytes_written += f->size;
-    in_drop(in, f, PARTIAL_DISCARD);
-    return file_done(out, id, 0);
+    incoming_drop(in, f, PARTIAL_DISCARD);
+    return incoming_file_done(out, id, 0);
 }

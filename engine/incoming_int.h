@@ -18,9 +18,9 @@
 
 #include "../common/hash.h"
 #include "../common/ptab.h"
-#include "delta_index.h"
+#include "delta/delta_index.h"
 #include "incoming.h"
-#include "keptsig.h"
+#include "delta/keptsig.h"
 #include "partial.h"
 #include "pathset.h"
 

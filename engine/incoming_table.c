@@ -6,32 +6,32 @@
 #include "../common/alloc.h"
 #include "../common/log.h"
 #include "dest.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 /* Tables of the active files: by id, and by staging key (so that a clash
  * of keys is found without a look at every file). */
 
 static uint64_t
-in_id_hash(const void *f)
+incoming_table_id_hash(const void *f)
 {
     return ptab_hash_id(((const struct rfile *)f)->id);
 }
 
 static uint64_t
-in_key_hash(const void *f)
+incoming_table_key_hash(const void *f)
 {
     return hash_name64(((const struct rfile *)f)->key, PARTIAL_KEY_LEN);
 }
 
 static int
-in_id_is(const void *f, const void *id)
+incoming_table_id_is(const void *f, const void *id)
 {
     return ((const struct rfile *)f)->id == *(const uint32_t *)id;
 }
 
 /* Another file with f's staging key. */
 static int
-in_key_clash(const void *g, const void *f)
+incoming_table_key_clash(const void *g, const void *f)
 {
     return g != f && strcmp(((const struct rfile *)g)->key,
         ((const struct rfile *)f)->key) == 0;
@@ -40,13 +40,14 @@ in_key_clash(const void *g, const void *f)
 struct rfile *
 incoming_table_find(const struct incoming *in, uint32_t id)
 {
-    return ptab_find(&in->by_id, ptab_hash_id(id), in_id_is, &id);
+    return ptab_find(&in->by_id, ptab_hash_id(id), incoming_table_id_is, &id);
 }
 
 int
 incoming_table_key_taken(const struct incoming *in, const struct rfile *f)
 {
-    return ptab_find(&in->by_key, in_key_hash(f), in_key_clash, f) != NULL;
+    return ptab_find(&in->by_key, incoming_table_key_hash(f),
+        incoming_table_key_clash, f) != NULL;
 }
 
 int
@@ -54,24 +55,24 @@ incoming_table_insert(struct incoming *in, struct rfile *f)
 {
     int r;
 
-    if ((r = ptab_reserve(&in->by_id, in_id_hash)) != 0 ||
-        (r = ptab_reserve(&in->by_key, in_key_hash)) != 0)
+    if ((r = ptab_reserve(&in->by_id, incoming_table_id_hash)) != 0 ||
+        (r = ptab_reserve(&in->by_key, incoming_table_key_hash)) != 0)
         return r;
-    ptab_put(&in->by_id, f, in_id_hash);
-    ptab_put(&in->by_key, f, in_key_hash);
+    ptab_put(&in->by_id, f, incoming_table_id_hash);
+    ptab_put(&in->by_key, f, incoming_table_key_hash);
     return 0;
 }
 
 void
 incoming_table_remove(struct incoming *in, struct rfile *f)
 {
-    ptab_remove(&in->by_id, f, in_id_hash);
-    ptab_remove(&in->by_key, f, in_key_hash);
+    ptab_remove(&in->by_id, f, incoming_table_id_hash);
+    ptab_remove(&in->by_key, f, incoming_table_key_hash);
 }
 
 /* Sets bit id of the bitmap *v of *cap bytes, grown to hold it. */
 static int
-in_bit_set(uint8_t **v, size_t *cap, uint32_t id)
+incoming_table_bit_set(uint8_t **v, size_t *cap, uint32_t id)
 {
     size_t byte = id / 8;
 
@@ -92,7 +93,7 @@ in_bit_set(uint8_t **v, size_t *cap, uint32_t id)
 }
 
 static int
-in_bit_has(const uint8_t *v, size_t cap, uint32_t id)
+incoming_table_bit_has(const uint8_t *v, size_t cap, uint32_t id)
 {
     return id / 8 < cap && (v[id / 8] & (1u << (id % 8))) != 0;
 }
@@ -100,25 +101,25 @@ in_bit_has(const uint8_t *v, size_t cap, uint32_t id)
 int
 incoming_table_mark_wanted(struct incoming *in, uint32_t id)
 {
-    return in_bit_set(&in->wanted, &in->wanted_cap, id);
+    return incoming_table_bit_set(&in->wanted, &in->wanted_cap, id);
 }
 
 int
 incoming_table_was_wanted(const struct incoming *in, uint32_t id)
 {
-    return in_bit_has(in->wanted, in->wanted_cap, id);
+    return incoming_table_bit_has(in->wanted, in->wanted_cap, id);
 }
 
 int
 incoming_table_mark_vol0(struct incoming *in, uint32_t id)
 {
-    return in_bit_set(&in->vol0, &in->vol0_cap, id);
+    return incoming_table_bit_set(&in->vol0, &in->vol0_cap, id);
 }
 
 static int
 incoming_table_was_vol0(const struct incoming *in, uint32_t id)
 {
-    return in_bit_has(in->vol0, in->vol0_cap, id);
+    return incoming_table_bit_has(in->vol0, in->vol0_cap, id);
 }
 
 /* Which way a file's data comes: a volume claims it, or blocks do. */

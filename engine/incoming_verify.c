@@ -8,8 +8,8 @@
 /* SIGS for blocks [first, first + count) of f: NEED, or HAVE with their
  * hashes (consecutive blocks). */
 static int
-sigs_emit(struct buf *out, uint32_t id, uint64_t first, uint64_t count,
-    const struct hash128 *hashes)
+incoming_verify_sigs_emit(struct buf *out, uint32_t id, uint64_t first,
+    uint64_t count, const struct hash128 *hashes)
 {
     struct msg_sigs m;
     int r;
@@ -52,7 +52,8 @@ rfile_sign_gaps(struct rfile *f, struct buf *out)
         uint64_t end = k < f->claim.n ? f->claim.index[k] : f->nblocks;
 
         if (end > next) {
-            if ((r = sigs_emit(out, f->id, next, end - next, NULL)) != 0)
+            if ((r = incoming_verify_sigs_emit(out, f->id, next, end - next,
+                NULL)) != 0)
                 return r;
             rfile_sign(f, next, end - next, 0);
         }
@@ -70,8 +71,8 @@ rfile_verify_emit(struct rfile *f, struct buf *out, uint64_t start,
     const struct partial_claim *c = &f->claim;
     int r;
 
-    if ((r = sigs_emit(out, f->id, c->index[start], end - start,
-        good ? &c->hash[start] : NULL)) != 0)
+    if ((r = incoming_verify_sigs_emit(out, f->id, c->index[start],
+        end - start, good ? &c->hash[start] : NULL)) != 0)
         return r;
     rfile_sign(f, c->index[start], end - start, good);
     f->verified = end;

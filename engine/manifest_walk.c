@@ -29,7 +29,7 @@
 #define MANIFEST_STATE_DIR DEST_STATE_DIR
 
 static int
-walk_notice(const struct manifest_walker *w, int code, const char *path,
+manifest_walk_say(const struct manifest_walker *w, int code, const char *path,
     const char *text)
 {
     return w->notice(w->ctx, code, path, text);
@@ -38,7 +38,7 @@ walk_notice(const struct manifest_walker *w, int code, const char *path,
 /* Hands the entry at local (named rel, lstat result st) to the walker,
  * unless it cannot be sent: then a notice. *added says which. */
 static int
-walk_entry(const struct manifest_walker *w, const char *rel,
+manifest_walk_entry(const struct manifest_walker *w, const char *rel,
     const char *local, const struct stat *st, int *added)
 {
     char linkbuf[PROTO_MAX_LINK + 1];
@@ -50,18 +50,18 @@ walk_entry(const struct manifest_walker *w, const char *rel,
         S_ISDIR(st->st_mode)))
         return 0;
     if (fsx_path_check(rel, strlen(rel)) != 0)
-        return walk_notice(w, FERRY_ERR_BAD_PATH, local,
+        return manifest_walk_say(w, FERRY_ERR_BAD_PATH, local,
             "name cannot be sent (too long or invalid)");
     if (S_ISLNK(st->st_mode)) {
         n = readlink(local, linkbuf, sizeof(linkbuf));
         if (n < 0)
-            return walk_notice(w, -errno, local, ferry_strerror(-errno));
+            return manifest_walk_say(w, -errno, local, ferry_strerror(-errno));
         if (n == 0 || (size_t)n > PROTO_MAX_LINK)
-            return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
+            return manifest_walk_say(w, FERRY_ERR_TOO_LARGE, local,
                 "symlink target too long");
         linkbuf[n] = '\0';
     } else if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
-        return walk_notice(w, 0, local,
+        return manifest_walk_say(w, 0, local,
             "skipping: not a regular file, directory or symlink");
     }
     r = w->entry(w->ctx, rel, local, st, S_ISLNK(st->st_mode) ? linkbuf :
@@ -80,14 +80,14 @@ struct dir_names {
 };
 
 static void
-dir_names_free(struct dir_names *dn)
+manifest_walk_names_free(struct dir_names *dn)
 {
     xfree(dn->buf);
     xfree(dn->off);
 }
 
 static int
-name_cmp(const void *a, const void *b, void *buf)
+manifest_walk_name_cmp(const void *a, const void *b, void *buf)
 {
     return strcmp((const char *)buf + *(const size_t *)a,
         (const char *)buf + *(const size_t *)b);
@@ -97,7 +97,7 @@ name_cmp(const void *a, const void *b, void *buf)
  * "..". One buffer for all of them: a million files in a thousand
  * directories cost no million small allocations. */
 static int
-list_dir(int dfd, struct dir_names *dn)
+manifest_walk_list_dir(int dfd, struct dir_names *dn)
 {
     DIR *d;
     struct dirent *de;
@@ -147,11 +147,12 @@ list_dir(int dfd, struct dir_names *dn)
     }
     closedir(d);  /* closes the dup, not dfd */
     if (r != 0) {
-        dir_names_free(dn);
+        manifest_walk_names_free(dn);
         return r;
     }
     if (dn->n > 1)
-        qsort_r(dn->off, dn->n, sizeof(*dn->off), name_cmp, dn->buf);
+        qsort_r(dn->off, dn->n, sizeof(*dn->off), manifest_walk_name_cmp,
+            dn->buf);
     return 0;
 }
 
@@ -172,7 +173,7 @@ struct stat_ahead {
 };
 
 static void
-stat_one(void *arg, unsigned i)
+manifest_walk_stat_one(void *arg, unsigned i)
 {
     struct stat_ahead *a = arg;
 
@@ -181,8 +182,8 @@ stat_one(void *arg, unsigned i)
 }
 
 static int
-walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
-    int depth)
+manifest_walk_dir(const struct manifest_walker *w, const char *rel,
+    const char *local, int depth)
 {
     struct stat_ahead ahead = { -1, NULL, 0, NULL, NULL };
     struct par_pool *pool = NULL;
@@ -192,20 +193,20 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
     int r, dfd, one_err;
 
     if (depth > 1000)
-        return walk_notice(w, FERRY_ERR_TOO_LARGE, local,
+        return manifest_walk_say(w, FERRY_ERR_TOO_LARGE, local,
             "directory tree too deep");
     /* Below the top, a directory that became a symlink since its lstat
      * is not followed. Its entries are looked at from its fd: no walk of
      * the whole path for each one. */
     if ((dfd = open(local, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
         (depth > 0 ? O_NOFOLLOW : 0))) < 0 ||
-        (r = list_dir(dfd, &dn)) != 0) {
+        (r = manifest_walk_list_dir(dfd, &dn)) != 0) {
         r = dfd < 0 ? -errno : r;
         if (dfd >= 0)
             close(dfd);
         if (r == FERRY_ERR_NOMEM)
             return r;
-        return walk_notice(w, r, local, ferry_strerror(r));
+        return manifest_walk_say(w, r, local, ferry_strerror(r));
     }
     /* One name at a time, or a batch of them on the pool's threads. */
     ahead.dfd = dfd;
@@ -240,7 +241,7 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         if (i == 0 || i - ahead.first >= nahead) {
             ahead.first = i;
             par_for(pool, (unsigned)(dn.n - i < nahead ? dn.n - i : nahead),
-                stat_one, &ahead);
+                manifest_walk_stat_one, &ahead);
         }
         st = &ahead.st[i - ahead.first];
         err = ahead.err[i - ahead.first];
@@ -249,13 +250,13 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         } else if (err != 0) {
             /* Vanished between readdir and lstat: rsync calls this a
              * vanished file; it is a warning, not a failure. */
-            r = err == ENOENT ? 0 : walk_notice(w, -err, cloc,
+            r = err == ENOENT ? 0 : manifest_walk_say(w, -err, cloc,
                 ferry_strerror(-err));
         } else if (depth == 0 && strcmp(name, MANIFEST_STATE_DIR) == 0) {
             r = 0;
-        } else if ((r = walk_entry(w, crel, cloc, st, &added)) == 0 &&
+        } else if ((r = manifest_walk_entry(w, crel, cloc, st, &added)) == 0 &&
             added && S_ISDIR(st->st_mode)) {
-            r = walk_dir(w, crel, cloc, depth + 1);
+            r = manifest_walk_dir(w, crel, cloc, depth + 1);
         }
         xfree(crel);
         xfree(cloc);
@@ -265,7 +266,7 @@ walk_dir(const struct manifest_walker *w, const char *rel, const char *local,
         xfree(ahead.err);
     }
     close(dfd);
-    dir_names_free(&dn);
+    manifest_walk_names_free(&dn);
     return r;
 }
 
@@ -279,26 +280,26 @@ manifest_walk(const char *src, const struct manifest_walker *w)
     if ((r = manifest_source(src, &local, &contents)) != 0)
         return r;
     if (lstat(local, &st) != 0) {
-        r = walk_notice(w, -errno, src, ferry_strerror(-errno));
+        r = manifest_walk_say(w, -errno, src, ferry_strerror(-errno));
         goto out;
     }
     if (contents && S_ISLNK(st.st_mode)) {
         /* "link/" names the directory the link points to, as in rsync. */
         if (stat(local, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            r = walk_notice(w, -ENOTDIR, src, ferry_strerror(-ENOTDIR));
+            r = manifest_walk_say(w, -ENOTDIR, src, ferry_strerror(-ENOTDIR));
             goto out;
         }
     }
     if (contents && S_ISDIR(st.st_mode)) {
-        r = walk_dir(w, "", local, 0);
+        r = manifest_walk_dir(w, "", local, 0);
         goto out;
     }
     if ((r = fsx_split(local, &dir, &base)) != 0)
         goto out;
-    if ((r = walk_entry(w, base, local, &st, &added)) != 0 || !added)
+    if ((r = manifest_walk_entry(w, base, local, &st, &added)) != 0 || !added)
         goto out;
     if (S_ISDIR(st.st_mode))
-        r = walk_dir(w, base, local, 0);
+        r = manifest_walk_dir(w, base, local, 0);
 out:
     xfree(dir);
     xfree(base);

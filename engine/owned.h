@@ -103,12 +103,15 @@ void owned_cleanup(struct owned *o);
  * TRAILING, FORMAT (magic, version, type, flags, nanoseconds, a name that
  * is not one component or is .ferry, names out of order or twice),
  * HASH_MISMATCH, or NOMEM; on failure o is left empty.
+ * Exported for the tests; otherwise used only in its file.
  */
 int owned_decode(struct owned *o, const uint8_t *p, size_t n) FERRY_WUR;
-/* Appends o's record to b (which should allow OWNED_MAX_BYTES). */
+/* Appends o's record to b (which should allow OWNED_MAX_BYTES).
+ * Exported for the tests; otherwise used only in its file. */
 int owned_encode(const struct owned *o, struct buf *b) FERRY_WUR;
 
-/* The entry of name, or NULL; valid until o next changes. */
+/* The entry of name, or NULL; valid until o next changes.
+ * Exported for the tests; otherwise used only in its file. */
 const struct owned_entry *owned_find(const struct owned *o,
     const char *name);
 /*

@@ -18,6 +18,7 @@ struct pathset {
 /* Adds path; returns 1 if it was new, 0 if it was there (or on out of
  * memory, which only costs accuracy). */
 int pathset_add(struct pathset *s, const char *path);
+/* For the tests: nothing else calls it. */
 int pathset_has(const struct pathset *s, const char *path);
 void pathset_free(struct pathset *s);
 

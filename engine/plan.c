@@ -13,7 +13,7 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/ptab.h"
-#include "volsend.h"
+#include "volume/volsend.h"
 
 /* Takes the entries published since the last look: their state bytes
  * and their share of the totals. */
@@ -244,7 +244,7 @@ plan_free(struct plan *p)
 }
 
 static int
-ended_cmp(const void *a, const void *b)
+plan_ended_cmp(const void *a, const void *b)
 {
     uint32_t x = ((const struct plan_ended *)a)->id,
         y = ((const struct plan_ended *)b)->id;
@@ -254,18 +254,18 @@ ended_cmp(const void *a, const void *b)
 
 /* The record of file id ended over an earlier connection, or NULL. */
 static struct plan_ended *
-ended_before_find(const struct plan *p, uint32_t id)
+plan_ended_before_find(const struct plan *p, uint32_t id)
 {
     struct plan_ended key;
 
     memset(&key, 0, sizeof(key));
     key.id = id;
     return p->nended_before == 0 ? NULL : bsearch(&key, p->ended_before,
-        p->nended_before, sizeof(key), ended_cmp);
+        p->nended_before, sizeof(key), plan_ended_cmp);
 }
 
 static void
-ended_before_drop(struct plan *p, struct plan_ended *r)
+plan_ended_before_drop(struct plan *p, struct plan_ended *r)
 {
     size_t i = (size_t)(r - p->ended_before);
 
@@ -276,9 +276,9 @@ ended_before_drop(struct plan *p, struct plan_ended *r)
 /* Remembers f, whose data all went out and whose FILE_DONE did not come
  * (plan_restart). Without memory it is simply counted skipped later. */
 static void
-ended_before_add(struct plan *p, const struct pfile *f)
+plan_ended_before_add(struct plan *p, const struct pfile *f)
 {
-    struct plan_ended *r = ended_before_find(p, f->id), *nv;
+    struct plan_ended *r = plan_ended_before_find(p, f->id), *nv;
 
     if (r == NULL) {
         if ((nv = xgrow(p->ended_before, p->nended_before,
@@ -308,13 +308,13 @@ plan_restart(struct plan *p)
         if (f != NULL && p->est[f->id] != E_FINISHED)
             xfer_sub(&p->x->st.bytes_done, f->counted);
         if (f != NULL && p->est[f->id] == E_ENDED)
-            ended_before_add(p, f);
+            plan_ended_before_add(p, f);
         pfile_free(p, f);
     }
     ptab_clear(&p->files);
     if (p->nended_before > 1)
         qsort(p->ended_before, p->nended_before, sizeof(*p->ended_before),
-            ended_cmp);
+            plan_ended_cmp);
     for (i = 0; i < p->seen; i++)
         p->est[i] = p->est[i] == E_FINISHED || p->est[i] == E_PRIOR ?
             E_PRIOR : E_NEW;
@@ -559,11 +559,11 @@ plan_on_reply(struct plan *p, const struct msg_reply *m)
             !(p->flags & OPEN_F_ADOPT)))
             return FERRY_ERR_PROTOCOL;
         if (e->kind == ENTRY_FILE &&
-            (r = ended_before_find(p, m->id)) != NULL) {
+            (r = plan_ended_before_find(p, m->id)) != NULL) {
             /* Committed from what went out before the cut: sent. */
             plan_count(p, m->id, e->size);
             plan_count_sent(p, m->id, &r->n);
-            ended_before_drop(p, r);
+            plan_ended_before_drop(p, r);
         } else if (e->kind == ENTRY_FILE) {
             xfer_add(&p->x->st.files_skipped, 1);
             if (m->flags & REPLY_F_ADOPTED)
@@ -678,8 +678,8 @@ plan_on_file_done(struct plan *p, const struct msg_file_done *m)
         plan_count_sent(p, m->id, &f->n);
     }
     /* Sent again in full: what went out before does not count twice. */
-    if ((r = ended_before_find(p, m->id)) != NULL)
-        ended_before_drop(p, r);
+    if ((r = plan_ended_before_find(p, m->id)) != NULL)
+        plan_ended_before_drop(p, r);
     plan_finish(p, m->id);
     return 0;
 }

@@ -28,9 +28,9 @@
 #include <sys/stat.h>
 
 #include "../proto/msg.h"
-#include "delta_index.h"
+#include "delta/delta_index.h"
 #include "manifest.h"
-#include "tensor_codec.h"
+#include "tensor/tensor_codec.h"
 #include "xfer.h"
 
 /* Entries offered and not yet finished. */
@@ -106,7 +106,8 @@ void plan_restart(struct plan *p);
 struct manifest *plan_manifest(struct plan *p);
 uint32_t plan_block_size(const struct plan *p);
 uint32_t plan_flags(const struct plan *p);
-/* Entries this attempt offers (all, less those finished before). */
+/* Entries this attempt offers (all, less those finished before).
+ * Exported for the tests; otherwise used only in its file. */
 uint64_t plan_entries_to_offer(const struct plan *p);
 
 /* A file taken for a volume went into one: its bytes count as done

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 
 #include "../common/ptab.h"
-#include "delta_index.h"
+#include "delta/delta_index.h"
 #include "plan.h"
 
 struct volsend;
@@ -137,9 +137,11 @@ struct plan_ended {
 
 /* The file id wanted and not finished, or NULL. */
 struct pfile *plan_file(const struct plan *p, uint32_t id);
-/* Adds f (its id not there yet), growing the table at half full. */
+/* Adds f (its id not there yet), growing the table at half full.
+ * Exported for the tests; otherwise used only in its file. */
 int plan_file_add(struct plan *p, struct pfile *f) FERRY_WUR;
-/* Takes file id out of the table (not freed), if it is there. */
+/* Takes file id out of the table (not freed), if it is there.
+ * Exported for the tests; otherwise used only in its file. */
 void plan_file_remove(struct plan *p, uint32_t id);
 
 void plan_work_free(struct plan_work *w);

@@ -14,7 +14,7 @@
 
 #include "../common/alloc.h"
 #include "../common/log.h"
-#include "volsend.h"
+#include "volume/volsend.h"
 
 void
 plan_stream_up(struct plan *p, unsigned stream)

@@ -12,7 +12,7 @@
 #include "../proto/frame.h"
 #include "../proto/msg.h"
 #include "manifest.h"
-#include "volrecv.h"
+#include "volume/volrecv.h"
 
 /* How long a batch of files that is not full waits, idle, for more
  * before it commits (docs/DESIGN.md, "Writing files"). */
@@ -176,7 +176,7 @@ receiver_top_is_state(const char *path)
 }
 
 static int
-reply(struct buf *out, uint32_t id, uint8_t action, int code)
+receiver_reply(struct buf *out, uint32_t id, uint8_t action, int code)
 {
     struct msg_reply m;
     const char *text = code != 0 ? ferry_strerror(code) : "";
@@ -192,7 +192,7 @@ reply(struct buf *out, uint32_t id, uint8_t action, int code)
 
 /* SKIP: the sender sends nothing, and counts the file as adopted. */
 static int
-reply_adopted(struct buf *out, uint32_t id)
+receiver_reply_adopted(struct buf *out, uint32_t id)
 {
     struct msg_reply m;
 
@@ -290,7 +290,7 @@ receiver_entry_failed(struct receiver *rc, const struct msg_entry *m,
         m->size, r, NULL);
     xfer_add(&rc->x->st.bytes_done, m->size);
     incoming_count_failed(rc->in);
-    return reply(out, m->id, REPLY_FAIL, r);
+    return receiver_reply(out, m->id, REPLY_FAIL, r);
 }
 
 static int
@@ -305,20 +305,20 @@ receiver_entry(struct receiver *rc, const struct msg_entry *m,
             break;
         if (r == 1) {
             incoming_skipped(rc->in, path, m->size);
-            return reply(out, m->id, REPLY_SKIP, 0);
+            return receiver_reply(out, m->id, REPLY_SKIP, 0);
         }
         if (r == DEST_ADOPTED) {
             incoming_adopted(rc->in, path, m->size);
-            return reply_adopted(out, m->id);
+            return receiver_reply_adopted(out, m->id);
         }
         return incoming_want(rc->in, m, path, out);
     case ENTRY_DIR:
         if ((r = dest_make_dir(rc->d, m, path)) == 0)
-            return reply(out, m->id, REPLY_SKIP, 0);
+            return receiver_reply(out, m->id, REPLY_SKIP, 0);
         break;
     default:
         if ((r = dest_make_symlink(rc->d, m, path)) == 0)
-            return reply(out, m->id, REPLY_SKIP, 0);
+            return receiver_reply(out, m->id, REPLY_SKIP, 0);
         break;
     }
     return receiver_entry_failed(rc, m, path, r, out);
@@ -358,7 +358,7 @@ receiver_on_entry(struct receiver *rc, const struct frame *f,
         xfer_entry_failed(rc->x, SIDE_DEST, m.kind == ENTRY_FILE, path,
             m.size, FERRY_ERR_BAD_PATH, "name reserved for ferry's state");
         incoming_count_failed(rc->in);
-        return reply(out, m.id, REPLY_FAIL, FERRY_ERR_BAD_PATH);
+        return receiver_reply(out, m.id, REPLY_FAIL, FERRY_ERR_BAD_PATH);
     }
     return receiver_entry(rc, &m, path, out);
 }

@@ -12,7 +12,7 @@
 #include "../common/zst.h"
 #include "../proto/frame.h"
 #include "../proto/msg.h"
-#include "volsend.h"
+#include "volume/volsend.h"
 
 struct sender *
 sender_new(struct plan *p, unsigned stream, struct xfer *x)

@@ -17,8 +17,8 @@
 #include "../common/fsx.h"
 #include "../common/log.h"
 #include "../common/zst.h"
-#include "delta_match.h"
-#include "volsend.h"
+#include "delta/delta_match.h"
+#include "volume/volsend.h"
 
 /* 1 if [off, off + len) lies in a hole of the file. */
 static int

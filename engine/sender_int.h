@@ -8,10 +8,10 @@
 
 #include "../common/buf.h"
 #include "../proto/msg.h"
-#include "delta_match.h"
+#include "delta/delta_match.h"
 #include "plan.h"
 #include "sender.h"
-#include "tensor_codec.h"
+#include "tensor/tensor_codec.h"
 
 enum snd_state { SND_PLAN, SND_WAIT_READY, SND_RUN, SND_WAIT_SUMMARY,
     SND_DONE };

@@ -14,13 +14,13 @@
 #include "../proto/msg.h"
 #include "../proto/msg_filter.h"
 #include "../proto/msg_space.h"
-#include "volkeep.h"
+#include "volume/volkeep.h"
 #include "listing.h"
 #include "manifest.h"
 #include "probe.h"
 #include "receiver.h"
 #include "sender.h"
-#include "volsend.h"
+#include "volume/volsend.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
     PROTO_CAP_STREAMS | PROTO_CAP_FILTERS | PROTO_CAP_DELTA | \

@@ -12,7 +12,7 @@
 #include "../common/alloc.h"
 #include "../proto/frame.h"
 #include "../proto/msg_filter.h"
-#include "volkeep.h"
+#include "volume/volkeep.h"
 #include "prune.h"
 
 /* 1 if a path holds a glob character ('\\' escapes one). */

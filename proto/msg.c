@@ -232,7 +232,7 @@ msg_codec_decode(const struct msg_codec *c, const uint8_t *p, size_t n,
 /* HELLO */
 
 static int
-hello_check(const void *v)
+msg_hello_check(const void *v)
 {
     const struct msg_hello *m = v;
 
@@ -240,7 +240,7 @@ hello_check(const void *v)
         FERRY_ERR_FORMAT : 0;
 }
 
-MSG_CODEC(hello, MSG_HELLO, hello_check, 0, MSG_MAGIC(),
+MSG_CODEC(hello, MSG_HELLO, msg_hello_check, 0, MSG_MAGIC(),
     MSG_U16(hello, version_min), MSG_U16(hello, version_max),
     MSG_U64(hello, caps), MSG_STR(hello, software, PROTO_MAX_SOFTWARE))
 
@@ -380,7 +380,7 @@ MSG_CODEC(error, MSG_ERROR, NULL, 0,
     MSG_U32(error, code), MSG_TEXT(error, text, PROTO_MAX_MESSAGE))
 
 static int
-plan_check(const void *v)
+msg_plan_check(const void *v)
 {
     const struct msg_plan *m = v;
 
@@ -393,27 +393,27 @@ plan_check(const void *v)
     return 0;
 }
 
-MSG_CODEC(plan, MSG_PLAN, plan_check, 0,
+MSG_CODEC(plan, MSG_PLAN, msg_plan_check, 0,
     MSG_U32(plan, flags), MSG_U32(plan, ntop),
     MSG_U64(plan, entries_total), MSG_U64(plan, files_total),
     MSG_U64(plan, bytes_total))
 
 /* TOTALS: the end of PLAN. */
 static int
-totals_check(const void *v)
+msg_totals_check(const void *v)
 {
     const struct msg_totals *m = v;
 
     return m->files_total > m->entries_total ? FERRY_ERR_FORMAT : 0;
 }
 
-MSG_CODEC(totals, MSG_TOTALS, totals_check, 1,
+MSG_CODEC(totals, MSG_TOTALS, msg_totals_check, 1,
     MSG_U64(totals, entries_total), MSG_U64(totals, files_total),
     MSG_U64(totals, bytes_total))
 
 /* A rename is one path component. */
 static int
-ready_check(const void *v)
+msg_ready_check(const void *v)
 {
     const struct msg_ready *m = v;
 
@@ -424,7 +424,7 @@ ready_check(const void *v)
     return 0;
 }
 
-MSG_CODEC(ready, MSG_READY, ready_check, 0,
+MSG_CODEC(ready, MSG_READY, msg_ready_check, 0,
     MSG_STR(ready, rename, FSX_NAME_MAX))
 
 MSG_CODEC(notice, MSG_NOTICE, NULL, 0,
@@ -452,7 +452,7 @@ MSG_CODEC(summary, MSG_SUMMARY, NULL, 0,
 
 /* A bad path is BAD_PATH, as in ENTRY. */
 static int
-partial_check(const void *v)
+msg_partial_check(const void *v)
 {
     const struct msg_partial *m = v;
 
@@ -461,12 +461,12 @@ partial_check(const void *v)
     return fsx_path_check(m->path.p, m->path.len);
 }
 
-MSG_CODEC(partial, MSG_PARTIAL, partial_check, 1,
+MSG_CODEC(partial, MSG_PARTIAL, msg_partial_check, 1,
     MSG_STR(partial, path, PROTO_MAX_PATH), MSG_U64(partial, size),
     MSG_U64(partial, done), MSG_U64(partial, age_s))
 
 static int
-join_check(const void *v)
+msg_join_check(const void *v)
 {
     const struct msg_join *m = v;
 
@@ -474,7 +474,7 @@ join_check(const void *v)
         FERRY_ERR_FORMAT : 0;
 }
 
-MSG_CODEC(join, MSG_JOIN, join_check, 1,
+MSG_CODEC(join, MSG_JOIN, msg_join_check, 1,
     MSG_BYTES(join, transfer_id, PROTO_TRANSFER_ID_LEN),
     MSG_BYTES(join, transfer_key, PROTO_TRANSFER_KEY_LEN),
     MSG_U16(join, stream))
@@ -483,7 +483,7 @@ MSG_CODEC(delta_stop, MSG_DELTA_STOP, NULL, 0, MSG_U32(delta_stop, id))
 MSG_CODEC(delta_go, MSG_DELTA_GO, NULL, 0, MSG_U32(delta_go, id))
 
 static int
-retire_check(const void *v)
+msg_retire_check(const void *v)
 {
     const struct msg_retire *m = v;
 
@@ -491,7 +491,7 @@ retire_check(const void *v)
         FERRY_ERR_FORMAT : 0;
 }
 
-MSG_CODEC(retire, MSG_RETIRE, retire_check, 1, MSG_U16(retire, stream))
+MSG_CODEC(retire, MSG_RETIRE, msg_retire_check, 1, MSG_U16(retire, stream))
 
 MSG_CODEC(readback, MSG_READBACK, NULL, 0,
     MSG_U64(readback, bytes), MSG_U64(readback, ns))

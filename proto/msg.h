@@ -40,7 +40,8 @@ struct msg_info {
 const struct msg_info *msg_info(uint8_t type);
 /* Returns "HELLO", "BLOCK", ... or "?" for logs. */
 const char *msg_type_name(uint8_t type);
-/* 1 if type is a message of the table. */
+/* 1 if type is a message of the table.
+ * For the tests: nothing else calls it. */
 int msg_type_known(uint8_t type);
 
 /* Capability bits in HELLO. Unknown bits are ignored; the agreed set is

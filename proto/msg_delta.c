@@ -13,7 +13,7 @@ msg_delta_nsigs(uint64_t basis_size, uint32_t sig_block)
 }
 
 static int
-sig_block_valid(uint32_t sb)
+msg_sig_block_valid(uint32_t sb)
 {
     return sb >= PROTO_MIN_SIG_BLOCK && sb <= PROTO_MAX_BLOCK &&
         (sb & (sb - 1)) == 0;
@@ -24,7 +24,7 @@ sig_block_valid(uint32_t sb)
 
 /* The count bounds what follows: TOO_LARGE past its limit. */
 static int
-delta_sigs_check(const void *v)
+msg_delta_sigs_check(const void *v)
 {
     const struct msg_delta_sigs *m = v;
     uint64_t nsigs;
@@ -32,14 +32,14 @@ delta_sigs_check(const void *v)
     if (m->count > PROTO_MAX_SIGS)
         return FERRY_ERR_TOO_LARGE;
     if (m->basis_size == 0 || m->basis_size > (uint64_t)INT64_MAX ||
-        !sig_block_valid(m->sig_block) || m->count == 0)
+        !msg_sig_block_valid(m->sig_block) || m->count == 0)
         return FERRY_ERR_FORMAT;
     nsigs = msg_delta_nsigs(m->basis_size, m->sig_block);
     return m->first < nsigs && m->count <= nsigs - m->first ? 0 :
         FERRY_ERR_FORMAT;
 }
 
-MSG_CODEC(delta_sigs, MSG_DELTA_SIGS, delta_sigs_check, 1,
+MSG_CODEC(delta_sigs, MSG_DELTA_SIGS, msg_delta_sigs_check, 1,
     MSG_U32(delta_sigs, id), MSG_U64(delta_sigs, basis_size),
     MSG_U32(delta_sigs, sig_block), MSG_U64(delta_sigs, first),
     MSG_U32(delta_sigs, count),
@@ -49,7 +49,7 @@ MSG_CODEC(delta_sigs, MSG_DELTA_SIGS, delta_sigs_check, 1,
  * hash. */
 
 static int
-delta_blocks_check(const void *v)
+msg_delta_blocks_check(const void *v)
 {
     const struct msg_delta_blocks *m = v;
 
@@ -61,7 +61,7 @@ delta_blocks_check(const void *v)
         FERRY_ERR_FORMAT;
 }
 
-MSG_CODEC(delta_blocks, MSG_DELTA_BLOCKS, delta_blocks_check, 1,
+MSG_CODEC(delta_blocks, MSG_DELTA_BLOCKS, msg_delta_blocks_check, 1,
     MSG_U32(delta_blocks, id), MSG_U32(delta_blocks, block_size),
     MSG_U64(delta_blocks, first), MSG_U32(delta_blocks, count),
     MSG_ARRAY(delta_blocks, hashes, count, HASH_LEN))
@@ -70,7 +70,7 @@ MSG_CODEC(delta_blocks, MSG_DELTA_BLOCKS, delta_blocks_check, 1,
  * u8 kind, u32 len, and u64 from (COPY) or len bytes (LITERAL). */
 
 static int
-delta_op_valid(const struct msg_delta_op *op)
+msg_delta_op_valid(const struct msg_delta_op *op)
 {
     if (op->len == 0 || op->len > PROTO_MAX_BLOCK)
         return 0;
@@ -92,7 +92,7 @@ msg_delta_encode(struct buf *b, const struct msg_delta *m,
         m->offset > (uint64_t)INT64_MAX - m->raw_len)
         return FERRY_ERR_USAGE;
     for (i = 0; i < nops; i++) {
-        if (!delta_op_valid(&ops[i]))
+        if (!msg_delta_op_valid(&ops[i]))
             return FERRY_ERR_USAGE;
         sum += ops[i].len;
     }
@@ -123,7 +123,7 @@ msg_delta_encode(struct buf *b, const struct msg_delta *m,
 
 /* One op at the cursor; bounded by the bytes present, then checked. */
 static int
-delta_op_read(struct rd *r, struct msg_delta_op *op)
+msg_delta_op_read(struct rd *r, struct msg_delta_op *op)
 {
     int e;
 
@@ -138,7 +138,7 @@ delta_op_read(struct rd *r, struct msg_delta_op *op)
         e = rd_bytes(r, op->len, &op->data);
     else
         return FERRY_ERR_FORMAT;
-    if (e == 0 && !delta_op_valid(op))
+    if (e == 0 && !msg_delta_op_valid(op))
         e = FERRY_ERR_FORMAT;
     return e;
 }
@@ -172,7 +172,7 @@ msg_delta_decode(const uint8_t *p, size_t n, struct msg_delta *m)
     m->ops_raw = r.p;
     m->ops_len = r.len;
     for (i = 0; i < m->nops; i++) {
-        if ((e = delta_op_read(&r, &op)) != 0)
+        if ((e = msg_delta_op_read(&r, &op)) != 0)
             goto fail;
         sum += op.len;
     }
@@ -198,7 +198,7 @@ msg_delta_op_next(const struct msg_delta *m, size_t *pos,
     if (*pos >= m->ops_len)
         return FERRY_ERR_SHORT;
     rd_init(&r, m->ops_raw + *pos, m->ops_len - *pos);
-    if ((e = delta_op_read(&r, op)) != 0)
+    if ((e = msg_delta_op_read(&r, op)) != 0)
         return e;
     *pos = m->ops_len - r.len;
     return 0;

@@ -92,7 +92,7 @@ fail:
 }
 
 static int
-reply_check(const void *v)
+msg_reply_check(const void *v)
 {
     const struct msg_reply *m = v;
 
@@ -108,14 +108,14 @@ reply_check(const void *v)
     return 0;
 }
 
-MSG_CODEC(reply, MSG_REPLY, reply_check, 0,
+MSG_CODEC(reply, MSG_REPLY, msg_reply_check, 0,
     MSG_U32(reply, id), MSG_U8(reply, action), MSG_U8(reply, flags),
     MSG_U32(reply, code), MSG_TEXT(reply, text, PROTO_MAX_MESSAGE))
 
 /* SIGS: u32 id, u64 first, u32 count, u8 flags, [count x hash]. The
  * count bounds what follows: TOO_LARGE past its limit. */
 static int
-sigs_check(const void *v)
+msg_sigs_check(const void *v)
 {
     const struct msg_sigs *m = v;
 
@@ -125,13 +125,13 @@ sigs_check(const void *v)
         m->first <= (uint64_t)INT64_MAX - m->count ? 0 : FERRY_ERR_FORMAT;
 }
 
-MSG_CODEC(sigs, MSG_SIGS, sigs_check, 1,
+MSG_CODEC(sigs, MSG_SIGS, msg_sigs_check, 1,
     MSG_U32(sigs, id), MSG_U64(sigs, first), MSG_U32(sigs, count),
     MSG_U8(sigs, flags),
     MSG_ARRAY_IF(sigs, hashes, count, HASH_LEN, flags, SIGS_F_HAVE))
 
 static int
-match_check(const void *v)
+msg_match_check(const void *v)
 {
     const struct msg_match *m = v;
 
@@ -141,7 +141,7 @@ match_check(const void *v)
         FERRY_ERR_FORMAT : 0;
 }
 
-MSG_CODEC(match, MSG_MATCH, match_check, 1,
+MSG_CODEC(match, MSG_MATCH, msg_match_check, 1,
     MSG_U32(match, id), MSG_U64(match, first), MSG_U32(match, count))
 
 /* BLOCK: u32 id, u64 offset, u8 flags, u32 raw_len, hash, str32 data. */
@@ -149,7 +149,7 @@ MSG_CODEC(match, MSG_MATCH, match_check, 1,
 #define BLOCK_FIXED (4 + 8 + 1 + 4 + HASH_LEN + 4)
 
 static int
-block_valid(const struct msg_block *m)
+msg_block_valid(const struct msg_block *m)
 {
     if (m->raw_len == 0 || m->raw_len > PROTO_MAX_BLOCK ||
         (m->flags & ~BLOCK_F_KNOWN) != 0 ||
@@ -163,7 +163,7 @@ block_valid(const struct msg_block *m)
 }
 
 static void
-block_put_fixed(uint8_t *q, const struct msg_block *m)
+msg_block_put_fixed(uint8_t *q, const struct msg_block *m)
 {
     buf_set_u32(q, m->id);
     buf_set_u32(q + 4, (uint32_t)(m->offset >> 32));
@@ -200,11 +200,11 @@ msg_block_commit(struct buf *b, size_t mark, size_t data_cap,
 {
     uint8_t *q = b->data + b->off + mark + PROTO_FRAME_HEADER;
 
-    if (m->data_len > data_cap || !block_valid(m)) {
+    if (m->data_len > data_cap || !msg_block_valid(m)) {
         buf_unreserve(b, buf_used(b) - mark);
         return FERRY_ERR_USAGE;
     }
-    block_put_fixed(q, m);
+    msg_block_put_fixed(q, m);
     buf_unreserve(b, data_cap - m->data_len);
     return frame_finish(b, mark);
 }
@@ -216,7 +216,7 @@ msg_block_encode(struct buf *b, const struct msg_block *m)
     size_t mark;
     int r;
 
-    if (!block_valid(m))
+    if (!msg_block_valid(m))
         return FERRY_ERR_USAGE;
     if ((r = msg_block_reserve(b, m->data_len, &mark, &data)) != 0)
         return r;
@@ -245,7 +245,7 @@ msg_block_decode(const uint8_t *p, size_t n, struct msg_block *m)
         goto fail;
     m->data = data;
     m->data_len = len;
-    if (!block_valid(m)) {
+    if (!msg_block_valid(m)) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

@@ -8,7 +8,7 @@
  * manifest travels in KEEP_MAN; KEEP_DONE ends the set. Every field that
  * sizes something is bounded here; what the fields must agree with (the
  * volume being written, the bytes that came) is the agent's check
- * (engine/volkeep.c).
+ * (engine/volume/volkeep.c).
  */
 #ifndef FERRY_PROTO_MSG_KEEP_H
 #define FERRY_PROTO_MSG_KEEP_H

@@ -14,7 +14,7 @@
 /* BASIS: u32 id, u64 basis_size, hash, str16 path. A bad path is
  * BAD_PATH, as in ENTRY. */
 static int
-basis_check(const void *v)
+msg_basis_check(const void *v)
 {
     const struct msg_basis *m = v;
 
@@ -23,14 +23,14 @@ basis_check(const void *v)
     return fsx_path_check(m->path.p, m->path.len);
 }
 
-MSG_CODEC(basis, MSG_BASIS, basis_check, 1,
+MSG_CODEC(basis, MSG_BASIS, msg_basis_check, 1,
     MSG_U32(basis, id), MSG_U64(basis, basis_size),
     MSG_BYTES(basis, hash, HASH_LEN), MSG_STR(basis, path, PROTO_MAX_PATH))
 
 /* TENSOR: u32 id, u64 offset, u32 raw_len, hash, str32 body. */
 
 static int
-tensor_valid(const struct msg_tensor *m)
+msg_tensor_valid(const struct msg_tensor *m)
 {
     return m->raw_len >= 2 && m->raw_len <= PROTO_MAX_BLOCK &&
         m->offset <= (uint64_t)INT64_MAX - m->raw_len &&
@@ -43,7 +43,7 @@ msg_tensor_encode(struct buf *b, const struct msg_tensor *m)
     size_t mark;
     int r;
 
-    if (!tensor_valid(m))
+    if (!msg_tensor_valid(m))
         return FERRY_ERR_USAGE;
     if ((r = frame_begin(b, MSG_TENSOR, &mark)) != 0)
         return r;
@@ -80,7 +80,7 @@ msg_tensor_decode(const uint8_t *p, size_t n, struct msg_tensor *m)
     if ((e = rd_str32(&r, m->raw_len > 0 ? m->raw_len - 1 : 0, &m->body,
         &m->body_len)) != 0 || (e = rd_end(&r)) != 0)
         goto fail;
-    if (!tensor_valid(m)) {
+    if (!msg_tensor_valid(m)) {
         e = FERRY_ERR_FORMAT;
         goto fail;
     }

@@ -2,13 +2,13 @@
  * msg_vol.h: the messages that carry small files packed in volumes
  * (PROTO_CAP_VOLUMES; see proto/PROTOCOL.md, Volumes). Types 32-36.
  *
- * A volume is one tar archive in zstd frames (engine/volume.h; a sender
+ * A volume is one tar archive in zstd frames (engine/volume/volume.h; a sender
  * ends a frame every VOLSEND_FRAME_BYTES of file data).
  * On a stream it travels as VOL_BEGIN, then VOL_FILE and VOL_DATA frames
  * in any mix (each VOL_FILE before the data that holds its member), then
  * VOL_END. Every field that sizes something is bounded here; what the
  * fields must agree with (the open volume, wanted ids) is the receiver's
- * check (engine/volrecv.c).
+ * check (engine/volume/volrecv.c).
  */
 #ifndef FERRY_PROTO_MSG_VOL_H
 #define FERRY_PROTO_MSG_VOL_H

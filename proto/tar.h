@@ -21,7 +21,7 @@
  * member data: data events borrow the caller's bytes.
  *
  * Policy is the caller's: the parser reports names, hard links and
- * device files as they are; engine/volread.c decides what to refuse.
+ * device files as they are; engine/volume/volread.c decides what to refuse.
  *
  * Split files: a piece of a file that spans volumes is a regular member
  * of its own (named by volume_piece_name) whose pax header carries a
@@ -100,6 +100,7 @@ int tar_header_put(struct buf *b, const struct tar_entry *e) FERRY_WUR;
 size_t tar_pad(uint64_t n);
 /* Bytes that end an archive: two zero blocks. */
 #define TAR_END_SIZE (2u * TAR_BLOCK)
+/* For the tests: nothing else calls it. */
 int tar_end_put(struct buf *b) FERRY_WUR;
 
 /*

@@ -41,7 +41,7 @@ tensor_piece_free(struct tensor_piece *t)
 
 /* Makes *p hold n bytes (n <= PROTO_MAX_TENSOR_PIECE). */
 static int
-tp_room(uint8_t **p, size_t *cap, size_t n)
+tensor_piece_room(uint8_t **p, size_t *cap, size_t n)
 {
     uint8_t *q;
 
@@ -52,19 +52,20 @@ tp_room(uint8_t **p, size_t *cap, size_t n)
 }
 
 static int
-tp_width_ok(unsigned w)
+tensor_piece_width_ok(unsigned w)
 {
     return w == 1 || w == 2 || w == 4 || w == 8;
 }
 
 /*
  * The transforms, written once for any width and mode and inlined for
- * each (tp_split and tp_merge switch to constant arguments), so that the
- * compiler unrolls the byte loops and keeps the mode out of them.
+ * each (tensor_piece_split and tensor_piece_merge switch to constant
+ * arguments), so that the compiler unrolls the byte loops and keeps the
+ * mode out of them.
  * Elements are little-endian on every host.
  */
 static inline __attribute__((always_inline)) uint64_t
-tp_load(const uint8_t *p, unsigned w)
+tensor_piece_load(const uint8_t *p, unsigned w)
 {
     uint16_t a;
     uint32_t b;
@@ -86,7 +87,7 @@ tp_load(const uint8_t *p, unsigned w)
 }
 
 static inline __attribute__((always_inline)) uint64_t
-tp_apply(int mode, uint64_t e, uint64_t r, int undo)
+tensor_piece_apply(int mode, uint64_t e, uint64_t r, int undo)
 {
     switch (mode) {
     case TENSOR_XOR:
@@ -99,7 +100,7 @@ tp_apply(int mode, uint64_t e, uint64_t r, int undo)
 }
 
 static inline __attribute__((always_inline)) void
-tp_split_w(unsigned w, int mode, const uint8_t *restrict p,
+tensor_piece_split_w(unsigned w, int mode, const uint8_t *restrict p,
     const uint8_t *restrict ref, size_t nelem, uint8_t *restrict planes)
 {
     uint8_t *restrict q0 = planes, *restrict q1 = planes + nelem;
@@ -110,8 +111,8 @@ tp_split_w(unsigned w, int mode, const uint8_t *restrict p,
     uint64_t e;
 
     for (i = 0; i < nelem; i++) {
-        e = tp_apply(mode, tp_load(p + i * w, w),
-            mode == TENSOR_PLAIN ? 0 : tp_load(ref + i * w, w), 0);
+        e = tensor_piece_apply(mode, tensor_piece_load(p + i * w, w),
+            mode == TENSOR_PLAIN ? 0 : tensor_piece_load(ref + i * w, w), 0);
         q0[i] = (uint8_t)e;
         if (w >= 2)
             q1[i] = (uint8_t)(e >> 8);
@@ -125,7 +126,7 @@ tp_split_w(unsigned w, int mode, const uint8_t *restrict p,
 }
 
 static inline __attribute__((always_inline)) void
-tp_merge_w(unsigned w, int mode, uint8_t *const *planes,
+tensor_piece_merge_w(unsigned w, int mode, uint8_t *const *planes,
     const uint8_t *restrict ref, size_t nelem, uint8_t *restrict dst)
 {
     const uint8_t *restrict q0 = planes[0], *restrict q1 = planes[w > 1];
@@ -143,8 +144,8 @@ tp_merge_w(unsigned w, int mode, uint8_t *const *planes,
             e |= (uint64_t)q2[i] << 16 | (uint64_t)q3[i] << 24;
         for (k = 4; k < w; k++)
             e |= (uint64_t)planes[k][i] << (8 * k);
-        e = tp_apply(mode, e, mode == TENSOR_PLAIN ? 0 :
-            tp_load(ref + i * w, w), 1);
+        e = tensor_piece_apply(mode, e, mode == TENSOR_PLAIN ? 0 :
+            tensor_piece_load(ref + i * w, w), 1);
         for (k = 0; k < w; k++)
             dst[i * w + k] = (uint8_t)(e >> (8 * k));
     }
@@ -170,29 +171,29 @@ tp_merge_w(unsigned w, int mode, uint8_t *const *planes,
 /* The elements at p (against ref unless PLAIN) as planes: plane k at
  * planes + k * nelem. */
 static void
-tp_split(unsigned w, int mode, const uint8_t *p, const uint8_t *ref,
+tensor_piece_split(unsigned w, int mode, const uint8_t *p, const uint8_t *ref,
     size_t nelem, uint8_t *planes)
 {
     if (mode == TENSOR_XOR) {
-        TP_CASES(tp_split_w, TENSOR_XOR, p, ref, nelem, planes);
+        TP_CASES(tensor_piece_split_w, TENSOR_XOR, p, ref, nelem, planes);
     } else if (mode == TENSOR_SUB) {
-        TP_CASES(tp_split_w, TENSOR_SUB, p, ref, nelem, planes);
+        TP_CASES(tensor_piece_split_w, TENSOR_SUB, p, ref, nelem, planes);
     } else {
-        TP_CASES(tp_split_w, TENSOR_PLAIN, p, ref, nelem, planes);
+        TP_CASES(tensor_piece_split_w, TENSOR_PLAIN, p, ref, nelem, planes);
     }
 }
 
 /* The inverse: element i from byte i of each plane. */
 static void
-tp_merge(unsigned w, int mode, uint8_t *const *planes, const uint8_t *ref,
-    size_t nelem, uint8_t *dst)
+tensor_piece_merge(unsigned w, int mode, uint8_t *const *planes,
+    const uint8_t *ref, size_t nelem, uint8_t *dst)
 {
     if (mode == TENSOR_XOR) {
-        TP_CASES(tp_merge_w, TENSOR_XOR, planes, ref, nelem, dst);
+        TP_CASES(tensor_piece_merge_w, TENSOR_XOR, planes, ref, nelem, dst);
     } else if (mode == TENSOR_SUB) {
-        TP_CASES(tp_merge_w, TENSOR_SUB, planes, ref, nelem, dst);
+        TP_CASES(tensor_piece_merge_w, TENSOR_SUB, planes, ref, nelem, dst);
     } else {
-        TP_CASES(tp_merge_w, TENSOR_PLAIN, planes, ref, nelem, dst);
+        TP_CASES(tensor_piece_merge_w, TENSOR_PLAIN, planes, ref, nelem, dst);
     }
 }
 
@@ -208,7 +209,7 @@ tp_merge(unsigned w, int mode, uint8_t *const *planes, const uint8_t *ref,
 #define TP_NOISE_SAMPLE 16384u
 
 static int
-tp_noise(const uint8_t *plane, size_t n)
+tensor_piece_noise(const uint8_t *plane, size_t n)
 {
     uint32_t count[256];
     double expect, chi = 0, d;
@@ -230,7 +231,7 @@ tp_noise(const uint8_t *plane, size_t n)
 
 /* One plane: zstd when that is shorter than the plane, else stored. */
 static int
-tp_put_plane(struct tensor_piece *t, int level, const uint8_t *plane,
+tensor_piece_put_plane(struct tensor_piece *t, int level, const uint8_t *plane,
     size_t nelem, struct buf *out)
 {
     uint8_t *q;
@@ -239,7 +240,7 @@ tp_put_plane(struct tensor_piece *t, int level, const uint8_t *plane,
 
     if ((r = buf_reserve(out, TENSOR_PLANE_HEAD + nelem, &q)) != 0)
         return r;
-    if (nelem > 1 && !tp_noise(plane, nelem) &&
+    if (nelem > 1 && !tensor_piece_noise(plane, nelem) &&
         zst_compress(t->z, level, q + TENSOR_PLANE_HEAD, nelem - 1, plane,
         nelem, &len) == 0 && len > 0) {
         q[0] = TENSOR_PLANE_ZSTD;
@@ -263,17 +264,17 @@ tensor_piece_encode(struct tensor_piece *t,
     const uint8_t *eref;
     int r;
 
-    if (info->mode > TENSOR_SUB || !tp_width_ok(w) || info->lead >= w ||
-        n > PROTO_MAX_TENSOR_PIECE ||
+    if (info->mode > TENSOR_SUB || !tensor_piece_width_ok(w) ||
+        info->lead >= w || n > PROTO_MAX_TENSOR_PIECE ||
         (info->mode != TENSOR_PLAIN && ref == NULL))
         return FERRY_ERR_USAGE;
     lead = info->lead < n ? info->lead : n;
     nelem = (n - lead) / w;
     tail = n - lead - nelem * w;
     eref = info->mode == TENSOR_PLAIN ? NULL : ref + lead;
-    if ((r = tp_room(&t->planes, &t->planes_cap, nelem * w)) != 0)
+    if ((r = tensor_piece_room(&t->planes, &t->planes_cap, nelem * w)) != 0)
         return r;
-    tp_split(w, info->mode, p + lead, eref, nelem, t->planes);
+    tensor_piece_split(w, info->mode, p + lead, eref, nelem, t->planes);
     if ((r = buf_put_u8(out, info->mode)) != 0 ||
         (r = buf_put_u8(out, (uint8_t)w)) != 0 ||
         (r = buf_put_u8(out, (uint8_t)lead)) != 0 ||
@@ -282,7 +283,7 @@ tensor_piece_encode(struct tensor_piece *t,
         (r = buf_put_u64(out, info->ref_off)) != 0))
         goto fail;
     for (k = 0; k < w; k++)
-        if ((r = tp_put_plane(t, level, t->planes + k * nelem, nelem,
+        if ((r = tensor_piece_put_plane(t, level, t->planes + k * nelem, nelem,
             out)) != 0)
             goto fail;
     if ((r = buf_put(out, p, lead)) != 0 ||
@@ -314,7 +315,7 @@ tensor_piece_put(struct tensor_piece *t,
 }
 
 static int
-tp_head(struct rd *rd, struct tensor_piece_info *info)
+tensor_piece_head(struct rd *rd, struct tensor_piece_info *info)
 {
     int r;
 
@@ -328,7 +329,7 @@ tp_head(struct rd *rd, struct tensor_piece_info *info)
         r = FERRY_ERR_TOO_LARGE;
         goto fail;
     }
-    if (info->mode > TENSOR_SUB || !tp_width_ok(info->width) ||
+    if (info->mode > TENSOR_SUB || !tensor_piece_width_ok(info->width) ||
         info->lead >= info->width || info->lead > info->raw) {
         r = FERRY_ERR_FORMAT;
         goto fail;
@@ -351,14 +352,14 @@ tensor_piece_peek(const uint8_t *p, size_t n, struct tensor_piece_info *info)
     struct rd rd;
 
     rd_init(&rd, p, n);
-    return tp_head(&rd, info);
+    return tensor_piece_head(&rd, info);
 }
 
 /* Plane k of the piece: *plane points at its nelem bytes, in the piece
  * when stored, else inflated into the work space at k * nelem. */
 static int
-tp_get_plane(struct tensor_piece *t, struct rd *rd, size_t k, size_t nelem,
-    uint8_t **plane)
+tensor_piece_get_plane(struct tensor_piece *t, struct rd *rd, size_t k,
+    size_t nelem, uint8_t **plane)
 {
     const uint8_t *src;
     uint32_t len;
@@ -396,16 +397,17 @@ tensor_piece_decode(struct tensor_piece *t, const uint8_t *p, size_t n,
     int r;
 
     rd_init(&rd, p, n);
-    if ((r = tp_head(&rd, &info)) != 0)
+    if ((r = tensor_piece_head(&rd, &info)) != 0)
         return r;
     if (info.raw != dst_len)
         return FERRY_ERR_FORMAT;
     nelem = (info.raw - info.lead) / info.width;
     ntail = info.raw - info.lead - nelem * info.width;
-    if ((r = tp_room(&t->planes, &t->planes_cap, nelem * info.width)) != 0)
+    if ((r = tensor_piece_room(&t->planes, &t->planes_cap,
+        nelem * info.width)) != 0)
         return r;
     for (k = 0; k < info.width; k++)
-        if ((r = tp_get_plane(t, &rd, k, nelem, &planes[k])) != 0)
+        if ((r = tensor_piece_get_plane(t, &rd, k, nelem, &planes[k])) != 0)
             return r;
     if ((r = rd_bytes(&rd, info.lead, &lead)) != 0 ||
         (r = rd_bytes(&rd, ntail, &tail)) != 0 || (r = rd_end(&rd)) != 0)
@@ -414,12 +416,12 @@ tensor_piece_decode(struct tensor_piece *t, const uint8_t *p, size_t n,
         /* Read only once the piece is known to be whole. */
         if (ref == NULL)
             return FERRY_ERR_PROTOCOL;
-        if ((r = tp_room(&t->ref, &t->ref_cap, info.raw)) != 0 ||
+        if ((r = tensor_piece_room(&t->ref, &t->ref_cap, info.raw)) != 0 ||
             (r = ref(arg, info.ref_off, t->ref, info.raw)) != 0)
             return r;
     }
     memcpy(dst, lead, info.lead);
-    tp_merge(info.width, info.mode, planes,
+    tensor_piece_merge(info.width, info.mode, planes,
         info.mode == TENSOR_PLAIN ? NULL : t->ref + info.lead, nelem,
         dst + info.lead);
     memcpy(dst + info.raw - ntail, tail, ntail);

@@ -112,6 +112,7 @@ int tensor_piece_encode(struct tensor_piece *t,
  * (mode, width, lead < width and <= raw, raw within its limit). Returns
  * 0, FERRY_ERR_SHORT, FERRY_ERR_TOO_LARGE or FERRY_ERR_FORMAT; on
  * failure *info is zeroed.
+ * Exported for the tests; otherwise used only in its file.
  */
 int tensor_piece_peek(const uint8_t *p, size_t n,
     struct tensor_piece_info *info) FERRY_WUR;
@@ -124,6 +125,7 @@ int tensor_piece_peek(const uint8_t *p, size_t n,
  * FERRY_ERR_FORMAT for planes that do not add up or do not inflate to
  * their length, FERRY_ERR_TRAILING for bytes after the tail, ref's
  * error, or FERRY_ERR_NOMEM. On failure dst holds no promise.
+ * Exported for the tests; otherwise used only in its file.
  */
 int tensor_piece_decode(struct tensor_piece *t, const uint8_t *p, size_t n,
     tensor_piece_ref_fn *ref, void *arg, uint8_t *dst, size_t dst_len)

@@ -27,7 +27,7 @@
 #include "../common/log.h"
 #include "../common/version.h"
 #include "../engine/conn.h"
-#include "../engine/keptsig.h"
+#include "../engine/delta/keptsig.h"
 #include "../engine/sender.h"
 #include "../engine/session.h"
 #include "../engine/xfer.h"

@@ -51,7 +51,7 @@ rendezvous_name(const struct rendezvous_ticket *t,
 /* The abstract namespace needs no directory and leaves nothing behind;
  * the name is a hash of the ticket, so listing it reveals nothing. */
 static socklen_t
-rv_addr(const struct rendezvous_ticket *t, struct sockaddr_un *sa)
+rendezvous_addr(const struct rendezvous_ticket *t, struct sockaddr_un *sa)
 {
     memset(sa, 0, sizeof(*sa));
     sa->sun_family = AF_UNIX;
@@ -74,7 +74,7 @@ rendezvous_admit(const struct rendezvous_ticket *t, const struct rvmsg *m)
 
 /* 1 if the process at the other end of fd is this user. */
 static int
-rv_same_user(int fd)
+rendezvous_same_user(int fd)
 {
     struct ucred cr;
     socklen_t len = sizeof(cr);
@@ -84,7 +84,7 @@ rv_same_user(int fd)
 }
 
 static int
-rv_wait(int fd, short events, int ms)
+rendezvous_wait(int fd, short events, int ms)
 {
     struct pollfd p = { fd, events, 0 };
     int r;
@@ -95,7 +95,7 @@ rv_wait(int fd, short events, int ms)
 }
 
 static void
-rv_refuse(int fd)
+rendezvous_refuse(int fd)
 {
     uint8_t no = RV_REFUSED;
 
@@ -103,7 +103,7 @@ rv_refuse(int fd)
 }
 
 static void
-rv_accept(uv_poll_t *h, int status, int events)
+rendezvous_accept(uv_poll_t *h, int status, int events)
 {
     struct rendezvous *rv = h->data;
     uint8_t buf[RVMSG_MAX + 1];
@@ -120,7 +120,8 @@ rv_accept(uv_poll_t *h, int status, int events)
         return;
     if ((fd = accept4(rv->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
         return;
-    if (!rv_same_user(fd) || rv_wait(fd, POLLIN, RV_RECV_TIMEOUT_MS) != 0)
+    if (!rendezvous_same_user(fd) || rendezvous_wait(fd, POLLIN,
+        RV_RECV_TIMEOUT_MS) != 0)
         goto drop;
     memset(&mh, 0, sizeof(mh));
     mh.msg_iov = &iov;
@@ -148,7 +149,7 @@ rv_accept(uv_poll_t *h, int status, int events)
         rvmsg_decode(buf, (size_t)n, &m) != 0 ||
         rendezvous_admit(&rv->ticket, &m) != 0) {
         log_debug("rendezvous: a datagram not of this transfer refused");
-        rv_refuse(fd);
+        rendezvous_refuse(fd);
         goto drop;
     }
     if (m.kind == RVMSG_STOP && nfds == 0) {
@@ -173,10 +174,10 @@ drop:
 
 /* Connects to the agent of ticket t; checks it is this user. */
 static int
-rv_connect(const struct rendezvous_ticket *t, int *out)
+rendezvous_connect(const struct rendezvous_ticket *t, int *out)
 {
     struct sockaddr_un sa;
-    socklen_t len = rv_addr(t, &sa);
+    socklen_t len = rendezvous_addr(t, &sa);
     int fd, r;
 
     *out = -1;
@@ -187,7 +188,7 @@ rv_connect(const struct rendezvous_ticket *t, int *out)
         close(fd);
         return r;
     }
-    if (!rv_same_user(fd)) {
+    if (!rendezvous_same_user(fd)) {
         close(fd);
         return -EPERM;
     }
@@ -196,7 +197,7 @@ rv_connect(const struct rendezvous_ticket *t, int *out)
 }
 
 static int
-rv_send(int fd, const struct rendezvous_ticket *t, uint8_t kind,
+rendezvous_send(int fd, const struct rendezvous_ticket *t, uint8_t kind,
     const int *fds, int nfds, const void *bytes, size_t n)
 {
     char ctl[CMSG_SPACE(2 * sizeof(int))];
@@ -247,13 +248,13 @@ out:
 /* Waits until the other end closes (the adopting agent let go, or the
  * agent asked to stop is gone). -EPERM if it refused what was sent. */
 static int
-rv_wait_closed(int fd, int ms)
+rendezvous_wait_closed(int fd, int ms)
 {
     uint8_t b;
     ssize_t n;
 
     for (;;) {
-        if (ms >= 0 && rv_wait(fd, POLLIN, ms) != 0)
+        if (ms >= 0 && rendezvous_wait(fd, POLLIN, ms) != 0)
             return 0;
         if ((n = recv(fd, &b, 1, 0)) == 1 && b == RV_REFUSED)
             return -EPERM;
@@ -273,7 +274,7 @@ rendezvous_bind(struct rendezvous *rv, const struct rendezvous_ticket *t)
     memset(rv, 0, sizeof(*rv));
     rv->fd = -1;
     rv->ticket = *t;
-    len = rv_addr(t, &sa);
+    len = rendezvous_addr(t, &sa);
     if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
         SOCK_NONBLOCK, 0)) < 0)
         return -errno;
@@ -285,10 +286,10 @@ rendezvous_bind(struct rendezvous *rv, const struct rendezvous_ticket *t)
         }
         /* An agent of an earlier attempt of this very transfer: the
          * name is the ticket's, key included. */
-        if (!asked && rv_connect(t, &old) == 0) {
+        if (!asked && rendezvous_connect(t, &old) == 0) {
             asked = 1;
-            if (rv_send(old, t, RVMSG_STOP, NULL, 0, NULL, 0) == 0 &&
-                rv_wait_closed(old, (int)(until - clock_ms())) != 0)
+            if (rendezvous_send(old, t, RVMSG_STOP, NULL, 0, NULL, 0) == 0 &&
+                rendezvous_wait_closed(old, (int)(until - clock_ms())) != 0)
                 log_debug("the agent holding this transfer refused to "
                     "stop");
             close(old);
@@ -316,14 +317,14 @@ rendezvous_start(struct rendezvous *rv, uv_loop_t *loop,
         return FERRY_ERR_NOMEM;
     rv->poll.data = rv;
     rv->polling = 1;
-    uv_poll_start(&rv->poll, UV_READABLE, rv_accept);
+    uv_poll_start(&rv->poll, UV_READABLE, rendezvous_accept);
     /* Listening alone does not keep the agent alive. */
     uv_unref((uv_handle_t *)&rv->poll);
     return 0;
 }
 
 static void
-rv_closed(uv_handle_t *h)
+rendezvous_closed(uv_handle_t *h)
 {
     struct rendezvous *rv = h->data;
 
@@ -339,7 +340,7 @@ rendezvous_close(struct rendezvous *rv)
     if (rv->polling) {
         rv->polling = 0;
         uv_poll_stop(&rv->poll);
-        uv_close((uv_handle_t *)&rv->poll, rv_closed);
+        uv_close((uv_handle_t *)&rv->poll, rendezvous_closed);
     } else if (rv->fd >= 0) {
         close(rv->fd);
         rv->fd = -1;
@@ -363,10 +364,10 @@ rendezvous_handover(const struct rendezvous_ticket *t, int rfd, int wfd,
         return FERRY_ERR_USAGE;
     if (n > RVMSG_MAX_BYTES)
         return FERRY_ERR_TOO_LARGE;
-    if ((r = rv_connect(t, &fd)) != 0)
+    if ((r = rendezvous_connect(t, &fd)) != 0)
         return r;
-    if ((r = rv_send(fd, t, RVMSG_JOIN, fds, 2, bytes, n)) == 0)
-        r = rv_wait_closed(fd, -1);
+    if ((r = rendezvous_send(fd, t, RVMSG_JOIN, fds, 2, bytes, n)) == 0)
+        r = rendezvous_wait_closed(fd, -1);
     close(fd);
     return r;
 }

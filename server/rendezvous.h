@@ -97,7 +97,8 @@ int rendezvous_handover(const struct rendezvous_ticket *t, int rfd, int wfd,
     const void *bytes, size_t n) FERRY_WUR;
 
 /* 0 if datagram m may act on the transfer of ticket t: the same id,
- * key (compared in constant time) and scope; else FERRY_ERR_PROTOCOL. */
+ * key (compared in constant time) and scope; else FERRY_ERR_PROTOCOL.
+ * Exported for the tests; otherwise used only in its file. */
 int rendezvous_admit(const struct rendezvous_ticket *t,
     const struct rvmsg *m) FERRY_WUR;
 

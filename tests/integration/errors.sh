@@ -115,7 +115,7 @@ if unshare $unshare_args sh -c "mount -t tmpfs -o size=2m tmpfs '$T/dst'" \
 fi
 
 # The same with small files, which travel in volumes and are written and
-# committed behind the reader (engine/volstage.c): the failure still ends
+# committed behind the reader (engine/volume/volstage.c): the failure still ends
 # the push with exit 3 and the destination's reason (not the sender's),
 # the first batch of 512 files (2 MiB of pages) is in place and whole,
 # and no file after it landed.

@@ -52,7 +52,7 @@ case $got in "tensors 4 paired 3 coded "*) ;;
 # differences, in fewer bytes than with --tensors=never where every
 # block changed. Checkpoint blocks start coded where blocks are
 # compressed (-z, or a long link) and whole on a short link such as
-# local: (engine/tensor_gov.h), so these runs say -z.
+# local: (docs/DESIGN.md, "When delta is used", 6), so these runs say -z.
 pair="$TESTS_DIR/lib/ckpt_pair.py"
 
 # wire_of DIR: the bytes the last command wrote to its transport (a push)

@@ -22,8 +22,8 @@
 
 #include "../../common/hash.h"
 #include "../../common/rollsum.h"
-#include "../../engine/delta_index.h"
-#include "../../engine/delta_match.h"
+#include "../../engine/delta/delta_index.h"
+#include "../../engine/delta/delta_match.h"
 
 #define BLOCK (1u << 20)
 

@@ -5,7 +5,7 @@
  *
  *     formcheck FILE...   ->   "FORM whole" | "FORM torn" | "unknown"
  *
- * With -t, what engine/tensor_layout.c finds instead: a line "FORM N"
+ * With -t, what engine/tensor/tensor_layout.c finds instead: a line "FORM N"
  * (safetensors, torch, npy or none, and the count), then one line a
  * tensor, "NAME OFFSET LENGTH WIDTH" (width 0: not known).
  *
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../../engine/formcheck.h"
-#include "../../engine/tensor_layout.h"
+#include "../../engine/tensor/tensor_layout.h"
 
 static int
 tensors(int fd, uint64_t size)

@@ -44,7 +44,7 @@
 #include "../../common/buf.h"
 #include "../../common/hash.h"
 #include "../../common/zst.h"
-#include "../../engine/tensor_codec.h"
+#include "../../engine/tensor/tensor_codec.h"
 
 /* The thread's CPU time: rates per core that other work on the machine
  * does not stretch. */

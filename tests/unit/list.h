@@ -35,7 +35,6 @@
     X(rd_bytes) \
     X(rd_str16) \
     X(rd_str32) \
-    X(rd_sub) \
     /* test_text.c */ \
     X(text_escape) \
     X(text_escape_truncation) \

@@ -19,7 +19,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../common/zst.h"
-#include "../../engine/delta_index.h"
+#include "../../engine/delta/delta_index.h"
 #include "../../engine/manifest.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg_filter.h"

@@ -54,7 +54,7 @@
 #include "../../engine/conn.h"
 #include "../../engine/dest.h"
 #include "../../engine/incoming.h"
-#include "../../engine/keptsig.h"
+#include "../../engine/delta/keptsig.h"
 #include "../../engine/plan.h"
 #include "../../engine/receiver.h"
 #include "../../engine/sender.h"

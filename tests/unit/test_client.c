@@ -20,8 +20,8 @@
 #include "../../client/ssh_int.h"
 #include "../../common/alloc.h"
 #include "../../common/buf.h"
-#include "../../engine/volume.h"
-#include "../../engine/volwrite.h"
+#include "../../engine/volume/volume.h"
+#include "../../engine/volume/volwrite.h"
 #include "../../proto/msg_vol.h"
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Delta (engine/incoming_delta.c, plan_delta.c) frame by frame: the
+ * Delta (engine/delta/incoming_delta.c, plan_delta.c) frame by frame: the
  * receiver signs its basis and builds DELTA blocks from it, refusing
  * copies of what it never described; the sender takes DELTA_SIGS only in
  * order and for files wanted so (roles.h explains the rows).

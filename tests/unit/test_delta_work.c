@@ -1,5 +1,5 @@
 /*
- * The sender's search for the receiver's basis (engine/delta_index.c,
+ * The sender's search for the receiver's basis (engine/delta/delta_index.c,
  * delta_match.c) does work bounded by the bytes it searches, however the
  * receiver's signatures collide, and an honest basis loses nothing by
  * the bounds. Work is what the search counts (struct delta_work: bytes
@@ -10,8 +10,8 @@
 
 #include "../../common/hash.h"
 #include "../../common/rollsum.h"
-#include "../../engine/delta_index.h"
-#include "../../engine/delta_match.h"
+#include "../../engine/delta/delta_index.h"
+#include "../../engine/delta/delta_match.h"
 #include "check.h"
 
 #define PS PROTO_MIN_SIG_BLOCK

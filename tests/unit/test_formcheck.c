@@ -13,7 +13,7 @@
 
 #include "../../common/buf.h"
 #include "../../engine/formcheck.h"
-#include "../../engine/volwrite.h"
+#include "../../engine/volume/volwrite.h"
 #include "check.h"
 #include "ckpt_files.h"
 

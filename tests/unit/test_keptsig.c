@@ -1,5 +1,5 @@
 /*
- * Kept signatures (engine/keptsig.c): what a receiver keeps of a file it
+ * Kept signatures (engine/delta/keptsig.c): what a receiver keeps of a file it
  * wrote is what signing the file would give, and it is used only while
  * the file is exactly as written; anything else is refused and removed.
  */
@@ -13,7 +13,7 @@
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
 #include "../../common/rollsum.h"
-#include "../../engine/keptsig.h"
+#include "../../engine/delta/keptsig.h"
 #include "../../proto/msg.h"
 #include "check.h"
 

@@ -246,25 +246,3 @@ TEST(rd_str32)
         check_cursor(&r, rd_data, i);
     }
 }
-
-TEST(rd_sub)
-{
-    struct rd r, child;
-    uint32_t v;
-
-    rd_init(&r, rd_data, sizeof(rd_data));
-    CHECK_OK(rd_u32(&r, NULL));
-    CHECK_OK(rd_sub(&r, 8, &child));
-    check_cursor(&child, rd_data + 4, 8);
-    check_cursor(&r, rd_data + 12, 4);
-    CHECK_OK(rd_u32(&child, &v));
-    CHECK_EQ_U64(v, 0x05060708);
-    CHECK_EQ_ERR(rd_end(&child), FERRY_ERR_TRAILING);
-    /* A child never reaches past its own end. */
-    CHECK_EQ_ERR(rd_u64(&child, NULL), FERRY_ERR_SHORT);
-    CHECK_EQ_ERR(rd_sub(&r, 5, &child), FERRY_ERR_SHORT);
-    check_cursor(&child, NULL, 0);
-    check_cursor(&r, rd_data + 12, 4);
-    CHECK_OK(rd_sub(&r, 4, &child));
-    CHECK_OK(rd_end(&r));
-}

@@ -16,7 +16,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
-#include "../../engine/delta_index.h"
+#include "../../engine/delta/delta_index.h"
 #include "roles.h"
 
 #define BIG_LEFT (RT_BIG_BLOCKS - 4)

@@ -1,11 +1,11 @@
 /*
- * engine/tensor_codec.c: two versions of a checkpoint, built byte by byte
- * (ckpt_files.c), coded block by block against each other and rebuilt
+ * engine/tensor/tensor_codec.c: two versions of a checkpoint, built byte by
+ * byte (ckpt_files.c), coded block by block against each other and rebuilt
  * byte for byte: identical tensors, a few changed elements, all changed
- * slightly, tensors added, removed, renamed, reshaped or retyped, the
- * header grown so that every offset moves, no reference, a reference
- * that is not the one coded against, a file that only looks like
- * safetensors, blocks that cut elements, torch storages of unknown width.
+ * slightly, tensors added, removed, renamed, reshaped or retyped, the header
+ * grown so that every offset moves, no reference, a reference that is not the
+ * one coded against, a file that only looks like safetensors, blocks that cut
+ * elements, torch storages of unknown width.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/hash.h"
-#include "../../engine/tensor_codec.h"
+#include "../../engine/tensor/tensor_codec.h"
 #include "check.h"
 #include "ckpt_files.h"
 

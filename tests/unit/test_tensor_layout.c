@@ -1,15 +1,15 @@
 /*
- * engine/tensor_layout.c: the tensors of safetensors, torch.save and .npy
- * files built byte by byte (ckpt_files.c), the spans that cut a file into
- * tensors and gaps, the pairing of two versions by name and length, and
- * files that only look like one of these (no tensors).
+ * engine/tensor/tensor_layout.c: the tensors of safetensors, torch.save and
+ * .npy files built byte by byte (ckpt_files.c), the spans that cut a file into
+ * tensors and gaps, the pairing of two versions by name and length, and files
+ * that only look like one of these (no tensors).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/alloc.h"
-#include "../../engine/tensor_layout.h"
+#include "../../engine/tensor/tensor_layout.h"
 #include "check.h"
 #include "ckpt_files.h"
 

@@ -1,10 +1,10 @@
 /*
- * Tensors on the wire (engine/incoming_tensor.c, plan_tensor.c) frame by
- * frame: the receiver names a basis that is a checkpoint (BASIS) instead
- * of signing it, and rebuilds TENSOR blocks against it, refusing what
- * does not rebuild; the sender takes one BASIS of a file wanted so, and
- * codes against its own file of that path only if it is the receiver's
- * (roles.h explains the rows).
+ * Tensors on the wire (engine/tensor/incoming_tensor.c, plan_tensor.c) frame
+ * by frame: the receiver names a basis that is a checkpoint (BASIS) instead of
+ * signing it, and rebuilds TENSOR blocks against it, refusing what does not
+ * rebuild; the sender takes one BASIS of a file wanted so, and codes against
+ * its own file of that path only if it is the receiver's (roles.h explains the
+ * rows).
  *
  * Receiver rows: the destination holds a safetensors file of ST_DATA
  * bytes of weights (ST_SIZE in all) as the basis of the new "b.st", the

@@ -1,10 +1,10 @@
 /*
- * The agent's side of a push with --keep-volumes (engine/volkeep.c), fed
- * frame by frame: each row of the table is a script of frames, the error
- * the last one must bring (every earlier one must pass), the frames the
- * agent sent, and the directory afterwards. So each check the agent makes
- * has a row that fails without it. Then the messages' bounds, OPEN KEEP's
- * shape and SHA-256 itself.
+ * The agent's side of a push with --keep-volumes (engine/volume/volkeep.c),
+ * fed frame by frame: each row of the table is a script of frames, the error
+ * the last one must bring (every earlier one must pass), the frames the agent
+ * sent, and the directory afterwards. So each check the agent makes has a row
+ * that fails without it. Then the messages' bounds, OPEN KEEP's shape and
+ * SHA-256 itself.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "check.h"
 
 #include "../../common/sha256.h"
-#include "../../engine/volkeep.h"
+#include "../../engine/volume/volkeep.h"
 #include "../../engine/xfer.h"
 #include "../../proto/frame.h"
 #include "../../proto/msg.h"

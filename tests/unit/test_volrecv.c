@@ -1,5 +1,5 @@
 /*
- * The receiver's volumes (engine/volrecv.c, and the hooks in receiver.c
+ * The receiver's volumes (engine/volume/volrecv.c, and the hooks in receiver.c
  * and incoming.c) fed frame by frame by a scripted sender: a good volume
  * commits its files and answers them, and every hostile or broken one is
  * refused with nothing committed outside the destination (rt_finish
@@ -20,7 +20,7 @@
 #include "../../common/zst.h"
 #include "../../proto/msg_vol.h"
 #include "../../proto/tar.h"
-#include "../../engine/volrecv.h"
+#include "../../engine/volume/volrecv.h"
 #include "roles.h"
 
 #define VR_MAX 6

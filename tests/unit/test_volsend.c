@@ -1,5 +1,5 @@
 /*
- * The sender's volumes (engine/volsend.c, the hooks in sender.c and
+ * The sender's volumes (engine/volume/volsend.c, the hooks in sender.c and
  * plan.c) against a scripted receiver (roles.h explains the rows). The
  * source is rt_make_source's:
  *
@@ -15,7 +15,7 @@
 
 #include "../../common/clock.h"
 #include "../../common/zst.h"
-#include "../../engine/volsend.h"
+#include "../../engine/volume/volsend.h"
 #include "roles.h"
 
 #define OFFERS "PLAN:6 ENTRY:0:src ENTRY:1:src/a ENTRY:2:src/d " \

@@ -1,5 +1,5 @@
 /*
- * Tests for the volume writer and reader (engine/volwrite.c, volread.c,
+ * Tests for the volume writer and reader (engine/volume/volwrite.c, volread.c,
  * volstage.c, volume.c) and zstd streams (common/zst.c): round trips in
  * memory, the size rule, split files, and every refusal of the reader.
  */
@@ -15,10 +15,10 @@
 #include "../../common/hash.h"
 #include "../../common/text.h"
 #include "../../common/zst.h"
-#include "../../engine/volread.h"
-#include "../../engine/volstage.h"
-#include "../../engine/volume.h"
-#include "../../engine/volwrite.h"
+#include "../../engine/volume/volread.h"
+#include "../../engine/volume/volstage.h"
+#include "../../engine/volume/volume.h"
+#include "../../engine/volume/volwrite.h"
 #include "check.h"
 
 #include <zstd.h>

@@ -1,5 +1,5 @@
 /*
- * pull --watch's units across looks (client/watchlist.c): when a unit is
+ * pull --watch's units across looks (client/watch_list.c): when a unit is
  * ready (stable over two looks, or its marker there), newest first, how
  * many --keep lets through, and giving up after failures.
  */
