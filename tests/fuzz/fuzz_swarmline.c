@@ -26,6 +26,7 @@ check_line(const struct swarm_line *l)
     case SWARM_KEY:
     case SWARM_SAVE:
     case SWARM_PIECE:
+    case SWARM_LINK:
         if (l->arg_len == 0 || l->arg_len != strlen(l->arg))
             abort();
         for (i = 0; i < l->arg_len; i++)
@@ -33,6 +34,8 @@ check_line(const struct swarm_line *l)
                 abort();
         if (l->cmd == SWARM_PIECE && (l->piece < 0 || l->piece > INT32_MAX ||
             l->offset < 0 || l->offset > SWARM_MAX_OFFSET))
+            abort();
+        if (l->cmd == SWARM_LINK && (l->piece < 0 || l->piece > INT32_MAX))
             abort();
         break;
     case SWARM_LISTEN:
