@@ -392,6 +392,13 @@ boxes_kill(struct boxes_run *br, int sig)
             kill(br->slots[i].pid, sig);
 }
 
+/* The swarm is about to say a line: the progress line goes first. */
+static void
+boxes_clear_line(void *ctx)
+{
+    boxes_progress_clear(ctx);
+}
+
 /* The next box whose transfer may start (in order, as the swarm lets
  * them), or -1. */
 static int
@@ -454,6 +461,7 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
      * box's transfer starts once its helper holds what it lacked (its
      * staged files, swarm.h), while the swarm goes on for the others. */
     br.swarm = swarm_begin(cli, &boxes_stop_sig);
+    swarm_before_note(br.swarm, boxes_clear_line, &br);
     while (br.nbegun < cli->nboxes || br.running > 0 ||
         swarm_running(br.swarm)) {
         if (boxes_stop_sig != 0 && !forwarded) {

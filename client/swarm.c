@@ -50,6 +50,8 @@ swarm_note(const struct swarm *s, const char *fmt, ...)
 
     if (swarm_quiet(s))
         return;
+    if (s->before_note != NULL)
+        s->before_note(s->note_ctx);
     fputs("ferry: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

@@ -46,6 +46,10 @@ int swarm_pollfds(const struct swarm *s, struct pollfd *p);
  * time. NULL is a no-op. */
 void swarm_tick(struct swarm *s, const struct pollfd *p, int n);
 
+/* fn(ctx) is called before each line the swarm says on stderr while it
+ * runs (the boxes' progress line is cleared first). NULL s: a no-op. */
+void swarm_before_note(struct swarm *s, void (*fn)(void *), void *ctx);
+
 /* 1 while the swarm runs (its helpers not all stopped or left). */
 int swarm_running(const struct swarm *s);
 

@@ -138,6 +138,8 @@ struct swarm {
     char adopt[256];
     int single;             /* the torrent's single-file form */
     enum swarm_phase phase;
+    void (*before_note)(void *);    /* swarm_before_note */
+    void *note_ctx;
     volatile sig_atomic_t *stop;
 };
 

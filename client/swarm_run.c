@@ -280,6 +280,15 @@ swarm_ready(const struct swarm *s, int box)
         (s->b[box].whole || s->b[box].st == SB_FAILED);
 }
 
+void
+swarm_before_note(struct swarm *s, void (*fn)(void *), void *ctx)
+{
+    if (s == NULL)
+        return;
+    s->before_note = fn;
+    s->note_ctx = ctx;
+}
+
 int
 swarm_running(const struct swarm *s)
 {
