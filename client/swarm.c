@@ -82,6 +82,7 @@ swarm_lose(struct swarm *s, int i, const char *why)
         swarm_note(s, "%s: swarm: %s; its data goes to it directly",
             s->cli->boxes[i].label, why);
     b->st = SB_FAILED;
+    b->since = swarm_now();
     for (int k = 0; k < b->ninflight; k++)
         swarm_again(s, b->inflight[k]);
     b->ninflight = 0;

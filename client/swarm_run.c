@@ -272,12 +272,18 @@ swarm_step(struct swarm *s)
 int
 swarm_ready(const struct swarm *s, int box)
 {
+    const struct sbox *b;
+
     if (s == NULL || s->phase == SW_OVER)
         return 1;
+    b = &s->b[box];
     /* Done: what it is to adopt is whole, and its helper only seeds from
-     * it (the transfer keeps the staged names, OPEN_F_ADOPT_KEEP). */
-    return s->phase != SW_LISTING &&
-        (s->b[box].whole || s->b[box].st == SB_FAILED);
+     * it (the transfer keeps the staged names, OPEN_F_ADOPT_KEEP). Left
+     * before that: its helper, which may still be writing, ends at the
+     * end of its input, within SWARM_STOP_S; the transfer's one sync of
+     * the staged data must come after its last write. */
+    return s->phase != SW_LISTING && (b->whole || (b->st == SB_FAILED &&
+        (!b->staged || swarm_now() - b->since > SWARM_STOP_S)));
 }
 
 void

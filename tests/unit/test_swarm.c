@@ -272,9 +272,10 @@ TEST(swarm_conduct_probe)
 }
 
 /* A box whose helper is done is released for its transfer while the
- * others still fetch, and its helper is not stopped: it seeds on. A box
- * that leaves is released at once too. The helpers are stopped once the
- * last box is done, and the swarm is over when they have ended. */
+ * others still fetch, and its helper is not stopped: it seeds on. One
+ * that left before it was done is not released while its helper may
+ * still write. The helpers are stopped once the last box is done, and
+ * the swarm is over when they have ended. */
 TEST(swarm_conduct_done_released)
 {
     struct conduct c;
@@ -296,10 +297,12 @@ TEST(swarm_conduct_done_released)
     o = out(&c, 0, &len);
     CHECK(!has(o, len, "stop\n"));
     free(o);
-    /* Box 2's helper fails: its transfer need not wait either. */
+    /* Box 2's helper fails before it is done: it may still be writing,
+     * so its transfer waits (for the swarm's end here). */
     say(&c, 1, "fatal file x: no space");
     swarm_step(c.s);
-    CHECK(swarm_ready(c.s, 1));
+    CHECK(swarm_test_failed(c.s, 1));
+    CHECK(!swarm_ready(c.s, 1));
     CHECK(!swarm_ready(c.s, 2));
     o = out(&c, 0, &len);
     CHECK(!has(o, len, "stop\n"));
@@ -321,5 +324,6 @@ TEST(swarm_conduct_done_released)
     say(&c, 2, "link-end 0");
     swarm_step(c.s);
     CHECK(!swarm_running(c.s));
+    CHECK(swarm_ready(c.s, 1));
     conduct_free(&c);
 }
