@@ -146,7 +146,8 @@ UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
 	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
 	client/output_summary.c client/retry.c client/remote.c \
 	client/transport.c client/watch_list.c client/pack_cli.c client/width.c \
-	client/torrent.c client/swarm_ca.c client/swarm.c client/swarm_link.c)
+	client/torrent.c client/swarm_ca.c client/swarm.c client/swarm_make.c \
+	client/swarm_run.c client/swarm_link.c)
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)

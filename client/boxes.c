@@ -155,6 +155,8 @@ boxes_child(struct cli *cli, struct boxes_run *br, int box, int out, int err)
     if (cli->adopt == NULL && swarm_adopt_dir(br->swarm, box) != NULL) {
         if ((cli->adopt = xstrdup(swarm_adopt_dir(br->swarm, box))) == NULL)
             _exit(EXIT_USAGE);
+        /* Its helper may seed on from the staged names. */
+        cli->adopt_keep = 1;
         cli->hash_hint = swarm_hash_hint;
         cli->hash_hint_ctx = br->swarm;
     }
@@ -308,14 +310,15 @@ boxes_reaped(struct boxes_run *br, struct boxes_slot *s, int st)
     boxes_report_box(br, s->box);
 }
 
-/* Waits for output or an ended child, for at most 200 ms. */
+/* Waits for output, an ended child or the swarm's links, for at most
+ * 200 ms; then the swarm takes its round. */
 static void
 boxes_wait(struct boxes_run *br)
 {
-    struct pollfd p[2 * BOXES_SLOTS_MAX];
+    struct pollfd p[2 * BOXES_SLOTS_MAX + CLI_MAX_BOXES];
     struct boxes_slot *who[2 * BOXES_SLOTS_MAX];
     int *fds[2 * BOXES_SLOTS_MAX];
-    int i, n = 0, st;
+    int i, n = 0, ns, st;
     pid_t pid;
 
     for (i = 0; i < br->nslots; i++) {
@@ -332,10 +335,12 @@ boxes_wait(struct boxes_run *br)
             fds[n++] = &s->err;
         }
     }
-    if (poll(p, (nfds_t)n, 200) > 0)
+    ns = swarm_pollfds(br->swarm, p + n);
+    if (poll(p, (nfds_t)(n + ns), 200) > 0)
         for (i = 0; i < n; i++)
             if (p[i].revents != 0)
                 boxes_read(who[i], fds[i]);
+    swarm_tick(br->swarm, p + n, ns);
     /* Each slot's child by its pid: the swarm's links are children too,
      * and are its to reap. */
     for (i = 0; i < br->nslots; i++)
@@ -387,13 +392,31 @@ boxes_kill(struct boxes_run *br, int sig)
             kill(br->slots[i].pid, sig);
 }
 
+/* The swarm is about to say a line: the progress line goes first. */
+static void
+boxes_clear_line(void *ctx)
+{
+    boxes_progress_clear(ctx);
+}
+
+/* The next box whose transfer may start (in order, as the swarm lets
+ * them), or -1. */
+static int
+boxes_next(const struct boxes_run *br)
+{
+    for (int i = 0; i < br->nboxes; i++)
+        if (!br->begun[i] && swarm_ready(br->swarm, i))
+            return i;
+    return -1;
+}
+
 int
 boxes_main(struct cli *cli, boxes_one_fn *one)
 {
     struct boxes_run br;
     struct sigaction sa, old_int, old_term;
     size_t shared;
-    int i, r, next = 0, code = EXIT_USAGE, forwarded = 0;
+    int i, r, next, code = EXIT_USAGE, forwarded = 0;
 
     memset(&br, 0, sizeof(br));
     br.cli = cli;
@@ -414,6 +437,7 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
     if (br.tally == MAP_FAILED ||
         (br.codes = xcalloc((size_t)cli->nboxes, sizeof(int))) == NULL ||
         (br.dests = xcalloc((size_t)cli->nboxes, sizeof(char *))) == NULL ||
+        (br.begun = xcalloc((size_t)cli->nboxes, 1)) == NULL ||
         (br.slots = xcalloc((size_t)br.nslots, sizeof(*br.slots))) == NULL) {
         if (br.tally == MAP_FAILED)
             br.tally = NULL;
@@ -433,10 +457,13 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    /* A push spreads its bytes among the boxes first; each box's transfer
-     * then takes from what it holds (swarm.h). */
-    br.swarm = swarm_spread(cli, &boxes_stop_sig);
-    while (next < cli->nboxes || br.running > 0) {
+    /* A push spreads its bytes among the boxes first, in this loop: a
+     * box's transfer starts once its helper holds what it lacked (its
+     * staged files, swarm.h), while the swarm goes on for the others. */
+    br.swarm = swarm_begin(cli, &boxes_stop_sig);
+    swarm_before_note(br.swarm, boxes_clear_line, &br);
+    while (br.nbegun < cli->nboxes || br.running > 0 ||
+        swarm_running(br.swarm)) {
         if (boxes_stop_sig != 0 && !forwarded) {
             /* A Ctrl-C reached the children from the terminal; a signal
              * sent to this process alone is passed on, once (a second
@@ -445,26 +472,31 @@ boxes_main(struct cli *cli, boxes_one_fn *one)
                 boxes_kill(&br, boxes_stop_sig);
             forwarded = 1;
         }
-        while (boxes_stop_sig == 0 && next < cli->nboxes &&
-            br.running < br.nslots) {
+        while (boxes_stop_sig == 0 && br.running < br.nslots &&
+            (next = boxes_next(&br)) >= 0) {
+            br.begun[next] = 1;
+            br.nbegun++;
             if ((r = boxes_start(cli, &br, next)) != 0) {
                 br.codes[next] = EXIT_USAGE;
                 snprintf(br.tally[next].error, sizeof(br.tally[next].error),
                     "could not start its transfer: %s", strerror(-r));
                 boxes_report_box(&br, next);
             }
-            next++;
         }
-        if (boxes_stop_sig != 0 && next < cli->nboxes) {
+        if (boxes_stop_sig != 0 && br.nbegun < cli->nboxes) {
             /* Boxes not begun are not begun. */
-            for (; next < cli->nboxes; next++) {
-                br.codes[next] = EXIT_INTERRUPTED;
-                snprintf(br.tally[next].error, sizeof(br.tally[next].error),
+            for (i = 0; i < cli->nboxes; i++) {
+                if (br.begun[i])
+                    continue;
+                br.begun[i] = 1;
+                br.nbegun++;
+                br.codes[i] = EXIT_INTERRUPTED;
+                snprintf(br.tally[i].error, sizeof(br.tally[i].error),
                     "interrupted before it began");
-                boxes_report_box(&br, next);
+                boxes_report_box(&br, i);
             }
         }
-        if (br.running > 0)
+        if (br.running > 0 || swarm_running(br.swarm))
             boxes_wait(&br);
         if (br.progress)
             boxes_progress(&br);
@@ -481,6 +513,7 @@ out:
     for (i = 0; br.dests != NULL && i < cli->nboxes; i++)
         xfree(br.dests[i]);
     xfree(br.slots);
+    xfree(br.begun);
     xfree(br.dests);
     xfree(br.codes);
     if (br.tally != NULL)

@@ -6,6 +6,7 @@
 #ifndef FERRY_CLIENT_BOXES_INT_H
 #define FERRY_CLIENT_BOXES_INT_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../common/text.h"
@@ -44,6 +45,8 @@ struct boxes_run {
     char **dests;                /* per box of a pull: DEST/HOST */
     struct boxes_slot *slots;
     int nslots, running;
+    uint8_t *begun;              /* per box: its transfer was started */
+    int nbegun;
     double t0;
     int progress;                /* draw one line for all boxes */
     int drawn;                   /* ... and it is on the screen */

@@ -73,6 +73,8 @@ struct cli {
                                  --basis auto: OPEN_F_BASIS_AUTO */
     const char *basis;        /* --basis FILE */
     char *adopt;              /* --adopt DIR (push; owned, trimmed) */
+    int adopt_keep;           /* ... linked, the staged name kept (a
+                                 swarm's box: OPEN_F_ADOPT_KEEP) */
     int json;
     int quiet;
     int verbose;

@@ -250,6 +250,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (cli->adopt != NULL) {
             rn->push_paths[rn->so.npaths++] = cli->adopt;
             rn->so.flags |= OPEN_F_ADOPT;
+            if (cli->adopt_keep)
+                rn->so.flags |= OPEN_F_ADOPT_KEEP;
         }
         rn->so.paths = rn->push_paths;
         *dest_prefix = run_join_prefix(run_host(rn), ":", dest);

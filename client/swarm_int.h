@@ -55,12 +55,13 @@ struct swarm_job {
     char id[17];                 /* the staging folder's name */
 };
 
-/* The conductor's steps (swarm.c), apart for the unit tests, which play
- * the links' lines: swarm_new scans cli's sources (NULL: no swarm);
+/* The conductor's steps (swarm_cond.h), apart for the unit tests, which
+ * play the links' lines: swarm_new scans cli's sources (NULL: no swarm);
  * swarm_line takes one line of a box's link; once every box has listed
  * its DEST, swarm_prepare makes the torrent and queues `go`; swarm_step
- * starts and feeds the boxes; swarm_test_out takes what was queued for
- * a box; swarm_test_probe sets the probe's seconds. */
+ * is the round swarm_tick takes after a poll: it starts and feeds the
+ * boxes, and stops them when it is time; swarm_test_out takes what was
+ * queued for a box; swarm_test_probe sets the probe's seconds. */
 struct swarm *swarm_new(struct cli *cli, volatile sig_atomic_t *stop);
 int swarm_prepare(struct swarm *s) FERRY_WUR;
 void swarm_line(struct swarm *s, int box, char *line);

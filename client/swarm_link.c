@@ -506,13 +506,17 @@ swarm_link_main(struct cli *cli, const struct swarm_job *job, int box,
         _exit(0);
     }
     /* The staging folder beside what it will become, so that a file is
-     * moved into place, not copied; DEST's own rule for a missing
-     * parent. */
+     * taken into place, not copied; DEST's own rule for a missing
+     * parent. A staged file of several names was adopted (linked) or
+     * linked from DEST by a run that did not end clean: the helper must
+     * not write into a file that has a name outside the folder, so it
+     * goes (what of it is current there is linked again). */
     snprintf(script, sizeof(script),
         "exec 2>/dev/null; umask 077; %s %s; cd %s || exit %d; "
-        "mkdir -p \"%s/%s\" || exit %d",
+        "mkdir -p \"%s/%s\" || exit %d; "
+        "find \"%s/%s\" -type f -links +1 -delete; exit 0",
         cli->mkpath ? "mkdir -p" : "mkdir", dest_q, dest_q, SWARM_ST_NODEST,
-        SWARM_STAGE_DIR, job->id, SWARM_ST_WRITE);
+        SWARM_STAGE_DIR, job->id, SWARM_ST_WRITE, SWARM_STAGE_DIR, job->id);
     if ((r = link_run(ssh, host, "its staging folder", script, NULL, 0, msg,
         sizeof(msg))) != 0)
         goto fail;

@@ -1,12 +1,13 @@
 /*
  * dest_int.h: what the files of the destination share (private to
- * engine/dest.c, dest_open.c and dest_state.c; the interface is dest.h).
+ * engine/dest*.c; the interface is dest.h).
  *
  *   dest.c        the destination's life, its entries, the batch of
  *                 staged files and its commit
  *   dest_open.c   resolving DEST, its state directory, salt and lock
  *   dest_state.c  the state of a destination seen from outside: whether
  *                 a transfer holds it, what it keeps, `ferry clean`
+ *   dest_adopt.c  --adopt DIR: staged files taken into place
  */
 #ifndef FERRY_ENGINE_DEST_INT_H
 #define FERRY_ENGINE_DEST_INT_H
@@ -41,5 +42,10 @@ struct dest {
 /* What the lock file open at fd says of its holder: its first line
  * ("pid N, transfer X"), or "" if it cannot be read. */
 void dest_lock_holder(int fd, char *out, size_t n);
+
+/* --adopt: DIR/path takes the place of name in pfd when it holds what m
+ * says; 1 if it did (dest_adopt.c). */
+int dest_adopt(struct dest *d, const struct msg_entry *m, const char *path,
+    uint32_t block_size, int pfd, const char *name);
 
 #endif

@@ -28,7 +28,7 @@
     PROTO_CAP_VOLUMES | PROTO_CAP_RETIRE | PROTO_CAP_READBACK | \
     PROTO_CAP_PROBE | PROTO_CAP_KEEP | PROTO_CAP_LIVE | PROTO_CAP_STOP | \
     PROTO_CAP_BUSY | PROTO_CAP_SPACE | PROTO_CAP_IGNORE | PROTO_CAP_TENSORS | \
-    PROTO_CAP_SINGLE_EARLY | PROTO_CAP_ADOPT)
+    PROTO_CAP_SINGLE_EARLY | PROTO_CAP_ADOPT | PROTO_CAP_ADOPT_KEEP)
 
 struct session *
 session_client_new(const struct session_open *o, conn_step_fn *role_step,
@@ -608,8 +608,10 @@ session_on_frame(struct session *s, const struct frame *f, struct buf *out)
         /* One that knows no ADOPT would refuse the OPEN as malformed:
          * say what it lacks instead (and have ours uploaded, where one
          * may be). */
-        if ((s->open.flags & OPEN_F_ADOPT) &&
-            !(s->peer_caps & PROTO_CAP_ADOPT))
+        if (((s->open.flags & OPEN_F_ADOPT) &&
+            !(s->peer_caps & PROTO_CAP_ADOPT)) ||
+            ((s->open.flags & OPEN_F_ADOPT_KEEP) &&
+            !(s->peer_caps & PROTO_CAP_ADOPT_KEEP)))
             return xfer_fail(s->x, FERRY_ERR_VERSION, "the agent (%s) "
                 "cannot take staged files (--adopt)", s->peer_software);
         s->state = S_CLIENT_WAIT_OPEN_OK;

@@ -336,6 +336,7 @@ msg_open_decode(const uint8_t *p, size_t n, struct msg_open *m)
         (OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER) ||
         ((m->flags & (OPEN_F_BASIS_FILE | OPEN_F_REPLACE_DIRS |
         OPEN_F_ADOPT)) && m->op != OPEN_PUSH) ||
+        ((m->flags & OPEN_F_ADOPT_KEEP) && !(m->flags & OPEN_F_ADOPT)) ||
         ((m->flags & OPEN_F_READINESS) && m->op != OPEN_LIST) ||
         ((m->flags & OPEN_F_MKPATH) && m->op != OPEN_PUSH &&
         m->op != OPEN_KEEP) ||

@@ -80,6 +80,9 @@ int msg_type_known(uint8_t type);
  * knows no such flag refuses that OPEN as malformed: a client that finds
  * the bit missing in its HELLO fails first, saying what it lacks. */
 #define PROTO_CAP_ADOPT (1u << 23)
+/* The agent takes OPEN_F_ADOPT_KEEP; the client asks for it first, as
+ * for OPEN_F_ADOPT. */
+#define PROTO_CAP_ADOPT_KEEP (1u << 24)
 /* Said by an agent run as `serve --restrict` (a forced command): a client
  * must not try to upload another agent to it. Not negotiated. */
 #define PROTO_CAP_RESTRICTED (1u << 6)
@@ -146,11 +149,16 @@ enum msg_open_op {
  * matches DIR/path there is moved into place instead of sent
  * (REPLY_F_ADOPTED). The sender then hashes every file it offers. */
 #define OPEN_F_ADOPT (1u << 12)
+/* With OPEN_F_ADOPT: the staged file keeps its name, and a second one,
+ * its final name, is linked to it instead of the rename. A swarm helper
+ * still seeds from the staged name, which libtorrent may open again at
+ * any time (docs/SWARM.md); the staging directory's removal drops it. */
+#define OPEN_F_ADOPT_KEEP (1u << 13)
 #define OPEN_F_KNOWN (OPEN_F_CHECKSUM | OPEN_F_DEST_DIR | OPEN_F_COMPRESS | \
     OPEN_F_DELTA_ALWAYS | OPEN_F_DELTA_NEVER | OPEN_F_BASIS_AUTO | \
     OPEN_F_BASIS_FILE | OPEN_F_SPARE_STREAM0 | OPEN_F_READINESS | \
     OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS | OPEN_F_TENSORS_NEVER | \
-    OPEN_F_ADOPT)
+    OPEN_F_ADOPT | OPEN_F_ADOPT_KEEP)
 
 struct msg_open {
     uint8_t op;

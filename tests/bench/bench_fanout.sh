@@ -28,7 +28,8 @@
 #                  all of it (no SSH, no uplink, no transfer after it)
 # Time is the command's wall time, bytes those of the client's uplink
 # veth (frames whole, both directions; the lab carries nothing else), and
-# x(a) the ratio to row (a). Every copy is checked against the source.
+# x(a) the ratio to row (a). Each run's log line also says how many TCP
+# segments the client's namespace sent again (nstat's TcpRetransSegs). Every copy is checked against the source.
 # The table also goes to build/bench/fanout-latest.txt.
 #
 #   FANOUT_MB          data in MiB (default 1024)
@@ -99,10 +100,17 @@ P=(lab_client "$FERRY" push -q -F "$LAB_SSH_CONFIG")
 
 # ---------------------------------------------------------------- runs
 
+# retrans: TCP segments the client's namespace has sent again so far.
+retrans() {
+    ip netns exec "${LAB}c" nstat -saz TcpRetransSegs 2>/dev/null |
+        awk '$1 == "TcpRetransSegs" { print $2 }' | grep . || echo 0
+}
+
 # meter_start, meter_stop: between them, SECS (wall), TX and RX (the
-# uplink's bytes out and in).
+# uplink's bytes out and in), RETX (TCP segments the client sent again).
 meter_start() {
     B0=$(lab_uplink_bytes)
+    R0=$(retrans)
     T0=$(date +%s.%N)
 }
 meter_stop() {
@@ -112,6 +120,7 @@ meter_stop() {
     b1=$(lab_uplink_bytes)
     TX=$((${b1% *} - ${B0% *}))
     RX=$((${b1#* } - ${B0#* }))
+    RETX=$(($(retrans) - R0))
 }
 
 # stamped OUT CMD...: CMD with each line of its stdout (its --json
@@ -223,7 +232,8 @@ if wanted a; then
         same_on a 1
         forget a
         record a
-        log "(a) run $r: $(div "$SECS" 1) s, $TX B out"
+        log "(a) run $r: $(div "$SECS" 1) s, $TX B out, $RETX segments" \
+            "sent again"
     done
 fi
 
@@ -238,7 +248,8 @@ fanout() {
         same_on "$row" $(seq 1 "$N")
         forget "$row"
         record "$row"
-        log "($row) run $r: $(div "$SECS" 1) s, $TX B out"
+        log "($row) run $r: $(div "$SECS" 1) s, $TX B out, $RETX" \
+            "segments sent again"
     done
 }
 wanted b && fanout b "${PER_BOX[@]}"
@@ -291,7 +302,7 @@ if wanted e; then
         s_slow=$(done_at "$T/out" "box$N")
         echo "$s_others $TX $RX $s_slow $SECS" >>"$T/rows.e"
         log "(e) run $r: others $s_others s, box$N $s_slow s," \
-            "all $(div "$SECS" 1) s"
+            "all $(div "$SECS" 1) s, $RETX segments sent again"
     done
     lab_rate_box "$N" "$BOX_RATE"
 fi

@@ -4,10 +4,12 @@
 # A first contact uploads an agent into each box's own HOME; a push to
 # the three lands whole on each, and the uplink's counter shows the data
 # once per box for per-box sends, and once in all for the swarm (the
-# default), unless the boxes cannot reach each other (bridge ports
-# isolated: the probe sends each everything); a pull from the three comes back
-# through the shaped uplink as much. A box whose sshd is dead: the others
-# finish, exit 10, and the same command again, the box back, completes it.
+# default); a box on a slow port holds back only itself (the others'
+# transfers end before the swarm does); unless the boxes cannot reach
+# each other (bridge ports isolated: the probe sends each everything); a
+# pull from the three comes back through the shaped uplink as much. A box
+# whose sshd is dead: the others finish, exit 10, and the same command
+# again, the box back, completes it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/trees.sh"
 . "$TESTS_DIR/lib/sshd.sh"
@@ -90,6 +92,34 @@ sent=$(uplink_delta tx "$before")
 note "swarm: $sent bytes on the uplink for $size of data"
 [ "$sent" -ge "$size" ] && [ "$sent" -le $((size * 23 / 20 + 2097152)) ] ||
     { cat "$T/last.err"; fail "swarm: $sent bytes on the uplink for $size of data"; }
+
+# A straggler: box3 receives at 5 Mbit/s (it sends at its port's rate, so
+# that the pieces only it was put reach the others at once). Each of the
+# others commits as soon as its own helper is done, while the swarm goes
+# on for box3: their transfers end (adopting every file, with their
+# helpers still seeding from the staged names) before the swarm's end is
+# said, which waits for box3. No helper is lost on the way.
+lab_rate_box_in 3 5mbit
+expect_rc 0 "${P[@]}" "$T/src/" "box[1-3]:$LAB_WS/strag"
+lab_rate_box 3 1gbit
+for k in 1 2 3; do
+    tree_same "$T/src" "$(lab_ws "$k")/strag"
+    [ ! -e "$(lab_ws "$k")/strag/.ferry-swarm" ] ||
+        fail "box$k: staging folder left"
+done
+expect_err "ferry: swarm: 3 of 3 boxes hold what they lacked"
+! grep -q "ferry: box[1-3]: swarm: " "$T/last.err" ||
+    { cat "$T/last.err"; fail "a box left the swarm"; }
+# Each box's own summary line comes as its transfer ends.
+end_at=$(grep -n "ferry: swarm: 3 of 3 boxes hold" "$T/last.err" | cut -d: -f1)
+nbytes=$(find "$T/src" -type f -size +0 | wc -l)
+for k in 1 2; do
+    ok_at=$(grep -nE "^ferry: box$k: [0-9]+ sent \\(.*\\($nbytes adopted\\)" \
+        "$T/last.err" | cut -d: -f1)
+    [ -n "$ok_at" ] || { cat "$T/last.err"; fail "box$k: not all adopted"; }
+    [ "$ok_at" -lt "$end_at" ] ||
+        { cat "$T/last.err"; fail "box$k waited for the straggler"; }
+done
 
 # Boxes that cannot reach each other: the probe finds it, says so, and
 # each box is sent everything.

@@ -79,7 +79,7 @@ static const struct {
     { { .op = OPEN_PULL,
         .flags = OPEN_F_KNOWN & ~(OPEN_F_DELTA_NEVER | OPEN_F_BASIS_FILE |
         OPEN_F_READINESS | OPEN_F_MKPATH | OPEN_F_REPLACE_DIRS |
-        OPEN_F_ADOPT),
+        OPEN_F_ADOPT | OPEN_F_ADOPT_KEEP),
         .block_size = PROTO_MAX_BLOCK, .npaths = 2 }, seed_long_paths },
     { { .op = OPEN_STATUS, .block_size = PROTO_DEFAULT_BLOCK,
         .npaths = 1 }, seed_push_paths },
@@ -99,6 +99,9 @@ static const struct {
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 1 }, seed_push_paths },
     { { .op = OPEN_PUSH, .flags = OPEN_F_ADOPT | OPEN_F_BASIS_FILE,
         .block_size = PROTO_DEFAULT_BLOCK, .npaths = 3 }, seed_adopt_paths },
+    { { .op = OPEN_PUSH, .flags = OPEN_F_ADOPT | OPEN_F_ADOPT_KEEP |
+        OPEN_F_BASIS_FILE, .block_size = PROTO_DEFAULT_BLOCK, .npaths = 3 },
+        seed_adopt_paths },
 };
 
 static const struct msg_open_ok seed_open_ok[] = {

@@ -34,6 +34,8 @@
 # lab_uplink_bytes    "TX RX": bytes sent and received on the client's
 #                     uplink so far (its veth's counters, frames whole)
 # lab_rate_box K RATE box K's port, both ways, at RATE (a straggler)
+# lab_rate_box_in K RATE  ... towards box K only: it receives at RATE and
+#                     sends at its port's rate
 # lab_box_kill K      SIGKILL to everything in box K (sshd, sessions,
 #                     agents): a box that died
 # lab_box_start K     box K's sshd (again), once it answers
@@ -141,9 +143,11 @@ lab_up() {
 }
 
 lab_rate_box() {
-    lab_shape "${LAB}br" "b$1" "$2"
+    lab_rate_box_in "$1" "$2"
     lab_shape "${LAB}b$1" eth0 "$2"
 }
+
+lab_rate_box_in() { lab_shape "${LAB}br" "b$1" "$2"; }
 
 # The boxes' ports are isolated from each other (on) or not (off): each
 # still reaches the client, as boxes in two networks would.

@@ -63,6 +63,7 @@
     /* test_swarm.c */ \
     X(swarm_conduct_peers_and_pieces) \
     X(swarm_conduct_refusals) \
+    X(swarm_conduct_done_released) \
     X(swarm_conduct_probe) \
     /* test_swarm_ca.c */ \
     X(swarm_ca_chain) \

@@ -200,6 +200,22 @@ left_alone(struct rt *rt)
     }
 }
 
+/* Adopted, and the staged name kept: one file under both names. */
+static void
+adopted_a_kept(struct rt *rt)
+{
+    char p[CHECK_PATH_MAX], q[CHECK_PATH_MAX];
+    struct stat st, sst;
+
+    adopted_a(rt);
+    rt_path(rt, "dest/a", p);
+    rt_path(rt, "dest/" STAGE "/a", q);
+    CHECK_EQ_INT(lstat(p, &st), 0);
+    CHECK_EQ_INT(lstat(q, &sst), 0);
+    CHECK(st.st_ino == sst.st_ino && st.st_dev == sst.st_dev);
+    CHECK_EQ_INT((int)st.st_nlink, 2);
+}
+
 #define ADOPT_FLAGS OPEN_F_ADOPT
 
 static const struct rt_case adopt_rows[] = {
@@ -216,6 +232,20 @@ static const struct rt_case adopt_rows[] = {
       .script = { { F_PLAN(1) }, { F_FILE_MODE(0, "a", 100, 0640) },
                   { F_END } },
       .out = "READY SKIP+A:0 SUMMARY:0,1,0", .tree = "a=100 stage/" },
+    /* Kept (a swarm's helper still seeds from the staged name): linked
+     * into place, over an older file too, and no second name left. */
+    { "adopt_keep", .flags = ADOPT_FLAGS | OPEN_F_ADOPT_KEEP, .adopt = STAGE,
+      .setup = staged_a, .check = adopted_a_kept,
+      .script = { { F_PLAN(1) }, { F_FILE_MODE(0, "a", 100, 0640) },
+                  { F_END } },
+      .out = "READY SKIP+A:0 SUMMARY:0,1,0",
+      .tree = "a=100 stage/ stage/a=100" },
+    { "adopt_keep_replaces_old", .flags = ADOPT_FLAGS | OPEN_F_ADOPT_KEEP,
+      .adopt = STAGE, .setup = staged_and_old, .check = adopted_a_kept,
+      .script = { { F_PLAN(1) }, { F_FILE_MODE(0, "a", 100, 0640) },
+                  { F_END } },
+      .out = "READY SKIP+A:0 SUMMARY:0,1,0",
+      .tree = "a=100 stage/ stage/a=100" },
     /* A file already current is not touched, nor is its staged copy. */
     { "adopt_not_when_current", .flags = ADOPT_FLAGS, .adopt = STAGE,
       .setup = staged_and_current, .check = left_alone,
@@ -376,6 +406,11 @@ said_bad_dir(struct rt *rt)
 static const struct rt_case adopt_session_rows[] = {
     { "adopt_agent_lacks_it", .client = 1, .flags = OPEN_F_ADOPT,
       .adopt = STAGE, .check = said_adopt,
+      .script = { { F_HELLO } },
+      .err = FERRY_ERR_VERSION, .out = "HELLO OPEN ERROR:VERSION" },
+    { "adopt_keep_agent_lacks_it", .client = 1,
+      .flags = OPEN_F_ADOPT | OPEN_F_ADOPT_KEEP, .adopt = STAGE,
+      .caps_on = PROTO_CAP_ADOPT, .check = said_adopt,
       .script = { { F_HELLO } },
       .err = FERRY_ERR_VERSION, .out = "HELLO OPEN ERROR:VERSION" },
     { "adopt_agent_has_it", .client = 1, .flags = OPEN_F_ADOPT,

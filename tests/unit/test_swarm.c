@@ -137,6 +137,26 @@ conduct_start(struct conduct *c)
     }
 }
 
+/* conduct_start, then every helper listens and holds nothing, is told
+ * its peers, and reaches both others: pieces go out. */
+static void
+conduct_spread(struct conduct *c)
+{
+    char line[64];
+
+    conduct_start(c);
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
+            7000 + i);
+        say(c, i, line);
+        say(c, i, "holds-end");
+    }
+    swarm_step(c->s);
+    for (int i = 0; i < 3; i++)
+        say(c, i, "progress 0 9 2 0 0");
+    swarm_step(c->s);
+}
+
 TEST(swarm_conduct_peers_and_pieces)
 {
     struct conduct c;
@@ -204,19 +224,7 @@ TEST(swarm_conduct_refusals)
     struct conduct c;
 
     conduct_init(&c);
-    conduct_start(&c);
-    for (int i = 0; i < 3; i++) {
-        char line[64];
-
-        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
-            7000 + i);
-        say(&c, i, line);
-        say(&c, i, "holds-end");
-    }
-    swarm_step(c.s);
-    for (int i = 0; i < 3; i++)
-        say(&c, i, "progress 0 9 2 0 0");
-    swarm_step(c.s);
+    conduct_spread(&c);
     /* An answer for a piece the box was not given: it leaves. Box 3 was
      * given piece 2 alone (0 and 1 went to boxes 1 and 2). */
     CHECK(!swarm_test_failed(c.s, 2));
@@ -260,5 +268,62 @@ TEST(swarm_conduct_probe)
         CHECK(has(o, len, "put "));
         free(o);
     }
+    conduct_free(&c);
+}
+
+/* A box whose helper is done is released for its transfer while the
+ * others still fetch, and its helper is not stopped: it seeds on. One
+ * that left before it was done is not released while its helper may
+ * still write. The helpers are stopped once the last box is done, and
+ * the swarm is over when they have ended. */
+TEST(swarm_conduct_done_released)
+{
+    struct conduct c;
+    char *o;
+    size_t len;
+
+    conduct_init(&c);
+    conduct_spread(&c);
+    for (int i = 0; i < 3; i++) {
+        CHECK(!swarm_ready(c.s, i));
+        free(out(&c, i, &len));
+    }
+    say(&c, 0, "done");
+    swarm_step(c.s);
+    CHECK(swarm_ready(c.s, 0));
+    CHECK(!swarm_ready(c.s, 1));
+    CHECK(!swarm_ready(c.s, 2));
+    CHECK(swarm_running(c.s));
+    o = out(&c, 0, &len);
+    CHECK(!has(o, len, "stop\n"));
+    free(o);
+    /* Box 2's helper fails before it is done: it may still be writing,
+     * so its transfer waits (for the swarm's end here). */
+    say(&c, 1, "fatal file x: no space");
+    swarm_step(c.s);
+    CHECK(swarm_test_failed(c.s, 1));
+    CHECK(!swarm_ready(c.s, 1));
+    CHECK(!swarm_ready(c.s, 2));
+    o = out(&c, 0, &len);
+    CHECK(!has(o, len, "stop\n"));
+    free(o);
+    /* The last is done: every helper still in is told to stop, and the
+     * swarm runs until they have. */
+    say(&c, 2, "done");
+    swarm_step(c.s);
+    CHECK(swarm_ready(c.s, 2));
+    for (int i = 0; i < 3; i += 2) {
+        o = out(&c, i, &len);
+        CHECK(has(o, len, "stop\n"));
+        free(o);
+    }
+    CHECK(swarm_running(c.s));
+    say(&c, 0, "link-end 0");
+    swarm_step(c.s);
+    CHECK(swarm_running(c.s));
+    say(&c, 2, "link-end 0");
+    swarm_step(c.s);
+    CHECK(!swarm_running(c.s));
+    CHECK(swarm_ready(c.s, 1));
     conduct_free(&c);
 }
