@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -152,6 +153,9 @@ struct helper {
     void link_file(int first, std::string const& path);
     void say_holds();
     std::vector<lt::file_index_t> linked;  // served from where they are
+    // The file whose first piece is the key, made at the first link: a
+    // box told of thousands of files it holds looks each up once.
+    std::map<int, lt::file_index_t> first_piece;
     void lost_framing(char const* why);
     void alerts();
     void tick(long long now);
@@ -556,14 +560,13 @@ void helper::tick(long long now)
 void helper::link_file(int first, std::string const& path)
 {
     lt::file_storage const& fs = ti->files();
-    lt::file_index_t file(-1);
-    for (lt::file_index_t i : fs.file_range())
-        if (!fs.pad_file_at(i) && fs.file_size(i) > 0
-            && static_cast<int>(fs.map_file(i, 0, 1).piece) == first) {
-            file = i;
-            break;
-        }
-    if (static_cast<int>(file) < 0) return emit("error link: no file starts at piece %d", first);
+    if (first_piece.empty())
+        for (lt::file_index_t i : fs.file_range())
+            if (!fs.pad_file_at(i) && fs.file_size(i) > 0)
+                first_piece.emplace(static_cast<int>(fs.map_file(i, 0, 1).piece), i);
+    auto const found = first_piece.find(first);
+    if (found == first_piece.end()) return emit("error link: no file starts at piece %d", first);
+    lt::file_index_t const file = found->second;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != fs.file_size(file))
         return emit("error link %d: not a regular file of its size", first);
