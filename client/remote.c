@@ -123,7 +123,7 @@ remote_ssh_argv(const struct remote_agent *a, const char *remote_command,
     return 0;
 }
 
-static int
+int
 remote_read_file(const char *path, uint8_t **data, size_t *len)
 {
     FILE *f = fopen(path, "rbe");

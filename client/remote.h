@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/err.h"
 #include "cli.h"
@@ -92,6 +93,10 @@ int remote_upload_script(char *out, size_t n, const char *name,
     const char *hash, const char *trial, const char *unpack) FERRY_WUR;
 void remote_upload_failed(const char *where, const char *what, int status,
     char *msg, size_t n);
+
+/* path's bytes into *data (xmalloc'd; the caller frees), or an error. */
+int remote_read_file(const char *path, uint8_t **data, size_t *len)
+    FERRY_WUR;
 
 /* 1 if the ssh program is on PATH. */
 int remote_have_ssh(void);

@@ -19,6 +19,7 @@
 #include "../common/fsx.h"
 #include "../proto/msg.h"
 #include "digest.h"
+#include "remote.h"
 #include "swarm_ca.h"
 #include "torrent.h"
 #include "transport.h"
@@ -188,32 +189,13 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
     return 0;
 }
 
-/* path's bytes into *out (at most max), or an error. */
+/* path's bytes into *out, at most SWARM_HELPER_MAX of them. */
 static int
-swarm_slurp(const char *path, size_t max, uint8_t **out, size_t *len)
+swarm_slurp(const char *path, uint8_t **out, size_t *len)
 {
-    struct stat st;
-    size_t got = 0;
-    int fd;
-
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    if (remote_read_file(path, out, len) != 0)
         return FERRY_ERR_AGENT;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        (uint64_t)st.st_size > max ||
-        (*out = xmalloc((size_t)st.st_size + 1)) == NULL) {
-        close(fd);
-        return FERRY_ERR_AGENT;
-    }
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, *out + got, (size_t)st.st_size - got);
-
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    *len = got;
-    return got == (size_t)st.st_size ? 0 : FERRY_ERR_AGENT;
+    return *len <= SWARM_HELPER_MAX ? 0 : FERRY_ERR_AGENT;
 }
 
 /* One build of the helper: NAME beside this build's agent, or the file
@@ -241,13 +223,13 @@ swarm_build_load(struct swarm *s, enum swarm_arch arch, const char *name,
         snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path),
             "%s", name);
     }
-    if (swarm_slurp(path, SWARM_HELPER_MAX, bin, &len) != 0 ||
+    if (swarm_slurp(path, bin, &len) != 0 ||
         digest_sha256_file(path, b->hash) != 0)
         return FERRY_ERR_AGENT;
     b->bin = *bin;
     b->len = len;
     snprintf(gzpath, sizeof(gzpath), "%s.gz", path);
-    if (swarm_slurp(gzpath, SWARM_HELPER_MAX, gz, &len) == 0) {
+    if (swarm_slurp(gzpath, gz, &len) == 0) {
         b->gz = *gz;
         b->gz_len = len;
     }
