@@ -141,29 +141,19 @@ swarm_piece_file(const struct swarm *s, uint32_t p)
     return &s->sf[lo];
 }
 
-/* Queues `put P LEN` and the piece's bytes for b. */
-static int
-swarm_put(struct swarm *s, struct sbox *b, uint32_t p)
+/* len bytes of source file k from off into dst; how many it had (a file
+ * that shrank since the torrent has fewer). */
+static size_t
+swarm_read(struct swarm *s, size_t k, uint64_t off, uint8_t *dst, size_t len)
 {
-    const struct sfile *f = swarm_piece_file(s, p);
-    uint64_t off = (uint64_t)(p - f->first) * s->piece_len;
-    size_t len = (size_t)(f->len - off < s->piece_len ? f->len - off :
-        s->piece_len);
-    uint8_t *g;
-    ssize_t got;
     size_t done = 0;
-    int fd, r;
+    ssize_t got;
+    int fd;
 
-    if ((r = swarm_send(b, "put %" PRIu32 " %zu", p, len)) != 0)
-        return r;
-    if ((g = xroom(b->out, &b->outcap, b->outlen + len)) == NULL)
-        return FERRY_ERR_NOMEM;
-    b->out = g;
-    if ((fd = manifest_open(&s->mf, s->files[f->k].id, FSX_O_READ)) < 0)
-        return fd;
+    if ((fd = manifest_open(&s->mf, s->files[k].id, FSX_O_READ)) < 0)
+        return 0;
     while (done < len) {
-        got = pread(fd, b->out + b->outlen + done, len - done,
-            (off_t)(off + done));
+        got = pread(fd, dst + done, len - done, (off_t)(off + done));
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
@@ -171,9 +161,63 @@ swarm_put(struct swarm *s, struct sbox *b, uint32_t p)
         done += (size_t)got;
     }
     close(fd);
+    return done;
+}
+
+/* A bundle's bytes from off: from each of its parts in turn. */
+static void
+swarm_read_bundle(struct swarm *s, const struct sfile *f, uint64_t off,
+    uint8_t *dst, size_t len)
+{
+    size_t lo = f->part0, hi = f->part0 + f->nparts;
+
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+
+        if (s->parts[mid].off <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    while (len > 0 && lo < f->part0 + f->nparts) {
+        const struct spart *pt = &s->parts[lo++];
+        uint64_t size = manifest_entry(&s->mf, s->files[pt->k].id)->size;
+        size_t n = (size_t)(pt->off + size - off < len ?
+            pt->off + size - off : len);
+        size_t got = swarm_read(s, pt->k, off - pt->off, dst, n);
+
+        memset(dst + got, 0, n - got);
+        dst += n;
+        off += n;
+        len -= n;
+    }
+}
+
+/* Queues `put P LEN` and the piece's bytes for b. */
+static int
+swarm_put(struct swarm *s, struct sbox *b, uint32_t p)
+{
+    const struct sfile *f = swarm_piece_file(s, p);
+    uint64_t off = (uint64_t)(p - f->first) * s->piece_len;
+    size_t len = (size_t)(f->len - off < s->piece_len ? f->len - off :
+        s->piece_len), got;
+    uint8_t *g;
+    int r;
+
+    if ((r = swarm_send(b, "put %" PRIu32 " %zu", p, len)) != 0)
+        return r;
+    if ((g = xroom(b->out, &b->outcap, b->outlen + len)) == NULL)
+        return FERRY_ERR_NOMEM;
+    b->out = g;
+    g = b->out + b->outlen;
     /* A file that shrank since the torrent: zeros, which the helper's
      * hash refuses (`bad`); its transfer sends it as it is now. */
-    memset(b->out + b->outlen + done, 0, len - done);
+    if (f->k == SIZE_MAX) {
+        swarm_read_bundle(s, f, off, g, len);
+    } else {
+        got = swarm_read(s, f->k, off, g, len);
+        memset(g + got, 0, len - got);
+    }
     b->outlen += len;
     b->inflight[b->ninflight++] = p;
     s->put_bytes += len;
@@ -362,6 +406,38 @@ swarm_cur(struct swarm *s, struct sbox *b, const char *line)
         b->cur[k] = 1;
 }
 
+/* What box b holds of torrent file f: a source file held is linked
+ * (`link`, served from where it is); a bundle whose every part is held
+ * is made from them (`from`); of a bundle it lacks, which parts it is to
+ * make once whole (`part`), those it holds being current already. */
+static int
+swarm_tell_held(struct swarm *s, struct sbox *b, const struct sfile *f)
+{
+    size_t j, end = f->part0 + f->nparts;
+    int all = 1, r = 0;
+
+    if (f->k != SIZE_MAX)
+        return b->cur[f->k] && b->dest[0] == '/' ? swarm_send(b, "link %"
+            PRIu32 " %s/%s", f->first, b->dest, s->files[f->k].rel) : 0;
+    for (j = f->part0; j < end; j++)
+        all &= b->cur[s->parts[j].k];
+    all &= b->dest[0] == '/';
+    for (j = f->part0; j < end && r == 0; j++) {
+        const struct spart *pt = &s->parts[j];
+        uint64_t size = manifest_entry(&s->mf, s->files[pt->k].id)->size;
+
+        if (all)
+            r = swarm_send(b, "from %" PRIu32 " %" PRIu64 " %" PRIu64
+                " %s/%s", f->first, pt->off, size, b->dest,
+                s->files[pt->k].rel);
+        else if (!b->cur[pt->k])
+            r = swarm_send(b, "part %" PRIu32 " %" PRIu64 " %" PRIu64
+                " %s/%s", f->first, pt->off, size, SWARM_FILES_DIR,
+                s->files[pt->k].rel);
+    }
+    return r;
+}
+
 /* One line from box i's link. */
 void
 swarm_line(struct swarm *s, int i, char *line)
@@ -408,9 +484,7 @@ swarm_line(struct swarm *s, int i, char *line)
             r = swarm_send(b, "save %s", b->at);
         /* What it holds already it serves from where it is. */
         for (size_t k = 0; k < s->nsf && r == 0; k++)
-            if (b->cur[s->sf[k].k] && b->dest[0] == '/')
-                r = swarm_send(b, "link %" PRIu32 " %s/%s", s->sf[k].first,
-                    b->dest, s->files[s->sf[k].k].rel);
+            r = swarm_tell_held(s, b, &s->sf[k]);
         if (r == 0 && (r = swarm_send(b, "listen %s:0", b->addr)) == 0)
             r = swarm_send(b, "start");
         if (r != 0)

@@ -43,8 +43,16 @@
 /* Pieces per torrent the piece length aims at. */
 #define SWARM_PIECES_AIM 8192u
 #define SWARM_MIN_PIECE (256u * 1024)
-/* The content's folder under the staging folder (the torrent's name). */
-#define SWARM_CONTENT "files"
+/* The content's folder under the staging folder (the torrent's name),
+ * and in it the folder of the sources' files and that of the bundles. */
+#define SWARM_CONTENT "content"
+#define SWARM_FILES_DIR "files"
+#define SWARM_BUNDLES_DIR "bundles"
+/* Files below this size travel in bundles of at most SWARM_BUNDLE_BYTES:
+ * libtorrent's work grows with a torrent's file count (docs/SWARM.md,
+ * "Bundles"). */
+#define SWARM_BUNDLE_BELOW (1u << 20)
+#define SWARM_BUNDLE_BYTES (64u << 20)
 /* The CA's life: longer than any push. */
 #define SWARM_CA_HOURS 48
 
@@ -94,10 +102,18 @@ struct sbox {
     uint8_t *cur;           /* per s->files: current there already */
 };
 
+/* A file of the torrent: one of the sources, or a bundle of small ones
+ * end to end (its parts). */
 struct sfile {
-    size_t k;               /* in s->files */
+    size_t k;               /* in s->files; SIZE_MAX for a bundle */
     uint64_t len;
     uint32_t first, count;  /* its pieces */
+    size_t part0, nparts;   /* a bundle's, in s->parts */
+};
+
+struct spart {
+    size_t k;               /* in s->files */
+    uint64_t off;           /* in its bundle */
 };
 
 /* A file of the sources worth sharing (regular, not empty), by path. */
@@ -127,6 +143,10 @@ struct swarm {
     int all_put;
     struct sfile *sf;
     size_t nsf;
+    struct spart *parts;    /* the bundles', bundle by bundle */
+    size_t nparts;
+    struct sfile *bundles;  /* as made, before the torrent's order */
+    size_t nbundles;
     uint32_t next;          /* the next piece never put */
     uint32_t *again;        /* pieces to put again (a box was lost) */
     size_t nagain, again_cap;
@@ -138,7 +158,6 @@ struct swarm {
     int probed;             /* every box reached another, or was left */
     double probe_s;         /* SWARM_PROBE_S */
     char adopt[256];
-    int single;             /* the torrent's single-file form */
     enum swarm_phase phase;
     void (*before_note)(void *);    /* swarm_before_note */
     void *note_ctx;

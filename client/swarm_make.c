@@ -89,18 +89,141 @@ swarm_wanted(const struct swarm *s, size_t k)
     return 0;
 }
 
-/* The torrent of the files some box lacks, with the CA's certificate.
- * 0 with no torrent when every box holds everything. */
+/* Reads source file k whole into the torrent's current file and the
+ * transfer's own hash of it (its blocks' XXH3), which each box's
+ * transfer then sends without reading the file again: N boxes do not
+ * read the sources N times. */
+static int
+swarm_hash_file(struct swarm *s, size_t k, uint8_t *buf)
+{
+    struct swarm_rel *f = &s->files[k];
+    uint32_t bs = s->cli->block_size;
+    uint64_t left = manifest_entry(&s->mf, f->id)->size;
+    struct hash_file *hf;
+    int r = 0, fd;
+
+    if ((fd = manifest_open(&s->mf, f->id, FSX_O_READ)) < 0)
+        return fd;
+    if ((hf = hash_file_new(left, bs)) == NULL)
+        r = FERRY_ERR_NOMEM;
+    while (r == 0 && left > 0) {
+        size_t want = left < bs ? (size_t)left : bs, got = 0;
+        struct hash128 bh;
+
+        while (got < want) {
+            ssize_t n = read(fd, buf + got, want - got);
+
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                r = n < 0 ? -errno : FERRY_ERR_CHANGED;
+                break;
+            }
+            got += (size_t)n;
+        }
+        if (r != 0)
+            break;
+        hash_block(buf, got, &bh);
+        hash_file_add(hf, &bh);
+        r = torrent_file_update(s->t, buf, got);
+        left -= got;
+    }
+    close(fd);
+    if (r == 0) {
+        hash_file_final(hf, &f->hash);
+        f->hashed = 1;
+    }
+    hash_file_free(hf);
+    return r;
+}
+
+/* Which boxes hold file k already, as one number: files held by the
+ * same boxes share a bundle, so that a box holds a bundle whole (and
+ * makes it from its own copies) or lacks it whole. */
+static uint64_t
+swarm_holders(const struct swarm *s, size_t k)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (int i = 0; i < s->n; i++) {
+        h ^= (uint64_t)(s->b[i].st == SB_LISTED && s->b[i].cur[k]) + 1;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+struct swarm_small {
+    uint64_t holders;
+    size_t k;
+};
+
+static int
+swarm_small_cmp(const void *a, const void *b)
+{
+    const struct swarm_small *x = a, *y = b;
+
+    if (x->holders != y->holders)
+        return x->holders < y->holders ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The small files some box lacks, end to end in bundles: by who holds
+ * them, then by path, each bundle at most SWARM_BUNDLE_BYTES (a file
+ * alone beyond that, which cannot be: they are below 1 MiB). */
+static int
+swarm_bundle(struct swarm *s)
+{
+    struct swarm_small *sm;
+    size_t n = 0, k, j;
+
+    for (k = 0; k < s->nfiles; k++)
+        n += swarm_wanted(s, k) &&
+            manifest_entry(&s->mf, s->files[k].id)->size < SWARM_BUNDLE_BELOW;
+    if (n == 0)
+        return 0;
+    if ((sm = xcalloc(n, sizeof(*sm))) == NULL ||
+        (s->parts = xcalloc(n, sizeof(*s->parts))) == NULL ||
+        (s->bundles = xcalloc(n, sizeof(*s->bundles))) == NULL) {
+        xfree(sm);
+        return FERRY_ERR_NOMEM;
+    }
+    for (k = 0, j = 0; k < s->nfiles; k++)
+        if (swarm_wanted(s, k) && manifest_entry(&s->mf,
+            s->files[k].id)->size < SWARM_BUNDLE_BELOW)
+            sm[j++] = (struct swarm_small){ swarm_holders(s, k), k };
+    qsort(sm, n, sizeof(*sm), swarm_small_cmp);
+    for (j = 0; j < n; j++) {
+        uint64_t size = manifest_entry(&s->mf, s->files[sm[j].k].id)->size;
+        struct sfile *b = s->nbundles > 0 ? &s->bundles[s->nbundles - 1] :
+            NULL;
+
+        if (b == NULL || sm[j].holders != sm[j - 1].holders ||
+            b->len + size > SWARM_BUNDLE_BYTES) {
+            b = &s->bundles[s->nbundles++];
+            *b = (struct sfile){ .k = SIZE_MAX, .part0 = j };
+        }
+        s->parts[j] = (struct spart){ sm[j].k, b->len };
+        b->len += size;
+        b->nparts++;
+    }
+    s->nparts = n;
+    xfree(sm);
+    return 0;
+}
+
+/* The torrent of the files some box lacks, with the CA's certificate:
+ * the large ones each a file of it, the small ones in bundles. 0 with no
+ * torrent when every box holds everything. */
 static int
 swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
 {
-    uint32_t bs = s->cli->block_size;
+    char tpath[MANIFEST_REL_MAX + 32];
     uint8_t ih[32], *buf;
     size_t k, i;
     uint64_t len, wanted = 0;
     const char *path;
     uint32_t first, count;
-    int r = 0, fd;
+    int r = 0;
 
     for (k = 0; k < s->nfiles; k++)
         if (swarm_wanted(s, k))
@@ -111,56 +234,30 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
     while (s->piece_len < TORRENT_MAX_PIECE &&
         wanted / s->piece_len > SWARM_PIECES_AIM)
         s->piece_len *= 2;
-    if ((r = torrent_new(&s->t, SWARM_CONTENT, s->piece_len)) != 0)
+    if ((r = swarm_bundle(s)) != 0 ||
+        (r = torrent_new(&s->t, SWARM_CONTENT, s->piece_len)) != 0)
         return r;
-    if ((buf = xmalloc(bs)) == NULL)
+    if ((buf = xmalloc(s->cli->block_size)) == NULL)
         return FERRY_ERR_NOMEM;
     for (k = 0; k < s->nfiles && r == 0; k++) {
-        struct swarm_rel *f = &s->files[k];
-        uint64_t left = manifest_entry(&s->mf, f->id)->size;
-        struct hash_file *hf;
-
-        if (!swarm_wanted(s, k))
+        if (!swarm_wanted(s, k) || manifest_entry(&s->mf,
+            s->files[k].id)->size < SWARM_BUNDLE_BELOW)
             continue;
-        if ((fd = manifest_open(&s->mf, f->id, FSX_O_READ)) < 0) {
-            r = fd;
-            break;
-        }
-        /* One read for both: the torrent's SHA-256 tree, and the
-         * transfer's own hash of the file (its blocks' XXH3), which each
-         * box's transfer then sends without reading the file again. */
-        if ((hf = hash_file_new(left, bs)) == NULL)
-            r = FERRY_ERR_NOMEM;
+        snprintf(tpath, sizeof(tpath), "%s/%s", SWARM_FILES_DIR,
+            s->files[k].rel);
+        if ((r = torrent_file_begin(s->t, tpath)) == 0 &&
+            (r = swarm_hash_file(s, k, buf)) == 0)
+            r = torrent_file_end(s->t);
+    }
+    for (i = 0; i < s->nbundles && r == 0; i++) {
+        const struct sfile *b = &s->bundles[i];
+
+        snprintf(tpath, sizeof(tpath), "%s/%zu", SWARM_BUNDLES_DIR, i);
+        r = torrent_file_begin(s->t, tpath);
+        for (k = b->part0; k < b->part0 + b->nparts && r == 0; k++)
+            r = swarm_hash_file(s, s->parts[k].k, buf);
         if (r == 0)
-            r = torrent_file_begin(s->t, f->rel);
-        while (r == 0 && left > 0) {
-            size_t want = left < bs ? (size_t)left : bs, got = 0;
-            struct hash128 bh;
-
-            while (got < want) {
-                ssize_t n = read(fd, buf + got, want - got);
-
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0) {
-                    r = n < 0 ? -errno : FERRY_ERR_CHANGED;
-                    break;
-                }
-                got += (size_t)n;
-            }
-            if (r != 0)
-                break;
-            hash_block(buf, got, &bh);
-            hash_file_add(hf, &bh);
-            r = torrent_file_update(s->t, buf, got);
-            left -= got;
-        }
-        close(fd);
-        if (r == 0 && (r = torrent_file_end(s->t)) == 0) {
-            hash_file_final(hf, &f->hash);
-            f->hashed = 1;
-        }
-        hash_file_free(hf);
+            r = torrent_file_end(s->t);
     }
     xfree(buf);
     if (r != 0)
@@ -176,16 +273,25 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
     if ((s->sf = xcalloc(s->nsf, sizeof(*s->sf))) == NULL)
         return FERRY_ERR_NOMEM;
     for (i = 0; i < s->nsf; i++) {
+        size_t fl = strlen(SWARM_FILES_DIR), bl = strlen(SWARM_BUNDLES_DIR);
+        unsigned long j;
         ssize_t at;
+        char *end;
 
         torrent_file_at(s->t, i, &path, &len, &first, &count);
-        if ((at = swarm_file_of(s, path)) < 0)
+        if (strncmp(path, SWARM_FILES_DIR "/", fl + 1) == 0 &&
+            (at = swarm_file_of(s, path + fl + 1)) >= 0) {
+            s->sf[i] = (struct sfile){ (size_t)at, len, first, count, 0, 0 };
+        } else if (strncmp(path, SWARM_BUNDLES_DIR "/", bl + 1) == 0 &&
+            (j = strtoul(path + bl + 1, &end, 10)) < s->nbundles &&
+            *end == '\0') {
+            s->sf[i] = s->bundles[j];
+            s->sf[i].first = first;
+            s->sf[i].count = count;
+        } else {
             return FERRY_ERR_STATE;
-        s->sf[i] = (struct sfile){ (size_t)at, len, first, count };
+        }
     }
-    /* One file at the top is a single-file torrent, saved under its
-     * own name, not under SWARM_CONTENT. */
-    s->single = strcmp(torrent_name(s->t), SWARM_CONTENT) != 0;
     return 0;
 }
 
@@ -307,8 +413,8 @@ swarm_prepare(struct swarm *s)
     }
     for (uint32_t p = 0; p < s->pieces; p++)
         s->fed_to[p] = -1;
-    snprintf(s->adopt, sizeof(s->adopt), "%s/%s%s%s", SWARM_STAGE_DIR,
-        s->job.id, s->single ? "" : "/", s->single ? "" : SWARM_CONTENT);
+    snprintf(s->adopt, sizeof(s->adopt), "%s/%s/%s/%s", SWARM_STAGE_DIR,
+        s->job.id, SWARM_CONTENT, SWARM_FILES_DIR);
     for (i = 0; i < s->n && r == 0; i++) {
         if (s->b[i].st != SB_LISTED)
             continue;
@@ -396,6 +502,8 @@ swarm_free(struct swarm *s)
     for (int h = 0; h < 2 * SWARM_NARCH; h++)
         xfree(s->helper_mem[h]);
     xfree(s->sf);
+    xfree(s->parts);
+    xfree(s->bundles);
     xfree(s->again);
     xfree(s->fed_to);
     xfree(s->bad);

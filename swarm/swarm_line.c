@@ -129,7 +129,8 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         { "peer", SWARM_PEER }, { "piece", SWARM_PIECE },
         { "stop", SWARM_STOP }, { "limit", SWARM_LIMIT },
         { "allow", SWARM_ALLOW }, { "put", SWARM_PUT },
-        { "link", SWARM_LINK },
+        { "link", SWARM_LINK }, { "part", SWARM_PART },
+        { "from", SWARM_FROM },
     };
     const char *w;
     size_t wn, i;
@@ -190,6 +191,21 @@ swarm_line_parse(const char *s, size_t n, struct swarm_line *l, char *err,
         if (word(&s, &n, &w, &wn) != 0 ||
             number(w, wn, INT32_MAX, &l->piece) != 0)
             return refuse(err, errlen, "bad link index");
+        if (path_arg(s, n, l) != 0)
+            return refuse(err, errlen, "bad path");
+        return 0;
+    case SWARM_PART:
+    case SWARM_FROM:
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, INT32_MAX, &l->piece) != 0)
+            return refuse(err, errlen, "bad bundle index");
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, SWARM_MAX_OFFSET, &l->offset) != 0)
+            return refuse(err, errlen, "bad offset");
+        /* Empty files are not shared, so no part is empty. */
+        if (word(&s, &n, &w, &wn) != 0 ||
+            number(w, wn, SWARM_MAX_OFFSET, &l->len) != 0 || l->len == 0)
+            return refuse(err, errlen, "bad part length");
         if (path_arg(s, n, l) != 0)
             return refuse(err, errlen, "bad path");
         return 0;

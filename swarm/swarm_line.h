@@ -69,15 +69,22 @@ enum swarm_cmd {
     SWARM_PUT,         /* put INDEX LEN, then LEN bytes of payload */
     SWARM_LINK,        /* link INDEX PATH: the file whose first piece is
                           INDEX is served from PATH, never written */
+    SWARM_PART,        /* part FIRST OFFSET LEN PATH: bytes OFFSET.. of
+                          the bundle whose first piece is FIRST are the
+                          file PATH of the content, made once it is whole */
+    SWARM_FROM,        /* from FIRST OFFSET LEN PATH: those bytes are
+                          the box's file PATH; a bundle given whole this
+                          way is made from them before start */
 };
 
 struct swarm_line {
     enum swarm_cmd cmd;
     char ip[48];           /* listen, peer, allow: numeric, checked */
     int port;
-    int64_t piece;         /* piece, put, link: 0..INT32_MAX */
-    int64_t offset;        /* piece: 0..SWARM_MAX_OFFSET */
-    int64_t len;           /* put: 1..SWARM_MAX_PUT */
+    int64_t piece;         /* piece, put, link, part, from: 0..INT32_MAX */
+    int64_t offset;        /* piece, part, from: 0..SWARM_MAX_OFFSET */
+    int64_t len;           /* put: 1..SWARM_MAX_PUT; part, from:
+                              1..SWARM_MAX_OFFSET */
     int64_t up, down;      /* limit: 0..SWARM_MAX_RATE */
     char arg[SWARM_MAX_LINE]; /* PATH, NUL-terminated */
     size_t arg_len;

@@ -27,6 +27,8 @@ check_line(const struct swarm_line *l)
     case SWARM_SAVE:
     case SWARM_PIECE:
     case SWARM_LINK:
+    case SWARM_PART:
+    case SWARM_FROM:
         if (l->arg_len == 0 || l->arg_len != strlen(l->arg))
             abort();
         for (i = 0; i < l->arg_len; i++)
@@ -36,6 +38,11 @@ check_line(const struct swarm_line *l)
             l->offset < 0 || l->offset > SWARM_MAX_OFFSET))
             abort();
         if (l->cmd == SWARM_LINK && (l->piece < 0 || l->piece > INT32_MAX))
+            abort();
+        if ((l->cmd == SWARM_PART || l->cmd == SWARM_FROM) &&
+            (l->piece < 0 || l->piece > INT32_MAX || l->offset < 0 ||
+            l->offset > SWARM_MAX_OFFSET || l->len < 1 ||
+            l->len > SWARM_MAX_OFFSET))
             abort();
         break;
     case SWARM_LISTEN:

@@ -29,6 +29,7 @@
 #     none of them and completes from another box;
 #   - malformed lines get one error line each; stop and EOF end a box.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/swarm_box.sh"
 
 SWARM=$FERRY_BIN/ferry-swarm
 # The sanitizer builds do not build the helper: use the release one.
@@ -146,7 +147,6 @@ box_start() { # N CERTDIR CERTNAME [IP]
     say "$n" "listen $ip:0"
     say "$n" "start"
 }
-say() { echo "$2" >&$((10 + $1)); }
 # put N PIECE OFFSET FILE: piece PIECE to box N inline, as the agent
 # streams it: its length is the torrent's (a v2 piece ends at its file's
 # end), then exactly that many bytes of FILE from OFFSET.
@@ -158,17 +158,6 @@ put() {
         dd if="$4" bs=64K iflag=skip_bytes,count_bytes skip="$3" \
             count="$len" status=none
     } >&$((10 + $1))
-}
-# wait_line N REGEX SECONDS: until box N's events hold a line matching.
-wait_line() {
-    local end=$((SECONDS + $3))
-    while ! grep -qE "$2" "$T/b$1.out" 2>/dev/null; do
-        [ $SECONDS -lt $end ] || {
-            tail -n 5 "$T/b$1.out" "$T/b$1.err" >&2
-            fail "box $1: no '$2' in $3 s"
-        }
-        sleep 0.05
-    done
 }
 port_of() { sed -n 's/^listening [^ ]* \([0-9]*\)$/\1/p' "$T/b$1.out" | tail -n 1; }
 last_progress() { grep '^progress ' "$T/b$1.out" | tail -n 1; }

@@ -65,6 +65,7 @@
     X(swarm_conduct_refusals) \
     X(swarm_conduct_done_released) \
     X(swarm_conduct_probe) \
+    X(swarm_conduct_bundles) \
     /* test_swarm_ca.c */ \
     X(swarm_ca_chain) \
     X(swarm_ca_names) \

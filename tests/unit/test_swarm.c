@@ -1,7 +1,10 @@
 /*
  * The swarm's conductor (client/swarm.c), frame in and frame out: the
  * links' lines are played, and what the conductor queues for each box is
- * read back. Three boxes; a source of two files of 6 and 3 pieces.
+ * read back. Three boxes; a source of a large file of 6 pieces and a
+ * small one of 3, which travels in a bundle (pieces 0-2, before the
+ * large file's 3-8: the torrent's files are in path order, "bundles/"
+ * before "files/").
  */
 #include <signal.h>
 #include <stdio.h>
@@ -21,17 +24,19 @@ struct conduct {
     struct cli cli;
     struct swarm *s;
     struct stat b;          /* sub/b.bin's */
+    int extra;              /* s/c.txt and s/d.txt too, small, held by none */
 };
 
 static volatile sig_atomic_t no_stop;
 
 static void
-conduct_init(struct conduct *c)
+conduct_init_with(struct conduct *c, int extra)
 {
     char path[CHECK_PATH_MAX + 32];
     int argc = 0;
 
     memset(c, 0, sizeof(*c));
+    c->extra = extra;
     check_tmpdir(c->dir);
     snprintf(c->src, sizeof(c->src), "%s/src", c->dir);
     CHECK(mkdir(c->src, 0755) == 0);
@@ -42,6 +47,14 @@ conduct_init(struct conduct *c)
     snprintf(path, sizeof(path), "%s/sub/b.bin", c->src);
     check_write_file(path, NULL, 2 * PIECE + 5, 2);
     CHECK(stat(path, &c->b) == 0);
+    if (extra) {
+        snprintf(path, sizeof(path), "%s/s", c->src);
+        CHECK(mkdir(path, 0755) == 0);
+        snprintf(path, sizeof(path), "%s/s/c.txt", c->src);
+        check_write_file(path, NULL, 3000, 3);
+        snprintf(path, sizeof(path), "%s/s/d.txt", c->src);
+        check_write_file(path, NULL, PIECE + 100, 4);
+    }
     /* The helper's bytes are not looked at here. */
     setenv("FERRY_SWARM", "/bin/sh", 1);
     c->argv[argc++] = "ferry";
@@ -55,6 +68,12 @@ conduct_init(struct conduct *c)
     CHECK_EQ_INT(c->cli.nboxes, 3);
     c->s = swarm_new(&c->cli, &no_stop);
     CHECK(c->s != NULL);
+}
+
+static void
+conduct_init(struct conduct *c)
+{
+    conduct_init_with(c, 0);
 }
 
 static void
@@ -117,7 +136,7 @@ conduct_start(struct conduct *c)
     for (int i = 0; i < 3; i++)
         say(c, i, "listed");
     CHECK_OK(swarm_prepare(c->s));
-    CHECK_EQ_INT((int)swarm_test_pieces(c->s), 9);
+    CHECK_EQ_INT((int)swarm_test_pieces(c->s), c->extra ? 11 : 9);
     for (int i = 0; i < 3; i++) {
         o = out(c, i, &len);
         CHECK(strncmp(o, "go ", 3) == 0);
@@ -129,10 +148,17 @@ conduct_start(struct conduct *c)
         CHECK(has(o, len, "save /d/.ferry-swarm/x\n"));
         snprintf(line, sizeof(line), "listen 10.0.0.%d:0\nstart\n", i + 1);
         CHECK(has(o, len, line));
-        /* What a box holds as it is, it serves from there: b.bin is
-         * piece 6 on (a.bin's 6 pieces come first). */
-        CHECK_EQ_INT(has(o, len, "link 6 /d/sub/b.bin\n"), i == 0);
-        CHECK(!has(o, len, "link 0 "));
+        /* What a box holds as it is, it serves from there, a bundle
+         * by making it from its files; a box that lacks a bundle makes
+         * its files once it is whole. b.bin's bundle (0-2) comes before
+         * a.bin (3-8). */
+        if (!c->extra) {
+            CHECK_EQ_INT(has(o, len, "from 0 0 524293 /d/sub/b.bin\n"),
+                i == 0);
+            CHECK_EQ_INT(has(o, len, "part 0 0 524293 files/sub/b.bin\n"),
+                i != 0);
+        }
+        CHECK(!has(o, len, "link "));
         free(o);
     }
 }
@@ -175,7 +201,7 @@ TEST(swarm_conduct_peers_and_pieces)
         CHECK(!has(o, len, "peer "));
         free(o);
     }
-    say(&c, 0, "holds 6 3");
+    say(&c, 0, "holds 0 3");
     for (int i = 0; i < 3; i++)
         say(&c, i, "holds-end");
     swarm_step(c.s);
@@ -194,7 +220,7 @@ TEST(swarm_conduct_peers_and_pieces)
     for (int i = 0; i < 3; i++)
         say(&c, i, "progress 0 9 2 0 0");
     /* The pieces no box holds, each to one box only, with its bytes; not
-     * 6-8, which box 1 serves. A box takes a piece a round while its
+     * 0-2, which box 1 serves. A box takes a piece a round while its
      * last one is on its way (here: taken at once). */
     {
         int seen[9] = { 0 };
@@ -205,15 +231,15 @@ TEST(swarm_conduct_peers_and_pieces)
                 o = out(&c, i, &len);
                 for (int p = 0; p < 9; p++) {
                     snprintf(line, sizeof(line), "put %d %d\n", p,
-                        p == 5 ? PIECE - 1000 : PIECE);
+                        p == 8 ? PIECE - 1000 : PIECE);
                     seen[p] += has(o, len, line);
                 }
                 free(o);
             }
         }
-        for (int p = 0; p < 6; p++)
+        for (int p = 3; p < 9; p++)
             CHECK_EQ_INT(seen[p], 1);
-        for (int p = 6; p < 9; p++)
+        for (int p = 0; p < 3; p++)
             CHECK_EQ_INT(seen[p], 0);
     }
     conduct_free(&c);
@@ -325,5 +351,122 @@ TEST(swarm_conduct_done_released)
     swarm_step(c.s);
     CHECK(!swarm_running(c.s));
     CHECK(swarm_ready(c.s, 1));
+    conduct_free(&c);
+}
+
+/* The small files travel in bundles, one for each set of boxes that
+ * holds them: b.bin (box 1 holds it) alone, c.txt and d.txt (none do)
+ * end to end in another. Box 1 makes b.bin's bundle from its own copy
+ * and is told which parts of the other make which file; a piece of a
+ * bundle carries its files' bytes in order. */
+TEST(swarm_conduct_bundles)
+{
+    struct conduct c;
+    char path[CHECK_PATH_MAX + 32], line[300], *o, *put;
+    unsigned cd = 99, bb = 99, b2 = 98;
+    uint8_t want[PIECE];
+    size_t len;
+    FILE *f;
+
+    conduct_init_with(&c, 1);
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "link 10.0.0.%d", i + 1);
+        say(&c, i, line);
+        say(&c, i, "dest /d");
+    }
+    snprintf(line, sizeof(line), "cur %lld %lld %ld sub/b.bin",
+        (long long)c.b.st_size, (long long)c.b.st_mtim.tv_sec,
+        c.b.st_mtim.tv_nsec);
+    say(&c, 0, line);
+    for (int i = 0; i < 3; i++)
+        say(&c, i, "listed");
+    CHECK_OK(swarm_prepare(c.s));
+    for (int i = 0; i < 3; i++) {
+        free(out(&c, i, &len));
+        say(&c, i, "at /d/.ferry-swarm/x");
+        say(&c, i, "hello 2");
+        o = out(&c, i, &len);
+        if (i == 0) {
+            put = strstr(o, "from ");
+            CHECK(put != NULL && sscanf(put, "from %u 0 524293 "
+                "/d/sub/b.bin\n", &bb) == 1);
+            CHECK(!has(o, len, "files/sub/b.bin"));
+        } else {
+            put = strstr(o, "part ");
+            CHECK(put != NULL);
+            put = strstr(o, "files/sub/b.bin");
+            CHECK(put != NULL);
+            CHECK(!has(o, len, "from "));
+        }
+        put = strstr(o, " 0 3000 files/s/c.txt\n");
+        CHECK(put != NULL);
+        while (put > o && put[-1] != '\n')
+            put--;
+        CHECK(sscanf(put, "part %u 0 3000 files/s/c.txt\n", &cd) == 1);
+        snprintf(line, sizeof(line), "part %u 3000 %d files/s/d.txt\n", cd,
+            PIECE + 100);
+        CHECK(has(o, len, line));
+        if (i == 1) {
+            put = strstr(o, "files/sub/b.bin");
+            while (put > o && put[-1] != '\n')
+                put--;
+            CHECK(sscanf(put, "part %u 0 524293 files/sub/b.bin\n",
+                &b2) == 1);
+        }
+        free(o);
+    }
+    CHECK(bb == b2);
+    CHECK((bb == 0 && cd == 3) || (cd == 0 && bb == 2));
+    CHECK_EQ_INT((int)swarm_test_pieces(c.s), 11);
+    /* Box 1 holds b.bin's bundle: the rest go out, and the first piece
+     * of c.txt and d.txt's bundle is c.txt, then d.txt's head. */
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof(line), "listening 10.0.0.%d %d", i + 1,
+            7000 + i);
+        say(&c, i, line);
+        if (i == 0) {
+            snprintf(line, sizeof(line), "holds %u 3", bb);
+            say(&c, i, line);
+        }
+        say(&c, i, "holds-end");
+    }
+    swarm_step(c.s);
+    for (int i = 0; i < 3; i++)
+        say(&c, i, "progress 0 11 2 0 0");
+    snprintf(path, sizeof(path), "%s/s/c.txt", c.src);
+    CHECK((f = fopen(path, "rb")) != NULL);
+    CHECK_EQ_INT((int)fread(want, 1, 3000, f), 3000);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/s/d.txt", c.src);
+    CHECK((f = fopen(path, "rb")) != NULL);
+    CHECK_EQ_INT((int)fread(want + 3000, 1, PIECE - 3000, f), PIECE - 3000);
+    fclose(f);
+    {
+        int found = 0, last = 0;
+
+        for (int round = 0; round < 6; round++) {
+            swarm_step(c.s);
+            for (int i = 0; i < 3; i++) {
+                o = out(&c, i, &len);
+                snprintf(line, sizeof(line), "put %u %d\n", cd, PIECE);
+                if ((put = memmem(o, len, line, strlen(line))) != NULL) {
+                    put += strlen(line);
+                    CHECK(put + PIECE <= o + len);
+                    CHECK(memcmp(put, want, PIECE) == 0);
+                    found++;
+                }
+                /* The bundle's last piece: d.txt's tail, 3100 bytes. */
+                snprintf(line, sizeof(line), "put %u 3100\n", cd + 1);
+                last += has(o, len, line);
+                for (unsigned p = bb; p < bb + 3; p++) {
+                    snprintf(line, sizeof(line), "put %u ", p);
+                    CHECK(!has(o, len, line));
+                }
+                free(o);
+            }
+        }
+        CHECK_EQ_INT(found, 1);
+        CHECK_EQ_INT(last, 1);
+    }
     conduct_free(&c);
 }

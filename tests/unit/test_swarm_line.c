@@ -39,6 +39,19 @@ TEST(swarm_line_good)
     CHECK_EQ_INT(l.cmd, SWARM_ALLOW);
     CHECK_EQ_STR(l.ip, "10.0.0.7");
     CHECK_OK(parse("allow fd00::2", &l));
+    CHECK_OK(parse("link 3 /ws/a b", &l));
+    CHECK_EQ_INT(l.cmd, SWARM_LINK);
+    CHECK_EQ_U64(l.piece, 3);
+    CHECK_EQ_STR(l.arg, "/ws/a b");
+    CHECK_OK(parse("part 7 65536 4095 files/d/a b", &l));
+    CHECK_EQ_INT(l.cmd, SWARM_PART);
+    CHECK_EQ_U64(l.piece, 7);
+    CHECK_EQ_U64(l.offset, 65536);
+    CHECK_EQ_U64(l.len, 4095);
+    CHECK_EQ_STR(l.arg, "files/d/a b");
+    CHECK_OK(parse("from 0 0 4611686018427387904 /ws/x", &l));
+    CHECK_EQ_INT(l.cmd, SWARM_FROM);
+    CHECK_EQ_U64(l.len, 1ULL << 62);
     CHECK_OK(parse("start", &l));
     CHECK_OK(parse("stop", &l));
     CHECK_EQ_INT(l.cmd, SWARM_STOP);
@@ -57,6 +70,11 @@ TEST(swarm_line_refused)
         "piece 1 99999999999999999999 /f", "piece x 0 /f",
         "limit 1", "limit 1 2 3", "limit 2147483648 0",
         "allow", "allow 10.0.0.7:1", "allow [fd00::2]", "allow host",
+        "link", "link 1", "link -1 /x", "link x /y",
+        "part", "part 1 0 1", "part 1 0 0 f", "part -1 0 1 f",
+        "part 1 -1 1 f", "part 1 0 4611686018427387905 f",
+        "part 2147483648 0 1 f", "part 1 0 1 a\tb", "part 1 0 1 ",
+        "from 1 0 0 /x", "from 1 x 1 /x", "from 1 0 1",
     };
     struct swarm_line l;
     char err[128];
