@@ -330,9 +330,13 @@ fi
 # (g) the swarm's own floor: the same helpers (bin/ferry-swarm), one in
 # each box's namespace, given the data in stripes (piece p to box p mod
 # N, read from the source files here at once, not over the uplink), until
-# every box holds all of it: the all-gather alone, with TLS between the
-# boxes, on this machine's cores and disk, with no SSH, no uplink and no
-# transfer after it. (c) can come no nearer than max((a), (g)) here.
+# every box holds all of it and has made its small files from their
+# bundles: the all-gather alone, with TLS between the boxes, on this
+# machine's cores and disk, with no SSH, no uplink and no transfer after
+# it. The torrent is laid out as the client lays it out
+# (client/swarm_make.c): files of 1 MiB and more under files/, the
+# smaller ones end to end in bundles of at most 64 MiB (by path here:
+# no box holds any). (c) can come no nearer than max((a), (g)) here.
 if wanted g; then
     SW=$FERRY_BIN/ferry-swarm
     [ -x "$SW" ] || fail "(g): no $SW (make swarm)"
@@ -340,8 +344,30 @@ if wanted g; then
         fail "(g): swarm_ca_make"
     piece=262144
     while [ $((DATA / piece)) -gt 8192 ]; do piece=$((piece * 2)); done
-    "$FERRY_TOOLS/torrent_make" -p "$piece" -c "$T/gca/ca.pem" "$SRC" \
+    G=$T/gsrc/content
+    mkdir -p "$G/bundles" "$G/files"
+    (cd "$SRC" && find . -type f -printf '%P %s\n' | LC_ALL=C sort) \
+        >"$T/g.list"
+    # BUNDLE OFFSET LEN PATH for each small file
+    awk -v B=$((64 << 20)) -v M=$((1 << 20)) '$2 < M {
+        if (n == 0 || at + $2 > B) { n++; at = 0 }
+        print n - 1, at, $2, $1; at += $2 }' "$T/g.list" >"$T/g.parts"
+    for b in $(cut -d' ' -f1 "$T/g.parts" | uniq); do
+        awk -v b="$b" '$1 == b { print $4 }' "$T/g.parts" |
+            (cd "$SRC" && xargs cat) >"$G/bundles/$b"
+    done
+    awk -v M=$((1 << 20)) '$2 >= M { print $1 }' "$T/g.list" |
+        while read -r p; do
+            mkdir -p "$(dirname "$G/files/$p")"
+            ln "$SRC/$p" "$G/files/$p" 2>/dev/null || cp "$SRC/$p" "$G/files/$p"
+        done
+    "$FERRY_TOOLS/torrent_make" -p "$piece" -c "$T/gca/ca.pem" "$G" \
         "$T/g.torrent" "$T/g.map" >/dev/null || fail "(g): torrent_make"
+    # part lines, with each bundle's first piece from the map
+    awk 'NR == FNR { if ($2 == 0 && $3 ~ /^bundles\//) {
+            sub(/^bundles\//, "", $3); first[$3] = $1 }; next }
+        { print "part", first[$1], $2, $3, "files/" $4 }' \
+        "$T/g.map" "$T/g.parts" >"$T/g.partlines"
     for r in $(seq 1 "$RUNS"); do
         for k in $(seq 1 "$N"); do
             rm -f "$T/g$k.in" "$T/g$k.out"
@@ -352,7 +378,9 @@ if wanted g; then
             eval "exec $((20 + k))>\"\$T/g\$k.in\""
             printf '%s\n' "torrent $T/g.torrent" "cert $T/gca/box$k.pem" \
                 "key $T/gca/box$k.key" "save $(lab_ws "$k")/g" \
-                "listen $(lab_addr "$k"):0" "start" >&$((20 + k))
+                >&$((20 + k))
+            cat "$T/g.partlines" >&$((20 + k))
+            printf '%s\n' "listen $(lab_addr "$k"):0" "start" >&$((20 + k))
         done
         g_wait() { # PATTERN: every box has said it
             local k end=$((SECONDS + LAB_CMD_TIMEOUT))
@@ -379,7 +407,7 @@ if wanted g; then
         g_wait '^checked '
         t0=$(date +%s.%N)
         while read -r p off path; do
-            echo "piece $p $off $SRC/$path" >&$((20 + p % N + 1))
+            echo "piece $p $off $G/$path" >&$((20 + p % N + 1))
         done <"$T/g.map"
         g_wait '^done$'
         SECS=$(echo "$(date +%s.%N) - $t0" | bc)
@@ -390,7 +418,7 @@ if wanted g; then
         wait
         # The bytes (libtorrent sets no mtimes).
         for k in $(seq 1 "$N"); do
-            diff -rq "$SRC" "$(lab_ws "$k")/g/$(basename "$SRC")" >&2 ||
+            diff -rq "$SRC" "$(lab_ws "$k")/g/content/files" >&2 ||
                 fail "(g): box$k's copy differs"
         done
         forget g
