@@ -41,6 +41,10 @@
 #   FANOUT_BOX_RATE    each box's port (default 1gbit)
 #   FANOUT_SLOW_RATE   the straggler's port (default 50mbit)
 #   FANOUT_ONLY        row ids to run, e.g. "a b" (first contact always runs)
+#   FANOUT_LOGS        a folder to keep each command's stderr and stamped
+#                      stdout in (HHMMSS.err, HHMMSS.out), e.g. with
+#                      FANOUT_ARGS=-vv
+#   FANOUT_ARGS        more options for every ferry command
 #   FANOUT_SETTLE_S    seconds waited after removing a run's copies (65)
 set -eu
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -96,7 +100,8 @@ log "lab: $N boxes, uplink $UPLINK, ports $BOX_RATE"
 lab_up "$N" "$UPLINK" "$BOX_RATE"
 read -r -a PER_BOX <<<"$(lab_per_box)"
 ALL="box[1-$N]"
-P=(lab_client "$FERRY" push -q -F "$LAB_SSH_CONFIG")
+# shellcheck disable=SC2206
+P=(lab_client "$FERRY" push -q -F "$LAB_SSH_CONFIG" ${FANOUT_ARGS:-})
 
 # ---------------------------------------------------------------- runs
 
@@ -127,12 +132,18 @@ meter_stop() {
 # events, each as it comes) stamped with the time into OUT; its stderr
 # in $T/last.err.
 stamped() {
-    local out=$1
+    local out=$1 rc=0
     shift
     "$@" 2>"$T/last.err" | python3 -u -c '
 import sys, time
 for line in sys.stdin:
-    sys.stdout.write("%.3f %s" % (time.time(), line))' >"$out"
+    sys.stdout.write("%.3f %s" % (time.time(), line))' >"$out" || rc=$?
+    if [ -n "${FANOUT_LOGS:-}" ]; then
+        mkdir -p "$FANOUT_LOGS"
+        cp "$T/last.err" "$FANOUT_LOGS/$(date +%H%M%S).err"
+        cp "$out" "$FANOUT_LOGS/$(date +%H%M%S).out"
+    fi
+    return "$rc"
 }
 
 # timed OUT CMD...: stamped, metered; sets RC.
