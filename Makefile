@@ -67,6 +67,8 @@ TOOLS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRC))
 # The swarm helper (C++, libtorrent-rasterbar; docs/SWARM.md).
 SWARM_BIN := $(BINDIR)/ferry-swarm
 SWARM_AARCH64 := $(BINDIR)/ferry-swarm-aarch64
+SWARM_SRC := swarm/ferry_swarm.cpp swarm/swarm_parts.cpp swarm/swarm_files.cpp
+SWARM_HDR := swarm/swarm_helper.hpp swarm/swarm_files.hpp swarm/swarm_line.h
 SWARM_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Wformat=2 -Werror \
 	$(VFLAGS)
 
@@ -298,8 +300,8 @@ swarm: $(SWARM_BIN) $(SWARM_AARCH64)
 define swarm_link
 	@mkdir -p $(dir $@) $(OUT)
 	@lt=$$(bash swarm/static_lib.sh $(1)) && \
-	echo "$(2) -static -o $@ swarm/ferry_swarm.cpp ($$lt)" && \
-	$(2) $(SWARM_CXXFLAGS) -static -s -o $@ swarm/ferry_swarm.cpp $(3) \
+	echo "$(2) -static -o $@ $(SWARM_SRC) ($$lt)" && \
+	$(2) $(SWARM_CXXFLAGS) -static -s -o $@ $(SWARM_SRC) $(3) \
 		-isystem $$lt/include $$(cat $$lt/defines) \
 		$$lt/lib/libtorrent-rasterbar.a -lssl -lcrypto -lpthread -ldl \
 		2>$(OUT)/swarm-link-$(1).log || \
@@ -307,11 +309,11 @@ define swarm_link
 	gzip -9 -n -c $@ >$@.gz
 endef
 
-$(SWARM_BIN): swarm/ferry_swarm.cpp swarm/swarm_line.h swarm/static_lib.sh \
+$(SWARM_BIN): $(SWARM_SRC) $(SWARM_HDR) swarm/static_lib.sh \
 		$(call obj,swarm/swarm_line.c)
 	$(call swarm_link,x86_64,g++,$(call obj,swarm/swarm_line.c))
 
-$(SWARM_AARCH64): swarm/ferry_swarm.cpp swarm/swarm_line.h \
+$(SWARM_AARCH64): $(SWARM_SRC) $(SWARM_HDR) \
 		swarm/static_lib.sh build/aarch64/swarm/swarm_line.o
 	$(call swarm_link,aarch64,aarch64-linux-gnu-g++,build/aarch64/swarm/swarm_line.o)
 

@@ -45,9 +45,11 @@
 #include <string>
 #include <vector>
 
+#include "swarm_files.hpp"
+#include "swarm_helper.hpp"
 #include "swarm_line.h"
 
-namespace lt = libtorrent;
+using namespace ferry_swarm;
 
 namespace {
 
@@ -67,13 +69,12 @@ constexpr std::size_t max_pending_bytes = 64 * 1024 * 1024;
 constexpr unsigned stop_seconds = 10;
 // A peer error is said once per distinct message, and at most this many.
 constexpr std::size_t max_said = 64;
-// Parts of bundles one helper is told of: the files of a transfer.
-constexpr std::size_t max_parts = 1 << 22;
 // Written (from libtorrent's thread) when alerts wait: wakes the loop.
 int alert_pipe[2] = {-1, -1};
 
-void emit(char const* fmt, ...) __attribute__((format(printf, 1, 2)));
-void emit(char const* fmt, ...)
+} // namespace
+
+void ferry_swarm::emit(char const* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -83,212 +84,8 @@ void emit(char const* fmt, ...)
     std::fflush(stdout);
 }
 
-// Text from libtorrent or a peer, made safe for one line.
-std::string one_line(std::string s)
-{
-    if (s.size() > 200) s.resize(200);
-    for (auto& c : s)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-    return s;
-}
+namespace {
 
-std::string read_file(std::string const& path, std::size_t max, std::string& err)
-{
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        err = std::strerror(errno);
-        return {};
-    }
-    std::string s;
-    char buf[8192];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            err = std::strerror(errno);
-            break;
-        }
-        if (n == 0) break;
-        if (s.size() + std::size_t(n) > max) {
-            err = "too large";
-            break;
-        }
-        s.append(buf, std::size_t(n));
-    }
-    ::close(fd);
-    return err.empty() ? s : std::string();
-}
-
-// The folder that holds rel (a path beneath save, '/' between its
-// components), its folders made on the way, none through a symlink: a
-// descriptor, and the last component in name; -1 and errno on failure.
-int open_parent(std::string const& save, std::string const& rel, std::string& name)
-{
-    int dir = ::open(save.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    std::size_t at = 0, slash;
-    while (dir >= 0 && (slash = rel.find('/', at)) != std::string::npos) {
-        std::string const part = rel.substr(at, slash - at);
-        int sub = -1;
-        if (::mkdirat(dir, part.c_str(), 0700) == 0 || errno == EEXIST)
-            sub = ::openat(dir, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int const e = errno;
-        ::close(dir);
-        errno = e;
-        dir = sub;
-        at = slash + 1;
-    }
-    name = rel.substr(at);
-    return dir;
-}
-
-// len bytes of in from in_off to out at out_off; 0, or -1 and errno.
-int copy_range(int in, std::int64_t in_off, int out, std::int64_t out_off, std::int64_t len)
-{
-    loff_t io = in_off, oo = out_off;
-    while (len > 0) {
-        ssize_t const n = ::copy_file_range(in, &io, out, &oo, std::size_t(len), 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0) {
-            len -= n;
-            continue;
-        }
-        if (n == 0) {
-            errno = EIO;        // the source is shorter than it said
-            return -1;
-        }
-        if (errno != ENOSYS && errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP)
-            return -1;
-        // A kernel or file system without it: through memory.
-        char buf[65536];
-        while (len > 0) {
-            ssize_t const r = ::pread(in, buf, std::size_t(std::min<std::int64_t>(len, sizeof buf)), io);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                if (r == 0) errno = EIO;
-                return -1;
-            }
-            for (ssize_t w = 0; w < r;) {
-                ssize_t const k = ::pwrite(out, buf + w, std::size_t(r - w), oo + w);
-                if (k < 0 && errno == EINTR) continue;
-                if (k <= 0) return -1;
-                w += k;
-            }
-            io += r;
-            oo += r;
-            len -= r;
-        }
-    }
-    return 0;
-}
-
-// A new file at rel beneath save made of the given ranges of other
-// files (src_off, len, path of the source, dst_off): written under a
-// temporary name and renamed over rel, so that a name the box's
-// transfer may have linked elsewhere is never written through. 0, or
-// an error's text.
-struct piece_of {
-    std::int64_t src_off, len, dst_off;
-    std::string const* path;    // absolute, or beneath save
-};
-std::string make_file(std::string const& save, std::string const& rel,
-    std::vector<piece_of> const& from)
-{
-    std::string name;
-    int const dir = open_parent(save, rel, name);
-    if (dir < 0) return std::strerror(errno);
-    std::string const tmp = ".ferry-part." + std::to_string(::getpid());
-    ::unlinkat(dir, tmp.c_str(), 0);
-    int const out = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    std::string err;
-    if (out < 0) err = std::strerror(errno);
-    for (std::size_t i = 0; err.empty() && i < from.size(); ++i) {
-        piece_of const& f = from[i];
-        int const in = f.path->size() > 0 && (*f.path)[0] == '/'
-            ? ::open(f.path->c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            : ::openat(AT_FDCWD, (save + "/" + *f.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (in < 0 || copy_range(in, f.src_off, out, f.dst_off, f.len) != 0)
-            err = one_line(*f.path) + ": " + std::strerror(errno);
-        if (in >= 0) ::close(in);
-    }
-    if (out >= 0 && ::close(out) != 0 && err.empty()) err = std::strerror(errno);
-    if (err.empty() && ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) err = std::strerror(errno);
-    if (!err.empty()) ::unlinkat(dir, tmp.c_str(), 0);
-    ::close(dir);
-    return err;
-}
-
-struct helper {
-    // set before start
-    std::shared_ptr<lt::torrent_info> ti;
-    std::string cert, key, save, listen_ip;
-    int listen_port = -1;
-    // running
-    std::unique_ptr<lt::session> ses;
-    lt::torrent_handle h;
-    std::vector<lt::tcp::endpoint> peers;
-    std::vector<char> fed;          // pieces handed over by add_piece
-    std::size_t pending = 0;        // of those, not yet hashed
-    std::size_t pending_max = 1;    // how many may be: set at start
-    lt::ip_filter filter;           // only the peers given may connect
-    std::size_t allowed = 0;        // addresses given by allow
-    std::set<std::string> said;
-    // The piece a `put` is filling: its bytes come after the line, and
-    // the rest of the piece (past the file's end) stays zeros.
-    std::vector<char> put_buf;
-    int put_piece = -1;
-    std::size_t put_len = 0, put_got = 0;
-    bool done = false, stopping = false, unframed = false;
-    long long last_dial = 0, last_progress = 0;
-    std::string last_line;
-
-    bool started() const { return ses != nullptr; }
-    bool room() const { return !started() || pending < pending_max; }
-
-    void cmd(swarm_line const& l);
-    void start();
-    void feed(int piece, std::int64_t offset, std::string const& path);
-    void put(int piece, std::int64_t len);
-    void put_bytes(swarm_reader& rd);
-    void hand(int piece, std::vector<char> buf);
-    void link_file(int first, std::string const& path);
-    void say_holds();
-    std::vector<lt::file_index_t> linked;  // served from where they are
-    // The file whose first piece is the key, made when the torrent is
-    // loaded: a box told of thousands of files it holds looks each up
-    // once.
-    std::map<int, lt::file_index_t> first_piece;
-    std::set<std::string> members;  // the torrent's files' paths
-    // Bundles: torrent files that are small files end to end (a torrent
-    // of thousands of files is slow, docs/SWARM.md). `part` says which
-    // bytes make which file, written once the bundle is whole; `from`
-    // says which of the box's files hold them, so that a bundle the box
-    // holds in its destination is made before start, not fetched.
-    struct part {
-        std::int64_t off, len;
-        std::string path;
-    };
-    struct bundle {
-        lt::file_index_t file{};
-        std::vector<part> parts, from;
-        int left = -1;                  // pieces not held; -1: unknown
-        // its parts: waiting for its pieces, ready to write, waiting
-        // for the flush asked when it was ready, written
-        enum { waiting, ready, flushing, made } st = waiting;
-    };
-    std::map<int, bundle> bundles;      // by first piece
-    std::size_t nparts = 0;
-    std::vector<char> held;             // pieces counted in a bundle's left
-    bool flushing = false;              // flush_cache asked, no answer yet
-    void add_part(swarm_line const& l, std::string const& arg);
-    void make_bundles();
-    void count_piece(int p);
-    void bundle_ready();
-    void make_parts();
-    bool parts_pending() const;
-    void lost_framing(char const* why);
-    void alerts();
-    void tick(long long now);
-};
 
 long long now_ms()
 {
@@ -314,6 +111,10 @@ std::string torrent_refusal(lt::torrent_info const& ti)
     }
     return {};
 }
+
+} // namespace
+
+namespace ferry_swarm {
 
 void helper::cmd(swarm_line const& l)
 {
@@ -701,169 +502,9 @@ void helper::tick(long long now)
     }
 }
 
-// The file whose first piece is `first` is the file at path, a regular
-// file of the box's destination that already holds its content: it is
-// hard-linked into the save folder, so that this box serves it without a
-// copy, and marked not to fetch, so that libtorrent never writes it
-// (its pieces that fail the check are simply not held). The folders
-// below the save folder are made here, none through a symlink.
-void helper::link_file(int first, std::string const& path)
-{
-    lt::file_storage const& fs = ti->files();
-    auto const found = first_piece.find(first);
-    if (found == first_piece.end()) return emit("error link: no file starts at piece %d", first);
-    lt::file_index_t const file = found->second;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != fs.file_size(file))
-        return emit("error link %d: not a regular file of its size", first);
-    std::string name;
-    int const dir = open_parent(save, fs.file_path(file), name);
-    if (dir < 0) return emit("error link %d: %s", first, std::strerror(errno));
-    struct stat old;
-    // A part of it from an earlier run gives way to the whole.
-    if (::fstatat(dir, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(old.st_mode))
-        ::unlinkat(dir, name.c_str(), 0);
-    int const r = ::linkat(AT_FDCWD, path.c_str(), dir, name.c_str(), 0);
-    int const e = errno;
-    ::close(dir);
-    if (r != 0) return emit("error link %d: %s", first, std::strerror(e));
-    linked.push_back(file);
-}
+} // namespace ferry_swarm
 
-// What the box holds after its check, as runs of pieces, so that the
-// client sends none of them: `holds FIRST COUNT`..., `holds-end`.
-void helper::say_holds()
-{
-    lt::torrent_status const st = h.status(lt::torrent_handle::query_pieces);
-    int const n = ti->num_pieces();
-    int run = -1;
-    for (int p = 0; p <= n; ++p) {
-        bool const have = p < n && st.pieces.get_bit(lt::piece_index_t(p));
-        if (have && run < 0) run = p;
-        if (!have && run >= 0) {
-            emit("holds %d %d", run, p - run);
-            run = -1;
-        }
-    }
-    emit("holds-end");
-}
-
-// `part` and `from`: which bytes of a bundle make which file, and which
-// of the box's files hold them.
-void helper::add_part(swarm_line const& l, std::string const& arg)
-{
-    char const* what = l.cmd == SWARM_PART ? "part" : "from";
-    if (started()) return emit("error %s: after start", what);
-    if (!ti || save.empty()) return emit("error %s: before torrent and save", what);
-    auto const found = first_piece.find(int(l.piece));
-    if (found == first_piece.end()) return emit("error %s: no file starts at piece %d", what, int(l.piece));
-    lt::file_storage const& fs = ti->files();
-    if (l.offset + l.len > fs.file_size(found->second))
-        return emit("error %s %d: past the end of its bundle", what, int(l.piece));
-    if (nparts >= max_parts) return emit("error %s: too many", what);
-    if (l.cmd == SWARM_PART) {
-        if (!swarm_path_ok(arg.c_str())) return emit("error part %d: unsafe path", int(l.piece));
-        // A part must not be written over a file libtorrent keeps.
-        if (members.count(ti->name() + "/" + arg))
-            return emit("error part %d: a file of the torrent", int(l.piece));
-    } else if (arg[0] != '/') {
-        return emit("error from %d: not an absolute path", int(l.piece));
-    }
-    bundle& b = bundles[found->first];
-    if (b.left < 0) {
-        b.file = found->second;
-        b.left = fs.file_num_pieces(b.file);
-    }
-    (l.cmd == SWARM_PART ? b.parts : b.from).push_back(part{l.offset, l.len, arg});
-    ++nparts;
-}
-
-// Before start: each bundle whose every byte a `from` names is made from
-// the box's files (libtorrent's check then finds it whole, so none of it
-// is fetched); one that cannot be is fetched instead.
-void helper::make_bundles()
-{
-    lt::file_storage const& fs = ti->files();
-    for (auto& [first, b] : bundles) {
-        if (b.from.empty()) continue;
-        std::sort(b.from.begin(), b.from.end(),
-            [](part const& x, part const& y) { return x.off < y.off; });
-        std::vector<piece_of> pieces;
-        std::int64_t at = 0;
-        for (part const& f : b.from) {
-            if (f.off != at) break;
-            pieces.push_back(piece_of{0, f.len, f.off, &f.path});
-            at += f.len;
-        }
-        if (at != fs.file_size(b.file)) continue;
-        std::string const err = make_file(save, fs.file_path(b.file), pieces);
-        if (!err.empty()) emit("error from %d: %s", first, err.c_str());
-    }
-}
-
-// Piece p is held (checked, fetched or fed): counted once in its
-// bundle, and a bundle whole with parts to write gets them written.
-void helper::count_piece(int p)
-{
-    if (held[std::size_t(p)]) return;
-    held[std::size_t(p)] = 1;
-    auto it = bundles.upper_bound(p);
-    if (it == bundles.begin()) return;
-    --it;
-    bundle& b = it->second;
-    if (p >= it->first + ti->files().file_num_pieces(b.file)) return;
-    if (--b.left == 0 && !b.parts.empty() && b.st == bundle::waiting) {
-        b.st = bundle::ready;
-        bundle_ready();
-    }
-}
-
-// Bundles ready wait for a flush of libtorrent's writes (a piece passes
-// its hash before its bytes need be in the file), asked once at a time;
-// those ready meanwhile wait for the next.
-void helper::bundle_ready()
-{
-    if (flushing) return;
-    bool any = false;
-    for (auto& [first, b] : bundles)
-        if (b.st == bundle::ready) {
-            b.st = bundle::flushing;
-            any = true;
-        }
-    if (!any) return;
-    flushing = true;
-    h.flush_cache();
-}
-
-// The flush asked is done: the parts of the bundles it covered are
-// written, each as a new file. A part that cannot be (a full disk) ends
-// the helper: the box's transfer then sends what it lacks.
-void helper::make_parts()
-{
-    lt::file_storage const& fs = ti->files();
-    flushing = false;
-    for (auto& [first, b] : bundles) {
-        if (b.st != bundle::flushing) continue;
-        std::string const src = fs.file_path(b.file);
-        for (part const& pt : b.parts) {
-            std::string const err = make_file(save, ti->name() + "/" + pt.path,
-                {piece_of{pt.off, pt.len, 0, &src}});
-            if (!err.empty()) {
-                emit("fatal part %s: %s", one_line(pt.path).c_str(), err.c_str());
-                std::exit(1);
-            }
-        }
-        b.st = bundle::made;
-    }
-    bundle_ready();
-}
-
-bool helper::parts_pending() const
-{
-    for (auto const& [first, b] : bundles)
-        if (!b.parts.empty() && b.st != bundle::made) return true;
-    return false;
-}
+namespace {
 
 // Ends the process if a stop takes longer than stop_seconds.
 void on_alarm(int)

@@ -333,6 +333,7 @@
     X(formcheck_volume) \
     X(formcheck_unknown) \
     X(formcheck_file_busy) \
+    X(formcheck_read_error) \
     /* test_tensor_piece.c */ \
     X(tensor_piece_roundtrip) \
     X(tensor_piece_shrinks) \

@@ -4,6 +4,7 @@
  * The files are built byte by byte (ckpt_files.c, and tar here), so the
  * tests need none of the programs that write them.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,4 +379,16 @@ TEST(formcheck_file_busy)
     formcheck_busy_free(&set);
     close(rfd);
     free(p);
+}
+
+/* A read that fails (not one past the end) is an error, not a file of
+ * no known format: a folder's descriptor reads EISDIR. */
+TEST(formcheck_read_error)
+{
+    struct formcheck fc;
+    int fd;
+
+    CHECK((fd = open(".", O_RDONLY | O_DIRECTORY)) >= 0);
+    CHECK_EQ_INT(formcheck_fd(fd, 4096, &fc), -EISDIR);
+    close(fd);
 }
