@@ -285,6 +285,10 @@ struct rt_case {
     /* Receiver rows: --adopt DIR (dest_set_adopt), relative to the
      * destination; client session rows: the OPEN's path after it. */
     const char *adopt;
+    /* Receiver rows: a known format cut short fails its file
+     * (incoming_set_whole_formats; files named torn* are zips with no
+     * end, rt_content). */
+    int whole_formats;
     /* Sender rows: the plan's manifest is live (plan_new_live), its scan
      * of the source done but not ended until F_SCAN_END. */
     int live;

@@ -411,6 +411,8 @@ rt_open_receiver(struct rt *rt, unsigned n)
     }
     if (c->adopt != NULL)
         CHECK_OK(dest_set_adopt(rt->d, c->adopt));
+    if (c->whole_formats)
+        incoming_set_whole_formats(rt->in, 1);
     if (c->kept) {
         rt_path(rt, "kept", p);
         CHECK_OK(keptsig_store_open(p, &rt->ks));

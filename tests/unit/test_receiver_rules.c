@@ -152,6 +152,21 @@ static const struct rt_case receiver_rules[] = {
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_EOF, ON(1) },
                   { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
+    /* With whole formats asked for, a file of a known format cut short
+     * fails, and nothing is committed; without, or of no known format, it
+     * is committed as it came. */
+    { "torn_fails_whole_formats", .whole_formats = 1,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "torn.pt", 100) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0:TORN SUMMARY:0,0,1", .tree = "-" },
+    { "torn_taken_otherwise",
+      .script = { { F_PLAN(1) }, { F_FILE(0, "torn.pt", 100) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "torn.pt=100" },
+    { "unknown_format_whole_formats", .whole_formats = 1,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
     /* Entries only under the names asked for; never .ferry. */
     { "entry_not_requested",
       .tops = "a",
