@@ -306,8 +306,9 @@ formcheck_src(const struct ckptfmt_src *s, struct formcheck *out)
     memset(head, 0, sizeof(head));
     if (s->size < 16)
         return 0;
+    /* A file that shrank reads short: formcheck_fd says unknown. */
     if ((r = ckptfmt_read(s, 0, head, sizeof(head))) != 0)
-        return r == FERRY_ERR_SHORT ? 0 : r;
+        return r;
     switch (ckptfmt_sniff(head)) {
     case CKPTFMT_ZIP:
         r = ckptfmt_zip(s, NULL, NULL, &why);
