@@ -334,6 +334,8 @@
     X(formcheck_unknown) \
     X(formcheck_file_busy) \
     X(formcheck_read_error) \
+    X(ckptfmt_read_bounds) \
+    X(ckptfmt_read_shrunk) \
     /* test_tensor_piece.c */ \
     X(tensor_piece_roundtrip) \
     X(tensor_piece_shrinks) \

@@ -14,6 +14,7 @@
 
 #include "../../common/buf.h"
 #include "../../engine/formcheck.h"
+#include "../../engine/tensor/ckptfmt.h"
 #include "../../engine/volume/volwrite.h"
 #include "check.h"
 #include "ckpt_files.h"
@@ -391,4 +392,45 @@ TEST(formcheck_read_error)
     CHECK((fd = open(".", O_RDONLY | O_DIRECTORY)) >= 0);
     CHECK_EQ_INT(formcheck_fd(fd, 4096, &fc), -EISDIR);
     close(fd);
+}
+
+/* ckptfmt_read never reads past the source's size: from memory it would
+ * read beyond the buffer, so a read past the end is SHORT, not bytes. */
+TEST(ckptfmt_read_bounds)
+{
+    uint8_t mem[64], out[16];
+    struct ckptfmt_src s = { -1, mem, 8 };
+
+    memset(mem, 7, sizeof(mem));
+    CHECK_EQ_INT(ckptfmt_read(&s, 0, out, 16), FERRY_ERR_SHORT);
+    CHECK_EQ_INT(ckptfmt_read(&s, 4, out, 5), FERRY_ERR_SHORT);
+    CHECK_EQ_INT(ckptfmt_read(&s, 9, out, 0), FERRY_ERR_SHORT);
+    CHECK_OK(ckptfmt_read(&s, 4, out, 4));
+    CHECK_OK(ckptfmt_read(&s, 8, out, 0));
+}
+
+/* A file shorter than the size it was given (it shrank): a read past
+ * its end is SHORT, not the bytes there are; formcheck_fd then says
+ * unknown (it is being rewritten). */
+TEST(ckptfmt_read_shrunk)
+{
+    char dir[CHECK_PATH_MAX], path[CHECK_PATH_MAX + 16];
+    uint8_t buf[100], out[16];
+    struct formcheck fc;
+    struct ckptfmt_src s;
+    int fd;
+
+    check_tmpdir(dir);
+    snprintf(path, sizeof(path), "%s/z", dir);
+    memset(buf, 1, sizeof(buf));
+    memcpy(buf, "PK\3\4", 4);
+    check_write_file(path, buf, sizeof(buf), 0);
+    CHECK((fd = open(path, O_RDONLY)) >= 0);
+    s = (struct ckptfmt_src){ fd, NULL, 200 };
+    CHECK_EQ_INT(ckptfmt_read(&s, 90, out, 16), FERRY_ERR_SHORT);
+    CHECK_OK(ckptfmt_read(&s, 0, out, 16));
+    CHECK_OK(formcheck_fd(fd, 200, &fc));
+    CHECK_EQ_INT(fc.form, FORM_UNKNOWN);
+    close(fd);
+    check_rmtree(dir);
 }
