@@ -9,7 +9,6 @@
  */
 #include "swarm_cond.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -146,22 +145,15 @@ swarm_piece_file(const struct swarm *s, uint32_t p)
 static size_t
 swarm_read(struct swarm *s, size_t k, uint64_t off, uint8_t *dst, size_t len)
 {
-    size_t done = 0;
-    ssize_t got;
+    size_t got = 0;
     int fd;
 
     if ((fd = manifest_open(&s->mf, s->files[k].id, FSX_O_READ)) < 0)
         return 0;
-    while (done < len) {
-        got = pread(fd, dst + done, len - done, (off_t)(off + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        done += (size_t)got;
-    }
+    if (fsx_pread_full(fd, dst, len, off, &got) != 0)
+        got = 0;
     close(fd);
-    return done;
+    return got;
 }
 
 /* A bundle's bytes from off: from each of its parts in turn. */

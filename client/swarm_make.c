@@ -6,7 +6,6 @@
  */
 #include "swarm_cond.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -98,7 +97,7 @@ swarm_hash_file(struct swarm *s, size_t k, uint8_t *buf)
 {
     struct swarm_rel *f = &s->files[k];
     uint32_t bs = s->cli->block_size;
-    uint64_t left = manifest_entry(&s->mf, f->id)->size;
+    uint64_t left = manifest_entry(&s->mf, f->id)->size, off = 0;
     struct hash_file *hf;
     int r = 0, fd;
 
@@ -110,19 +109,12 @@ swarm_hash_file(struct swarm *s, size_t k, uint8_t *buf)
         size_t want = left < bs ? (size_t)left : bs, got = 0;
         struct hash128 bh;
 
-        while (got < want) {
-            ssize_t n = read(fd, buf + got, want - got);
-
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                r = n < 0 ? -errno : FERRY_ERR_CHANGED;
-                break;
-            }
-            got += (size_t)n;
-        }
+        if ((r = fsx_pread_full(fd, buf, want, off, &got)) == 0 &&
+            got < want)
+            r = FERRY_ERR_CHANGED;  /* it shrank since the scan */
         if (r != 0)
             break;
+        off += got;
         hash_block(buf, got, &bh);
         hash_file_add(hf, &bh);
         r = torrent_file_update(s->t, buf, got);
