@@ -216,6 +216,30 @@ swarm_put(struct swarm *s, struct sbox *b, uint32_t p)
     return 0;
 }
 
+/* Box b hashed `hashed` more pieces by now: its window, SWARM_WINDOW_MIN
+ * more than it hashed in the last one to two SWARM_RATE_S, at most cap.
+ * From the start it grows by one a piece hashed (doubling each round
+ * trip); a box slow to receive keeps a small one, so the pieces only it
+ * was put, which the others then fetch at its rate, are few. */
+int
+swarm_window(struct sbox *b, int cap, double now, uint32_t hashed)
+{
+    uint32_t w;
+
+    if (now - b->rate_at >= 2 * SWARM_RATE_S) {
+        b->hashed_prev = b->hashed_now = 0;
+        b->rate_at = now;
+    } else if (now - b->rate_at >= SWARM_RATE_S) {
+        b->hashed_prev = b->hashed_now;
+        b->hashed_now = 0;
+        b->rate_at += SWARM_RATE_S;
+    }
+    b->hashed_now += hashed;
+    w = SWARM_WINDOW_MIN + b->hashed_prev + b->hashed_now;
+    b->window = w > (uint32_t)cap ? cap : (int)w;
+    return b->window;
+}
+
 /* The next piece to put: one a lost box had, else one no box holds. */
 static int
 swarm_next_piece(struct swarm *s, uint32_t *p)
@@ -284,6 +308,7 @@ void
 swarm_feed(struct swarm *s)
 {
     uint32_t p;
+    double now;
     int i;
 
     for (i = 0; i < s->n; i++)
@@ -291,12 +316,14 @@ swarm_feed(struct swarm *s)
             return;
     if (!s->probed)
         (void)swarm_probe(s);
+    now = swarm_now();
     for (i = 0; i < s->n; i++) {
         struct sbox *b = &s->b[i];
 
+        (void)swarm_window(b, s->window, now, 0);
         /* While the probe runs, only a box that reached another takes
          * pieces: one that cannot pass them on would hold them alone. */
-        while (b->st == SB_STARTED && b->ninflight < s->window &&
+        while (b->st == SB_STARTED && b->ninflight < b->window &&
             (s->probed || b->peers > 0) &&
             !swarm_over_limit(s) &&
             b->outlen - b->outoff < (size_t)s->piece_len &&
@@ -354,7 +381,7 @@ swarm_start_all(struct swarm *s)
             swarm_lose(s, i, ferry_strerror(r));
         } else {
             b->st = SB_STARTED;
-            s->moved_at = s->started_at = swarm_now();
+            s->moved_at = s->started_at = b->rate_at = swarm_now();
         }
     }
 }
@@ -513,6 +540,7 @@ swarm_line(struct swarm *s, int i, char *line)
             return;
         }
         b->inflight[found] = b->inflight[--b->ninflight];
+        (void)swarm_window(b, s->window, swarm_now(), 1);
         if (line[0] == 'b') {
             if (!s->bad[p]) {
                 s->bad[p] = 1;

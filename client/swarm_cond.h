@@ -25,6 +25,11 @@
  * of big ones. */
 #define SWARM_WINDOW 24
 #define SWARM_WINDOW_BYTES (32u << 20)
+/* A box's own window starts here and follows its rate: SWARM_WINDOW_MIN
+ * more than it hashed in the last one to two SWARM_RATE_S, so a box
+ * slow to receive is not put pieces the others then wait for. */
+#define SWARM_WINDOW_MIN 2
+#define SWARM_RATE_S 1.0
 /* Seconds for a box to log in, take the helper and listen. */
 #define SWARM_LINK_S 60
 /* Seconds for every box to reach another once told its peers: one that
@@ -95,6 +100,9 @@ struct sbox {
     size_t outcap, outlen, outoff;
     uint32_t inflight[SWARM_WINDOW];
     int ninflight;
+    int window;             /* its own: swarm_window */
+    uint32_t hashed_now, hashed_prev;   /* this SWARM_RATE_S, the last */
+    double rate_at;         /* when this SWARM_RATE_S began */
     uint64_t have, down;
     unsigned peers;         /* connected, as it last said */
     double since;           /* when the state began */
@@ -139,7 +147,7 @@ struct swarm {
     struct buf tbytes;
     uint8_t *helper_mem[2 * SWARM_NARCH];  /* the builds' bytes */
     uint32_t pieces, piece_len;
-    int window;             /* pieces in flight to one box */
+    int window;             /* pieces in flight to one box, at most */
     int all_put;
     struct sfile *sf;
     size_t nsf;
@@ -174,6 +182,7 @@ void swarm_feed(struct swarm *s);
 int swarm_all_at(const struct swarm *s, enum sbox_state st, int *n);
 void swarm_start_all(struct swarm *s);
 int swarm_busy(const struct swarm *s);
+int swarm_window(struct sbox *b, int cap, double now, uint32_t hashed);
 int swarm_rel_cmp(const void *a, const void *b);
 ssize_t swarm_file_of(const struct swarm *s, const char *rel);
 

@@ -66,6 +66,8 @@
     X(swarm_conduct_done_released) \
     X(swarm_conduct_probe) \
     X(swarm_conduct_bundles) \
+    X(swarm_conduct_window) \
+    X(swarm_window_follows_rate) \
     /* test_swarm_ca.c */ \
     X(swarm_ca_chain) \
     X(swarm_ca_names) \

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "../../client/cli.h"
+#include "../../client/swarm_cond.h"
 #include "../../client/swarm_int.h"
 #include "check.h"
 
@@ -243,6 +244,88 @@ TEST(swarm_conduct_peers_and_pieces)
             CHECK_EQ_INT(seen[p], 0);
     }
     conduct_free(&c);
+}
+
+/* Count the pieces queued for box i (and drop them from its queue):
+ * its lines, each put's payload skipped. */
+static int
+puts_to(struct conduct *c, int i)
+{
+    size_t len, at = 0;
+    char *o = out(c, i, &len);
+    int n = 0;
+
+    while (at < len) {
+        const char *nl = memchr(o + at, '\n', len - at);
+        unsigned p;
+        size_t plen;
+
+        CHECK(nl != NULL);
+        if (sscanf(o + at, "put %u %zu\n", &p, &plen) == 2) {
+            n++;
+            at = (size_t)(nl - o) + 1 + plen;
+        } else {
+            at = (size_t)(nl - o) + 1;
+        }
+    }
+    CHECK(at == len);
+    free(o);
+    return n;
+}
+
+/* A box's window starts small and grows by a piece for each it hashes:
+ * pieces do not pile up behind a box that has yet to show its rate. */
+TEST(swarm_conduct_window)
+{
+    struct conduct c;
+    int n[3] = { 0 };
+
+    conduct_init(&c);
+    conduct_spread(&c);
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 3; i++)
+            n[i] += puts_to(&c, i);
+        swarm_step(c.s);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(n[i], SWARM_WINDOW_MIN);
+    /* Box 1 hashes one of its two (the pieces went out in turn: its
+     * first was 0): it is put two more, a window of three with one in
+     * flight; the others none. */
+    say(&c, 0, "fed 0");
+    memset(n, 0, sizeof(n));
+    for (int round = 0; round < 4; round++) {
+        swarm_step(c.s);
+        for (int i = 0; i < 3; i++)
+            n[i] += puts_to(&c, i);
+    }
+    CHECK_EQ_INT(n[0], 2);
+    CHECK_EQ_INT(n[1], 0);
+    CHECK_EQ_INT(n[2], 0);
+    conduct_free(&c);
+}
+
+/* The window's arithmetic, time given: SWARM_WINDOW_MIN more than the
+ * pieces hashed in the last one to two SWARM_RATE_S, never above its
+ * cap; a box silent for two of them is back to the least. */
+TEST(swarm_window_follows_rate)
+{
+    struct sbox b;
+
+    memset(&b, 0, sizeof(b));
+    b.rate_at = 100.0;
+    CHECK_EQ_INT(swarm_window(&b, 24, 100.0, 0), SWARM_WINDOW_MIN);
+    CHECK_EQ_INT(swarm_window(&b, 24, 100.2, 1), SWARM_WINDOW_MIN + 1);
+    CHECK_EQ_INT(swarm_window(&b, 24, 100.5, 3), SWARM_WINDOW_MIN + 4);
+    /* The next second: the last one's four still count. */
+    CHECK_EQ_INT(swarm_window(&b, 24, 101.1, 1), SWARM_WINDOW_MIN + 5);
+    /* The one after: only the second's one, and this one's. */
+    CHECK_EQ_INT(swarm_window(&b, 24, 102.3, 2), SWARM_WINDOW_MIN + 3);
+    /* A fast box: capped. */
+    CHECK_EQ_INT(swarm_window(&b, 24, 102.4, 40), 24);
+    CHECK_EQ_INT(swarm_window(&b, 8, 102.5, 0), 8);
+    /* Silent for two seconds: the least again. */
+    CHECK_EQ_INT(swarm_window(&b, 24, 104.6, 0), SWARM_WINDOW_MIN);
 }
 
 TEST(swarm_conduct_refusals)
