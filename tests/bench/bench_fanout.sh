@@ -29,7 +29,10 @@
 # Time is the command's wall time, bytes those of the client's uplink
 # veth (frames whole, both directions; the lab carries nothing else), and
 # x(a) the ratio to row (a). Each run's log line also says how many TCP
-# segments the client's namespace sent again (nstat's TcpRetransSegs). Every copy is checked against the source.
+# segments the client's namespace sent again (nstat's TcpRetransSegs).
+# CPU s is the machine's busy CPU time during the run (all cores, every
+# namespace), from which the table's last line gives (c)'s floor here.
+# Every copy is checked against the source.
 # The table also goes to build/bench/fanout-latest.txt.
 #
 #   FANOUT_MB          data in MiB (default 1024)
@@ -111,17 +114,25 @@ retrans() {
         awk '$1 == "TcpRetransSegs" { print $2 }' | grep . || echo 0
 }
 
+# busy: the machine's busy CPU time so far, in clock ticks (every
+# namespace's processes, the lab's client and boxes alike, count here).
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
 # meter_start, meter_stop: between them, SECS (wall), TX and RX (the
-# uplink's bytes out and in), RETX (TCP segments the client sent again).
+# uplink's bytes out and in), RETX (TCP segments the client sent again),
+# CPU (the machine's busy CPU seconds).
 meter_start() {
     B0=$(lab_uplink_bytes)
     R0=$(retrans)
+    C0=$(busy)
     T0=$(date +%s.%N)
 }
 meter_stop() {
     local b1
     SECS=$(awk -v t="$(date +%s.%N)" -v t0="$T0" \
         'BEGIN { printf "%.3f", t - t0 }')
+    CPU=$(div "$(($(busy) - C0))" "$HZ" 1)
     b1=$(lab_uplink_bytes)
     TX=$((${b1% *} - ${B0% *}))
     RX=$((${b1#* } - ${B0#* }))
@@ -209,8 +220,12 @@ print("%.2f" % max(at.values()) if len(at) == len(hosts) else "?")
 PY
 }
 
-# record ROW: the last run's figures into $T/rows.ROW.
-record() { echo "$SECS $TX $RX" >>"$T/rows.$1"; }
+# record ROW: the last run's figures into $T/rows.ROW (and its CPU
+# seconds into $T/cpu.ROW).
+record() {
+    echo "$SECS $TX $RX" >>"$T/rows.$1"
+    echo "$CPU" >>"$T/cpu.$1"
+}
 
 # med ROW COLUMN: the median of a column of ROW's runs.
 med() {
@@ -312,6 +327,7 @@ if wanted e; then
         s_others=$(done_at "$T/out" $hosts_others)
         s_slow=$(done_at "$T/out" "box$N")
         echo "$s_others $TX $RX $s_slow $SECS" >>"$T/rows.e"
+        echo "$CPU" >>"$T/cpu.e"
         log "(e) run $r: others $s_others s, box$N $s_slow s," \
             "all $(div "$SECS" 1) s, $RETX segments sent again"
     done
@@ -325,15 +341,15 @@ fi
 # of the time is this machine's.
 if wanted f; then
     for r in $(seq 1 "$RUNS"); do
-        t0=$(date +%s.%N)
+        meter_start
         for k in $(seq 1 "$N"); do
             cp -r "$SRC" "$(lab_ws "$k")/f" &
         done
         wait
         sync -f "$(lab_ws 1)"
-        SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+        meter_stop
         forget f
-        echo "$SECS 0 0" >>"$T/rows.f"
+        TX=0 RX=0 record f
         log "(f) run $r: $(div "$SECS" 1) s"
     done
 fi
@@ -416,12 +432,12 @@ if wanted g; then
             done
         done
         g_wait '^checked '
-        t0=$(date +%s.%N)
+        meter_start
         while read -r p off path; do
             echo "piece $p $off $G/$path" >&$((20 + p % N + 1))
         done <"$T/g.map"
         g_wait '^done$'
-        SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+        meter_stop
         for k in $(seq 1 "$N"); do
             echo stop >&$((20 + k))
             eval "exec $((20 + k))>&-"
@@ -433,7 +449,7 @@ if wanted g; then
                 fail "(g): box$k's copy differs"
         done
         forget g
-        echo "$SECS 0 0" >>"$T/rows.g"
+        TX=0 RX=0 record g
         log "(g) run $r: $(div "$SECS" 1) s"
     done
 fi
@@ -445,17 +461,38 @@ ratio() {
     [ -s "$T/rows.a" ] || { echo -; return; }
     div "$1" "$(med a "$2")"
 }
-line() { printf '%-34s %8s %6s %10s %6s %9s  %s\n' "$@"; }
+line() { printf '%-34s %8s %6s %10s %6s %9s %7s  %s\n' "$@"; }
+# cpu ROW: the median of ROW's busy CPU seconds.
+cpu() { [ -s "$T/cpu.$1" ] && sort -g "$T/cpu.$1" |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' || echo -; }
 # row ID LABEL NOTE: ROW's medians as a line of the table.
 row() {
     local s tx rx
     if [ ! -s "$T/rows.$1" ]; then
-        line "$2" - - - - - "${3:-not run}"
+        line "$2" - - - - - - "${3:-not run}"
         return
     fi
     s=$(med "$1" 1) tx=$(med "$1" 2) rx=$(med "$1" 3)
     line "$2" "$(div "$s" 1)" "$(ratio "$s" 1)" "$(mb "$tx")" \
-        "$(ratio "$tx" 2)" "$(mb "$rx")" "${3:-}"
+        "$(ratio "$tx" 2)" "$(mb "$rx")" "$(cpu "$1")" "${3:-}"
+}
+
+# The floor of (c) on this machine: the uplink's time for the data (row
+# (a), a push to one box, is bound by it), or the CPU time of the two
+# halves of (c), the scatter (a) and the all-gather (g), spread over
+# every core, whichever is longer. On a real fan-out each box has cores
+# of its own and the floor is (a)'s time alone.
+c_floor() {
+    [ -s "$T/rows.a" ] && [ -s "$T/rows.g" ] && [ -s "$T/rows.c" ] ||
+        return 0
+    local cores f
+    cores=$(nproc)
+    f=$(awk -v a="$(med a 1)" -v ca="$(cpu a)" -v cg="$(cpu g)" \
+        -v n="$cores" 'BEGIN { f = (ca + cg) / n; if (a > f) f = a;
+        printf "%.1f", f }')
+    echo "(c) floor here: max((a) $(div "$(med a 1)" 1) s, ((a) $(cpu a)" \
+        "+ (g) $(cpu g) CPU s) / $cores cores) = $f s;" \
+        "(c) $(div "$(med c 1)" 1) s is $(div "$(med c 1)" "$f") of it"
 }
 
 e_note=""
@@ -464,7 +501,7 @@ e_note=""
     echo "fan-out bench: $(mb "$DATA") MiB ($SMALL small files, $LARGE" \
         "large) to $N boxes; uplink $UPLINK, box ports $BOX_RATE;" \
         "median of $RUNS; $(nproc) cores, $(date -u +%FT%TZ)"
-    line row "wall s" "x(a)" "up MiB" "x(a)" "down MiB" notes
+    line row "wall s" "x(a)" "up MiB" "x(a)" "down MiB" "CPU s" notes
     row first "first contact, $N boxes" "2 MiB; agents and helpers uploaded"
     row a "(a) 1 box"
     if [ "${#PER_BOX[@]}" -gt 0 ]; then
@@ -479,6 +516,7 @@ e_note=""
     row e "(e) box$N at $SLOW_RATE, others" "$e_note"
     row f "(f) floor: cp to $N folders" "no network: the disk and cores"
     row g "(g) floor: the swarm alone" "the helpers' all-gather, no SSH"
+    c_floor
 } | tee "$T/table"
 mkdir -p "$ROOT/build/bench"
 cp "$T/table" "$ROOT/build/bench/fanout-latest.txt"
