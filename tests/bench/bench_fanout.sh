@@ -48,7 +48,9 @@
 #                      stdout in (HHMMSS.err, HHMMSS.out), e.g. with
 #                      FANOUT_ARGS=-vv
 #   FANOUT_ARGS        more options for every ferry command
-#   FANOUT_SETTLE_S    seconds waited after removing a run's copies (65)
+#   FANOUT_DISK_GB     the boxes' file system (a journaled ext4 image,
+#                      tests/lib/lab.sh LAB_DISK_GB; default twice the
+#                      data on every box, plus 4)
 set -eu
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BENCH_DIR/../.." && pwd)
@@ -100,6 +102,7 @@ DATA=$(find "$SRC" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
 # uplink's rate (every box sent its copy in full), and two minutes.
 LAB_CMD_TIMEOUT=$((3 * N * DATA * 8 / $(lab_bits "$UPLINK") + 120))
 log "lab: $N boxes, uplink $UPLINK, ports $BOX_RATE"
+LAB_DISK_GB=${FANOUT_DISK_GB:-$((SIZE_MB * N * 2 / 1024 + 4))}
 lab_up "$N" "$UPLINK" "$BOX_RATE"
 read -r -a PER_BOX <<<"$(lab_per_box)"
 ALL="box[1-$N]"
@@ -139,20 +142,30 @@ meter_stop() {
     RETX=$(($(retrans) - R0))
 }
 
-# stamped OUT CMD...: CMD with each line of its stdout (its --json
-# events, each as it comes) stamped with the time into OUT; its stderr
-# in $T/last.err.
-stamped() {
-    local out=$1 rc=0
-    shift
-    "$@" 2>"$T/last.err" | python3 -u -c '
+# stamp: each line of stdin, with the time before it.
+stamp() {
+    python3 -u -c '
 import sys, time
 for line in sys.stdin:
-    sys.stdout.write("%.3f %s" % (time.time(), line))' >"$out" || rc=$?
+    sys.stdout.write("%.3f %s" % (time.time(), line))'
+}
+
+# stamped OUT CMD...: CMD with each line of its stdout (its --json
+# events, each as it comes) stamped with the time into OUT; its stderr
+# in $T/last.err. With FANOUT_LOGS, both are kept there, the stderr
+# stamped too.
+stamped() {
+    local out=$1 rc=0 at
+    shift
     if [ -n "${FANOUT_LOGS:-}" ]; then
         mkdir -p "$FANOUT_LOGS"
-        cp "$T/last.err" "$FANOUT_LOGS/$(date +%H%M%S).err"
-        cp "$out" "$FANOUT_LOGS/$(date +%H%M%S).out"
+        at=$FANOUT_LOGS/$(date +%H%M%S)
+        "$@" 2> >(tee "$T/last.err" | stamp >"$at.err") | stamp >"$out" ||
+            rc=$?
+        wait $! 2>/dev/null || true
+        cp "$out" "$at.out"
+    else
+        "$@" 2>"$T/last.err" | stamp >"$out" || rc=$?
     fi
     return "$rc"
 }
@@ -182,19 +195,18 @@ same_on() {
     done
 }
 
-# forget DIR: DIR removed from every box (the next run starts afresh).
-# ext4 skips the inodes deleted in the last minute when it allocates one
-# (five more while their table block is dirty), so a run right after a
-# mass delete scans past tens of thousands of them for each file it
-# makes: the deletes are written out and the minute waited, so that no
-# row pays for the one before it.
+# forget DIR: DIR removed from every box (the next run starts afresh),
+# and the deletes written out. The boxes' disk is a journaled ext4 of
+# their own (LAB_DISK_GB), as on a rented box: the root's may have no
+# journal, and ext4 without one skips the inodes deleted in the last
+# minutes each time it allocates one, so that a run after a mass delete
+# paid for it (in perf: ext4's recently_deleted, find_inode_bit).
 forget() {
     local k
     for k in $(seq 1 "$N"); do
         rm -rf "$(lab_ws "$k")/${1:?}"
     done
     sync
-    sleep "${FANOUT_SETTLE_S:-65}"
 }
 
 # done_at OUT HOSTS...: seconds from the run's start (T0) until the last
