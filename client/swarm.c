@@ -236,8 +236,7 @@ swarm_window(struct sbox *b, int cap, double now, uint32_t hashed)
     }
     b->hashed_now += hashed;
     w = SWARM_WINDOW_MIN + b->hashed_prev + b->hashed_now;
-    b->window = w > (uint32_t)cap ? cap : (int)w;
-    return b->window;
+    return w > (uint32_t)cap ? cap : (int)w;
 }
 
 /* The next piece to put: one a lost box had, else one no box holds. */
@@ -309,7 +308,7 @@ swarm_feed(struct swarm *s)
 {
     uint32_t p;
     double now;
-    int i;
+    int i, window;
 
     for (i = 0; i < s->n; i++)
         if (s->b[i].st < SB_STARTED)
@@ -320,10 +319,10 @@ swarm_feed(struct swarm *s)
     for (i = 0; i < s->n; i++) {
         struct sbox *b = &s->b[i];
 
-        (void)swarm_window(b, s->window, now, 0);
+        window = swarm_window(b, s->window, now, 0);
         /* While the probe runs, only a box that reached another takes
          * pieces: one that cannot pass them on would hold them alone. */
-        while (b->st == SB_STARTED && b->ninflight < b->window &&
+        while (b->st == SB_STARTED && b->ninflight < window &&
             (s->probed || b->peers > 0) &&
             !swarm_over_limit(s) &&
             b->outlen - b->outoff < (size_t)s->piece_len &&

@@ -100,7 +100,6 @@ struct sbox {
     size_t outcap, outlen, outoff;
     uint32_t inflight[SWARM_WINDOW];
     int ninflight;
-    int window;             /* its own: swarm_window */
     uint32_t hashed_now, hashed_prev;   /* this SWARM_RATE_S, the last */
     double rate_at;         /* when this SWARM_RATE_S began */
     uint64_t have, down;

@@ -242,11 +242,10 @@ record() {
     echo "$CPU" >>"$T/cpu.$1"
 }
 
+# median: the median of the numbers on stdin, one a line.
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # med ROW COLUMN: the median of a column of ROW's runs.
-med() {
-    awk -v c="$2" '{ print $c }' "$T/rows.$1" | sort -g |
-        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
+med() { awk -v c="$2" '{ print $c }' "$T/rows.$1" | median; }
 
 others=$(seq 1 $((N - 1)))
 hosts_others=$(for k in $others; do printf 'box%s ' "$k"; done)
@@ -492,8 +491,7 @@ ratio() {
 }
 line() { printf '%-34s %8s %6s %10s %6s %9s %7s  %s\n' "$@"; }
 # cpu ROW: the median of ROW's busy CPU seconds.
-cpu() { [ -s "$T/cpu.$1" ] && sort -g "$T/cpu.$1" |
-    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' || echo -; }
+cpu() { [ -s "$T/cpu.$1" ] && median <"$T/cpu.$1" || echo -; }
 # row ID LABEL NOTE: ROW's medians as a line of the table.
 row() {
     local s tx rx
