@@ -122,6 +122,11 @@ attempt_preopen(struct attempt *a)
     if (e->cli->remote.local || e->use_cmd ||
         (e->plan == NULL && e->dest == NULL))
         return;
+    /* A push that adopts what the box already holds (each box's transfer
+     * after a swarm) sends little of its size: attempt_tune adds streams
+     * if data flows. */
+    if (e->cli->adopt != NULL)
+        return;
     if (e->early != NULL)
         want = ssh_early_left(e->early);
     else if (e->more_by_cmd && e->streams == 0) {

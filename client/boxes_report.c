@@ -6,29 +6,12 @@
 #include "boxes_int.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/buf.h"
 #include "../engine/xfer.h"
 #include "exitcode.h"
-
-/* Prints the JSON object built in b (output_json_end needs an output:
- * one for this line alone). */
-static void
-boxes_json_end(struct buf *b, int r)
-{
-    struct output o;
-    struct xfer x;
-
-    memset(&x, 0, sizeof(x));
-    memset(&o, 0, sizeof(o));
-    o.json = 1;
-    output_init(&o, &x);
-    output_json_end(&o, b, r);
-    pthread_mutex_destroy(&o.lock);
-}
 
 /* The counts of a box, or of all, into the event in b. */
 static int
@@ -75,7 +58,7 @@ boxes_report_box(struct boxes_run *br, int box)
             r = boxes_json_counts(&b, t);
         if (r == 0 && t->error[0] != '\0')
             r = output_json_str(&b, "error", t->error);
-        boxes_json_end(&b, r);
+        output_json_line(&b, r);
         return;
     }
     /* A box that ended without its own summary (it could not start, was
@@ -225,7 +208,7 @@ boxes_report_end(struct boxes_run *br, int code)
             r = output_json_raw(&b, "elapsed_s", tmp);
         if (r == 0)
             r = output_json_command(&b);
-        boxes_json_end(&b, r);
+        output_json_line(&b, r);
         return;
     }
     if (br->cli->quiet)

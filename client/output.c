@@ -789,3 +789,17 @@ output_json_end(struct output *o, struct buf *b, int r)
 {
     output_json_emit(o, b, r);
 }
+
+void
+output_json_line(struct buf *b, int r)
+{
+    struct output o;
+    struct xfer x;
+
+    memset(&x, 0, sizeof(x));
+    memset(&o, 0, sizeof(o));
+    o.json = 1;
+    output_init(&o, &x);
+    output_json_emit(&o, b, r);
+    pthread_mutex_destroy(&o.lock);
+}

@@ -20,8 +20,10 @@
 #include <unistd.h>
 
 #include "../common/alloc.h"
+#include "../common/buf.h"
 #include "../common/fsx.h"
 #include "../common/log.h"
+#include "output.h"
 
 const char *const swarm_file_names[SWARM_FILES] = {
     "t.torrent", "box.crt", "box.key",
@@ -58,6 +60,45 @@ swarm_note(const struct swarm *s, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void
+swarm_problem(const struct cli *cli, int box, const char *msg)
+{
+    struct buf b;
+    int r;
+
+    if (cli->json) {
+        buf_init(&b, 1024);
+        r = output_json_begin(&b, "warning");
+        if (r == 0 && box >= 0)
+            r = output_json_str(&b, "host", cli->boxes[box].label);
+        if (r == 0)
+            r = output_json_str(&b, "side", "dest");
+        if (r == 0)
+            r = output_json_str(&b, "code", "WARNING");
+        if (r == 0)
+            r = output_json_str(&b, "message", msg);
+        output_json_line(&b, r);
+    } else if (!cli->quiet && box >= 0) {
+        fprintf(stderr, "ferry: %s: %s\n", cli->boxes[box].label, msg);
+    } else if (!cli->quiet) {
+        fprintf(stderr, "ferry: %s\n", msg);
+    }
+}
+
+void FERRY_PRINTF(3, 4)
+swarm_warn(const struct swarm *s, int box, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!swarm_quiet(s) && s->before_note != NULL)
+        s->before_note(s->note_ctx);
+    swarm_problem(s->cli, box, msg);
+}
+
 /* Piece p is to be put again; past the room for it, its file goes by
  * the box's own transfer. */
 static void
@@ -78,8 +119,7 @@ swarm_lose(struct swarm *s, int i, const char *why)
     if (b->st == SB_FAILED)
         return;
     if (b->st < SB_ENDED)
-        swarm_note(s, "%s: swarm: %s; its data goes to it directly",
-            s->cli->boxes[i].label, why);
+        swarm_warn(s, i, "swarm: %s; its data goes to it directly", why);
     b->st = SB_FAILED;
     b->since = swarm_now();
     for (int k = 0; k < b->ninflight; k++)
@@ -544,9 +584,8 @@ swarm_line(struct swarm *s, int i, char *line)
             if (!s->bad[p]) {
                 s->bad[p] = 1;
                 s->nbad++;
-                swarm_note(s, "%s: swarm: piece %" PRIu32 " did not match "
-                    "(a source changed?): its file goes directly",
-                    s->cli->boxes[i].label, p);
+                swarm_warn(s, i, "swarm: piece %" PRIu32 " did not match "
+                    "(a source changed?): its file goes directly", p);
             }
         } else if (s->fed_to[p] < 0) {
             s->fed_to[p] = (int16_t)i;
@@ -567,8 +606,8 @@ swarm_line(struct swarm *s, int i, char *line)
     } else if (sscanf(line, "banned %63[0-9a-fA-F.:]", w) == 1) {
         /* libtorrent dropped the bytes; the box that sent them may be
          * damaged, or lying. */
-        swarm_note(s, "%s: swarm: %s sent data that does not match the "
-            "torrent: banned", s->cli->boxes[i].label, w);
+        swarm_warn(s, i, "swarm: %s sent data that does not match the "
+            "torrent: banned", w);
     } else if (strncmp(line, "fatal ", 6) == 0) {
         swarm_lose(s, i, line + 6);
     } else if (strncmp(line, "link-end ", 9) == 0) {

@@ -175,6 +175,12 @@ struct swarm {
 double swarm_now(void);
 void swarm_note(const struct swarm *s, const char *fmt, ...)
     FERRY_PRINTF(2, 3);
+/* A problem of box's (of every box's when box < 0) that costs time, not
+ * data (a box that gets its data directly, a peer banned): a line, or
+ * with --json a warning event, so that either output shows it. */
+void swarm_warn(const struct swarm *s, int box, const char *fmt, ...)
+    FERRY_PRINTF(3, 4);
+void swarm_problem(const struct cli *cli, int box, const char *msg);
 void swarm_lose(struct swarm *s, int i, const char *why);
 int swarm_send(struct sbox *b, const char *fmt, ...) FERRY_PRINTF(2, 3);
 void swarm_feed(struct swarm *s);

@@ -446,8 +446,8 @@ swarm_new(struct cli *cli, volatile sig_atomic_t *stop)
     for (i = 0; i < n; i++)
         s->b[i].sock = -1;
     if (swarm_helper(s) != 0) {
-        swarm_note(s, "the boxes do not share: this ferry has no swarm "
-            "helper (bin/ferry-swarm)");
+        swarm_warn(s, -1, "the boxes do not share: this ferry has no "
+            "swarm helper (bin/ferry-swarm)");
         goto none;
     }
     if (swarm_scan(s) != 0 || s->bytes < SWARM_MIN_BYTES)

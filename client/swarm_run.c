@@ -235,7 +235,7 @@ swarm_advance(struct swarm *s)
             swarm_stop_all(s);
         } else if (swarm_all_at(s, SB_STARTED, &n) &&
             t - s->moved_at > SWARM_STALL_S) {
-            swarm_note(s, "swarm: nothing moved for %d s: what the "
+            swarm_warn(s, -1, "swarm: nothing moved for %d s: what the "
                 "boxes lack goes to them directly", SWARM_STALL_S);
             swarm_stop_all(s);
         }
@@ -309,8 +309,12 @@ swarm_begin(struct cli *cli, volatile sig_atomic_t *stop)
     int i, r = 0;
 
     if (why != NULL) {
-        if (why[0] != '\0' && !cli->quiet && !cli->json)
-            fprintf(stderr, "ferry: the boxes do not share: %s\n", why);
+        char msg[512];
+
+        if (why[0] != '\0') {
+            snprintf(msg, sizeof(msg), "the boxes do not share: %s", why);
+            swarm_problem(cli, -1, msg);
+        }
         return NULL;
     }
     if ((s = swarm_new(cli, stop)) == NULL)
@@ -321,8 +325,8 @@ swarm_begin(struct cli *cli, volatile sig_atomic_t *stop)
     swarm_listing(s);
     if (*stop != 0 || (r = swarm_prepare(s)) != 0 || s->t == NULL) {
         if (r != 0)
-            swarm_note(s, "the boxes do not share: making the torrent: %s",
-                ferry_strerror(r));
+            swarm_warn(s, -1, "the boxes do not share: making the "
+                "torrent: %s", ferry_strerror(r));
         swarm_end(s, NULL);
         return NULL;
     }

@@ -254,6 +254,12 @@ void helper::start()
         lt::alert_category::error | lt::alert_category::status | lt::alert_category::peer
             | lt::alert_category::connect | lt::alert_category::piece_progress
             | lt::alert_category::storage);
+    // Disk threads, which also hash what arrives: one per core, up to
+    // four. libtorrent's ten suit many torrents on seeking disks; a box
+    // runs one torrent, and threads beyond its cores only wake each
+    // other (futex and scheduler time, in perf of the fan-out bench).
+    long const cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+    sp.set_int(lt::settings_pack::aio_threads, int(std::clamp(cores, 1L, 4L)));
     lt::session_params params(sp);
     // No plugins: ut_pex and ut_metadata must not run, and smart_ban is
     // not needed, since v2 hashes name the bad block's peer directly.

@@ -93,3 +93,17 @@ grep -q "started beside it are closed" "$T/last.err" ||
     fail "slow start: no streams were started beside the login"
 [ "$(json_field streams)" -eq 1 ] ||
     fail "slow start: 40 MiB used $(json_field streams) streams, want 1"
+
+# 6. A push that adopts what the far side holds (each box's transfer
+# after a swarm): its size says little of what will cross, so no streams
+# are opened ahead; the staged 40 MiB is adopted and one stream serves.
+proxy_start --delay-ms 30 --rate 400
+mkdir -p "$T/adopt40/.stage"
+cp "$T/rand40/r.bin" "$T/adopt40/.stage/r.bin"
+expect_rc 0 "$FERRY" push "${opts[@]}" --adopt .stage "$T/rand40/" \
+    "ferry-proxy:$T/adopt40"
+cmp "$T/rand40/r.bin" "$T/adopt40/r.bin" || fail "adopt40: copy differs"
+[ "$(json_field files_adopted)" -eq 1 ] ||
+    fail "adopt40: $(json_field files_adopted) files adopted, want 1"
+[ "$(json_field streams)" -eq 1 ] ||
+    fail "adopt40: $(json_field streams) streams for an adopted file, want 1"

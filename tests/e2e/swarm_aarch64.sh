@@ -67,3 +67,11 @@ expect_rc 0 "${P[@]}" "$T/src/" "box1:$T/e1" "box2:$T/e2"
 tree_same "$T/src" "$T/e1"
 tree_same "$T/src" "$T/e2"
 expect_err "ferry: box2: swarm: this ferry has no swarm helper for aarch64 (ferry-swarm-aarch64 beside ferry-agent); its data goes to it directly"
+# With --json the same is a warning event of box2 (nothing on stderr
+# names it): a box sent its data directly is seen in either output.
+rm -rf "$T/e2"
+expect_rc 0 "${P[@]}" --json "$T/src/" "box1:$T/e1" "box2:$T/e2"
+tree_same "$T/src" "$T/e2"
+grep -qF '{"event":"warning","host":"box2","side":"dest","code":"WARNING","message":"swarm: this ferry has no swarm helper for aarch64' \
+    "$T/last.out" || { cat "$T/last.out" >&2; fail "--json: no warning event for box2"; }
+! grep -q "swarm helper" "$T/last.err" || fail "--json: the warning went to stderr"
