@@ -222,10 +222,7 @@ swarm_torrent(struct swarm *s, const char *ca_pem, size_t ca_len)
             wanted += manifest_entry(&s->mf, s->files[k].id)->size;
     if (wanted < SWARM_MIN_BYTES)
         return 0;
-    s->piece_len = SWARM_MIN_PIECE;
-    while (s->piece_len < TORRENT_MAX_PIECE &&
-        wanted / s->piece_len > SWARM_PIECES_AIM)
-        s->piece_len *= 2;
+    s->piece_len = swarm_piece_len(wanted);
     if ((r = swarm_bundle(s)) != 0 ||
         (r = torrent_new(&s->t, SWARM_CONTENT, s->piece_len)) != 0)
         return r;

@@ -383,8 +383,6 @@ if wanted g; then
     [ -x "$SW" ] || fail "(g): no $SW (make swarm)"
     "$FERRY_TOOLS/swarm_ca_make" "$T/gca" "$N" >/dev/null ||
         fail "(g): swarm_ca_make"
-    piece=262144
-    while [ $((DATA / piece)) -gt 8192 ]; do piece=$((piece * 2)); done
     G=$T/gsrc/content
     mkdir -p "$G/bundles" "$G/files"
     (cd "$SRC" && find . -type f -printf '%P %s\n' | LC_ALL=C sort) \
@@ -402,7 +400,8 @@ if wanted g; then
             mkdir -p "$(dirname "$G/files/$p")"
             ln "$SRC/$p" "$G/files/$p" 2>/dev/null || cp "$SRC/$p" "$G/files/$p"
         done
-    "$FERRY_TOOLS/torrent_make" -p "$piece" -c "$T/gca/ca.pem" "$G" \
+    # The piece length a push picks for this much data (-b).
+    "$FERRY_TOOLS/torrent_make" -b "$DATA" -c "$T/gca/ca.pem" "$G" \
         "$T/g.torrent" "$T/g.map" >/dev/null || fail "(g): torrent_make"
     # part lines, with each bundle's first piece from the map
     awk 'NR == FNR { if ($2 == 0 && $3 ~ /^bundles\//) {

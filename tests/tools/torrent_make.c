@@ -2,7 +2,10 @@
  * torrent_make: a private v2 torrent of a folder's files, made by
  * client/torrent.c as the client will make it, for the swarm tests:
  *
- *     torrent_make [-p PIECE_LEN] [-c CA.pem] DIR OUT.torrent MAP
+ *     torrent_make [-p PIECE_LEN | -b BYTES] [-c CA.pem] DIR OUT.torrent MAP
+ *
+ * -b: the piece length a push's swarm picks for BYTES of data
+ * (swarm_piece_len), so that a bench's torrent is the push's.
  *
  * Every regular file beneath DIR goes in (a symlink or other special
  * file is refused), named by its path below DIR; the torrent is named
@@ -23,6 +26,7 @@
 
 #include "../../common/buf.h"
 #include "../../common/sha256.h"
+#include "../../client/swarm_cond.h"
 #include "../../client/torrent.h"
 
 static void
@@ -101,9 +105,11 @@ main(int argc, char **argv)
     FILE *f;
     int c, r;
 
-    while ((c = getopt(argc, argv, "p:c:")) != -1) {
+    while ((c = getopt(argc, argv, "p:b:c:")) != -1) {
         if (c == 'p') {
             piece_len = (uint32_t)strtoul(optarg, NULL, 10);
+        } else if (c == 'b') {
+            piece_len = swarm_piece_len(strtoull(optarg, NULL, 10));
         } else if (c == 'c') {
             if ((f = fopen(optarg, "rb")) == NULL)
                 die(optarg, -errno);
@@ -115,7 +121,7 @@ main(int argc, char **argv)
         }
     }
     if (argc - optind != 3) {
-        fprintf(stderr, "usage: torrent_make [-p PIECE_LEN] [-c CA.pem] "
+        fprintf(stderr, "usage: torrent_make [-p PIECE_LEN | -b BYTES] [-c CA.pem] "
             "DIR OUT.torrent MAP\n");
         return 2;
     }

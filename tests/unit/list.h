@@ -67,6 +67,7 @@
     X(swarm_conduct_probe) \
     X(swarm_conduct_bundles) \
     X(swarm_conduct_window) \
+    X(swarm_piece_len_aims) \
     X(swarm_window_follows_rate) \
     /* test_swarm_ca.c */ \
     X(swarm_ca_chain) \

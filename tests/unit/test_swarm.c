@@ -308,6 +308,22 @@ TEST(swarm_conduct_window)
 /* The window's arithmetic, time given: SWARM_WINDOW_MIN more than the
  * pieces hashed in the last one to two SWARM_RATE_S, never above its
  * cap; a box silent for two of them is back to the least. */
+/* Pieces grow from SWARM_MIN_PIECE until the torrent has at most
+ * SWARM_PIECES_AIM of them, up to the largest a torrent takes. */
+TEST(swarm_piece_len_aims)
+{
+    uint64_t gib = 1ull << 30;
+
+    CHECK_EQ_INT(swarm_piece_len(0), SWARM_MIN_PIECE);
+    CHECK_EQ_INT(swarm_piece_len((uint64_t)SWARM_MIN_PIECE *
+        (SWARM_PIECES_AIM + 1) - 1), SWARM_MIN_PIECE);
+    CHECK_EQ_INT(swarm_piece_len((uint64_t)SWARM_MIN_PIECE *
+        (SWARM_PIECES_AIM + 1)), 2 * SWARM_MIN_PIECE);
+    CHECK_EQ_INT(swarm_piece_len(gib), 512 * 1024);
+    CHECK(gib / swarm_piece_len(gib) <= SWARM_PIECES_AIM);
+    CHECK_EQ_INT(swarm_piece_len(UINT64_MAX), TORRENT_MAX_PIECE);
+}
+
 TEST(swarm_window_follows_rate)
 {
     struct sbox b;
