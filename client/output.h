@@ -166,8 +166,8 @@ int output_json_raw(struct buf *b, const char *key, const char *val);
  * one is known. Every summary ends with it. */
 int output_json_command(struct buf *b);
 void output_json_end(struct output *o, struct buf *b, int r);
-/* output_json_end for a process's own line, outside any transfer's
- * output (a parent of many boxes). */
+/* output_json_end for a line outside any transfer's output (the parent
+ * of many boxes, one thread). */
 void output_json_line(struct buf *b, int r);
 
 /* The command this process runs ("push", "status", "pack"), named by

@@ -78,10 +78,9 @@ swarm_problem(const struct cli *cli, int box, const char *msg)
         if (r == 0)
             r = output_json_str(&b, "message", msg);
         output_json_line(&b, r);
-    } else if (!cli->quiet && box >= 0) {
-        fprintf(stderr, "ferry: %s: %s\n", cli->boxes[box].label, msg);
     } else if (!cli->quiet) {
-        fprintf(stderr, "ferry: %s\n", msg);
+        fprintf(stderr, "ferry: %s%s%s\n", box >= 0 ?
+            cli->boxes[box].label : "", box >= 0 ? ": " : "", msg);
     }
 }
 

@@ -65,6 +65,7 @@ swarm_piece_len(uint64_t bytes)
         len *= 2;
     return len;
 }
+
 /* The content's folder under the staging folder (the torrent's name),
  * and in it the folder of the sources' files and that of the bundles. */
 #define SWARM_CONTENT "content"
