@@ -242,9 +242,12 @@ demo: deps
 check-minimal:
 	@sh tests/deps.sh debootstrap && bash tests/minimal_root.sh
 
-## bench: ferry side by side with rsync, scp and tar|ssh (minutes)
+## bench: ferry side by side with rsync, scp and tar|ssh (minutes);
+## BEFORE=REV also runs each ferry row with the build of git revision REV
 bench: deps
 	@$(MAKE) --no-print-directory all
+	$(if $(BEFORE),FERRY_BENCH_BEFORE=$$(bash tests/bench/build_before.sh $(BEFORE)) \
+		FERRY_BENCH_BEFORE_LABEL=$$(git rev-parse --short $(BEFORE)),) \
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench.sh full
 	FERRY_BIN=$(BINDIR) FERRY_TOOLS=$(OUT)/tests bash tests/bench/bench_tensors.sh 256
 

@@ -29,6 +29,12 @@
 #                              "100 200"; "" runs none)
 #   FERRY_BENCH_LONG_PEER_REPS streams: runs of rsync per long-link row
 #                              (default 1: at 200 ms one takes 2 minutes)
+#   FERRY_BENCH_BEFORE         a directory with ferry and ferry-agent of an
+#                              earlier build: each ferry row of the loopback
+#                              and WAN scenarios also runs with it, in turn
+#                              (tool "NAME @LABEL"), and the report compares
+#                              the two (make bench BEFORE=REV builds one)
+#   FERRY_BENCH_BEFORE_LABEL   its name in the table (default "before")
 #   FERRY_BENCH_WATCH_EVERY    seconds between the watch row's saves
 #                              (default 20 full, 4 quick)
 #   FERRY_BENCH_WATCH_S        the watch's interval (default 5 full, 1 quick)
@@ -137,6 +143,8 @@ RUNS=$T/runs.ndjson
 : >"$RUNS"
 mkdir -p "$T/data" "$T/dst" "$T/bin" "$T/rss"
 RSS_AGENT=$T/rss/agent
+BEFORE=${FERRY_BENCH_BEFORE:-}
+BEFORE_LABEL=${FERRY_BENCH_BEFORE_LABEL:-before}
 
 log() { printf '[bench %3ds] %s\n' "$(($(date +%s) - START_S))" "$*" >&2; }
 
@@ -160,6 +168,9 @@ check_prereqs() {
         command -v "$c" >/dev/null || fail "missing $c (make deps)"
     done
     [ -x "$FERRY" ] || fail "no $FERRY (make all)"
+    if [ -n "$BEFORE" ] && ! [ -x "$BEFORE/ferry" -a -x "$BEFORE/ferry-agent" ]; then
+        fail "FERRY_BENCH_BEFORE: no ferry and ferry-agent in $BEFORE"
+    fi
     [ -x "$AGENT" ] || fail "no $AGENT (make all)"
 }
 
@@ -170,6 +181,10 @@ make_wrappers() {
     cat >"$T/bin/ferry-agent-timed" <<EOF
 #!/bin/sh
 exec /usr/bin/time -a -o $(q "$RSS_AGENT") -f %M $(q "$AGENT") "\$@"
+EOF
+    [ -z "$BEFORE" ] || cat >"$T/bin/ferry-agent-before-timed" <<EOF
+#!/bin/sh
+exec /usr/bin/time -a -o $(q "$RSS_AGENT") -f %M $(q "$BEFORE/ferry-agent") "\$@"
 EOF
     local sftp=/usr/lib/openssh/sftp-server
     [ -x "$sftp" ] || sftp=/usr/libexec/openssh/sftp-server
@@ -464,10 +479,21 @@ tree_files() { find "$1" -type f | wc -l; }
 
 # ------------------------------------------------------------ tools
 
-is_ferry() { case $1 in ferry | ferry_*) return 0 ;; esac; return 1; }
+is_ferry() { case $1 in ferry | ferry_* | ferry@*) return 0 ;; esac; return 1; }
+
+# with_before TOOLS...: the tools, each ferry row followed by the same
+# row with the earlier build (TOOL@before) when FERRY_BENCH_BEFORE is set.
+with_before() {
+    local t
+    for t in "$@"; do
+        echo "$t"
+        if [ -n "$BEFORE" ] && is_ferry "$t"; then echo "$t@before"; fi
+    done
+}
 
 tool_name() {
     case $1 in
+    *@before) echo "$(tool_name "${1%@before}") @$BEFORE_LABEL" ;;
     ferry) echo "ferry" ;;
     ferry_z) echo "ferry -z" ;;
     ferry_bw) echo "ferry --bwlimit -j 4" ;;
@@ -489,13 +515,19 @@ tool_name() {
 # Every tool copies the contents of SRC into DEST.
 build_cmd() {
     local tool=$1 dir=$2 host=$3 src=$4 dest=$5
-    local rpath f
+    local rpath f ferry=$FERRY agent=$T/bin/ferry-agent-timed
     rpath="/usr/bin/time -a -o $(q "$RSS_AGENT") -f %M rsync"
+    case $tool in *@before)
+        tool=${tool%@before}
+        ferry=$BEFORE/ferry
+        agent=$T/bin/ferry-agent-before-timed
+        ;;
+    esac
     case $tool in
     ferry | ferry_z | ferry_bw | ferry_blocks | ferry_raw | ferry_j*)
-        local remote=(-F "$CFG" --agent "$T/bin/ferry-agent-timed")
+        local remote=(-F "$CFG" --agent "$agent")
         [ "$TRANSPORT" = local ] &&
-            remote=(--agent "$T/bin/ferry-agent-timed") && host=local
+            remote=(--agent "$agent") && host=local
         [ "$tool" = ferry_z ] && remote+=(-z)
         [ "$tool" = ferry_bw ] && remote+=(--bwlimit "${BW_RATE}B" -j 4)
         # Every file on its own and raw, as before volumes: the rows side
@@ -505,9 +537,9 @@ build_cmd() {
         [ "$tool" = ferry_raw ] && remote+=(--compress=never)
         case $tool in ferry_j*) remote+=(-j "${tool#ferry_j}") ;; esac
         if [ "$dir" = push ]; then
-            CMD=("$FERRY" push --json "${remote[@]}" "$src/" "$host:$dest")
+            CMD=("$ferry" push --json "${remote[@]}" "$src/" "$host:$dest")
         else
-            CMD=("$FERRY" pull --json "${remote[@]}" "$host:$src/" "$dest")
+            CMD=("$ferry" pull --json "${remote[@]}" "$host:$src/" "$dest")
         fi
         ;;
     rsync | rsync_z | rsync_partial)
@@ -558,7 +590,7 @@ build_cmd() {
 }
 
 tool_notes() {
-    local tool=$1 scen=$2
+    local tool=${1%@before} scen=$2
     case $tool in
     ferry | ferry_z | ferry_bw | ferry_blocks | ferry_raw | ferry_j*)
         [ "$tool" = ferry_z ] && echo "zstd blocks (files under --pack-threshold travel in volumes, compressed either way)"
@@ -749,6 +781,8 @@ run_scenario() {
     local id=$1 dir=$2 host=$3 src=$4 prep=$5
     shift 5
     local rep tool dest
+    # shellcheck disable=SC2046
+    set -- $(with_before "$@")
     for rep in $(seq 1 "$REPS"); do
         for tool in "$@"; do
             if [ "$dir" = push ]; then dest=$T/dst/remote-$id; else dest=$T/dst/local-$id; fi
@@ -846,6 +880,8 @@ run_resume() {
     local id=resume src=$T/data/ckpt rep tool pid got kept via deadline
     local dest=$T/dst/remote-$id half=$((CKPT / 2)) slow=ferry-test
     [ "$HAVE_PROXY" = 1 ] && slow=ferry-slow
+    # shellcheck disable=SC2046
+    set -- $(with_before "$@")
     for rep in $(seq 1 "$REPS"); do
         for tool in "$@"; do
             prepare_dest fresh "$dest" "$tool"
@@ -1002,7 +1038,8 @@ collect_meta() {
         wire_method="$([ "$WIRE_OK" = 1 ] && echo "TCP payload both ways on the sshd side, from tcp_info at socket close (ss -E)" || echo "not measured (ss -E unavailable)")" \
         sizes="$sizes" \
         wan="delay_ms=$WAN_DELAY_MS rate_mbit=$WAN_MBIT" \
-        features="delta=$FEATURE_DELTA resume=$FEATURE_RESUME compress=$FEATURE_COMPRESS"
+        features="delta=$FEATURE_DELTA resume=$FEATURE_RESUME compress=$FEATURE_COMPRESS" \
+        before_label="${BEFORE:+$BEFORE_LABEL}"
 }
 
 # ------------------------------------------------------------- main

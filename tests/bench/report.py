@@ -12,7 +12,9 @@
       repetitions) and writes the JSON file(s). With --docs, replaces the
       text between the markers in FILE. With --strict, exits 1 when a row
       failed, timed out or produced a different tree ("not built" rows do
-      not count: they are expected until the feature lands).
+      not count: they are expected until the feature lands). When the
+      runs hold rows of an earlier build ("TOOL @LABEL", meta before_label),
+      a second table compares each with its row of this build.
 
 Kinds of records: "meta" (machine, tools, sizes), "scenario" (id, title,
 bytes, baseline tool) and "run" (one measurement).
@@ -284,6 +286,55 @@ def md_table(rows, scenarios):
     return "\n".join(out)
 
 
+def before_rows(meta, rows):
+    """Each ferry row of this build beside the same row of the earlier
+    one: medians, the spread of the runs, and whether this build's median
+    is within 5% of the earlier one's or within the spread of its runs."""
+    label = meta.get("before_label")
+    if not label:
+        return []
+    suffix = " @" + label
+    out = []
+    for b in rows:
+        if not b["tool"].endswith(suffix) or b["wall_s"] is None:
+            continue
+        now = next((r for r in rows if r["scenario"] == b["scenario"] and
+                    r["tool"] == b["tool"][:-len(suffix)]), None)
+        if now is None or now["wall_s"] is None:
+            continue
+        ratio = now["wall_s"] / b["wall_s"]
+        if ratio <= 1.05:
+            verdict = "faster" if ratio < 0.95 else "within 5%"
+        elif now["wall_s"] <= max(b["wall_s_all"]) or \
+                min(now["wall_s_all"]) <= b["wall_s"]:
+            verdict = "within the spread"
+        else:
+            verdict = "SLOWER"
+        out.append({"scenario": b["scenario"], "tool": now["tool"],
+                    "now": now["wall_s_all"], "before": b["wall_s_all"],
+                    "now_s": now["wall_s"], "before_s": b["wall_s"],
+                    "ratio": round(ratio, 3), "verdict": verdict})
+    return out
+
+
+def before_table(meta, cmp, md=False):
+    if not cmp:
+        return ""
+    span = lambda xs: "%.2f-%.2f" % (min(xs), max(xs))
+    head = ["scenario", "tool", "now s", "runs", "@%s s" %
+            meta["before_label"], "runs", "x before", "verdict"]
+    body = [[c["scenario"], c["tool"], "%.2f" % c["now_s"], span(c["now"]),
+             "%.2f" % c["before_s"], span(c["before"]), "%.3f" % c["ratio"],
+             c["verdict"]] for c in cmp]
+    if md:
+        return "\n".join(["| " + " | ".join(head) + " |",
+                          "|---|---|" + "---:|" * 5 + "---|"] +
+                         ["| " + " | ".join(r) + " |" for r in body])
+    widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths))
+                     for r in [head] + body)
+
+
 def md_section(meta, scenarios, rows, section="full"):
     m = meta
     begin, end = SECTIONS[section]
@@ -313,7 +364,13 @@ def md_section(meta, scenarios, rows, section="full"):
              "",
              "Data: %s." % m.get("sizes", "?"),
              "",
-             md_table(rows, scenarios), "", end]
+             md_table(rows, scenarios), ""]
+    cmp = before_rows(meta, rows)
+    if cmp:
+        lines += ["This build against the build @%s, the same rows run in "
+                  "turn (wall s, median and the runs' range):" %
+                  meta["before_label"], "", before_table(meta, cmp, True), ""]
+    lines.append(end)
     return "\n".join(lines)
 
 
@@ -358,8 +415,12 @@ def cmd_render(argv):
     meta, scenarios, runs = load(runs_path)
     rows = build_rows(scenarios, runs)
     print(text_table(rows))
+    cmp = before_rows(meta, rows)
+    if cmp:
+        print("\nthis build against @%s (wall s):\n" % meta["before_label"])
+        print(before_table(meta, cmp))
     doc = {"meta": meta, "scenarios": scenarios, "rows": rows,
-           "runs": runs}
+           "runs": runs, "before": cmp}
     for path in jsons:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path + ".tmp", "w") as f:
