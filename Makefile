@@ -345,13 +345,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_DEB := clang-14 libclang-rt-14-dev
 FUZZ_TARGETS := frame msg journal tar delta rvmsg tensor vmanifest sshcfg \
-	known_hosts swarmline
+	known_hosts swarmline conductor
 # The client's parsers: their targets link the client's ssh objects and
-# libssh2 as well (tests/fuzz/fuzz_client.c).
-FUZZ_CLIENT_TARGETS := sshcfg known_hosts
+# libssh2 as well (tests/fuzz/fuzz_client.c), and the swarm's conductor
+# (tests/fuzz/fuzz_conductor_lines.c).
+FUZZ_CLIENT_TARGETS := sshcfg known_hosts conductor
 FUZZ_CLIENT_SRC := client/sshcfg.c client/ssh.c $(wildcard client/ssh_*.c) \
 	client/digest.c client/output.c client/output_summary.c $(ENGINE_SRC) \
-	tests/fuzz/fuzz_client.c
+	client/swarm.c tests/fuzz/fuzz_client.c tests/fuzz/fuzz_conductor_lines.c
 FUZZ_OUT := build/fuzz
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined

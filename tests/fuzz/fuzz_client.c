@@ -326,5 +326,6 @@ fuzz_known_hosts_one(const uint8_t *p, size_t n)
 const struct fuzz_target fuzz_client_targets[] = {
     { "sshcfg", fuzz_sshcfg_one },
     { "known_hosts", fuzz_known_hosts_one },
+    { "conductor", fuzz_conductor_one },
     { NULL, NULL },
 };

@@ -124,6 +124,9 @@ const char *fuzz_sshcfg(const uint8_t *p, size_t n, int *rc);
 int fuzz_sshcfg_one(const uint8_t *p, size_t n);
 const char *fuzz_known_hosts(const uint8_t *p, size_t n, int *rc);
 int fuzz_known_hosts_one(const uint8_t *p, size_t n);
+/* fuzz_conductor (fuzz_conductor_lines.c): lines a box's swarm link says
+ * to the client, fed to swarm_line; see that file for what is checked. */
+int fuzz_conductor_one(const uint8_t *p, size_t n);
 
 /*
  * Checks what proto/rvmsg.h promises for (p, n) as one rendezvous

@@ -10,6 +10,7 @@
 #include "../fuzz/fuzz_archive.c"
 #include "../fuzz/fuzz_client.c"
 #include "../fuzz/fuzz_common.c"
+#include "../fuzz/fuzz_conductor_lines.c"
 #include "../fuzz/fuzz_deltamsg.c"
 #include "../fuzz/fuzz_pieces.c"
 #include "../fuzz/fuzz_seed.c"
