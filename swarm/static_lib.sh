@@ -37,6 +37,16 @@ main() {
         echo "$OUT"
         exit 0
     fi
+    # One build of a version at a time: two checkouts building at once
+    # would each clear the other's folder. The second waits, then finds
+    # the first one's build.
+    mkdir -p "$CACHE"
+    exec 9>"$OUT.lock"
+    flock 9
+    if [ -e "$OUT/done" ]; then
+        echo "$OUT"
+        exit 0
+    fi
     say() { echo "static_lib: $*" >&2; }
     rm -rf "$OUT.tmp"
     mkdir -p "$OUT.tmp"
