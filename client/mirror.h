@@ -24,11 +24,15 @@
 
 /* Runs a push or pull with --dry-run or --delete. Returns an exit
  * status (README.md). */
-int mirror_main(struct cli *cli);
+int mirror_main(const struct cli *cli);
 
-/* The bytes a push or pull would write (the files not up to date), as a
- * dry run finds them, without a word. Returns an exit status. */
-int mirror_space_need(struct cli *cli, uint64_t *need);
+/* The bytes a push or pull would write (the files not up to date, less
+ * what the destination keeps of them), as a dry run finds them, without
+ * a word; a push's sources are scanned, unless scanned (its run's scan)
+ * is given. Returns an exit status. */
+struct manifest;
+int mirror_space_need(const struct cli *cli, const struct manifest *scanned,
+    uint64_t *need);
 
 /* The agent's listing of the pull source path (with the pull's filters)
  * into *out (manifest_init'ed here; the caller cleans it up). Problems
@@ -36,8 +40,7 @@ int mirror_space_need(struct cli *cli, uint64_t *need);
  * each file's readiness (OPEN_F_READINESS) and *states gets an ENTRY_S_*
  * byte per entry id (freed by the caller; NULL if there were none).
  * Returns an exit status. */
-struct manifest;
-int mirror_list(struct cli *cli, const char *path, struct manifest *out,
+int mirror_list(const struct cli *cli, const char *path, struct manifest *out,
     uint8_t **states);
 
 /* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,

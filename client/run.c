@@ -434,14 +434,21 @@ run_summary(struct run *rn, int code, const char *msg)
 }
 
 static int
-run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
+run_main(const struct cli *cli, const struct run_op *op, struct space_check *sc)
 {
-    uv_loop_t *loop = uv_default_loop();
+    /* A loop of its own: the space check runs the comparison's runs
+     * while this one's session waits for it (space.h). */
+    uv_loop_t *loop = xmalloc(sizeof(*loop));
     struct manifest mf;
     struct run rn;
     char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
     int r, code, early;
 
+    if (loop == NULL || uv_loop_init(loop) != 0) {
+        xfree(loop);
+        return output_fatal_early(cli->json, cli->quiet, NULL,
+            FERRY_ERR_NOMEM, ferry_strerror(FERRY_ERR_NOMEM), EXIT_SOURCE);
+    }
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
     rn.op = op;
@@ -546,8 +553,8 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
         status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
     }
     r = rn.at.err;
-    if (sc != NULL && sc->short_ && !rn.interrupted)
-        goto out_summary;   /* the caller checks again (space.h) */
+    if (sc != NULL && sc->stop)
+        goto out_summary;   /* the caller says why (space.h) */
     if (rn.interrupted) {
         output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
             "what arrived is kept; run the same command again to resume "
@@ -576,12 +583,14 @@ out_summary:
     /* status and clean end with a summary under --json only: their own
      * lines say what they found. */
     if (((op == NULL && (rn.role != &rn.status || cli->json)) ||
-        code != EXIT_OK) && (sc == NULL || !sc->short_))
+        code != EXIT_OK) && (sc == NULL || !sc->stop))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
-    (void)uv_loop_close(loop);
+    /* A handle left open keeps the loop (a leak, not a dangling loop). */
+    if (uv_loop_close(loop) == 0)
+        xfree(loop);
     ssh_conn_close(rn.ssh);
     if (rn.have_cfg)
         sshcfg_cleanup(&rn.cfg);
@@ -596,19 +605,20 @@ out_summary:
     dest_free(rn.dest);
     status_cleanup(&rn.status);
     manifest_cleanup(&mf);
+    filter_cleanup(&rn.scan_filter);
     xfree(dest_prefix);
     xfree(source_prefix);
     return code;
 }
 
 int
-run_command(struct cli *cli, const struct run_op *op)
+run_command(const struct cli *cli, const struct run_op *op)
 {
     return run_main(cli, op, NULL);
 }
 
 int
-run_transfer(struct cli *cli, struct space_check *sc)
+run_transfer(const struct cli *cli, struct space_check *sc)
 {
     return run_main(cli, NULL, sc);
 }

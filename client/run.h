@@ -32,13 +32,14 @@ struct run_op {
  * Problems are reported as the command's are (one line, or JSON events);
  * an op prints no summary unless it failed. Returns an exit status.
  */
-int run_command(struct cli *cli, const struct run_op *op);
+int run_command(const struct cli *cli, const struct run_op *op);
 
 struct space_check;
 
 /* The command's push or pull, with the space check sc (space.h; NULL:
- * none). When sc->short_ comes back set, nothing was printed or moved
- * and the returned status means nothing: the caller checks again. */
-int run_transfer(struct cli *cli, struct space_check *sc);
+ * none). When sc->stop comes back set, the check ended the run before
+ * any data moved, nothing was printed, and the returned status means
+ * nothing: sc->code is the run's. */
+int run_transfer(const struct cli *cli, struct space_check *sc);
 
 #endif

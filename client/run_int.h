@@ -30,7 +30,7 @@
 #include "status.h"
 
 struct run {
-    struct cli *cli;
+    const struct cli *cli;
     const struct run_op *op;  /* NULL: the command's own transfer */
     struct space_check *space;  /* the check before it, or NULL */
     struct xfer x;
@@ -84,6 +84,7 @@ struct run {
     /* A push's scan, in the pool while stream 0 connects. */
     uv_work_t scan_req;
     struct manifest *scan_mf;
+    struct filter scan_filter;  /* the command's, and its ignore files' */
     atomic_int scan_stop, scan_finished;
     int scanning, scan_err, scan_failed;  /* failed: the path's index */
     int live_scan;   /* the plan takes entries as the scan goes on */

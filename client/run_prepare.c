@@ -26,7 +26,7 @@
 static int
 run_expect_tops(struct run *rn)
 {
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     char **names;
     int i, r = 0, n = 0;
 
@@ -80,13 +80,15 @@ static void
 run_scan(uv_work_t *req)
 {
     struct run *rn = req->data;
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     int i;
 
-    manifest_set_filter(rn->scan_mf, &cli->filter, 1);
+    /* The scan adds the ignore files' rules: to the run's copy. */
+    rn->scan_err = filter_copy(&rn->scan_filter, &cli->filter);
+    manifest_set_filter(rn->scan_mf, &rn->scan_filter, 1);
     manifest_set_hash_hint(rn->scan_mf, cli->hash_hint, cli->hash_hint_ctx);
     manifest_set_stop(rn->scan_mf, &rn->scan_stop);
-    for (i = 0; i < cli->nlocal; i++)
+    for (i = 0; rn->scan_err == 0 && i < cli->nlocal; i++)
         if ((rn->scan_err = manifest_scan(rn->scan_mf,
             cli->local_paths[i])) != 0) {
             rn->scan_failed = i;
@@ -174,7 +176,7 @@ int
 run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     char **source_prefix, char *msg, size_t msglen)
 {
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     /* Stream 0's login (libssh2: a push) tells a short link, where auto
      * keeps zstd's fastest level; a pull's agent adapts (volsend.h). */
     struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
@@ -264,6 +266,10 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             &rn->x)) == NULL)
             goto nomem;
         plan_set_packer(rn->plan, vs);
+        /* The scan is the plan's now (and whole: no live scan with the
+         * check). */
+        if (rn->space != NULL)
+            rn->space->src = plan_manifest(rn->plan);
         rn->role_step = sender_step;
     } else {
         const char *dest = cli->local_paths[0];

@@ -19,9 +19,18 @@ head -c 2000000 /dev/urandom >"$T/two.bin"
 
 # 7 MB leaves 30% free: fine. It is there now.
 expect_rc 0 "$FERRY" push -q "$T/seven.bin" "local:$small/"
-# Sent again: up to date, needs no room though it would not fit.
-expect_rc 0 "$FERRY" push --json "$T/seven.bin" "local:$small/"
+# Sent again: up to date, needs no room though it would not fit. The
+# comparison is made inside the one push: its agent, then the listings
+# of the destination and of what it keeps; a push started again after
+# the comparison would be a fourth.
+printf '#!/bin/sh\necho start >>"%s"\nexec "%s" "$@"\n' "$T/agent_starts" \
+    "$AGENT" >"$T/counting_agent"
+chmod +x "$T/counting_agent"
+expect_rc 0 "$FERRY" push --json --agent "$T/counting_agent" "$T/seven.bin" \
+    "local:$small/"
 expect_field files_skipped 1
+[ "$(wc -l <"$T/agent_starts")" = 3 ] || fail "a push that fits after" \
+    "the comparison started $(wc -l <"$T/agent_starts") agents, not 3"
 # 2 MB more would leave 14%: refused, one line, nothing written.
 expect_rc 3 "$FERRY" push "$T/two.bin" "local:$small/"
 expect_err "local:$small/: not enough space: 1.91 MiB to write, 3."

@@ -403,6 +403,9 @@
     X(client_login_link) \
     X(client_duration) \
     X(client_cli_retry_options) \
+    /* test_client_space.c */ \
+    X(client_space_decision) \
+    X(client_space_pull) \
     /* test_cli_habits.c */ \
     X(client_rate) \
     X(client_cli_habits) \
