@@ -222,19 +222,12 @@ mirror_kept_of(const struct mirror_report *rp, const char *rel,
 static void
 mirror_find_kept(struct mirror_report *rp, const struct cli *cli)
 {
-    const char *paths[1] = { cli->remote.path };
     struct status st;
     struct run_op ro;
 
     if (cli->cmd == CMD_PUSH) {
         status_init(&st, NULL);
-        memset(&ro, 0, sizeof(ro));
-        ro.op = OPEN_STATUS;
-        ro.paths = paths;
-        ro.npaths = 1;
-        ro.role_step = status_step;
-        ro.role = &st;
-        ro.run_x = &st.x;
+        status_op(&st, cli, OPEN_STATUS, &ro);
         if (run_command(cli, &ro) == EXIT_OK) {
             rp->kept = st.v;
             rp->nkept = st.n;

@@ -47,7 +47,6 @@
 #include "space.h"
 #include "ssh.h"
 #include "sshcfg.h"
-#include "status.h"
 #include "transport.h"
 #include "unpack.h"
 #include "run_int.h"
@@ -312,8 +311,8 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
      * cannot be reached at all is reported at once, as ssh does. */
     if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
-    /* An operation's role keeps what it collected: it is not retried. */
-    if (rn->op != NULL || rn->interrupted || !run_retryable(err) ||
+    /* An operation's role may keep what it collected: not retried. */
+    if ((rn->op != NULL && rn->op->restart == NULL) || rn->interrupted || !run_retryable(err) ||
         !rn->connected_once ||
         (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
         session_peer_software(s0)[0] == '\0' &&
@@ -355,7 +354,7 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     } else if (rn->dest != NULL) {
         incoming_restart(rn->in);
         dest_restart(rn->dest);
-    } else if (status_restart(&rn->status) != 0) {
+    } else if (rn->op != NULL && rn->op->restart(rn->op->role) != 0) {
         return 0;
     }
     return 1;
@@ -456,7 +455,7 @@ run_main(const struct cli *cli, const struct run_op *op, struct space_check *sc)
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
-    rn.out.progress = op != NULL ? 0 : cli->progress == -1 ?
+    rn.out.progress = op != NULL && !op->command ? 0 : cli->progress == -1 ?
         isatty(STDERR_FILENO) && !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
@@ -542,16 +541,9 @@ run_main(const struct cli *cli, const struct run_op *op, struct space_check *sc)
         }
     }
     code = run_result(&rn, msg, sizeof(msg));
-    if (code == EXIT_OK && rn.role == &rn.status) {
-        char where[1200];
-
-        snprintf(where, sizeof(where), "%s:%s", run_host(&rn),
-            cli->remote.path);
-        if (attempt_session(&rn.at) != NULL)
-            snprintf(rn.status.agent, sizeof(rn.status.agent), "%s",
-                session_peer_software(attempt_session(&rn.at)));
-        status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
-    }
+    if (code == EXIT_OK && op != NULL && op->done != NULL)
+        op->done(op->role, &rn.out, attempt_session(&rn.at) != NULL ?
+            session_peer_software(attempt_session(&rn.at)) : "");
     r = rn.at.err;
     if (sc != NULL && sc->stop)
         goto out_summary;   /* the caller says why (space.h) */
@@ -582,8 +574,8 @@ out_summary:
     run_ssh_close(&rn);
     /* status and clean end with a summary under --json only: their own
      * lines say what they found. */
-    if (((op == NULL && (rn.role != &rn.status || cli->json)) ||
-        code != EXIT_OK) && (sc == NULL || !sc->stop))
+    if ((op == NULL || (op->command && cli->json) || code != EXIT_OK) &&
+        (sc == NULL || !sc->stop))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
@@ -603,7 +595,6 @@ out_summary:
     incoming_free(rn.in);
     keptsig_store_close(rn.kept);
     dest_free(rn.dest);
-    status_cleanup(&rn.status);
     manifest_cleanup(&mf);
     filter_cleanup(&rn.scan_filter);
     xfree(dest_prefix);

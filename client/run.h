@@ -12,10 +12,13 @@
 #include "../engine/conn.h"
 #include "../engine/filter.h"
 #include "cli.h"
+#include "output.h"
 
-/* An operation other than the command's transfer. */
+/* An operation other than a transfer: one a command needs (a listing,
+ * deletions), or the command itself (status, clean). */
 struct run_op {
-    uint8_t op;                  /* OPEN_LIST, OPEN_DELETE */
+    uint8_t op;                  /* OPEN_LIST, OPEN_DELETE, OPEN_STATUS,
+                                  * OPEN_CLEAN */
     uint32_t flags;              /* OPEN_F_* */
     const char *const *paths;    /* borrowed */
     uint16_t npaths;
@@ -25,12 +28,23 @@ struct run_op {
     /* If set, *run_x is pointed at the run's xfer before the role runs,
      * so that the role's errors and problems are the run's. */
     struct xfer **run_x;
+    /* The command's own: the progress line as a transfer's, and a
+     * summary under --json even when it succeeded. */
+    int command;
+    /* If set, a link that fails is tried again, as a transfer's is,
+     * after this drops what the role collected (nonzero: it could not,
+     * no retry). NULL: the role keeps what it collected, no retry. */
+    int (*restart)(void *role);
+    /* If set, called when the run succeeded, with the agent's software
+     * ("" if unknown): the role says what it found. */
+    void (*done)(void *role, struct output *out, const char *agent);
 };
 
 /*
- * Runs the command cli names (op NULL) or op against cli's remote side.
- * Problems are reported as the command's are (one line, or JSON events);
- * an op prints no summary unless it failed. Returns an exit status.
+ * Runs op against cli's remote side. Problems are reported as the
+ * command's are (one line, or JSON events); an op prints no summary
+ * unless it failed (or it is the command's, under --json). Returns an
+ * exit status.
  */
 int run_command(const struct cli *cli, const struct run_op *op);
 

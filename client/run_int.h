@@ -27,7 +27,6 @@
 #include "run.h"
 #include "ssh.h"
 #include "sshcfg.h"
-#include "status.h"
 
 struct run {
     const struct cli *cli;
@@ -42,7 +41,6 @@ struct run {
     struct incoming *in;
     char **tops;             /* a pull: the names it asks for */
     size_t ntops;
-    struct status status;
     conn_step_fn *role_step;
     void *role;
     /* The remote side, kept across attempts. */

@@ -199,18 +199,6 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             *rn->op->run_x = &rn->x;
         return -1;
     }
-    if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
-        rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
-        rn->so.paths = (const char *const *)&cli->remote.path;
-        rn->so.npaths = 1;
-        status_init(&rn->status, &rn->x);
-        if (cli->cmd == CMD_STATUS &&
-            status_want_probe(&rn->status) != 0)
-            goto nomem;
-        rn->role_step = status_step;
-        rn->role = &rn->status;
-        return -1;
-    }
     if (cli->cmd == CMD_PUSH) {
         const char *dest = cli->remote.path;
         size_t dl = strlen(dest);
