@@ -43,7 +43,7 @@ main_command_name(enum cli_cmd cmd)
 
 /* The command on one box (or none): also what each box of many runs. */
 static int
-main_one(struct cli *cli)
+main_one(const struct cli *cli)
 {
     if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN)
         return status_main(cli);
@@ -53,7 +53,7 @@ main_one(struct cli *cli)
         return keeppush_main(cli);
     if (cli->dry_run || cli->delete)
         return mirror_main(cli);
-    return space_transfer(cli);
+    return space_transfer(cli, NULL);
 }
 
 int

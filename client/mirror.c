@@ -154,6 +154,7 @@ struct mirror_report {
      * command's and its sources' ignore files (as its scan read them). */
     struct filter scan_rules;
     const struct filter *rules;
+    struct run_opts o;  /* what the transfer moves */
 };
 
 static void
@@ -235,7 +236,7 @@ mirror_find_kept(struct mirror_report *rp, const struct cli *cli)
             st.n = 0;
         }
         status_cleanup(&st);
-    } else if (dest_state_list(cli->local_paths[0], 0, &rp->kept,
+    } else if (dest_state_list(rp->o.dest, 0, &rp->kept,
         &rp->nkept) != 0) {
         rp->kept = NULL;
         rp->nkept = 0;
@@ -310,15 +311,16 @@ mirror_beneath(const char *rel, const char *dir, size_t dlen)
  * the destination holds is not theirs to mirror (rsync's rule).
  */
 static int
-mirror_root_sent(const struct cli *cli, const struct manifest *src)
+mirror_root_sent(const struct cli *cli, const struct run_opts *o,
+    const struct manifest *src)
 {
     char *local;
     int i, contents, sent = 0;
 
     if (cli->cmd == CMD_PUSH)
         return src->contents;
-    for (i = 0; i < cli->nremote && !sent; i++) {
-        if (manifest_source(cli->remote_paths[i], &local, &contents) != 0)
+    for (i = 0; i < o->nsources && !sent; i++) {
+        if (manifest_source(o->sources[i], &local, &contents) != 0)
             return 0;
         sent = contents;
         xfree(local);
@@ -362,7 +364,7 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     const char **names = NULL, *gone = NULL, *kept = NULL;
     struct mirror_named *byname, *dnamed, *snamed;
     size_t i, ns = 0, nd = 0, gl = 0, kl = 0;
-    int root_sent = mirror_root_sent(cli, src);
+    int root_sent = mirror_root_sent(cli, &rp->o, src);
 
     *del = NULL;
     *ndel = 0;
@@ -533,7 +535,7 @@ static int
 mirror_delete(struct mirror_report *rp, const struct cli *cli, const char **del,
     size_t n)
 {
-    const char *dest = cli->local_paths[0];
+    const char *dest = rp->o.dest;
     const char *paths[MIRROR_DELETE_BATCH + 1];
     struct mirror_collect c;
     size_t i, k;
@@ -643,20 +645,20 @@ mirror_trees(struct mirror_report *rp, const struct cli *cli,
         return code;
     }
     code = mirror_remote(cli, OPEN_LIST, 0,
-        (const char *const *)cli->remote_paths, (size_t)cli->nremote,
+        (const char *const *)rp->o.sources, (size_t)rp->o.nsources,
         cli->filter.n > 0 ? &cli->filter : NULL, &c);
     *src = c.m;
     if (code == EXIT_OK)
         code = mirror_source_notices(rp, src, cli->remote.local ? "local" :
             cli->remote.host);
     if (code == EXIT_OK || code == EXIT_SOURCE)
-        *r = mirror_pull_dest(cli->local_paths[0], dst, is_dir);
+        *r = mirror_pull_dest(rp->o.dest, dst, is_dir);
     return code;
 }
 
 int
-mirror_space_need(const struct cli *cli, const struct manifest *scanned,
-    uint64_t *need)
+mirror_space_need(const struct cli *cli, const struct run_opts *o,
+    const struct manifest *scanned, uint64_t *need)
 {
     struct mirror_report rp;
     struct manifest src, dst;
@@ -668,6 +670,7 @@ mirror_space_need(const struct cli *cli, const struct manifest *scanned,
     memset(&rp, 0, sizeof(rp));
     rp.out.json = cli->json;
     rp.out.quiet = cli->quiet;
+    rp.o = *o;
     rp.silent = 1;
     output_init(&rp.out, &rp.x);
     manifest_init(&src);
@@ -720,9 +723,10 @@ mirror_main(const struct cli *cli)
     manifest_init(&src);
     manifest_init(&dst);
     arena_init(&paths);
-    if (!cli->dry_run && (code = space_transfer(cli)) != EXIT_OK)
+    run_opts_of(cli, &rp.o);
+    if (!cli->dry_run && (code = space_transfer(cli, NULL)) != EXIT_OK)
         return code;
-    dest = cli->cmd == CMD_PUSH ? cli->remote.path : cli->local_paths[0];
+    dest = cli->cmd == CMD_PUSH ? cli->remote.path : rp.o.dest;
     code = mirror_trees(&rp, cli, NULL, &src, &dst, &is_dir, &r);
     dest_dir = dest[0] != '\0' && dest[strlen(dest) - 1] == '/';
     if (r == 0 && (code == EXIT_OK || (code == EXIT_SOURCE &&

@@ -21,18 +21,19 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "run.h"
 
 /* Runs a push or pull with --dry-run or --delete. Returns an exit
  * status (README.md). */
 int mirror_main(const struct cli *cli);
 
-/* The bytes a push or pull would write (the files not up to date, less
- * what the destination keeps of them), as a dry run finds them, without
- * a word; a push's sources are scanned, unless scanned (its run's scan)
- * is given. Returns an exit status. */
+/* The bytes a push or pull of o would write (the files not up to date,
+ * less what the destination keeps of them), as a dry run finds them,
+ * without a word; a push's sources are scanned, unless scanned (its
+ * run's scan) is given. Returns an exit status. */
 struct manifest;
-int mirror_space_need(const struct cli *cli, const struct manifest *scanned,
-    uint64_t *need);
+int mirror_space_need(const struct cli *cli, const struct run_opts *o,
+    const struct manifest *scanned, uint64_t *need);
 
 /* The agent's listing of the pull source path (with the pull's filters)
  * into *out (manifest_init'ed here; the caller cleans it up). Problems

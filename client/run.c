@@ -381,7 +381,7 @@ static void
 run_settle(struct run *rn, int code, char *where, size_t wlen)
 {
     const char *dest = rn->cli->cmd == CMD_PUSH ? rn->cli->remote.path :
-        rn->cli->local_paths[0];
+        rn->opts.dest;
     char *dir = NULL, *base = NULL;
 
     if (rn->plan != NULL)
@@ -433,7 +433,8 @@ run_summary(struct run *rn, int code, const char *msg)
 }
 
 static int
-run_main(const struct cli *cli, const struct run_op *op, struct space_check *sc)
+run_main(const struct cli *cli, const struct run_op *op,
+    const struct run_opts *o, struct space_check *sc)
 {
     /* A loop of its own: the space check runs the comparison's runs
      * while this one's session waits for it (space.h). */
@@ -451,6 +452,10 @@ run_main(const struct cli *cli, const struct run_op *op, struct space_check *sc)
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
     rn.op = op;
+    if (o != NULL)
+        rn.opts = *o;
+    else
+        run_opts_of(cli, &rn.opts);
     rn.space = sc;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
@@ -602,14 +607,28 @@ out_summary:
     return code;
 }
 
-int
-run_command(const struct cli *cli, const struct run_op *op)
+void
+run_opts_of(const struct cli *cli, struct run_opts *o)
 {
-    return run_main(cli, op, NULL);
+    memset(o, 0, sizeof(*o));
+    o->sources = cli->remote_paths;
+    o->nsources = cli->nremote;
+    o->dest = cli->nlocal > 0 ? cli->local_paths[0] : NULL;
+    o->basis = cli->basis;
+    o->basis_dir = cli->basis_dir;
+    o->pack_threshold = cli->pack_threshold;
+    o->whole_formats = cli->whole_formats;
 }
 
 int
-run_transfer(const struct cli *cli, struct space_check *sc)
+run_command(const struct cli *cli, const struct run_op *op)
 {
-    return run_main(cli, NULL, sc);
+    return run_main(cli, op, NULL, NULL);
+}
+
+int
+run_transfer(const struct cli *cli, const struct run_opts *o,
+    struct space_check *sc)
+{
+    return run_main(cli, NULL, o, sc);
 }

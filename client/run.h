@@ -48,12 +48,30 @@ struct run_op {
  */
 int run_command(const struct cli *cli, const struct run_op *op);
 
+/* What one push or pull moves, and the choices the command line
+ * leaves to each run: the command line's (run_opts_of), or a watch's
+ * unit, a pull of its own (watch.h). Borrowed from the command line or
+ * the caller. */
+struct run_opts {
+    char *const *sources;  /* a pull's (remote) sources */
+    int nsources;
+    const char *dest;      /* a pull's destination here */
+    const char *basis;     /* --basis FILE, or NULL */
+    const char *basis_dir; /* a directory of older versions, or NULL */
+    uint64_t pack_threshold;  /* 0: no volumes */
+    int whole_formats;     /* --whole-formats */
+};
+
+/* The command line's choices. */
+void run_opts_of(const struct cli *cli, struct run_opts *o);
+
 struct space_check;
 
-/* The command's push or pull, with the space check sc (space.h; NULL:
- * none). When sc->stop comes back set, the check ended the run before
+/* The command's push or pull of o, with the space check sc (space.h;
+ * NULL: none). When sc->stop comes back set, the check ended the run before
  * any data moved, nothing was printed, and the returned status means
  * nothing: sc->code is the run's. */
-int run_transfer(const struct cli *cli, struct space_check *sc);
+int run_transfer(const struct cli *cli, const struct run_opts *o,
+    struct space_check *sc);
 
 #endif

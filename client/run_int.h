@@ -31,6 +31,7 @@
 struct run {
     const struct cli *cli;
     const struct run_op *op;  /* NULL: the command's own transfer */
+    struct run_opts opts;     /* the transfer's */
     struct space_check *space;  /* the check before it, or NULL */
     struct xfer x;
     struct output out;

@@ -38,17 +38,21 @@ space_local(const char *path, uint64_t *avail, uint64_t *size)
 
 void
 space_check_init(struct space_check *sc, const struct cli *cli,
-    space_compare_fn *compare)
+    const struct run_opts *o, space_compare_fn *compare)
 {
     memset(sc, 0, sizeof(*sc));
     sc->cli = cli;
+    if (o != NULL)
+        sc->opts = *o;
+    else
+        run_opts_of(cli, &sc->opts);
     sc->compare = compare != NULL ? compare : space_compare_trees;
 }
 
 int
 space_compare_trees(const struct space_check *sc, uint64_t *need)
 {
-    return mirror_space_need(sc->cli, sc->src, need);
+    return mirror_space_need(sc->cli, &sc->opts, sc->src, need);
 }
 
 int
@@ -65,7 +69,7 @@ space_on_report(void *ctx, uint64_t avail, uint64_t size, uint64_t offered)
     sc->checked = 1;
     if (sc->cli->cmd == CMD_PULL) {
         sc->need = offered;
-        if (space_local(sc->cli->local_paths[0], &avail, &size) != 0)
+        if (space_local(sc->opts.dest, &avail, &size) != 0)
             return 0;   /* nothing to measure: no check */
     }
     sc->avail = avail;
@@ -90,7 +94,7 @@ space_on_report(void *ctx, uint64_t avail, uint64_t size, uint64_t offered)
 }
 
 int
-space_transfer(const struct cli *cli)
+space_transfer(const struct cli *cli, const struct run_opts *o)
 {
     struct space_check sc;
     char a[32], b[32], c[32], where[4200], msg[4600];
@@ -98,16 +102,16 @@ space_transfer(const struct cli *cli)
 
     /* --force: no check, and a push sends while its scan goes on. */
     if (cli->force)
-        return run_transfer(cli, NULL);
-    space_check_init(&sc, cli, NULL);
-    code = run_transfer(cli, &sc);
+        return run_transfer(cli, o, NULL);
+    space_check_init(&sc, cli, o, NULL);
+    code = run_transfer(cli, &sc.opts, &sc);
     if (!sc.stop || sc.code != EXIT_DEST)
         return sc.stop ? sc.code : code;
     if (cli->cmd == CMD_PUSH)
         snprintf(where, sizeof(where), "%s:%s", cli->remote.local ? "local" :
             cli->remote.host, cli->remote.path);
     else
-        snprintf(where, sizeof(where), "%s", cli->local_paths[0]);
+        snprintf(where, sizeof(where), "%s", sc.opts.dest);
     text_bytes((double)sc.need, a, sizeof(a));
     text_bytes((double)sc.avail, b, sizeof(b));
     text_bytes((double)sc.size, c, sizeof(c));

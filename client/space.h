@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "run.h"
 
 #define SPACE_DEFAULT_MARGIN 20
 
@@ -38,6 +39,7 @@ typedef int space_compare_fn(const struct space_check *sc, uint64_t *need);
  * in the run's session, read by the caller after the run. */
 struct space_check {
     const struct cli *cli;
+    struct run_opts opts;       /* what the run moves */
     space_compare_fn *compare;
     /* A push: its scan, for the comparison (set before the session). */
     const struct manifest *src;
@@ -51,10 +53,10 @@ struct space_check {
     uint64_t avail, size;
 };
 
-/* A check of cli's transfer that compares the trees with compare (NULL:
- * space_compare_trees). */
+/* A check of cli's transfer of o (NULL: the command line's) that
+ * compares the trees with compare (NULL: space_compare_trees). */
 void space_check_init(struct space_check *sc, const struct cli *cli,
-    space_compare_fn *compare);
+    const struct run_opts *o, space_compare_fn *compare);
 
 /* The comparison as a dry run makes it (mirror_space_need). */
 int space_compare_trees(const struct space_check *sc, uint64_t *need);
@@ -83,8 +85,8 @@ int space_local(const char *path, uint64_t *avail, uint64_t *size)
 int space_on_report(void *ctx, uint64_t avail, uint64_t size,
     uint64_t offered);
 
-/* Runs the command's push or pull with the check (unless --force).
- * Returns an exit status. */
-int space_transfer(const struct cli *cli);
+/* Runs the command's push or pull of o (NULL: the command line's) with
+ * the check (unless --force). Returns an exit status. */
+int space_transfer(const struct cli *cli, const struct run_opts *o);
 
 #endif

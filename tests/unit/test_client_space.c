@@ -33,7 +33,7 @@ check_push(struct space_check *sc, struct cli *c, unsigned margin,
     memset(c, 0, sizeof(*c));
     c->cmd = CMD_PUSH;
     c->margin = margin;
-    space_check_init(sc, c, fake_compare);
+    space_check_init(sc, c, NULL, fake_compare);
     sc->need = offered;
     compares = 0;
     compare_need = 0;
@@ -122,7 +122,7 @@ TEST(client_space_pull)
     c.cmd = CMD_PULL;
     c.local_paths = local;
     c.nlocal = 1;
-    compare_need = 0;
+    space_check_init(&sc, &c, NULL, fake_compare);
     CHECK_OK(space_on_report(&sc, 0, 0, UINT64_MAX / 2));
     CHECK_EQ_INT(compares, 1);
     CHECK(sc.size > 0);
