@@ -449,6 +449,25 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     return 0;
 }
 
+int
+mirror_diff(const struct cli *cli, const struct run_opts *o, int del_mode,
+    const struct manifest *src, const struct manifest *dst,
+    struct arena *store, struct mirror_counts *n, const char ***del,
+    size_t *ndel)
+{
+    struct mirror_report rp;
+    int r;
+
+    memset(&rp, 0, sizeof(rp));
+    rp.silent = 1;
+    rp.o = *o;
+    rp.rules = &cli->filter;
+    r = mirror_compare(&rp, cli, del_mode, src, dst, store, del, ndel);
+    *n = (struct mirror_counts){ rp.nsend, rp.bsend, rp.nskip, rp.bskip,
+        rp.ndel, rp.bdel };
+    return r;
+}
+
 /* The notice of a listing with code, if any. */
 static const struct mnotice *
 mirror_notice(const struct manifest *m, int code)

@@ -44,6 +44,24 @@ int mirror_space_need(const struct cli *cli, const struct run_opts *o,
 int mirror_list(const struct cli *cli, const char *path, struct manifest *out,
     uint8_t **states);
 
+/* What a comparison of two trees found: files and bytes to send, up to
+ * date, and to delete. */
+struct mirror_counts {
+    uint64_t nsend, bsend, nskip, bskip, ndel, bdel;
+};
+
+/* Compares the sources src of cli's push or pull of o (paths relative to
+ * the destination) with the destination's entries dst, as a dry run does
+ * but without a word, deleting as del_mode says (0: nothing; else
+ * cli->delete's 1, or 2 for --delete-excluded): the counts into *n, the
+ * topmost paths to delete into *del (xfree it; the paths are kept in
+ * store), *ndel of them. Returns 0 or an error. */
+struct arena;
+int mirror_diff(const struct cli *cli, const struct run_opts *o, int del_mode,
+    const struct manifest *src, const struct manifest *dst,
+    struct arena *store, struct mirror_counts *n, const char ***del,
+    size_t *ndel);
+
 /* Paths in one OPEN DELETE (the agent's limit is PROTO_MAX_OPEN_PATHS,
  * the destination included). */
 #define MIRROR_DELETE_BATCH 1000
