@@ -168,6 +168,7 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->link = link;
     e->early = rn->early;
     e->cli = rn->cli;
+    e->hold = rn->space != NULL ? &rn->space->comparing : NULL;
     e->loop = loop;
     e->x = &rn->x;
     e->out = &rn->out;
@@ -311,8 +312,10 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
      * cannot be reached at all is reported at once, as ssh does. */
     if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
-    /* An operation's role may keep what it collected: not retried. */
-    if ((rn->op != NULL && rn->op->restart == NULL) || rn->interrupted || !run_retryable(err) ||
+    /* An operation's role may keep what it collected: not retried; nor
+     * a run the space check ended. */
+    if ((rn->op != NULL && rn->op->restart == NULL) || rn->interrupted ||
+        (rn->space != NULL && rn->space->stop) || !run_retryable(err) ||
         !rn->connected_once ||
         (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
         session_peer_software(s0)[0] == '\0' &&

@@ -80,7 +80,10 @@ space_on_report(void *ctx, uint64_t avail, uint64_t size, uint64_t offered)
      * room. The session waits on the comparison (its first attempt, so
      * nothing of this run is under way yet). */
     sc->compared = 1;
-    if ((code = sc->compare(sc, &need)) != EXIT_OK) {
+    atomic_store(&sc->comparing, 1);
+    code = sc->compare(sc, &need);
+    atomic_store(&sc->comparing, 0);
+    if (code != EXIT_OK) {
         sc->stop = 1;
         sc->code = code;
         return -ENOSPC;

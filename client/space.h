@@ -21,6 +21,7 @@
 #ifndef FERRY_CLIENT_SPACE_H
 #define FERRY_CLIENT_SPACE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -48,6 +49,7 @@ struct space_check {
     /* read-only after the run */
     int checked;        /* an attempt of this run was checked already */
     int compared;       /* the trees were compared */
+    atomic_int comparing;  /* ... now: the run's stall watch waits */
     int stop;           /* the check ended the run: code says how */
     int code;           /* EXIT_DEST (no room) or the comparison's status */
     uint64_t avail, size;
