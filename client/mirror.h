@@ -55,7 +55,8 @@ struct mirror_counts {
  * but without a word, deleting as del_mode says (0: nothing; else
  * cli->delete's 1, or 2 for --delete-excluded): the counts into *n, the
  * topmost paths to delete into *del (xfree it; the paths are kept in
- * store), *ndel of them. Returns 0 or an error. */
+ * store), *ndel of them. Returns 0 or an error. Exported for the tests;
+ * otherwise its file compares through mirror_compare. */
 struct arena;
 int mirror_diff(const struct cli *cli, const struct run_opts *o, int del_mode,
     const struct manifest *src, const struct manifest *dst,

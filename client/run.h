@@ -1,8 +1,9 @@
 /*
  * run.h: one conversation with the remote side, from connecting (with
- * retries and the agent's upload) to the summary: the command's own
- * transfer, or another operation a command needs (a listing for
- * --dry-run, deletions for --delete; see mirror.h).
+ * retries and the agent's upload) to the summary: a push or pull, or an
+ * operation: one a command needs (a listing for --dry-run, deletions for
+ * --delete; see mirror.h) or the command itself (status, clean: status.h).
+ * The command line is only read; what one run moves is its run_opts.
  */
 #ifndef FERRY_CLIENT_RUN_H
 #define FERRY_CLIENT_RUN_H
