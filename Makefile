@@ -139,17 +139,9 @@ $(AGENT_AARCH64): $(patsubst %.c,build/aarch64/%.o,$(COMMON_SRC) \
 		{ grep -v 'statically linked applications requires' || true; }
 	@test -x $@
 
-# The client's pure parsers, the retry policy and the progress line are
-# unit-tested too; the ssh*.o bring libssh2.
-UNIT_CLIENT_OBJ := $(call obj,client/cli.c client/cli_expand.c \
-	client/cli_words.c client/cli_opts.c client/cli_values.c client/help.c \
-	client/boxes.c client/boxes_report.c \
-	client/sshcfg.c client/ssh.c \
-	$(wildcard client/ssh_*.c) client/digest.c client/output.c \
-	client/output_summary.c client/retry.c client/remote.c \
-	client/transport.c client/watch_list.c client/pack_cli.c client/width.c \
-	client/torrent.c client/swarm_ca.c client/swarm.c client/swarm_make.c \
-	client/swarm_run.c client/swarm_link.c)
+# The client is unit-tested whole but for its main() (the control code
+# driven without a network: tests/unit/test_client_*.c).
+UNIT_CLIENT_OBJ := $(call obj,$(filter-out client/main.c,$(CLIENT_SRC)))
 
 # The agent's parts that do not need its main().
 UNIT_SERVER_OBJ := $(call obj,server/policy.c server/rendezvous.c)

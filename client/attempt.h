@@ -32,6 +32,7 @@
 #ifndef FERRY_CLIENT_ATTEMPT_H
 #define FERRY_CLIENT_ATTEMPT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -82,6 +83,9 @@ struct ssh_conn;
 /* What every attempt of a run borrows. */
 struct attempt_env {
     const struct cli *cli;
+    /* While nonzero, nothing counts as stalled: stream 0's session waits
+     * on the space check's comparison (space.h), not on its link. */
+    const atomic_int *hold;
     uv_loop_t *loop;
     struct xfer *x;
     struct output *out;

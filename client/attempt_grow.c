@@ -614,6 +614,14 @@ attempt_watch(struct attempt *a, uint64_t now)
 
     if (limit == 0)
         return;
+    if (e->hold != NULL && atomic_load(e->hold)) {
+        /* The wait is ours: the time from its end is what counts. */
+        for (k = 0; k < a->next_index; k++)
+            if (a->s[k] != NULL)
+                a->s[k]->seen_ms = now;
+        a->idle_since = now;
+        return;
+    }
     for (k = 0; k < a->next_index; k++) {
         struct attempt_stream *st = a->s[k];
 

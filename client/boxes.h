@@ -18,7 +18,7 @@
 #include "cli.h"
 
 /* The one-box command for cli (main.c's): returns an exit status. */
-typedef int boxes_one_fn(struct cli *cli);
+typedef int boxes_one_fn(const struct cli *cli);
 
 /*
  * Runs cli's boxes, each by one() in a child process in which cli names

@@ -40,7 +40,7 @@ struct kp_held {
 };
 
 struct keeppush {
-    struct cli *cli;
+    const struct cli *cli;
     struct xfer *x;          /* the run's (run_op.run_x) */
     struct xfer ox;          /* ours: the walk's lines and the summary */
     struct output out;
@@ -373,7 +373,7 @@ keeppush_step(void *role, struct conn_step *st)
 }
 
 int
-keeppush_main(struct cli *cli)
+keeppush_main(const struct cli *cli)
 {
     struct keeppush *k;
     struct pack_summary s;

@@ -19,6 +19,6 @@
 
 /* Runs the push cli describes (cli->keep_volumes set). Returns an exit
  * status (exitcode.h). */
-int keeppush_main(struct cli *cli);
+int keeppush_main(const struct cli *cli);
 
 #endif

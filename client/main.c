@@ -19,7 +19,6 @@
 #include "mirror.h"
 #include "output.h"
 #include "pack.h"
-#include "run.h"
 #include "space.h"
 #include "status.h"
 #include "unpack.h"
@@ -44,20 +43,17 @@ main_command_name(enum cli_cmd cmd)
 
 /* The command on one box (or none): also what each box of many runs. */
 static int
-main_one(struct cli *cli)
+main_one(const struct cli *cli)
 {
-    if ((cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) &&
-        !cli->has_remote)
-        return status_run_local(cli);
+    if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN)
+        return status_main(cli);
     if (cli->watch_s > 0)
         return watch_main(cli);
     if (cli->keep_volumes)
         return keeppush_main(cli);
     if (cli->dry_run || cli->delete)
         return mirror_main(cli);
-    if (cli->cmd == CMD_PUSH || cli->cmd == CMD_PULL)
-        return space_transfer(cli);
-    return run_command(cli, NULL);
+    return space_transfer(cli, NULL);
 }
 
 int

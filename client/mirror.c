@@ -95,7 +95,7 @@ mirror_collect_step(void *role, struct conn_step *st)
 
 /* Runs op on the remote side into c. */
 static int
-mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
+mirror_remote(const struct cli *cli, uint8_t op, uint32_t flags,
     const char *const *paths, size_t npaths, const struct filter *f,
     struct mirror_collect *c)
 {
@@ -120,7 +120,7 @@ mirror_remote(struct cli *cli, uint8_t op, uint32_t flags,
 }
 
 int
-mirror_list(struct cli *cli, const char *path, struct manifest *out,
+mirror_list(const struct cli *cli, const char *path, struct manifest *out,
     uint8_t **states)
 {
     struct mirror_collect c;
@@ -150,6 +150,11 @@ struct mirror_report {
     struct partial_info *kept;
     size_t nkept;
     uint64_t bkept;
+    /* The rules --delete keeps excluded entries by: a push's are the
+     * command's and its sources' ignore files (as its scan read them). */
+    struct filter scan_rules;
+    const struct filter *rules;
+    struct run_opts o;  /* what the transfer moves */
 };
 
 static void
@@ -216,21 +221,14 @@ mirror_kept_of(const struct mirror_report *rp, const char *rel,
  * counted then.
  */
 static void
-mirror_find_kept(struct mirror_report *rp, struct cli *cli)
+mirror_find_kept(struct mirror_report *rp, const struct cli *cli)
 {
-    const char *paths[1] = { cli->remote.path };
     struct status st;
     struct run_op ro;
 
     if (cli->cmd == CMD_PUSH) {
         status_init(&st, NULL);
-        memset(&ro, 0, sizeof(ro));
-        ro.op = OPEN_STATUS;
-        ro.paths = paths;
-        ro.npaths = 1;
-        ro.role_step = status_step;
-        ro.role = &st;
-        ro.run_x = &st.x;
+        status_op(&st, cli, OPEN_STATUS, &ro);
         if (run_command(cli, &ro) == EXIT_OK) {
             rp->kept = st.v;
             rp->nkept = st.n;
@@ -238,7 +236,7 @@ mirror_find_kept(struct mirror_report *rp, struct cli *cli)
             st.n = 0;
         }
         status_cleanup(&st);
-    } else if (dest_state_list(cli->local_paths[0], 0, &rp->kept,
+    } else if (dest_state_list(rp->o.dest, 0, &rp->kept,
         &rp->nkept) != 0) {
         rp->kept = NULL;
         rp->nkept = 0;
@@ -313,15 +311,16 @@ mirror_beneath(const char *rel, const char *dir, size_t dlen)
  * the destination holds is not theirs to mirror (rsync's rule).
  */
 static int
-mirror_root_sent(const struct cli *cli, const struct manifest *src)
+mirror_root_sent(const struct cli *cli, const struct run_opts *o,
+    const struct manifest *src)
 {
     char *local;
     int i, contents, sent = 0;
 
     if (cli->cmd == CMD_PUSH)
         return src->contents;
-    for (i = 0; i < cli->nremote && !sent; i++) {
-        if (manifest_source(cli->remote_paths[i], &local, &contents) != 0)
+    for (i = 0; i < o->nsources && !sent; i++) {
+        if (manifest_source(o->sources[i], &local, &contents) != 0)
             return 0;
         sent = contents;
         xfree(local);
@@ -353,18 +352,19 @@ mirror_parent_sent(const char *rel, const char **names, size_t ns,
  * Compares the sources src (paths relative to the destination directory)
  * with the destination's entries dst: reports what would be sent and
  * skipped (dry run), and what the destination has that the sources do not
- * (with --delete) in the directories they send; the topmost of those go
- * into *del (paths kept in pathstore), *ndel of them.
+ * (with del_mode, cli->delete's value or 0) in the directories they send;
+ * the topmost of those go into *del (paths kept in pathstore), *ndel of
+ * them.
  */
 static int
 mirror_compare(struct mirror_report *rp, const struct cli *cli,
-    const struct manifest *src, const struct manifest *dst,
+    int del_mode, const struct manifest *src, const struct manifest *dst,
     struct arena *pathstore, const char ***del, size_t *ndel)
 {
     const char **names = NULL, *gone = NULL, *kept = NULL;
     struct mirror_named *byname, *dnamed, *snamed;
     size_t i, ns = 0, nd = 0, gl = 0, kl = 0;
-    int root_sent = mirror_root_sent(cli, src);
+    int root_sent = mirror_root_sent(cli, &rp->o, src);
 
     *del = NULL;
     *ndel = 0;
@@ -408,7 +408,7 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
         names[i] = snamed[i].rel;
     ns = src->n;
     qsort(names, ns, sizeof(*names), mirror_rel_cmp);
-    for (i = 0; cli->delete && i < dst->n; i++) {
+    for (i = 0; del_mode && i < dst->n; i++) {
         const struct mirror_named *d = &dnamed[i];
 
         /* Entries come directory first, so what lies beneath a removed
@@ -426,7 +426,7 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
             mirror_rel_cmp) != NULL)
             continue;
         if (!mirror_parent_sent(d->rel, names, ns, root_sent) ||
-            (cli->delete == 1 && mirror_excluded(&cli->filter, d->rel,
+            (del_mode == 1 && mirror_excluded(rp->rules, d->rel,
             d->e->kind == ENTRY_DIR))) {
             kept = d->rel;
             kl = strlen(kept);
@@ -447,6 +447,25 @@ mirror_compare(struct mirror_report *rp, const struct cli *cli,
     *del = names;
     *ndel = nd;
     return 0;
+}
+
+int
+mirror_diff(const struct cli *cli, const struct run_opts *o, int del_mode,
+    const struct manifest *src, const struct manifest *dst,
+    struct arena *store, struct mirror_counts *n, const char ***del,
+    size_t *ndel)
+{
+    struct mirror_report rp;
+    int r;
+
+    memset(&rp, 0, sizeof(rp));
+    rp.silent = 1;
+    rp.o = *o;
+    rp.rules = &cli->filter;
+    r = mirror_compare(&rp, cli, del_mode, src, dst, store, del, ndel);
+    *n = (struct mirror_counts){ rp.nsend, rp.bsend, rp.nskip, rp.bskip,
+        rp.ndel, rp.bdel };
+    return r;
 }
 
 /* The notice of a listing with code, if any. */
@@ -484,7 +503,7 @@ mirror_source_notices(struct mirror_report *rp, const struct manifest *m,
  * to it, or none when it is missing; *is_dir 0 when it is not a
  * directory (then, for one file, its entry in *dst under its name). */
 static int
-mirror_push_dest(struct cli *cli, struct manifest *dst, int *is_dir)
+mirror_push_dest(const struct cli *cli, struct manifest *dst, int *is_dir)
 {
     const char *paths[1] = { cli->remote.path };
     struct mirror_collect c;
@@ -532,10 +551,10 @@ mirror_pull_dest(const char *dest, struct manifest *dst, int *is_dir)
 
 /* Removes del[0..n) beneath the destination. Returns an exit status. */
 static int
-mirror_delete(struct mirror_report *rp, struct cli *cli, const char **del,
+mirror_delete(struct mirror_report *rp, const struct cli *cli, const char **del,
     size_t n)
 {
-    const char *dest = cli->local_paths[0];
+    const char *dest = rp->o.dest;
     const char *paths[MIRROR_DELETE_BATCH + 1];
     struct mirror_collect c;
     size_t i, k;
@@ -612,23 +631,31 @@ mirror_summary(struct mirror_report *rp, int code)
         fprintf(stderr, "ferry: %" PRIu64 " deleted (%s)\n", rp->ndel, c);
 }
 
-/* The two trees of a push or pull: the sources in *src, the
- * destination in *dst (is_dir as mirror_push_dest). Returns an exit
- * status; r gets an error of our own. */
+/* The two trees of a push or pull: the sources in *src (a push's are
+ * scanned unless scanned, its run's scan, is given), the destination in
+ * *dst (is_dir as mirror_push_dest). Returns an exit status; r gets an
+ * error of our own. */
 static int
-mirror_trees(struct mirror_report *rp, struct cli *cli,
-    struct manifest *src, struct manifest *dst, int *is_dir, int *r)
+mirror_trees(struct mirror_report *rp, const struct cli *cli,
+    const struct manifest *scanned, struct manifest *src,
+    struct manifest *dst, int *is_dir, int *r)
 {
+    const struct manifest *s = scanned != NULL ? scanned : src;
     struct mirror_collect c;
     int code = EXIT_OK, i;
 
     *r = 0;
+    rp->rules = &cli->filter;
     if (cli->cmd == CMD_PUSH) {
-        manifest_set_filter(src, &cli->filter, 1);
-        for (i = 0; i < cli->nlocal && *r == 0; i++)
+        if (scanned == NULL && (*r = filter_copy(&rp->scan_rules,
+            &cli->filter)) != 0)
+            return code;
+        rp->rules = &rp->scan_rules;
+        manifest_set_filter(src, &rp->scan_rules, 1);
+        for (i = 0; scanned == NULL && i < cli->nlocal && *r == 0; i++)
             *r = manifest_scan(src, cli->local_paths[i]);
-        if (*r == 0 && manifest_notices(src) > 0)
-            code = mirror_source_notices(rp, src, NULL);
+        if (*r == 0 && manifest_notices(s) > 0)
+            code = mirror_source_notices(rp, s, NULL);
         if (*r == 0 && (code == EXIT_OK || code == EXIT_SOURCE)) {
             int c2 = mirror_push_dest(cli, dst, is_dir);
 
@@ -637,46 +664,49 @@ mirror_trees(struct mirror_report *rp, struct cli *cli,
         return code;
     }
     code = mirror_remote(cli, OPEN_LIST, 0,
-        (const char *const *)cli->remote_paths, (size_t)cli->nremote,
+        (const char *const *)rp->o.sources, (size_t)rp->o.nsources,
         cli->filter.n > 0 ? &cli->filter : NULL, &c);
     *src = c.m;
     if (code == EXIT_OK)
         code = mirror_source_notices(rp, src, cli->remote.local ? "local" :
             cli->remote.host);
     if (code == EXIT_OK || code == EXIT_SOURCE)
-        *r = mirror_pull_dest(cli->local_paths[0], dst, is_dir);
+        *r = mirror_pull_dest(rp->o.dest, dst, is_dir);
     return code;
 }
 
 int
-mirror_space_need(struct cli *cli, uint64_t *need)
+mirror_space_need(const struct cli *cli, const struct run_opts *o,
+    const struct manifest *scanned, uint64_t *need)
 {
     struct mirror_report rp;
     struct manifest src, dst;
     struct arena paths;
     const char **del = NULL;
     size_t ndel = 0;
-    int code, is_dir = 1, r, del_mode = cli->delete;
+    int code, is_dir = 1, r;
 
     memset(&rp, 0, sizeof(rp));
     rp.out.json = cli->json;
     rp.out.quiet = cli->quiet;
+    rp.o = *o;
     rp.silent = 1;
     output_init(&rp.out, &rp.x);
     manifest_init(&src);
     manifest_init(&dst);
     arena_init(&paths);
     *need = 0;
-    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    if (cli->cmd != CMD_PUSH)
+        scanned = NULL;
+    code = mirror_trees(&rp, cli, scanned, &src, &dst, &is_dir, &r);
     /* A source that is missing counts nothing; the transfer says so. */
     if (code == EXIT_SOURCE)
         code = EXIT_OK;
-    cli->delete = 0;
     if (r == 0 && code == EXIT_OK) {
         mirror_find_kept(&rp, cli);
-        r = mirror_compare(&rp, cli, &src, &dst, &paths, &del, &ndel);
+        r = mirror_compare(&rp, cli, 0, scanned != NULL ? scanned : &src,
+            &dst, &paths, &del, &ndel);
     }
-    cli->delete = del_mode;
     if (r != 0) {
         output_fatal(&rp.out, NULL, r, ferry_strerror(r));
         code = cli->cmd == CMD_PUSH ? EXIT_SOURCE : EXIT_DEST;
@@ -687,18 +717,19 @@ mirror_space_need(struct cli *cli, uint64_t *need)
     arena_cleanup(&paths);
     manifest_cleanup(&src);
     manifest_cleanup(&dst);
+    filter_cleanup(&rp.scan_rules);
     return code;
 }
 
 int
-mirror_main(struct cli *cli)
+mirror_main(const struct cli *cli)
 {
     struct mirror_report rp;
     struct manifest src, dst;
     struct arena paths;
     const char **del = NULL;
     size_t ndel = 0;
-    int code = EXIT_OK, is_dir = 1, r = 0, dest_dir;
+    int code = EXIT_OK, is_dir = 1, r = 0, dest_dir, del_mode = cli->delete;
     char top[MANIFEST_REL_MAX];
     const char *dest;
 
@@ -711,23 +742,25 @@ mirror_main(struct cli *cli)
     manifest_init(&src);
     manifest_init(&dst);
     arena_init(&paths);
-    if (!cli->dry_run && (code = space_transfer(cli)) != EXIT_OK)
+    run_opts_of(cli, &rp.o);
+    if (!cli->dry_run && (code = space_transfer(cli, NULL)) != EXIT_OK)
         return code;
-    dest = cli->cmd == CMD_PUSH ? cli->remote.path : cli->local_paths[0];
-    code = mirror_trees(&rp, cli, &src, &dst, &is_dir, &r);
+    dest = cli->cmd == CMD_PUSH ? cli->remote.path : rp.o.dest;
+    code = mirror_trees(&rp, cli, NULL, &src, &dst, &is_dir, &r);
     dest_dir = dest[0] != '\0' && dest[strlen(dest) - 1] == '/';
     if (r == 0 && (code == EXIT_OK || (code == EXIT_SOURCE &&
         cli->dry_run))) {
         /* One file into a name that is not a directory: it is renamed,
          * and a mirror deletes nothing. */
         if (manifest_single_file(&src) && is_dir != 1 && !dest_dir) {
-            cli->delete = 0;
+            del_mode = 0;
             if (dst.n == 1)
                 r = manifest_rename_top(&src,
                     manifest_rel(&dst, 0, top));
         }
         if (r == 0)
-            r = mirror_compare(&rp, cli, &src, &dst, &paths, &del, &ndel);
+            r = mirror_compare(&rp, cli, del_mode, &src, &dst, &paths,
+                &del, &ndel);
     }
     if (r != 0) {
         output_fatal(&rp.out, NULL, r, ferry_strerror(r));
@@ -741,5 +774,6 @@ mirror_main(struct cli *cli)
     arena_cleanup(&paths);
     manifest_cleanup(&src);
     manifest_cleanup(&dst);
+    filter_cleanup(&rp.scan_rules);
     return code;
 }

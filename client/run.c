@@ -47,7 +47,6 @@
 #include "space.h"
 #include "ssh.h"
 #include "sshcfg.h"
-#include "status.h"
 #include "transport.h"
 #include "unpack.h"
 #include "run_int.h"
@@ -169,6 +168,7 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->link = link;
     e->early = rn->early;
     e->cli = rn->cli;
+    e->hold = rn->space != NULL ? &rn->space->comparing : NULL;
     e->loop = loop;
     e->x = &rn->x;
     e->out = &rn->out;
@@ -312,8 +312,10 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
      * cannot be reached at all is reported at once, as ssh does. */
     if (s0 != NULL && session_peer_software(s0)[0] != '\0')
         rn->connected_once = 1;
-    /* An operation's role keeps what it collected: it is not retried. */
-    if (rn->op != NULL || rn->interrupted || !run_retryable(err) ||
+    /* An operation's role may keep what it collected: not retried; nor
+     * a run the space check ended. */
+    if ((rn->op != NULL && rn->op->restart == NULL) || rn->interrupted ||
+        (rn->space != NULL && rn->space->stop) || !run_retryable(err) ||
         !rn->connected_once ||
         (start_err == 0 && rn->at.err == FERRY_ERR_CLOSED && s0 != NULL &&
         session_peer_software(s0)[0] == '\0' &&
@@ -355,7 +357,7 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     } else if (rn->dest != NULL) {
         incoming_restart(rn->in);
         dest_restart(rn->dest);
-    } else if (status_restart(&rn->status) != 0) {
+    } else if (rn->op != NULL && rn->op->restart(rn->op->role) != 0) {
         return 0;
     }
     return 1;
@@ -382,7 +384,7 @@ static void
 run_settle(struct run *rn, int code, char *where, size_t wlen)
 {
     const char *dest = rn->cli->cmd == CMD_PUSH ? rn->cli->remote.path :
-        rn->cli->local_paths[0];
+        rn->opts.dest;
     char *dir = NULL, *base = NULL;
 
     if (rn->plan != NULL)
@@ -434,22 +436,34 @@ run_summary(struct run *rn, int code, const char *msg)
 }
 
 static int
-run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
+run_main(const struct cli *cli, const struct run_op *op,
+    const struct run_opts *o, struct space_check *sc)
 {
-    uv_loop_t *loop = uv_default_loop();
+    /* A loop of its own: the space check runs the comparison's runs
+     * while this one's session waits for it (space.h). */
+    uv_loop_t *loop = xmalloc(sizeof(*loop));
     struct manifest mf;
     struct run rn;
     char msg[1200], *dest_prefix = NULL, *source_prefix = NULL;
     int r, code, early;
 
+    if (loop == NULL || uv_loop_init(loop) != 0) {
+        xfree(loop);
+        return output_fatal_early(cli->json, cli->quiet, NULL,
+            FERRY_ERR_NOMEM, ferry_strerror(FERRY_ERR_NOMEM), EXIT_SOURCE);
+    }
     memset(&rn, 0, sizeof(rn));
     rn.cli = cli;
     rn.op = op;
+    if (o != NULL)
+        rn.opts = *o;
+    else
+        run_opts_of(cli, &rn.opts);
     rn.space = sc;
     rn.out.json = cli->json;
     rn.out.quiet = cli->quiet;
     rn.out.verbose = cli->verbose;
-    rn.out.progress = op != NULL ? 0 : cli->progress == -1 ?
+    rn.out.progress = op != NULL && !op->command ? 0 : cli->progress == -1 ?
         isatty(STDERR_FILENO) && !cli->json : cli->progress;
     output_init(&rn.out, &rn.x);
     manifest_init(&mf);
@@ -535,19 +549,12 @@ run_main(struct cli *cli, const struct run_op *op, struct space_check *sc)
         }
     }
     code = run_result(&rn, msg, sizeof(msg));
-    if (code == EXIT_OK && rn.role == &rn.status) {
-        char where[1200];
-
-        snprintf(where, sizeof(where), "%s:%s", run_host(&rn),
-            cli->remote.path);
-        if (attempt_session(&rn.at) != NULL)
-            snprintf(rn.status.agent, sizeof(rn.status.agent), "%s",
-                session_peer_software(attempt_session(&rn.at)));
-        status_print(&rn.status, &rn.out, where, cli->cmd == CMD_CLEAN);
-    }
+    if (code == EXIT_OK && op != NULL && op->done != NULL)
+        op->done(op->role, &rn.out, attempt_session(&rn.at) != NULL ?
+            session_peer_software(attempt_session(&rn.at)) : "");
     r = rn.at.err;
-    if (sc != NULL && sc->short_ && !rn.interrupted)
-        goto out_summary;   /* the caller checks again (space.h) */
+    if (sc != NULL && sc->stop)
+        goto out_summary;   /* the caller says why (space.h) */
     if (rn.interrupted) {
         output_fatal(&rn.out, NULL, FERRY_ERR_INTERRUPTED, "interrupted: "
             "what arrived is kept; run the same command again to resume "
@@ -575,13 +582,15 @@ out_summary:
     run_ssh_close(&rn);
     /* status and clean end with a summary under --json only: their own
      * lines say what they found. */
-    if (((op == NULL && (rn.role != &rn.status || cli->json)) ||
-        code != EXIT_OK) && (sc == NULL || !sc->short_))
+    if ((op == NULL || (op->command && cli->json) || code != EXIT_OK) &&
+        (sc == NULL || !sc->stop))
         run_summary(&rn, code, msg);
     uv_close((uv_handle_t *)&rn.sigint, NULL);
     uv_close((uv_handle_t *)&rn.sigterm, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
-    (void)uv_loop_close(loop);
+    /* A handle left open keeps the loop (a leak, not a dangling loop). */
+    if (uv_loop_close(loop) == 0)
+        xfree(loop);
     ssh_conn_close(rn.ssh);
     if (rn.have_cfg)
         sshcfg_cleanup(&rn.cfg);
@@ -594,21 +603,35 @@ out_summary:
     incoming_free(rn.in);
     keptsig_store_close(rn.kept);
     dest_free(rn.dest);
-    status_cleanup(&rn.status);
     manifest_cleanup(&mf);
+    filter_cleanup(&rn.scan_filter);
     xfree(dest_prefix);
     xfree(source_prefix);
     return code;
 }
 
-int
-run_command(struct cli *cli, const struct run_op *op)
+void
+run_opts_of(const struct cli *cli, struct run_opts *o)
 {
-    return run_main(cli, op, NULL);
+    memset(o, 0, sizeof(*o));
+    o->sources = cli->remote_paths;
+    o->nsources = cli->nremote;
+    o->dest = cli->nlocal > 0 ? cli->local_paths[0] : NULL;
+    o->basis = cli->basis;
+    o->basis_dir = cli->basis_dir;
+    o->pack_threshold = cli->pack_threshold;
+    o->whole_formats = cli->whole_formats;
 }
 
 int
-run_transfer(struct cli *cli, struct space_check *sc)
+run_command(const struct cli *cli, const struct run_op *op)
 {
-    return run_main(cli, NULL, sc);
+    return run_main(cli, op, NULL, NULL);
+}
+
+int
+run_transfer(const struct cli *cli, const struct run_opts *o,
+    struct space_check *sc)
+{
+    return run_main(cli, NULL, o, sc);
 }

@@ -27,11 +27,11 @@
 #include "run.h"
 #include "ssh.h"
 #include "sshcfg.h"
-#include "status.h"
 
 struct run {
-    struct cli *cli;
+    const struct cli *cli;
     const struct run_op *op;  /* NULL: the command's own transfer */
+    struct run_opts opts;     /* the transfer's */
     struct space_check *space;  /* the check before it, or NULL */
     struct xfer x;
     struct output out;
@@ -42,7 +42,6 @@ struct run {
     struct incoming *in;
     char **tops;             /* a pull: the names it asks for */
     size_t ntops;
-    struct status status;
     conn_step_fn *role_step;
     void *role;
     /* The remote side, kept across attempts. */
@@ -84,6 +83,7 @@ struct run {
     /* A push's scan, in the pool while stream 0 connects. */
     uv_work_t scan_req;
     struct manifest *scan_mf;
+    struct filter scan_filter;  /* the command's, and its ignore files' */
     atomic_int scan_stop, scan_finished;
     int scanning, scan_err, scan_failed;  /* failed: the path's index */
     int live_scan;   /* the plan takes entries as the scan goes on */

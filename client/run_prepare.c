@@ -26,14 +26,14 @@
 static int
 run_expect_tops(struct run *rn)
 {
-    struct cli *cli = rn->cli;
+    const struct run_opts *o = &rn->opts;
     char **names;
     int i, r = 0, n = 0;
 
-    if ((names = xcalloc((size_t)cli->nremote + 1, sizeof(*names))) == NULL)
+    if ((names = xcalloc((size_t)o->nsources + 1, sizeof(*names))) == NULL)
         return FERRY_ERR_NOMEM;
-    for (i = 0; i < cli->nremote; i++) {
-        if ((r = manifest_top_name(cli->remote_paths[i], &names[n])) != 0)
+    for (i = 0; i < o->nsources; i++) {
+        if ((r = manifest_top_name(o->sources[i], &names[n])) != 0)
             break;
         if (names[n] == NULL) {
             /* A "dir/" source may hold any name: no restriction. */
@@ -80,13 +80,15 @@ static void
 run_scan(uv_work_t *req)
 {
     struct run *rn = req->data;
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     int i;
 
-    manifest_set_filter(rn->scan_mf, &cli->filter, 1);
+    /* The scan adds the ignore files' rules: to the run's copy. */
+    rn->scan_err = filter_copy(&rn->scan_filter, &cli->filter);
+    manifest_set_filter(rn->scan_mf, &rn->scan_filter, 1);
     manifest_set_hash_hint(rn->scan_mf, cli->hash_hint, cli->hash_hint_ctx);
     manifest_set_stop(rn->scan_mf, &rn->scan_stop);
-    for (i = 0; i < cli->nlocal; i++)
+    for (i = 0; rn->scan_err == 0 && i < cli->nlocal; i++)
         if ((rn->scan_err = manifest_scan(rn->scan_mf,
             cli->local_paths[i])) != 0) {
             rn->scan_failed = i;
@@ -174,10 +176,11 @@ int
 run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     char **source_prefix, char *msg, size_t msglen)
 {
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     /* Stream 0's login (libssh2: a push) tells a short link, where auto
      * keeps zstd's fastest level; a pull's agent adapts (volsend.h). */
-    struct volsend_opts vo = { cli->pack_threshold, cli->volume_size,
+    const struct run_opts *o = &rn->opts;
+    struct volsend_opts vo = { o->pack_threshold, cli->volume_size,
         cli->vol_compress, cli->vol_level, cli->remote.local ||
         attempt_env_link(&rn->env) == 0, 0 };
     struct volsend *vs;
@@ -195,18 +198,6 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->role = rn->op->role;
         if (rn->op->run_x != NULL)
             *rn->op->run_x = &rn->x;
-        return -1;
-    }
-    if (cli->cmd == CMD_STATUS || cli->cmd == CMD_CLEAN) {
-        rn->so.op = cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN;
-        rn->so.paths = (const char *const *)&cli->remote.path;
-        rn->so.npaths = 1;
-        status_init(&rn->status, &rn->x);
-        if (cli->cmd == CMD_STATUS &&
-            status_want_probe(&rn->status) != 0)
-            goto nomem;
-        rn->role_step = status_step;
-        rn->role = &rn->status;
         return -1;
     }
     if (cli->cmd == CMD_PUSH) {
@@ -243,8 +234,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->so.op = OPEN_PUSH;
         rn->push_paths[0] = cli->remote.path;
         rn->so.npaths = 1;
-        if (cli->basis != NULL) {
-            rn->push_paths[rn->so.npaths++] = cli->basis;
+        if (o->basis != NULL) {
+            rn->push_paths[rn->so.npaths++] = o->basis;
             rn->so.flags |= OPEN_F_BASIS_FILE;
         }
         if (cli->adopt != NULL) {
@@ -264,9 +255,13 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             &rn->x)) == NULL)
             goto nomem;
         plan_set_packer(rn->plan, vs);
+        /* The scan is the plan's now (and whole: no live scan with the
+         * check). */
+        if (rn->space != NULL)
+            rn->space->src = plan_manifest(rn->plan);
         rn->role_step = sender_step;
     } else {
-        const char *dest = cli->local_paths[0];
+        const char *dest = o->dest;
         size_t dl = strlen(dest);
 
         if (dl > 0 && dest[dl - 1] == '/')
@@ -275,8 +270,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         /* Rules travel only when there are some: an agent without
          * filters can still serve (it reads no ignore file then). */
         rn->so.filter = cli->filter.n > 0 ? &cli->filter : NULL;
-        rn->so.paths = (const char *const *)cli->remote_paths;
-        rn->so.npaths = (uint16_t)cli->nremote;
+        rn->so.paths = (const char *const *)o->sources;
+        rn->so.npaths = (uint16_t)o->nsources;
         *source_prefix = run_join_prefix(run_host(rn), ":", "");
         *dest_prefix = run_join_prefix(dest, "", "");
         /* The receiver is here: it waits for the lock of another
@@ -284,8 +279,8 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         if (dest_busy(dest, holder, sizeof(holder)) && rn->busy_said++ == 0)
             output_busy(&rn->out, dest, holder, 1);
         rn->out.pull = 1;
-        rn->out.source_paths = cli->remote_paths;
-        rn->out.nsource_paths = cli->nremote;
+        rn->out.source_paths = o->sources;
+        rn->out.nsource_paths = o->nsources;
         /* --mkpath and --delete's replacing are this side's: the agent
          * is not told of them. */
         if ((rn->dest = dest_new(dest, rn->so.flags | (cli->mkpath ?
@@ -293,15 +288,15 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
             rn->so.transfer_id,
             &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
             cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
-            (cli->basis != NULL && dest_set_basis(rn->dest, cli->basis) != 0) ||
-            (cli->basis_dir != NULL &&
-            dest_set_basis_dir(rn->dest, cli->basis_dir) != 0) ||
+            (o->basis != NULL && dest_set_basis(rn->dest, o->basis) != 0) ||
+            (o->basis_dir != NULL &&
+            dest_set_basis_dir(rn->dest, o->basis_dir) != 0) ||
             incoming_volrecv(rn->in) == NULL)
             goto nomem;
         volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
         rn->kept = keptsig_store_default();
         incoming_set_keptsig(rn->in, rn->kept);
-        incoming_set_whole_formats(rn->in, cli->whole_formats);
+        incoming_set_whole_formats(rn->in, o->whole_formats);
         rn->role_step = receiver_step;
     }
     if (rn->space != NULL) {

@@ -23,7 +23,7 @@
 int
 run_setup(struct run *rn, char *msg, size_t msglen)
 {
-    struct cli *cli = rn->cli;
+    const struct cli *cli = rn->cli;
     struct sshcfg_overrides ov;
     int r;
 

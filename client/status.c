@@ -14,6 +14,7 @@
 #include "../proto/msg.h"
 #include "../proto/msg_space.h"
 #include "exitcode.h"
+#include "run.h"
 #include "space.h"
 
 void
@@ -257,9 +258,48 @@ status_print(const struct status *s, struct output *o, const char *where,
         s->busy ? text_escape(busy, strlen(busy), eb, sizeof(eb)) : "");
 }
 
+void
+status_op(struct status *s, const struct cli *cli, uint8_t op,
+    struct run_op *ro)
+{
+    memset(ro, 0, sizeof(*ro));
+    ro->op = op;
+    ro->paths = (const char *const *)&cli->remote.path;
+    ro->npaths = 1;
+    ro->role_step = status_step;
+    ro->role = s;
+    ro->run_x = &s->x;
+}
+
+/* `ferry status` and `ferry clean` of a remote destination: the role
+ * first, so that the run's role is the command's too. */
+struct status_cmd {
+    struct status st;
+    const struct cli *cli;
+};
+
+static int
+status_cmd_restart(void *role)
+{
+    return status_restart(&((struct status_cmd *)role)->st);
+}
+
+static void
+status_cmd_done(void *role, struct output *out, const char *agent)
+{
+    struct status_cmd *sc = role;
+    const struct cli *cli = sc->cli;
+    char where[1200];
+
+    snprintf(where, sizeof(where), "%s:%s", cli->remote.local ? "local" :
+        cli->remote.host, cli->remote.path);
+    snprintf(sc->st.agent, sizeof(sc->st.agent), "%s", agent);
+    status_print(&sc->st, out, where, cli->cmd == CMD_CLEAN);
+}
+
 /* status/clean of a local destination: no agent needed. */
-int
-status_run_local(struct cli *cli)
+static int
+status_run_local(const struct cli *cli)
 {
     const char *dest = cli->local_paths[0];
     struct output_summary sum;
@@ -289,4 +329,29 @@ status_run_local(struct cli *cli)
         output_summary(&out, &sum);
     }
     return EXIT_OK;
+}
+
+int
+status_main(const struct cli *cli)
+{
+    struct status_cmd sc;
+    struct run_op ro;
+    int code;
+
+    if (!cli->has_remote)
+        return status_run_local(cli);
+    sc.cli = cli;
+    status_init(&sc.st, NULL);
+    status_op(&sc.st, cli, cli->cmd == CMD_STATUS ? OPEN_STATUS : OPEN_CLEAN,
+        &ro);
+    /* status also measures the link (clean has no use for it). */
+    if (cli->cmd == CMD_STATUS && status_want_probe(&sc.st) != 0)
+        return output_fatal_early(cli->json, cli->quiet, NULL,
+            FERRY_ERR_NOMEM, ferry_strerror(FERRY_ERR_NOMEM), EXIT_DEST);
+    ro.command = 1;
+    ro.restart = status_cmd_restart;
+    ro.done = status_cmd_done;
+    code = run_command(cli, &ro);
+    status_cleanup(&sc.st);
+    return code;
 }

@@ -51,8 +51,16 @@ int status_step(void *role, struct conn_step *st) FERRY_WUR;
 void status_print(const struct status *s, struct output *o,
     const char *where, int cleaned);
 
-/* `ferry status|clean DEST` of a local destination (a pull's): no agent
- * needed. Returns an exit status. */
-int status_run_local(struct cli *cli);
+/* The operation that asks the agent of cli's remote side for op
+ * (OPEN_STATUS or OPEN_CLEAN) into s (status_init'ed): the role, and
+ * what the run tells it (ro->command, done and restart unset). */
+struct run_op;
+void status_op(struct status *s, const struct cli *cli, uint8_t op,
+    struct run_op *ro);
+
+/* `ferry status|clean DEST`: of a remote destination, through its agent
+ * (run.h), on a failed link tried again as a transfer is; of a local one
+ * (a pull's), here. Returns an exit status. */
+int status_main(const struct cli *cli);
 
 #endif

@@ -51,7 +51,7 @@ watch_catch(void)
 }
 
 struct watch {
-    struct cli *cli;
+    const struct cli *cli;
     struct watch_table t;
     struct output out;
     struct xfer x;
@@ -299,10 +299,10 @@ watch_basis_dir(struct watch *w, const struct watch_unit *u)
 static int
 watch_pull(struct watch *w, struct watch_unit *u)
 {
-    struct cli c = *w->cli;
+    struct run_opts o;
     char *src = watch_join(w->prefix, u->name, u->is_dir);
     char staged[PROTO_MAX_PATH + 32], *dst = NULL;
-    char *rp[1], *lp[1], *basis = u->is_dir ? watch_basis_dir(w, u) : NULL;
+    char *rp[1], *basis = u->is_dir ? watch_basis_dir(w, u) : NULL;
     const struct watch_unit *last;
     struct stat st;
     int code;
@@ -317,25 +317,22 @@ watch_pull(struct watch *w, struct watch_unit *u)
         return EXIT_DEST;
     }
     rp[0] = src;
-    lp[0] = dst;
-    c.remote.path = src;
-    c.remote_paths = rp;
-    c.nremote = 1;
-    c.local_paths = lp;
-    c.nlocal = 1;
-    c.watch_s = 0;
+    run_opts_of(w->cli, &o);
+    o.sources = rp;
+    o.nsources = 1;
+    o.dest = dst;
     /* A unit is one pull of its own: no volumes, so that every file is
      * checked for a known format cut short before it is committed. */
-    c.whole_formats = 1;
-    c.pack_threshold = 0;
-    c.basis_dir = basis;
-    if (!u->is_dir && c.basis == NULL &&
-        (c.delta_flags & OPEN_F_BASIS_AUTO) &&
+    o.whole_formats = 1;
+    o.pack_threshold = 0;
+    o.basis_dir = basis;
+    if (!u->is_dir && o.basis == NULL &&
+        (w->cli->delta_flags & OPEN_F_BASIS_AUTO) &&
         (last = watch_basis_unit(&w->t, u)) != NULL &&
         fstatat(w->localfd, last->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(st.st_mode))
-        c.basis = last->name;
-    code = space_transfer(&c);
+        o.basis = last->name;
+    code = space_transfer(w->cli, &o);
     watch_catch();
     xfree(src);
     xfree(dst);
@@ -605,7 +602,7 @@ watch_once(struct watch *w)
 }
 
 int
-watch_main(struct cli *cli)
+watch_main(const struct cli *cli)
 {
     struct watch w;
     struct timespec nap = { 0, 100000000 };

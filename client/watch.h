@@ -128,6 +128,6 @@ int watch_unit_cmp(const void *a, const void *b);
 
 /* Runs until interrupted (then returns EXIT_INTERRUPTED) or a usage
  * error. */
-int watch_main(struct cli *cli);
+int watch_main(const struct cli *cli);
 
 #endif

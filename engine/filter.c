@@ -85,6 +85,27 @@ filter_add(struct filter *f, int action, const char *pattern, size_t len,
     return filter_add_rule(f, action, pattern, len, scope, 0);
 }
 
+int
+filter_copy(struct filter *dst, const struct filter *src)
+{
+    size_t i;
+    int r;
+
+    filter_init(dst);
+    for (i = 0; i < src->n; i++) {
+        const struct filter_rule *s = &src->v[i];
+
+        if ((r = filter_add_rule(dst, s->action, s->text, strlen(s->text),
+            s->scope, 0)) != 0) {
+            filter_cleanup(dst);
+            return r;
+        }
+        /* An ignore file's own anchoring is not in its text. */
+        dst->v[dst->n - 1].anchored = s->anchored;
+    }
+    return 0;
+}
+
 /* Reads a whole file of at most FILTER_MAX_FILE bytes (NUL-terminated). */
 static int
 filter_read(const char *path, char **out, size_t *outlen)

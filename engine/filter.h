@@ -84,6 +84,10 @@ void filter_cleanup(struct filter *f);
 int filter_add(struct filter *f, int action, const char *pattern,
     size_t len, const char *scope) FERRY_WUR;
 
+/* dst (not initialized) becomes a copy of src's rules: a scan adds its
+ * ignore files' rules to the copy, not to rules others read. */
+int filter_copy(struct filter *dst, const struct filter *src) FERRY_WUR;
+
 /*
  * Reads rules from a file, one pattern per line: --exclude-from (action
  * is that of every line; "+ pat" and "- pat" lines say their own, as in

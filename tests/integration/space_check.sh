@@ -19,9 +19,31 @@ head -c 2000000 /dev/urandom >"$T/two.bin"
 
 # 7 MB leaves 30% free: fine. It is there now.
 expect_rc 0 "$FERRY" push -q "$T/seven.bin" "local:$small/"
-# Sent again: up to date, needs no room though it would not fit.
-expect_rc 0 "$FERRY" push --json "$T/seven.bin" "local:$small/"
+# Sent again: up to date, needs no room though it would not fit. The
+# comparison is made inside the one push: its agent, then the listings
+# of the destination and of what it keeps; a push started again after
+# the comparison would be a fourth.
+printf '#!/bin/sh\necho start >>"%s"\nexec "%s" "$@"\n' "$T/agent_starts" \
+    "$AGENT" >"$T/counting_agent"
+chmod +x "$T/counting_agent"
+expect_rc 0 "$FERRY" push --json --agent "$T/counting_agent" "$T/seven.bin" \
+    "local:$small/"
 expect_field files_skipped 1
+[ "$(wc -l <"$T/agent_starts")" = 3 ] || fail "a push that fits after" \
+    "the comparison started $(wc -l <"$T/agent_starts") agents, not 3"
+# A comparison that outlasts --stall-timeout is the check's wait, not a
+# stalled link: the push is not tried again (a fourth agent). Its
+# listings' agents take 2.5 s each to start; 2 s stalls a run after 4.
+: >"$T/slow_starts"
+printf '#!/bin/sh\nn=$(wc -l <"%s")\necho start >>"%s"\n[ "$n" -ge 1 ] &&
+    sleep 2.5\nexec "%s" "$@"\n' "$T/slow_starts" "$T/slow_starts" \
+    "$AGENT" >"$T/slow_list_agent"
+chmod +x "$T/slow_list_agent"
+expect_rc 0 "$FERRY" push --json --stall-timeout 2s \
+    --agent "$T/slow_list_agent" "$T/seven.bin" "local:$small/"
+expect_field files_skipped 1
+[ "$(wc -l <"$T/slow_starts")" = 3 ] || fail "a slow comparison:" \
+    "$(wc -l <"$T/slow_starts") agents, not 3"
 # 2 MB more would leave 14%: refused, one line, nothing written.
 expect_rc 3 "$FERRY" push "$T/two.bin" "local:$small/"
 expect_err "local:$small/: not enough space: 1.91 MiB to write, 3."

@@ -403,6 +403,15 @@
     X(client_login_link) \
     X(client_duration) \
     X(client_cli_retry_options) \
+    /* test_client_status.c */ \
+    X(client_status_role) \
+    X(client_status_refuses) \
+    X(client_status_print) \
+    /* test_client_mirror.c */ \
+    X(client_mirror_diff) \
+    /* test_client_space.c */ \
+    X(client_space_decision) \
+    X(client_space_pull) \
     /* test_cli_habits.c */ \
     X(client_rate) \
     X(client_cli_habits) \

@@ -280,7 +280,7 @@ static struct fake_plane *fake;
  * the others print a line on each of stdout and stderr; each stays a
  * while, so that the boxes overlap when they may. */
 static int
-fake_one(struct cli *cli)
+fake_one(const struct cli *cli)
 {
     int now = atomic_fetch_add(&fake->running, 1) + 1, most;
 

@@ -193,6 +193,21 @@ TEST(filter_ignore_file)
     CHECK_EQ_INT(filter_excluded(&f, "x/sub/tmp", 1), 0);
     CHECK_EQ_INT(filter_excluded(&f, "#literal", 0), 1);
     CHECK_EQ_INT(filter_excluded(&f, "trail", 0), 1);
+    /* A copy (a scan's) keeps the file's anchoring, and what is added
+     * to it stays there. */
+    {
+        struct filter g;
+
+        CHECK_OK(filter_copy(&g, &f));
+        CHECK_EQ_U64(g.n, 6);
+        CHECK_EQ_INT(filter_excluded(&g, "sub/tmp", 1), 1);
+        CHECK_EQ_INT(filter_excluded(&g, "x/sub/tmp", 1), 0);
+        CHECK_EQ_INT(filter_excluded(&g, "d/keep.log", 0), 0);
+        CHECK_OK(filter_add(&g, FILTER_EXCLUDE, LIT("more"), NULL));
+        CHECK_EQ_U64(f.n, 6);
+        CHECK_EQ_INT(filter_excluded(&f, "more", 0), 0);
+        filter_cleanup(&g);
+    }
     filter_cleanup(&f);
 }
 
