@@ -78,11 +78,15 @@ struct receiver *side_receiver(const struct side *sd, unsigned index);
 void side_stream_end(struct side *sd, unsigned index);
 
 /*
- * Stream index (a further one) is gone before the transfer ended: a
- * sending side gives its runs, and the blocks it sent of files not done,
- * to the others (plan_stream_lost); a receiving side that tells its
- * sender has stream 0 say so. Flags only, any thread. Returns 1 when the
- * other streams must hear of it even if idle: poke their group.
+ * Stream index (a further one) is gone before the transfer ended (its
+ * conn closed, however it ended): a sending side gives its runs, and the
+ * blocks it sent of files not done, to the others (plan_stream_lost); a
+ * receiving side that tells its sender has stream 0 say so. Flags only,
+ * any thread. Returns 1 when the other streams must hear of it even if
+ * idle: poke their group. A role that sees its own end in a step acts at
+ * once, as this would (sender.c); a receiver's volume reader is closed
+ * in steps only (volrecv_stream_lost: at the stream's end, or when the
+ * sender's data shows it gave the stream up), never from here.
  */
 int side_stream_lost(struct side *sd, unsigned index);
 
