@@ -18,8 +18,6 @@
 #include "listing.h"
 #include "manifest.h"
 #include "probe.h"
-#include "receiver.h"
-#include "sender.h"
 #include "side.h"
 #include "volume/volsend.h"
 

@@ -12,8 +12,6 @@
 #include "../proto/msg_space.h"
 #include "listing.h"
 #include "manifest.h"
-#include "receiver.h"
-#include "sender.h"
 #include "session.h"
 #include "side.h"
 
