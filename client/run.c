@@ -207,8 +207,8 @@ run_add_flags(struct run *rn, uint32_t flags)
 static void
 run_env_link(struct run *rn)
 {
-    if (rn->side != NULL && cli_compress_blocks(rn->cli, !rn->cli->remote.local &&
-        attempt_env_link(&rn->env) == 1))
+    if (rn->side != NULL && cli_compress_blocks(rn->cli,
+        !rn->cli->remote.local && attempt_env_link(&rn->env) == 1))
         run_add_flags(rn, OPEN_F_COMPRESS);
     rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     rn->env.same_host = ssh_conn_same_host(rn->ssh);
@@ -229,7 +229,8 @@ run_attempt(struct run *rn, char *msg, size_t msglen)
     rn->in_attempt = 1;
     r = attempt_run(&rn->at, &rn->env, rn->ssh, msg, msglen);
     rn->in_attempt = 0;
-    if (rn->op == NULL && rn->side != NULL && attempt_session(&rn->at) != NULL &&
+    if (rn->op == NULL && rn->side != NULL &&
+        attempt_session(&rn->at) != NULL &&
         session_running(attempt_session(&rn->at)))
         rn->began = 1;
     /* Those left were for the first attempt only. */
