@@ -8,8 +8,6 @@
 #include "../common/alloc.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "../engine/receiver.h"
-#include "../engine/sender.h"
 #include "attempt_int.h"
 #include "ssh.h"
 
@@ -17,29 +15,16 @@
 #define ATTEMPT_CHILD_GRACE_MS 3000
 
 
-/* The role a stream runs over what the attempts share. */
+/* The role a stream runs: the side's, or status's and clean's own. */
 static int
 stream_role(struct attempt_stream *st, conn_step_fn **step, void **role)
 {
     const struct attempt_env *e = st->a->env;
 
-    if (e->plan != NULL) {
-        if ((st->snd = sender_new(e->plan, st->index, e->x)) == NULL)
-            return FERRY_ERR_NOMEM;
-        *step = sender_step;
-        *role = st->snd;
-    } else if (e->dest != NULL) {
-        if ((st->rcv = receiver_new(e->dest, e->in, st->index, e->so.flags,
-            e->so.block_size, e->x)) == NULL ||
-            (st->index == 0 && e->ntops > 0 &&
-            receiver_expect_tops(st->rcv, e->tops, e->ntops) != 0))
-            return FERRY_ERR_NOMEM;
-        *step = receiver_step;
-        *role = st->rcv;
-    } else {
-        *step = e->role_step;
-        *role = e->role;
-    }
+    if (e->side != NULL)
+        return side_stream(e->side, st->index, step, role);
+    *step = e->role_step;
+    *role = e->role;
     return 0;
 }
 
@@ -159,7 +144,7 @@ stream_closed(struct conn *c, int err)
      * status, a round trip away. Stream 0 of a pull said SUMMARY last;
      * the others end with the transfer, whichever way it went. A push's
      * stream 0 heard SUMMARY from its agent, which is ending already. */
-    if ((st->index == 0 && err == 0 && e->dest != NULL) ||
+    if ((st->index == 0 && err == 0 && attempt_receives(e)) ||
         (st->index > 0 && a->ending && a->err == 0))
         transport_leave(&st->tp);
     /* Over libssh2 the session counts the wire, not this pipe. */
@@ -171,17 +156,9 @@ stream_closed(struct conn *c, int err)
     if (st->index == 0) {
         a->err = err;
         attempt_end(a);
-    } else if (!a->ending && e->plan != NULL) {
-        /* Its runs, and the blocks it sent of files not done, go to the
-         * others (a flag: another stream's step may be running), which
-         * must hear of it even if they are idle. */
-        plan_stream_lost(e->plan, st->index);
-        conn_group_poke(&a->group);
-    } else if (!a->ending && e->dest != NULL && a->s[0] != NULL &&
-        a->s[0]->rcv != NULL) {
-        /* A pull: the sender is the agent, which may not see this
-         * stream die (a link that hangs tells it nothing). */
-        receiver_retire_stream(a->s[0]->rcv, st->index);
+    } else if (!a->ending && e->side != NULL &&
+        side_stream_lost(e->side, st->index)) {
+        /* A flag: another stream's step may be running. */
         conn_group_poke(&a->group);
     }
     if (st->index > 0 && !a->ending)
@@ -495,7 +472,7 @@ attempt_run(struct attempt *a, const struct attempt_env *env,
             st->has_tp = 1;
             /* Its channel's round trip and window, measured. */
             if (env->link.rtt_ms > 0)
-                a->link = attempt_link_of(ssh0, 1, env->plan != NULL);
+                a->link = attempt_link_of(ssh0, 1, attempt_sends(env));
             log_debug("streams: a round trip of %llu ms, a window of %llu "
                 "KiB per stream", (unsigned long long)a->link.rtt_ms,
                 (unsigned long long)a->link.window >> 10);
@@ -559,8 +536,8 @@ attempt_cleanup(struct attempt *a)
         if (st == NULL)
             continue;
         session_free(st->sess);
-        sender_free(st->snd);
-        receiver_free(st->rcv);
+        if (a->env->side != NULL)
+            side_stream_end(a->env->side, k);
         xfree(st);
         a->s[k] = NULL;
     }

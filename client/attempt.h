@@ -38,10 +38,8 @@
 #include <uv.h>
 
 #include "../engine/conn.h"
-#include "../engine/dest.h"
-#include "../engine/incoming.h"
-#include "../engine/plan.h"
 #include "../engine/session.h"
+#include "../engine/side.h"
 #include "../engine/xfer.h"
 #include "../proto/limits.h"
 #include "cli.h"
@@ -90,11 +88,7 @@ struct attempt_env {
     struct xfer *x;
     struct output *out;
     struct session_open so;        /* stream 0's; JOINs copy it */
-    struct plan *plan;             /* a push */
-    struct dest *dest;             /* a pull */
-    struct incoming *in;
-    const char *const *tops;       /* a pull: names asked for (or NULL) */
-    size_t ntops;
+    struct side *side;             /* a push's or pull's end: its roles */
     conn_step_fn *role_step;       /* status and clean: stream 0's role */
     void *role;
     struct remote_agent *agent;

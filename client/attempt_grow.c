@@ -119,8 +119,7 @@ attempt_preopen(struct attempt *a)
     const struct attempt_env *e = a->env;
     unsigned want, all;
 
-    if (e->cli->remote.local || e->use_cmd ||
-        (e->plan == NULL && e->dest == NULL))
+    if (e->cli->remote.local || e->use_cmd || e->side == NULL)
         return;
     /* A push that adopts what the box already holds (each box's transfer
      * after a swarm) sends little of its size: attempt_tune adds streams
@@ -134,9 +133,9 @@ attempt_preopen(struct attempt *a)
         want = 0;
         if (xfer_get(&e->x->st.bytes_total) >= 2 * ATTEMPT_AUTO_MIN_LEFT)
             a->ahead_pending = attempt_auto_max(a) - 1;
-    } else if (e->more_by_cmd && e->dest != NULL)
+    } else if (e->more_by_cmd && attempt_receives(e))
         want = 0;  /* a pull's ssh children: once stream 0 runs */
-    else if (e->plan != NULL || e->streams > 0)
+    else if (attempt_sends(e) || e->streams > 0)
         want = attempt_ahead(e->cli, &e->link,
             xfer_get(&e->x->st.bytes_total));
     else
@@ -146,7 +145,7 @@ attempt_preopen(struct attempt *a)
     /* The rest of a long link's width opens as the first ones log in
      * (attempt_fill, within MaxStartups), not at the first data: a
      * login is ten round trips, two seconds at 200 ms. */
-    if (e->plan != NULL && e->cli->streams == 0) {
+    if (attempt_sends(e) && e->cli->streams == 0) {
         all = attempt_ahead_all(e->cli, &e->link,
             xfer_get(&e->x->st.bytes_total));
         if (all > want)
@@ -284,9 +283,8 @@ attempt_can_grow(struct attempt *a)
     const struct session *s0 = a->s[0] != NULL ? a->s[0]->sess : NULL;
 
     return !a->ending && s0 != NULL && session_running(s0) &&
-        (e->x->caps & PROTO_CAP_STREAMS) && (e->plan != NULL ||
-        e->dest != NULL) && a->opening < ATTEMPT_OPENING_MAX &&
-        a->next_index < PROTO_MAX_STREAMS;
+        (e->x->caps & PROTO_CAP_STREAMS) && e->side != NULL &&
+        a->opening < ATTEMPT_OPENING_MAX && a->next_index < PROTO_MAX_STREAMS;
 }
 
 /* Opens streams until there are as many as wanted (replacing a retired
@@ -398,7 +396,7 @@ attempt_counted(const struct attempt *a)
 
     if (a->link.rtt_ms == 0)
         return xfer_get(&e->x->st.bytes_moved);
-    n = e->plan != NULL ? a->wire_out : a->wire_in;
+    n = attempt_sends(e) ? a->wire_out : a->wire_in;
     for (k = 0; k < a->next_index; k++) {
         const struct attempt_stream *st = a->s[k];
         const struct ssh_conn *c;
@@ -407,7 +405,7 @@ attempt_counted(const struct attempt *a)
             continue;
         c = st->ssh != NULL ? st->ssh : st->tp.ssh;
         if (c != NULL)
-            n += e->plan != NULL ? ssh_conn_wire_out(c) :
+            n += attempt_sends(e) ? ssh_conn_wire_out(c) :
                 ssh_conn_wire_in(c);
     }
     return n;
@@ -447,7 +445,7 @@ attempt_tune(struct attempt *a, uint64_t now)
     /* A pull's size comes with PLAN, a round trip or two before its
      * first data: that is soon enough to know. */
     if (a->grown || a->opening > 0 || a->active < a->target ||
-        !attempt_can_grow(a) || (moved == 0 && (e->dest == NULL ||
+        !attempt_can_grow(a) || (moved == 0 && (!attempt_receives(e) ||
         total == 0)))
         return;
     done = xfer_get(&st->bytes_done);
@@ -549,7 +547,7 @@ static int
 attempt_others_free(const struct attempt *a, unsigned k, uint64_t now,
     uint64_t limit)
 {
-    const int receiving = a->env->dest != NULL;
+    const int receiving = attempt_receives(a->env);
     unsigned j;
     int waiting = 0;
 
@@ -576,7 +574,7 @@ attempt_only_stream0_left(const struct attempt *a)
 {
     unsigned k, others = 0;
 
-    if (a->env->dest != NULL)
+    if (attempt_receives(a->env))
         return 0;
     for (k = 1; k < a->next_index; k++) {
         const struct attempt_stream *st = a->s[k];
@@ -641,7 +639,7 @@ attempt_watch(struct attempt *a, uint64_t now)
             now - st->seen_ms < limit)
             continue;
         if (st->retired || !attempt_others_free(a, k, now, limit) ||
-            (st->conn.tx_pending == 0 && e->dest == NULL))
+            (st->conn.tx_pending == 0 && !attempt_receives(e)))
             continue;
         st->retired = 1;
         conn_abort(&st->conn, FERRY_ERR_TIMEOUT);

@@ -27,8 +27,6 @@ struct attempt_stream {
     struct ssh_conn *ssh;      /* a further stream's own session */
     struct conn conn;
     struct session *sess;
-    struct sender *snd;
-    struct receiver *rcv;
     uv_timer_t kill_timer;
     uv_work_t work;            /* opening, then finishing, off the loop */
     uv_thread_t off_thr;       /* ... on this thread (stream_off_loop) */
@@ -49,6 +47,20 @@ stream_moved(const struct attempt_stream *st)
 {
     /* Written means taken by the transport, not merely queued. */
     return st->conn.bytes_in + st->conn.bytes_out - st->conn.tx_pending;
+}
+
+/* The attempt sends (a push) or receives (a pull): else it runs a role
+ * of its own (status, clean), one stream. */
+static inline int
+attempt_sends(const struct attempt_env *e)
+{
+    return e->side != NULL && side_is_sender(e->side);
+}
+
+static inline int
+attempt_receives(const struct attempt_env *e)
+{
+    return e->side != NULL && !side_is_sender(e->side);
 }
 
 /* attempt.c */

@@ -173,11 +173,7 @@ run_env(struct run *rn, uv_loop_t *loop)
     e->x = &rn->x;
     e->out = &rn->out;
     e->so = rn->so;
-    e->plan = rn->plan;
-    e->dest = rn->dest;
-    e->in = rn->in;
-    e->tops = (const char *const *)rn->tops;
-    e->ntops = rn->ntops;
+    e->side = rn->side;
     e->role_step = rn->role_step;
     e->role = rn->role;
     e->agent = &rn->agent;
@@ -198,10 +194,8 @@ run_add_flags(struct run *rn, uint32_t flags)
 {
     rn->so.flags |= flags;
     rn->env.so.flags |= flags;
-    if (rn->plan != NULL)
-        plan_set_flags(rn->plan, flags);
-    if (rn->dest != NULL)
-        dest_add_flags(rn->dest, flags);
+    if (rn->side != NULL)
+        side_add_flags(rn->side, flags);
 }
 
 /* What the link chose (run_ssh_handshake), once stream 0's session is
@@ -213,9 +207,8 @@ run_add_flags(struct run *rn, uint32_t flags)
 static void
 run_env_link(struct run *rn)
 {
-    if ((rn->plan != NULL || rn->dest != NULL) &&
-        cli_compress_blocks(rn->cli, !rn->cli->remote.local &&
-        attempt_env_link(&rn->env) == 1))
+    if (rn->side != NULL && cli_compress_blocks(rn->cli,
+        !rn->cli->remote.local && attempt_env_link(&rn->env) == 1))
         run_add_flags(rn, OPEN_F_COMPRESS);
     rn->env.more_by_cmd = rn->more_by_cmd && !rn->use_cmd;
     rn->env.same_host = ssh_conn_same_host(rn->ssh);
@@ -236,7 +229,7 @@ run_attempt(struct run *rn, char *msg, size_t msglen)
     rn->in_attempt = 1;
     r = attempt_run(&rn->at, &rn->env, rn->ssh, msg, msglen);
     rn->in_attempt = 0;
-    if (rn->op == NULL && (rn->plan != NULL || rn->dest != NULL) &&
+    if (rn->op == NULL && rn->side != NULL &&
         attempt_session(&rn->at) != NULL &&
         session_running(attempt_session(&rn->at)))
         rn->began = 1;
@@ -352,14 +345,10 @@ run_should_retry(struct run *rn, int start_err, char *msg, size_t msglen)
     rn->reconnects++;
     memset(&rn->x.local_error, 0, sizeof(rn->x.local_error));
     memset(&rn->x.peer_error, 0, sizeof(rn->x.peer_error));
-    if (rn->plan != NULL) {
-        plan_restart(rn->plan);
-    } else if (rn->dest != NULL) {
-        incoming_restart(rn->in);
-        dest_restart(rn->dest);
-    } else if (rn->op != NULL && rn->op->restart(rn->op->role) != 0) {
+    if (rn->side != NULL)
+        side_restart(rn->side);
+    else if (rn->op != NULL && rn->op->restart(rn->op->role) != 0)
         return 0;
-    }
     return 1;
 }
 
@@ -385,19 +374,21 @@ run_settle(struct run *rn, int code, char *where, size_t wlen)
 {
     const char *dest = rn->cli->cmd == CMD_PUSH ? rn->cli->remote.path :
         rn->opts.dest;
+    struct plan *plan = rn->side != NULL ? side_plan(rn->side) : NULL;
+    struct dest *d = rn->side != NULL ? side_dest(rn->side) : NULL;
     char *dir = NULL, *base = NULL;
 
-    if (rn->plan != NULL)
-        plan_end(rn->plan);
-    if (rn->dest != NULL && code != EXIT_OK) {
-        incoming_sync_partials(rn->in);
-        dest_kept(rn->dest, &rn->x.kept_files, &rn->x.kept_bytes);
+    if (plan != NULL)
+        plan_end(plan);
+    if (d != NULL && code != EXIT_OK) {
+        incoming_sync_partials(side_incoming(rn->side));
+        dest_kept(d, &rn->x.kept_files, &rn->x.kept_bytes);
         rn->x.kept_known = 1;
-        if (dest_root(rn->dest) != NULL)
-            dest = dest_root(rn->dest);
+        if (dest_root(d) != NULL)
+            dest = dest_root(d);
     }
     /* A push's one file renamed: its state is in the directory above. */
-    if (rn->plan != NULL && rn->x.dest_renamed &&
+    if (plan != NULL && rn->x.dest_renamed &&
         fsx_split(dest, &dir, &base) == 0)
         dest = dir;
     if (rn->cli->cmd == CMD_PUSH)
@@ -599,10 +590,9 @@ out_summary:
     for (size_t i = 0; rn.tops != NULL && rn.tops[i] != NULL; i++)
         xfree(rn.tops[i]);
     xfree(rn.tops);
-    plan_free(rn.plan);
-    incoming_free(rn.in);
+    /* What is complete is committed before the signatures' store goes. */
+    side_free(rn.side);
     keptsig_store_close(rn.kept);
-    dest_free(rn.dest);
     manifest_cleanup(&mf);
     filter_cleanup(&rn.scan_filter);
     xfree(dest_prefix);

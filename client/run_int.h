@@ -6,7 +6,7 @@
  *   run.c          the run: attempts and retries, the end
  *   run_ssh.c      its SSH: the config, stream 0's libssh2 session
  *   run_prepare.c  before the first attempt: a push's scan (beside
- *                  stream 0's login) and plan, a pull's destination
+ *                  stream 0's login) and side, a pull's side
  */
 #ifndef FERRY_CLIENT_RUN_INT_H
 #define FERRY_CLIENT_RUN_INT_H
@@ -18,6 +18,7 @@
 
 #include "../engine/manifest.h"
 #include "../engine/session.h"
+#include "../engine/side.h"
 #include "../engine/xfer.h"
 #include "attempt.h"
 #include "cli.h"
@@ -36,10 +37,8 @@ struct run {
     struct xfer x;
     struct output out;
     struct session_open so;
-    /* What the attempts share: a push's plan, a pull's destination. */
-    struct plan *plan;
-    struct dest *dest;
-    struct incoming *in;
+    /* What the attempts share: a push's or a pull's end (side.h). */
+    struct side *side;
     char **tops;             /* a pull: the names it asks for */
     size_t ntops;
     conn_step_fn *role_step;

@@ -1,7 +1,7 @@
 /*
  * run_prepare.c: a run before its first attempt (run_int.h): a push's
- * scan, in the pool beside stream 0's login, and its plan; a pull's
- * destination and receiver.
+ * scan, in the pool beside stream 0's login, and its sending side; a
+ * pull's receiving side (side.h).
  */
 #include "run_int.h"
 
@@ -13,9 +13,6 @@
 #include "../engine/dest.h"
 #include "../engine/incoming.h"
 #include "../engine/delta/keptsig.h"
-#include "../engine/plan.h"
-#include "../engine/receiver.h"
-#include "../engine/sender.h"
 #include "../engine/volume/volrecv.h"
 #include "../engine/volume/volsend.h"
 #include "exitcode.h"
@@ -183,7 +180,7 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
     struct volsend_opts vo = { o->pack_threshold, cli->volume_size,
         cli->vol_compress, cli->vol_level, cli->remote.local ||
         attempt_env_link(&rn->env) == 0, 0 };
-    struct volsend *vs;
+    struct incoming *in;
     char holder[PROTO_MAX_HOLDER + 1];
     size_t i;
     int r;
@@ -248,18 +245,13 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         *dest_prefix = run_join_prefix(run_host(rn), ":", dest);
         if (rn->space != NULL)
             rn->space->need = mf->bytes;
-        rn->plan = rn->live_scan ? plan_new_live(mf, cli->block_size,
-            rn->so.flags, &rn->x) : plan_new(mf, cli->block_size,
-            rn->so.flags, &rn->x);
-        if (rn->plan == NULL || (vs = volsend_new(rn->plan, &vo,
-            &rn->x)) == NULL)
+        if ((rn->side = side_new_send(mf, rn->live_scan, cli->block_size,
+            rn->so.flags, &vo, &rn->x)) == NULL)
             goto nomem;
-        plan_set_packer(rn->plan, vs);
         /* The scan is the plan's now (and whole: no live scan with the
          * check). */
         if (rn->space != NULL)
-            rn->space->src = plan_manifest(rn->plan);
-        rn->role_step = sender_step;
+            rn->space->src = plan_manifest(side_plan(rn->side));
     } else {
         const char *dest = o->dest;
         size_t dl = strlen(dest);
@@ -283,21 +275,21 @@ run_prepare(struct run *rn, struct manifest *mf, char **dest_prefix,
         rn->out.nsource_paths = o->nsources;
         /* --mkpath and --delete's replacing are this side's: the agent
          * is not told of them. */
-        if ((rn->dest = dest_new(dest, rn->so.flags | (cli->mkpath ?
+        if ((rn->side = side_new_recv(dest, rn->so.flags | (cli->mkpath ?
             OPEN_F_MKPATH : 0) | (cli->delete ? OPEN_F_REPLACE_DIRS : 0),
-            rn->so.transfer_id,
-            &rn->x)) == NULL || (rn->in = incoming_new(rn->dest,
-            cli->block_size, &rn->x)) == NULL || run_expect_tops(rn) != 0 ||
-            (o->basis != NULL && dest_set_basis(rn->dest, o->basis) != 0) ||
+            rn->so.transfer_id, cli->block_size, &rn->x)) == NULL ||
+            run_expect_tops(rn) != 0 || (o->basis != NULL &&
+            dest_set_basis(side_dest(rn->side), o->basis) != 0) ||
             (o->basis_dir != NULL &&
-            dest_set_basis_dir(rn->dest, o->basis_dir) != 0) ||
-            incoming_volrecv(rn->in) == NULL)
+            dest_set_basis_dir(side_dest(rn->side), o->basis_dir) != 0))
             goto nomem;
-        volrecv_set_prefs(incoming_volrecv(rn->in), &vo);
+        in = side_incoming(rn->side);
+        side_set_tops(rn->side, (const char *const *)rn->tops, rn->ntops);
+        side_set_tell_lost(rn->side);
+        volrecv_set_prefs(incoming_volrecv(in), &vo);
         rn->kept = keptsig_store_default();
-        incoming_set_keptsig(rn->in, rn->kept);
-        incoming_set_whole_formats(rn->in, o->whole_formats);
-        rn->role_step = receiver_step;
+        incoming_set_keptsig(in, rn->kept);
+        incoming_set_whole_formats(in, o->whole_formats);
     }
     if (rn->space != NULL) {
         rn->so.space = space_on_report;

@@ -124,8 +124,11 @@ incoming_restart(struct incoming *in)
     in->vhead = in->vtail = NULL;
     in->shead = in->stail = NULL;
     in->nsigs = 0;
-    memset(in->wanted, 0, in->wanted_cap);
-    memset(in->vol0, 0, in->vol0_cap);
+    /* An attempt that ended before PLAN made neither table. */
+    if (in->wanted != NULL)
+        memset(in->wanted, 0, in->wanted_cap);
+    if (in->vol0 != NULL)
+        memset(in->vol0, 0, in->vol0_cap);
 }
 
 void

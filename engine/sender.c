@@ -31,12 +31,6 @@ sender_new(struct plan *p, unsigned stream, struct xfer *x)
 }
 
 void
-sender_retire(struct sender *s)
-{
-    plan_stream_lost(s->p, s->stream);
-}
-
-void
 sender_free(struct sender *s)
 {
     if (s == NULL)
@@ -560,9 +554,11 @@ sender_step(void *role, struct conn_step *st)
         return 0;
     if (st->eof) {
         /* A further stream that ends is retired; its work goes to the
-         * others. Stream 0 ending early is a lost connection. */
+         * others, as its side would give it (side_stream_lost) once the
+         * conn is closed: here, before any other stream steps. Stream 0
+         * ending early is a lost connection. */
         if (s->stream != 0) {
-            sender_retire(s);
+            plan_stream_lost(s->p, s->stream);
             st->done = 1;
             st->poke = 1;
             return 0;

@@ -31,10 +31,6 @@ struct sender;
 struct sender *sender_new(struct plan *p, unsigned stream, struct xfer *x);
 void sender_free(struct sender *s);
 
-/* This stream's connection is gone before the transfer ended: its work
- * goes back to the plan for the other streams. */
-void sender_retire(struct sender *s);
-
 /* conn_step_fn for the sender. The first call on stream 0 sends PLAN. */
 int sender_step(void *role, struct conn_step *st) FERRY_WUR;
 

@@ -18,8 +18,7 @@
 #include "listing.h"
 #include "manifest.h"
 #include "probe.h"
-#include "receiver.h"
-#include "sender.h"
+#include "side.h"
 #include "volume/volsend.h"
 
 #define SESSION_CAPS (PROTO_CAP_SPARSE | PROTO_CAP_RESUME | PROTO_CAP_ZSTD | \
@@ -87,8 +86,9 @@ session_free(struct session *s)
     /* A live scan reads the filter: it ends first. */
     if (s->owns_shared && s->shared->scan != NULL)
         session_scan_stop(s->shared->scan);
-    sender_free(s->own_sender);
-    receiver_free(s->own_receiver);
+    /* A joined stream's role goes with it; stream 0's, with the side. */
+    if (s->has_role && !s->owns_shared)
+        side_stream_end(s->shared->side, s->stream);
     listing_free(s->own_listing);
     probe_answer_free(s->own_probe);
     volkeep_free(s->own_keep);
@@ -97,10 +97,7 @@ session_free(struct session *s)
         xfree(s->filter);
     }
     if (s->owns_shared) {
-        /* What is complete is committed before the destination goes. */
-        incoming_free(s->shared->in);
-        dest_free(s->shared->dest);
-        plan_free(s->shared->plan);
+        side_free(s->shared->side);
         session_scan_end(s->shared->scan);
         explicit_bzero(s->shared->transfer_key,
             sizeof(s->shared->transfer_key));
@@ -140,16 +137,16 @@ session_running(const struct session *s)
     return s->state == S_RUN;
 }
 
-void *
-session_role(const struct session *s)
+struct side *
+session_side(const struct session *s)
 {
-    return s->role;
+    return s->has_role ? s->shared->side : NULL;
 }
 
-int
-session_is_sender(const struct session *s)
+unsigned
+session_stream(const struct session *s)
 {
-    return s->role_step == sender_step;
+    return s->stream;
 }
 
 static int
@@ -328,11 +325,12 @@ session_scan_run(void *arg)
 }
 
 /* Starts the scan of a pull's sources, l (taken), on a thread of its own
- * into a live manifest (manifest.h), and makes the plan on it: the
- * client said with PROTO_CAP_LIVE that it needs no totals first. */
+ * into a live manifest (manifest.h), and makes the sending side on it
+ * (packing as vo says): the client said with PROTO_CAP_LIVE that it needs
+ * no totals first. */
 static int
 session_scan_live(struct session *s, struct session_paths *l,
-    struct plan **plan)
+    const struct volsend_opts *vo)
 {
     struct session_shared *sh = s->shared;
     struct session_scan *sc = xcalloc(1, sizeof(*sc));
@@ -346,8 +344,8 @@ session_scan_live(struct session *s, struct session_paths *l,
     sc->paths = *l;
     memset(l, 0, sizeof(*l));
     manifest_live_begin(&sc->mf);
-    if ((*plan = plan_new_live(&sc->mf, sh->block_size, sh->flags, s->x)) ==
-        NULL)
+    if ((sh->side = side_new_send(&sc->mf, 1, sh->block_size, sh->flags, vo,
+        s->x)) == NULL)
         return FERRY_ERR_NOMEM;
     if (pthread_create(&sc->thread, NULL, session_scan_run, sc) != 0) {
         /* No thread: scan here, and offer when done. */
@@ -380,15 +378,14 @@ session_scan_end(struct session_scan *sc)
     xfree(sc);
 }
 
-/* The role of stream 0 of a transfer the agent opened, and what the
- * streams will share. */
+/* The agent's end of a transfer it opened, and stream 0's role. */
 static int
 session_agent_transfer(struct session *s, const struct msg_open *o)
 {
+    /* Packs nothing until the client's VOL_OPTS says how. */
     static const struct volsend_opts no_packing;
     struct session_shared *sh;
     struct session_paths paths;
-    struct volsend *vs;
     struct manifest mf;
     struct msg_str p;
     size_t pos = 0;
@@ -410,55 +407,45 @@ session_agent_transfer(struct session *s, const struct msg_open *o)
             return r;
         session_fs_space(path, &s->space);
         session_note_busy(s, path);
-        sh->dest = dest_new(path, o->flags, o->transfer_id, s->x);
+        sh->side = side_new_recv(path, o->flags, o->transfer_id,
+            o->block_size, s->x);
         xfree(path);
-        if (sh->dest != NULL && (o->flags & OPEN_F_BASIS_FILE) &&
-            (r = session_dest_rel(s, o, &pos, sh->dest, 0)) != 0)
-            return r;
-        if (sh->dest != NULL && (o->flags & OPEN_F_ADOPT) &&
-            (r = session_dest_rel(s, o, &pos, sh->dest, 1)) != 0)
-            return r;
-        if (sh->dest == NULL ||
-            (sh->in = incoming_new(sh->dest, o->block_size, s->x)) == NULL ||
-            (s->own_receiver = receiver_new(sh->dest, sh->in, 0, o->flags,
-            o->block_size, s->x)) == NULL)
+        if (sh->side == NULL)
             return FERRY_ERR_NOMEM;
-        incoming_set_keptsig(sh->in, s->pol->kept);
-        s->role_step = receiver_step;
-        s->role = s->own_receiver;
-        return 0;
-    }
-    sh->sender = 1;
-    manifest_init(&mf);
-    session_set_filter(s, &mf);
-    memset(&paths, 0, sizeof(paths));
-    while ((r = msg_open_path(o, &pos, &p)) == 0)
-        if ((r = session_source_paths(s, o->op, &p, &paths)) != 0)
-            break;
-    /* The paths are all in (SHORT): none two may land on one name. */
-    if (r == FERRY_ERR_SHORT && (rc = session_top_clash(s, &paths)) != 0)
-        r = rc;
-    if (r == FERRY_ERR_SHORT && (s->peer_caps & PROTO_CAP_LIVE)) {
+        if ((o->flags & OPEN_F_BASIS_FILE) && (r = session_dest_rel(s, o,
+            &pos, side_dest(sh->side), 0)) != 0)
+            return r;
+        if ((o->flags & OPEN_F_ADOPT) && (r = session_dest_rel(s, o, &pos,
+            side_dest(sh->side), 1)) != 0)
+            return r;
+        incoming_set_keptsig(side_incoming(sh->side), s->pol->kept);
+    } else {
+        manifest_init(&mf);
+        session_set_filter(s, &mf);
+        memset(&paths, 0, sizeof(paths));
+        while ((r = msg_open_path(o, &pos, &p)) == 0)
+            if ((r = session_source_paths(s, o->op, &p, &paths)) != 0)
+                break;
+        /* The paths are all in (SHORT): none two may land on one name. */
+        if (r == FERRY_ERR_SHORT && (rc = session_top_clash(s, &paths)) != 0)
+            r = rc;
+        if (r == FERRY_ERR_SHORT && (s->peer_caps & PROTO_CAP_LIVE)) {
+            r = session_scan_live(s, &paths, &no_packing);
+        } else if (r == FERRY_ERR_SHORT &&
+            (r = session_scan_paths(&mf, &paths)) == 0) {
+            s->space.offered = mf.bytes;
+            if ((sh->side = side_new_send(&mf, 0, o->block_size, o->flags,
+                &no_packing, s->x)) == NULL)
+                r = FERRY_ERR_NOMEM;
+        }
         manifest_cleanup(&mf);
-        r = session_scan_live(s, &paths, &sh->plan);
-    } else if (r == FERRY_ERR_SHORT &&
-        (r = session_scan_paths(&mf, &paths)) == 0) {
-        s->space.offered = mf.bytes;
-        sh->plan = plan_new(&mf, o->block_size, o->flags, s->x);
+        session_paths_free(&paths);
+        if (r != 0)
+            return r;
     }
-    manifest_cleanup(&mf);
-    session_paths_free(&paths);
-    if (r != 0)
+    if ((r = side_stream(sh->side, 0, &s->role_step, &s->role)) != 0)
         return r;
-    /* Packs nothing until the client's VOL_OPTS says how. */
-    if (sh->plan != NULL &&
-        (vs = volsend_new(sh->plan, &no_packing, s->x)) != NULL)
-        plan_set_packer(sh->plan, vs);
-    if (sh->plan == NULL || plan_packer(sh->plan) == NULL ||
-        (s->own_sender = sender_new(sh->plan, 0, s->x)) == NULL)
-        return FERRY_ERR_NOMEM;
-    s->role_step = sender_step;
-    s->role = s->own_sender;
+    s->has_role = 1;
     return 0;
 }
 
@@ -517,18 +504,9 @@ session_agent_on_join(struct session *s, const struct frame *f,
             "JOIN of a transfer or stream this agent does not run");
     sh->streams_used |= 1u << j.stream;
     s->stream = j.stream;
-    if (sh->sender) {
-        if ((s->own_sender = sender_new(sh->plan, j.stream, s->x)) == NULL)
-            return FERRY_ERR_NOMEM;
-        s->role_step = sender_step;
-        s->role = s->own_sender;
-    } else {
-        if ((s->own_receiver = receiver_new(sh->dest, sh->in, j.stream,
-            sh->flags, sh->block_size, s->x)) == NULL)
-            return FERRY_ERR_NOMEM;
-        s->role_step = receiver_step;
-        s->role = s->own_receiver;
-    }
+    if ((r = side_stream(sh->side, j.stream, &s->role_step, &s->role)) != 0)
+        return r;
+    s->has_role = 1;
     s->state = S_RUN;
     return msg_join_ok_encode(out);
 }

@@ -30,6 +30,7 @@
 #include "xfer.h"
 
 struct session;
+struct side;
 
 /* Names one glob in a pull's source may match. */
 #define SESSION_GLOB_MAX 16384u
@@ -117,9 +118,10 @@ const uint8_t *session_transfer_id(const struct session *s);
 const uint8_t *session_transfer_key(const struct session *s);
 /* 1 once the handshake is over and the role runs. */
 int session_running(const struct session *s);
-/* The role a session runs (its sender or receiver), or NULL. */
-void *session_role(const struct session *s);
-/* 1 if the session's role sends (a pull's agent, a push's client). */
-int session_is_sender(const struct session *s);
+/* The agent's: the end of the transfer whose role this session runs
+ * (side.h), or NULL (no transfer, or its JOIN was not taken). */
+struct side *session_side(const struct session *s);
+/* The stream number it runs (0 until a JOIN was taken). */
+unsigned session_stream(const struct session *s);
 
 #endif

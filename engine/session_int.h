@@ -12,9 +12,8 @@
 #include "../proto/msg_space.h"
 #include "listing.h"
 #include "manifest.h"
-#include "receiver.h"
-#include "sender.h"
 #include "session.h"
+#include "side.h"
 
 enum sess_state {
     S_CLIENT_START, S_CLIENT_WAIT_HELLO, S_CLIENT_WAIT_OPEN_OK,
@@ -29,11 +28,8 @@ struct session_shared {
     uint8_t transfer_id[16];
     uint8_t transfer_key[32];
     uint32_t flags, block_size;
-    int sender;              /* a pull: the agent sends */
-    struct plan *plan;
+    struct side *side;       /* the agent's end, and its streams' roles */
     struct session_scan *scan;  /* a live pull's scan, or NULL */
-    struct dest *dest;
-    struct incoming *in;
     uint32_t streams_used;   /* a bit per stream number */
 };
 
@@ -48,8 +44,7 @@ struct session {
     /* The agent's: the transfer it opened (owned) or joined. */
     struct session_shared *shared;
     int owns_shared;
-    struct sender *own_sender;
-    struct receiver *own_receiver;
+    int has_role;            /* its stream's role is the side's */
     struct listing *own_listing;
     struct probe_answer *own_probe;
     struct volkeep *own_keep;

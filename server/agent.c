@@ -28,7 +28,7 @@
 #include "../common/version.h"
 #include "../engine/conn.h"
 #include "../engine/delta/keptsig.h"
-#include "../engine/sender.h"
+#include "../engine/side.h"
 #include "../engine/session.h"
 #include "../engine/xfer.h"
 #include "../proto/frame.h"
@@ -106,10 +106,9 @@ agent_closed(struct conn *c, int err)
      * write into a reset connection does not), what it was sending goes
      * back to the others, who must hear of it even if they are idle.
      * Twice costs nothing: blocks already handed on are not its own. */
-    if (session_is_sender(st->s) && session_role(st->s) != NULL) {
-        sender_retire(session_role(st->s));
+    if (session_side(st->s) != NULL &&
+        side_stream_lost(session_side(st->s), session_stream(st->s)))
         conn_group_poke(&a->group);
-    }
     rendezvous_release(st->token);
     st->token = -1;
     session_free(st->s);

@@ -287,6 +287,10 @@
     /* test_sender_rules.c */ \
     X(sender_rules) \
     X(sender_torture) \
+    /* test_side.c */ \
+    X(side_sending) \
+    X(side_sending_packs) \
+    X(side_receiving) \
     /* test_filter.c */ \
     X(filter_glob) \
     X(filter_glob_budget) \

@@ -59,6 +59,7 @@
 #include "../../engine/receiver.h"
 #include "../../engine/sender.h"
 #include "../../engine/session.h"
+#include "../../engine/side.h"
 #include "../../engine/xfer.h"
 #include "../../proto/msg.h"
 #include "../../server/policy.h"
@@ -84,7 +85,7 @@
  * without input, the mtime of rt->root/s changes (no step), rt->root/s is
  * cut to a bytes (no step). */
 enum { RT_EOF = 200, RT_IDLE, RT_TOUCH, RT_TRUNCATE, RT_SCAN_ADD,
-    RT_SCAN_END };
+    RT_SCAN_END, RT_LOST };
 
 /* Variants of a frame: what the harness gets wrong on purpose. */
 enum rt_variant {
@@ -233,6 +234,10 @@ struct rt_frame {
 #define F_JOIN_OK .type = MSG_JOIN_OK
 #define F_VOL_OPTS(th, vs) .type = MSG_VOL_OPTS, .a = (th), .b = (vs)
 #define F_EOF .type = RT_EOF
+/* The stream's connection closed outside a step (a reset, a stall): its
+ * side hears of it as the programs' loops tell it (side_stream_lost),
+ * and its role goes. */
+#define F_LOST .type = RT_LOST
 #define F_IDLE .type = RT_IDLE
 #define F_TOUCH(p) .type = RT_TOUCH, .s = (p)
 /* rt->root/p is cut to n bytes (no step). */
@@ -321,7 +326,8 @@ struct rt {
     struct xfer x;
     conn_step_fn *step;
     void *role[RT_MAX_STREAMS];
-    /* The roles under test and what they share. */
+    /* The end under test (side.h): its roles and what they share. */
+    struct side *side;
     struct dest *d;
     struct incoming *in;
     struct keptsig_store *ks;

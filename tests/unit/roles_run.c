@@ -200,6 +200,21 @@ rt_play(struct rt *rt, const struct rt_frame *script, rt_lazy_fn *lazy)
             rt->waiting = 0;
             continue;
         }
+        if (fr->type == RT_LOST) {
+            unsigned k;
+
+            CHECK(rt->side != NULL);
+            side_stream_end(rt->side, fr->stream);
+            rt->role[fr->stream] = NULL;
+            rt->snd[fr->stream] = NULL;
+            rt->rcv[fr->stream] = NULL;
+            /* A poke: the others are stepped once. */
+            if (side_stream_lost(rt->side, fr->stream))
+                for (k = 0; k < RT_MAX_STREAMS; k++)
+                    if (rt->role[k] != NULL)
+                        CHECK_OK(rt_step(rt, k, NULL, 0, 0));
+            continue;
+        }
         if (fr->type == RT_TRUNCATE) {
             char p[CHECK_PATH_MAX];
 
@@ -403,8 +418,12 @@ rt_open_receiver(struct rt *rt, unsigned n)
     unsigned k;
 
     rt_path(rt, c->dest != NULL ? c->dest : "dest", p);
-    CHECK((rt->d = dest_new(p, c->flags, rt_tid, &rt->x)) != NULL);
-    CHECK((rt->in = incoming_new(rt->d, RT_BS, &rt->x)) != NULL);
+    CHECK((rt->side = side_new_recv(p, c->flags, rt_tid, RT_BS, &rt->x)) !=
+        NULL);
+    rt->d = side_dest(rt->side);
+    rt->in = side_incoming(rt->side);
+    /* As a pull's client: the sender far away hears of a lost stream. */
+    side_set_tell_lost(rt->side);
     if (c->basis_dir != NULL) {
         rt_path(rt, c->basis_dir, p);
         CHECK_OK(dest_set_basis_dir(rt->d, p));
@@ -418,19 +437,16 @@ rt_open_receiver(struct rt *rt, unsigned n)
         CHECK_OK(keptsig_store_open(p, &rt->ks));
         incoming_set_keptsig(rt->in, rt->ks);
     }
-    for (k = 0; k < n; k++) {
-        CHECK((rt->rcv[k] = receiver_new(rt->d, rt->in, k, c->flags, RT_BS,
-            &rt->x)) != NULL);
-        rt->role[k] = rt->rcv[k];
-    }
-    rt->step = receiver_step;
     if (c->tops != NULL) {
         snprintf(tops, sizeof(tops), "%s", c->tops);
         for (t = strtok_r(tops, " ", &save); t != NULL && ntops < 8;
             t = strtok_r(NULL, " ", &save))
             names[ntops++] = t;
-        CHECK_OK(receiver_expect_tops(rt->rcv[0],
-            (const char *const *)names, ntops));
+        side_set_tops(rt->side, (const char *const *)names, ntops);
+    }
+    for (k = 0; k < n; k++) {
+        CHECK_OK(side_stream(rt->side, k, &rt->step, &rt->role[k]));
+        CHECK((rt->rcv[k] = side_receiver(rt->side, k)) == rt->role[k]);
     }
 }
 
@@ -443,21 +459,18 @@ rt_close(struct rt *rt)
      * borrow their senders. */
     for (k = RT_MAX_STREAMS; k-- > 0;) {
         session_free(rt->sess[k]);
-        receiver_free(rt->rcv[k]);
-        sender_free(rt->snd[k]);
         rt->sess[k] = NULL;
         rt->rcv[k] = NULL;
         rt->snd[k] = NULL;
         rt->role[k] = NULL;
     }
-    incoming_free(rt->in);
-    keptsig_store_close(rt->ks);
-    rt->ks = NULL;
-    dest_free(rt->d);
     /* The transfer ends as a client's run ends it. */
     if (rt->plan != NULL)
         plan_end(rt->plan);
-    plan_free(rt->plan);
+    side_free(rt->side);
+    rt->side = NULL;
+    keptsig_store_close(rt->ks);
+    rt->ks = NULL;
     manifest_cleanup(&rt->live_mf);
     rt->in = NULL;
     rt->d = NULL;
@@ -471,33 +484,31 @@ rt_open_sender(struct rt *rt, unsigned n)
     struct manifest mf;
     unsigned k;
 
+    struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0,
+        rt->c->volume_files };
+    /* Rows that pack nothing run without a packer. */
+    const struct volsend_opts *vo = rt->c->pack > 0 || rt->c->packer_off ?
+        &o : NULL;
+
     rt_path(rt, rt->c->src != NULL ? rt->c->src : "src", p);
     manifest_init(&mf);
     if (rt->c->live) {
         manifest_live_begin(&rt->live_mf);
         CHECK_OK(manifest_scan(&rt->live_mf, p));
-        CHECK((rt->plan = plan_new_live(&rt->live_mf, RT_BS, rt->c->flags,
-            &rt->x)) != NULL);
+        CHECK((rt->side = side_new_send(&rt->live_mf, 1, RT_BS,
+            rt->c->flags, vo, &rt->x)) != NULL);
     } else {
         CHECK_OK(manifest_scan(&mf, p));
         manifest_set_hash_hint(&mf, rt->c->hint, rt);
-        CHECK((rt->plan = plan_new(&mf, RT_BS, rt->c->flags, &rt->x)) !=
-            NULL);
+        CHECK((rt->side = side_new_send(&mf, 0, RT_BS, rt->c->flags, vo,
+            &rt->x)) != NULL);
     }
     manifest_cleanup(&mf);
-    if (rt->c->pack > 0 || rt->c->packer_off) {
-        struct volsend_opts o = { rt->c->pack, rt->c->volume_size, 0, 0, 0,
-            rt->c->volume_files };
-        struct volsend *vs = volsend_new(rt->plan, &o, &rt->x);
-
-        CHECK(vs != NULL);
-        plan_set_packer(rt->plan, vs);
-    }
+    rt->plan = side_plan(rt->side);
     for (k = 0; k < n; k++) {
-        CHECK((rt->snd[k] = sender_new(rt->plan, k, &rt->x)) != NULL);
-        rt->role[k] = rt->snd[k];
+        CHECK_OK(side_stream(rt->side, k, &rt->step, &rt->role[k]));
+        CHECK((rt->snd[k] = side_sender(rt->side, k)) == rt->role[k]);
     }
-    rt->step = sender_step;
 }
 
 /* The first step of every stream, which has no input: a role may speak

@@ -152,6 +152,17 @@ static const struct rt_case receiver_rules[] = {
       .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_EOF, ON(1) },
                   { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
       .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
+    /* A stream whose connection died outside a step (side_stream_lost):
+     * stream 0 tells the sender, which may not see it die, where it
+     * knows RETIRE. */
+    { "stream_1_lost_told", .caps_on = PROTO_CAP_RETIRE,
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_LOST, ON(1) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 RETIRE DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
+    { "stream_1_lost_untold",
+      .script = { { F_PLAN(1) }, { F_FILE(0, "a", 100) }, { F_LOST, ON(1) },
+                  { F_BLOCK(0, 0) }, { F_FEND(0) }, { F_END } },
+      .out = "READY WANT:0 DONE:0 SUMMARY:1,0,0", .tree = "a=100" },
     /* With whole formats asked for, a file of a known format cut short
      * fails, and nothing is committed; without, or of no known format, it
      * is committed as it came. */

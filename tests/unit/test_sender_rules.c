@@ -314,6 +314,13 @@ static const struct rt_case sender_rules[] = {
       .script = { READY_, { F_EOF, ON(1) }, { F_WANT(0) }, { F_DONE(0) },
                   { F_SUMMARY } },
       .out = "PLAN:1 ENTRY:0:a BLOCK:0:0 FEND:0 END" },
+    /* Its connection died outside a step (side_stream_lost): what it
+     * sent of a file not done goes again on another stream. */
+    { "lost_stream_1_gives_back", .flags = OPEN_F_SPARE_STREAM0,
+      .src = "src/a",
+      .script = { READY_, { F_IDLE, ON(1) }, { F_WANT(0) },
+                  { F_LOST, ON(1) }, { F_DONE(0) }, { F_SUMMARY } },
+      .out = "PLAN:1 ENTRY:0:a BLOCK:0:0@1 FEND:0@1 FEND:0 BLOCK:0:0 END" },
 };
 
 TEST(sender_rules)

@@ -35,6 +35,54 @@ said_join(struct rt *rt)
         NULL);
 }
 
+/* A stream's role is its end's (side.h): one side for the transfer, a
+ * role of its kind per stream that was taken; looked at after each step,
+ * while the sessions are there. */
+static int joined_seen;
+
+static void
+joined_step(struct rt *rt, unsigned k, int sends)
+{
+    struct side *sd = rt->sess[0] != NULL ? session_side(rt->sess[0]) :
+        NULL;
+
+    if (rt->sess[k] == NULL || !session_running(rt->sess[k]))
+        return;
+    CHECK(sd != NULL && side_is_sender(sd) == sends);
+    CHECK(session_side(rt->sess[k]) == sd);
+    CHECK_EQ_INT(session_stream(rt->sess[k]), k);
+    CHECK(sends ? side_sender(sd, k) != NULL : side_receiver(sd, k) != NULL);
+    CHECK(side_sender(sd, k == 1 ? 2 : 1) == NULL);
+    joined_seen = 1;
+}
+
+static void
+joined_push_step(struct rt *rt)
+{
+    joined_step(rt, 1, 0);
+}
+
+static void
+joined_pull_step(struct rt *rt)
+{
+    joined_step(rt, 2, 1);
+}
+
+static void
+joined(struct rt *rt)
+{
+    (void)rt;
+    CHECK(joined_seen);
+    joined_seen = 0;
+}
+
+static void
+said_join_no_side(struct rt *rt)
+{
+    said_join(rt);
+    CHECK(!joined_seen);
+}
+
 static void
 said_state(struct rt *rt)
 {
@@ -411,20 +459,20 @@ static const struct rt_case session_agent[] = {
       .script = { HI, { F_EOF } },
       .err = FERRY_ERR_CLOSED, .out = "HELLO" },
     /* JOIN: a further stream of the transfer this process opened. */
-    { "join",
+    { "join", .each_step = joined_push_step, .check = joined,
       .script = { HI, PUSH, { F_PLAN(1) }, { F_FILE(0, "a", 100) },
                   { F_HELLO, ON(1) }, { F_JOIN(1), ON(1) },
                   { F_BLOCK(0, 0), ON(1) }, { F_FEND(0), ON(1) }, { F_END } },
       .out = "HELLO OPEN_OK READY WANT:0 HELLO@1 JOIN_OK@1 "
           "DONE:0 SUMMARY:1,0,0",
       .tree = "a=100" },
-    { "join_pull",
+    { "join_pull", .each_step = joined_pull_step, .check = joined,
       .script = { HI, { F_OPEN(OPEN_PULL, "~/src/e") }, { F_HELLO, ON(2) },
                   { F_JOIN(2), ON(2) }, READY_NONE, { F_WANT(0) },
                   { F_DONE(0), ON(2) }, { F_SUMMARY } },
       .out = "HELLO OPEN_OK PLAN:1 ENTRY:0:e HELLO@2 JOIN_OK@2 FEND:0 END" },
-    { "join_other_transfer",
-      .check = said_join,
+    { "join_other_transfer", .each_step = joined_push_step,
+      .check = said_join_no_side,
       .script = { HI, PUSH, { F_HELLO, ON(1) },
                   { F_JOIN(1), ON(1), .v = RV_OTHER } },
       .err = FERRY_ERR_PROTOCOL,
