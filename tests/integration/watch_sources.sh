@@ -16,7 +16,10 @@ run_watch() {  # LOCAL SRC [options]: a watch for 4 s, its events in $T/ev
     local l=$1 s=$2
     shift 2
     set +e
-    timeout -s INT 4 "$FERRY" pull --watch 1 --json --agent "$AGENT" "$@" \
+    # --foreground: no SIGCONT after the INT. Under load it can land
+    # while LeakSanitizer's exit check stops the threads (ptrace), undo
+    # that stop, and leave the check waiting for good (make asan).
+    timeout --foreground -s INT 4 "$FERRY" pull --watch 1 --json --agent "$AGENT" "$@" \
         "local:$s" "$l" >"$T/ev" 2>"$T/err"
     set -e
 }
